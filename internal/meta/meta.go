@@ -1,0 +1,186 @@
+// Package meta is the vocabulary every layer of Cairn shares: object and container names,
+// Swift-style timestamps, the metadata stored with an object, listing entries and options, byte
+// ranges, and the sentinel errors that cross layer boundaries (engine → storage node → proxy →
+// front ends). It holds no I/O and no protocol details; each front end maps these errors to its
+// own wire errors in one table.
+package meta
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+)
+
+// Sentinel errors shared by all layers. Wrap them with context; test with errors.Is.
+var (
+	ErrNotFound            = errors.New("not found")
+	ErrExists              = errors.New("already exists")
+	ErrNotEmpty            = errors.New("container not empty")
+	ErrConflict            = errors.New("a newer version exists") // write carried an older timestamp
+	ErrInsufficientStorage = errors.New("insufficient storage")   // disk full: HTTP 507 between nodes
+	ErrCorrupt             = errors.New("stored data failed its checksum")
+	ErrIncompleteBody      = errors.New("request body shorter than its declared length")
+	ErrBodyTooLong         = errors.New("request body longer than its declared length")
+	ErrInvalidRange        = errors.New("range not satisfiable")
+	ErrUnavailable         = errors.New("not enough storage nodes answered")
+	ErrInvalidName         = errors.New("invalid name")
+)
+
+// Timestamp orders every write of a name: the newest wins, as in Swift. It counts nanoseconds
+// since the Unix epoch; Now never returns the same value twice in one process.
+type Timestamp int64
+
+var lastTimestamp atomic.Int64
+
+// Now returns a timestamp strictly greater than any this process returned before.
+func Now() Timestamp {
+	for {
+		now := time.Now().UnixNano()
+		last := lastTimestamp.Load()
+		if now <= last {
+			now = last + 1
+		}
+		if lastTimestamp.CompareAndSwap(last, now) {
+			return Timestamp(now)
+		}
+	}
+}
+
+// Time converts the timestamp to a time.Time in UTC.
+func (t Timestamp) Time() time.Time { return time.Unix(0, int64(t)).UTC() }
+
+// ObjectName names an object: account (tenant), container (S3 bucket) and object (S3 key).
+type ObjectName struct {
+	Account   string
+	Container string
+	Object    string
+}
+
+// Object is everything stored about an object apart from its bytes.
+type Object struct {
+	Timestamp Timestamp
+	Deleted   bool // a tombstone: the object was deleted at Timestamp
+	Size      int64
+	// ETag is the hex MD5 of the bytes, or for a manifest the protocol's composite ETag
+	// (S3 multipart: hex MD5 of the part MD5s, "-", part count) without quotes.
+	ETag        string
+	ContentType string
+	// Headers are the standard content headers that round-trip with the object, under their
+	// canonical HTTP names: Content-Encoding, Content-Disposition, Content-Language,
+	// Cache-Control, Expires.
+	Headers map[string]string
+	// UserMeta is user metadata with the protocol prefix (x-amz-meta-, X-Object-Meta-) removed,
+	// names lower-cased.
+	UserMeta map[string]string
+	// SysMeta is metadata owned by Cairn itself: stored checksums ("checksum-crc32", ...),
+	// multipart markers, manifest details. Keys are lower-case.
+	SysMeta map[string]string
+	// Manifest, when not nil, makes this object a manifest: its bytes are the concatenation of
+	// the segments, and Size/ETag describe the whole.
+	Manifest []Segment
+}
+
+// Segment is one piece of a manifest object, stored as an ordinary object.
+type Segment struct {
+	Container string
+	Object    string
+	Size      int64
+	ETag      string
+}
+
+// LastModified is the time of the write that created this version.
+func (o *Object) LastModified() time.Time { return o.Timestamp.Time() }
+
+// Range is one byte range of a request: bytes=Start-End (End inclusive, -1 for open-ended), or
+// with Suffix > 0 the last Suffix bytes.
+type Range struct {
+	Start, End int64
+	Suffix     int64
+}
+
+// Resolve returns the offset and length the range selects within an object of the given size,
+// or ErrInvalidRange when it selects nothing.
+func (r Range) Resolve(size int64) (offset, length int64, err error) {
+	if r.Suffix > 0 {
+		if r.Suffix > size {
+			r.Suffix = size
+		}
+		if size == 0 {
+			return 0, 0, ErrInvalidRange
+		}
+		return size - r.Suffix, r.Suffix, nil
+	}
+	if r.Start >= size || r.Start < 0 {
+		return 0, 0, ErrInvalidRange
+	}
+	end := r.End
+	if end < 0 || end >= size {
+		end = size - 1
+	}
+	if end < r.Start {
+		return 0, 0, ErrInvalidRange
+	}
+	return r.Start, end - r.Start + 1, nil
+}
+
+// Container is what is stored about a container (an S3 bucket).
+type Container struct {
+	Name        string
+	Created     Timestamp
+	ObjectCount int64
+	BytesUsed   int64
+	// Meta is container metadata and settings (ACLs, quotas, policy), keys lower-case.
+	Meta map[string]string
+}
+
+// Account is the summary of an account (a tenant).
+type Account struct {
+	Name           string
+	ContainerCount int64
+	ObjectCount    int64
+	BytesUsed      int64
+	Meta           map[string]string
+}
+
+// ListEntry is one object in a container listing.
+type ListEntry struct {
+	Name        string
+	Timestamp   Timestamp
+	Size        int64
+	ETag        string
+	ContentType string
+}
+
+// ListOptions select a page of a listing, with Swift's semantics: names > Marker and < EndMarker
+// that start with Prefix; with Delimiter, names with the delimiter after the prefix are rolled up
+// into one common prefix each (counted against Limit).
+type ListOptions struct {
+	Prefix    string
+	Delimiter string
+	Marker    string
+	EndMarker string
+	Limit     int // 0 means the default page size (10,000)
+	Reverse   bool
+}
+
+// ObjectListing is one page of a container listing.
+type ObjectListing struct {
+	Objects        []ListEntry
+	CommonPrefixes []string
+	// Truncated is true when more entries follow; NextMarker is the last name (object or common
+	// prefix) returned, to pass as the next Marker.
+	Truncated  bool
+	NextMarker string
+}
+
+// ContainerListing is one page of an account listing.
+type ContainerListing struct {
+	Containers     []Container
+	CommonPrefixes []string
+	Truncated      bool
+	NextMarker     string
+}
+
+// ReservedPrefix starts the names of containers that Cairn keeps for itself (multipart upload
+// segments, for example). Front ends refuse such names from clients and listings hide them.
+const ReservedPrefix = "\x00"
