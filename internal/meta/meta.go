@@ -7,6 +7,7 @@ package meta
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 )
@@ -184,3 +185,7 @@ type ContainerListing struct {
 // ReservedPrefix starts the names of containers that Cairn keeps for itself (multipart upload
 // segments, for example). Front ends refuse such names from clients and listings hide them.
 const ReservedPrefix = "\x00"
+
+// ErrNoContainer is returned for an object operation in a container that does not exist; it
+// wraps ErrNotFound.
+var ErrNoContainer = fmt.Errorf("container %w", ErrNotFound)

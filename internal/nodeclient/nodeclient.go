@@ -1,0 +1,77 @@
+// Package nodeclient is the contract between the proxy and the storage nodes: the object,
+// container and account operations a node serves for each of its devices. The proxy only ever
+// talks to storage through a Client; in the embedded default the Client is the storage node
+// itself, called in-process, and in a cluster it will be an HTTP client with the same semantics.
+package nodeclient
+
+import (
+	"context"
+	"io"
+
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// PutOptions hook into an object PUT on a node.
+type PutOptions struct {
+	// BeforeCommit runs after the whole body has arrived and before the object becomes visible,
+	// with its final metadata (Size and ETag set); it may add SysMeta. An error aborts the PUT
+	// and nothing is stored. (Over HTTP this becomes the proxy's footer phase.)
+	BeforeCommit func(obj *meta.Object) error
+	// UpdateListing asks the node to commit the container listing entry in the same batch as
+	// the object, because the container's listing lives on the same device.
+	UpdateListing bool
+}
+
+// PutResult is the outcome of an object PUT.
+type PutResult struct {
+	Object meta.Object
+	// Previous is the version this PUT replaced, if any (so that the proxy can clean up the
+	// segments a replaced manifest owned).
+	Previous *meta.Object
+}
+
+// DeleteOptions hook into an object DELETE on a node.
+type DeleteOptions struct {
+	UpdateListing bool // see PutOptions.UpdateListing
+}
+
+// ObjectReader is an open object: metadata plus the bytes of the requested range.
+type ObjectReader struct {
+	Object         meta.Object
+	Offset, Length int64
+	io.ReadCloser
+}
+
+// Client is what a storage node serves, addressed by device name and partition.
+type Client interface {
+	PutObject(ctx context.Context, device string, part uint32, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions) (PutResult, error)
+	GetObject(ctx context.Context, device string, part uint32, name meta.ObjectName, rng *meta.Range) (*ObjectReader, error)
+	HeadObject(ctx context.Context, device string, part uint32, name meta.ObjectName) (meta.Object, error)
+	// DeleteObject writes a tombstone at ts and returns the version it removed.
+	DeleteObject(ctx context.Context, device string, part uint32, name meta.ObjectName, ts meta.Timestamp, opts DeleteOptions) (meta.Object, error)
+	// PostObject replaces the object's ContentType, Headers and UserMeta with those of update
+	// and merges update.SysMeta, keeping its bytes; it is a new version at update.Timestamp.
+	PostObject(ctx context.Context, device string, part uint32, name meta.ObjectName, update meta.Object) (meta.Object, error)
+
+	PutContainer(ctx context.Context, device string, part uint32, account string, c meta.Container) error
+	HeadContainer(ctx context.Context, device string, part uint32, account, container string) (meta.Container, error)
+	// PostContainer merges metadata; an empty value removes a key.
+	PostContainer(ctx context.Context, device string, part uint32, account, container string, m map[string]string) (meta.Container, error)
+	DeleteContainer(ctx context.Context, device string, part uint32, account, container string) error
+	ListObjects(ctx context.Context, device string, part uint32, account, container string, opts meta.ListOptions) (meta.ObjectListing, error)
+
+	ListContainers(ctx context.Context, device string, part uint32, account string, opts meta.ListOptions) (meta.ContainerListing, error)
+	HeadAccount(ctx context.Context, device string, part uint32, account string) (meta.Account, error)
+}
+
+// Dialer returns the Client for a storage node address as the ring names it.
+type Dialer interface {
+	Dial(node string) (Client, error)
+}
+
+// Local is a Dialer for the embedded default: every node address resolves to one in-process
+// Client.
+type Local struct{ Client Client }
+
+// Dial returns the in-process client whatever the address.
+func (l Local) Dial(string) (Client, error) { return l.Client, nil }

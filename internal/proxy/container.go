@@ -1,0 +1,125 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// CreateContainer creates a container in an account; meta.ErrExists if it exists.
+func (p *Proxy) CreateContainer(ctx context.Context, account, container string, m map[string]string) error {
+	ts, err := p.targets(p.ring.Partition(account, container, ""))
+	if err != nil {
+		return err
+	}
+	part := p.ring.Partition(account, container, "")
+	c := meta.Container{Name: container, Created: meta.Now(), Meta: m}
+	if err := fanOut(ts, p.quorum(), func(t target) error {
+		return t.client.PutContainer(ctx, t.dev.Name, part, account, c)
+	}); err != nil {
+		return fmt.Errorf("create container %q: %w", container, err)
+	}
+	return nil
+}
+
+// HeadContainer returns a container and its usage.
+func (p *Proxy) HeadContainer(ctx context.Context, account, container string) (meta.Container, error) {
+	part := p.ring.Partition(account, container, "")
+	ts, err := p.targets(part)
+	if err != nil {
+		return meta.Container{}, err
+	}
+	return firstAnswer(ts, func(t target) (meta.Container, error) {
+		return t.client.HeadContainer(ctx, t.dev.Name, part, account, container)
+	})
+}
+
+// PostContainer merges metadata into a container; an empty value removes a key.
+func (p *Proxy) PostContainer(ctx context.Context, account, container string, m map[string]string) (meta.Container, error) {
+	part := p.ring.Partition(account, container, "")
+	ts, err := p.targets(part)
+	if err != nil {
+		return meta.Container{}, err
+	}
+	var out meta.Container
+	err = fanOut(ts, p.quorum(), func(t target) error {
+		c, err := t.client.PostContainer(ctx, t.dev.Name, part, account, container, m)
+		if err == nil {
+			out = c
+		}
+		return err
+	})
+	return out, err
+}
+
+// DeleteContainer deletes an empty container: meta.ErrNotEmpty otherwise.
+func (p *Proxy) DeleteContainer(ctx context.Context, account, container string) error {
+	part := p.ring.Partition(account, container, "")
+	ts, err := p.targets(part)
+	if err != nil {
+		return err
+	}
+	return fanOut(ts, p.quorum(), func(t target) error {
+		return t.client.DeleteContainer(ctx, t.dev.Name, part, account, container)
+	})
+}
+
+// ListObjects returns a page of a container's listing.
+func (p *Proxy) ListObjects(ctx context.Context, account, container string, opts meta.ListOptions) (meta.ObjectListing, error) {
+	part := p.ring.Partition(account, container, "")
+	ts, err := p.targets(part)
+	if err != nil {
+		return meta.ObjectListing{}, err
+	}
+	return firstAnswer(ts, func(t target) (meta.ObjectListing, error) {
+		return t.client.ListObjects(ctx, t.dev.Name, part, account, container, opts)
+	})
+}
+
+// ListContainers returns a page of an account's containers, hiding the ones Cairn reserves for
+// itself.
+func (p *Proxy) ListContainers(ctx context.Context, account string, opts meta.ListOptions) (meta.ContainerListing, error) {
+	part := p.ring.Partition(account, "", "")
+	ts, err := p.targets(part)
+	if err != nil {
+		return meta.ContainerListing{}, err
+	}
+	// Reserved names sort before every client name (they start with \x00), so skipping them is
+	// a matter of starting after them; the filter below catches any that remain.
+	if !opts.Reverse && opts.Marker < reservedMarker {
+		opts.Marker = reservedMarker
+	}
+	l, err := firstAnswer(ts, func(t target) (meta.ContainerListing, error) {
+		return t.client.ListContainers(ctx, t.dev.Name, part, account, opts)
+	})
+	if err != nil {
+		return l, err
+	}
+	{
+		kept := l.Containers[:0]
+		for _, c := range l.Containers {
+			if !strings.HasPrefix(c.Name, meta.ReservedPrefix) {
+				kept = append(kept, c)
+			}
+		}
+		l.Containers = kept
+	}
+	return l, nil
+}
+
+// reservedMarker sorts after every reserved container name Cairn makes.
+const reservedMarker = meta.ReservedPrefix + "\xff\xff\xff\xff"
+
+// HeadAccount returns an account's usage totals.
+func (p *Proxy) HeadAccount(ctx context.Context, account string) (meta.Account, error) {
+	part := p.ring.Partition(account, "", "")
+	ts, err := p.targets(part)
+	if err != nil {
+		return meta.Account{}, err
+	}
+	return firstAnswer(ts, func(t target) (meta.Account, error) {
+		return t.client.HeadAccount(ctx, t.dev.Name, part, account)
+	})
+}

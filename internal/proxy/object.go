@@ -1,0 +1,370 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/ring"
+)
+
+// SysMeta keys the proxy keeps on manifests. The node stores a manifest as an empty object, so
+// the manifest's own ETag lives in SysMeta and its size is the sum of its segments.
+const (
+	sysManifestETag = "manifest-etag"
+	// SysOwnsSegments marks a manifest whose segments exist only for it (S3 multipart): deleting
+	// or replacing the manifest deletes them.
+	SysOwnsSegments = "owns-segments"
+)
+
+// PutOptions hook into an object PUT.
+type PutOptions struct {
+	// BeforeCommit runs once the whole body has arrived and before the object becomes visible,
+	// with its final Size and ETag; it may add SysMeta (verified checksums). An error aborts the
+	// PUT and nothing is stored.
+	BeforeCommit func(obj *meta.Object) error
+}
+
+// ObjectReader is an open object: its metadata and the bytes of the requested range.
+type ObjectReader struct {
+	Object meta.Object
+	// Offset and Length are the range Body returns (the whole object without a range).
+	Offset, Length int64
+	io.ReadCloser
+}
+
+// PutObject stores an object in an existing container (meta.ErrNoContainer otherwise). obj
+// carries the metadata and Size (-1 when unknown); with obj.Manifest set, body must be empty and
+// obj.ETag is the manifest's ETag. Success means a quorum of replicas synced data and metadata.
+func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions) (meta.Object, error) {
+	if _, err := p.HeadContainer(ctx, name.Account, name.Container); err != nil {
+		if errors.Is(err, meta.ErrNotFound) {
+			return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, meta.ErrNoContainer)
+		}
+		return meta.Object{}, err
+	}
+	obj.Timestamp = meta.Now()
+	if obj.Manifest != nil {
+		obj.SysMeta = withKey(obj.SysMeta, sysManifestETag, obj.ETag)
+		obj.Size, obj.ETag = 0, ""
+	}
+	part := p.ring.Partition(name.Account, name.Container, name.Object)
+	ts, err := p.targets(part)
+	if err != nil {
+		return meta.Object{}, err
+	}
+	listing := p.ring.Nodes(p.ring.Partition(name.Account, name.Container, ""))
+	nopts := func(t target) nodeclient.PutOptions {
+		return nodeclient.PutOptions{
+			BeforeCommit:  opts.BeforeCommit,
+			UpdateListing: slices.ContainsFunc(listing, func(d ring.Device) bool { return sameDevice(d, t.dev) }),
+		}
+	}
+	var res nodeclient.PutResult
+	if len(ts) == 1 {
+		res, err = ts[0].client.PutObject(ctx, ts[0].dev.Name, part, name, obj, body, nopts(ts[0]))
+	} else {
+		res, err = p.putReplicas(ctx, ts, part, name, obj, body, nopts)
+	}
+	if err != nil {
+		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
+	}
+	p.releaseSegments(ctx, name, res.Previous, &res.Object)
+	return presentManifest(res.Object), nil
+}
+
+// putReplicas streams one body to every replica at once and succeeds at quorum. A replica that
+// fails drops out of the stream without stopping the others.
+func (p *Proxy) putReplicas(ctx context.Context, ts []target, part uint32, name meta.ObjectName, obj meta.Object, body io.Reader, nopts func(target) nodeclient.PutOptions) (nodeclient.PutResult, error) {
+	type answer struct {
+		res nodeclient.PutResult
+		err error
+	}
+	answers := make(chan answer, len(ts))
+	writers := make([]*io.PipeWriter, len(ts))
+	for i, t := range ts {
+		pr, pw := io.Pipe()
+		writers[i] = pw
+		go func() {
+			res, err := t.client.PutObject(ctx, t.dev.Name, part, name, obj, pr, nopts(t))
+			pr.CloseWithError(errReplicaDone) // unblock the feeder if this replica stopped early
+			answers <- answer{res, err}
+		}()
+	}
+	feedErr := feed(body, writers)
+	for _, w := range writers {
+		w.CloseWithError(feedErr) // nil closes with EOF
+	}
+	var good []nodeclient.PutResult
+	var firstErr error
+	for range ts {
+		a := <-answers
+		if a.err == nil {
+			good = append(good, a.res)
+		} else if firstErr == nil || isAnswer(a.err) {
+			firstErr = a.err
+		}
+	}
+	if len(good) >= p.quorum() {
+		return good[0], nil
+	}
+	if firstErr == nil {
+		firstErr = meta.ErrUnavailable
+	}
+	return nodeclient.PutResult{}, firstErr
+}
+
+var errReplicaDone = errors.New("replica stopped reading")
+
+// feed copies body to every writer still accepting data; it fails only when the body does, or
+// when no writer is left.
+func feed(body io.Reader, writers []*io.PipeWriter) error {
+	alive := slices.Clone(writers)
+	buf := make([]byte, 256<<10)
+	for {
+		n, err := body.Read(buf)
+		if n > 0 {
+			kept := alive[:0]
+			for _, w := range alive {
+				if _, werr := w.Write(buf[:n]); werr == nil {
+					kept = append(kept, w)
+				}
+			}
+			alive = kept
+			if len(alive) == 0 {
+				return errReplicaDone
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// HeadObject returns an object's metadata.
+func (p *Proxy) HeadObject(ctx context.Context, name meta.ObjectName) (meta.Object, error) {
+	part := p.ring.Partition(name.Account, name.Container, name.Object)
+	ts, err := p.targets(part)
+	if err != nil {
+		return meta.Object{}, err
+	}
+	o, err := firstAnswer(ts, func(t target) (meta.Object, error) {
+		return t.client.HeadObject(ctx, t.dev.Name, part, name)
+	})
+	if err != nil {
+		return o, err
+	}
+	return presentManifest(o), nil
+}
+
+// GetObject opens an object, or one range of it (nil for all of it). Manifest objects read as
+// the concatenation of their segments.
+func (p *Proxy) GetObject(ctx context.Context, name meta.ObjectName, rng *meta.Range) (*ObjectReader, error) {
+	if rng != nil {
+		// A manifest's range is resolved against the manifest's size, not the (empty) stored
+		// body, so look before reading.
+		o, err := p.HeadObject(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if o.Manifest != nil {
+			off, n, err := rng.Resolve(o.Size)
+			if err != nil {
+				return nil, err
+			}
+			return p.openManifest(ctx, name, o, off, n), nil
+		}
+	}
+	r, err := p.getStored(ctx, name, rng)
+	if err != nil {
+		return nil, err
+	}
+	if r.Object.Manifest != nil {
+		r.Close()
+		o := presentManifest(r.Object)
+		return p.openManifest(ctx, name, o, 0, o.Size), nil
+	}
+	return r, nil
+}
+
+func (p *Proxy) getStored(ctx context.Context, name meta.ObjectName, rng *meta.Range) (*ObjectReader, error) {
+	part := p.ring.Partition(name.Account, name.Container, name.Object)
+	ts, err := p.targets(part)
+	if err != nil {
+		return nil, err
+	}
+	r, err := firstAnswer(ts, func(t target) (*nodeclient.ObjectReader, error) {
+		return t.client.GetObject(ctx, t.dev.Name, part, name, rng)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ObjectReader{Object: r.Object, Offset: r.Offset, Length: r.Length, ReadCloser: r.ReadCloser}, nil
+}
+
+// DeleteObject deletes an object (meta.ErrNotFound if there is none), and the segments of a
+// manifest that owns them.
+func (p *Proxy) DeleteObject(ctx context.Context, name meta.ObjectName) error {
+	part := p.ring.Partition(name.Account, name.Container, name.Object)
+	ts, err := p.targets(part)
+	if err != nil {
+		return err
+	}
+	listing := p.ring.Nodes(p.ring.Partition(name.Account, name.Container, ""))
+	now := meta.Now()
+	var prev meta.Object
+	err = fanOut(ts, p.quorum(), func(t target) error {
+		opts := nodeclient.DeleteOptions{UpdateListing: slices.ContainsFunc(listing, func(d ring.Device) bool { return sameDevice(d, t.dev) })}
+		o, err := t.client.DeleteObject(ctx, t.dev.Name, part, name, now, opts)
+		if err == nil {
+			prev = o
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete %q: %w", name.Object, err)
+	}
+	p.releaseSegments(ctx, name, &prev, nil)
+	return nil
+}
+
+// PostObject replaces an object's content type, headers and user metadata (keeping its bytes)
+// and merges update.SysMeta.
+func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update meta.Object) (meta.Object, error) {
+	part := p.ring.Partition(name.Account, name.Container, name.Object)
+	ts, err := p.targets(part)
+	if err != nil {
+		return meta.Object{}, err
+	}
+	update.Timestamp = meta.Now()
+	var out meta.Object
+	err = fanOut(ts, p.quorum(), func(t target) error {
+		o, err := t.client.PostObject(ctx, t.dev.Name, part, name, update)
+		if err == nil {
+			out = o
+		}
+		return err
+	})
+	if err != nil {
+		return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, err)
+	}
+	return presentManifest(out), nil
+}
+
+// releaseSegments deletes the segments a replaced or deleted manifest owned, except those the
+// new version still uses. Failures leave garbage, never damage, so they are only logged.
+func (p *Proxy) releaseSegments(ctx context.Context, name meta.ObjectName, old, current *meta.Object) {
+	if old == nil || old.Manifest == nil || old.SysMeta[SysOwnsSegments] == "" {
+		return
+	}
+	for _, s := range old.Manifest {
+		if current != nil && slices.ContainsFunc(current.Manifest, func(c meta.Segment) bool { return c.Container == s.Container && c.Object == s.Object }) {
+			continue
+		}
+		seg := meta.ObjectName{Account: name.Account, Container: s.Container, Object: s.Object}
+		if err := p.DeleteObject(ctx, seg); err != nil && !errors.Is(err, meta.ErrNotFound) {
+			p.log.Warn("cannot delete segment of a replaced manifest", "container", s.Container, "segment", s.Object, "err", err)
+		}
+	}
+}
+
+// presentManifest gives a stored manifest its public size and ETag.
+func presentManifest(o meta.Object) meta.Object {
+	if o.Manifest == nil {
+		return o
+	}
+	o.Size = 0
+	for _, s := range o.Manifest {
+		o.Size += s.Size
+	}
+	o.ETag = o.SysMeta[sysManifestETag]
+	return o
+}
+
+func withKey(m map[string]string, k, v string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for mk, mv := range m {
+		out[mk] = mv
+	}
+	out[k] = v
+	return out
+}
+
+// openManifest returns a reader over bytes [off, off+n) of a manifest's segments.
+func (p *Proxy) openManifest(ctx context.Context, name meta.ObjectName, o meta.Object, off, n int64) *ObjectReader {
+	return &ObjectReader{
+		Object: o, Offset: off, Length: n,
+		ReadCloser: &segmentReader{ctx: ctx, p: p, account: name.Account, segs: o.Manifest, off: off, left: n},
+	}
+}
+
+// segmentReader streams a byte range across a manifest's segments, opening each segment only
+// when the read reaches it and checking that it is still the segment the manifest names.
+type segmentReader struct {
+	ctx     context.Context
+	p       *Proxy
+	account string
+	segs    []meta.Segment
+	off     int64 // offset still to skip into segs[0]
+	left    int64
+	cur     io.ReadCloser
+	curLeft int64
+}
+
+func (r *segmentReader) Read(b []byte) (int, error) {
+	for r.cur == nil {
+		if r.left == 0 {
+			return 0, io.EOF
+		}
+		if len(r.segs) == 0 {
+			return 0, fmt.Errorf("manifest shorter than its size: %w", meta.ErrCorrupt)
+		}
+		s := r.segs[0]
+		r.segs = r.segs[1:]
+		if r.off >= s.Size {
+			r.off -= s.Size
+			continue
+		}
+		want := min(s.Size-r.off, r.left)
+		rng := &meta.Range{Start: r.off, End: r.off + want - 1}
+		seg, err := r.p.getStored(r.ctx, meta.ObjectName{Account: r.account, Container: s.Container, Object: s.Object}, rng)
+		if err != nil {
+			return 0, fmt.Errorf("segment %s/%s: %w", s.Container, s.Object, err)
+		}
+		if seg.Object.Size != s.Size || (s.ETag != "" && seg.Object.ETag != s.ETag) {
+			seg.Close()
+			return 0, fmt.Errorf("segment %s/%s changed since the manifest was written: %w", s.Container, s.Object, meta.ErrCorrupt)
+		}
+		r.cur, r.curLeft, r.off = seg, want, 0
+	}
+	if int64(len(b)) > r.curLeft {
+		b = b[:r.curLeft]
+	}
+	n, err := r.cur.Read(b)
+	r.curLeft -= int64(n)
+	r.left -= int64(n)
+	if r.curLeft == 0 {
+		r.cur.Close()
+		r.cur = nil
+		if err == io.EOF {
+			err = nil
+		}
+	} else if err == io.EOF {
+		err = fmt.Errorf("segment ended early: %w", io.ErrUnexpectedEOF)
+	}
+	return n, err
+}
+
+func (r *segmentReader) Close() error {
+	if r.cur != nil {
+		return r.cur.Close()
+	}
+	return nil
+}

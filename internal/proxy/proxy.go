@@ -1,0 +1,158 @@
+// Package proxy maps account, container and object operations onto the storage nodes that own
+// them: it finds the partition of a name with the ring, sends writes to every replica and
+// succeeds at quorum, reads from one replica and falls back to the others, and serves manifest
+// objects (large objects stored as segments) as one stream. Front ends call the proxy; the proxy
+// never parses a client protocol and never touches a disk.
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/ring"
+)
+
+// Config configures a Proxy.
+type Config struct {
+	Ring   *ring.Ring
+	Dialer nodeclient.Dialer
+	Logger *slog.Logger
+}
+
+// Validate checks the configuration and fills in defaults.
+func (c *Config) Validate() error {
+	if c.Ring == nil {
+		return errors.New("proxy: no ring")
+	}
+	if err := c.Ring.Validate(); err != nil {
+		return fmt.Errorf("proxy: %w", err)
+	}
+	if c.Dialer == nil {
+		return errors.New("proxy: no dialer")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// Proxy routes requests to storage nodes.
+type Proxy struct {
+	ring   *ring.Ring
+	dialer nodeclient.Dialer
+	log    *slog.Logger
+}
+
+// New returns a Proxy.
+func New(cfg Config) (*Proxy, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Proxy{ring: cfg.Ring, dialer: cfg.Dialer, log: cfg.Logger}, nil
+}
+
+// target is one replica of a partition, with the client that reaches it.
+type target struct {
+	dev    ring.Device
+	client nodeclient.Client
+}
+
+func (p *Proxy) targets(part uint32) ([]target, error) {
+	devs := p.ring.Nodes(part)
+	ts := make([]target, 0, len(devs))
+	for _, d := range devs {
+		c, err := p.dialer.Dial(d.Node)
+		if err != nil {
+			p.log.Warn("cannot reach storage node", "node", d.Node, "err", err)
+			continue
+		}
+		ts = append(ts, target{dev: d, client: c})
+	}
+	if len(ts) == 0 {
+		return nil, fmt.Errorf("partition %d: %w", part, meta.ErrUnavailable)
+	}
+	return ts, nil
+}
+
+func (p *Proxy) quorum() int { return p.ring.Replicas()/2 + 1 }
+
+// sameDevice reports whether two ring devices are one disk.
+func sameDevice(a, b ring.Device) bool { return a.Node == b.Node && a.Name == b.Name }
+
+// fanOut runs op against every target and succeeds when a quorum does. Errors that are answers
+// (not found, conflict, not empty) rather than failures win over unavailability when they reach
+// quorum, so a client sees "not found" rather than "unavailable".
+func fanOut(ts []target, quorum int, op func(t target) error) error {
+	if len(ts) == 1 {
+		return op(ts[0])
+	}
+	errs := make(chan error, len(ts))
+	for _, t := range ts {
+		go func() { errs <- op(t) }()
+	}
+	counts := map[error]int{}
+	var firstErr error
+	ok := 0
+	for range ts {
+		err := <-errs
+		if err == nil {
+			ok++
+			continue
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		for _, s := range answerErrors {
+			if errors.Is(err, s) {
+				counts[s]++
+			}
+		}
+	}
+	if ok >= quorum {
+		return nil
+	}
+	for _, s := range answerErrors {
+		if counts[s] >= quorum {
+			return s
+		}
+	}
+	if firstErr != nil && ok == 0 {
+		return firstErr
+	}
+	return fmt.Errorf("%d of %d replicas succeeded, need %d: %w", ok, len(ts), quorum, meta.ErrUnavailable)
+}
+
+// answerErrors are node errors that report a state of the data rather than a failure.
+var answerErrors = []error{meta.ErrNotFound, meta.ErrConflict, meta.ErrNotEmpty, meta.ErrExists, meta.ErrInsufficientStorage}
+
+// firstAnswer asks each target in turn until one answers with success or an answer error.
+func firstAnswer[T any](ts []target, op func(t target) (T, error)) (T, error) {
+	var zero T
+	var lastErr error
+	for _, t := range ts {
+		v, err := op(t)
+		if err == nil {
+			return v, nil
+		}
+		lastErr = err
+		if errors.Is(err, meta.ErrNotFound) && len(ts) > 1 {
+			continue // another replica may have it (handoff, or a write that missed this one)
+		}
+		if isAnswer(err) {
+			return zero, err
+		}
+	}
+	return zero, lastErr
+}
+
+func isAnswer(err error) bool {
+	for _, s := range answerErrors {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
