@@ -1,7 +1,15 @@
+// Command cairn is the single Cairn binary: the object store server and, in time, its ring,
+// admin, client, bench and advisor tools.
 package main
+
 import (
- _ "github.com/cockroachdb/pebble/v2"
- _ "github.com/spf13/cobra"
- _ "github.com/prometheus/client_golang/prometheus"
+	"fmt"
+	"os"
 )
-func main(){}
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "cairn:", err)
+		os.Exit(1)
+	}
+}

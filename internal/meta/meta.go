@@ -189,3 +189,21 @@ const ReservedPrefix = "\x00"
 // ErrNoContainer is returned for an object operation in a container that does not exist; it
 // wraps ErrNotFound.
 var ErrNoContainer = fmt.Errorf("container %w", ErrNotFound)
+
+// SysManifestETag is the SysMeta key holding a manifest's ETag: a node stores a manifest as an
+// empty object, so its own ETag and size would describe nothing.
+const SysManifestETag = "manifest-etag"
+
+// AsServed returns the object as clients see it: a manifest's size is the sum of its segments'
+// and its ETag the one it was given; other objects are unchanged.
+func (o Object) AsServed() Object {
+	if o.Manifest == nil {
+		return o
+	}
+	o.Size = 0
+	for _, s := range o.Manifest {
+		o.Size += s.Size
+	}
+	o.ETag = o.SysMeta[SysManifestETag]
+	return o
+}

@@ -12,14 +12,9 @@ import (
 	"github.com/cairn-store/cairn/internal/ring"
 )
 
-// SysMeta keys the proxy keeps on manifests. The node stores a manifest as an empty object, so
-// the manifest's own ETag lives in SysMeta and its size is the sum of its segments.
-const (
-	sysManifestETag = "manifest-etag"
-	// SysOwnsSegments marks a manifest whose segments exist only for it (S3 multipart): deleting
-	// or replacing the manifest deletes them.
-	SysOwnsSegments = "owns-segments"
-)
+// SysOwnsSegments marks a manifest whose segments exist only for it (S3 multipart): deleting or
+// replacing the manifest deletes them.
+const SysOwnsSegments = "owns-segments"
 
 // PutOptions hook into an object PUT.
 type PutOptions struct {
@@ -49,7 +44,7 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 	}
 	obj.Timestamp = meta.Now()
 	if obj.Manifest != nil {
-		obj.SysMeta = withKey(obj.SysMeta, sysManifestETag, obj.ETag)
+		obj.SysMeta = withKey(obj.SysMeta, meta.SysManifestETag, obj.ETag)
 		obj.Size, obj.ETag = 0, ""
 	}
 	part := p.ring.Partition(name.Account, name.Container, name.Object)
@@ -74,7 +69,7 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 	}
 	p.releaseSegments(ctx, name, res.Previous, &res.Object)
-	return presentManifest(res.Object), nil
+	return res.Object.AsServed(), nil
 }
 
 // putReplicas streams one body to every replica at once and succeeds at quorum. A replica that
@@ -161,7 +156,7 @@ func (p *Proxy) HeadObject(ctx context.Context, name meta.ObjectName) (meta.Obje
 	if err != nil {
 		return o, err
 	}
-	return presentManifest(o), nil
+	return o.AsServed(), nil
 }
 
 // GetObject opens an object, or one range of it (nil for all of it). Manifest objects read as
@@ -188,7 +183,7 @@ func (p *Proxy) GetObject(ctx context.Context, name meta.ObjectName, rng *meta.R
 	}
 	if r.Object.Manifest != nil {
 		r.Close()
-		o := presentManifest(r.Object)
+		o := r.Object.AsServed()
 		return p.openManifest(ctx, name, o, 0, o.Size), nil
 	}
 	return r, nil
@@ -255,7 +250,7 @@ func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update met
 	if err != nil {
 		return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, err)
 	}
-	return presentManifest(out), nil
+	return out.AsServed(), nil
 }
 
 // releaseSegments deletes the segments a replaced or deleted manifest owned, except those the
@@ -273,19 +268,6 @@ func (p *Proxy) releaseSegments(ctx context.Context, name meta.ObjectName, old, 
 			p.log.Warn("cannot delete segment of a replaced manifest", "container", s.Container, "segment", s.Object, "err", err)
 		}
 	}
-}
-
-// presentManifest gives a stored manifest its public size and ETag.
-func presentManifest(o meta.Object) meta.Object {
-	if o.Manifest == nil {
-		return o
-	}
-	o.Size = 0
-	for _, s := range o.Manifest {
-		o.Size += s.Size
-	}
-	o.ETag = o.SysMeta[sysManifestETag]
-	return o
 }
 
 func withKey(m map[string]string, k, v string) map[string]string {

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-store/cairn/internal/server"
+)
+
+func newServerCommand() *cobra.Command {
+	var cfg server.Config
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run the object store (with no flags: one process, data in ./cairn-data, S3 on " + server.DefaultListen + ")",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bindEnv(cmd); err != nil {
+				return err
+			}
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			cfg.Console = os.Stdout
+			s, err := server.Start(cfg)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return s.Serve(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DataDir, "data", "cairn-data", "data directory")
+	f.StringVar(&cfg.Listen, "listen", server.DefaultListen, "address to serve S3 on (host:port; port 0 picks one)")
+	f.StringVar(&cfg.RootAccessKey, "root-access-key", "", "root access key (default: generated on first start and kept in the data directory)")
+	f.StringVar(&cfg.RootSecretKey, "root-secret-key", "", "root secret key (with --root-access-key)")
+	f.StringVar(&cfg.Region, "region", "us-east-1", "S3 region name")
+	f.Int64Var(&cfg.InlineThreshold, "inline-threshold", 0, "objects up to this many bytes are stored inline in the LSM (0: default)")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	return cmd
+}

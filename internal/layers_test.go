@@ -1,0 +1,74 @@
+// Package internal_test holds the rules of how Cairn's packages may depend on each other, as a
+// test, so that the architecture is enforced rather than hoped for.
+package internal_test
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/cairn-store/cairn/"
+
+// forbidden maps a package (relative to the module; a trailing "/..." covers its subpackages)
+// to the imports it must never have, with the reason.
+var forbidden = []struct {
+	pkg     string
+	imports []string
+	why     string
+}{
+	{"internal/s3/...", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "github.com/cockroachdb/pebble"},
+		"front ends never touch disks: they reach storage only through the proxy"},
+	{"internal/proxy", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/s3", "github.com/cockroachdb/pebble"},
+		"the proxy talks to nodes only through nodeclient and never parses a client protocol"},
+	{"internal/nodeclient", []string{"internal/engine", "internal/index", "internal/storage", "internal/proxy", "internal/s3"},
+		"the node contract depends on the shared vocabulary only"},
+	{"internal/meta", []string{"internal/"},
+		"the shared vocabulary depends on nothing of Cairn's"},
+	{"internal/engine", []string{"internal/index", "internal/storage", "internal/proxy", "internal/s3", "internal/server"},
+		"the engine stores objects on one device and knows nothing above it"},
+	{"internal/index", []string{"internal/engine", "internal/storage", "internal/proxy", "internal/s3", "internal/server"},
+		"the index keeps listings and knows nothing above it"},
+	{"internal/storage", []string{"internal/proxy", "internal/s3", "internal/server", "internal/auth"},
+		"a storage node serves devices; it does not route or authenticate"},
+	{"internal/ring", []string{"internal/"},
+		"the ring is pure placement logic"},
+}
+
+func TestImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	checked := 0
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		pkg := strings.TrimPrefix(fields[0], module)
+		for _, rule := range forbidden {
+			if !matches(rule.pkg, pkg) {
+				continue
+			}
+			checked++
+			for _, imp := range fields[1:] {
+				for _, bad := range rule.imports {
+					if strings.HasPrefix(strings.TrimPrefix(imp, module), bad) {
+						t.Errorf("%s imports %s: %s", pkg, imp, rule.why)
+					}
+				}
+			}
+		}
+	}
+	if checked < 5 {
+		t.Fatalf("only %d packages matched a rule: the rules no longer describe the tree", checked)
+	}
+}
+
+func matches(pattern, pkg string) bool {
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return pkg == base || strings.HasPrefix(pkg, base+"/")
+	}
+	return pkg == pattern
+}

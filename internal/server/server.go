@@ -1,0 +1,167 @@
+// Package server assembles one Cairn process from its parts: the storage node over the data
+// directory, the ring, the proxy, the credential store and the protocol front ends, served on one
+// HTTP listener with /healthz and /metrics beside them. It owns startup, readiness and shutdown.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cairn-store/cairn/internal/auth"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/ring"
+	"github.com/cairn-store/cairn/internal/storage"
+)
+
+// Config configures a server.
+type Config struct {
+	DataDir string // default ./cairn-data
+	Listen  string // default 127.0.0.1:8787; port 0 picks a free port
+	// RootAccessKey and RootSecretKey fix the root key for this run; without them a key is
+	// generated on first start and kept in DataDir.
+	RootAccessKey, RootSecretKey string
+	Region                       string // default us-east-1
+	// InlineThreshold: objects up to this size live in the LSM (0: the engine's default).
+	InlineThreshold int64
+	Logger          *slog.Logger
+	// Console receives the lines meant for the operator's eyes (the endpoint, a generated key
+	// shown once); never the log, so that secrets stay out of logs.
+	Console io.Writer
+}
+
+// DefaultListen is where the embedded default serves.
+const DefaultListen = "127.0.0.1:8787"
+
+// Validate checks the configuration and fills in defaults.
+func (c *Config) Validate() error {
+	if c.DataDir == "" {
+		c.DataDir = "cairn-data"
+	}
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return fmt.Errorf("server: listen address %q: %w", c.Listen, err)
+	}
+	if c.Region == "" {
+		c.Region = "us-east-1"
+	}
+	if c.InlineThreshold < 0 {
+		return errors.New("server: negative inline threshold")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Console == nil {
+		c.Console = io.Discard
+	}
+	return nil
+}
+
+// Server is a running Cairn process.
+type Server struct {
+	cfg      Config
+	node     *storage.Node
+	listener net.Listener
+	http     *http.Server
+}
+
+// localNode is the ring's name for this process's own storage node in the embedded default.
+const localNode = "local"
+
+// Start opens the data directory and binds the listener; Serve then answers requests.
+func Start(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("server: data directory: %w", err)
+	}
+	keys, generated, err := auth.Open(auth.Config{Dir: cfg.DataDir, RootAccessKey: cfg.RootAccessKey, RootSecretKey: cfg.RootSecretKey})
+	if err != nil {
+		return nil, err
+	}
+	node, err := storage.Open(storage.Config{
+		Devices:         []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(cfg.DataDir, "devices", "d0")}},
+		InlineThreshold: cfg.InlineThreshold,
+		Logger:          cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	px, err := proxy.New(proxy.Config{
+		Ring:   ring.SingleDevice(localNode, "d0", 10, ""),
+		Dialer: nodeclient.Local{Client: node},
+		Logger: cfg.Logger,
+	})
+	if err != nil {
+		node.Close()
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	front, err := newS3(cfg, px, keys, reg)
+	if err != nil {
+		node.Close()
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/", front)
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		node.Close()
+		return nil, fmt.Errorf("server: listen: %w", err)
+	}
+	s := &Server{cfg: cfg, node: node, listener: ln, http: &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// S3 limits request headers to 8 KiB; allow more for odd clients, but bounded.
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}}
+	if generated != nil {
+		fmt.Fprintf(cfg.Console, "cairn: generated the root key (shown once; kept in %s):\n  access key: %s\n  secret key: %s\n",
+			cfg.DataDir, generated.AccessKey, generated.SecretKey)
+	}
+	return s, nil
+}
+
+// Endpoint is the URL the server answers on.
+func (s *Server) Endpoint() string { return "http://" + s.listener.Addr().String() }
+
+// Serve answers requests until ctx ends, then shuts down gracefully and closes the storage.
+func (s *Server) Serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.http.Serve(s.listener) }()
+	fmt.Fprintf(s.cfg.Console, "cairn: S3 endpoint %s\n", s.Endpoint())
+	s.cfg.Logger.Info("serving", "endpoint", s.Endpoint(), "data", s.cfg.DataDir)
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = s.http.Shutdown(shutdownCtx)
+		cancel()
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return errors.Join(err, s.node.Close())
+}

@@ -1,0 +1,85 @@
+package storage
+
+import (
+	"context"
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// PutContainer creates a container (meta.ErrExists if it exists).
+func (n *Node) PutContainer(ctx context.Context, devName string, part uint32, account string, c meta.Container) error {
+	d, err := n.device(devName)
+	if err != nil {
+		return err
+	}
+	d.containerMu.Lock()
+	defer d.containerMu.Unlock()
+	return d.index.CreateContainer(ctx, account, c)
+}
+
+// HeadContainer returns a container with its usage.
+func (n *Node) HeadContainer(ctx context.Context, devName string, part uint32, account, container string) (meta.Container, error) {
+	d, err := n.device(devName)
+	if err != nil {
+		return meta.Container{}, err
+	}
+	return d.index.GetContainer(ctx, account, container)
+}
+
+// PostContainer merges metadata into a container; an empty value removes a key.
+func (n *Node) PostContainer(ctx context.Context, devName string, part uint32, account, container string, m map[string]string) (meta.Container, error) {
+	d, err := n.device(devName)
+	if err != nil {
+		return meta.Container{}, err
+	}
+	return d.index.UpdateContainerMeta(ctx, account, container, func(cur map[string]string) error {
+		for k, v := range m {
+			if v == "" {
+				delete(cur, k)
+			} else {
+				cur[k] = v
+			}
+		}
+		return nil
+	})
+}
+
+// DeleteContainer deletes an empty container.
+func (n *Node) DeleteContainer(ctx context.Context, devName string, part uint32, account, container string) error {
+	d, err := n.device(devName)
+	if err != nil {
+		return err
+	}
+	d.containerMu.Lock()
+	defer d.containerMu.Unlock()
+	return d.index.DeleteContainer(ctx, account, container)
+}
+
+// ListObjects returns a page of a container's listing.
+func (n *Node) ListObjects(ctx context.Context, devName string, part uint32, account, container string, opts meta.ListOptions) (meta.ObjectListing, error) {
+	d, err := n.device(devName)
+	if err != nil {
+		return meta.ObjectListing{}, err
+	}
+	if _, err := d.index.GetContainer(ctx, account, container); err != nil {
+		return meta.ObjectListing{}, err
+	}
+	return d.index.ListObjects(ctx, account, container, opts)
+}
+
+// ListContainers returns a page of an account's containers.
+func (n *Node) ListContainers(ctx context.Context, devName string, part uint32, account string, opts meta.ListOptions) (meta.ContainerListing, error) {
+	d, err := n.device(devName)
+	if err != nil {
+		return meta.ContainerListing{}, err
+	}
+	return d.index.ListContainers(ctx, account, opts)
+}
+
+// HeadAccount returns an account's usage totals.
+func (n *Node) HeadAccount(ctx context.Context, devName string, part uint32, account string) (meta.Account, error) {
+	d, err := n.device(devName)
+	if err != nil {
+		return meta.Account{}, err
+	}
+	return d.index.GetAccount(ctx, account)
+}

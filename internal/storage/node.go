@@ -1,0 +1,267 @@
+// Package storage is a storage node: it owns the node's devices (each an LSM, an object engine
+// and a listing index on one disk) and serves the object, container and account operations of
+// the nodeclient contract on them. In the embedded default the proxy calls it in-process.
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/cairn-store/cairn/internal/engine"
+	"github.com/cairn-store/cairn/internal/index"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/vfs"
+)
+
+// ErrNoDevice is returned for a device this node does not have.
+var ErrNoDevice = errors.New("no such device")
+
+// DeviceConfig names one disk of the node.
+type DeviceConfig struct {
+	Name string
+	Dir  string
+}
+
+// Config configures a Node.
+type Config struct {
+	Devices []DeviceConfig
+	// FS is the file system of every device (vfs.Default unless testing).
+	FS vfs.FS
+	// InlineThreshold is passed to each engine (0: the engine's default).
+	InlineThreshold int64
+	// CacheBytes is the LSM block cache per device.
+	CacheBytes int64
+	Logger     *slog.Logger
+}
+
+// Validate checks the configuration and fills in defaults.
+func (c *Config) Validate() error {
+	if len(c.Devices) == 0 {
+		return errors.New("storage: no devices")
+	}
+	seen := map[string]bool{}
+	for _, d := range c.Devices {
+		if d.Name == "" || d.Dir == "" {
+			return fmt.Errorf("storage: device %+v needs a name and a directory", d)
+		}
+		if seen[d.Name] {
+			return fmt.Errorf("storage: device %q listed twice", d.Name)
+		}
+		seen[d.Name] = true
+	}
+	if c.FS == nil {
+		c.FS = vfs.Default
+	}
+	if c.CacheBytes == 0 {
+		c.CacheBytes = 32 << 20
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// Node serves the devices of one storage node.
+type Node struct {
+	devices map[string]*device
+	log     *slog.Logger
+}
+
+var _ nodeclient.Client = (*Node)(nil)
+
+// device is one disk: its LSM, shared by the engine (object records) and the index (listings),
+// so that an object and its listing entry commit in one batch.
+type device struct {
+	db     *pebble.DB
+	engine *engine.Engine
+	index  *index.Index
+	// containerMu serializes container creation and deletion, which check and then write.
+	containerMu sync.Mutex
+}
+
+// Open opens every device of the node, recovering each from whatever a crash left.
+func Open(cfg Config) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	n := &Node{devices: map[string]*device{}, log: cfg.Logger}
+	for _, dc := range cfg.Devices {
+		d, err := openDevice(cfg, dc)
+		if err != nil {
+			n.Close()
+			return nil, fmt.Errorf("storage: device %s: %w", dc.Name, err)
+		}
+		n.devices[dc.Name] = d
+	}
+	return n, nil
+}
+
+func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
+	if err := cfg.FS.MkdirAll(dc.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dc.Dir, err)
+	}
+	cache := pebble.NewCache(cfg.CacheBytes)
+	defer cache.Unref()
+	opts := &pebble.Options{
+		FS:           cfg.FS,
+		Merger:       index.Merger,
+		Cache:        cache,
+		MemTableSize: 32 << 20,
+		Logger:       pebbleLogger{cfg.Logger.With("device", dc.Name)},
+	}
+	db, err := pebble.Open(filepath.Join(dc.Dir, "lsm"), opts)
+	if err != nil {
+		return nil, fmt.Errorf("open LSM: %w", err)
+	}
+	eng, err := engine.Open(engine.Config{
+		Dir: dc.Dir, FS: cfg.FS, DB: db, InlineThreshold: cfg.InlineThreshold,
+		Logger: cfg.Logger.With("device", dc.Name),
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open engine: %w", err)
+	}
+	return &device{db: db, engine: eng, index: index.New(db)}, nil
+}
+
+// Close closes every device.
+func (n *Node) Close() error {
+	var errs []error
+	for name, d := range n.devices {
+		if err := d.engine.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("device %s engine: %w", name, err))
+		}
+		if err := d.db.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("device %s LSM: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (n *Node) device(name string) (*device, error) {
+	d, ok := n.devices[name]
+	if !ok {
+		return nil, fmt.Errorf("%q: %w", name, ErrNoDevice)
+	}
+	return d, nil
+}
+
+// pebbleLogger sends Pebble's messages to slog.
+type pebbleLogger struct{ log *slog.Logger }
+
+func (l pebbleLogger) Infof(format string, args ...any) {
+	l.log.Debug(fmt.Sprintf(format, args...), "component", "lsm")
+}
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.log.Error(fmt.Sprintf(format, args...), "component", "lsm")
+}
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	l.log.Error(fmt.Sprintf(format, args...), "component", "lsm")
+	panic(fmt.Sprintf(format, args...))
+}
+
+// listEntry is the listing entry of an object version, as clients see the object.
+func listEntry(name string, o *meta.Object) meta.ListEntry {
+	served := o.AsServed()
+	return meta.ListEntry{Name: name, Timestamp: o.Timestamp, Size: served.Size, ETag: served.ETag, ContentType: o.ContentType}
+}
+
+// PutObject stores an object version on a device.
+func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name meta.ObjectName, obj meta.Object, body io.Reader, opts nodeclient.PutOptions) (nodeclient.PutResult, error) {
+	d, err := n.device(devName)
+	if err != nil {
+		return nodeclient.PutResult{}, err
+	}
+	var prev *meta.Object
+	if old, err := d.engine.Stat(ctx, part, name); err == nil && !old.Deleted {
+		prev = &old
+	}
+	eopts := engine.PutOptions{BeforeCommit: opts.BeforeCommit}
+	if opts.UpdateListing {
+		eopts.InBatch = func(b *pebble.Batch, o *meta.Object) error {
+			return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
+		}
+	}
+	o, err := d.engine.Put(ctx, part, name, obj, body, eopts)
+	if err != nil {
+		return nodeclient.PutResult{}, err
+	}
+	return nodeclient.PutResult{Object: o, Previous: prev}, nil
+}
+
+// GetObject opens an object or a range of it.
+func (n *Node) GetObject(ctx context.Context, devName string, part uint32, name meta.ObjectName, rng *meta.Range) (*nodeclient.ObjectReader, error) {
+	d, err := n.device(devName)
+	if err != nil {
+		return nil, err
+	}
+	r, err := d.engine.Get(ctx, part, name, rng)
+	if err != nil {
+		return nil, err
+	}
+	return &nodeclient.ObjectReader{Object: r.Object, Offset: r.Offset, Length: r.Length, ReadCloser: r.ReadCloser}, nil
+}
+
+// HeadObject returns an object's metadata; a deleted object is meta.ErrNotFound.
+func (n *Node) HeadObject(ctx context.Context, devName string, part uint32, name meta.ObjectName) (meta.Object, error) {
+	d, err := n.device(devName)
+	if err != nil {
+		return meta.Object{}, err
+	}
+	o, err := d.engine.Stat(ctx, part, name)
+	if err != nil {
+		return meta.Object{}, err
+	}
+	if o.Deleted {
+		return meta.Object{}, fmt.Errorf("%q: %w", name.Object, meta.ErrNotFound)
+	}
+	return o, nil
+}
+
+// DeleteObject writes a tombstone and returns the version it removed.
+func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, name meta.ObjectName, ts meta.Timestamp, opts nodeclient.DeleteOptions) (meta.Object, error) {
+	d, err := n.device(devName)
+	if err != nil {
+		return meta.Object{}, err
+	}
+	var prev meta.Object
+	err = d.engine.Delete(ctx, part, name, ts, engine.DeleteOptions{InBatch: func(b *pebble.Batch, p *meta.Object) error {
+		prev = *p
+		if !opts.UpdateListing {
+			return nil
+		}
+		return d.index.DeleteEntry(b, name.Account, name.Container, name.Object, ts)
+	}})
+	return prev, err
+}
+
+// PostObject rewrites an object's metadata, keeping its bytes.
+func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name meta.ObjectName, update meta.Object) (meta.Object, error) {
+	d, err := n.device(devName)
+	if err != nil {
+		return meta.Object{}, err
+	}
+	apply := func(o *meta.Object) error {
+		o.ContentType = update.ContentType
+		o.Headers = update.Headers
+		o.UserMeta = update.UserMeta
+		for k, v := range update.SysMeta {
+			if o.SysMeta == nil {
+				o.SysMeta = map[string]string{}
+			}
+			o.SysMeta[k] = v
+		}
+		return nil
+	}
+	return d.engine.UpdateMeta(ctx, part, name, update.Timestamp, apply, engine.PutOptions{InBatch: func(b *pebble.Batch, o *meta.Object) error {
+		return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
+	}})
+}
