@@ -5,15 +5,33 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"hash/maphash"
 	"io"
 	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/vfs"
 )
+
+// DefaultInlineThreshold is the default largest object stored inline in the LSM. Up to 64 KiB the
+// cost of a data file (a file create, two fsyncs, a directory entry) dominates a PUT; beyond it
+// the bytes would inflate the WAL and compactions more than a file costs.
+const DefaultInlineThreshold = 64 << 10
+
+// MaxInlineThreshold bounds InlineThreshold: an inline object travels in one Pebble batch and
+// one WAL record.
+const MaxInlineThreshold = 4 << 20
 
 // Config configures an Engine.
 type Config struct {
@@ -27,6 +45,42 @@ type Config struct {
 	// InlineThreshold: objects of at most this many bytes are stored inline in the LSM.
 	InlineThreshold int64
 	Logger          *slog.Logger
+	// ReserveBytes is free space kept for deletes and the LSM's own work: a PUT or metadata
+	// update that would leave less free space on Dir's file system fails with
+	// meta.ErrInsufficientStorage. This matters because Pebble treats a failed WAL write as
+	// fatal (it exits the process), so a full disk must be refused before it reaches the WAL.
+	// 0 means DefaultReserveBytes; negative disables the check.
+	ReserveBytes int64
+}
+
+// DefaultReserveBytes is the default Config.ReserveBytes.
+const DefaultReserveBytes = 256 << 20
+
+// Validate fills in defaults (FS: vfs.Default, InlineThreshold: DefaultInlineThreshold, Logger:
+// discard) and checks the rest.
+func (c *Config) Validate() error {
+	if c.Dir == "" {
+		return errors.New("engine: Config.Dir is empty")
+	}
+	if c.DB == nil {
+		return errors.New("engine: Config.DB is nil")
+	}
+	if c.FS == nil {
+		c.FS = vfs.Default
+	}
+	if c.InlineThreshold == 0 {
+		c.InlineThreshold = DefaultInlineThreshold
+	}
+	if c.InlineThreshold < 0 || c.InlineThreshold > MaxInlineThreshold {
+		return fmt.Errorf("engine: InlineThreshold %d not in [0, %d]", c.InlineThreshold, MaxInlineThreshold)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.ReserveBytes == 0 {
+		c.ReserveBytes = DefaultReserveBytes
+	}
+	return nil
 }
 
 // PutOptions hook into a PUT.
@@ -50,34 +104,373 @@ type Reader struct {
 	io.ReadCloser
 }
 
+// lockStripes is the number of mutexes names hash onto. Writers of one name must serialize
+// around read-old-record + commit; writers of different names must not, or they could not
+// share a WAL fsync. 1024 stripes make an unrelated collision rare at any realistic concurrency.
+const lockStripes = 1024
+
 // Engine stores the objects of one device.
-type Engine struct{}
+type Engine struct {
+	cfg     Config
+	log     *slog.Logger
+	objPath string // Dir/objects
+	tmpPath string // Dir/objects/tmp
+	quaPath string // Dir/quarantine
+	seed    maphash.Seed
+	locks   [lockStripes]sync.Mutex
+	chunks  sync.Pool // *[]byte of copyChunk bytes
+	closed  atomic.Bool
+
+	// Free space, sampled at most every diskCheckInterval (a statfs per PUT would be waste).
+	availAt atomic.Int64 // unix nanos of the sample
+	avail   atomic.Int64
+}
+
+const diskCheckInterval = 50 * time.Millisecond
+
+// checkSpace refuses a write of n bytes that would eat into the reserve.
+func (e *Engine) checkSpace(n int64) error {
+	if e.cfg.ReserveBytes < 0 {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	if now-e.availAt.Load() > int64(diskCheckInterval) {
+		u, err := e.cfg.FS.GetDiskUsage(e.cfg.Dir)
+		if err != nil {
+			return nil // unknown (e.g. an in-memory FS): let the write itself tell
+		}
+		e.avail.Store(int64(min(u.AvailBytes, 1<<62)))
+		e.availAt.Store(now)
+	}
+	if avail := e.avail.Load(); avail-max(n, 0) < e.cfg.ReserveBytes {
+		return fmt.Errorf("engine: %d bytes free, %d reserved: %w", avail, e.cfg.ReserveBytes, meta.ErrInsufficientStorage)
+	}
+	return nil
+}
 
 // Open opens the engine on a device, removing data files that no record refers to (what a crash
 // between writing a file and committing its record leaves).
-func Open(cfg Config) (*Engine, error) { panic("not implemented") }
+func Open(cfg Config) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	fs := cfg.FS
+	e := &Engine{
+		cfg:     cfg,
+		log:     cfg.Logger.With("component", "engine", "dir", cfg.Dir),
+		objPath: fs.PathJoin(cfg.Dir, objectsDir),
+		quaPath: fs.PathJoin(cfg.Dir, quarantineDir),
+		seed:    maphash.MakeSeed(),
+	}
+	e.tmpPath = fs.PathJoin(e.objPath, tmpDir)
+	e.chunks.New = func() any { b := make([]byte, copyChunk); return &b }
+	if err := e.prepareDirs(); err != nil {
+		return nil, err
+	}
+	if err := e.collectGarbage(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// prepareDirs creates the 256 hash directories, tmp and quarantine once, durably, so that a PUT
+// only ever syncs the one directory it renames into.
+func (e *Engine) prepareDirs() error {
+	fs := e.cfg.FS
+	for _, d := range []string{e.tmpPath, e.quaPath} {
+		if err := fs.MkdirAll(d, 0o755); err != nil {
+			return storageErr("creating directories", err)
+		}
+	}
+	for i := range 256 {
+		if err := fs.MkdirAll(fs.PathJoin(e.objPath, fmt.Sprintf("%02x", i)), 0o755); err != nil {
+			return storageErr("creating directories", err)
+		}
+	}
+	for _, d := range []string{e.objPath, e.cfg.Dir} {
+		if err := e.syncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Close releases the engine's resources; it does not close the shared DB.
-func (e *Engine) Close() error { panic("not implemented") }
+func (e *Engine) Close() error {
+	e.closed.Store(true)
+	return nil
+}
+
+var errClosed = errors.New("engine: closed")
+
+func (e *Engine) lockFor(key []byte) *sync.Mutex {
+	return &e.locks[maphash.Bytes(e.seed, key)%lockStripes]
+}
+
+func checkName(name meta.ObjectName) error {
+	if name.Account == "" || name.Container == "" || name.Object == "" {
+		return fmt.Errorf("engine: %q/%q/%q: %w", name.Account, name.Container, name.Object, meta.ErrInvalidName)
+	}
+	return nil
+}
+
+// load reads and verifies the record under key. It returns (nil, nil, nil) when there is none;
+// raw is the record's bytes (owned by the caller).
+func (e *Engine) load(key []byte) (*record, []byte, error) {
+	v, closer, err := e.cfg.DB.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, storageErr("reading record", err)
+	}
+	raw := bytes.Clone(v)
+	closer.Close()
+	rec, err := decodeRecord(raw)
+	if err != nil {
+		return nil, raw, err
+	}
+	return rec, raw, nil
+}
 
 // Put stores an object version. obj.Timestamp must be set; obj.Size is the exact body length, or
 // -1 when unknown (chunked uploads). It returns meta.ErrConflict when a version with the same or
 // a newer timestamp exists, meta.ErrIncompleteBody / meta.ErrBodyTooLong on a length mismatch,
 // meta.ErrInsufficientStorage when the disk is full. Success means data and metadata are synced.
+//
+// A manifest (obj.Manifest not nil) keeps the Size and ETag the caller gives, which describe the
+// whole; its body (usually empty) is stored as is, without a length check when Size >= 0 is
+// the manifest's total.
 func (e *Engine) Put(ctx context.Context, part uint32, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions) (meta.Object, error) {
-	panic("not implemented")
+	if e.closed.Load() {
+		return meta.Object{}, errClosed
+	}
+	if err := checkName(name); err != nil {
+		return meta.Object{}, err
+	}
+	if obj.Timestamp <= 0 {
+		return meta.Object{}, fmt.Errorf("engine: put without timestamp: %w", meta.ErrInvalidName)
+	}
+	if body == nil {
+		body = bytes.NewReader(nil)
+	}
+	key := objectKey(nil, part, name)
+	// Refuse a stale write before reading its body; the check that counts is repeated under
+	// the lock below.
+	if cur, _, err := e.load(key); err == nil && cur != nil && cur.obj.Timestamp >= obj.Timestamp {
+		return meta.Object{}, fmt.Errorf("engine: put at %d, have %d: %w", obj.Timestamp, cur.obj.Timestamp, meta.ErrConflict)
+	}
+	declared := obj.Size
+	if obj.Manifest != nil {
+		declared = -1
+	}
+	if err := e.checkSpace(declared); err != nil {
+		return meta.Object{}, err
+	}
+	got, err := e.receive(ctx, declared, body)
+	if err != nil {
+		return meta.Object{}, err
+	}
+	if declared < 0 && got.tmp == "" {
+		// A chunked body that turned out small: check what it needs now that it is known.
+		if err := e.checkSpace(got.sum.n); err != nil {
+			return meta.Object{}, err
+		}
+	}
+	committed := false
+	if got.tmp != "" {
+		defer func() {
+			if !committed {
+				e.removeTmp(got.tmp)
+			}
+		}()
+	}
+	obj.Deleted = false
+	if obj.Manifest == nil {
+		obj.Size = got.sum.n
+		obj.ETag = got.etag
+	}
+	if opts.BeforeCommit != nil {
+		if err := opts.BeforeCommit(&obj); err != nil {
+			return meta.Object{}, fmt.Errorf("engine: put aborted: %w", err)
+		}
+		obj.Deleted = false
+	}
+	rec := &record{obj: obj, dataLen: got.sum.n, dataCRC: got.sum.crc}
+	if got.tmp == "" {
+		rec.inline = got.inline
+	} else {
+		rec.isFile = true
+		rec.file = dataFileName(key, obj.Timestamp)
+		rec.block = BlockSize
+		rec.blocks = got.sum.blocks
+		if err := ctx.Err(); err != nil {
+			return meta.Object{}, err
+		}
+		// The file is durable under its final name before any record can point at it; if
+		// the commit below does not happen, it is garbage that Open collects.
+		if err := e.install(got.tmp, rec.file); err != nil {
+			return meta.Object{}, err
+		}
+		committed = true // the temp name is gone; the final file is handled below
+	}
+	_, old, err := e.commit(ctx, key, obj.Timestamp, func(*record) (*record, error) { return rec, nil },
+		func(b *pebble.Batch, rec, _ *record) error {
+			if opts.InBatch != nil {
+				return opts.InBatch(b, &rec.obj)
+			}
+			return nil
+		})
+	if err != nil {
+		if rec.isFile && !e.visible(key, rec) {
+			e.removeData(rec.file)
+		}
+		return meta.Object{}, err
+	}
+	if old != nil && old.isFile && old.file != rec.file {
+		e.removeData(old.file)
+	}
+	return rec.obj, nil
+}
+
+func (e *Engine) removeTmp(name string) {
+	if err := e.cfg.FS.Remove(name); err != nil && !os.IsNotExist(err) {
+		e.log.Warn("removing temp file", "file", name, "err", err)
+	}
+}
+
+// visible reports whether rec is what key holds now. Pebble may apply a batch whose WAL sync
+// failed; then its data file must stay.
+func (e *Engine) visible(key []byte, rec *record) bool {
+	cur, _, err := e.load(key)
+	if err != nil {
+		return true // unknown: keep the file, Open collects it if it is garbage
+	}
+	return cur != nil && cur.isFile && cur.file == rec.file
+}
+
+// commit writes the record build returns under key, if ts is newer than the current version's
+// timestamp, together with what extra adds to the batch, and syncs. build and extra see the
+// version being replaced (nil if none, or if its record is corrupt: a corrupt record must not
+// block the write that repairs it). The name stays locked from reading the old record until
+// the batch is durable, so concurrent writers of one name are ordered by timestamp while
+// writers of different names share WAL syncs.
+func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp,
+	build func(old *record) (*record, error),
+	extra func(b *pebble.Batch, rec, old *record) error,
+) (rec, old *record, err error) {
+	mu := e.lockFor(key)
+	mu.Lock()
+	defer mu.Unlock()
+	old, raw, err := e.load(key)
+	if err != nil {
+		if !errors.Is(err, meta.ErrCorrupt) {
+			return nil, nil, err
+		}
+		e.log.Error("overwriting corrupt record", "key", fmt.Sprintf("%q", key), "err", err)
+		e.saveQuarantined(key, raw)
+		old = nil
+	}
+	if old != nil && old.obj.Timestamp >= ts {
+		return nil, nil, fmt.Errorf("engine: write at %d, have %d: %w", ts, old.obj.Timestamp, meta.ErrConflict)
+	}
+	if rec, err = build(old); err != nil {
+		return nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	b := e.cfg.DB.NewBatch()
+	defer b.Close()
+	if err := extra(b, rec, old); err != nil {
+		return nil, nil, fmt.Errorf("engine: adding to batch: %w", err)
+	}
+	if err := b.Set(key, rec.encode(nil), nil); err != nil {
+		return nil, nil, storageErr("building batch", err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return nil, nil, storageErr("committing record", err)
+	}
+	return rec, old, nil
 }
 
 // Get opens the current version of an object, or the given range of it. A tombstone or a
 // missing object is meta.ErrNotFound; an unsatisfiable range is meta.ErrInvalidRange.
+//
+// For a manifest, Get returns the stored body (usually empty) whole and ignores rng: ranges
+// over the segments are the proxy's business.
 func (e *Engine) Get(ctx context.Context, part uint32, name meta.ObjectName, rng *meta.Range) (*Reader, error) {
-	panic("not implemented")
+	if e.closed.Load() {
+		return nil, errClosed
+	}
+	key := objectKey(nil, part, name)
+	// A concurrent overwrite may remove the data file between reading the record and opening
+	// the file; then the record has changed and reading it again finds the new version.
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rec, raw, err := e.load(key)
+		if err != nil {
+			if errors.Is(err, meta.ErrCorrupt) {
+				return nil, e.corrupt(key, raw, nil, err.Error())
+			}
+			return nil, err
+		}
+		if rec == nil || rec.obj.Deleted {
+			return nil, fmt.Errorf("engine: %q: %w", name.Object, meta.ErrNotFound)
+		}
+		off, n := int64(0), rec.dataLen
+		if rng != nil && rec.obj.Manifest == nil {
+			off, n, err = rng.Resolve(rec.dataLen)
+			if err != nil {
+				return nil, fmt.Errorf("engine: range of %d bytes: %w", rec.dataLen, err)
+			}
+		}
+		r := &Reader{Object: rec.obj, Offset: off, Length: n}
+		if !rec.isFile {
+			if crc32.Checksum(rec.inline, castagnoli) != rec.dataCRC {
+				return nil, e.corrupt(key, raw, rec, "inline data checksum mismatch")
+			}
+			r.ReadCloser = io.NopCloser(bytes.NewReader(rec.inline[off : off+n]))
+			return r, nil
+		}
+		f, err := e.cfg.FS.Open(e.cfg.FS.PathJoin(e.objPath, rec.file))
+		if err != nil {
+			if os.IsNotExist(err) {
+				if _, raw2, _ := e.load(key); !bytes.Equal(raw, raw2) && attempt < 3 {
+					continue
+				}
+				return nil, e.corrupt(key, raw, rec, "data file missing")
+			}
+			return nil, storageErr("opening data file", err)
+		}
+		r.ReadCloser = &fileReader{e: e, f: f, rec: rec, key: key, raw: raw, off: off, end: off + n, blkOff: -1}
+		return r, nil
+	}
 }
 
 // Stat returns the current version's metadata, including a tombstone (Deleted set, no error).
 // A name never written is meta.ErrNotFound.
 func (e *Engine) Stat(ctx context.Context, part uint32, name meta.ObjectName) (meta.Object, error) {
-	panic("not implemented")
+	if e.closed.Load() {
+		return meta.Object{}, errClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return meta.Object{}, err
+	}
+	key := objectKey(nil, part, name)
+	rec, raw, err := e.load(key)
+	if err != nil {
+		if errors.Is(err, meta.ErrCorrupt) {
+			return meta.Object{}, e.corrupt(key, raw, nil, err.Error())
+		}
+		return meta.Object{}, err
+	}
+	if rec == nil {
+		return meta.Object{}, fmt.Errorf("engine: %q: %w", name.Object, meta.ErrNotFound)
+	}
+	return rec.obj, nil
 }
 
 // DeleteOptions hook into a DELETE.
@@ -89,12 +482,80 @@ type DeleteOptions struct {
 
 // Delete writes a tombstone at ts, removing the current version (meta.ErrNotFound if there is
 // none; meta.ErrConflict if it is newer than ts).
+//
+// As in Swift, deleting over an older tombstone still records the newer tombstone (so that
+// replicas converge) and then reports meta.ErrNotFound; InBatch runs with prev being that
+// tombstone.
 func (e *Engine) Delete(ctx context.Context, part uint32, name meta.ObjectName, ts meta.Timestamp, opts DeleteOptions) error {
-	panic("not implemented")
+	if e.closed.Load() {
+		return errClosed
+	}
+	if err := checkName(name); err != nil {
+		return err
+	}
+	key := objectKey(nil, part, name)
+	_, old, err := e.commit(ctx, key, ts, func(old *record) (*record, error) {
+		if old == nil {
+			return nil, fmt.Errorf("engine: %q: %w", name.Object, meta.ErrNotFound)
+		}
+		return &record{obj: meta.Object{Timestamp: ts, Deleted: true}}, nil
+	}, func(b *pebble.Batch, _, old *record) error {
+		if opts.InBatch != nil {
+			return opts.InBatch(b, &old.obj)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if old.isFile {
+		e.removeData(old.file)
+	}
+	if old.obj.Deleted {
+		return fmt.Errorf("engine: %q: %w", name.Object, meta.ErrNotFound)
+	}
+	return nil
 }
 
 // UpdateMeta rewrites the current version's metadata at timestamp ts (Swift POST), keeping its
 // bytes. update may change Headers, UserMeta, SysMeta and ContentType.
 func (e *Engine) UpdateMeta(ctx context.Context, part uint32, name meta.ObjectName, ts meta.Timestamp, update func(*meta.Object) error, opts PutOptions) (meta.Object, error) {
-	panic("not implemented")
+	if e.closed.Load() {
+		return meta.Object{}, errClosed
+	}
+	if err := checkName(name); err != nil {
+		return meta.Object{}, err
+	}
+	if err := e.checkSpace(0); err != nil {
+		return meta.Object{}, err
+	}
+	key := objectKey(nil, part, name)
+	rec, _, err := e.commit(ctx, key, ts, func(old *record) (*record, error) {
+		if old == nil || old.obj.Deleted {
+			return nil, fmt.Errorf("engine: %q: %w", name.Object, meta.ErrNotFound)
+		}
+		o := old.obj
+		if err := update(&o); err != nil {
+			return nil, fmt.Errorf("engine: update aborted: %w", err)
+		}
+		if opts.BeforeCommit != nil {
+			if err := opts.BeforeCommit(&o); err != nil {
+				return nil, fmt.Errorf("engine: update aborted: %w", err)
+			}
+		}
+		// Only the metadata may change; the bytes, and what describes them, stay.
+		n := *old
+		n.obj.Timestamp = ts
+		n.obj.ContentType, n.obj.Headers, n.obj.UserMeta, n.obj.SysMeta = o.ContentType, o.Headers, o.UserMeta, o.SysMeta
+		return &n, nil
+	}, func(b *pebble.Batch, rec, _ *record) error {
+		if opts.InBatch != nil {
+			return opts.InBatch(b, &rec.obj)
+		}
+		return nil
+	})
+	if err != nil {
+		return meta.Object{}, err
+	}
+	return rec.obj, nil
 }

@@ -1,0 +1,296 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"slices"
+
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// The engine's keys: 'o' + big-endian partition + uvarint-length-prefixed account and container
+// + the object name as is. The partition comes first so that the replicator can scan one
+// partition as one range; the length prefixes keep names containing any byte (even \x00)
+// unambiguous, and the object name last keeps a container's objects in name order.
+const keyPrefix = 'o'
+
+// objectKey appends the key of name in partition part to dst.
+func objectKey(dst []byte, part uint32, name meta.ObjectName) []byte {
+	dst = append(dst, keyPrefix)
+	dst = binary.BigEndian.AppendUint32(dst, part)
+	dst = binary.AppendUvarint(dst, uint64(len(name.Account)))
+	dst = append(dst, name.Account...)
+	dst = binary.AppendUvarint(dst, uint64(len(name.Container)))
+	dst = append(dst, name.Container...)
+	return append(dst, name.Object...)
+}
+
+// parseKey is the inverse of objectKey.
+func parseKey(k []byte) (part uint32, name meta.ObjectName, err error) {
+	if len(k) < 5 || k[0] != keyPrefix {
+		return 0, name, fmt.Errorf("engine: bad key %q: %w", k, meta.ErrCorrupt)
+	}
+	part = binary.BigEndian.Uint32(k[1:5])
+	d := decoder{b: k[5:]}
+	name.Account = d.str()
+	name.Container = d.str()
+	if d.err != nil {
+		return 0, name, fmt.Errorf("engine: bad key %q: %w", k, meta.ErrCorrupt)
+	}
+	name.Object = string(d.b)
+	return part, name, nil
+}
+
+// Record layout, little-endian, version 1:
+//
+//	crc32c(uint32, over everything after it) | version(1) | flags(1)
+//	timestamp(uvarint) size(varint) etag contentType (strings: uvarint length + bytes)
+//	headers usermeta sysmeta (maps: uvarint count + sorted key/value strings)
+//	manifest (uvarint count; each: container object size(varint) etag)
+//	dataLen(uvarint) dataCRC(uint32: CRC32C of all the bytes, end to end)
+//	inline:  the data bytes (dataLen of them), last so that decoding can alias them
+//	file:    file name string, blockSize(uvarint), block count(uvarint), block CRC32Cs (uint32 each)
+//
+// The record CRC makes any flipped byte in metadata or inline data a detectable ErrCorrupt.
+const recordVersion = 1
+
+const (
+	flagDeleted  = 1 << 0
+	flagInline   = 1 << 1
+	flagManifest = 1 << 2 // distinguishes an empty manifest list from none
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// record is what the engine stores under an object's key.
+type record struct {
+	obj     meta.Object
+	dataLen int64  // stored bytes (equals obj.Size except for manifests)
+	dataCRC uint32 // CRC32C of all stored bytes
+	inline  []byte // the bytes when stored inline (may alias the decoded buffer)
+	isFile  bool
+	file    string   // data file path relative to Dir/objects
+	block   int64    // block size of blockCRC
+	blocks  []uint32 // CRC32C of each block of the data file
+}
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendMap(b []byte, m map[string]string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(m)))
+	if len(m) == 0 {
+		return b
+	}
+	// Sorted so that equal metadata encodes to equal bytes (replicas compare records).
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		b = appendStr(b, k)
+		b = appendStr(b, m[k])
+	}
+	return b
+}
+
+// encode appends the record's encoding to dst.
+func (r *record) encode(dst []byte) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0, recordVersion)
+	var flags byte
+	if r.obj.Deleted {
+		flags |= flagDeleted
+	}
+	if !r.isFile {
+		flags |= flagInline
+	}
+	if r.obj.Manifest != nil {
+		flags |= flagManifest
+	}
+	dst = append(dst, flags)
+	dst = binary.AppendUvarint(dst, uint64(r.obj.Timestamp))
+	dst = binary.AppendVarint(dst, r.obj.Size)
+	dst = appendStr(dst, r.obj.ETag)
+	dst = appendStr(dst, r.obj.ContentType)
+	dst = appendMap(dst, r.obj.Headers)
+	dst = appendMap(dst, r.obj.UserMeta)
+	dst = appendMap(dst, r.obj.SysMeta)
+	dst = binary.AppendUvarint(dst, uint64(len(r.obj.Manifest)))
+	for _, s := range r.obj.Manifest {
+		dst = appendStr(dst, s.Container)
+		dst = appendStr(dst, s.Object)
+		dst = binary.AppendVarint(dst, s.Size)
+		dst = appendStr(dst, s.ETag)
+	}
+	dst = binary.AppendUvarint(dst, uint64(r.dataLen))
+	dst = binary.LittleEndian.AppendUint32(dst, r.dataCRC)
+	if r.isFile {
+		dst = appendStr(dst, r.file)
+		dst = binary.AppendUvarint(dst, uint64(r.block))
+		dst = binary.AppendUvarint(dst, uint64(len(r.blocks)))
+		for _, c := range r.blocks {
+			dst = binary.LittleEndian.AppendUint32(dst, c)
+		}
+	} else {
+		dst = append(dst, r.inline...)
+	}
+	binary.LittleEndian.PutUint32(dst[start:], crc32.Checksum(dst[start+4:], castagnoli))
+	return dst
+}
+
+// errShort marks a record that ends early; it is reported as meta.ErrCorrupt.
+var errShort = errors.New("record truncated")
+
+// decoder reads the primitives of a record, remembering the first error.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errShort
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errShort
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) u32() uint32 {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) < 4 {
+		d.err = errShort
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(d.b)
+	d.b = d.b[4:]
+	return v
+}
+
+func (d *decoder) bytes(n uint64) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.err = errShort
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) str() string { return string(d.bytes(d.uvarint())) }
+
+// count reads a collection length, refusing lengths the remaining bytes cannot hold (a
+// corrupted count must not make us allocate gigabytes).
+func (d *decoder) count(minEach int) int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)/minEach) {
+		if d.err == nil {
+			d.err = errShort
+		}
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) strMap() map[string]string {
+	n := d.count(2)
+	if n == 0 {
+		return nil
+	}
+	m := make(map[string]string, n)
+	for range n {
+		k := d.str()
+		m[k] = d.str()
+	}
+	return m
+}
+
+// decodeRecord verifies and decodes a record. The inline bytes of the result alias buf, so the
+// caller must pass a buffer it owns.
+func decodeRecord(buf []byte) (*record, error) {
+	if len(buf) < 6 {
+		return nil, fmt.Errorf("engine: record of %d bytes: %w", len(buf), meta.ErrCorrupt)
+	}
+	if want, got := binary.LittleEndian.Uint32(buf), crc32.Checksum(buf[4:], castagnoli); want != got {
+		return nil, fmt.Errorf("engine: record checksum %08x, want %08x: %w", got, want, meta.ErrCorrupt)
+	}
+	if buf[4] != recordVersion {
+		return nil, fmt.Errorf("engine: record version %d unknown: %w", buf[4], meta.ErrCorrupt)
+	}
+	flags := buf[5]
+	d := decoder{b: buf[6:]}
+	r := &record{}
+	r.obj.Deleted = flags&flagDeleted != 0
+	r.obj.Timestamp = meta.Timestamp(d.uvarint())
+	r.obj.Size = d.varint()
+	r.obj.ETag = d.str()
+	r.obj.ContentType = d.str()
+	r.obj.Headers = d.strMap()
+	r.obj.UserMeta = d.strMap()
+	r.obj.SysMeta = d.strMap()
+	if n := d.count(4); n > 0 || flags&flagManifest != 0 {
+		r.obj.Manifest = make([]meta.Segment, n)
+		for i := range r.obj.Manifest {
+			s := &r.obj.Manifest[i]
+			s.Container = d.str()
+			s.Object = d.str()
+			s.Size = d.varint()
+			s.ETag = d.str()
+		}
+	}
+	r.dataLen = int64(d.uvarint())
+	r.dataCRC = d.u32()
+	if flags&flagInline != 0 {
+		r.inline = d.bytes(uint64(r.dataLen))
+		if d.err == nil && len(d.b) != 0 {
+			d.err = fmt.Errorf("%d trailing bytes", len(d.b))
+		}
+	} else {
+		r.isFile = true
+		r.file = d.str()
+		r.block = int64(d.uvarint())
+		n := d.count(4)
+		r.blocks = make([]uint32, n)
+		for i := range r.blocks {
+			r.blocks[i] = d.u32()
+		}
+		if d.err == nil && (r.block <= 0 || int64(n) != blockCount(r.dataLen, r.block)) {
+			d.err = fmt.Errorf("%d block checksums for %d bytes", n, r.dataLen)
+		}
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("engine: decoding record: %w: %w", d.err, meta.ErrCorrupt)
+	}
+	return r, nil
+}
+
+// blockCount is the number of blocks of size block that hold n bytes.
+func blockCount(n, block int64) int64 { return (n + block - 1) / block }
