@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs, skipping whatever is already there:
+#   - Debian packages: rclone (a real S3 client), python3-venv (on Debian's own python3);
+#   - a Python venv with the pinned real clients of test/clients/requirements.txt
+#     (boto3, aws cli v1, s3cmd, pytest) under the cache dir (default .cache/venv).
+# Needs root (or sudo) only when a Debian package is missing. Safe to re-run: a second run
+# with nothing to do takes about a second.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cache=${CAIRN_CACHE:-$PWD/.cache}
+venv=$cache/venv
+requirements=test/clients/requirements.txt
+
+command -v go >/dev/null || { echo "install-test-deps: go is not on PATH" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "install-test-deps: python3 is not on PATH" >&2; exit 1; }
+
+missing=()
+command -v rclone >/dev/null || missing+=(rclone)
+python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+if ((${#missing[@]})); then
+  sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "install-test-deps: need root to install ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  echo "install-test-deps: apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -q
+  "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+stamp="$(sha256sum "$requirements" | cut -d' ' -f1) $(python3 -c 'import sys; print(sys.version.split()[0])')"
+if [[ -x $venv/bin/python && -f $venv/.cairn-stamp && $(cat "$venv/.cairn-stamp") == "$stamp" ]] &&
+  "$venv/bin/python" -c 'import boto3, awscli, S3, pytest, pytest_timeout' 2>/dev/null; then
+  exit 0
+fi
+echo "install-test-deps: creating $venv"
+rm -rf "$venv"
+mkdir -p "$cache"
+python3 -m venv "$venv"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$requirements"
+echo "$stamp" >"$venv/.cairn-stamp"
+"$venv/bin/python" -m pip list --disable-pip-version-check 2>/dev/null |
+  grep -Ei '^(awscli|boto3|botocore|s3cmd|pytest) ' | tr -s ' ' | paste -sd, -
+rclone version | head -1

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs Cairn's whole test suite: go vet, every Go test (unit, end-to-end against the real
+# binary, kill -9 crash test), then the real-client tests (boto3, aws cli, s3cmd, rclone).
+# Installs missing test dependencies first (scripts/install-test-deps.sh). Exits non-zero if
+# anything fails. Environment: CAIRN_CACHE (default .cache), CAIRN_CRASH_ITERATIONS, and
+# PYTEST_ARGS / GO_TEST_ARGS to pass extra arguments (e.g. GO_TEST_ARGS=-v, PYTEST_ARGS=-x).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export CAIRN_CACHE=${CAIRN_CACHE:-$PWD/.cache}
+started=$SECONDS
+step() { printf '\n==> %s  [%ds]\n' "$*" "$((SECONDS - started))"; }
+failed=()
+
+step "test dependencies"
+scripts/install-test-deps.sh
+
+step "go vet ./..."
+go vet ./... || failed+=("go vet")
+
+step "go build ./cmd/cairn"
+mkdir -p "$CAIRN_CACHE/bin"
+rm -f "$CAIRN_CACHE/bin/cairn"
+if go build -o "$CAIRN_CACHE/bin/cairn" ./cmd/cairn; then
+  # The Go end-to-end tests and the client tests all run this one build.
+  export CAIRN_BIN=$CAIRN_CACHE/bin/cairn
+else
+  failed+=("go build ./cmd/cairn")
+fi
+
+step "go test ./... (unit, end-to-end, crash)"
+# -count=1: the end-to-end tests run a separately built binary, which go test's cache cannot see.
+# shellcheck disable=SC2086 # GO_TEST_ARGS is a list of words
+go test -count=1 -timeout 20m ${GO_TEST_ARGS:-} ./... || failed+=("go test")
+
+step "pytest test/clients (boto3, aws cli, s3cmd, rclone)"
+# shellcheck disable=SC2086 # PYTEST_ARGS is a list of words
+PATH="$CAIRN_CACHE/venv/bin:$PATH" timeout 20m \
+  "$CAIRN_CACHE/venv/bin/python" -m pytest test/clients ${PYTEST_ARGS:-} || failed+=("pytest test/clients")
+
+step "done"
+if ((${#failed[@]})); then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "all tests passed in $((SECONDS - started))s"
