@@ -109,24 +109,26 @@ func (c *ChunkedReader) Read(p []byte) (int, error) {
 	}
 	if !c.inChunk {
 		if err := c.nextChunk(); err != nil {
-			c.err = err
+			c.err = err // io.EOF after a verified final chunk
 			return 0, err
 		}
-		if !c.inChunk { // final chunk processed
+	}
+	limit := c.remaining
+	if d := c.a.DecodedContentLength; d >= 0 && d-c.decoded < limit {
+		// Never hand out bytes beyond the declared length: fail as soon
+		// as a chunk claims more.
+		if limit = d - c.decoded; limit == 0 {
+			c.err = fmt.Errorf("%w: more than x-amz-decoded-content-length (%d) bytes", ErrIncompleteBody, d)
 			return 0, c.err
 		}
 	}
-	if int64(len(p)) > c.remaining {
-		p = p[:c.remaining]
+	if int64(len(p)) > limit {
+		p = p[:limit]
 	}
 	n, err := c.br.Read(p)
 	c.h.Write(p[:n])
 	c.remaining -= int64(n)
 	c.decoded += int64(n)
-	if c.a.DecodedContentLength >= 0 && c.decoded > c.a.DecodedContentLength {
-		c.err = fmt.Errorf("%w: more than x-amz-decoded-content-length (%d) bytes", ErrIncompleteBody, c.a.DecodedContentLength)
-		return n, c.err
-	}
 	if err != nil && (c.remaining > 0 || err != io.EOF) {
 		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
 			c.err = fmt.Errorf("%w: body ended inside a chunk", ErrIncompleteBody)
@@ -165,7 +167,8 @@ func (c *ChunkedReader) readLine(what string) (line string, atEOF bool, err erro
 }
 
 // nextChunk reads a chunk header. For the final (size 0) chunk it runs the
-// end-of-body checks and sets c.err to io.EOF or the failure.
+// end-of-body checks and returns io.EOF or the failure; otherwise it
+// returns nil with c.inChunk set.
 func (c *ChunkedReader) nextChunk() error {
 	line, atEOF, err := c.readLine("chunk header")
 	if err != nil {
