@@ -5,68 +5,269 @@
 package index
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
-// Merger must be passed as pebble.Options.Merger when opening a DB the index uses; it sums the
-// usage counters.
-var Merger *pebble.Merger
-
 // Index is the listing index of one device. It owns keys that start with 'c', 'a' and 's'.
-type Index struct{}
+type Index struct {
+	db *pebble.DB
+	// containers serializes the rare container lifecycle changes (create, metadata, delete),
+	// which read-modify-write one record; object entries never take it.
+	containers sync.Mutex
+}
 
 // New returns an index over db (which must have been opened with Merger).
-func New(db *pebble.DB) *Index { panic("not implemented") }
+func New(db *pebble.DB) *Index { return &Index{db: db} }
+
+// get returns a copy of the value under key, or nil if there is none.
+func (ix *Index) get(key []byte) ([]byte, error) {
+	v, closer, err := ix.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storageErr("reading", err)
+	}
+	defer closer.Close()
+	return bytes.Clone(v), nil
+}
+
+// storageErr wraps an LSM error, marking a full disk as meta.ErrInsufficientStorage.
+func storageErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, syscall.ENOSPC) {
+		return fmt.Errorf("index: %s: %w: %w", op, meta.ErrInsufficientStorage, err)
+	}
+	return fmt.Errorf("index: %s: %w", op, err)
+}
+
+// counters reads a usage vector (n elements; zero when absent).
+func (ix *Index) counters(key []byte, n int) ([]int64, error) {
+	v, err := ix.get(key)
+	if err != nil {
+		return nil, err
+	}
+	c := make([]int64, n)
+	if err := decodeCounters(v, c); err != nil {
+		return nil, fmt.Errorf("index: usage counters: %w: %w", err, meta.ErrCorrupt)
+	}
+	return c, nil
+}
+
+// addUsage adds the usage deltas of one container (and of its account) to b.
+func addUsage(b *pebble.Batch, account, container string, containers, objects, size int64) error {
+	if objects != 0 || size != 0 {
+		if err := b.Merge(cstatsKey(account, container), encodeCounters(objects, size), nil); err != nil {
+			return fmt.Errorf("index: usage: %w", err)
+		}
+	}
+	if containers != 0 || objects != 0 || size != 0 {
+		if err := b.Merge(astatsKey(account), encodeCounters(containers, objects, size), nil); err != nil {
+			return fmt.Errorf("index: usage: %w", err)
+		}
+	}
+	return nil
+}
 
 // PutEntry adds to b the listing entry of an object version and the usage change it makes. The
 // caller holds the object's name locked until b commits. An entry older than the one listed is
 // ignored.
 func (ix *Index) PutEntry(b *pebble.Batch, account, container string, e meta.ListEntry) error {
-	panic("not implemented")
+	key := entryKey(account, container, e.Name)
+	old, err := ix.get(key)
+	if err != nil {
+		return err
+	}
+	var objects, size int64 = 1, e.Size
+	if old != nil {
+		prev, err := decodeEntry(e.Name, old)
+		if err != nil {
+			return err
+		}
+		if prev.Timestamp >= e.Timestamp {
+			return nil
+		}
+		objects, size = 0, e.Size-prev.Size
+	}
+	if err := b.Set(key, encodeEntry(e), nil); err != nil {
+		return fmt.Errorf("index: put entry: %w", err)
+	}
+	return addUsage(b, account, container, 0, objects, size)
 }
 
 // DeleteEntry adds to b the removal of an object's listing entry (if not newer than ts) and the
 // usage change it makes. Same locking rule as PutEntry.
 func (ix *Index) DeleteEntry(b *pebble.Batch, account, container, object string, ts meta.Timestamp) error {
-	panic("not implemented")
+	key := entryKey(account, container, object)
+	old, err := ix.get(key)
+	if err != nil || old == nil {
+		return err
+	}
+	prev, err := decodeEntry(object, old)
+	if err != nil {
+		return err
+	}
+	if prev.Timestamp > ts {
+		return nil
+	}
+	if err := b.Delete(key, nil); err != nil {
+		return fmt.Errorf("index: delete entry: %w", err)
+	}
+	return addUsage(b, account, container, 0, -1, -prev.Size)
 }
 
 // CreateContainer creates a container and adds it to its account's listing (durably).
 // meta.ErrExists if it exists.
 func (ix *Index) CreateContainer(ctx context.Context, account string, c meta.Container) error {
-	panic("not implemented")
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ix.containers.Lock()
+	defer ix.containers.Unlock()
+	key := containerKey(account, c.Name)
+	old, err := ix.get(key)
+	if err != nil {
+		return err
+	}
+	if old != nil {
+		return fmt.Errorf("index: container %q: %w", c.Name, meta.ErrExists)
+	}
+	if c.Created == 0 {
+		c.Created = meta.Now()
+	}
+	b := ix.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(key, encodeContainer(c), nil); err != nil {
+		return fmt.Errorf("index: create container: %w", err)
+	}
+	if err := addUsage(b, account, c.Name, 1, 0, 0); err != nil {
+		return err
+	}
+	return storageErr("create container", b.Commit(pebble.Sync))
+}
+
+// usage fills in a container's object count and bytes.
+func (ix *Index) usage(account, container string, c *meta.Container) error {
+	u, err := ix.counters(cstatsKey(account, container), 2)
+	if err != nil {
+		return err
+	}
+	c.ObjectCount, c.BytesUsed = u[0], u[1]
+	return nil
 }
 
 // GetContainer returns a container with its current usage; meta.ErrNotFound if absent.
 func (ix *Index) GetContainer(ctx context.Context, account, container string) (meta.Container, error) {
-	panic("not implemented")
+	if err := ctx.Err(); err != nil {
+		return meta.Container{}, err
+	}
+	v, err := ix.get(containerKey(account, container))
+	if err != nil {
+		return meta.Container{}, err
+	}
+	if v == nil {
+		return meta.Container{}, fmt.Errorf("index: container %q: %w", container, meta.ErrNotFound)
+	}
+	c, err := decodeContainer(container, v)
+	if err != nil {
+		return meta.Container{}, err
+	}
+	return c, ix.usage(account, container, &c)
 }
 
 // UpdateContainerMeta changes a container's metadata durably.
 func (ix *Index) UpdateContainerMeta(ctx context.Context, account, container string, update func(m map[string]string) error) (meta.Container, error) {
-	panic("not implemented")
+	if err := ctx.Err(); err != nil {
+		return meta.Container{}, err
+	}
+	ix.containers.Lock()
+	defer ix.containers.Unlock()
+	key := containerKey(account, container)
+	v, err := ix.get(key)
+	if err != nil {
+		return meta.Container{}, err
+	}
+	if v == nil {
+		return meta.Container{}, fmt.Errorf("index: container %q: %w", container, meta.ErrNotFound)
+	}
+	c, err := decodeContainer(container, v)
+	if err != nil {
+		return meta.Container{}, err
+	}
+	if err := update(c.Meta); err != nil {
+		return meta.Container{}, fmt.Errorf("index: update aborted: %w", err)
+	}
+	if err := ix.db.Set(key, encodeContainer(c), pebble.Sync); err != nil {
+		return meta.Container{}, storageErr("update container", err)
+	}
+	return c, ix.usage(account, container, &c)
 }
 
 // DeleteContainer removes an empty container: meta.ErrNotEmpty if it lists any object.
+//
+// Emptiness is checked with one seek; a PutEntry racing with the delete is the caller's to
+// prevent (as in Swift, the listing may then briefly hold an entry of a deleted container).
 func (ix *Index) DeleteContainer(ctx context.Context, account, container string) error {
-	panic("not implemented")
-}
-
-// ListObjects returns a page of a container's listing.
-func (ix *Index) ListObjects(ctx context.Context, account, container string, opts meta.ListOptions) (meta.ObjectListing, error) {
-	panic("not implemented")
-}
-
-// ListContainers returns a page of an account's containers with their usage.
-func (ix *Index) ListContainers(ctx context.Context, account string, opts meta.ListOptions) (meta.ContainerListing, error) {
-	panic("not implemented")
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ix.containers.Lock()
+	defer ix.containers.Unlock()
+	key := containerKey(account, container)
+	v, err := ix.get(key)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return fmt.Errorf("index: container %q: %w", container, meta.ErrNotFound)
+	}
+	base := containerBase(account, container)
+	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: base, UpperBound: successor(base)})
+	if err != nil {
+		return fmt.Errorf("index: delete container: %w", err)
+	}
+	nonEmpty := it.First()
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return fmt.Errorf("index: delete container: %w", err)
+	}
+	if nonEmpty {
+		return fmt.Errorf("index: container %q: %w", container, meta.ErrNotEmpty)
+	}
+	// Whatever the counters still hold (they should be zero) leaves the account with them.
+	u, err := ix.counters(cstatsKey(account, container), 2)
+	if err != nil {
+		return err
+	}
+	b := ix.db.NewBatch()
+	defer b.Close()
+	if err := errors.Join(b.Delete(key, nil), b.Delete(cstatsKey(account, container), nil)); err != nil {
+		return fmt.Errorf("index: delete container: %w", err)
+	}
+	if err := b.Merge(astatsKey(account), encodeCounters(-1, -u[0], -u[1]), nil); err != nil {
+		return fmt.Errorf("index: delete container: %w", err)
+	}
+	return storageErr("delete container", b.Commit(pebble.Sync))
 }
 
 // GetAccount returns an account's usage totals (zero for an account with no containers).
 func (ix *Index) GetAccount(ctx context.Context, account string) (meta.Account, error) {
-	panic("not implemented")
+	if err := ctx.Err(); err != nil {
+		return meta.Account{}, err
+	}
+	u, err := ix.counters(astatsKey(account), 3)
+	if err != nil {
+		return meta.Account{}, err
+	}
+	return meta.Account{Name: account, ContainerCount: u[0], ObjectCount: u[1], BytesUsed: u[2]}, nil
 }

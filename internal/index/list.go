@@ -1,0 +1,174 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// DefaultLimit is the page size of a listing whose ListOptions.Limit is 0.
+const DefaultLimit = 10000
+
+// scan walks one listing (the keys under base, each name being the rest of its key) with
+// Swift's semantics, calling object for each name listed and prefix for each common prefix:
+//
+//   - forward: names > Marker, < EndMarker (if set), starting with Prefix, ascending;
+//   - reverse: names < Marker (if set), > EndMarker (if set), starting with Prefix, descending;
+//   - with Delimiter, a name containing it after Prefix is rolled up into the common prefix
+//     ending with its first such delimiter; each common prefix counts once against Limit, and
+//     a common prefix equal to Marker is not repeated (that is how the next page continues
+//     after a page that ended with it).
+//
+// A common prefix is skipped with one seek past all its members, so a delimiter listing costs
+// one seek per common prefix, however many names each holds.
+func scan(ctx context.Context, db *pebble.DB, base []byte, opts meta.ListOptions,
+	object func(name string, value []byte) error, prefix func(p string),
+) (truncated bool, next string, err error) {
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	key := func(name string) []byte { return append(bytes.Clone(base), name...) }
+	lower := key(opts.Prefix)
+	upper := successor(lower) // nil: no bound
+	if opts.Reverse {
+		if opts.EndMarker != "" {
+			if k := key(opts.EndMarker + "\x00"); bytes.Compare(k, lower) > 0 {
+				lower = k
+			}
+		}
+		if opts.Marker != "" {
+			if k := key(opts.Marker); upper == nil || bytes.Compare(k, upper) < 0 {
+				upper = k
+			}
+		}
+	} else {
+		if opts.Marker != "" {
+			if k := key(opts.Marker + "\x00"); bytes.Compare(k, lower) > 0 {
+				lower = k
+			}
+		}
+		if opts.EndMarker != "" {
+			if k := key(opts.EndMarker); upper == nil || bytes.Compare(k, upper) < 0 {
+				upper = k
+			}
+		}
+	}
+	if upper != nil && bytes.Compare(lower, upper) >= 0 {
+		return false, "", nil
+	}
+	it, err := db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return false, "", fmt.Errorf("index: listing: %w", err)
+	}
+	defer it.Close()
+
+	valid := it.First()
+	if opts.Reverse {
+		valid = it.Last()
+	}
+	n := 0
+	for valid {
+		if n == limit {
+			return true, next, nil
+		}
+		if n%1024 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return false, "", err
+			}
+		}
+		name := string(it.Key()[len(base):])
+		if opts.Delimiter != "" {
+			if i := strings.Index(name[len(opts.Prefix):], opts.Delimiter); i >= 0 {
+				cp := name[:len(opts.Prefix)+i+len(opts.Delimiter)]
+				if cp != opts.Marker {
+					prefix(cp)
+					next = cp
+					n++
+				}
+				// Every name starting with cp sorts within [cp, successor(cp)).
+				if opts.Reverse {
+					valid = it.SeekLT(key(cp))
+				} else if s := successor(key(cp)); s != nil {
+					valid = it.SeekGE(s)
+				} else {
+					valid = false
+				}
+				continue
+			}
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return false, "", fmt.Errorf("index: listing: %w", err)
+		}
+		if err := object(name, v); err != nil {
+			return false, "", err
+		}
+		next = name
+		n++
+		if opts.Reverse {
+			valid = it.Prev()
+		} else {
+			valid = it.Next()
+		}
+	}
+	if err := it.Error(); err != nil {
+		return false, "", fmt.Errorf("index: listing: %w", err)
+	}
+	return false, next, nil
+}
+
+// ListObjects returns a page of a container's listing.
+func (ix *Index) ListObjects(ctx context.Context, account, container string, opts meta.ListOptions) (meta.ObjectListing, error) {
+	var l meta.ObjectListing
+	truncated, next, err := scan(ctx, ix.db, containerBase(account, container), opts,
+		func(name string, v []byte) error {
+			e, err := decodeEntry(name, v)
+			if err != nil {
+				return err
+			}
+			l.Objects = append(l.Objects, e)
+			return nil
+		},
+		func(p string) { l.CommonPrefixes = append(l.CommonPrefixes, p) })
+	if err != nil {
+		return meta.ObjectListing{}, err
+	}
+	l.Truncated = truncated
+	if truncated {
+		l.NextMarker = next
+	}
+	return l, nil
+}
+
+// ListContainers returns a page of an account's containers with their usage. It lists every
+// container, reserved names included: what clients may see is the front ends' decision.
+func (ix *Index) ListContainers(ctx context.Context, account string, opts meta.ListOptions) (meta.ContainerListing, error) {
+	var l meta.ContainerListing
+	truncated, next, err := scan(ctx, ix.db, accountBase(account), opts,
+		func(name string, v []byte) error {
+			c, err := decodeContainer(name, v)
+			if err != nil {
+				return err
+			}
+			if err := ix.usage(account, name, &c); err != nil {
+				return err
+			}
+			l.Containers = append(l.Containers, c)
+			return nil
+		},
+		func(p string) { l.CommonPrefixes = append(l.CommonPrefixes, p) })
+	if err != nil {
+		return meta.ContainerListing{}, err
+	}
+	l.Truncated = truncated
+	if truncated {
+		l.NextMarker = next
+	}
+	return l, nil
+}
