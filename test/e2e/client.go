@@ -15,7 +15,9 @@ import (
 )
 
 // S3Client returns an AWS SDK for Go v2 S3 client for the server, path-style, region us-east-1,
-// with the SDK's default checksum behaviour. Extra option functions are applied last.
+// with the SDK's default checksum behaviour (when_supported for requests and responses, which is
+// what config.LoadDefaultConfig resolves to: a CRC32 on every PutObject/UploadPart, sent as a
+// header over plain HTTP). Extra option functions are applied last.
 func (s *Server) S3Client(optFns ...func(*s3.Options)) *s3.Client {
 	return NewS3Client(s.Endpoint, s.AccessKey, s.SecretKey, optFns...)
 }
@@ -28,6 +30,9 @@ func NewS3Client(endpoint, accessKey, secretKey string, optFns ...func(*s3.Optio
 		UsePathStyle: true,
 		Credentials:  credentials.NewStaticCredentialsProvider(accessKey, secretKey, ""),
 		HTTPClient:   &http.Client{Timeout: 2 * time.Minute},
+
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenSupported,
+		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenSupported,
 	}
 	return s3.New(o, optFns...)
 }
