@@ -60,7 +60,7 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 		}
 	}
 	var res nodeclient.PutResult
-	if len(ts) == 1 {
+	if len(ts) == 1 && ts[0].err == nil {
 		res, err = ts[0].client.PutObject(ctx, ts[0].dev.Name, part, name, obj, body, nopts(ts[0]))
 	} else {
 		res, err = p.putReplicas(ctx, ts, part, name, obj, body, nopts)
@@ -84,6 +84,11 @@ func (p *Proxy) putReplicas(ctx context.Context, ts []target, part uint32, name 
 	for i, t := range ts {
 		pr, pw := io.Pipe()
 		writers[i] = pw
+		if t.err != nil {
+			pr.CloseWithError(t.err)
+			answers <- answer{err: t.err}
+			continue
+		}
 		go func() {
 			res, err := t.client.PutObject(ctx, t.dev.Name, part, name, obj, pr, nopts(t))
 			pr.CloseWithError(errReplicaDone) // unblock the feeder if this replica stopped early

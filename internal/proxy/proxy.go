@@ -54,25 +54,31 @@ func New(cfg Config) (*Proxy, error) {
 	return &Proxy{ring: cfg.Ring, dialer: cfg.Dialer, log: cfg.Logger}, nil
 }
 
-// target is one replica of a partition, with the client that reaches it.
+// target is one replica of a partition, with the client that reaches it, or why none does.
 type target struct {
 	dev    ring.Device
 	client nodeclient.Client
+	err    error
 }
 
+// targets returns every replica of a partition, reachable or not: quorum is counted against the
+// ring's replicas, so an unreachable one must count as a failure, not vanish.
 func (p *Proxy) targets(part uint32) ([]target, error) {
 	devs := p.ring.Nodes(part)
 	ts := make([]target, 0, len(devs))
+	reachable := 0
 	for _, d := range devs {
 		c, err := p.dialer.Dial(d.Node)
 		if err != nil {
 			p.log.Warn("cannot reach storage node", "node", d.Node, "err", err)
-			continue
+			err = fmt.Errorf("node %s: %v: %w", d.Node, err, meta.ErrUnavailable)
+		} else {
+			reachable++
 		}
-		ts = append(ts, target{dev: d, client: c})
+		ts = append(ts, target{dev: d, client: c, err: err})
 	}
-	if len(ts) == 0 {
-		return nil, fmt.Errorf("partition %d: %w", part, meta.ErrUnavailable)
+	if reachable == 0 {
+		return nil, fmt.Errorf("partition %d: no replica reachable: %w", part, meta.ErrUnavailable)
 	}
 	return ts, nil
 }
@@ -86,11 +92,15 @@ func sameDevice(a, b ring.Device) bool { return a.Node == b.Node && a.Name == b.
 // (not found, conflict, not empty) rather than failures win over unavailability when they reach
 // quorum, so a client sees "not found" rather than "unavailable".
 func fanOut(ts []target, quorum int, op func(t target) error) error {
-	if len(ts) == 1 {
+	if len(ts) == 1 && ts[0].err == nil {
 		return op(ts[0])
 	}
 	errs := make(chan error, len(ts))
 	for _, t := range ts {
+		if t.err != nil {
+			errs <- t.err
+			continue
+		}
 		go func() { errs <- op(t) }()
 	}
 	counts := map[error]int{}
@@ -133,6 +143,10 @@ func firstAnswer[T any](ts []target, op func(t target) (T, error)) (T, error) {
 	var zero T
 	var lastErr error
 	for _, t := range ts {
+		if t.err != nil {
+			lastErr = t.err
+			continue
+		}
 		v, err := op(t)
 		if err == nil {
 			return v, nil
