@@ -144,14 +144,20 @@ func (f *Faulty) OpenDir(name string) (File, error) {
 // that free-space checks see the simulated full disk coming.
 func (f *Faulty) GetDiskUsage(path string) (pebblevfs.DiskUsage, error) {
 	u, err := f.FS.GetDiskUsage(path)
-	if limit := f.limit.Load(); err == nil && limit > 0 {
-		avail := uint64(max(0, limit-f.written.Load()))
-		if avail < u.AvailBytes {
-			u.UsedBytes += u.AvailBytes - avail
-			u.AvailBytes = avail
-		}
+	limit := f.limit.Load()
+	if limit <= 0 || !f.applies(path) {
+		return u, err
 	}
-	return u, err
+	avail := uint64(max(0, limit-f.written.Load()))
+	if err != nil {
+		// The inner FS cannot tell (an in-memory FS): the simulated disk is all there is.
+		return pebblevfs.DiskUsage{AvailBytes: avail, TotalBytes: uint64(limit), UsedBytes: uint64(limit) - avail}, nil
+	}
+	if avail < u.AvailBytes {
+		u.UsedBytes += u.AvailBytes - avail
+		u.AvailBytes = avail
+	}
+	return u, nil
 }
 
 // Unwrap implements FS.
