@@ -1,0 +1,207 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// Buckets are containers of the caller's account: each account has its own bucket namespace,
+// as with Swift's s3api, so BucketAlreadyExists (someone else's bucket) never happens.
+
+// bucketError turns "not found" from a container operation into NoSuchBucket.
+func bucketError(err error) error {
+	if errors.Is(err, meta.ErrNotFound) {
+		return fmt.Errorf("%w: %w", errNoSuchBucket, err)
+	}
+	return err
+}
+
+// requireBucket checks that the request's bucket exists.
+func (h *Handler) requireBucket(ctx context.Context, rq *request) (meta.Container, error) {
+	c, err := h.proxy.HeadContainer(ctx, rq.account, rq.bucket)
+	if err != nil {
+		return c, bucketError(fmt.Errorf("head bucket %q: %w", rq.bucket, err))
+	}
+	return c, nil
+}
+
+func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if err := checkBucketNameForCreate(rq.bucket); err != nil {
+		return err
+	}
+	// The location constraint is accepted and ignored (Cairn has one region per endpoint), but
+	// the document must be well formed.
+	body, err := h.readSmallBody(r, rq, maxCreateBucketBodyBytes, false)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		var cfg createBucketConfiguration
+		if err := decodeXML(body, &cfg); err != nil {
+			return err
+		}
+	}
+	switch acl := r.Header.Get("X-Amz-Acl"); acl {
+	case "", "private":
+	default:
+		return errNotImplemented.withMessage("Canned ACL %q is not implemented; buckets are private.", acl)
+	}
+	if r.Header.Get("X-Amz-Bucket-Object-Lock-Enabled") == "true" {
+		return errNotImplemented.withMessage("Object Lock is not implemented.")
+	}
+	err = h.proxy.CreateContainer(r.Context(), rq.account, rq.bucket, nil)
+	if errors.Is(err, meta.ErrExists) {
+		return fmt.Errorf("create bucket %q: %w", rq.bucket, errBucketAlreadyOwnedByYou)
+	}
+	if err != nil {
+		return fmt.Errorf("create bucket %q: %w", rq.bucket, err)
+	}
+	w.Header().Set("Location", "/"+rq.bucket)
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (h *Handler) headBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if _, err := h.requireBucket(r.Context(), rq); err != nil {
+		return err
+	}
+	w.Header().Set("X-Amz-Bucket-Region", h.cfg.Region)
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (h *Handler) deleteBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
+	err := h.proxy.DeleteContainer(r.Context(), rq.account, rq.bucket)
+	if errors.Is(err, meta.ErrNotEmpty) {
+		return fmt.Errorf("delete bucket %q: %w", rq.bucket, errBucketNotEmpty)
+	}
+	if err != nil {
+		return bucketError(fmt.Errorf("delete bucket %q: %w", rq.bucket, err))
+	}
+	// Uploads still in progress die with their bucket, as in S3.
+	h.dropUploadsContainer(r.Context(), rq.account, rq.bucket)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *Handler) getBucketLocation(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if _, err := h.requireBucket(r.Context(), rq); err != nil {
+		return err
+	}
+	// S3 reports us-east-1 as an empty constraint; clients depend on that.
+	region := h.cfg.Region
+	if region == "us-east-1" {
+		region = ""
+	}
+	writeXML(w, http.StatusOK, locationConstraint{Xmlns: s3Namespace, Region: region})
+	return nil
+}
+
+func (h *Handler) getBucketVersioning(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if _, err := h.requireBucket(r.Context(), rq); err != nil {
+		return err
+	}
+	writeXML(w, http.StatusOK, versioningConfiguration{Xmlns: s3Namespace})
+	return nil
+}
+
+func (h *Handler) getBucketACL(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if _, err := h.requireBucket(r.Context(), rq); err != nil {
+		return err
+	}
+	writeXML(w, http.StatusOK, cannedACL(rq.account))
+	return nil
+}
+
+func (h *Handler) getBucketRequestPayment(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if _, err := h.requireBucket(r.Context(), rq); err != nil {
+		return err
+	}
+	writeXML(w, http.StatusOK, requestPaymentConfiguration{Xmlns: s3Namespace, Payer: "BucketOwner"})
+	return nil
+}
+
+func (h *Handler) getBucketLogging(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if _, err := h.requireBucket(r.Context(), rq); err != nil {
+		return err
+	}
+	writeXML(w, http.StatusOK, bucketLoggingStatus{Xmlns: s3Namespace})
+	return nil
+}
+
+// getBucketUnconfigured answers GET ?policy, ?cors, ... with S3's "no such configuration".
+func (h *Handler) getBucketUnconfigured(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if _, err := h.requireBucket(r.Context(), rq); err != nil {
+		return err
+	}
+	for sub, e := range bucketGetUnconfigured {
+		if rq.query.Has(sub) {
+			return e
+		}
+	}
+	return errNotImplemented
+}
+
+func (h *Handler) listBuckets(w http.ResponseWriter, r *http.Request, rq *request) error {
+	res := listAllMyBucketsResult{Xmlns: s3Namespace, Owner: rq.owner(), Buckets: []bucketInfo{}}
+	prefix := rq.query.Get("prefix")
+	maxBuckets := 0
+	if v := rq.query.Get("max-buckets"); v != "" {
+		n, err := parseMaxKeys(v, 10000)
+		if err != nil || n < 1 {
+			return errInvalidArgument.withMessage("max-buckets must be an integer from 1 to 10000.")
+		}
+		maxBuckets = n
+	}
+	opts := meta.ListOptions{Prefix: prefix}
+	if tok := rq.query.Get("continuation-token"); tok != "" {
+		m, err := decodeContinuationToken(tok)
+		if err != nil {
+			return err
+		}
+		opts.Marker = m
+	}
+	for {
+		l, err := h.proxy.ListContainers(r.Context(), rq.account, opts)
+		if err != nil && !errors.Is(err, meta.ErrNotFound) { // an account with no container yet
+			return fmt.Errorf("list buckets: %w", err)
+		}
+		for _, c := range l.Containers {
+			res.Buckets = append(res.Buckets, bucketInfo{Name: c.Name, CreationDate: formatISO(c.Created.Time()), BucketRegion: h.cfg.Region})
+			if maxBuckets > 0 && len(res.Buckets) == maxBuckets {
+				res.ContinuationToken = encodeContinuationToken(c.Name)
+				break
+			}
+		}
+		if res.ContinuationToken != "" || err != nil || !l.Truncated {
+			break
+		}
+		opts.Marker = l.NextMarker
+	}
+	if maxBuckets == 0 {
+		res.ContinuationToken = ""
+	}
+	res.Prefix = prefix
+	writeXML(w, http.StatusOK, res)
+	return nil
+}
+
+// drainBody discards what is left of a request body so the connection can be reused.
+func drainBody(r *http.Request) {
+	io.Copy(io.Discard, io.LimitReader(r.Body, 64<<10))
+}
+
+// bucketOfCopySource splits "bucket/key" of an x-amz-copy-source.
+func splitBucketKey(s string) (string, string, bool) {
+	s = strings.TrimPrefix(s, "/")
+	b, k, ok := strings.Cut(s, "/")
+	return b, k, ok && b != "" && k != ""
+}

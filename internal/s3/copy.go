@@ -1,0 +1,149 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/s3/checksum"
+)
+
+// parseCopySource reads x-amz-copy-source: "[/]bucket/key[?versionId=...]", URL-encoded. Only
+// the "null" version exists in a Cairn bucket.
+func parseCopySource(v string) (bucket, key string, err error) {
+	path, query, _ := strings.Cut(v, "?")
+	decoded, uerr := url.PathUnescape(path)
+	if uerr != nil {
+		return "", "", errInvalidArgument.withMessage("Invalid copy source encoding.")
+	}
+	if query != "" {
+		q, qerr := url.ParseQuery(query)
+		if qerr != nil {
+			return "", "", errInvalidArgument.withMessage("Invalid copy source encoding.")
+		}
+		if vid := q.Get("versionId"); vid != "" && vid != "null" {
+			return "", "", errInvalidArgument.withMessage("Invalid version id specified")
+		}
+	}
+	bucket, key, ok := splitBucketKey(decoded)
+	if !ok {
+		return "", "", errInvalidArgument.withMessage("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+	}
+	if err := checkBucketNameForAccess(bucket); err != nil {
+		return "", "", err
+	}
+	if err := checkKey(key); err != nil {
+		return "", "", err
+	}
+	return bucket, key, nil
+}
+
+// openCopySource opens the source of a copy (or a range of it) and checks the
+// x-amz-copy-source-if-* conditions against it.
+func (h *Handler) openCopySource(ctx context.Context, rq *request, hdr http.Header, rng *meta.Range) (*proxy.ObjectReader, meta.ObjectName, error) {
+	bucket, key, err := parseCopySource(hdr.Get("X-Amz-Copy-Source"))
+	if err != nil {
+		return nil, meta.ObjectName{}, err
+	}
+	name := meta.ObjectName{Account: rq.account, Container: bucket, Object: key}
+	rd, err := h.proxy.GetObject(ctx, name, rng)
+	if err != nil {
+		if errors.Is(err, meta.ErrInvalidRange) {
+			return nil, name, errInvalidRange
+		}
+		srcRq := &request{account: rq.account, bucket: bucket, key: key}
+		return nil, name, h.notFound(ctx, srcRq, fmt.Errorf("copy source %s/%s: %w", bucket, key, err))
+	}
+	if err := readCopySourceConditions(hdr).evaluate(rd.Object.ETag, rd.Object.LastModified(), errPreconditionFailed); err != nil {
+		rd.Close()
+		return nil, name, err
+	}
+	return rd, name, nil
+}
+
+// plainBody is an already trusted body (a copy source) in the shape verifiedBody reads.
+type plainBody struct{ io.Reader }
+
+func (plainBody) Trailers() http.Header { return nil }
+
+func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	if err := checkWriteHeaders(r.Header); err != nil {
+		return err
+	}
+	directive := strings.ToUpper(r.Header.Get("X-Amz-Metadata-Directive"))
+	if directive != "" && directive != "COPY" && directive != "REPLACE" {
+		return errInvalidArgument.withMessage("Unknown metadata directive.")
+	}
+	var alg checksum.Algorithm
+	if v := r.Header.Get("X-Amz-Checksum-Algorithm"); v != "" {
+		a, err := checksum.ParseAlgorithm(v)
+		if err != nil {
+			return err
+		}
+		alg = a
+	}
+	rd, src, err := h.openCopySource(ctx, rq, r.Header, nil)
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	srcObj := rd.Object
+	if srcObj.Size > h.cfg.MaxObjectSize {
+		return errInvalidRequest.withMessage("The specified copy source is larger than the maximum allowable size for a copy source: %d", h.cfg.MaxObjectSize)
+	}
+	srcAlg, _, _ := storedChecksum(&srcObj)
+	if alg == "" {
+		alg = srcAlg // the copy keeps the source's kind of checksum, recomputed over the whole
+	}
+	var obj meta.Object
+	if directive == "REPLACE" {
+		if obj, err = objectMetaFromRequest(r.Header); err != nil {
+			return err
+		}
+	} else {
+		obj = meta.Object{ContentType: srcObj.ContentType, Headers: srcObj.Headers, UserMeta: srcObj.UserMeta}
+	}
+	dest := rq.objectName()
+	if src == dest {
+		if directive != "REPLACE" && alg == srcAlg {
+			return errInvalidRequest.withMessage("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
+		}
+		if alg == srcAlg {
+			// Only metadata changes: rewrite it in place and keep the bytes (and, for a
+			// multipart object, its parts).
+			rd.Close()
+			updated, err := h.proxy.PostObject(ctx, dest, meta.Object{ContentType: obj.ContentType, Headers: obj.Headers, UserMeta: obj.UserMeta})
+			if err != nil {
+				return h.notFound(ctx, rq, fmt.Errorf("copy %q onto itself: %w", rq.key, err))
+			}
+			res := copyObjectResult{Xmlns: s3Namespace, LastModified: formatISO(updated.LastModified()), ETag: quoteETag(updated.ETag)}
+			if a, v, _ := storedChecksum(&updated); a != "" {
+				setChecksumFields(&res.checksumFields, a, v)
+			}
+			writeXML(w, http.StatusOK, res)
+			return nil
+		}
+	}
+	body := &verifiedBody{body: plainBody{rd}, spec: checksum.Spec{Algorithm: alg}}
+	if alg != "" {
+		body.sum = alg.New()
+	}
+	obj.Size = rd.Length
+	stored, err := h.proxy.PutObject(ctx, dest, obj, body, proxy.PutOptions{BeforeCommit: body.beforeCommit})
+	if err != nil {
+		return fmt.Errorf("copy %s/%s to %q: %w", src.Container, src.Object, rq.key, err)
+	}
+	res := copyObjectResult{Xmlns: s3Namespace, LastModified: formatISO(stored.LastModified()), ETag: quoteETag(stored.ETag)}
+	if body.checksum != "" {
+		setChecksumFields(&res.checksumFields, alg, body.checksum)
+	}
+	writeXML(w, http.StatusOK, res)
+	return nil
+}

@@ -1,0 +1,79 @@
+package s3
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// deleteConcurrency bounds the deletes one DeleteObjects request runs at once.
+const deleteConcurrency = 8
+
+// deleteObjects serves POST ?delete: up to 1000 keys, each deleted or reported on its own.
+func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	body, err := h.readSmallBody(r, rq, maxDeleteBodyBytes, true)
+	if err != nil {
+		return err
+	}
+	var req deleteRequest
+	if err := decodeXML(body, &req); err != nil {
+		return err
+	}
+	if len(req.Objects) == 0 || len(req.Objects) > maxDeleteObjects {
+		return errMalformedXML.withMessage("The XML you provided was not well-formed or did not validate against our published schema: a Delete lists 1 to %d objects.", maxDeleteObjects)
+	}
+	if _, err := h.requireBucket(ctx, rq); err != nil {
+		return err
+	}
+	results := make([]error, len(req.Objects))
+	sem := make(chan struct{}, deleteConcurrency)
+	var wg sync.WaitGroup
+	for i, o := range req.Objects {
+		if err := checkKey(o.Key); err != nil {
+			results[i] = err
+			continue
+		}
+		if o.Key == "" {
+			results[i] = errInvalidArgument.withMessage("The key must not be empty.")
+			continue
+		}
+		if o.VersionID != "" && o.VersionID != "null" {
+			results[i] = &apiError{"NoSuchVersion", http.StatusNotFound, "The specified version does not exist."}
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			err := h.proxy.DeleteObject(ctx, meta.ObjectName{Account: rq.account, Container: rq.bucket, Object: o.Key})
+			if errors.Is(err, meta.ErrNotFound) {
+				err = nil // deleting what is not there succeeds, as in S3
+			}
+			if err != nil {
+				err = fmt.Errorf("delete %q: %w", o.Key, err)
+			}
+			results[i] = err
+		}()
+	}
+	wg.Wait()
+	res := deleteResult{Xmlns: s3Namespace}
+	for i, o := range req.Objects {
+		if err := results[i]; err != nil {
+			api := toAPIError(err)
+			if api.status >= 500 {
+				h.log.ErrorContext(ctx, "s3 multi-delete entry failed", "request_id", rq.id, "bucket", rq.bucket, "key", o.Key, "err", err)
+			}
+			res.Errors = append(res.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: api.code, Message: api.message})
+			continue
+		}
+		if !req.Quiet {
+			res.Deleted = append(res.Deleted, deletedEntry{Key: o.Key, VersionID: o.VersionID})
+		}
+	}
+	writeXML(w, http.StatusOK, res)
+	return nil
+}

@@ -1,0 +1,201 @@
+package s3
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/s3/checksum"
+	"github.com/cairn-store/cairn/internal/s3/sigv4"
+)
+
+// apiError is an S3 error as it goes on the wire: code, HTTP status and message. Handlers
+// return these (possibly wrapped, or re-messaged with withMessage); errors from other layers
+// are translated by the table in toAPIError.
+type apiError struct {
+	code    string
+	status  int
+	message string
+}
+
+func (e *apiError) Error() string { return e.code + ": " + e.message }
+
+// Is makes a re-messaged error match the sentinel it came from.
+func (e *apiError) Is(target error) bool {
+	t, ok := target.(*apiError)
+	return ok && t.code == e.code
+}
+
+// withMessage returns the same S3 error with a more specific message.
+func (e *apiError) withMessage(format string, args ...any) *apiError {
+	return &apiError{code: e.code, status: e.status, message: fmt.Sprintf(format, args...)}
+}
+
+// S3 errors the front end raises itself. Messages are S3's own texts where clients or people
+// are likely to recognise them.
+var (
+	errAccessDenied            = &apiError{"AccessDenied", http.StatusForbidden, "Access Denied"}
+	errBadDigest               = &apiError{"BadDigest", http.StatusBadRequest, "The Content-MD5 you specified did not match what we received."}
+	errBucketAlreadyOwnedByYou = &apiError{"BucketAlreadyOwnedByYou", http.StatusConflict, "Your previous request to create the named bucket succeeded and you already own it."}
+	errBucketNotEmpty          = &apiError{"BucketNotEmpty", http.StatusConflict, "The bucket you tried to delete is not empty"}
+	errEntityTooSmall          = &apiError{"EntityTooSmall", http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."}
+	errEntityTooLarge          = &apiError{"EntityTooLarge", http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."}
+	errIncompleteBody          = &apiError{"IncompleteBody", http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header"}
+	errInternal                = &apiError{"InternalError", http.StatusInternalServerError, "We encountered an internal error. Please try again."}
+	errInvalidArgument         = &apiError{"InvalidArgument", http.StatusBadRequest, "Invalid Argument"}
+	errInvalidBucketName       = &apiError{"InvalidBucketName", http.StatusBadRequest, "The specified bucket is not valid."}
+	errInvalidDigest           = &apiError{"InvalidDigest", http.StatusBadRequest, "The Content-MD5 you specified is not valid."}
+	errInvalidPart             = &apiError{"InvalidPart", http.StatusBadRequest, "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."}
+	errInvalidPartOrder        = &apiError{"InvalidPartOrder", http.StatusBadRequest, "The list of parts was not in ascending order. Parts must be ordered by part number."}
+	errInvalidRange            = &apiError{"InvalidRange", http.StatusRequestedRangeNotSatisfiable, "The requested range is not satisfiable"}
+	errInvalidRequest          = &apiError{"InvalidRequest", http.StatusBadRequest, "Invalid Request"}
+	errInvalidURI              = &apiError{"InvalidURI", http.StatusBadRequest, "Couldn't parse the specified URI."}
+	errKeyTooLong              = &apiError{"KeyTooLongError", http.StatusBadRequest, "Your key is too long"}
+	errMalformedXML            = &apiError{"MalformedXML", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema"}
+	errMaxMessageLength        = &apiError{"MaxMessageLengthExceeded", http.StatusBadRequest, "Your request was too big."}
+	errMetadataTooLarge        = &apiError{"MetadataTooLarge", http.StatusBadRequest, "Your metadata headers exceed the maximum allowed metadata size."}
+	errMethodNotAllowed        = &apiError{"MethodNotAllowed", http.StatusMethodNotAllowed, "The specified method is not allowed against this resource."}
+	errMissingContentLength    = &apiError{"MissingContentLength", http.StatusLengthRequired, "You must provide the Content-Length HTTP header."}
+	errMissingRequestBody      = &apiError{"MissingRequestBodyError", http.StatusBadRequest, "Request Body is empty"}
+	errNoSuchBucket            = &apiError{"NoSuchBucket", http.StatusNotFound, "The specified bucket does not exist"}
+	errNoSuchKey               = &apiError{"NoSuchKey", http.StatusNotFound, "The specified key does not exist."}
+	errNoSuchUpload            = &apiError{"NoSuchUpload", http.StatusNotFound, "The specified multipart upload does not exist. The upload ID might be invalid, or the multipart upload might have been aborted or completed."}
+	errNotImplemented          = &apiError{"NotImplemented", http.StatusNotImplemented, "A header or query you provided implies functionality that is not implemented."}
+	errNotModified             = &apiError{"NotModified", http.StatusNotModified, "Not Modified"}
+	errOperationAborted        = &apiError{"OperationAborted", http.StatusConflict, "A conflicting conditional operation is currently in progress against this resource. Please try again."}
+	errPreconditionFailed      = &apiError{"PreconditionFailed", http.StatusPreconditionFailed, "At least one of the pre-conditions you specified did not hold"}
+	errServiceUnavailable      = &apiError{"ServiceUnavailable", http.StatusServiceUnavailable, "Please reduce your request rate."}
+	errInsufficientStorage     = &apiError{"InsufficientStorage", http.StatusInsufficientStorage, "The storage is full; the request could not be stored."}
+	errRequestTimeout          = &apiError{"RequestTimeout", http.StatusBadRequest, "Your socket connection to the server was not read from or written to within the timeout period."}
+
+	// "Not configured" answers for bucket settings Cairn does not have: true statements that
+	// probing clients (s3cmd info, SDK helpers) understand.
+	errNoSuchBucketPolicy   = &apiError{"NoSuchBucketPolicy", http.StatusNotFound, "The bucket policy does not exist"}
+	errNoSuchCORS           = &apiError{"NoSuchCORSConfiguration", http.StatusNotFound, "The CORS configuration does not exist"}
+	errNoSuchLifecycle      = &apiError{"NoSuchLifecycleConfiguration", http.StatusNotFound, "The lifecycle configuration does not exist"}
+	errNoSuchTagSet         = &apiError{"NoSuchTagSet", http.StatusNotFound, "The TagSet does not exist"}
+	errNoSuchWebsite        = &apiError{"NoSuchWebsiteConfiguration", http.StatusNotFound, "The specified bucket does not have a website configuration"}
+	errNoEncryptionConfig   = &apiError{"ServerSideEncryptionConfigurationNotFoundError", http.StatusNotFound, "The server side encryption configuration was not found"}
+	errNoObjectLockConfig   = &apiError{"ObjectLockConfigurationNotFoundError", http.StatusNotFound, "Object Lock configuration does not exist for this bucket"}
+	errNoReplicationConfig  = &apiError{"ReplicationConfigurationNotFoundError", http.StatusNotFound, "The replication configuration was not found"}
+	errNoPublicAccessBlock  = &apiError{"NoSuchPublicAccessBlockConfiguration", http.StatusNotFound, "The public access block configuration was not found"}
+	errNoOwnershipControls  = &apiError{"OwnershipControlsNotFoundError", http.StatusNotFound, "The bucket ownership controls were not found"}
+	errSignatureV2NotWanted = &apiError{"InvalidRequest", http.StatusBadRequest, "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256."}
+)
+
+// errorTable translates the errors of the layers below (shared meta sentinels, sigv4 and
+// checksum sentinels) into S3 errors. Order matters where sentinels wrap each other: the more
+// specific one comes first.
+var errorTable = []struct {
+	err error
+	api *apiError
+}{
+	{meta.ErrNoContainer, errNoSuchBucket},
+	{meta.ErrNotFound, errNoSuchKey},
+	{meta.ErrNotEmpty, errBucketNotEmpty},
+	{meta.ErrExists, errBucketAlreadyOwnedByYou},
+	{meta.ErrConflict, errOperationAborted},
+	{meta.ErrInsufficientStorage, errInsufficientStorage},
+	{meta.ErrIncompleteBody, errIncompleteBody},
+	{meta.ErrBodyTooLong, errIncompleteBody.withMessage("The request body is longer than its declared length.")},
+	{meta.ErrInvalidRange, errInvalidRange},
+	{meta.ErrUnavailable, errServiceUnavailable},
+	{meta.ErrInvalidName, errInvalidArgument.withMessage("The name is not valid.")},
+	{meta.ErrCorrupt, errInternal},
+
+	{sigv4.ErrAnonymous, errAccessDenied},
+	{sigv4.ErrSignatureV2Unsupported, errSignatureV2NotWanted},
+	{sigv4.ErrUnsupportedAuthType, errInvalidArgument.withMessage("Unsupported Authorization Type")},
+	{sigv4.ErrMultipleAuthMechanisms, errInvalidArgument.withMessage("Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified")},
+	{sigv4.ErrAuthorizationHeaderMalformed, &apiError{"AuthorizationHeaderMalformed", http.StatusBadRequest, "The authorization header is malformed."}},
+	{sigv4.ErrAuthorizationQueryParametersError, &apiError{"AuthorizationQueryParametersError", http.StatusBadRequest, "Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters."}},
+	{sigv4.ErrInvalidAccessKeyID, &apiError{"InvalidAccessKeyId", http.StatusForbidden, "The AWS access key Id you provided does not exist in our records."}},
+	{sigv4.ErrSignatureDoesNotMatch, &apiError{"SignatureDoesNotMatch", http.StatusForbidden, "The request signature we calculated does not match the signature you provided. Check your key and signing method."}},
+	{sigv4.ErrRequestTimeTooSkewed, &apiError{"RequestTimeTooSkewed", http.StatusForbidden, "The difference between the request time and the current time is too large."}},
+	{sigv4.ErrRequestExpired, errAccessDenied.withMessage("Request has expired")},
+	{sigv4.ErrRequestNotYetValid, errAccessDenied.withMessage("Request is not valid yet")},
+	{sigv4.ErrMissingDate, errAccessDenied.withMessage("AWS authentication requires a valid Date or x-amz-date header")},
+	{sigv4.ErrHeadersNotSigned, errAccessDenied.withMessage("There were headers present in the request which were not signed")},
+	{sigv4.ErrMissingContentSHA256, errInvalidRequest.withMessage("Missing required header for this request: x-amz-content-sha256")},
+	{sigv4.ErrInvalidContentSHA256, errInvalidArgument.withMessage("x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER or a valid sha256 value.")},
+	{sigv4.ErrMissingSecurityHeader, &apiError{"MissingSecurityHeader", http.StatusBadRequest, "Your request was missing a required header"}},
+	{sigv4.ErrContentSHA256Mismatch, &apiError{"XAmzContentSHA256Mismatch", http.StatusBadRequest, "The provided 'x-amz-content-sha256' header does not match what was computed."}},
+	{sigv4.ErrIncompleteBody, errIncompleteBody},
+	{sigv4.ErrMalformedChunkedEncoding, errInvalidRequest.withMessage("Malformed aws-chunked encoding")},
+	{sigv4.ErrMalformedTrailer, &apiError{"MalformedTrailerError", http.StatusBadRequest, "The request contained trailing data that was not well-formed or did not conform to our published schema."}},
+
+	{checksum.ErrBadDigest, errBadDigest},
+	{checksum.ErrInvalidDigest, errInvalidDigest},
+	{checksum.ErrChecksumMismatch, errBadDigest},
+	{checksum.ErrInvalidChecksumRequest, errInvalidRequest.withMessage("The checksum headers of this request are invalid.")},
+
+	{context.DeadlineExceeded, errRequestTimeout},
+	{context.Canceled, errRequestTimeout},
+}
+
+// toAPIError returns the S3 error for err: the front end's own errors as they are, other
+// layers' through errorTable, anything else as InternalError.
+func toAPIError(err error) *apiError {
+	var api *apiError
+	if errors.As(err, &api) {
+		return api
+	}
+	var mismatch *checksum.MismatchError
+	if errors.As(err, &mismatch) {
+		return errBadDigest.withMessage("%s", mismatch.S3Message())
+	}
+	for _, e := range errorTable {
+		if errors.Is(err, e.err) {
+			return e.api
+		}
+	}
+	return errInternal
+}
+
+// errorDocument is S3's XML error body.
+type errorDocument struct {
+	XMLName    xml.Name `xml:"Error"`
+	Code       string   `xml:"Code"`
+	Message    string   `xml:"Message"`
+	BucketName string   `xml:"BucketName,omitempty"`
+	Key        string   `xml:"Key,omitempty"`
+	Resource   string   `xml:"Resource"`
+	RequestID  string   `xml:"RequestId"`
+	HostID     string   `xml:"HostId"`
+}
+
+// writeError sends err as an S3 error: status and, except for HEAD and 304, an XML body.
+func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request, err error) {
+	api := toAPIError(err)
+	switch {
+	case api.status >= 500:
+		h.log.ErrorContext(r.Context(), "s3 request failed", "request_id", rq.id, "op", rq.op, "bucket", rq.bucket, "key", rq.key, "status", api.status, "err", err)
+	case !errors.Is(err, errNotModified):
+		h.log.DebugContext(r.Context(), "s3 request refused", "request_id", rq.id, "op", rq.op, "bucket", rq.bucket, "code", api.code, "err", err)
+	}
+	hdr := w.Header()
+	// Headers set for a success that did not happen must not leak into the error.
+	for _, k := range []string{"Content-Length", "Content-Range", "Content-Type", "Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires", "Accept-Ranges"} {
+		hdr.Del(k)
+	}
+	if api.status == http.StatusNotModified || r.Method == http.MethodHead {
+		w.WriteHeader(api.status)
+		return
+	}
+	if api.status == http.StatusMethodNotAllowed {
+		hdr.Set("Allow", "GET, HEAD, PUT, POST, DELETE")
+	}
+	doc := errorDocument{
+		Code: api.code, Message: api.message, Resource: r.URL.Path, RequestID: rq.id, HostID: rq.hostID,
+	}
+	if api == errNoSuchBucket || errors.Is(api, errNoSuchBucket) {
+		doc.BucketName = rq.bucket
+	}
+	if errors.Is(api, errNoSuchKey) {
+		doc.Key = rq.key
+	}
+	writeXML(w, api.status, doc)
+}

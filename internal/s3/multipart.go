@@ -1,0 +1,463 @@
+package s3
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/s3/checksum"
+)
+
+// Multipart uploads are built on ordinary objects, as Swift's s3api does. Each bucket has a
+// hidden container (uploadsContainer) holding, per upload:
+//
+//	<key>\x00<uploadID>                 the upload marker: the object's future metadata
+//	<key>\x00<uploadID>\x00<part 00001> each part, an ordinary object
+//
+// Keys cannot contain NUL, so a marker sorts with its key and its parts right after it.
+// Completion writes the object as a manifest over the parts (which it then owns: replacing or
+// deleting the object deletes them) and removes the marker and the parts it did not use.
+
+// SysMeta keys of upload markers and completed objects.
+const (
+	sysUploadChecksumAlgorithm = "mpu-checksum-algorithm"
+	sysUploadChecksumType      = "mpu-checksum-type"
+	sysUploadID                = "mpu-upload-id" // on the completed object, to answer a retried completion
+)
+
+func uploadsContainer(bucket string) string {
+	return meta.ReservedPrefix + "mpu" + meta.ReservedPrefix + bucket
+}
+
+func uploadMarkerName(key, uploadID string) string { return key + "\x00" + uploadID }
+
+func partPrefix(key, uploadID string) string { return key + "\x00" + uploadID + "\x00" }
+
+func partName(key, uploadID string, n int) string {
+	return partPrefix(key, uploadID) + fmt.Sprintf("%05d", n)
+}
+
+// uploadIDPattern is the shape of the upload IDs newUploadID makes; anything else cannot name
+// an upload and is refused before it reaches a name.
+var uploadIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+func newUploadID() string {
+	var b [18]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// upload is an open multipart upload as its marker describes it.
+type upload struct {
+	id     string
+	marker meta.Object
+	alg    checksum.Algorithm
+	typ    string
+}
+
+// openUpload finds the upload named by ?uploadId, NoSuchUpload if there is none.
+func (h *Handler) openUpload(ctx context.Context, rq *request) (*upload, error) {
+	id := rq.query.Get("uploadId")
+	if !uploadIDPattern.MatchString(id) {
+		return nil, errNoSuchUpload
+	}
+	name := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: uploadMarkerName(rq.key, id)}
+	m, err := h.proxy.HeadObject(ctx, name)
+	if errors.Is(err, meta.ErrNotFound) {
+		if _, berr := h.requireBucket(ctx, rq); berr != nil {
+			return nil, berr
+		}
+		return nil, fmt.Errorf("upload %s of %q: %w", id, rq.key, errNoSuchUpload)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("upload %s of %q: %w", id, rq.key, err)
+	}
+	return &upload{id: id, marker: m, alg: checksum.Algorithm(m.SysMeta[sysUploadChecksumAlgorithm]), typ: m.SysMeta[sysUploadChecksumType]}, nil
+}
+
+func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	if err := checkWriteHeaders(r.Header); err != nil {
+		return err
+	}
+	obj, err := objectMetaFromRequest(r.Header)
+	if err != nil {
+		return err
+	}
+	var alg checksum.Algorithm
+	if v := r.Header.Get("X-Amz-Checksum-Algorithm"); v != "" {
+		if alg, err = checksum.ParseAlgorithm(v); err != nil {
+			return err
+		}
+	}
+	typ := strings.ToUpper(r.Header.Get("X-Amz-Checksum-Type"))
+	switch {
+	case typ != "" && alg == "":
+		return errInvalidRequest.withMessage("The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.")
+	case typ == "" && alg == checksum.CRC64NVME:
+		typ = checksumFullObject // the only kind CRC64NVME has
+	case typ == "" && alg != "":
+		typ = checksumComposite
+	case typ == checksumFullObject && !canCombine(alg):
+		return errInvalidRequest.withMessage("The %s algorithm is not supported for the FULL_OBJECT checksum type.", alg)
+	case typ == checksumComposite && alg == checksum.CRC64NVME:
+		return errInvalidRequest.withMessage("The CRC64NVME algorithm is not supported for the COMPOSITE checksum type.")
+	case typ != "" && typ != checksumFullObject && typ != checksumComposite:
+		return errInvalidRequest.withMessage("Invalid x-amz-checksum-type %q.", typ)
+	}
+	if _, err := h.requireBucket(ctx, rq); err != nil {
+		return err
+	}
+	if err := h.proxy.CreateContainer(ctx, rq.account, uploadsContainer(rq.bucket), nil); err != nil && !errors.Is(err, meta.ErrExists) {
+		return fmt.Errorf("create uploads container of %q: %w", rq.bucket, err)
+	}
+	id := newUploadID()
+	obj.SysMeta = map[string]string{}
+	if alg != "" {
+		obj.SysMeta[sysUploadChecksumAlgorithm] = string(alg)
+		obj.SysMeta[sysUploadChecksumType] = typ
+	}
+	marker := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: uploadMarkerName(rq.key, id)}
+	if _, err := h.proxy.PutObject(ctx, marker, obj, nil, proxy.PutOptions{}); err != nil {
+		return fmt.Errorf("create upload of %q: %w", rq.key, err)
+	}
+	if alg != "" {
+		w.Header().Set("X-Amz-Checksum-Algorithm", string(alg))
+		w.Header().Set("X-Amz-Checksum-Type", typ)
+	}
+	writeXML(w, http.StatusOK, initiateMultipartUploadResult{Xmlns: s3Namespace, Bucket: rq.bucket, Key: rq.key, UploadID: id})
+	return nil
+}
+
+func parsePartNumber(q map[string][]string) (int, error) {
+	v := ""
+	if vs := q["partNumber"]; len(vs) > 0 {
+		v = vs[0]
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxPartNumber {
+		return 0, errInvalidArgument.withMessage("Part number must be an integer between 1 and %d, inclusive", maxPartNumber)
+	}
+	return n, nil
+}
+
+func (h *Handler) uploadPart(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	n, err := parsePartNumber(rq.query)
+	if err != nil {
+		return err
+	}
+	up, err := h.openUpload(ctx, rq)
+	if err != nil {
+		return err
+	}
+	body, size, err := h.openBody(r, rq, up.alg)
+	if err != nil {
+		return err
+	}
+	if up.alg != "" && body.spec.Algorithm != up.alg {
+		return errInvalidRequest.withMessage("Checksum Type mismatch occurred, expected checksum Type: %s, actual checksum Type: %s", strings.ToLower(string(up.alg)), strings.ToLower(string(body.spec.Algorithm)))
+	}
+	name := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: partName(rq.key, up.id, n)}
+	stored, err := h.proxy.PutObject(ctx, name, meta.Object{Size: size}, body, proxy.PutOptions{BeforeCommit: body.beforeCommit})
+	if err != nil {
+		return fmt.Errorf("upload part %d of %q: %w", n, rq.key, err)
+	}
+	hdr := w.Header()
+	hdr.Set("ETag", quoteETag(stored.ETag))
+	if body.checksum != "" {
+		hdr.Set(body.spec.Algorithm.HeaderName(), body.checksum)
+	}
+	hdr.Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// parseCopySourceRange reads x-amz-copy-source-range: exactly "bytes=first-last".
+func parseCopySourceRange(v string) (*meta.Range, error) {
+	if v == "" {
+		return nil, nil
+	}
+	bad := errInvalidArgument.withMessage("The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+	spec, ok := strings.CutPrefix(v, "bytes=")
+	if !ok {
+		return nil, bad
+	}
+	a, b, ok := strings.Cut(spec, "-")
+	first, err1 := strconv.ParseInt(a, 10, 64)
+	last, err2 := strconv.ParseInt(b, 10, 64)
+	if !ok || err1 != nil || err2 != nil || first < 0 || last < first {
+		return nil, bad
+	}
+	return &meta.Range{Start: first, End: last}, nil
+}
+
+func (h *Handler) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	n, err := parsePartNumber(rq.query)
+	if err != nil {
+		return err
+	}
+	rng, err := parseCopySourceRange(r.Header.Get("X-Amz-Copy-Source-Range"))
+	if err != nil {
+		return err
+	}
+	up, err := h.openUpload(ctx, rq)
+	if err != nil {
+		return err
+	}
+	rd, _, err := h.openCopySource(ctx, rq, r.Header, rng)
+	if errors.Is(err, errInvalidRange) {
+		return errInvalidArgument.withMessage("Range specified is not valid for source object")
+	}
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	if rng != nil && rng.End >= rd.Object.Size {
+		return errInvalidArgument.withMessage("Range specified is not valid for source object of size: %d", rd.Object.Size)
+	}
+	if rd.Length > h.cfg.MaxObjectSize {
+		return errEntityTooLarge
+	}
+	body := &verifiedBody{body: plainBody{rd}, spec: checksum.Spec{Algorithm: up.alg}}
+	if up.alg != "" {
+		body.sum = up.alg.New()
+	}
+	name := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: partName(rq.key, up.id, n)}
+	stored, err := h.proxy.PutObject(ctx, name, meta.Object{Size: rd.Length}, body, proxy.PutOptions{BeforeCommit: body.beforeCommit})
+	if err != nil {
+		return fmt.Errorf("upload part %d of %q by copy: %w", n, rq.key, err)
+	}
+	res := copyPartResult{Xmlns: s3Namespace, LastModified: formatISO(stored.LastModified()), ETag: quoteETag(stored.ETag)}
+	if body.checksum != "" {
+		setChecksumFields(&res.checksumFields, up.alg, body.checksum)
+	}
+	writeXML(w, http.StatusOK, res)
+	return nil
+}
+
+// listUploadParts returns every part stored for an upload, by part number.
+func (h *Handler) listUploadParts(ctx context.Context, rq *request, uploadID string) (map[int]meta.ListEntry, error) {
+	prefix := partPrefix(rq.key, uploadID)
+	parts := map[int]meta.ListEntry{}
+	opts := meta.ListOptions{Prefix: prefix}
+	for {
+		l, err := h.proxy.ListObjects(ctx, rq.account, uploadsContainer(rq.bucket), opts)
+		if err != nil {
+			return nil, fmt.Errorf("list parts of upload %s: %w", uploadID, err)
+		}
+		for _, e := range l.Objects {
+			if n, err := strconv.Atoi(strings.TrimPrefix(e.Name, prefix)); err == nil {
+				parts[n] = e
+			}
+		}
+		if !l.Truncated {
+			return parts, nil
+		}
+		opts.Marker = l.NextMarker
+	}
+}
+
+func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	data, err := h.readSmallBody(r, rq, maxCompleteBodyBytes, false)
+	if err != nil {
+		return err
+	}
+	var req completeMultipartUpload
+	if err := decodeXML(data, &req); err != nil {
+		return err
+	}
+	if len(req.Parts) == 0 {
+		return errMalformedXML.withMessage("The XML you provided was not well-formed or did not validate against our published schema: no parts.")
+	}
+	if len(req.Parts) > maxPartNumber {
+		return errInvalidRequest.withMessage("A completion lists at most %d parts.", maxPartNumber)
+	}
+	for i, p := range req.Parts {
+		if p.PartNumber < 1 || p.PartNumber > maxPartNumber {
+			return errInvalidPart.withMessage("Part number %d is not between 1 and %d.", p.PartNumber, maxPartNumber)
+		}
+		if i > 0 && p.PartNumber <= req.Parts[i-1].PartNumber {
+			return errInvalidPartOrder
+		}
+	}
+	up, err := h.openUpload(ctx, rq)
+	if errors.Is(err, errNoSuchUpload) {
+		// A retried completion whose first attempt succeeded: answer as before.
+		if obj, herr := h.proxy.HeadObject(ctx, rq.objectName()); herr == nil && obj.SysMeta[sysUploadID] == rq.query.Get("uploadId") {
+			h.writeCompleteResult(w, r, rq, &obj)
+			return nil
+		}
+	}
+	if err != nil {
+		return err
+	}
+	stored, err := h.listUploadParts(ctx, rq, up.id)
+	if err != nil {
+		return err
+	}
+	segments := make([]meta.Segment, 0, len(req.Parts))
+	etags := make([]string, 0, len(req.Parts))
+	sums := make([]partChecksum, 0, len(req.Parts))
+	for i, p := range req.Parts {
+		e, ok := stored[p.PartNumber]
+		if !ok || !strings.EqualFold(trimETag(p.ETag), e.ETag) {
+			return fmt.Errorf("part %d: %w", p.PartNumber, errInvalidPart)
+		}
+		if i < len(req.Parts)-1 && e.Size < minPartSize {
+			return errEntityTooSmall.withMessage("Your proposed upload is smaller than the minimum allowed object size: part %d has %d bytes, parts but the last need %d.", p.PartNumber, e.Size, minPartSize)
+		}
+		segments = append(segments, meta.Segment{Container: uploadsContainer(rq.bucket), Object: e.Name, Size: e.Size, ETag: e.ETag})
+		etags = append(etags, e.ETag)
+		if up.alg != "" {
+			pc, err := h.partChecksum(ctx, rq, e.Name, up.alg)
+			if err != nil {
+				return fmt.Errorf("part %d: %w", p.PartNumber, err)
+			}
+			if want := checksumField(&p.checksumFields, up.alg); want != "" && want != pc.value {
+				return errInvalidPart.withMessage("The %s of part %d does not match the one uploaded.", up.alg, p.PartNumber)
+			}
+			sums = append(sums, pc)
+		}
+	}
+	etag, err := multipartETag(etags)
+	if err != nil {
+		return err
+	}
+	obj := meta.Object{
+		ContentType: up.marker.ContentType, Headers: up.marker.Headers, UserMeta: up.marker.UserMeta,
+		ETag: etag, Manifest: segments,
+		SysMeta: map[string]string{proxy.SysOwnsSegments: "1", sysUploadID: up.id},
+	}
+	if up.alg != "" {
+		var whole string
+		if up.typ == checksumFullObject {
+			whole, err = combineFullObject(up.alg, sums)
+		} else {
+			values := make([]string, len(sums))
+			for i, s := range sums {
+				values[i] = s.value
+			}
+			whole, err = checksum.Composite(up.alg, values)
+		}
+		if err != nil {
+			return err
+		}
+		if want := r.Header.Get(up.alg.HeaderName()); want != "" && up.typ == checksumFullObject && want != whole {
+			return &checksum.MismatchError{Algorithm: up.alg, Expected: want, Computed: whole}
+		}
+		obj.SysMeta[sysChecksumKey(up.alg)] = whole
+		obj.SysMeta[sysChecksumType] = up.typ
+	}
+	done, err := h.proxy.PutObject(ctx, rq.objectName(), obj, nil, proxy.PutOptions{})
+	if err != nil {
+		return fmt.Errorf("complete upload %s of %q: %w", up.id, rq.key, err)
+	}
+	// The object is complete; what follows only tidies up, so failures are logged, not returned.
+	h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), uploadMarkerName(rq.key, up.id))
+	for n, e := range stored {
+		if !slices.ContainsFunc(req.Parts, func(p completePart) bool { return p.PartNumber == n }) {
+			h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), e.Name)
+		}
+	}
+	h.writeCompleteResult(w, r, rq, &done)
+	return nil
+}
+
+func (h *Handler) writeCompleteResult(w http.ResponseWriter, r *http.Request, rq *request, obj *meta.Object) {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	res := completeMultipartUploadResult{
+		Xmlns: s3Namespace, Location: scheme + "://" + r.Host + "/" + rq.bucket + "/" + s3URLEncode(rq.key),
+		Bucket: rq.bucket, Key: rq.key, ETag: quoteETag(obj.ETag),
+	}
+	if alg, v, typ := storedChecksum(obj); alg != "" {
+		setChecksumFields(&res.checksumFields, alg, v)
+		res.ChecksumType = typ
+	}
+	writeXML(w, http.StatusOK, res)
+}
+
+// partChecksum reads the checksum stored with a part.
+func (h *Handler) partChecksum(ctx context.Context, rq *request, part string, alg checksum.Algorithm) (partChecksum, error) {
+	o, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: part})
+	if err != nil {
+		if errors.Is(err, meta.ErrNotFound) {
+			return partChecksum{}, errInvalidPart
+		}
+		return partChecksum{}, err
+	}
+	v := o.SysMeta[sysChecksumKey(alg)]
+	if v == "" {
+		return partChecksum{}, errInvalidPart.withMessage("The part was uploaded without its %s checksum.", alg)
+	}
+	return partChecksum{value: v, size: o.Size}, nil
+}
+
+func (h *Handler) deleteQuietly(ctx context.Context, account, container, object string) {
+	err := h.proxy.DeleteObject(ctx, meta.ObjectName{Account: account, Container: container, Object: object})
+	if err != nil && !errors.Is(err, meta.ErrNotFound) {
+		h.log.WarnContext(ctx, "s3 multipart cleanup failed; leaving garbage", "container", strings.ReplaceAll(container, "\x00", "/"), "err", err)
+	}
+}
+
+func (h *Handler) abortMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	up, err := h.openUpload(ctx, rq)
+	if err != nil {
+		return err
+	}
+	// The marker goes first: from then on no part can be added to the upload.
+	marker := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: uploadMarkerName(rq.key, up.id)}
+	if err := h.proxy.DeleteObject(ctx, marker); err != nil && !errors.Is(err, meta.ErrNotFound) {
+		return fmt.Errorf("abort upload %s: %w", up.id, err)
+	}
+	parts, err := h.listUploadParts(ctx, rq, up.id)
+	if err != nil {
+		return err
+	}
+	for _, e := range parts {
+		h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), e.Name)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// dropUploadsContainer deletes a deleted bucket's uploads container and what is left in it.
+func (h *Handler) dropUploadsContainer(ctx context.Context, account, bucket string) {
+	c := uploadsContainer(bucket)
+	opts := meta.ListOptions{}
+	for {
+		l, err := h.proxy.ListObjects(ctx, account, c, opts)
+		if errors.Is(err, meta.ErrNotFound) {
+			return
+		}
+		if err != nil {
+			h.log.WarnContext(ctx, "s3 cannot list the uploads of a deleted bucket", "bucket", bucket, "err", err)
+			return
+		}
+		for _, e := range l.Objects {
+			h.deleteQuietly(ctx, account, c, e.Name)
+		}
+		if !l.Truncated {
+			break
+		}
+		opts.Marker = l.NextMarker
+	}
+	if err := h.proxy.DeleteContainer(ctx, account, c); err != nil && !errors.Is(err, meta.ErrNotFound) {
+		h.log.WarnContext(ctx, "s3 cannot delete the uploads container of a deleted bucket", "bucket", bucket, "err", err)
+	}
+}

@@ -1,0 +1,314 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/proxy"
+)
+
+var errInvalidPartNumber = &apiError{"InvalidPartNumber", http.StatusRequestedRangeNotSatisfiable, "The requested partnumber is not satisfiable"}
+
+func (rq *request) objectName() meta.ObjectName {
+	return meta.ObjectName{Account: rq.account, Container: rq.bucket, Object: rq.key}
+}
+
+// notFound tells NoSuchKey from NoSuchBucket after an object operation found nothing (the
+// proxy does not look at the container on reads).
+func (h *Handler) notFound(ctx context.Context, rq *request, err error) error {
+	if !errors.Is(err, meta.ErrNotFound) || errors.Is(err, meta.ErrNoContainer) {
+		return err
+	}
+	if _, cerr := h.proxy.HeadContainer(ctx, rq.account, rq.bucket); errors.Is(cerr, meta.ErrNotFound) {
+		return fmt.Errorf("%w: %w", errNoSuchBucket, err)
+	}
+	return fmt.Errorf("%w: %w", errNoSuchKey, err)
+}
+
+// checkWriteHeaders refuses request headers that ask for features Cairn does not have, rather
+// than silently storing an object without them.
+func checkWriteHeaders(hdr http.Header) error {
+	switch acl := hdr.Get("X-Amz-Acl"); acl {
+	case "", "private", "bucket-owner-full-control", "bucket-owner-read":
+	default:
+		return errNotImplemented.withMessage("Canned ACL %q is not implemented; objects are private.", acl)
+	}
+	for _, k := range []string{"X-Amz-Tagging", "X-Amz-Server-Side-Encryption", "X-Amz-Server-Side-Encryption-Customer-Algorithm",
+		"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Legal-Hold", "X-Amz-Website-Redirect-Location",
+		"X-Amz-Grant-Read", "X-Amz-Grant-Write", "X-Amz-Grant-Full-Control", "X-Amz-Grant-Read-Acp", "X-Amz-Grant-Write-Acp"} {
+		if hdr.Get(k) != "" {
+			return errNotImplemented.withMessage("The %s header is not implemented.", strings.ToLower(k))
+		}
+	}
+	return nil
+}
+
+// checkConditionalWrite applies If-None-Match: * and If-Match to a PUT. The check and the write
+// are not atomic: two racing conditional PUTs can both pass.
+func (h *Handler) checkConditionalWrite(ctx context.Context, r *http.Request, rq *request) error {
+	inm, im := r.Header.Get("If-None-Match"), r.Header.Get("If-Match")
+	if inm == "" && im == "" {
+		return nil
+	}
+	if inm != "" && strings.TrimSpace(inm) != "*" {
+		return errNotImplemented.withMessage("If-None-Match on a write accepts only *.")
+	}
+	cur, err := h.proxy.HeadObject(ctx, rq.objectName())
+	exists := err == nil
+	if err != nil && !errors.Is(err, meta.ErrNotFound) {
+		return fmt.Errorf("conditional write: %w", err)
+	}
+	if inm != "" && exists {
+		return errPreconditionFailed.withMessage("At least one of the pre-conditions you specified did not hold: If-None-Match")
+	}
+	if im != "" {
+		if !exists {
+			return h.notFound(ctx, rq, err)
+		}
+		if !etagListMatches(im, cur.ETag) {
+			return errPreconditionFailed.withMessage("At least one of the pre-conditions you specified did not hold: If-Match")
+		}
+	}
+	return nil
+}
+
+func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	if err := checkWriteHeaders(r.Header); err != nil {
+		return err
+	}
+	obj, err := objectMetaFromRequest(r.Header)
+	if err != nil {
+		return err
+	}
+	body, size, err := h.openBody(r, rq, "")
+	if err != nil {
+		return err
+	}
+	if err := h.checkConditionalWrite(ctx, r, rq); err != nil {
+		return err
+	}
+	obj.Size = size
+	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: body.beforeCommit})
+	if err != nil {
+		return fmt.Errorf("put object %q: %w", rq.key, err)
+	}
+	hdr := w.Header()
+	hdr.Set("ETag", quoteETag(stored.ETag))
+	if body.checksum != "" {
+		hdr.Set(body.spec.Algorithm.HeaderName(), body.checksum)
+		hdr.Set("X-Amz-Checksum-Type", checksumFullObject)
+	}
+	hdr.Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// readSelection is the part of an object a GET or HEAD asks for.
+type readSelection struct {
+	rng        *meta.Range
+	partNumber int // 0: none asked
+}
+
+func parseReadSelection(r *http.Request, q map[string][]string) (readSelection, error) {
+	var sel readSelection
+	rng, err := parseRange(r.Header.Get("Range"))
+	if err != nil {
+		return sel, err
+	}
+	sel.rng = rng
+	if vs, ok := q["partNumber"]; ok {
+		n, err := strconv.Atoi(vs[0])
+		if err != nil || n < 1 || n > maxPartNumber {
+			return sel, errInvalidArgument.withMessage("Part number must be an integer between 1 and %d, inclusive", maxPartNumber)
+		}
+		if r.Header.Get("Range") != "" {
+			return sel, errInvalidRequest.withMessage("Cannot specify both Range header and partNumber query parameter")
+		}
+		sel.partNumber = n
+	}
+	return sel, nil
+}
+
+// partRange resolves ?partNumber=n: the byte range of that part of a multipart object (whose
+// manifest lists the parts in order), or the whole of a plain object for part 1.
+func partRange(obj *meta.Object, n int) (*meta.Range, error) {
+	if obj.Manifest == nil {
+		if n == 1 {
+			return nil, nil
+		}
+		return nil, errInvalidPartNumber
+	}
+	if n > len(obj.Manifest) {
+		return nil, errInvalidPartNumber
+	}
+	var start int64
+	for _, s := range obj.Manifest[:n-1] {
+		start += s.Size
+	}
+	size := obj.Manifest[n-1].Size
+	if size == 0 {
+		return nil, errInvalidPartNumber
+	}
+	return &meta.Range{Start: start, End: start + size - 1}, nil
+}
+
+// responseOverrides are the query parameters that replace response headers of a GET.
+var responseOverrides = map[string]string{
+	"response-content-type":        "Content-Type",
+	"response-content-language":    "Content-Language",
+	"response-expires":             "Expires",
+	"response-cache-control":       "Cache-Control",
+	"response-content-disposition": "Content-Disposition",
+	"response-content-encoding":    "Content-Encoding",
+}
+
+// writeReadHeaders sets every header of a GET or HEAD answer except the length and range.
+func (h *Handler) writeReadHeaders(w http.ResponseWriter, r *http.Request, rq *request, obj *meta.Object, whole bool) {
+	hdr := w.Header()
+	writeObjectMeta(hdr, obj)
+	hdr.Set("Accept-Ranges", "bytes")
+	if obj.Manifest != nil {
+		hdr.Set("X-Amz-Mp-Parts-Count", strconv.Itoa(len(obj.Manifest)))
+	}
+	// The stored checksum describes the whole object, so it goes out only with the whole.
+	if whole && strings.EqualFold(r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") {
+		if alg, v, typ := storedChecksum(obj); alg != "" {
+			hdr.Set(alg.HeaderName(), v)
+			hdr.Set("X-Amz-Checksum-Type", typ)
+		}
+	}
+	for q, k := range responseOverrides {
+		if v := rq.query.Get(q); v != "" {
+			hdr.Set(k, v)
+		}
+	}
+}
+
+func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	sel, err := parseReadSelection(r, rq.query)
+	if err != nil {
+		return err
+	}
+	rng := sel.rng
+	if sel.partNumber > 0 {
+		obj, err := h.proxy.HeadObject(ctx, rq.objectName())
+		if err != nil {
+			return h.notFound(ctx, rq, err)
+		}
+		if rng, err = partRange(&obj, sel.partNumber); err != nil {
+			return err
+		}
+	}
+	rd, err := h.proxy.GetObject(ctx, rq.objectName(), rng)
+	if errors.Is(err, meta.ErrInvalidRange) {
+		return h.invalidRange(ctx, rq, err)
+	}
+	if err != nil {
+		return h.notFound(ctx, rq, fmt.Errorf("get object %q: %w", rq.key, err))
+	}
+	defer rd.Close()
+	obj := &rd.Object
+	if err := readConditions(r.Header).evaluate(obj.ETag, obj.LastModified(), errNotModified); err != nil {
+		w.Header().Set("ETag", quoteETag(obj.ETag))
+		w.Header().Set("Last-Modified", obj.LastModified().Format(http.TimeFormat))
+		return err
+	}
+	partial := rng != nil
+	h.writeReadHeaders(w, r, rq, obj, !partial)
+	hdr := w.Header()
+	hdr.Set("Content-Length", strconv.FormatInt(rd.Length, 10))
+	status := http.StatusOK
+	if partial {
+		hdr.Set("Content-Range", contentRange(rd.Offset, rd.Length, obj.Size))
+		status = http.StatusPartialContent
+	}
+	w.WriteHeader(status)
+	if n, err := io.Copy(w, rd); err != nil {
+		h.log.WarnContext(ctx, "s3 GET broke off", "request_id", rq.id, "bucket", rq.bucket, "key", rq.key, "sent", n, "of", rd.Length, "err", err)
+		return errAbortResponse
+	}
+	return nil
+}
+
+// invalidRange builds InvalidRange with the object's size, as S3 reports it.
+func (h *Handler) invalidRange(ctx context.Context, rq *request, err error) error {
+	obj, herr := h.proxy.HeadObject(ctx, rq.objectName())
+	if herr != nil {
+		return h.notFound(ctx, rq, herr)
+	}
+	w := errInvalidRange.withMessage("The requested range is not satisfiable (object size %d)", obj.Size)
+	return fmt.Errorf("%w: %w", w, err)
+}
+
+func (h *Handler) headObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	sel, err := parseReadSelection(r, rq.query)
+	if err != nil {
+		return err
+	}
+	obj, err := h.proxy.HeadObject(ctx, rq.objectName())
+	if err != nil {
+		return h.notFound(ctx, rq, fmt.Errorf("head object %q: %w", rq.key, err))
+	}
+	if err := readConditions(r.Header).evaluate(obj.ETag, obj.LastModified(), errNotModified); err != nil {
+		w.Header().Set("ETag", quoteETag(obj.ETag))
+		w.Header().Set("Last-Modified", obj.LastModified().Format(http.TimeFormat))
+		return err
+	}
+	rng := sel.rng
+	if sel.partNumber > 0 {
+		if rng, err = partRange(&obj, sel.partNumber); err != nil {
+			return err
+		}
+	}
+	offset, length := int64(0), obj.Size
+	if rng != nil {
+		if offset, length, err = rng.Resolve(obj.Size); err != nil {
+			return errInvalidRange
+		}
+	}
+	h.writeReadHeaders(w, r, rq, &obj, rng == nil)
+	hdr := w.Header()
+	hdr.Set("Content-Length", strconv.FormatInt(length, 10))
+	if rng != nil {
+		hdr.Set("Content-Range", contentRange(offset, length, obj.Size))
+		w.WriteHeader(http.StatusPartialContent)
+		return nil
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	err := h.proxy.DeleteObject(ctx, rq.objectName())
+	if errors.Is(err, meta.ErrNotFound) {
+		// Deleting what is not there succeeds in S3, unless the bucket itself is missing.
+		if err := h.notFound(ctx, rq, err); errors.Is(err, errNoSuchBucket) {
+			return err
+		}
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete object %q: %w", rq.key, err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *Handler) getObjectACL(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	if _, err := h.proxy.HeadObject(ctx, rq.objectName()); err != nil {
+		return h.notFound(ctx, rq, err)
+	}
+	writeXML(w, http.StatusOK, cannedACL(rq.account))
+	return nil
+}

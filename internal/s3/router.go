@@ -1,0 +1,219 @@
+package s3
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// target is what a request addresses: nothing (the service), a bucket, or an object.
+type target struct {
+	bucket string
+	key    string
+}
+
+// parseTarget finds the bucket and key of a request: virtual-hosted style when the Host is a
+// subdomain of one of the configured domains (bucket.domain/key), path style otherwise
+// (host/bucket/key). The key is the decoded path, unchanged otherwise: S3 keys may contain
+// "//", "./" and trailing slashes.
+func parseTarget(r *http.Request, domains []string) target {
+	path := r.URL.Path
+	host := strings.ToLower(r.Host)
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	for _, d := range domains {
+		if bucket, ok := strings.CutSuffix(host, "."+d); ok && bucket != "" {
+			return target{bucket: bucket, key: strings.TrimPrefix(path, "/")}
+		}
+	}
+	bucket, key, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	return target{bucket: bucket, key: key}
+}
+
+// Operation names, as S3 and the metrics call them.
+const (
+	opListBuckets             = "ListBuckets"
+	opCreateBucket            = "CreateBucket"
+	opHeadBucket              = "HeadBucket"
+	opDeleteBucket            = "DeleteBucket"
+	opGetBucketLocation       = "GetBucketLocation"
+	opGetBucketVersioning     = "GetBucketVersioning"
+	opGetBucketACL            = "GetBucketAcl"
+	opGetBucketRequestPayment = "GetBucketRequestPayment"
+	opGetBucketLogging        = "GetBucketLogging"
+	opGetBucketUnconfigured   = "GetBucketUnconfigured" // policy, cors, ... that Cairn does not have
+	opListObjects             = "ListObjects"
+	opListObjectsV2           = "ListObjectsV2"
+	opListMultipartUploads    = "ListMultipartUploads"
+	opDeleteObjects           = "DeleteObjects"
+	opPutObject               = "PutObject"
+	opCopyObject              = "CopyObject"
+	opGetObject               = "GetObject"
+	opHeadObject              = "HeadObject"
+	opDeleteObject            = "DeleteObject"
+	opGetObjectACL            = "GetObjectAcl"
+	opCreateMultipartUpload   = "CreateMultipartUpload"
+	opUploadPart              = "UploadPart"
+	opUploadPartCopy          = "UploadPartCopy"
+	opCompleteMultipartUpload = "CompleteMultipartUpload"
+	opAbortMultipartUpload    = "AbortMultipartUpload"
+	opListParts               = "ListParts"
+	opUnknown                 = "Unknown"
+)
+
+// unsupportedSubresources are S3 query parameters that select an API Cairn does not implement.
+// A request naming one gets NotImplemented rather than being served as the plain operation
+// (a PUT ?tagging must not overwrite the object with its tag document).
+var unsupportedSubresources = []string{
+	"accelerate", "acl", "analytics", "attributes", "cors", "encryption", "intelligent-tiering",
+	"inventory", "legal-hold", "lifecycle", "logging", "metadataTable", "metrics", "notification",
+	"object-lock", "ownershipControls", "policy", "policyStatus", "publicAccessBlock",
+	"replication", "requestPayment", "restore", "retention", "select", "session", "tagging",
+	"torrent", "versioning", "versions", "website", "location", "renameObject",
+}
+
+// bucketGetUnconfigured are GET bucket subresources for settings a Cairn bucket never has; S3
+// answers such a GET with a "no such configuration" 404, which clients expect.
+var bucketGetUnconfigured = map[string]*apiError{
+	"policy":            errNoSuchBucketPolicy,
+	"cors":              errNoSuchCORS,
+	"lifecycle":         errNoSuchLifecycle,
+	"tagging":           errNoSuchTagSet,
+	"website":           errNoSuchWebsite,
+	"encryption":        errNoEncryptionConfig,
+	"object-lock":       errNoObjectLockConfig,
+	"replication":       errNoReplicationConfig,
+	"publicAccessBlock": errNoPublicAccessBlock,
+	"ownershipControls": errNoOwnershipControls,
+}
+
+// resolveOperation picks the S3 operation of a request from its method, target, query and
+// headers. It returns NotImplemented for subresources Cairn lacks and MethodNotAllowed for
+// methods that mean nothing on the target.
+func resolveOperation(method string, t target, q url.Values, hdr http.Header) (string, error) {
+	if t.bucket == "" {
+		if method == http.MethodGet {
+			return opListBuckets, nil
+		}
+		return opUnknown, errMethodNotAllowed
+	}
+	if t.key == "" {
+		return resolveBucketOperation(method, q)
+	}
+	return resolveObjectOperation(method, q, hdr)
+}
+
+func resolveBucketOperation(method string, q url.Values) (string, error) {
+	switch method {
+	case http.MethodGet:
+		switch {
+		case q.Has("location"):
+			return opGetBucketLocation, nil
+		case q.Has("versioning"):
+			return opGetBucketVersioning, nil
+		case q.Has("acl"):
+			return opGetBucketACL, nil
+		case q.Has("requestPayment"):
+			return opGetBucketRequestPayment, nil
+		case q.Has("logging"):
+			return opGetBucketLogging, nil
+		case q.Has("uploads"):
+			return opListMultipartUploads, nil
+		}
+		for sub := range bucketGetUnconfigured {
+			if q.Has(sub) {
+				return opGetBucketUnconfigured, nil
+			}
+		}
+		if sub := unsupported(q); sub != "" {
+			return opUnknown, errNotImplemented.withMessage("GET ?%s is not implemented.", sub)
+		}
+		if q.Get("list-type") == "2" {
+			return opListObjectsV2, nil
+		}
+		if q.Has("list-type") {
+			return opUnknown, errInvalidArgument.withMessage("Invalid list-type %q.", q.Get("list-type"))
+		}
+		return opListObjects, nil
+	case http.MethodHead:
+		return opHeadBucket, nil
+	case http.MethodPut:
+		if sub := unsupported(q); sub != "" {
+			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
+		}
+		return opCreateBucket, nil
+	case http.MethodDelete:
+		if sub := unsupported(q); sub != "" {
+			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)
+		}
+		return opDeleteBucket, nil
+	case http.MethodPost:
+		if q.Has("delete") {
+			return opDeleteObjects, nil
+		}
+		return opUnknown, errNotImplemented.withMessage("POST on a bucket is implemented only for ?delete.")
+	}
+	return opUnknown, errMethodNotAllowed
+}
+
+func resolveObjectOperation(method string, q url.Values, hdr http.Header) (string, error) {
+	hasUpload := q.Has("uploadId")
+	switch method {
+	case http.MethodGet:
+		if q.Has("acl") {
+			return opGetObjectACL, nil
+		}
+		if sub := unsupported(q); sub != "" {
+			return opUnknown, errNotImplemented.withMessage("GET ?%s is not implemented.", sub)
+		}
+		if hasUpload {
+			return opListParts, nil
+		}
+		return opGetObject, nil
+	case http.MethodHead:
+		return opHeadObject, nil
+	case http.MethodPut:
+		if sub := unsupported(q); sub != "" {
+			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
+		}
+		copying := hdr.Get("X-Amz-Copy-Source") != ""
+		if hasUpload || q.Has("partNumber") {
+			if copying {
+				return opUploadPartCopy, nil
+			}
+			return opUploadPart, nil
+		}
+		if copying {
+			return opCopyObject, nil
+		}
+		return opPutObject, nil
+	case http.MethodDelete:
+		if sub := unsupported(q); sub != "" {
+			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)
+		}
+		if hasUpload {
+			return opAbortMultipartUpload, nil
+		}
+		return opDeleteObject, nil
+	case http.MethodPost:
+		switch {
+		case q.Has("uploads"):
+			return opCreateMultipartUpload, nil
+		case hasUpload:
+			return opCompleteMultipartUpload, nil
+		}
+		return opUnknown, errNotImplemented.withMessage("POST on an object is implemented only for multipart uploads.")
+	}
+	return opUnknown, errMethodNotAllowed
+}
+
+func unsupported(q url.Values) string {
+	for _, s := range unsupportedSubresources {
+		if q.Has(s) {
+			return s
+		}
+	}
+	return ""
+}

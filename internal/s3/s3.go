@@ -1,0 +1,274 @@
+// Package s3 is Cairn's S3 front end. It owns the S3 protocol: routing a request (path-style or
+// virtual-hosted-style) to an operation, authenticating it with SigV4 (package sigv4),
+// verifying request bodies (x-amz-content-sha256, aws-chunked, Content-MD5 and
+// x-amz-checksum-*, package checksum) before anything is committed, mapping buckets to
+// containers of the caller's account and keys to objects through the proxy, building multipart
+// uploads out of ordinary objects in a hidden per-bucket container joined by a manifest, and
+// writing S3's XML answers and errors from one error table. It never touches disks.
+//
+// Files: s3.go (configuration, request life cycle), router.go (operation selection),
+// auth.go (authentication, body verification), errors.go (the error table), xml.go (wire
+// documents), bucket.go, object.go (PUT/GET/HEAD/DELETE, conditionals, ranges), copy.go,
+// list.go, multipart.go, delete_multi.go, validate.go (names, limits), metrics.go.
+package s3
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/s3/sigv4"
+)
+
+// Config configures the S3 front end.
+type Config struct {
+	Proxy       *proxy.Proxy
+	Credentials sigv4.CredentialStore
+	// Region is the region requests must be signed for and GetBucketLocation reports
+	// (default us-east-1).
+	Region string
+	// AcceptAnyRegion accepts signatures for any region, for clients that cannot be told the
+	// region (the signature still covers it).
+	AcceptAnyRegion bool
+	// Domains enable virtual-hosted-style requests: a Host "bucket.<domain>" addresses bucket.
+	// Empty: path-style only.
+	Domains []string
+	// MaxObjectSize bounds a single PUT and a part (default and S3's limit: 5 GiB).
+	MaxObjectSize int64
+	// ServerName is the Server response header (default "Cairn").
+	ServerName string
+	Logger     *slog.Logger
+	// Registry receives the front end's metrics; nil registers none.
+	Registry prometheus.Registerer
+	// Now is the clock used for signature checks (default time.Now); tests set it.
+	Now func() time.Time
+}
+
+// DefaultMaxObjectSize is S3's limit for one PUT or one part.
+const DefaultMaxObjectSize = 5 << 30
+
+// Validate checks the configuration and fills in defaults.
+func (c *Config) Validate() error {
+	if c.Proxy == nil {
+		return errors.New("s3: no proxy")
+	}
+	if c.Credentials == nil {
+		return errors.New("s3: no credential store")
+	}
+	if c.Region == "" {
+		c.Region = "us-east-1"
+	}
+	if c.MaxObjectSize == 0 {
+		c.MaxObjectSize = DefaultMaxObjectSize
+	}
+	if c.MaxObjectSize < 0 {
+		return errors.New("s3: negative MaxObjectSize")
+	}
+	for i, d := range c.Domains {
+		d = strings.ToLower(strings.Trim(d, "."))
+		if d == "" {
+			return errors.New("s3: empty virtual-host domain")
+		}
+		c.Domains[i] = d
+	}
+	if c.ServerName == "" {
+		c.ServerName = "Cairn"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}
+
+// Handler serves the S3 API. Mount it at "/".
+type Handler struct {
+	cfg     Config
+	proxy   *proxy.Proxy
+	log     *slog.Logger
+	metrics *metrics
+	verify  sigv4.Options
+	ops     map[string]opFunc
+}
+
+// opFunc serves one operation. It returns an error instead of writing one, so that every error
+// goes through the one table; once it has written a response it must return nil, or
+// errAbortResponse when the response broke off midway.
+type opFunc func(w http.ResponseWriter, r *http.Request, rq *request) error
+
+// errAbortResponse reports that a response failed after its header was sent: the connection is
+// cut so the client cannot mistake a short body for a whole one.
+var errAbortResponse = errors.New("s3: response aborted after its header was sent")
+
+// New returns the S3 handler.
+func New(cfg Config) (*Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(cfg.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("s3: metrics: %w", err)
+	}
+	h := &Handler{cfg: cfg, proxy: cfg.Proxy, log: cfg.Logger, metrics: m}
+	if !cfg.AcceptAnyRegion {
+		h.verify.Region = cfg.Region
+	}
+	h.ops = map[string]opFunc{
+		opListBuckets:             h.listBuckets,
+		opCreateBucket:            h.createBucket,
+		opHeadBucket:              h.headBucket,
+		opDeleteBucket:            h.deleteBucket,
+		opGetBucketLocation:       h.getBucketLocation,
+		opGetBucketVersioning:     h.getBucketVersioning,
+		opGetBucketACL:            h.getBucketACL,
+		opGetBucketRequestPayment: h.getBucketRequestPayment,
+		opGetBucketLogging:        h.getBucketLogging,
+		opGetBucketUnconfigured:   h.getBucketUnconfigured,
+		opListObjects:             h.listObjectsV1,
+		opListObjectsV2:           h.listObjectsV2,
+		opListMultipartUploads:    h.listMultipartUploads,
+		opDeleteObjects:           h.deleteObjects,
+		opPutObject:               h.putObject,
+		opCopyObject:              h.copyObject,
+		opGetObject:               h.getObject,
+		opHeadObject:              h.headObject,
+		opDeleteObject:            h.deleteObject,
+		opGetObjectACL:            h.getObjectACL,
+		opCreateMultipartUpload:   h.createMultipartUpload,
+		opUploadPart:              h.uploadPart,
+		opUploadPartCopy:          h.uploadPartCopy,
+		opCompleteMultipartUpload: h.completeMultipartUpload,
+		opAbortMultipartUpload:    h.abortMultipartUpload,
+		opListParts:               h.listParts,
+	}
+	return h, nil
+}
+
+// request is what the front end knows about a request once it is routed and authenticated.
+type request struct {
+	id      string // x-amz-request-id
+	hostID  string // x-amz-id-2
+	op      string
+	bucket  string
+	key     string
+	query   url.Values
+	auth    *sigv4.Auth
+	account string // the authenticated caller's account: the bucket namespace
+}
+
+// ServeHTTP routes, authenticates and serves one request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rq := &request{id: newRequestID(), hostID: newHostID(), op: opUnknown}
+	rec := &statusRecorder{ResponseWriter: w}
+	hdr := w.Header()
+	hdr.Set("X-Amz-Request-Id", rq.id)
+	hdr.Set("X-Amz-Id-2", rq.hostID)
+	hdr.Set("Server", h.cfg.ServerName)
+
+	err := h.serve(rec, r, rq)
+	if err != nil && !errors.Is(err, errAbortResponse) {
+		if rec.wroteHeader {
+			h.log.WarnContext(r.Context(), "s3 response failed after its header", "request_id", rq.id, "op", rq.op, "err", err)
+			err = errAbortResponse
+		} else {
+			h.writeError(rec, r, rq, err)
+		}
+	}
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	h.metrics.observe(rq.op, status, time.Since(start))
+	if errors.Is(err, errAbortResponse) {
+		panic(http.ErrAbortHandler) // net/http cuts the connection without logging a stack
+	}
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) error {
+	t := parseTarget(r, h.cfg.Domains)
+	rq.bucket, rq.key = t.bucket, t.key
+	rq.query = r.URL.Query()
+	op, routeErr := resolveOperation(r.Method, t, rq.query, r.Header)
+	rq.op = op
+	// Authenticate before anything else, so that an anonymous caller learns nothing, not even
+	// which operations exist.
+	a, err := sigv4.Verify(r.Context(), r, h.cfg.Credentials, h.cfg.Now(), &h.verify)
+	if err != nil {
+		return fmt.Errorf("authenticate: %w", err)
+	}
+	rq.auth = a
+	rq.account = a.Credential.Account
+	if rq.account == "" {
+		return fmt.Errorf("access key %q has no account: %w", a.Credential.AccessKey, errAccessDenied)
+	}
+	if routeErr != nil {
+		return routeErr
+	}
+	if rq.bucket != "" && op != opCreateBucket {
+		if err := checkBucketNameForAccess(rq.bucket); err != nil {
+			return err
+		}
+	}
+	if rq.key != "" {
+		if err := checkKey(rq.key); err != nil {
+			return err
+		}
+	}
+	if v := rq.query.Get("versionId"); v != "" && v != "null" {
+		return errInvalidArgument.withMessage("Invalid version id specified")
+	}
+	return h.ops[op](w, r, rq)
+}
+
+// statusRecorder remembers the status a handler sent.
+type statusRecorder struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wroteHeader {
+		s.status, s.wroteHeader = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if !s.wroteHeader {
+		s.WriteHeader(http.StatusOK)
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes, deadlines).
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// newRequestID returns a request ID in S3's style: 16 upper-case hex digits.
+func newRequestID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return strings.ToUpper(hex.EncodeToString(b[:]))
+}
+
+func newHostID() string {
+	var b [24]byte
+	rand.Read(b[:])
+	return base64.StdEncoding.EncodeToString(b[:])
+}
+
+// owner returns the Owner element for the caller.
+func (rq *request) owner() owner { return owner{ID: rq.account, DisplayName: rq.account} }

@@ -1,0 +1,168 @@
+package s3
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// S3 limits.
+const (
+	maxKeyBytes          = 1024
+	maxUserMetaBytes     = 2 << 10
+	maxPartNumber        = 10000
+	minPartSize          = 5 << 20
+	maxListKeys          = 1000
+	maxDeleteObjects     = 1000
+	userMetaHeaderPrefix = "X-Amz-Meta-"
+)
+
+// checkBucketNameForCreate applies S3's naming rules for new general purpose buckets.
+func checkBucketNameForCreate(name string) error {
+	bad := func(why string) error {
+		return errInvalidBucketName.withMessage("The specified bucket is not valid: %s.", why)
+	}
+	if len(name) < 3 || len(name) > 63 {
+		return bad("a bucket name must be 3 to 63 characters long")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return bad("only lower-case letters, digits, dots and hyphens are allowed")
+		}
+	}
+	if !isAlnum(name[0]) || !isAlnum(name[len(name)-1]) {
+		return bad("a bucket name must begin and end with a letter or digit")
+	}
+	if strings.Contains(name, "..") {
+		return bad("a bucket name must not contain two adjacent periods")
+	}
+	if net.ParseIP(name) != nil {
+		return bad("a bucket name must not be formatted as an IP address")
+	}
+	for _, p := range []string{"xn--", "sthree-", "amzn-s3-demo-"} {
+		if strings.HasPrefix(name, p) {
+			return bad("the prefix " + p + " is reserved")
+		}
+	}
+	for _, s := range []string{"-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"} {
+		if strings.HasSuffix(name, s) {
+			return bad("the suffix " + s + " is reserved")
+		}
+	}
+	return nil
+}
+
+func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+
+// checkBucketNameForAccess accepts any name that could name a bucket, including legacy names
+// S3 no longer lets anyone create, but never one of Cairn's reserved containers.
+func checkBucketNameForAccess(name string) error {
+	if len(name) > 255 || strings.HasPrefix(name, meta.ReservedPrefix) || strings.ContainsRune(name, 0) || !utf8.ValidString(name) {
+		return errInvalidBucketName
+	}
+	return nil
+}
+
+// checkKey applies S3's key rules, plus Cairn's own: no NUL, because multipart bookkeeping
+// uses NUL as its separator.
+func checkKey(key string) error {
+	if len(key) > maxKeyBytes {
+		return errKeyTooLong.withMessage("Your key is too long: %d bytes, at most %d allowed.", len(key), maxKeyBytes)
+	}
+	if !utf8.ValidString(key) {
+		return errInvalidURI
+	}
+	if strings.ContainsRune(key, 0) {
+		return errInvalidArgument.withMessage("Object keys must not contain the NUL character.")
+	}
+	return nil
+}
+
+// storedHeaders are the content headers that round-trip with an object, as in meta.Object.
+var storedHeaders = []string{"Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires"}
+
+// objectMetaFromRequest reads the metadata a PUT, copy (REPLACE) or multipart initiation
+// gives the object: content type, content headers and user metadata.
+func objectMetaFromRequest(hdr http.Header) (meta.Object, error) {
+	var obj meta.Object
+	obj.ContentType = hdr.Get("Content-Type")
+	if obj.ContentType == "" {
+		obj.ContentType = "binary/octet-stream" // S3's default
+	}
+	for _, k := range storedHeaders {
+		v := hdr.Get(k)
+		if k == "Content-Encoding" {
+			v = withoutAWSChunked(v)
+		}
+		if v != "" {
+			if obj.Headers == nil {
+				obj.Headers = map[string]string{}
+			}
+			obj.Headers[k] = v
+		}
+	}
+	size := 0
+	for k, vs := range hdr {
+		name, ok := strings.CutPrefix(k, userMetaHeaderPrefix)
+		if !ok || name == "" {
+			continue
+		}
+		name = strings.ToLower(name)
+		v := strings.Join(vs, ",") // several headers of one name arrive joined, as in S3
+		size += len(name) + len(v)
+		if obj.UserMeta == nil {
+			obj.UserMeta = map[string]string{}
+		}
+		obj.UserMeta[name] = v
+	}
+	if size > maxUserMetaBytes {
+		return meta.Object{}, errMetadataTooLarge.withMessage("Your metadata headers exceed the maximum allowed metadata size: %d bytes, at most %d allowed.", size, maxUserMetaBytes)
+	}
+	return obj, nil
+}
+
+// withoutAWSChunked removes the aws-chunked transfer coding from a Content-Encoding: it
+// describes the request body, not the object.
+func withoutAWSChunked(v string) string {
+	if v == "" {
+		return ""
+	}
+	var kept []string
+	for _, c := range strings.Split(v, ",") {
+		c = strings.TrimSpace(c)
+		if c != "" && !strings.EqualFold(c, "aws-chunked") {
+			kept = append(kept, c)
+		}
+	}
+	return strings.Join(kept, ",")
+}
+
+// writeObjectMeta sets the response headers that describe an object's metadata.
+func writeObjectMeta(hdr http.Header, obj *meta.Object) {
+	if obj.ContentType != "" {
+		hdr.Set("Content-Type", obj.ContentType)
+	} else {
+		hdr.Set("Content-Type", "binary/octet-stream")
+	}
+	for k, v := range obj.Headers {
+		hdr.Set(k, v)
+	}
+	for k, v := range obj.UserMeta {
+		hdr["x-amz-meta-"+k] = []string{v} // S3 answers in lower case, as stored
+	}
+	hdr.Set("Last-Modified", obj.LastModified().Format(http.TimeFormat))
+	hdr.Set("ETag", quoteETag(obj.ETag))
+}
+
+func quoteETag(etag string) string { return `"` + etag + `"` }
+
+// trimETag strips quotes (and a weak prefix) from an ETag a client sent.
+func trimETag(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.TrimPrefix(s, "W/")
+	return strings.Trim(s, `"`)
+}
