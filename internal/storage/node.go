@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -117,6 +118,7 @@ func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
 		MemTableSize: 32 << 20,
 		Logger:       pebbleLogger{cfg.Logger.With("device", dc.Name)},
 	}
+	engine.TunePebble(opts)
 	db, err := pebble.Open(filepath.Join(dc.Dir, "lsm"), opts)
 	if err != nil {
 		return nil, fmt.Errorf("open LSM: %w", err)
@@ -163,9 +165,12 @@ func (l pebbleLogger) Infof(format string, args ...any) {
 func (l pebbleLogger) Errorf(format string, args ...any) {
 	l.log.Error(fmt.Sprintf(format, args...), "component", "lsm")
 }
+// Fatalf stops the process: Pebble calls it when it cannot go on (a WAL write failed) and
+// expects it not to return. A panic would not do, because net/http recovers panics in handlers
+// and the LSM would then be used in a broken state; a restart recovers it from the WAL.
 func (l pebbleLogger) Fatalf(format string, args ...any) {
-	l.log.Error(fmt.Sprintf(format, args...), "component", "lsm")
-	panic(fmt.Sprintf(format, args...))
+	l.log.Error("fatal LSM error, exiting: "+fmt.Sprintf(format, args...), "component", "lsm")
+	os.Exit(70)
 }
 
 // listEntry is the listing entry of an object version, as clients see the object.
