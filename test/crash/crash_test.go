@@ -2,7 +2,7 @@
 // data directory, that every acknowledged write survived byte for byte, every acknowledged delete
 // stayed deleted, and every write that was in flight left either the old or the new version.
 //
-// Knobs (environment): CAIRN_CRASH_ITERATIONS (default 4), CAIRN_CRASH_SEED (default: time),
+// Knobs (environment): CAIRN_CRASH_ITERATIONS (default 15), CAIRN_CRASH_SEED (default: time),
 // CAIRN_CRASH_WORKERS (default 6).
 package crash
 
@@ -81,7 +81,7 @@ func envInt(name string, def int) int {
 
 func TestCrashKillNine(t *testing.T) {
 	e2e.SkipShort(t)
-	iterations := envInt("CAIRN_CRASH_ITERATIONS", 4)
+	iterations := envInt("CAIRN_CRASH_ITERATIONS", 15)
 	workers := envInt("CAIRN_CRASH_WORKERS", 6)
 	seed := int64(envInt("CAIRN_CRASH_SEED", int(time.Now().UnixNano()%1e9)))
 	t.Logf("seed %d (CAIRN_CRASH_SEED), %d iterations, %d workers", seed, iterations, workers)
@@ -122,7 +122,7 @@ func TestCrashKillNine(t *testing.T) {
 				runWorker(loadCtx, t, client, bucket, w, rand.New(rand.NewSource(wseed)), state, &mu, &killed, &st)
 			}(w)
 		}
-		wait := time.Duration(700+rng.Intn(2300)) * time.Millisecond
+		wait := time.Duration(500+rng.Intn(5500)) * time.Millisecond
 		time.Sleep(wait)
 		killed.Store(true)
 		srv.Kill()
