@@ -17,6 +17,7 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServerCommand())
+	root.AddCommand(newBenchCommand())
 	return root
 }
 
