@@ -128,7 +128,10 @@ func TestBuckets(t *testing.T) {
 	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("192.168.1.1")})
 	wantCode(t, err, "InvalidBucketName")
 
-	mustOK(t, func() error { _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("alpha")}); return err }())
+	mustOK(t, func() error {
+		_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("alpha")})
+		return err
+	}())
 	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("alpha")})
 	wantCode(t, err, "BucketAlreadyOwnedByYou")
 	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("beta"),
@@ -584,5 +587,41 @@ func TestAuthAndBadInput(t *testing.T) {
 	r.Body.Close()
 	if r.StatusCode != 200 || string(b) != "via presigned url" {
 		t.Fatalf("presigned GET: %d %q", r.StatusCode, b)
+	}
+}
+
+// TestStreamingOverTLS makes the SDK send what it sends to real S3 over HTTPS: an aws-chunked
+// body (STREAMING-UNSIGNED-PAYLOAD-TRAILER) with the CRC32 in a trailer.
+func TestStreamingOverTLS(t *testing.T) {
+	st := newStack(t)
+	var payloadModes []string
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			payloadModes = append(payloadModes, r.Header.Get("X-Amz-Content-Sha256"))
+		}
+		st.srv.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(tlsSrv.Close)
+	c := s3.New(s3.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(tlsSrv.URL), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(testAccessKey, testSecretKey, ""),
+		Retryer:     aws.NopRetryer{}, HTTPClient: tlsSrv.Client(),
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenSupported,
+	})
+	ctx := ctxT(t)
+	_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("tls")})
+	mustOK(t, err)
+	data := bytes.Repeat([]byte("streamed "), 100000)
+	out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("tls"), Key: aws.String("s"), Body: bytes.NewReader(data), ContentEncoding: aws.String("gzip")})
+	mustOK(t, err)
+	if out.ChecksumCRC32 == nil {
+		t.Fatal("no CRC32 in the answer")
+	}
+	if last := payloadModes[len(payloadModes)-1]; !strings.HasPrefix(last, "STREAMING-") {
+		t.Fatalf("the SDK did not stream: x-amz-content-sha256 %q", last)
+	}
+	b, g := get(t, c, &s3.GetObjectInput{Bucket: aws.String("tls"), Key: aws.String("s"), ChecksumMode: types.ChecksumModeEnabled})
+	if !bytes.Equal(b, data) || *g.ChecksumCRC32 != *out.ChecksumCRC32 || *g.ContentEncoding != "gzip" {
+		t.Fatalf("streamed object: %d bytes, %+v", len(b), g)
 	}
 }
