@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -94,5 +95,23 @@ func TestKeyFlagsAndEnvironment(t *testing.T) {
 	defer cancel()
 	if _, err := srv.S3Client(NoRetries).ListBuckets(ctx, &s3.ListBucketsInput{}); err != nil {
 		t.Errorf("keys from CAIRN_ROOT_ACCESS_KEY/CAIRN_ROOT_SECRET_KEY do not work: %v", err)
+	}
+}
+
+func TestHealthAndMetrics(t *testing.T) {
+	srv := StartServer(t, t.TempDir())
+	for _, c := range []struct{ path, want string }{{"/healthz", ""}, {"/metrics", "# TYPE "}} {
+		resp, err := http.Get(srv.Endpoint + c.path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", c.path, err)
+		}
+		b, _ := ReadAllClose(resp.Body)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), c.want) {
+			t.Errorf("GET %s: %s, body %.200q; want 200 with %q", c.path, resp.Status, b, c.want)
+		}
+	}
+	// SIGTERM shuts the server down cleanly and promptly.
+	if err := srv.Stop(15 * time.Second); err != nil {
+		t.Errorf("after SIGTERM: %v", err)
 	}
 }
