@@ -118,10 +118,7 @@ func Start(cfg Config) (*Server, error) {
 		node.Close()
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.Handle("/", front)
+	mux := routes(front, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -164,4 +161,32 @@ func (s *Server) Serve(ctx context.Context) error {
 		err = nil
 	}
 	return errors.Join(err, s.node.Close())
+}
+
+// routes sends unsigned GET /healthz and /metrics to the server's own handlers and everything
+// else to the protocol front end untouched. (http.ServeMux would redirect paths holding "//" or
+// "/../", which are legal in object keys, and would take buckets named "healthz" from S3.)
+func routes(front, metrics http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && !signed(r) {
+			switch r.URL.Path {
+			case "/healthz":
+				io.WriteString(w, "ok\n")
+				return
+			case "/metrics":
+				metrics.ServeHTTP(w, r)
+				return
+			}
+		}
+		front.ServeHTTP(w, r)
+	})
+}
+
+// signed reports whether a request carries credentials of any protocol (header or presigned).
+func signed(r *http.Request) bool {
+	if r.Header.Get("Authorization") != "" {
+		return true
+	}
+	q := r.URL.Query()
+	return q.Has("X-Amz-Signature") || q.Has("Signature")
 }
