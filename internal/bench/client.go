@@ -116,7 +116,7 @@ func (c *Client) Endpoint() string { return c.base.String() }
 
 // S3Error is a non-success answer from the endpoint.
 type S3Error struct {
-	Op      string // put, get, list, create-bucket, head-bucket
+	Op      string // put, get, list, create-bucket
 	Status  int
 	Code    string // S3 error code from the XML body; empty for HEAD or non-S3 answers
 	Message string
@@ -303,16 +303,6 @@ func (c *Client) CreateBucket(ctx context.Context, bucket string) error {
 	return err
 }
 
-// HeadBucket checks that bucket exists and the credentials may use it.
-func (c *Client) HeadBucket(ctx context.Context, bucket string) error {
-	resp, err := c.do(ctx, "head-bucket", http.MethodHead, c.objectURL(bucket, "", ""), nil)
-	if err != nil {
-		return err
-	}
-	_, err = drain(resp)
-	return err
-}
-
 // ListPage is one ListObjectsV2 answer, reduced to what a load test needs.
 type ListPage struct {
 	Keys      []string
@@ -361,13 +351,15 @@ func (c *Client) ListObjectsV2(ctx context.Context, bucket, prefix, token string
 
 // Check makes one request before any load so that a wrong endpoint or key fails in one clear
 // line instead of as a million counted errors. With create it creates the bucket (fill), else
-// it requires the bucket to exist (list, get).
+// it lists one key, which requires the bucket to exist (list, get). A GET rather than a HEAD,
+// because only an answer with a body names the S3 error (SignatureDoesNotMatch,
+// InvalidAccessKeyId, NoSuchBucket).
 func (c *Client) Check(ctx context.Context, bucket string, create bool) error {
 	var err error
 	if create {
 		err = c.CreateBucket(ctx, bucket)
 	} else {
-		err = c.HeadBucket(ctx, bucket)
+		_, err = c.ListObjectsV2(ctx, bucket, "", "", 1)
 	}
 	if err == nil {
 		return nil
@@ -382,5 +374,9 @@ func (c *Client) Check(ctx context.Context, bucket string, create bool) error {
 		}
 		return fmt.Errorf("%s answered the first request with %s", c.Endpoint(), ErrorKind(err))
 	}
-	return fmt.Errorf("cannot reach %s: %w", c.Endpoint(), errors.Unwrap(err))
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // the URL is already in the message
+	}
+	return fmt.Errorf("cannot reach %s: %w", c.Endpoint(), err)
 }
