@@ -4,6 +4,7 @@ import hashlib
 import os
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from boto3.s3.transfer import TransferConfig
@@ -254,3 +255,15 @@ def test_error_codes(server, s3, bucket):
             urllib.request.urlopen(server.endpoint + path, timeout=30)
         assert e.value.code == 403, path
         assert b"<Code>AccessDenied</Code>" in e.value.read(), path
+
+
+def test_listing_past_default_page_size(s3, bucket):
+    # More keys than one default page (1000) of ListObjectsV2 and ListObjects.
+    keys = sorted(f"many/{i:05d}" for i in range(1100))
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda k: s3.put_object(Bucket=bucket, Key=k, Body=k.encode()), keys))
+    first = s3.list_objects_v2(Bucket=bucket)
+    assert first["KeyCount"] == 1000 and first["IsTruncated"]
+    assert list(bucket_listing(s3, bucket)) == keys
+    v1 = [o["Key"] for page in s3.get_paginator("list_objects").paginate(Bucket=bucket) for o in page["Contents"]]
+    assert v1 == keys
