@@ -78,6 +78,7 @@ func Run(ctx context.Context, c *Client, cfg RunConfig) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench: run: preparing %d objects: %w", cfg.Objects, err)
 		}
+		prep.Windows = nil // one window of the whole prepare says nothing the totals do not
 		if s := prep.Ops["put"]; prep.Interrupted || s.Errors > 0 {
 			return prep, fmt.Errorf("bench: run: preparing %d objects: %d PUTs failed (%v)", cfg.Objects, s.Errors, s.ErrorKinds)
 		}
