@@ -221,6 +221,7 @@ func verify(ctx context.Context, t *testing.T, c *s3.Client, bucket string, stat
 	}
 	sort.Strings(keys)
 	present := map[string]int{}
+	var inFlightNew, inFlightOld int
 	for _, key := range keys {
 		ks := state[key]
 		var got version
@@ -243,9 +244,18 @@ func verify(ctx context.Context, t *testing.T, c *s3.Client, bucket string, stat
 		}
 		if !ks.allows(got) {
 			t.Errorf("iteration %d: %s reads back as %v; allowed: %v", it, key, got, ks.allowed)
+		} else if n := len(ks.allowed); n > 1 {
+			if (&keyState{allowed: ks.allowed[n-1:]}).allows(got) {
+				inFlightNew++
+			} else {
+				inFlightOld++
+			}
 		}
 		ks.ack(got) // what is there now is the known state for the next iteration
 	}
+
+	t.Logf("iteration %d: after restart %d keys verified; operations in flight at the kill left %d new and %d old versions",
+		it, len(keys), inFlightNew, inFlightOld)
 
 	// Listing must agree with the GETs (allow a few seconds for it to settle).
 	var diff string
