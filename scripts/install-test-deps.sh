@@ -15,20 +15,20 @@ requirements=test/clients/requirements.txt
 command -v go >/dev/null || { echo "install-test-deps: go is not on PATH" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "install-test-deps: python3 is not on PATH" >&2; exit 1; }
 
-missing=()
-command -v rclone >/dev/null || missing+=(rclone)
-python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
-if ((${#missing[@]})); then
-  sudo=()
+# apt_install PKG...: installs Debian packages (root, or sudo if there is one).
+apt_install() {
+  local sudo=()
   if [[ $(id -u) -ne 0 ]]; then
-    command -v sudo >/dev/null || { echo "install-test-deps: need root to install ${missing[*]}" >&2; exit 1; }
+    command -v sudo >/dev/null || { echo "install-test-deps: need root to install $*" >&2; exit 1; }
     sudo=(sudo)
   fi
-  echo "install-test-deps: apt-get install ${missing[*]}"
+  echo "install-test-deps: apt-get install $*"
   export DEBIAN_FRONTEND=noninteractive
   "${sudo[@]}" apt-get update -q
-  "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+  "${sudo[@]}" apt-get install -y -q --no-install-recommends "$@"
+}
+
+command -v rclone >/dev/null || apt_install rclone
 
 stamp="$(sha256sum "$requirements" | cut -d' ' -f1) $(python3 -c 'import sys; print(sys.version.split()[0])')"
 if [[ -x $venv/bin/python && -f $venv/.cairn-stamp && $(cat "$venv/.cairn-stamp") == "$stamp" ]] &&
@@ -38,7 +38,12 @@ fi
 echo "install-test-deps: creating $venv"
 rm -rf "$venv"
 mkdir -p "$cache"
-python3 -m venv "$venv"
+# Debian's own python3 makes venvs only with python3-venv installed.
+if ! python3 -m venv "$venv" 2>/dev/null; then
+  rm -rf "$venv"
+  apt_install python3-venv
+  python3 -m venv "$venv"
+fi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$requirements"
 echo "$stamp" >"$venv/.cairn-stamp"
 "$venv/bin/python" -m pip list --disable-pip-version-check 2>/dev/null |
