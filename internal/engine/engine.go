@@ -90,8 +90,9 @@ type PutOptions struct {
 	// metadata; an error aborts the PUT and nothing is stored.
 	BeforeCommit func(obj *meta.Object) error
 	// InBatch adds further writes (the container listing entry) to the batch that commits the
-	// object, atomically with it. It runs with the object's name locked.
-	InBatch func(b *pebble.Batch, obj *meta.Object) error
+	// object, atomically with it. It runs with the object's name locked; prev is the version
+	// being replaced (a tombstone included), nil if there is none.
+	InBatch func(b *pebble.Batch, obj, prev *meta.Object) error
 }
 
 // Reader is an open object version: its metadata and (a range of) its bytes. Reads verify
@@ -315,9 +316,9 @@ func (e *Engine) Put(ctx context.Context, part uint32, name meta.ObjectName, obj
 		committed = true // the temp name is gone; the final file is handled below
 	}
 	_, old, err := e.commit(ctx, key, obj.Timestamp, func(*record) (*record, error) { return rec, nil },
-		func(b *pebble.Batch, rec, _ *record) error {
+		func(b *pebble.Batch, rec, old *record) error {
 			if opts.InBatch != nil {
-				return opts.InBatch(b, &rec.obj)
+				return opts.InBatch(b, &rec.obj, old.object())
 			}
 			return nil
 		})
@@ -548,9 +549,9 @@ func (e *Engine) UpdateMeta(ctx context.Context, part uint32, name meta.ObjectNa
 		n.obj.Timestamp = ts
 		n.obj.ContentType, n.obj.Headers, n.obj.UserMeta, n.obj.SysMeta = o.ContentType, o.Headers, o.UserMeta, o.SysMeta
 		return &n, nil
-	}, func(b *pebble.Batch, rec, _ *record) error {
+	}, func(b *pebble.Batch, rec, old *record) error {
 		if opts.InBatch != nil {
-			return opts.InBatch(b, &rec.obj)
+			return opts.InBatch(b, &rec.obj, old.object())
 		}
 		return nil
 	})
@@ -558,4 +559,12 @@ func (e *Engine) UpdateMeta(ctx context.Context, part uint32, name meta.ObjectNa
 		return meta.Object{}, err
 	}
 	return rec.obj, nil
+}
+
+// object returns the version a record holds, nil for no record.
+func (r *record) object() *meta.Object {
+	if r == nil {
+		return nil
+	}
+	return &r.obj
 }

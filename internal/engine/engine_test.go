@@ -474,7 +474,7 @@ func TestInBatchAndUpdateMeta(t *testing.T) {
 	n := name("m")
 	put := func(ts meta.Timestamp, fail bool) error {
 		_, err := v.e.Put(ctx, 7, n, meta.Object{Timestamp: ts, Size: 3}, strings.NewReader("abc"), PutOptions{
-			InBatch: func(b *pebble.Batch, o *meta.Object) error {
+			InBatch: func(b *pebble.Batch, o, _ *meta.Object) error {
 				if fail {
 					return errors.New("no")
 				}

@@ -2,8 +2,10 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cairn-store/cairn/internal/meta"
 )
@@ -21,6 +23,22 @@ func (p *Proxy) CreateContainer(ctx context.Context, account, container string, 
 	}); err != nil {
 		return fmt.Errorf("create container %q: %w", container, err)
 	}
+	return nil
+}
+
+// requireContainer returns nil if the container exists, meta.ErrNoContainer if it does not.
+func (p *Proxy) requireContainer(ctx context.Context, account, container string) error {
+	now := time.Now()
+	if p.known.ttl > 0 && p.known.exists(account, container, now) {
+		return nil
+	}
+	if _, err := p.HeadContainer(ctx, account, container); err != nil {
+		if errors.Is(err, meta.ErrNotFound) {
+			return meta.ErrNoContainer
+		}
+		return err
+	}
+	p.known.remember(account, container, now)
 	return nil
 }
 
@@ -61,9 +79,12 @@ func (p *Proxy) DeleteContainer(ctx context.Context, account, container string) 
 	if err != nil {
 		return err
 	}
-	return fanOut(ts, p.quorum(), func(t target) error {
+	p.known.forget(account, container)
+	err = fanOut(ts, p.quorum(), func(t target) error {
 		return t.client.DeleteContainer(ctx, t.dev.Name, part, account, container)
 	})
+	p.known.forget(account, container) // again: a PUT may have re-cached it meanwhile
+	return err
 }
 
 // ListObjects returns a page of a container's listing.

@@ -36,11 +36,8 @@ type ObjectReader struct {
 // carries the metadata and Size (-1 when unknown); with obj.Manifest set, body must be empty and
 // obj.ETag is the manifest's ETag. Success means a quorum of replicas synced data and metadata.
 func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions) (meta.Object, error) {
-	if _, err := p.HeadContainer(ctx, name.Account, name.Container); err != nil {
-		if errors.Is(err, meta.ErrNotFound) {
-			return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, meta.ErrNoContainer)
-		}
-		return meta.Object{}, err
+	if err := p.requireContainer(ctx, name.Account, name.Container); err != nil {
+		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 	}
 	obj.Timestamp = meta.Now()
 	if obj.Manifest != nil {

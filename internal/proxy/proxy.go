@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
@@ -20,6 +21,9 @@ type Config struct {
 	Ring   *ring.Ring
 	Dialer nodeclient.Dialer
 	Logger *slog.Logger
+	// ContainerCacheTTL is how long the proxy trusts that a container it has seen exists
+	// (default 5s; negative disables the cache).
+	ContainerCacheTTL time.Duration
 }
 
 // Validate checks the configuration and fills in defaults.
@@ -36,6 +40,9 @@ func (c *Config) Validate() error {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.ContainerCacheTTL == 0 {
+		c.ContainerCacheTTL = 5 * time.Second
+	}
 	return nil
 }
 
@@ -44,6 +51,7 @@ type Proxy struct {
 	ring   *ring.Ring
 	dialer nodeclient.Dialer
 	log    *slog.Logger
+	known  *containerCache
 }
 
 // New returns a Proxy.
@@ -51,7 +59,7 @@ func New(cfg Config) (*Proxy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Proxy{ring: cfg.Ring, dialer: cfg.Dialer, log: cfg.Logger}, nil
+	return &Proxy{ring: cfg.Ring, dialer: cfg.Dialer, log: cfg.Logger, known: newContainerCache(cfg.ContainerCacheTTL)}, nil
 }
 
 // target is one replica of a partition, with the client that reaches it, or why none does.

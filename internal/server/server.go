@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"time"
@@ -34,6 +35,9 @@ type Config struct {
 	// generated on first start and kept in DataDir.
 	RootAccessKey, RootSecretKey string
 	Region                       string // default us-east-1
+	// DebugListen, when set, serves Go's profiler (net/http/pprof) on its own listener, meant
+	// for loopback only.
+	DebugListen string
 	// InlineThreshold: objects up to this size live in the LSM (0: the engine's default).
 	InlineThreshold int64
 	Logger          *slog.Logger
@@ -77,6 +81,7 @@ type Server struct {
 	node     *storage.Node
 	listener net.Listener
 	http     *http.Server
+	debug    *http.Server
 }
 
 // localNode is the ring's name for this process's own storage node in the embedded default.
@@ -133,6 +138,21 @@ func Start(cfg Config) (*Server, error) {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}}
+	if cfg.DebugListen != "" {
+		dl, err := net.Listen("tcp", cfg.DebugListen)
+		if err != nil {
+			ln.Close()
+			node.Close()
+			return nil, fmt.Errorf("server: debug listen: %w", err)
+		}
+		dmux := http.NewServeMux()
+		dmux.HandleFunc("/debug/pprof/", pprof.Index)
+		dmux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		dmux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		s.debug = &http.Server{Handler: dmux, ReadHeaderTimeout: 10 * time.Second}
+		go s.debug.Serve(dl)
+		cfg.Logger.Info("profiler serving", "addr", dl.Addr().String())
+	}
 	if generated != nil {
 		fmt.Fprintf(cfg.Console, "cairn: generated the root key (shown once; kept in %s):\n  access key: %s\n  secret key: %s\n",
 			cfg.DataDir, generated.AccessKey, generated.SecretKey)
@@ -156,6 +176,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err = s.http.Shutdown(shutdownCtx)
 		cancel()
+	}
+	if s.debug != nil {
+		s.debug.Close()
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/cairn-store/cairn/internal/engine"
 	"github.com/cairn-store/cairn/internal/index"
@@ -118,6 +119,11 @@ func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
 		MemTableSize: 32 << 20,
 		Logger:       pebbleLogger{cfg.Logger.With("device", dc.Name)},
 	}
+	for i := range opts.Levels {
+		// Most PUTs look up a name that does not exist yet; a bloom filter answers that
+		// without reading a block of every level.
+		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
 	engine.TunePebble(opts)
 	db, err := pebble.Open(filepath.Join(dc.Dir, "lsm"), opts)
 	if err != nil {
@@ -165,6 +171,7 @@ func (l pebbleLogger) Infof(format string, args ...any) {
 func (l pebbleLogger) Errorf(format string, args ...any) {
 	l.log.Error(fmt.Sprintf(format, args...), "component", "lsm")
 }
+
 // Fatalf stops the process: Pebble calls it when it cannot go on (a WAL write failed) and
 // expects it not to return. A panic would not do, because net/http recovers panics in handlers
 // and the LSM would then be used in a broken state; a restart recovers it from the WAL.
@@ -186,15 +193,16 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 		return nodeclient.PutResult{}, err
 	}
 	var prev *meta.Object
-	if old, err := d.engine.Stat(ctx, part, name); err == nil && !old.Deleted {
-		prev = &old
-	}
-	eopts := engine.PutOptions{BeforeCommit: opts.BeforeCommit}
-	if opts.UpdateListing {
-		eopts.InBatch = func(b *pebble.Batch, o *meta.Object) error {
-			return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
+	eopts := engine.PutOptions{BeforeCommit: opts.BeforeCommit, InBatch: func(b *pebble.Batch, o, old *meta.Object) error {
+		if old != nil && !old.Deleted {
+			p := *old
+			prev = &p
 		}
-	}
+		if !opts.UpdateListing {
+			return nil
+		}
+		return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
+	}}
 	o, err := d.engine.Put(ctx, part, name, obj, body, eopts)
 	if err != nil {
 		return nodeclient.PutResult{}, err
@@ -266,7 +274,7 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 		}
 		return nil
 	}
-	return d.engine.UpdateMeta(ctx, part, name, update.Timestamp, apply, engine.PutOptions{InBatch: func(b *pebble.Batch, o *meta.Object) error {
+	return d.engine.UpdateMeta(ctx, part, name, update.Timestamp, apply, engine.PutOptions{InBatch: func(b *pebble.Batch, o, _ *meta.Object) error {
 		return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
 	}})
 }
