@@ -48,4 +48,4 @@ fi
 echo "$stamp" >"$venv/.cairn-stamp"
 "$venv/bin/python" -m pip list --disable-pip-version-check 2>/dev/null |
   grep -Ei '^(awscli|boto3|botocore|s3cmd|pytest) ' | tr -s ' ' | paste -sd, -
-rclone version | head -1
+rclone version | sed -n 1p  # sed reads everything: no SIGPIPE under pipefail
