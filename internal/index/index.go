@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"syscall"
 
@@ -22,11 +23,18 @@ type Index struct {
 	db *pebble.DB
 	// containers serializes the rare container lifecycle changes (create, metadata, delete),
 	// which read-modify-write one record; object entries never take it.
-	containers sync.Mutex
+	containers   sync.Mutex
+	counterState usageState
+	log          *slog.Logger
 }
 
-// New returns an index over db (which must have been opened with Merger).
-func New(db *pebble.DB) *Index { return &Index{db: db} }
+// New returns an index over db (which must have been opened with Merger). log may be nil.
+func New(db *pebble.DB, log *slog.Logger) *Index {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Index{db: db, log: log}
+}
 
 // get returns a copy of the value under key, or nil if there is none.
 func (ix *Index) get(key []byte) ([]byte, error) {
@@ -65,17 +73,22 @@ func (ix *Index) counters(key []byte, n int) ([]int64, error) {
 	return c, nil
 }
 
-// addUsage adds the usage deltas of one container (and of its account) to b.
-func addUsage(b *pebble.Batch, account, container string, containers, objects, size int64) error {
+// addUsage adds the usage deltas of one container (and of its account) to b. The caller holds
+// HoldUsage until b commits.
+func (ix *Index) addUsage(b *pebble.Batch, account, container string, containers, objects, size int64) error {
 	if objects != 0 || size != 0 {
-		if err := b.Merge(cstatsKey(account, container), encodeCounters(objects, size), nil); err != nil {
+		key := cstatsKey(account, container)
+		if err := b.Merge(key, encodeCounters(objects, size), nil); err != nil {
 			return fmt.Errorf("index: usage: %w", err)
 		}
+		ix.noteOperand(key)
 	}
 	if containers != 0 || objects != 0 || size != 0 {
-		if err := b.Merge(astatsKey(account), encodeCounters(containers, objects, size), nil); err != nil {
+		key := astatsKey(account)
+		if err := b.Merge(key, encodeCounters(containers, objects, size), nil); err != nil {
 			return fmt.Errorf("index: usage: %w", err)
 		}
+		ix.noteOperand(key)
 	}
 	return nil
 }
@@ -103,7 +116,7 @@ func (ix *Index) PutEntry(b *pebble.Batch, account, container string, e meta.Lis
 	if err := b.Set(key, encodeEntry(e), nil); err != nil {
 		return fmt.Errorf("index: put entry: %w", err)
 	}
-	return addUsage(b, account, container, 0, objects, size)
+	return ix.addUsage(b, account, container, 0, objects, size)
 }
 
 // DeleteEntry adds to b the removal of an object's listing entry (if not newer than ts) and the
@@ -124,7 +137,7 @@ func (ix *Index) DeleteEntry(b *pebble.Batch, account, container, object string,
 	if err := b.Delete(key, nil); err != nil {
 		return fmt.Errorf("index: delete entry: %w", err)
 	}
-	return addUsage(b, account, container, 0, -1, -prev.Size)
+	return ix.addUsage(b, account, container, 0, -1, -prev.Size)
 }
 
 // CreateContainer creates a container and adds it to its account's listing (durably).
@@ -151,7 +164,8 @@ func (ix *Index) CreateContainer(ctx context.Context, account string, c meta.Con
 	if err := b.Set(key, encodeContainer(c), nil); err != nil {
 		return fmt.Errorf("index: create container: %w", err)
 	}
-	if err := addUsage(b, account, c.Name, 1, 0, 0); err != nil {
+	defer ix.HoldUsage()()
+	if err := ix.addUsage(b, account, c.Name, 1, 0, 0); err != nil {
 		return err
 	}
 	return storageErr("create container", b.Commit(pebble.Sync))
@@ -245,6 +259,7 @@ func (ix *Index) DeleteContainer(ctx context.Context, account, container string)
 		return fmt.Errorf("index: container %q: %w", container, meta.ErrNotEmpty)
 	}
 	// Whatever the counters still hold (they should be zero) leaves the account with them.
+	defer ix.HoldUsage()()
 	u, err := ix.counters(cstatsKey(account, container), 2)
 	if err != nil {
 		return err
@@ -257,6 +272,7 @@ func (ix *Index) DeleteContainer(ctx context.Context, account, container string)
 	if err := b.Merge(astatsKey(account), encodeCounters(-1, -u[0], -u[1]), nil); err != nil {
 		return fmt.Errorf("index: delete container: %w", err)
 	}
+	ix.noteOperand(astatsKey(account))
 	return storageErr("delete container", b.Commit(pebble.Sync))
 }
 

@@ -30,7 +30,7 @@ func newIndex(t testing.TB) (*Index, *pebble.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return New(db), db
+	return New(db, nil), db
 }
 
 func newDiskIndex(t testing.TB) (*Index, *pebble.DB) {
@@ -40,7 +40,7 @@ func newDiskIndex(t testing.TB) (*Index, *pebble.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return New(db), db
+	return New(db, nil), db
 }
 
 func commit(t testing.TB, db *pebble.DB, f func(b *pebble.Batch) error) {

@@ -137,13 +137,14 @@ func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
 		db.Close()
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
-	return &device{db: db, engine: eng, index: index.New(db)}, nil
+	return &device{db: db, engine: eng, index: index.New(db, cfg.Logger.With("device", dc.Name))}, nil
 }
 
 // Close closes every device.
 func (n *Node) Close() error {
 	var errs []error
 	for name, d := range n.devices {
+		d.index.Close()
 		if err := d.engine.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("device %s engine: %w", name, err))
 		}
@@ -193,6 +194,8 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 		return nodeclient.PutResult{}, err
 	}
 	var prev *meta.Object
+	var hold usageHold
+	defer hold.release()
 	eopts := engine.PutOptions{BeforeCommit: opts.BeforeCommit, InBatch: func(b *pebble.Batch, o, old *meta.Object) error {
 		if old != nil && !old.Deleted {
 			p := *old
@@ -201,6 +204,7 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 		if !opts.UpdateListing {
 			return nil
 		}
+		hold.take(d.index)
 		return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
 	}}
 	o, err := d.engine.Put(ctx, part, name, obj, body, eopts)
@@ -246,11 +250,14 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 		return meta.Object{}, err
 	}
 	var prev meta.Object
+	var hold usageHold
+	defer hold.release()
 	err = d.engine.Delete(ctx, part, name, ts, engine.DeleteOptions{InBatch: func(b *pebble.Batch, p *meta.Object) error {
 		prev = *p
 		if !opts.UpdateListing {
 			return nil
 		}
+		hold.take(d.index)
 		return d.index.DeleteEntry(b, name.Account, name.Container, name.Object, ts)
 	}})
 	return prev, err
@@ -274,7 +281,27 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 		}
 		return nil
 	}
+	var hold usageHold
+	defer hold.release()
 	return d.engine.UpdateMeta(ctx, part, name, update.Timestamp, apply, engine.PutOptions{InBatch: func(b *pebble.Batch, o, _ *meta.Object) error {
+		hold.take(d.index)
 		return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
 	}})
+}
+
+// usageHold keeps the index's usage counters from being consolidated while a batch that adds
+// to them is being committed (see index.HoldUsage).
+type usageHold struct{ done func() }
+
+func (h *usageHold) take(ix *index.Index) {
+	if h.done == nil {
+		h.done = ix.HoldUsage()
+	}
+}
+
+func (h *usageHold) release() {
+	if h.done != nil {
+		h.done()
+		h.done = nil
+	}
 }
