@@ -286,7 +286,9 @@ type listResult struct {
 }
 
 // listKeys lists every key of bucket (ListObjectsV2, all pages) with its size.
-func (s *testServer) listKeys(bucket string) map[string]int64 { return s.listKeysEncoded(bucket, false) }
+func (s *testServer) listKeys(bucket string) map[string]int64 {
+	return s.listKeysEncoded(bucket, false)
+}
 
 // listKeysEncoded lists with encoding-type=url when urlEncoded (as SDKs do, for keys XML cannot
 // carry), decoding the keys as the SDKs do.

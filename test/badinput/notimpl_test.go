@@ -1,0 +1,81 @@
+package badinput
+
+import (
+	"net/http"
+	"testing"
+)
+
+// TestUnsupportedOperations: subresources and headers that ask for features Cairn lacks get 501
+// NotImplemented, and are never served as the plain operation they resemble (a PUT ?tagging
+// must not overwrite the object with its tag document, a DELETE ?cors must not delete the
+// bucket). Methods that mean nothing get 405 MethodNotAllowed.
+func TestUnsupportedOperations(t *testing.T) {
+	s := startServer(t, "")
+	const bucket = "unsupported"
+	s.createBucket(bucket)
+	s.createBucket("empty-bucket") // an empty bucket is one a misrouted DELETE would remove
+	old := []byte("the object")
+	s.put(bucket, "victim", old)
+	before := s.snapshot(bucket)
+
+	tagging := []byte(`<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet></Tagging>`)
+	cases := []struct {
+		method, bucket, key, query string
+		body                       []byte
+		hdr                        []string
+		status                     int
+		code                       string
+	}{
+		{http.MethodPut, bucket, "victim", "tagging", tagging, nil, 501, "NotImplemented"},
+		{http.MethodDelete, bucket, "victim", "tagging", nil, nil, 501, "NotImplemented"},
+		{http.MethodGet, bucket, "victim", "tagging", nil, nil, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "victim", "acl", []byte("<AccessControlPolicy/>"), nil, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "victim", "retention", []byte("<Retention/>"), nil, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "victim", "legal-hold", []byte("<LegalHold/>"), nil, 501, "NotImplemented"},
+		{http.MethodPost, bucket, "victim", "restore", []byte("<RestoreRequest><Days>1</Days></RestoreRequest>"), nil, 501, "NotImplemented"},
+		{http.MethodPost, bucket, "victim", "select&select-type=2", []byte("<SelectObjectContentRequest/>"), nil, 501, "NotImplemented"},
+		{http.MethodPost, bucket, "victim", "", []byte("x"), nil, 501, "NotImplemented"},
+		{http.MethodGet, bucket, "victim", "torrent", nil, nil, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "victim", "renameObject", nil, []string{"X-Amz-Rename-Source", "/" + bucket + "/other"}, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "victim", "", []byte("tagged"), []string{"X-Amz-Tagging", "k=v"}, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "victim", "", []byte("encrypted"), []string{"X-Amz-Server-Side-Encryption", "AES256"}, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "victim", "", []byte("public"), []string{"X-Amz-Acl", "public-read"}, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "victim", "", []byte("locked"), []string{"X-Amz-Object-Lock-Mode", "GOVERNANCE"}, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "victim", "", []byte("conditional"), []string{"If-None-Match", `"abc"`}, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "", "lifecycle", []byte("<LifecycleConfiguration/>"), nil, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "", "policy", []byte(`{"Statement":[]}`), nil, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "", "cors", []byte("<CORSConfiguration/>"), nil, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "", "versioning", []byte("<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>"), nil, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "", "tagging", tagging, nil, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "", "website", []byte("<WebsiteConfiguration/>"), nil, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "", "notification", []byte("<NotificationConfiguration/>"), nil, 501, "NotImplemented"},
+		{http.MethodPut, "new-bucket", "", "", nil, []string{"X-Amz-Acl", "public-read"}, 501, "NotImplemented"},
+		{http.MethodPut, "new-bucket", "", "", nil, []string{"X-Amz-Bucket-Object-Lock-Enabled", "true"}, 501, "NotImplemented"},
+		{http.MethodDelete, "empty-bucket", "", "cors", nil, nil, 501, "NotImplemented"},
+		{http.MethodDelete, "empty-bucket", "", "policy", nil, nil, 501, "NotImplemented"},
+		{http.MethodDelete, "empty-bucket", "", "lifecycle", nil, nil, 501, "NotImplemented"},
+		{http.MethodDelete, "empty-bucket", "", "tagging", nil, nil, 501, "NotImplemented"},
+		{http.MethodDelete, "empty-bucket", "", "website", nil, nil, 501, "NotImplemented"},
+		{http.MethodPost, "empty-bucket", "", "", []byte("x"), nil, 501, "NotImplemented"},
+		{http.MethodGet, bucket, "", "inventory", nil, nil, 501, "NotImplemented"},
+		{http.MethodGet, bucket, "", "versions", nil, nil, 501, "NotImplemented"},
+		{"PATCH", bucket, "victim", "", []byte("x"), nil, 405, "MethodNotAllowed"},
+		{"PATCH", bucket, "", "", nil, nil, 405, "MethodNotAllowed"},
+		{http.MethodPut, "", "", "", nil, nil, 405, "MethodNotAllowed"},
+		{http.MethodDelete, "", "", "", nil, nil, 405, "MethodNotAllowed"},
+	}
+	for _, c := range cases {
+		what := c.method + " " + c.bucket + "/" + c.key + "?" + c.query
+		r := s.call(c.method, c.bucket, c.key, c.query, c.body, c.hdr...)
+		expectError(t, what, r, c.status, c.code)
+	}
+	s.expectUnchanged("after unsupported operations", bucket, before)
+	for _, b := range []struct {
+		name   string
+		status int
+	}{{"empty-bucket", http.StatusOK}, {"new-bucket", http.StatusNotFound}} {
+		if r := s.call(http.MethodHead, b.name, "", "", nil); r.Status != b.status {
+			t.Errorf("HEAD bucket %s: %s, want %d", b.name, r, b.status)
+		}
+	}
+}
