@@ -77,7 +77,19 @@ func (s *testServer) start() {
 	go func() { s.done <- srv.Serve(ctx) }()
 	s.endpoint = srv.Endpoint()
 	s.host = strings.TrimPrefix(s.endpoint, "http://")
-	s.client = &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	s.client = newClient()
+}
+
+// newClient returns the HTTP client of the tests. Big bodies go with Expect: 100-continue (see
+// send), so that a request the server refuses before reading its body gets its answer instead
+// of a connection reset; the timeout is only how long to wait for a 100 before sending anyway.
+func newClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{DisableCompression: true, ExpectContinueTimeout: time.Minute}}
+}
+
+// attach returns a testServer for a server running elsewhere (the real binary).
+func attach(t testing.TB, endpoint, data string) *testServer {
+	return &testServer{t: t, data: data, endpoint: endpoint, host: strings.TrimPrefix(endpoint, "http://"), client: newClient()}
 }
 
 // stop shuts the server down gracefully and waits for it (and its storage) to close.
@@ -214,9 +226,12 @@ func parseResponse(resp *http.Response) (response, error) {
 	return r, nil
 }
 
-// send sends req as it is.
+// send sends req as it is, with Expect: 100-continue for a body over 64 KiB or of unknown length.
 func (s *testServer) send(req *http.Request) response {
 	s.t.Helper()
+	if req.Body != nil && req.Body != http.NoBody && (req.ContentLength > 64*KiB || req.ContentLength < 0) {
+		req.Header.Set("Expect", "100-continue")
+	}
 	resp, err := s.client.Do(req)
 	if err != nil {
 		s.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
