@@ -70,6 +70,13 @@ func TestAuthFailuresChangeNothing(t *testing.T) {
 			}
 			return newRequest(t, m, u, body)
 		}},
+		{"presigned URL dated 20 minutes ahead", http.StatusForbidden, "AccessDenied", func(t *testing.T, m string, body []byte) *http.Request {
+			u, err := sigv4.Presign(newRequest(t, m, s.url(bucket, "victim", ""), nil), rootCred, region, now.Add(20*time.Minute), time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return newRequest(t, m, u, body)
+		}},
 		{"presigned URL with a wrong signature", http.StatusForbidden, "SignatureDoesNotMatch", func(t *testing.T, m string, body []byte) *http.Request {
 			u, err := sigv4.Presign(newRequest(t, m, s.url(bucket, "victim", ""), nil), wrongSecret, region, now, time.Hour)
 			if err != nil {
