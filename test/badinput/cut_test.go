@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-store/cairn/test/e2e"
 )
 
 // objectFiles lists the engine's committed data files (below objects/, temp files excluded).
@@ -216,5 +218,50 @@ func TestClientVanishesMidUpload(t *testing.T) {
 	}
 	if got := s.objectFiles(); !slices.Equal(got, files) {
 		t.Errorf("the restart changed the data files (orphans collected?):\nbefore %v\nafter  %v", files, got)
+	}
+}
+
+// TestKilledMidUpload kills the real server (SIGKILL) while a client is half way through a
+// file-size PUT, with the temp file on disk: after a restart the temp file is gone, the old
+// version of the key reads back intact, and no orphan data file is left.
+func TestKilledMidUpload(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	proc := e2e.Start(t, e2e.Options{DataDir: data, AccessKey: accessKey, SecretKey: secretKey})
+	s := attach(t, proc.Endpoint, data)
+	const bucket = "killed"
+	s.createBucket(bucket)
+	old := randomBytes(2 * MiB)
+	s.put(bucket, "victim", old)
+	before := s.snapshot(bucket)
+	files := s.objectFiles()
+
+	body := randomBytes(2 * MiB)
+	req := newRequest(t, http.MethodPut, s.url(bucket, "victim", ""), nil)
+	req.ContentLength = int64(len(body))
+	sign(t, req, rootCred, time.Now(), body)
+	c := s.dial()
+	defer c.Close()
+	c.Write(rawHead(req, int64(len(body))))
+	c.Write(body[:len(body)/2])
+	// Wait until the engine has the temp file open (the bound is only a safety net).
+	deadline := time.Now().Add(60 * time.Second)
+	for len(s.tmpFiles()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no temp file appeared for a PUT half sent")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	proc.Kill()
+	c.Close()
+
+	proc = e2e.Start(t, e2e.Options{DataDir: data, AccessKey: accessKey, SecretKey: secretKey})
+	s = attach(t, proc.Endpoint, data)
+	s.expectUnchanged("after SIGKILL mid-upload and a restart", bucket, before)
+	s.expectObject("after SIGKILL mid-upload and a restart", bucket, "victim", old)
+	if tmp := s.tmpFiles(); len(tmp) != 0 {
+		t.Errorf("temp files left after a restart: %v", tmp)
+	}
+	if got := s.objectFiles(); !slices.Equal(got, files) {
+		t.Errorf("data files after a restart:\nbefore %v\nafter  %v", files, got)
 	}
 }
