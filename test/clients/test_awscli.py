@@ -20,7 +20,9 @@ def aws(server, tmp_path_factory):
     exe = tool("aws")
 
     def aws(*args, check=True):
-        return run([exe, "--endpoint-url", server.endpoint, *args], env=env, check=check)
+        # A short read timeout: a lost response (seen with Expect: 100-continue PUTs under
+        # concurrency) then costs 15 s and a retry instead of the default 60 s.
+        return run([exe, "--endpoint-url", server.endpoint, "--cli-read-timeout", "15", *args], env=env, check=check)
     return aws
 
 
