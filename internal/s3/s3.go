@@ -171,6 +171,14 @@ type request struct {
 // ServeHTTP routes, authenticates and serves one request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	if r.ContentLength == 0 && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		// net/http sends 100 Continue only when a handler reads a body, so an empty PUT gets
+		// its final answer straight away. That is allowed, but botocore then keeps the final
+		// status on the connection and misreads the next 100-continue request on it, which
+		// hangs until its read timeout (aws s3 sync with an empty file shows it). S3 answers
+		// 100 Continue here; so do we.
+		w.WriteHeader(http.StatusContinue)
+	}
 	rq := &request{id: newRequestID(), hostID: newHostID(), op: opUnknown}
 	rec := &statusRecorder{ResponseWriter: w}
 	hdr := w.Header()
