@@ -256,10 +256,14 @@ func (e *Engine) Put(ctx context.Context, part uint32, name meta.ObjectName, obj
 		body = bytes.NewReader(nil)
 	}
 	key := objectKey(nil, part, name)
-	// Refuse a stale write before reading its body; the check that counts is repeated under
-	// the lock below.
-	if cur, _, err := e.load(key); err == nil && cur != nil && cur.obj.Timestamp >= obj.Timestamp {
-		return meta.Object{}, fmt.Errorf("engine: put at %d, have %d: %w", obj.Timestamp, cur.obj.Timestamp, meta.ErrConflict)
+	// Refuse a stale write of a large body before reading it; the check that counts is
+	// repeated under the lock below. For a small body the early lookup would cost more than
+	// reading the body it saves (most PUTs create a name, and a lookup of a missing name
+	// visits every LSM level).
+	if obj.Size < 0 || obj.Size > e.cfg.InlineThreshold {
+		if cur, _, err := e.load(key); err == nil && cur != nil && cur.obj.Timestamp >= obj.Timestamp {
+			return meta.Object{}, fmt.Errorf("engine: put at %d, have %d: %w", obj.Timestamp, cur.obj.Timestamp, meta.ErrConflict)
+		}
 	}
 	declared := obj.Size
 	if obj.Manifest != nil {

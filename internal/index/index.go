@@ -97,23 +97,25 @@ func (ix *Index) addUsage(b *pebble.Batch, account, container string, containers
 // caller holds the object's name locked until b commits. An entry older than the one listed is
 // ignored.
 func (ix *Index) PutEntry(b *pebble.Batch, account, container string, e meta.ListEntry) error {
-	key := entryKey(account, container, e.Name)
-	old, err := ix.get(key)
+	prev, err := ix.entry(account, container, e.Name)
 	if err != nil {
 		return err
 	}
+	return ix.ReplaceEntry(b, account, container, e, prev)
+}
+
+// ReplaceEntry is PutEntry for a caller that knows the entry listed now (nil for none): the
+// object engine, whose record commits in the same batch as the entry, so that the two always
+// agree. It saves a lookup on every PUT.
+func (ix *Index) ReplaceEntry(b *pebble.Batch, account, container string, e meta.ListEntry, prev *meta.ListEntry) error {
 	var objects, size int64 = 1, e.Size
-	if old != nil {
-		prev, err := decodeEntry(e.Name, old)
-		if err != nil {
-			return err
-		}
+	if prev != nil {
 		if prev.Timestamp >= e.Timestamp {
 			return nil
 		}
 		objects, size = 0, e.Size-prev.Size
 	}
-	if err := b.Set(key, encodeEntry(e), nil); err != nil {
+	if err := b.Set(entryKey(account, container, e.Name), encodeEntry(e), nil); err != nil {
 		return fmt.Errorf("index: put entry: %w", err)
 	}
 	return ix.addUsage(b, account, container, 0, objects, size)
@@ -122,22 +124,30 @@ func (ix *Index) PutEntry(b *pebble.Batch, account, container string, e meta.Lis
 // DeleteEntry adds to b the removal of an object's listing entry (if not newer than ts) and the
 // usage change it makes. Same locking rule as PutEntry.
 func (ix *Index) DeleteEntry(b *pebble.Batch, account, container, object string, ts meta.Timestamp) error {
-	key := entryKey(account, container, object)
-	old, err := ix.get(key)
-	if err != nil || old == nil {
-		return err
-	}
-	prev, err := decodeEntry(object, old)
-	if err != nil {
+	prev, err := ix.entry(account, container, object)
+	if err != nil || prev == nil {
 		return err
 	}
 	if prev.Timestamp > ts {
 		return nil
 	}
-	if err := b.Delete(key, nil); err != nil {
+	if err := b.Delete(entryKey(account, container, object), nil); err != nil {
 		return fmt.Errorf("index: delete entry: %w", err)
 	}
 	return ix.addUsage(b, account, container, 0, -1, -prev.Size)
+}
+
+// entry returns the listing entry of an object, nil if none is listed.
+func (ix *Index) entry(account, container, object string) (*meta.ListEntry, error) {
+	v, err := ix.get(entryKey(account, container, object))
+	if err != nil || v == nil {
+		return nil, err
+	}
+	e, err := decodeEntry(object, v)
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
 }
 
 // CreateContainer creates a container and adds it to its account's listing (durably).

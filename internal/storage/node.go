@@ -63,7 +63,7 @@ func (c *Config) Validate() error {
 		c.FS = vfs.Default
 	}
 	if c.CacheBytes == 0 {
-		c.CacheBytes = 32 << 20
+		c.CacheBytes = 64 << 20
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -205,7 +205,14 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 			return nil
 		}
 		hold.take(d.index)
-		return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
+		// The listing entry commits with the record in every batch, so the version the engine
+		// replaces is the entry listed now.
+		var listed *meta.ListEntry
+		if prev != nil {
+			e := listEntry(name.Object, prev)
+			listed = &e
+		}
+		return d.index.ReplaceEntry(b, name.Account, name.Container, listEntry(name.Object, o), listed)
 	}}
 	o, err := d.engine.Put(ctx, part, name, obj, body, eopts)
 	if err != nil {
