@@ -35,6 +35,10 @@ var forbidden = []struct {
 		"a storage node serves devices; it does not route or authenticate"},
 	{"internal/ring", []string{"internal/"},
 		"the ring is pure placement logic"},
+	{"internal/binenc", []string{"internal/"},
+		"the byte encoding depends on nothing of Cairn's"},
+	{"internal/bench", []string{"internal/server", "internal/proxy", "internal/storage", "internal/engine", "internal/index"},
+		"the load generator measures any S3 endpoint over HTTP, Cairn's or anyone's"},
 }
 
 func TestImportRules(t *testing.T) {

@@ -2,11 +2,10 @@ package engine
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
-	"slices"
 
+	"github.com/cairn-store/cairn/internal/binenc"
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
@@ -33,13 +32,13 @@ func parseKey(k []byte) (part uint32, name meta.ObjectName, err error) {
 		return 0, name, fmt.Errorf("engine: bad key %q: %w", k, meta.ErrCorrupt)
 	}
 	part = binary.BigEndian.Uint32(k[1:5])
-	d := decoder{b: k[5:]}
-	name.Account = d.str()
-	name.Container = d.str()
-	if d.err != nil {
+	d := binenc.Decoder{B: k[5:]}
+	name.Account = d.Str()
+	name.Container = d.Str()
+	if d.Err != nil {
 		return 0, name, fmt.Errorf("engine: bad key %q: %w", k, meta.ErrCorrupt)
 	}
-	name.Object = string(d.b)
+	name.Object = string(d.B)
 	return part, name, nil
 }
 
@@ -76,29 +75,6 @@ type record struct {
 	blocks  []uint32 // CRC32C of each block of the data file
 }
 
-func appendStr(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-func appendMap(b []byte, m map[string]string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(m)))
-	if len(m) == 0 {
-		return b
-	}
-	// Sorted so that equal metadata encodes to equal bytes (replicas compare records).
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		b = appendStr(b, k)
-		b = appendStr(b, m[k])
-	}
-	return b
-}
-
 // encode appends the record's encoding to dst.
 func (r *record) encode(dst []byte) []byte {
 	start := len(dst)
@@ -116,22 +92,22 @@ func (r *record) encode(dst []byte) []byte {
 	dst = append(dst, flags)
 	dst = binary.AppendUvarint(dst, uint64(r.obj.Timestamp))
 	dst = binary.AppendVarint(dst, r.obj.Size)
-	dst = appendStr(dst, r.obj.ETag)
-	dst = appendStr(dst, r.obj.ContentType)
-	dst = appendMap(dst, r.obj.Headers)
-	dst = appendMap(dst, r.obj.UserMeta)
-	dst = appendMap(dst, r.obj.SysMeta)
+	dst = binenc.AppendString(dst, r.obj.ETag)
+	dst = binenc.AppendString(dst, r.obj.ContentType)
+	dst = binenc.AppendMap(dst, r.obj.Headers)
+	dst = binenc.AppendMap(dst, r.obj.UserMeta)
+	dst = binenc.AppendMap(dst, r.obj.SysMeta)
 	dst = binary.AppendUvarint(dst, uint64(len(r.obj.Manifest)))
 	for _, s := range r.obj.Manifest {
-		dst = appendStr(dst, s.Container)
-		dst = appendStr(dst, s.Object)
+		dst = binenc.AppendString(dst, s.Container)
+		dst = binenc.AppendString(dst, s.Object)
 		dst = binary.AppendVarint(dst, s.Size)
-		dst = appendStr(dst, s.ETag)
+		dst = binenc.AppendString(dst, s.ETag)
 	}
 	dst = binary.AppendUvarint(dst, uint64(r.dataLen))
 	dst = binary.LittleEndian.AppendUint32(dst, r.dataCRC)
 	if r.isFile {
-		dst = appendStr(dst, r.file)
+		dst = binenc.AppendString(dst, r.file)
 		dst = binary.AppendUvarint(dst, uint64(r.block))
 		dst = binary.AppendUvarint(dst, uint64(len(r.blocks)))
 		for _, c := range r.blocks {
@@ -142,95 +118,6 @@ func (r *record) encode(dst []byte) []byte {
 	}
 	binary.LittleEndian.PutUint32(dst[start:], crc32.Checksum(dst[start+4:], castagnoli))
 	return dst
-}
-
-// errShort marks a record that ends early; it is reported as meta.ErrCorrupt.
-var errShort = errors.New("record truncated")
-
-// decoder reads the primitives of a record, remembering the first error.
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = errShort
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = errShort
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) u32() uint32 {
-	if d.err != nil {
-		return 0
-	}
-	if len(d.b) < 4 {
-		d.err = errShort
-		return 0
-	}
-	v := binary.LittleEndian.Uint32(d.b)
-	d.b = d.b[4:]
-	return v
-}
-
-func (d *decoder) bytes(n uint64) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(len(d.b)) {
-		d.err = errShort
-		return nil
-	}
-	v := d.b[:n:n]
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) str() string { return string(d.bytes(d.uvarint())) }
-
-// count reads a collection length, refusing lengths the remaining bytes cannot hold (a
-// corrupted count must not make us allocate gigabytes).
-func (d *decoder) count(minEach int) int {
-	n := d.uvarint()
-	if n > uint64(len(d.b)/minEach) {
-		if d.err == nil {
-			d.err = errShort
-		}
-		return 0
-	}
-	return int(n)
-}
-
-func (d *decoder) strMap() map[string]string {
-	n := d.count(2)
-	if n == 0 {
-		return nil
-	}
-	m := make(map[string]string, n)
-	for range n {
-		k := d.str()
-		m[k] = d.str()
-	}
-	return m
 }
 
 // decodeRecord verifies and decodes a record. The inline bytes of the result alias buf, so the
@@ -246,48 +133,48 @@ func decodeRecord(buf []byte) (*record, error) {
 		return nil, fmt.Errorf("engine: record version %d unknown: %w", buf[4], meta.ErrCorrupt)
 	}
 	flags := buf[5]
-	d := decoder{b: buf[6:]}
+	d := binenc.Decoder{B: buf[6:]}
 	r := &record{}
 	r.obj.Deleted = flags&flagDeleted != 0
-	r.obj.Timestamp = meta.Timestamp(d.uvarint())
-	r.obj.Size = d.varint()
-	r.obj.ETag = d.str()
-	r.obj.ContentType = d.str()
-	r.obj.Headers = d.strMap()
-	r.obj.UserMeta = d.strMap()
-	r.obj.SysMeta = d.strMap()
-	if n := d.count(4); n > 0 || flags&flagManifest != 0 {
+	r.obj.Timestamp = meta.Timestamp(d.Uvarint())
+	r.obj.Size = d.Varint()
+	r.obj.ETag = d.Str()
+	r.obj.ContentType = d.Str()
+	r.obj.Headers = d.Map()
+	r.obj.UserMeta = d.Map()
+	r.obj.SysMeta = d.Map()
+	if n := d.Count(4); n > 0 || flags&flagManifest != 0 {
 		r.obj.Manifest = make([]meta.Segment, n)
 		for i := range r.obj.Manifest {
 			s := &r.obj.Manifest[i]
-			s.Container = d.str()
-			s.Object = d.str()
-			s.Size = d.varint()
-			s.ETag = d.str()
+			s.Container = d.Str()
+			s.Object = d.Str()
+			s.Size = d.Varint()
+			s.ETag = d.Str()
 		}
 	}
-	r.dataLen = int64(d.uvarint())
-	r.dataCRC = d.u32()
+	r.dataLen = int64(d.Uvarint())
+	r.dataCRC = d.Uint32()
 	if flags&flagInline != 0 {
-		r.inline = d.bytes(uint64(r.dataLen))
-		if d.err == nil && len(d.b) != 0 {
-			d.err = fmt.Errorf("%d trailing bytes", len(d.b))
+		r.inline = d.Bytes(uint64(r.dataLen))
+		if d.Err == nil && len(d.B) != 0 {
+			d.Err = fmt.Errorf("%d trailing bytes", len(d.B))
 		}
 	} else {
 		r.isFile = true
-		r.file = d.str()
-		r.block = int64(d.uvarint())
-		n := d.count(4)
+		r.file = d.Str()
+		r.block = int64(d.Uvarint())
+		n := d.Count(4)
 		r.blocks = make([]uint32, n)
 		for i := range r.blocks {
-			r.blocks[i] = d.u32()
+			r.blocks[i] = d.Uint32()
 		}
-		if d.err == nil && (r.block <= 0 || int64(n) != blockCount(r.dataLen, r.block)) {
-			d.err = fmt.Errorf("%d block checksums for %d bytes", n, r.dataLen)
+		if d.Err == nil && (r.block <= 0 || int64(n) != blockCount(r.dataLen, r.block)) {
+			d.Err = fmt.Errorf("%d block checksums for %d bytes", n, r.dataLen)
 		}
 	}
-	if d.err != nil {
-		return nil, fmt.Errorf("engine: decoding record: %w: %w", d.err, meta.ErrCorrupt)
+	if d.Err != nil {
+		return nil, fmt.Errorf("engine: decoding record: %w: %w", d.Err, meta.ErrCorrupt)
 	}
 	return r, nil
 }

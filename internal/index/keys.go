@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/cairn-store/cairn/internal/binenc"
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
@@ -27,14 +28,9 @@ const (
 	prefixStats     = 's'
 )
 
-func appendLP(dst []byte, s string) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(s)))
-	return append(dst, s...)
-}
-
 // containerBase is the prefix of the listing entries of a container.
 func containerBase(account, container string) []byte {
-	return appendLP(appendLP([]byte{prefixEntry}, account), container)
+	return binenc.AppendString(binenc.AppendString([]byte{prefixEntry}, account), container)
 }
 
 func entryKey(account, container, object string) []byte {
@@ -42,16 +38,16 @@ func entryKey(account, container, object string) []byte {
 }
 
 // accountBase is the prefix of the container records of an account.
-func accountBase(account string) []byte { return appendLP([]byte{prefixContainer}, account) }
+func accountBase(account string) []byte { return binenc.AppendString([]byte{prefixContainer}, account) }
 
 func containerKey(account, container string) []byte {
 	return append(accountBase(account), container...)
 }
 
-func astatsKey(account string) []byte { return appendLP([]byte{prefixStats}, account) }
+func astatsKey(account string) []byte { return binenc.AppendString([]byte{prefixStats}, account) }
 
 func cstatsKey(account, container string) []byte {
-	return appendLP(astatsKey(account), container)
+	return binenc.AppendString(astatsKey(account), container)
 }
 
 // successor returns the smallest key greater than every key that starts with p, or nil when
@@ -69,43 +65,6 @@ func successor(p []byte) []byte {
 
 var errBadValue = errors.New("malformed value")
 
-// reader decodes the primitives of a value, remembering the first error.
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.err = errBadValue
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.err = errBadValue
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) str() string {
-	n := r.uvarint()
-	if r.err != nil || n > uint64(len(r.b)) {
-		r.err = errBadValue
-		return ""
-	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
-	return s
-}
-
 // Values start with a version byte so that their encoding can evolve.
 const valueVersion = 1
 
@@ -115,22 +74,22 @@ func encodeEntry(e meta.ListEntry) []byte {
 	b = append(b, valueVersion)
 	b = binary.AppendUvarint(b, uint64(e.Timestamp))
 	b = binary.AppendVarint(b, e.Size)
-	b = appendLP(b, e.ETag)
-	return appendLP(b, e.ContentType)
+	b = binenc.AppendString(b, e.ETag)
+	return binenc.AppendString(b, e.ContentType)
 }
 
 func decodeEntry(name string, v []byte) (meta.ListEntry, error) {
 	if len(v) == 0 || v[0] != valueVersion {
 		return meta.ListEntry{}, fmt.Errorf("index: entry %q: %w: %w", name, errBadValue, meta.ErrCorrupt)
 	}
-	r := reader{b: v[1:]}
+	r := binenc.Decoder{B: v[1:]}
 	e := meta.ListEntry{Name: name}
-	e.Timestamp = meta.Timestamp(r.uvarint())
-	e.Size = r.varint()
-	e.ETag = r.str()
-	e.ContentType = r.str()
-	if r.err != nil {
-		return meta.ListEntry{}, fmt.Errorf("index: entry %q: %w: %w", name, r.err, meta.ErrCorrupt)
+	e.Timestamp = meta.Timestamp(r.Uvarint())
+	e.Size = r.Varint()
+	e.ETag = r.Str()
+	e.ContentType = r.Str()
+	if r.Err != nil {
+		return meta.ListEntry{}, fmt.Errorf("index: entry %q: %w: %w", name, r.Err, meta.ErrCorrupt)
 	}
 	return e, nil
 }
@@ -139,32 +98,22 @@ func decodeEntry(name string, v []byte) (meta.ListEntry, error) {
 func encodeContainer(c meta.Container) []byte {
 	b := []byte{valueVersion}
 	b = binary.AppendUvarint(b, uint64(c.Created))
-	keys := make([]string, 0, len(c.Meta))
-	for k := range c.Meta {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = binary.AppendUvarint(b, uint64(len(keys)))
-	for _, k := range keys {
-		b = appendLP(appendLP(b, k), c.Meta[k])
-	}
-	return b
+	return binenc.AppendMap(b, c.Meta)
 }
 
 func decodeContainer(name string, v []byte) (meta.Container, error) {
 	if len(v) == 0 || v[0] != valueVersion {
 		return meta.Container{}, fmt.Errorf("index: container %q: %w: %w", name, errBadValue, meta.ErrCorrupt)
 	}
-	r := reader{b: v[1:]}
-	c := meta.Container{Name: name, Meta: map[string]string{}}
-	c.Created = meta.Timestamp(r.uvarint())
-	n := r.uvarint()
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		k := r.str()
-		c.Meta[k] = r.str()
+	r := binenc.Decoder{B: v[1:]}
+	c := meta.Container{Name: name}
+	c.Created = meta.Timestamp(r.Uvarint())
+	c.Meta = r.Map()
+	if c.Meta == nil {
+		c.Meta = map[string]string{}
 	}
-	if r.err != nil {
-		return meta.Container{}, fmt.Errorf("index: container %q: %w: %w", name, r.err, meta.ErrCorrupt)
+	if r.Err != nil {
+		return meta.Container{}, fmt.Errorf("index: container %q: %w: %w", name, r.Err, meta.ErrCorrupt)
 	}
 	return c, nil
 }
