@@ -302,10 +302,13 @@ func (r *fileReader) load(i int64) error {
 	r.blk = r.blk[:size]
 	n, err := r.f.ReadAt(r.blk, start)
 	if int64(n) < size {
-		if err == nil || err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
 		r.blk = r.blk[:0]
+		if err != nil && err != io.EOF {
+			// The disk failed to read, which says nothing about the bytes: report it, and
+			// leave the object alone.
+			return storageErr(fmt.Sprintf("reading block %d", i), err)
+		}
+		err = io.ErrUnexpectedEOF
 		// A data file shorter than its record says is corruption too.
 		return r.e.corrupt(r.key, r.raw, r.rec, fmt.Sprintf("block %d: read %d of %d bytes: %v", i, n, size, err))
 	}

@@ -51,6 +51,10 @@ type Config struct {
 	// fatal (it exits the process), so a full disk must be refused before it reaches the WAL.
 	// 0 means DefaultReserveBytes; negative disables the check.
 	ReserveBytes int64
+	// OnDrop, when set, adds to the batch that drops a record found corrupt the removal of
+	// whatever else describes the object (its listing entry), so that the two keep agreeing.
+	// release runs once that batch has committed or failed.
+	OnDrop func(b *pebble.Batch, name meta.ObjectName) (release func(), err error)
 }
 
 // DefaultReserveBytes is the default Config.ReserveBytes.

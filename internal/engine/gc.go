@@ -100,7 +100,7 @@ func (e *Engine) corrupt(key, raw []byte, rec *record, why string) error {
 		closer.Close()
 	}
 	if same {
-		if err := e.cfg.DB.Delete(key, pebble.Sync); err != nil {
+		if err := e.dropRecord(key); err != nil {
 			e.log.Error("removing corrupt record", "err", err)
 		}
 	}
@@ -132,4 +132,25 @@ func (e *Engine) saveQuarantined(key, raw []byte) {
 	if err != nil {
 		e.log.Error("saving quarantined record", "file", name, "err", err)
 	}
+}
+
+// dropRecord deletes a record, and through Config.OnDrop what lists it, in one synced batch.
+func (e *Engine) dropRecord(key []byte) error {
+	b := e.cfg.DB.NewBatch()
+	defer b.Close()
+	if err := b.Delete(key, nil); err != nil {
+		return err
+	}
+	if e.cfg.OnDrop != nil {
+		if _, name, err := parseKey(key); err == nil {
+			release, err := e.cfg.OnDrop(b, name)
+			if release != nil {
+				defer release()
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return b.Commit(pebble.Sync)
 }

@@ -13,6 +13,9 @@ type containerCache struct {
 	ttl time.Duration
 	mu  sync.Mutex
 	m   map[containerKey]time.Time // expiry
+	// gen counts forgets: an answer read before a forget must not be remembered after it (a
+	// HEAD that saw the container, racing with its DELETE).
+	gen uint64
 }
 
 type containerKey struct{ account, container string }
@@ -31,9 +34,20 @@ func (c *containerCache) exists(account, container string, now time.Time) bool {
 	return ok && now.Before(exp)
 }
 
-func (c *containerCache) remember(account, container string, now time.Time) {
+// generation returns the current generation, to pass to remember.
+func (c *containerCache) generation() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.gen
+}
+
+// remember caches that a container exists, unless a forget happened since gen was read.
+func (c *containerCache) remember(account, container string, now time.Time, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
 	if len(c.m) >= maxCachedContainers {
 		clear(c.m)
 	}
@@ -44,4 +58,5 @@ func (c *containerCache) forget(account, container string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, containerKey{account, container})
+	c.gen++
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/meta"
@@ -32,13 +33,14 @@ func (p *Proxy) requireContainer(ctx context.Context, account, container string)
 	if p.known.ttl > 0 && p.known.exists(account, container, now) {
 		return nil
 	}
+	gen := p.known.generation()
 	if _, err := p.HeadContainer(ctx, account, container); err != nil {
 		if errors.Is(err, meta.ErrNotFound) {
 			return meta.ErrNoContainer
 		}
 		return err
 	}
-	p.known.remember(account, container, now)
+	p.known.remember(account, container, now, gen)
 	return nil
 }
 
@@ -62,10 +64,13 @@ func (p *Proxy) PostContainer(ctx context.Context, account, container string, m 
 		return meta.Container{}, err
 	}
 	var out meta.Container
+	var mu sync.Mutex // replicas answer concurrently
 	err = fanOut(ts, p.quorum(), func(t target) error {
 		c, err := t.client.PostContainer(ctx, t.dev.Name, part, account, container, m)
 		if err == nil {
+			mu.Lock()
 			out = c
+			mu.Unlock()
 		}
 		return err
 	})
@@ -79,11 +84,11 @@ func (p *Proxy) DeleteContainer(ctx context.Context, account, container string) 
 	if err != nil {
 		return err
 	}
-	p.known.forget(account, container)
 	err = fanOut(ts, p.quorum(), func(t target) error {
 		return t.client.DeleteContainer(ctx, t.dev.Name, part, account, container)
 	})
-	p.known.forget(account, container) // again: a PUT may have re-cached it meanwhile
+	// After the delete: a lookup that raced with it cannot cache it again (see generation).
+	p.known.forget(account, container)
 	return err
 }
 

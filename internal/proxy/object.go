@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
@@ -217,11 +218,14 @@ func (p *Proxy) DeleteObject(ctx context.Context, name meta.ObjectName) error {
 	listing := p.ring.Nodes(p.ring.Partition(name.Account, name.Container, ""))
 	now := meta.Now()
 	var prev meta.Object
+	var mu sync.Mutex // replicas answer concurrently
 	err = fanOut(ts, p.quorum(), func(t target) error {
 		opts := nodeclient.DeleteOptions{UpdateListing: slices.ContainsFunc(listing, func(d ring.Device) bool { return sameDevice(d, t.dev) })}
 		o, err := t.client.DeleteObject(ctx, t.dev.Name, part, name, now, opts)
 		if err == nil {
+			mu.Lock()
 			prev = o
+			mu.Unlock()
 		}
 		return err
 	})
@@ -242,10 +246,13 @@ func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update met
 	}
 	update.Timestamp = meta.Now()
 	var out meta.Object
+	var mu sync.Mutex // replicas answer concurrently
 	err = fanOut(ts, p.quorum(), func(t target) error {
 		o, err := t.client.PostObject(ctx, t.dev.Name, part, name, update)
 		if err == nil {
+			mu.Lock()
 			out = o
+			mu.Unlock()
 		}
 		return err
 	})

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -129,15 +130,21 @@ func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open LSM: %w", err)
 	}
+	ix := index.New(db, cfg.Logger.With("device", dc.Name))
 	eng, err := engine.Open(engine.Config{
 		Dir: dc.Dir, FS: cfg.FS, DB: db, InlineThreshold: cfg.InlineThreshold,
 		Logger: cfg.Logger.With("device", dc.Name),
+		// A record dropped as corrupt takes its listing entry with it.
+		OnDrop: func(b *pebble.Batch, name meta.ObjectName) (func(), error) {
+			release := ix.HoldUsage()
+			return release, ix.DeleteEntry(b, name.Account, name.Container, name.Object, math.MaxInt64)
+		},
 	})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
-	return &device{db: db, engine: eng, index: index.New(db, cfg.Logger.With("device", dc.Name))}, nil
+	return &device{db: db, engine: eng, index: ix}, nil
 }
 
 // Close closes every device.

@@ -1,0 +1,84 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+)
+
+func openNode(t *testing.T) (*Node, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "d0")
+	n, err := Open(Config{Devices: []DeviceConfig{{Name: "d0", Dir: dir}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n, dir
+}
+
+// A record dropped as corrupt takes its listing entry and usage with it, so that the listing
+// never names an object that reads as missing, and a new PUT of the name counts once.
+func TestCorruptObjectLeavesTheListingWithIt(t *testing.T) {
+	ctx := context.Background()
+	n, dir := openNode(t)
+	if err := n.PutContainer(ctx, "d0", 0, "a", meta.Container{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 200<<10) // a data file, not inline
+	rand.Read(data)
+	name := meta.ObjectName{Account: "a", Container: "c", Object: "victim"}
+	if _, err := n.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: meta.Now(), Size: int64(len(data))}, bytes.NewReader(data), nodeclient.PutOptions{UpdateListing: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Flip a byte of the data file.
+	var file string
+	filepath.WalkDir(filepath.Join(dir, "objects"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".data" {
+			file = p
+		}
+		return nil
+	})
+	if file == "" {
+		t.Fatal("no data file written")
+	}
+	f, err := os.OpenFile(file, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0xff ^ data[1000]}, 1000)
+	f.Close()
+
+	r, err := n.GetObject(ctx, "d0", 0, name, nil)
+	if err == nil {
+		_, err = io.ReadAll(r)
+		r.Close()
+	}
+	if !errors.Is(err, meta.ErrCorrupt) {
+		t.Fatalf("read of a corrupted object: %v, want ErrCorrupt", err)
+	}
+	l, err := n.ListObjects(ctx, "d0", 0, "a", "c", meta.ListOptions{})
+	if err != nil || len(l.Objects) != 0 {
+		t.Fatalf("listing after the object was dropped: %+v, %v", l.Objects, err)
+	}
+	c, err := n.HeadContainer(ctx, "d0", 0, "a", "c")
+	if err != nil || c.ObjectCount != 0 || c.BytesUsed != 0 {
+		t.Fatalf("usage after drop: %+v, %v", c, err)
+	}
+	// Writing the name again counts it once.
+	if _, err := n.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: meta.Now(), Size: 3}, bytes.NewReader([]byte("new")), nodeclient.PutOptions{UpdateListing: true}); err != nil {
+		t.Fatal(err)
+	}
+	c, err = n.HeadContainer(ctx, "d0", 0, "a", "c")
+	if err != nil || c.ObjectCount != 1 || c.BytesUsed != 3 {
+		t.Fatalf("usage after rewrite: %+v, %v", c, err)
+	}
+}
