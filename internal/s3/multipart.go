@@ -168,7 +168,22 @@ func (h *Handler) uploadPart(w http.ResponseWriter, r *http.Request, rq *request
 		return errInvalidRequest.withMessage("Checksum Type mismatch occurred, expected checksum Type: %s, actual checksum Type: %s", strings.ToLower(string(up.alg)), strings.ToLower(string(body.spec.Algorithm)))
 	}
 	name := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: partName(rq.key, up.id, n)}
-	stored, err := h.proxy.PutObject(ctx, name, meta.Object{Size: size}, body, proxy.PutOptions{BeforeCommit: body.beforeCommit})
+	// The upload may have been completed or aborted while the body streamed; a part stored
+	// then would overwrite a segment a completed object owns. Look again just before commit
+	// (this narrows the window to the commit itself; per-attempt part names would close it).
+	stillOpen := func(obj *meta.Object) error {
+		if err := body.beforeCommit(obj); err != nil {
+			return err
+		}
+		if _, err := h.proxy.HeadObject(ctx, up.markerName(rq)); err != nil {
+			if errors.Is(err, meta.ErrNotFound) {
+				return fmt.Errorf("upload %s ended during the part: %w", up.id, errNoSuchUpload)
+			}
+			return err
+		}
+		return nil
+	}
+	stored, err := h.proxy.PutObject(ctx, name, meta.Object{Size: size}, body, proxy.PutOptions{BeforeCommit: stillOpen})
 	if err != nil {
 		return fmt.Errorf("upload part %d of %q: %w", n, rq.key, err)
 	}
@@ -366,8 +381,9 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	}
 	// The object is complete; what follows only tidies up, so failures are logged, not returned.
 	h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), uploadMarkerName(rq.key, up.id))
+	inUse := h.partsInUse(ctx, rq, up.id) // a racing Complete of the same upload may have won
 	for n, e := range stored {
-		if !slices.ContainsFunc(req.Parts, func(p completePart) bool { return p.PartNumber == n }) {
+		if !slices.ContainsFunc(req.Parts, func(p completePart) bool { return p.PartNumber == n }) && !inUse[e.Name] {
 			h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), e.Name)
 		}
 	}
@@ -421,19 +437,40 @@ func (h *Handler) abortMultipartUpload(w http.ResponseWriter, r *http.Request, r
 		return err
 	}
 	// The marker goes first: from then on no part can be added to the upload.
-	marker := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: uploadMarkerName(rq.key, up.id)}
-	if err := h.proxy.DeleteObject(ctx, marker); err != nil && !errors.Is(err, meta.ErrNotFound) {
+	if err := h.proxy.DeleteObject(ctx, up.markerName(rq)); err != nil && !errors.Is(err, meta.ErrNotFound) {
 		return fmt.Errorf("abort upload %s: %w", up.id, err)
 	}
 	parts, err := h.listUploadParts(ctx, rq, up.id)
 	if err != nil {
 		return err
 	}
+	inUse := h.partsInUse(ctx, rq, up.id) // a Complete racing with this abort may have won
 	for _, e := range parts {
-		h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), e.Name)
+		if !inUse[e.Name] {
+			h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), e.Name)
+		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// partsInUse returns the part names that the object now under the key uses, if a Complete of
+// upload id wrote it; cleanup must never delete those.
+func (h *Handler) partsInUse(ctx context.Context, rq *request, id string) map[string]bool {
+	cur, err := h.proxy.HeadObject(ctx, rq.objectName())
+	if err != nil || cur.SysMeta[sysUploadID] != id {
+		return nil
+	}
+	inUse := make(map[string]bool, len(cur.Manifest))
+	for _, s := range cur.Manifest {
+		inUse[s.Object] = true
+	}
+	return inUse
+}
+
+// markerName names the object that says the upload is open.
+func (up *upload) markerName(rq *request) meta.ObjectName {
+	return meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: uploadMarkerName(rq.key, up.id)}
 }
 
 // dropUploadsContainer deletes a deleted bucket's uploads container and what is left in it.
