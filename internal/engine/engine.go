@@ -40,7 +40,7 @@ type Config struct {
 	// FS is the file system all file I/O goes through (vfs.Default in production).
 	FS vfs.FS
 	// DB is the device's LSM, shared with the listing index. The engine owns keys that start
-	// with 'o'.
+	// with 'o' (object records) and 'd' (data files in use).
 	DB *pebble.DB
 	// InlineThreshold: objects of at most this many bytes are stored inline in the LSM.
 	InlineThreshold int64
@@ -395,6 +395,9 @@ func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp,
 		return nil, nil, fmt.Errorf("engine: adding to batch: %w", err)
 	}
 	if err := b.Set(key, rec.encode(nil), nil); err != nil {
+		return nil, nil, storageErr("building batch", err)
+	}
+	if err := trackDataFiles(b, key, rec, old); err != nil {
 		return nil, nil, storageErr("building batch", err)
 	}
 	if err := b.Commit(pebble.Sync); err != nil {

@@ -12,6 +12,27 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
+// Every data file a record points at has a key of its own, 'd' + the file's path, committed in
+// the record's batch and deleted in the batch that stops pointing at it. Recovery then visits
+// the data files that exist, not every record: with small objects inline (and the LSM's large
+// values in blob files) reading every record costs seconds per million objects.
+const fileKeyPrefix = 'd'
+
+func fileKey(file string) []byte { return append([]byte{fileKeyPrefix}, file...) }
+
+// trackDataFiles adds to b the file keys that replacing old with rec changes.
+func trackDataFiles(b *pebble.Batch, key []byte, rec, old *record) error {
+	if old != nil && old.isFile && (!rec.isFile || rec.file != old.file) {
+		if err := b.Delete(fileKey(old.file), nil); err != nil {
+			return err
+		}
+	}
+	if rec.isFile && (old == nil || !old.isFile || old.file != rec.file) {
+		return b.Set(fileKey(rec.file), key, nil)
+	}
+	return nil
+}
+
 // collectGarbage removes what a crash can leave behind: temp files, and data files that no
 // record refers to (written and renamed, but the record never committed; or replaced, and the
 // removal after the commit never happened). It runs in Open, before any write.
@@ -24,35 +45,6 @@ func (e *Engine) collectGarbage() error {
 	for _, t := range tmps {
 		e.removeTmp(fs.PathJoin(e.tmpPath, t))
 	}
-
-	// Every data file a record refers to, and the name hashes of corrupt records (whose file
-	// names are unknown, so every file of that name is kept until the record is repaired).
-	referenced := make(map[string]struct{})
-	protected := make(map[string]struct{})
-	it, err := e.cfg.DB.NewIter(&pebble.IterOptions{LowerBound: []byte{keyPrefix}, UpperBound: []byte{keyPrefix + 1}})
-	if err != nil {
-		return storageErr("scanning records", err)
-	}
-	for it.First(); it.Valid(); it.Next() {
-		v, err := it.ValueAndErr()
-		if err != nil {
-			it.Close()
-			return storageErr("scanning records", err)
-		}
-		rec, err := decodeRecord(bytes.Clone(v))
-		if err != nil {
-			protected[nameHash(it.Key())] = struct{}{}
-			e.log.Error("corrupt record", "key", fmt.Sprintf("%q", it.Key()), "err", err)
-			continue
-		}
-		if rec.isFile {
-			referenced[rec.file] = struct{}{}
-		}
-	}
-	if err := it.Close(); err != nil {
-		return storageErr("scanning records", err)
-	}
-
 	removed := 0
 	for i := range 256 {
 		sub := fmt.Sprintf("%02x", i)
@@ -61,17 +53,18 @@ func (e *Engine) collectGarbage() error {
 			return storageErr("listing data files", err)
 		}
 		for _, n := range names {
-			h, ok := hashOfDataFile(n)
-			if !ok {
+			if _, ok := hashOfDataFile(n); !ok {
 				e.log.Warn("unknown file in data directory", "file", sub+"/"+n)
 				continue
 			}
 			rel := sub + "/" + n
-			if _, ok := referenced[rel]; ok {
+			_, closer, err := e.cfg.DB.Get(fileKey(rel))
+			if err == nil {
+				closer.Close()
 				continue
 			}
-			if _, ok := protected[h]; ok {
-				continue
+			if !errors.Is(err, pebble.ErrNotFound) {
+				return storageErr("looking up data file", err)
 			}
 			if err := fs.Remove(fs.PathJoin(e.objPath, rel)); err != nil && !os.IsNotExist(err) {
 				return storageErr("removing orphan data file", err)
