@@ -55,12 +55,14 @@ func nameHash(key []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// dataFileName is the path, relative to Dir/objects, of the data file of the version of key
-// written at ts. The timestamp makes every version's file distinct, so a new version never
-// overwrites bytes a reader of the old one may still be reading.
+// dataFileName is the path, relative to Dir/objects, of a new data file for the version of key
+// written at ts. Every call names a file of its own (the version's timestamp, then a value this
+// process never repeats), so a write never replaces a file a record already points at: not the
+// old version's, which readers may still be reading, and not the same version's, which a retried
+// or replicated write of that timestamp would otherwise overwrite before its commit is refused.
 func dataFileName(key []byte, ts meta.Timestamp) string {
 	h := nameHash(key)
-	return h[:2] + "/" + h + "-" + strconv.FormatInt(int64(ts), 10) + dataSuffix
+	return h[:2] + "/" + h + "-" + strconv.FormatInt(int64(ts), 10) + "-" + strconv.FormatInt(int64(meta.Now()), 36) + dataSuffix
 }
 
 // hashOfDataFile returns the name-hash part of a data file's base name.

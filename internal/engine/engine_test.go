@@ -616,3 +616,24 @@ func (r *rawCRC) fix() []byte {
 	binary.LittleEndian.PutUint32(b, crc32.Checksum(b[4:], castagnoli))
 	return b
 }
+
+// A write carrying the timestamp of the current version (a retried or replicated write) is
+// refused, and it must not have replaced the current version's data file on the way.
+func TestSameTimestampWriteLeavesTheCurrentFile(t *testing.T) {
+	v := newEnv(t, vfs.Default, t.TempDir())
+	r := rand.New(rand.NewPCG(5, 6))
+	orig := randBytes(r, 300<<10)
+	ts := meta.Now()
+	if _, err := v.put(name("same"), ts, orig); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.put(name("same"), ts, randBytes(r, 300<<10)); !errors.Is(err, meta.ErrConflict) {
+		t.Fatalf("second write at the same timestamp: %v, want ErrConflict", err)
+	}
+	if got := v.mustRead(name("same")); !bytes.Equal(got, orig) {
+		t.Fatal("the refused write changed the stored bytes")
+	}
+	if files := dataFiles(t, vfs.Default, v.dir); len(files) != 1 {
+		t.Fatalf("data files after the refused write: %v", files)
+	}
+}
