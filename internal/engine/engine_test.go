@@ -618,7 +618,10 @@ func (r *rawCRC) fix() []byte {
 }
 
 // A write carrying the timestamp of the current version (a retried or replicated write) is
-// refused, and it must not have replaced the current version's data file on the way.
+// refused, and it must not have replaced the current version's data file on the way. Two
+// mechanisms guard this: the early conflict check for large bodies, and data file names unique
+// per write (which covers two such writes racing past the early check); the test fails only if
+// both are gone.
 func TestSameTimestampWriteLeavesTheCurrentFile(t *testing.T) {
 	v := newEnv(t, vfs.Default, t.TempDir())
 	r := rand.New(rand.NewPCG(5, 6))
