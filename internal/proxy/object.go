@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
@@ -263,19 +264,77 @@ func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update met
 }
 
 // releaseSegments deletes the segments a replaced or deleted manifest owned, except those the
-// new version still uses. Failures leave garbage, never damage, so they are only logged.
+// new version still uses, once the grace period has passed: a download of the old version
+// opens each segment only when it reaches it. Failures (and a crash before the deletion) leave
+// garbage, never damage, so they are only logged.
 func (p *Proxy) releaseSegments(ctx context.Context, name meta.ObjectName, old, current *meta.Object) {
 	if old == nil || old.Manifest == nil || old.SysMeta[SysOwnsSegments] == "" {
 		return
 	}
+	var doomed []meta.ObjectName
 	for _, s := range old.Manifest {
 		if current != nil && slices.ContainsFunc(current.Manifest, func(c meta.Segment) bool { return c.Container == s.Container && c.Object == s.Object }) {
 			continue
 		}
-		seg := meta.ObjectName{Account: name.Account, Container: s.Container, Object: s.Object}
-		if err := p.DeleteObject(ctx, seg); err != nil && !errors.Is(err, meta.ErrNotFound) {
-			p.log.Warn("cannot delete segment of a replaced manifest", "container", s.Container, "segment", s.Object, "err", err)
+		doomed = append(doomed, meta.ObjectName{Account: name.Account, Container: s.Container, Object: s.Object})
+	}
+	release := func() {
+		// The request that replaced the manifest is long answered: its context is not ours.
+		ctx := context.WithoutCancel(ctx)
+		for _, seg := range doomed {
+			if err := p.DeleteObject(ctx, seg); err != nil && !errors.Is(err, meta.ErrNotFound) {
+				p.log.Warn("cannot delete segment of a replaced manifest", "container", seg.Container, "segment", seg.Object, "err", err)
+			}
 		}
+	}
+	if p.grace < 0 {
+		release()
+		return
+	}
+	p.later.after(p.grace, release)
+}
+
+// releaser runs deferred segment deletions, and all that remain at Close.
+type releaser struct {
+	mu      sync.Mutex
+	pending map[*time.Timer]func()
+	closed  bool
+}
+
+func (r *releaser) after(d time.Duration, f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		go f()
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		r.mu.Lock()
+		_, mine := r.pending[t] // flush may have stopped and run it already
+		delete(r.pending, t)
+		r.mu.Unlock()
+		if mine {
+			f()
+		}
+	})
+	r.pending[t] = f
+}
+
+// flush runs every pending deletion now and makes later ones immediate.
+func (r *releaser) flush() {
+	r.mu.Lock()
+	r.closed = true
+	var run []func()
+	for t, f := range r.pending {
+		if t.Stop() { // else it fired, and its callback runs f
+			run = append(run, f)
+			delete(r.pending, t)
+		}
+	}
+	r.mu.Unlock()
+	for _, f := range run {
+		f()
 	}
 }
 

@@ -24,6 +24,9 @@ type Config struct {
 	// ContainerCacheTTL is how long the proxy trusts that a container it has seen exists
 	// (default 5s; negative disables the cache).
 	ContainerCacheTTL time.Duration
+	// SegmentGrace is how long the segments of a replaced or deleted manifest outlive it, so
+	// that downloads already under way can finish (default 5m; negative: delete at once).
+	SegmentGrace time.Duration
 }
 
 // Validate checks the configuration and fills in defaults.
@@ -43,6 +46,9 @@ func (c *Config) Validate() error {
 	if c.ContainerCacheTTL == 0 {
 		c.ContainerCacheTTL = 5 * time.Second
 	}
+	if c.SegmentGrace == 0 {
+		c.SegmentGrace = 5 * time.Minute
+	}
 	return nil
 }
 
@@ -52,6 +58,8 @@ type Proxy struct {
 	dialer nodeclient.Dialer
 	log    *slog.Logger
 	known  *containerCache
+	grace  time.Duration
+	later  *releaser
 }
 
 // New returns a Proxy.
@@ -59,7 +67,17 @@ func New(cfg Config) (*Proxy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Proxy{ring: cfg.Ring, dialer: cfg.Dialer, log: cfg.Logger, known: newContainerCache(cfg.ContainerCacheTTL)}, nil
+	return &Proxy{
+		ring: cfg.Ring, dialer: cfg.Dialer, log: cfg.Logger,
+		known: newContainerCache(cfg.ContainerCacheTTL),
+		grace: cfg.SegmentGrace, later: &releaser{pending: map[*time.Timer]func(){}},
+	}, nil
+}
+
+// Close deletes at once the segments still waiting out their grace period (call it once no
+// request is being served), so that a clean shutdown leaves no garbage.
+func (p *Proxy) Close() {
+	p.later.flush()
 }
 
 // target is one replica of a partition, with the client that reaches it, or why none does.

@@ -164,10 +164,24 @@ func TestManifestReadsAsOneObjectWithRanges(t *testing.T) {
 	if err != nil || len(l.Objects) != 1 || l.Objects[0].Size != int64(len(whole)) || l.Objects[0].ETag != "abc-3" {
 		t.Fatalf("listing = %+v, %v", l, err)
 	}
-	// Deleting a manifest that owns its segments deletes them.
+	// Deleting a manifest that owns its segments deletes them, after a grace period in which a
+	// download already under way still reads them all.
+	under, err := c.proxy.GetObject(ctx, name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := c.proxy.DeleteObject(ctx, name); err != nil {
 		t.Fatal(err)
 	}
+	if got, err := io.ReadAll(under); err != nil || !bytes.Equal(got, whole) {
+		t.Fatalf("download under way when its manifest was deleted: %d bytes, %v", len(got), err)
+	}
+	for _, s := range segs {
+		if _, err := c.proxy.HeadObject(ctx, meta.ObjectName{Account: "a", Container: s.Container, Object: s.Object}); err != nil {
+			t.Fatalf("segment %s deleted before its grace period: %v", s.Object, err)
+		}
+	}
+	c.proxy.Close() // runs the deletions waiting out their grace period
 	for _, s := range segs {
 		if _, err := c.proxy.HeadObject(ctx, meta.ObjectName{Account: "a", Container: s.Container, Object: s.Object}); !errors.Is(err, meta.ErrNotFound) {
 			t.Fatalf("segment %s survived its manifest: %v", s.Object, err)

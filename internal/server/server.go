@@ -78,6 +78,7 @@ func (c *Config) Validate() error {
 // Server is a running Cairn process.
 type Server struct {
 	cfg      Config
+	proxy    *proxy.Proxy
 	node     *storage.Node
 	listener net.Listener
 	http     *http.Server
@@ -130,7 +131,7 @@ func Start(cfg Config) (*Server, error) {
 		node.Close()
 		return nil, fmt.Errorf("server: listen: %w", err)
 	}
-	s := &Server{cfg: cfg, node: node, listener: ln, http: &http.Server{
+	s := &Server{cfg: cfg, proxy: px, node: node, listener: ln, http: &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -183,6 +184,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
+	s.proxy.Close()
 	return errors.Join(err, s.node.Close())
 }
 
