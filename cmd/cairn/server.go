@@ -45,6 +45,7 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&cfg.RootAccessKey, "root-access-key", "", "root access key (default: generated on first start and kept in the data directory)")
 	f.StringVar(&cfg.RootSecretKey, "root-secret-key", "", "root secret key (with --root-access-key)")
 	f.StringVar(&cfg.Region, "region", "us-east-1", "S3 region name")
+	f.StringSliceVar(&cfg.Domains, "domain", nil, "serve virtual-hosted-style requests for BUCKET.DOMAIN (repeatable; path-style always works)")
 	f.Int64Var(&cfg.InlineThreshold, "inline-threshold", 0, "objects up to this many bytes are stored inline in the LSM (0: default)")
 	f.StringVar(&cfg.DebugListen, "debug-listen", "", "serve Go's profiler (/debug/pprof) on this address (loopback only)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")

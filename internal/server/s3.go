@@ -29,7 +29,7 @@ func (k s3Keys) Lookup(ctx context.Context, accessKey string) (sigv4.Credential,
 }
 
 func newS3(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Registry) (http.Handler, error) {
-	h, err := s3.New(s3.Config{Proxy: px, Credentials: s3Keys{keys}, Region: cfg.Region, Logger: cfg.Logger, Registry: reg})
+	h, err := s3.New(s3.Config{Proxy: px, Credentials: s3Keys{keys}, Region: cfg.Region, Domains: cfg.Domains, Logger: cfg.Logger, Registry: reg})
 	if err != nil {
 		return nil, fmt.Errorf("server: S3 front end: %w", err)
 	}

@@ -35,6 +35,9 @@ type Config struct {
 	// generated on first start and kept in DataDir.
 	RootAccessKey, RootSecretKey string
 	Region                       string // default us-east-1
+	// Domains enable virtual-hosted-style addressing: a request to BUCKET.DOMAIN addresses
+	// BUCKET (path-style always works).
+	Domains []string
 	// DebugListen, when set, serves Go's profiler (net/http/pprof) on its own listener, meant
 	// for loopback only.
 	DebugListen string
