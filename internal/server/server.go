@@ -121,7 +121,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), node.Collector())
 	front, err := newS3(cfg, px, keys, reg)
 	if err != nil {
 		node.Close()

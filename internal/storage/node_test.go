@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 )
@@ -80,5 +82,28 @@ func TestCorruptObjectLeavesTheListingWithIt(t *testing.T) {
 	c, err = n.HeadContainer(ctx, "d0", 0, "a", "c")
 	if err != nil || c.ObjectCount != 1 || c.BytesUsed != 3 {
 		t.Fatalf("usage after rewrite: %+v, %v", c, err)
+	}
+}
+
+func TestCollectorReportsEveryDevice(t *testing.T) {
+	n, _ := openNode(t)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(n.Collector())
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == "d0" {
+				found[f.GetName()] = true
+			}
+		}
+	}
+	for _, want := range []string{"cairn_lsm_l0_tables", "cairn_lsm_compaction_debt_bytes", "cairn_lsm_block_cache_hits_total"} {
+		if !found[want] {
+			t.Errorf("%s for device d0 missing from %v", want, found)
+		}
 	}
 }

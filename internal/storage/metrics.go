@@ -1,0 +1,55 @@
+package storage
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Collector returns a Prometheus collector of the node's LSM state per device, read when
+// scraped: what an operator watches to see a device falling behind (compaction debt, L0 files,
+// read amplification) or its cache being too small (hits and misses).
+func (n *Node) Collector() prometheus.Collector { return nodeCollector{n} }
+
+type nodeCollector struct{ n *Node }
+
+var (
+	descL0Files   = prometheus.NewDesc("cairn_lsm_l0_tables", "SSTables in L0 of the device's LSM.", []string{"device"}, nil)
+	descTables    = prometheus.NewDesc("cairn_lsm_tables", "SSTables in the device's LSM, all levels.", []string{"device"}, nil)
+	descReadAmp   = prometheus.NewDesc("cairn_lsm_read_amplification", "Tables a point lookup may have to consult.", []string{"device"}, nil)
+	descDebt      = prometheus.NewDesc("cairn_lsm_compaction_debt_bytes", "Estimated bytes compactions must still rewrite.", []string{"device"}, nil)
+	descCompacts  = prometheus.NewDesc("cairn_lsm_compactions_total", "Compactions run since the device was opened.", []string{"device"}, nil)
+	descMemtable  = prometheus.NewDesc("cairn_lsm_memtable_bytes", "Bytes in the device's memtables.", []string{"device"}, nil)
+	descCacheSize = prometheus.NewDesc("cairn_lsm_block_cache_bytes", "Bytes in the device's block cache.", []string{"device"}, nil)
+	descCacheHits = prometheus.NewDesc("cairn_lsm_block_cache_hits_total", "Block cache hits.", []string{"device"}, nil)
+	descCacheMiss = prometheus.NewDesc("cairn_lsm_block_cache_misses_total", "Block cache misses.", []string{"device"}, nil)
+)
+
+func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descL0Files, descTables, descReadAmp, descDebt, descCompacts, descMemtable, descCacheSize, descCacheHits, descCacheMiss} {
+		ch <- d
+	}
+}
+
+func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
+	for name, d := range c.n.devices {
+		m := d.db.Metrics()
+		var tables int64
+		for _, l := range m.Levels {
+			tables += l.TablesCount
+		}
+		gauge := func(desc *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, name)
+		}
+		counter := func(desc *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, v, name)
+		}
+		gauge(descL0Files, float64(m.Levels[0].TablesCount))
+		gauge(descTables, float64(tables))
+		gauge(descReadAmp, float64(m.ReadAmp()))
+		gauge(descDebt, float64(m.Compact.EstimatedDebt))
+		counter(descCompacts, float64(m.Compact.Count))
+		gauge(descMemtable, float64(m.MemTable.Size))
+		gauge(descCacheSize, float64(m.BlockCache.Size))
+		counter(descCacheHits, float64(m.BlockCache.Hits))
+		counter(descCacheMiss, float64(m.BlockCache.Misses))
+	}
+}
