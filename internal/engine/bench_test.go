@@ -20,7 +20,7 @@ func benchPut(b *testing.B, size int, parallel bool) {
 	var seq atomic.Int64
 	put := func() {
 		n := name(fmt.Sprintf("obj-%d", seq.Add(1)))
-		if _, err := v.e.Put(ctx, 1, n, meta.Object{Timestamp: meta.Now(), Size: int64(size)}, bytes.NewReader(data), PutOptions{}); err != nil {
+		if _, err := v.e.Put(ctx, n, meta.Object{Timestamp: meta.Now(), Size: int64(size)}, bytes.NewReader(data), PutOptions{}); err != nil {
 			b.Error(err)
 		}
 	}
@@ -71,7 +71,7 @@ func benchGet(b *testing.B, size int) {
 	b.RunParallel(func(pb *testing.PB) {
 		r := rand.New(rand.NewPCG(rand.Uint64(), 0))
 		for pb.Next() {
-			rd, err := v.e.Get(ctx, 7, name(fmt.Sprintf("obj-%d", r.IntN(objects))), nil)
+			rd, err := v.e.Get(ctx, name(fmt.Sprintf("obj-%d", r.IntN(objects))), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

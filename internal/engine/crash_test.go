@@ -107,9 +107,9 @@ func TestCrash(t *testing.T) {
 				h.mu.Unlock()
 				var err error
 				if ver.data != nil {
-					_, err = v.e.Put(ctx, 3, name(obj), meta.Object{Timestamp: ver.ts, Size: int64(len(ver.data))}, bytes.NewReader(ver.data), PutOptions{})
+					_, err = v.e.Put(ctx, name(obj), meta.Object{Timestamp: ver.ts, Size: int64(len(ver.data))}, bytes.NewReader(ver.data), PutOptions{})
 				} else {
-					err = v.e.Delete(ctx, 3, name(obj), ver.ts, DeleteOptions{})
+					err = v.e.Delete(ctx, name(obj), ver.ts, DeleteOptions{})
 				}
 				if err == nil {
 					h.mu.Lock()
@@ -149,7 +149,7 @@ func checkImage(t *testing.T, img *pebblevfs.MemFS, dir string, s snapshot) {
 	acked := 0
 	for obj, vs := range s.attempted {
 		want, hasAck := s.acked[obj]
-		st, err := v.e.Stat(ctx, 3, name(obj))
+		st, err := v.e.Stat(ctx, name(obj))
 		if errors.Is(err, meta.ErrNotFound) {
 			if hasAck {
 				t.Fatalf("%s: acknowledged version %d lost", obj, want.ts)
@@ -175,7 +175,7 @@ func checkImage(t *testing.T, img *pebblevfs.MemFS, dir string, s snapshot) {
 			}
 			continue
 		}
-		r, err := v.e.Get(ctx, 3, name(obj), nil)
+		r, err := v.e.Get(ctx, name(obj), nil)
 		if err != nil {
 			t.Fatalf("%s: get: %v", obj, err)
 		}
@@ -189,7 +189,7 @@ func checkImage(t *testing.T, img *pebblevfs.MemFS, dir string, s snapshot) {
 	files := dataFiles(t, v.fs, v.dir)
 	live := 0
 	for obj := range s.attempted {
-		if st, err := v.e.Stat(ctx, 3, name(obj)); err == nil && !st.Deleted && st.Size > DefaultInlineThreshold {
+		if st, err := v.e.Stat(ctx, name(obj)); err == nil && !st.Deleted && st.Size > DefaultInlineThreshold {
 			live++
 		}
 	}

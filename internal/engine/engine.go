@@ -246,7 +246,7 @@ func (e *Engine) load(key []byte) (*record, []byte, error) {
 // A manifest (obj.Manifest not nil) keeps the Size and ETag the caller gives, which describe the
 // whole; its body (usually empty) is stored as is, without a length check when Size >= 0 is
 // the manifest's total.
-func (e *Engine) Put(ctx context.Context, part uint32, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions) (meta.Object, error) {
+func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions) (meta.Object, error) {
 	if e.closed.Load() {
 		return meta.Object{}, errClosed
 	}
@@ -259,7 +259,7 @@ func (e *Engine) Put(ctx context.Context, part uint32, name meta.ObjectName, obj
 	if body == nil {
 		body = bytes.NewReader(nil)
 	}
-	key := objectKey(nil, part, name)
+	key := objectKey(nil, name)
 	// Refuse a stale write of a large body before reading it; the check that counts is
 	// repeated under the lock below. For a small body the early lookup would cost more than
 	// reading the body it saves (most PUTs create a name, and a lookup of a missing name
@@ -411,11 +411,11 @@ func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp,
 //
 // For a manifest, Get returns the stored body (usually empty) whole and ignores rng: ranges
 // over the segments are the proxy's business.
-func (e *Engine) Get(ctx context.Context, part uint32, name meta.ObjectName, rng *meta.Range) (*Reader, error) {
+func (e *Engine) Get(ctx context.Context, name meta.ObjectName, rng *meta.Range) (*Reader, error) {
 	if e.closed.Load() {
 		return nil, errClosed
 	}
-	key := objectKey(nil, part, name)
+	key := objectKey(nil, name)
 	// A concurrent overwrite may remove the data file between reading the record and opening
 	// the file; then the record has changed and reading it again finds the new version.
 	for attempt := 0; ; attempt++ {
@@ -464,14 +464,14 @@ func (e *Engine) Get(ctx context.Context, part uint32, name meta.ObjectName, rng
 
 // Stat returns the current version's metadata, including a tombstone (Deleted set, no error).
 // A name never written is meta.ErrNotFound.
-func (e *Engine) Stat(ctx context.Context, part uint32, name meta.ObjectName) (meta.Object, error) {
+func (e *Engine) Stat(ctx context.Context, name meta.ObjectName) (meta.Object, error) {
 	if e.closed.Load() {
 		return meta.Object{}, errClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return meta.Object{}, err
 	}
-	key := objectKey(nil, part, name)
+	key := objectKey(nil, name)
 	rec, raw, err := e.load(key)
 	if err != nil {
 		if errors.Is(err, meta.ErrCorrupt) {
@@ -498,14 +498,14 @@ type DeleteOptions struct {
 // As in Swift, deleting over an older tombstone still records the newer tombstone (so that
 // replicas converge) and then reports meta.ErrNotFound; InBatch runs with prev being that
 // tombstone.
-func (e *Engine) Delete(ctx context.Context, part uint32, name meta.ObjectName, ts meta.Timestamp, opts DeleteOptions) error {
+func (e *Engine) Delete(ctx context.Context, name meta.ObjectName, ts meta.Timestamp, opts DeleteOptions) error {
 	if e.closed.Load() {
 		return errClosed
 	}
 	if err := checkName(name); err != nil {
 		return err
 	}
-	key := objectKey(nil, part, name)
+	key := objectKey(nil, name)
 	_, old, err := e.commit(ctx, key, ts, func(old *record) (*record, error) {
 		if old == nil {
 			return nil, fmt.Errorf("engine: %q: %w", name.Object, meta.ErrNotFound)
@@ -531,7 +531,7 @@ func (e *Engine) Delete(ctx context.Context, part uint32, name meta.ObjectName, 
 
 // UpdateMeta rewrites the current version's metadata at timestamp ts (Swift POST), keeping its
 // bytes. update may change Headers, UserMeta, SysMeta and ContentType.
-func (e *Engine) UpdateMeta(ctx context.Context, part uint32, name meta.ObjectName, ts meta.Timestamp, update func(*meta.Object) error, opts PutOptions) (meta.Object, error) {
+func (e *Engine) UpdateMeta(ctx context.Context, name meta.ObjectName, ts meta.Timestamp, update func(*meta.Object) error, opts PutOptions) (meta.Object, error) {
 	if e.closed.Load() {
 		return meta.Object{}, errClosed
 	}
@@ -541,7 +541,7 @@ func (e *Engine) UpdateMeta(ctx context.Context, part uint32, name meta.ObjectNa
 	if err := e.checkSpace(0); err != nil {
 		return meta.Object{}, err
 	}
-	key := objectKey(nil, part, name)
+	key := objectKey(nil, name)
 	rec, _, err := e.commit(ctx, key, ts, func(old *record) (*record, error) {
 		if old == nil || old.obj.Deleted {
 			return nil, fmt.Errorf("engine: %q: %w", name.Object, meta.ErrNotFound)

@@ -106,7 +106,7 @@ func randBytes(r *rand.Rand, n int) []byte {
 func md5hex(b []byte) string { s := md5.Sum(b); return hex.EncodeToString(s[:]) }
 
 func (v *env) put(n meta.ObjectName, ts meta.Timestamp, data []byte) (meta.Object, error) {
-	return v.e.Put(ctx, 7, n, meta.Object{Timestamp: ts, Size: int64(len(data)), ContentType: "application/x-test"}, bytes.NewReader(data), PutOptions{})
+	return v.e.Put(ctx, n, meta.Object{Timestamp: ts, Size: int64(len(data)), ContentType: "application/x-test"}, bytes.NewReader(data), PutOptions{})
 }
 
 func (v *env) mustPut(n meta.ObjectName, data []byte) meta.Object {
@@ -119,7 +119,7 @@ func (v *env) mustPut(n meta.ObjectName, data []byte) meta.Object {
 }
 
 func (v *env) read(n meta.ObjectName, rng *meta.Range) ([]byte, *Reader, error) {
-	r, err := v.e.Get(ctx, 7, n, rng)
+	r, err := v.e.Get(ctx, n, rng)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,7 +172,7 @@ func TestRoundTrip(t *testing.T) {
 					obj.Size = int64(size)
 				}
 				// iotest-like reader returning tiny chunks exercises the buffering paths.
-				got, err := v.e.Put(ctx, 7, n, obj, &chunky{r: bytes.NewReader(data), max: 1000}, PutOptions{})
+				got, err := v.e.Put(ctx, n, obj, &chunky{r: bytes.NewReader(data), max: 1000}, PutOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -275,7 +275,7 @@ func TestOverwriteDeleteConflict(t *testing.T) {
 				if _, err := v.put(n, ts, a); !errors.Is(err, meta.ErrConflict) {
 					t.Fatalf("put at old ts: %v", err)
 				}
-				if err := v.e.Delete(ctx, 7, n, ts, DeleteOptions{}); !errors.Is(err, meta.ErrConflict) {
+				if err := v.e.Delete(ctx, n, ts, DeleteOptions{}); !errors.Is(err, meta.ErrConflict) {
 					t.Fatalf("delete at old ts: %v", err)
 				}
 			}
@@ -287,7 +287,7 @@ func TestOverwriteDeleteConflict(t *testing.T) {
 			}
 			t3 := meta.Now()
 			var prev *meta.Object
-			if err := v.e.Delete(ctx, 7, n, t3, DeleteOptions{InBatch: func(_ *pebble.Batch, p *meta.Object) error { prev = p; return nil }}); err != nil {
+			if err := v.e.Delete(ctx, n, t3, DeleteOptions{InBatch: func(_ *pebble.Batch, p *meta.Object) error { prev = p; return nil }}); err != nil {
 				t.Fatal(err)
 			}
 			if prev == nil || prev.Timestamp != t2 {
@@ -296,20 +296,20 @@ func TestOverwriteDeleteConflict(t *testing.T) {
 			if _, _, err := v.read(n, nil); !errors.Is(err, meta.ErrNotFound) {
 				t.Fatalf("get after delete: %v", err)
 			}
-			st, err := v.e.Stat(ctx, 7, n)
+			st, err := v.e.Stat(ctx, n)
 			if err != nil || !st.Deleted || st.Timestamp != t3 {
 				t.Fatalf("stat tombstone: %+v %v", st, err)
 			}
 			if len(dataFiles(t, v.fs, v.dir)) != 0 {
 				t.Fatal("data file survived delete")
 			}
-			if err := v.e.Delete(ctx, 7, n, meta.Now(), DeleteOptions{}); !errors.Is(err, meta.ErrNotFound) {
+			if err := v.e.Delete(ctx, n, meta.Now(), DeleteOptions{}); !errors.Is(err, meta.ErrNotFound) {
 				t.Fatalf("delete of tombstone: %v", err)
 			}
-			if err := v.e.Delete(ctx, 7, name("never"), meta.Now(), DeleteOptions{}); !errors.Is(err, meta.ErrNotFound) {
+			if err := v.e.Delete(ctx, name("never"), meta.Now(), DeleteOptions{}); !errors.Is(err, meta.ErrNotFound) {
 				t.Fatalf("delete of missing: %v", err)
 			}
-			if _, err := v.e.Stat(ctx, 7, name("never")); !errors.Is(err, meta.ErrNotFound) {
+			if _, err := v.e.Stat(ctx, name("never")); !errors.Is(err, meta.ErrNotFound) {
 				t.Fatalf("stat of missing: %v", err)
 			}
 			// A put after the tombstone resurrects; one older than it conflicts.
@@ -349,11 +349,11 @@ func TestLengthMismatch(t *testing.T) {
 			n := name("m")
 			old := v.mustPut(n, []byte("old"))
 			data := bytes.Repeat([]byte("z"), tc.actual)
-			_, err := v.e.Put(ctx, 7, n, meta.Object{Timestamp: meta.Now(), Size: int64(tc.declared)}, bytes.NewReader(data), PutOptions{})
+			_, err := v.e.Put(ctx, n, meta.Object{Timestamp: meta.Now(), Size: int64(tc.declared)}, bytes.NewReader(data), PutOptions{})
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err %v, want %v", err, tc.want)
 			}
-			st, err := v.e.Stat(ctx, 7, n)
+			st, err := v.e.Stat(ctx, n)
 			if err != nil || st.Timestamp != old.Timestamp || string(v.mustRead(n)) != "old" {
 				t.Fatalf("old version disturbed: %+v %v", st, err)
 			}
@@ -402,7 +402,7 @@ func TestAbortedBody(t *testing.T) {
 					decl = int64(size)
 				}
 				body := &failingReader{r: bytes.NewReader(make([]byte, size)), err: boom}
-				_, err := v.e.Put(ctx, 7, n, meta.Object{Timestamp: meta.Now(), Size: decl}, body, PutOptions{})
+				_, err := v.e.Put(ctx, n, meta.Object{Timestamp: meta.Now(), Size: decl}, body, PutOptions{})
 				if !errors.Is(err, boom) {
 					t.Fatalf("err %v", err)
 				}
@@ -413,7 +413,7 @@ func TestAbortedBody(t *testing.T) {
 					t.Fatalf("data files: %v", f)
 				}
 				// BeforeCommit can veto as well.
-				_, err = v.e.Put(ctx, 7, n, meta.Object{Timestamp: meta.Now(), Size: int64(size)}, bytes.NewReader(make([]byte, size)),
+				_, err = v.e.Put(ctx, n, meta.Object{Timestamp: meta.Now(), Size: int64(size)}, bytes.NewReader(make([]byte, size)),
 					PutOptions{BeforeCommit: func(*meta.Object) error { return boom }})
 				if !errors.Is(err, boom) || !bytes.Equal(v.mustRead(n), old) || len(dataFiles(t, v.fs, v.dir)) != 1 {
 					t.Fatalf("BeforeCommit veto: %v", err)
@@ -457,7 +457,7 @@ func TestConcurrentPutsSameName(t *testing.T) {
 			newest = r
 		}
 	}
-	st, err := v.e.Stat(ctx, 7, n)
+	st, err := v.e.Stat(ctx, n)
 	if err != nil || st.Timestamp != newest.ts {
 		t.Fatalf("stat %v %v, newest acknowledged %d", st.Timestamp, err, newest.ts)
 	}
@@ -473,7 +473,7 @@ func TestInBatchAndUpdateMeta(t *testing.T) {
 	v := newEnv(t, nil, "")
 	n := name("m")
 	put := func(ts meta.Timestamp, fail bool) error {
-		_, err := v.e.Put(ctx, 7, n, meta.Object{Timestamp: ts, Size: 3}, strings.NewReader("abc"), PutOptions{
+		_, err := v.e.Put(ctx, n, meta.Object{Timestamp: ts, Size: 3}, strings.NewReader("abc"), PutOptions{
 			InBatch: func(b *pebble.Batch, o, _ *meta.Object) error {
 				if fail {
 					return errors.New("no")
@@ -486,7 +486,7 @@ func TestInBatchAndUpdateMeta(t *testing.T) {
 	if err := put(meta.Now(), true); err == nil {
 		t.Fatal("InBatch error ignored")
 	}
-	if _, err := v.e.Stat(ctx, 7, n); !errors.Is(err, meta.ErrNotFound) {
+	if _, err := v.e.Stat(ctx, n); !errors.Is(err, meta.ErrNotFound) {
 		t.Fatalf("failed put visible: %v", err)
 	}
 	if err := put(meta.Now(), false); err != nil {
@@ -498,7 +498,7 @@ func TestInBatchAndUpdateMeta(t *testing.T) {
 	}
 	closer.Close()
 	ts := meta.Now()
-	o, err := v.e.UpdateMeta(ctx, 7, n, ts, func(o *meta.Object) error {
+	o, err := v.e.UpdateMeta(ctx, n, ts, func(o *meta.Object) error {
 		o.UserMeta = map[string]string{"k": "v"}
 		o.Size = 999 // must be ignored
 		return nil
@@ -509,10 +509,10 @@ func TestInBatchAndUpdateMeta(t *testing.T) {
 	if string(v.mustRead(n)) != "abc" {
 		t.Fatal("bytes changed")
 	}
-	if _, err := v.e.UpdateMeta(ctx, 7, n, ts, func(*meta.Object) error { return nil }, PutOptions{}); !errors.Is(err, meta.ErrConflict) {
+	if _, err := v.e.UpdateMeta(ctx, n, ts, func(*meta.Object) error { return nil }, PutOptions{}); !errors.Is(err, meta.ErrConflict) {
 		t.Fatalf("UpdateMeta at same ts: %v", err)
 	}
-	if _, err := v.e.UpdateMeta(ctx, 7, name("none"), meta.Now(), func(*meta.Object) error { return nil }, PutOptions{}); !errors.Is(err, meta.ErrNotFound) {
+	if _, err := v.e.UpdateMeta(ctx, name("none"), meta.Now(), func(*meta.Object) error { return nil }, PutOptions{}); !errors.Is(err, meta.ErrNotFound) {
 		t.Fatalf("UpdateMeta of missing: %v", err)
 	}
 }
@@ -522,7 +522,7 @@ func TestManifest(t *testing.T) {
 	n := name("big")
 	segs := []meta.Segment{{Container: "\x00segs", Object: "big/1", Size: 5 << 20, ETag: "aa"}, {Container: "\x00segs", Object: "big/2", Size: 7, ETag: "bb"}}
 	obj := meta.Object{Timestamp: meta.Now(), Size: 5<<20 + 7, ETag: "cafe-2", Manifest: segs}
-	if _, err := v.e.Put(ctx, 7, n, obj, nil, PutOptions{}); err != nil {
+	if _, err := v.e.Put(ctx, n, obj, nil, PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	_, rd, err := v.read(n, &meta.Range{Start: 100, End: 200})
@@ -543,12 +543,12 @@ func TestNamesWithAnyBytes(t *testing.T) {
 		{Account: "a", Container: "\x00reserved", Object: "\xff\xfe"},
 	}
 	for i, n := range names {
-		if _, err := v.e.Put(ctx, 1, n, meta.Object{Timestamp: meta.Now(), Size: 1}, bytes.NewReader([]byte{byte(i)}), PutOptions{}); err != nil {
+		if _, err := v.e.Put(ctx, n, meta.Object{Timestamp: meta.Now(), Size: 1}, bytes.NewReader([]byte{byte(i)}), PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i, n := range names {
-		r, err := v.e.Get(ctx, 1, n, nil)
+		r, err := v.e.Get(ctx, n, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -557,10 +557,10 @@ func TestNamesWithAnyBytes(t *testing.T) {
 		if !bytes.Equal(b, []byte{byte(i)}) {
 			t.Fatalf("%q: got %v", n, b)
 		}
-		k := objectKey(nil, 1, n)
-		p, back, err := parseKey(k)
-		if err != nil || p != 1 || back != n {
-			t.Fatalf("parseKey(%q) = %d %q %v", k, p, back, err)
+		k := objectKey(nil, n)
+		back, err := parseKey(k)
+		if err != nil || back != n {
+			t.Fatalf("parseKey(%q) = %q %v", k, back, err)
 		}
 	}
 }

@@ -107,7 +107,7 @@ func TestCorruption(t *testing.T) {
 	if !containsSuffix(q, dataSuffix) {
 		t.Fatalf("not quarantined: %v", q)
 	}
-	if _, err := v.e.Stat(ctx, 7, nb); !errors.Is(err, meta.ErrNotFound) {
+	if _, err := v.e.Stat(ctx, nb); !errors.Is(err, meta.ErrNotFound) {
 		t.Fatalf("after quarantine: %v", err)
 	}
 	// The good copy can be restored with the same timestamp (replication).
@@ -120,7 +120,7 @@ func TestCorruption(t *testing.T) {
 	for _, size := range []int{100, 100 << 10} {
 		n := name(fmt.Sprintf("rec%d", size))
 		v.mustPut(n, randBytes(r, size))
-		key := objectKey(nil, 7, n)
+		key := objectKey(nil, n)
 		val, closer, err := v.db.Get(key)
 		if err != nil {
 			t.Fatal(err)
@@ -183,9 +183,9 @@ func TestOrphanGC(t *testing.T) {
 		f.Close()
 	}
 	write(v.fs.PathJoin(v.dir, objectsDir, tmpDir, "1-2.tmp"))
-	orphan := v.fs.PathJoin(v.dir, objectsDir, dataFileName(objectKey(nil, 7, name("lost")), meta.Now()))
+	orphan := v.fs.PathJoin(v.dir, objectsDir, dataFileName(objectKey(nil, name("lost")), meta.Now()))
 	write(orphan)
-	stale := v.fs.PathJoin(v.dir, objectsDir, dataFileName(objectKey(nil, 7, name("keep")), 1))
+	stale := v.fs.PathJoin(v.dir, objectsDir, dataFileName(objectKey(nil, name("keep")), 1))
 	write(stale)
 	v.reopen()
 	got := dataFiles(t, v.fs, v.dir)

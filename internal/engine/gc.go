@@ -135,7 +135,7 @@ func (e *Engine) dropRecord(key []byte) error {
 		return err
 	}
 	if e.cfg.OnDrop != nil {
-		if _, name, err := parseKey(key); err == nil {
+		if name, err := parseKey(key); err == nil {
 			release, err := e.cfg.OnDrop(b, name)
 			if release != nil {
 				defer release()

@@ -221,7 +221,7 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 		}
 		return d.index.ReplaceEntry(b, name.Account, name.Container, listEntry(name.Object, o), listed)
 	}}
-	o, err := d.engine.Put(ctx, part, name, obj, body, eopts)
+	o, err := d.engine.Put(ctx, name, obj, body, eopts)
 	if err != nil {
 		return nodeclient.PutResult{}, err
 	}
@@ -234,7 +234,7 @@ func (n *Node) GetObject(ctx context.Context, devName string, part uint32, name 
 	if err != nil {
 		return nil, err
 	}
-	r, err := d.engine.Get(ctx, part, name, rng)
+	r, err := d.engine.Get(ctx, name, rng)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ func (n *Node) HeadObject(ctx context.Context, devName string, part uint32, name
 	if err != nil {
 		return meta.Object{}, err
 	}
-	o, err := d.engine.Stat(ctx, part, name)
+	o, err := d.engine.Stat(ctx, name)
 	if err != nil {
 		return meta.Object{}, err
 	}
@@ -266,7 +266,7 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 	var prev meta.Object
 	var hold usageHold
 	defer hold.release()
-	err = d.engine.Delete(ctx, part, name, ts, engine.DeleteOptions{InBatch: func(b *pebble.Batch, p *meta.Object) error {
+	err = d.engine.Delete(ctx, name, ts, engine.DeleteOptions{InBatch: func(b *pebble.Batch, p *meta.Object) error {
 		prev = *p
 		if !opts.UpdateListing {
 			return nil
@@ -297,7 +297,7 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 	}
 	var hold usageHold
 	defer hold.release()
-	return d.engine.UpdateMeta(ctx, part, name, update.Timestamp, apply, engine.PutOptions{InBatch: func(b *pebble.Batch, o, _ *meta.Object) error {
+	return d.engine.UpdateMeta(ctx, name, update.Timestamp, apply, engine.PutOptions{InBatch: func(b *pebble.Batch, o, _ *meta.Object) error {
 		hold.take(d.index)
 		return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
 	}})
