@@ -189,23 +189,7 @@ func (c *Client) objectURL(bucket, key string, query string) *url.URL {
 }
 
 // escapePath percent-encodes s as SigV4's canonical URI does for S3, keeping '/'.
-func escapePath(s string) string {
-	const hex = "0123456789ABCDEF"
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if ch >= 'A' && ch <= 'Z' || ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' ||
-			ch == '-' || ch == '_' || ch == '.' || ch == '~' || ch == '/' {
-			b.WriteByte(ch)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hex[ch>>4])
-		b.WriteByte(hex[ch&15])
-	}
-	return b.String()
-}
+func escapePath(s string) string { return sigv4.URIEncode(s, false) }
 
 // do signs and sends one request and returns the response for the caller to read; a non-2xx
 // answer is drained, closed and returned as *S3Error.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/s3/sigv4"
 )
 
 // listParams are the parameters common to ListObjects V1 and V2.
@@ -66,21 +67,7 @@ func decodeContinuationToken(tok string) (string, error) {
 
 // s3URLEncode encodes a name for encoding-type=url: every byte but the unreserved characters
 // and "/" as %XX, so that clients decoding with either unquote or unquote_plus get it back.
-func s3URLEncode(s string) string {
-	const hexDigits = "0123456789ABCDEF"
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.~/", c) >= 0 {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hexDigits[c>>4])
-		b.WriteByte(hexDigits[c&15])
-	}
-	return b.String()
-}
+func s3URLEncode(s string) string { return sigv4.URIEncode(s, false) }
 
 func (p listParams) encode(s string) string {
 	if p.urlEncode {

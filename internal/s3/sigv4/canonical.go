@@ -22,11 +22,12 @@ const (
 	emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 )
 
-// uriEncode applies the SigV4 UriEncode: every byte except the unreserved
+// URIEncode applies the SigV4 UriEncode: every byte except the unreserved
 // set A-Z a-z 0-9 - . _ ~ becomes %XX with upper-case hex. Slashes are kept
-// only when encodeSlash is false (path segments are encoded separately, so
-// callers encode each segment with encodeSlash true).
-func uriEncode(s string, encodeSlash bool) string {
+// only when encodeSlash is false. It is also how S3 escapes keys elsewhere
+// (encoding-type=url listings, Location URLs), and how a client builds the
+// path of a request it signs.
+func URIEncode(s string, encodeSlash bool) string {
 	const hexDigits = "0123456789ABCDEF"
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/4)
@@ -63,7 +64,7 @@ func canonicalURI(u *url.URL) string {
 		if dec, err := url.PathUnescape(seg); err == nil {
 			seg = dec
 		}
-		segs[i] = uriEncode(seg, true)
+		segs[i] = URIEncode(seg, true)
 	}
 	return strings.Join(segs, "/")
 }
@@ -95,7 +96,7 @@ func canonicalQuery(raw string, dropSignature bool) string {
 		if dv, err := url.QueryUnescape(v); err == nil {
 			v = dv
 		}
-		pairs = append(pairs, kv{uriEncode(k, true), uriEncode(v, true)})
+		pairs = append(pairs, kv{URIEncode(k, true), URIEncode(v, true)})
 	}
 	sort.Slice(pairs, func(i, j int) bool {
 		if pairs[i].k != pairs[j].k {
