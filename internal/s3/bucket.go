@@ -169,6 +169,8 @@ func (h *Handler) listBuckets(w http.ResponseWriter, r *http.Request, rq *reques
 		}
 		opts.Marker = m
 	}
+	// Gather one bucket more than a page holds: only a bucket beyond the page earns a
+	// continuation token (S3 sends none when the page ends exactly at the last bucket).
 	for {
 		l, err := h.proxy.ListContainers(r.Context(), rq.account, opts)
 		if err != nil && !errors.Is(err, meta.ErrNotFound) { // an account with no container yet
@@ -176,18 +178,15 @@ func (h *Handler) listBuckets(w http.ResponseWriter, r *http.Request, rq *reques
 		}
 		for _, c := range l.Containers {
 			res.Buckets = append(res.Buckets, bucketInfo{Name: c.Name, CreationDate: formatISO(c.Created.Time()), BucketRegion: h.cfg.Region})
-			if maxBuckets > 0 && len(res.Buckets) == maxBuckets {
-				res.ContinuationToken = encodeContinuationToken(c.Name)
-				break
-			}
 		}
-		if res.ContinuationToken != "" || err != nil || !l.Truncated {
+		if err != nil || !l.Truncated || (maxBuckets > 0 && len(res.Buckets) > maxBuckets) {
 			break
 		}
 		opts.Marker = l.NextMarker
 	}
-	if maxBuckets == 0 {
-		res.ContinuationToken = ""
+	if maxBuckets > 0 && len(res.Buckets) > maxBuckets {
+		res.Buckets = res.Buckets[:maxBuckets]
+		res.ContinuationToken = encodeContinuationToken(res.Buckets[maxBuckets-1].Name)
 	}
 	res.Prefix = prefix
 	writeXML(w, http.StatusOK, res)

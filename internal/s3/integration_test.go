@@ -625,3 +625,32 @@ func TestStreamingOverTLS(t *testing.T) {
 		t.Fatalf("streamed object: %d bytes, %+v", len(b), g)
 	}
 }
+
+// ListBuckets pages with max-buckets, and a page that ends at the last bucket carries no
+// continuation token (clients would otherwise ask for an empty page).
+func TestListBucketsPaging(t *testing.T) {
+	st := newStack(t)
+	c, ctx := st.client, ctxT(t)
+	for _, b := range []string{"page-a", "page-b", "page-c", "page-d"} {
+		_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b)})
+		mustOK(t, err)
+	}
+	var names []string
+	var token *string
+	pages := 0
+	for {
+		out, err := c.ListBuckets(ctx, &s3.ListBucketsInput{MaxBuckets: aws.Int32(2), ContinuationToken: token})
+		mustOK(t, err)
+		pages++
+		for _, b := range out.Buckets {
+			names = append(names, aws.ToString(b.Name))
+		}
+		if out.ContinuationToken == nil || *out.ContinuationToken == "" {
+			break
+		}
+		token = out.ContinuationToken
+	}
+	if strings.Join(names, ",") != "page-a,page-b,page-c,page-d" || pages != 2 {
+		t.Fatalf("listed %v in %d pages, want the four buckets in 2", names, pages)
+	}
+}
