@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -41,7 +43,7 @@ func newBenchCommand() *cobra.Command {
 	pf.StringVar(&bf.prefix, "prefix", "", "key prefix; objects are <prefix>obj-0000000000, <prefix>obj-0000000001, ...")
 	pf.IntVar(&bf.concurrency, "concurrency", 16, "concurrent clients (workers, one connection each)")
 	pf.StringVar(&bf.jsonOut, "json", "", "also write the result as JSON to this file (- for stdout; the table then goes to stderr)")
-	cmd.AddCommand(newBenchFillCommand(&bf), newBenchListCommand(&bf), newBenchRunCommand(&bf))
+	cmd.AddCommand(newBenchFillCommand(&bf), newBenchListCommand(&bf), newBenchRunCommand(&bf), newBenchCompareCommand())
 	return cmd
 }
 
@@ -243,4 +245,25 @@ func newBenchRunCommand(bf *benchFlags) *cobra.Command {
 	f.BoolVar(&cfg.SkipPrepare, "skip-prepare", false, "get: the objects already exist; do not write them first")
 	f.Int64Var(&cfg.PutStart, "first", 0, "put: index of the first key written")
 	return cmd
+}
+
+func newBenchCompareCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "compare A.json B.json [...]",
+		Short: "Print runs (from --json) side by side, each with its ratio to the first",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var runs []*bench.Report
+			var names []string
+			for _, path := range args {
+				r, err := bench.ReadReport(path)
+				if err != nil {
+					return err
+				}
+				runs = append(runs, r)
+				names = append(names, strings.TrimSuffix(filepath.Base(path), ".json"))
+			}
+			return bench.Compare(cmd.OutOrStdout(), names, runs)
+		},
+	}
 }
