@@ -45,6 +45,8 @@ type ObjectReader struct {
 // Client is what a storage node serves, addressed by device name and partition.
 type Client interface {
 	PutObject(ctx context.Context, device string, part uint32, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions) (PutResult, error)
+	// GetObject opens an object or a range of it. A manifest is returned whole (its stored
+	// body) whatever rng asks: ranges over segments are the proxy's to resolve.
 	GetObject(ctx context.Context, device string, part uint32, name meta.ObjectName, rng *meta.Range) (*ObjectReader, error)
 	HeadObject(ctx context.Context, device string, part uint32, name meta.ObjectName) (meta.Object, error)
 	// DeleteObject writes a tombstone at ts and returns the version it removed.

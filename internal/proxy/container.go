@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,11 +14,11 @@ import (
 
 // CreateContainer creates a container in an account; meta.ErrExists if it exists.
 func (p *Proxy) CreateContainer(ctx context.Context, account, container string, m map[string]string) error {
-	ts, err := p.targets(p.ring.Partition(account, container, ""))
+	part := p.ring.Partition(account, container, "")
+	ts, err := p.targets(part)
 	if err != nil {
 		return err
 	}
-	part := p.ring.Partition(account, container, "")
 	c := meta.Container{Name: container, Created: meta.Now(), Meta: m}
 	if err := fanOut(ts, p.quorum(), func(t target) error {
 		return t.client.PutContainer(ctx, t.dev.Name, part, account, c)
@@ -123,15 +124,9 @@ func (p *Proxy) ListContainers(ctx context.Context, account string, opts meta.Li
 	if err != nil {
 		return l, err
 	}
-	{
-		kept := l.Containers[:0]
-		for _, c := range l.Containers {
-			if !strings.HasPrefix(c.Name, meta.ReservedPrefix) {
-				kept = append(kept, c)
-			}
-		}
-		l.Containers = kept
-	}
+	l.Containers = slices.DeleteFunc(l.Containers, func(c meta.Container) bool {
+		return strings.HasPrefix(c.Name, meta.ReservedPrefix)
+	})
 	return l, nil
 }
 

@@ -166,31 +166,24 @@ func (p *Proxy) HeadObject(ctx context.Context, name meta.ObjectName) (meta.Obje
 // GetObject opens an object, or one range of it (nil for all of it). Manifest objects read as
 // the concatenation of their segments.
 func (p *Proxy) GetObject(ctx context.Context, name meta.ObjectName, rng *meta.Range) (*ObjectReader, error) {
-	if rng != nil {
-		// A manifest's range is resolved against the manifest's size, not the (empty) stored
-		// body, so look before reading.
-		o, err := p.HeadObject(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		if o.Manifest != nil {
-			off, n, err := rng.Resolve(o.Size)
-			if err != nil {
-				return nil, err
-			}
-			return p.openManifest(ctx, name, o, off, n), nil
-		}
-	}
+	// One read: a node answers a manifest whole whatever range is asked (nodeclient's
+	// contract), and the range is then resolved against the manifest's served size.
 	r, err := p.getStored(ctx, name, rng)
 	if err != nil {
 		return nil, err
 	}
-	if r.Object.Manifest != nil {
-		r.Close()
-		o := r.Object.AsServed()
-		return p.openManifest(ctx, name, o, 0, o.Size), nil
+	if r.Object.Manifest == nil {
+		return r, nil
 	}
-	return r, nil
+	r.Close()
+	o := r.Object.AsServed()
+	off, n := int64(0), o.Size
+	if rng != nil {
+		if off, n, err = rng.Resolve(o.Size); err != nil {
+			return nil, err
+		}
+	}
+	return p.openManifest(ctx, name, o, off, n), nil
 }
 
 func (p *Proxy) getStored(ctx context.Context, name meta.ObjectName, rng *meta.Range) (*ObjectReader, error) {
