@@ -19,7 +19,9 @@ import (
 // Report is the result of one benchmark command. Ops holds one OpStats per operation kind
 // ("put", "get", "list"); later workload kinds add entries, not fields.
 type Report struct {
-	Kind        string              `json:"kind"` // fill, list, run
+	Kind        string              `json:"kind"`               // fill, list, run (a workload: see Stages)
+	Protocol    string              `json:"protocol,omitempty"` // s3 or swift
+	Workload    string              `json:"workload,omitempty"` // run: the workload's name
 	Endpoint    string              `json:"endpoint"`
 	Bucket      string              `json:"bucket"`
 	Prefix      string              `json:"prefix,omitempty"`
@@ -32,6 +34,9 @@ type Report struct {
 	List        *ListStats          `json:"list,omitempty"`
 	Prepare     *Report             `json:"prepare,omitempty"` // run --op get: the unmeasured fill of its object set
 	ClientCPU   CPU                 `json:"client_cpu"`
+	// Stages of a workload run, in order. Ops then sums the main and ramp stages (the
+	// measured ones; prepare and cleanup are reported but not counted there).
+	Stages []*StageReport `json:"stages,omitempty"`
 	// Interrupted is set when the context ended before the work did; the figures cover what ran.
 	Interrupted bool `json:"interrupted,omitempty"`
 }

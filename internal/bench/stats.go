@@ -63,6 +63,9 @@ type OpStats struct {
 	OpsPerSec  float64          `json:"ops_per_sec"`
 	MBPerSec   float64          `json:"mb_per_sec"` // 10^6 bytes per second, as COSBench and fio report
 	Latency    Latency          `json:"latency_ms"`
+	// TTFB is the time to first byte of GETs: from sending the request to the response
+	// headers arriving.
+	TTFB *Latency `json:"ttfb_ms,omitempty"`
 }
 
 // recorder accumulates one operation's outcomes from many workers. One mutex is enough: a
