@@ -78,10 +78,10 @@ type GetOptions struct {
 
 // GetResult is what a download received.
 type GetResult struct {
-	Bytes int64         // body bytes received
-	TTFB  time.Duration // from sending the request to the response headers arriving
-	Size  int64         // the whole object's size (from Content-Range when ranged)
-	ETag  string        // without quotes
+	Bytes        int64         // body bytes received
+	TTFB         time.Duration // from sending the request to the response headers arriving
+	Size         int64         // the whole object's size (from Content-Range when ranged)
+	ETag         string        // without quotes
 	LastModified time.Time
 }
 
