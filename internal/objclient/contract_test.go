@@ -131,6 +131,18 @@ func objectRoundTrip(t *testing.T, c objclient.Client, bucket string) {
 			t.Errorf("get range %v: %d bytes, result %+v", r, buf.Len(), gr)
 		}
 	}
+	// A failing destination is the caller's error, not a short body from the network.
+	_, err = c.Get(ctx, bucket, "obj", objclient.GetOptions{W: failingWriter{}})
+	if err == nil || errors.Is(err, objclient.ErrShortBody) || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("get into a failing writer: %v", err)
+	}
+	// An empty key would turn an object request into a bucket request.
+	if _, err := c.Put(ctx, bucket, "", strings.NewReader("x"), 1, objclient.PutOptions{}); err == nil {
+		t.Errorf("put of an empty key succeeded")
+	}
+	if err := c.Delete(ctx, bucket, ""); err == nil {
+		t.Errorf("delete of an empty key succeeded")
+	}
 	// Discarding (benchmarks) still counts every byte.
 	if gr, err := c.Get(ctx, bucket, "obj", objclient.GetOptions{}); err != nil || gr.Bytes != int64(len(body)) {
 		t.Errorf("get discarding: %+v, %v", gr, err)
@@ -351,8 +363,15 @@ func multipart(t *testing.T, c objclient.Client, bucket string) {
 	}
 }
 
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
 func abort(t *testing.T, c objclient.Client, bucket string) {
 	ctx := context.Background()
+	if _, err := c.StartUpload(ctx, bucket+"-missing", "k", objclient.PutOptions{}); !objclient.IsNotFound(err) {
+		t.Errorf("start upload in a missing bucket: %v, want a 404", err)
+	}
 	key := "aborted"
 	id, err := c.StartUpload(ctx, bucket, key, objclient.PutOptions{})
 	if err != nil {

@@ -154,12 +154,17 @@ func download(op, key string, resp *http.Response, ttfb time.Duration, opts GetO
 	if resp.StatusCode == http.StatusPartialContent {
 		res.Size = contentRangeTotal(resp.Header.Get("Content-Range"))
 	}
-	dst := opts.W
-	if dst == nil {
-		dst = io.Discard
+	var n int64
+	var err error
+	w := &writeErr{}
+	if opts.W == nil {
+		// Straight into io.Discard, whose ReadFrom reuses pooled buffers: a benchmark's GET
+		// must not allocate a copy buffer per request.
+		n, err = io.Copy(io.Discard, resp.Body)
+	} else {
+		w.w = opts.W
+		n, err = io.Copy(w, resp.Body)
 	}
-	w := &writeErr{w: dst}
-	n, err := io.Copy(w, resp.Body)
 	resp.Body.Close()
 	res.Bytes = n
 	switch {
@@ -247,3 +252,15 @@ func setUserMetadata(h http.Header, prefix string, opts PutOptions) error {
 }
 
 var errNoBody = errors.New("objclient: nil body with a non-zero size")
+
+// checkNames rejects an empty bucket or key before it changes the meaning of a request: with
+// path-style URLs, a PUT or DELETE of bucket/"" is a PUT or DELETE of the bucket itself.
+func checkNames(op, bucket, key string, needKey bool) error {
+	if bucket == "" {
+		return fmt.Errorf("objclient: %s: empty bucket name", op)
+	}
+	if needKey && key == "" {
+		return fmt.Errorf("objclient: %s: empty key", op)
+	}
+	return nil
+}

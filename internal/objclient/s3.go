@@ -123,6 +123,9 @@ func decodeBody(op string, resp *http.Response, v any) error {
 // Check: see Client. A GET rather than a HEAD, because only an answer with a body names the
 // S3 error (SignatureDoesNotMatch, InvalidAccessKeyId, NoSuchBucket).
 func (c *s3Client) Check(ctx context.Context, bucket string, create bool) error {
+	if create && bucket == "" {
+		return fmt.Errorf("objclient: check: creating needs a bucket name")
+	}
 	var err error
 	switch {
 	case create:
@@ -160,6 +163,9 @@ func cannotReach(endpoint string, err error) error {
 // CreateBucket: a bucket the caller already owns is not an error, so that a benchmark can be
 // rerun against the same bucket.
 func (c *s3Client) CreateBucket(ctx context.Context, bucket string) error {
+	if err := checkNames("create-bucket", bucket, "", false); err != nil {
+		return err
+	}
 	err := c.simple(ctx, "create-bucket", http.MethodPut, c.url(bucket, "", ""))
 	var oe *Error
 	if errors.As(err, &oe) && oe.Code == "BucketAlreadyOwnedByYou" {
@@ -169,6 +175,9 @@ func (c *s3Client) CreateBucket(ctx context.Context, bucket string) error {
 }
 
 func (c *s3Client) DeleteBucket(ctx context.Context, bucket string) error {
+	if err := checkNames("delete-bucket", bucket, "", false); err != nil {
+		return err
+	}
 	return c.simple(ctx, "delete-bucket", http.MethodDelete, c.url(bucket, "", ""))
 }
 
@@ -218,6 +227,9 @@ func (c *s3Client) ListBuckets(ctx context.Context) ([]string, error) {
 }
 
 func (c *s3Client) Put(ctx context.Context, bucket, key string, body io.Reader, size int64, opts PutOptions) (PutResult, error) {
+	if err := checkNames("put", bucket, key, true); err != nil {
+		return PutResult{}, err
+	}
 	hdr := http.Header{}
 	if err := setUserMetadata(hdr, "X-Amz-Meta-", opts); err != nil {
 		return PutResult{}, err
@@ -233,6 +245,9 @@ func (c *s3Client) Put(ctx context.Context, bucket, key string, body io.Reader, 
 }
 
 func (c *s3Client) Get(ctx context.Context, bucket, key string, opts GetOptions) (GetResult, error) {
+	if err := checkNames("get", bucket, key, true); err != nil {
+		return GetResult{}, err
+	}
 	rng, err := rangeHeader(opts)
 	if err != nil {
 		return GetResult{}, err
@@ -249,6 +264,9 @@ func (c *s3Client) Get(ctx context.Context, bucket, key string, opts GetOptions)
 }
 
 func (c *s3Client) Head(ctx context.Context, bucket, key string) (ObjectInfo, error) {
+	if err := checkNames("head", bucket, key, true); err != nil {
+		return ObjectInfo{}, err
+	}
 	resp, _, err := c.do(ctx, "head", http.MethodHead, c.url(bucket, key, ""), nil, nil, 0)
 	if err != nil {
 		return ObjectInfo{}, err
@@ -267,6 +285,9 @@ func (c *s3Client) Head(ctx context.Context, bucket, key string) (ObjectInfo, er
 // Delete: S3 already answers 204 for a missing key; a 404 other than NoSuchBucket (a store that
 // does answer 404) is treated the same way.
 func (c *s3Client) Delete(ctx context.Context, bucket, key string) error {
+	if err := checkNames("delete", bucket, key, true); err != nil {
+		return err
+	}
 	err := c.simple(ctx, "delete", http.MethodDelete, c.url(bucket, key, ""))
 	var oe *Error
 	if errors.As(err, &oe) && oe.Status == http.StatusNotFound && oe.Code != "NoSuchBucket" {
@@ -337,6 +358,9 @@ func decodeListV2(raw []byte) (ListPage, error) {
 // List uses start-after rather than continuation tokens, so that Marker can be any key (a
 // resumed listing) and Next is a plain key that works with either protocol.
 func (c *s3Client) List(ctx context.Context, bucket string, opts ListOptions) (ListPage, error) {
+	if err := checkNames("list", bucket, "", false); err != nil {
+		return ListPage{}, err
+	}
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = 1000
@@ -370,6 +394,9 @@ func (c *s3Client) List(ctx context.Context, bucket string, opts ListOptions) (L
 }
 
 func (c *s3Client) StartUpload(ctx context.Context, bucket, key string, opts PutOptions) (string, error) {
+	if err := checkNames("start-upload", bucket, key, true); err != nil {
+		return "", err
+	}
 	hdr := http.Header{}
 	if err := setUserMetadata(hdr, "X-Amz-Meta-", opts); err != nil {
 		return "", err
@@ -399,6 +426,9 @@ func uploadQuery(uploadID string, extra url.Values) string {
 }
 
 func (c *s3Client) UploadPart(ctx context.Context, bucket, key, uploadID string, number int, body io.Reader, size int64) (Part, error) {
+	if err := checkNames("upload-part", bucket, key, true); err != nil {
+		return Part{}, err
+	}
 	q := uploadQuery(uploadID, url.Values{"partNumber": {strconv.Itoa(number)}})
 	resp, _, err := c.do(ctx, "upload-part", http.MethodPut, c.url(bucket, key, q), nil, body, size)
 	if err != nil {
@@ -445,6 +475,9 @@ func decodeListParts(raw []byte) ([]Part, string, error) {
 }
 
 func (c *s3Client) ListParts(ctx context.Context, bucket, key, uploadID string) ([]Part, error) {
+	if err := checkNames("list-parts", bucket, key, true); err != nil {
+		return nil, err
+	}
 	var all []Part
 	marker := ""
 	for {
@@ -486,6 +519,9 @@ type completePart struct {
 // CompleteUpload: S3 may answer 200 and then an <Error> body, because it sends the status
 // before the (long) assembly is done; that is an error like any other, with Status 200.
 func (c *s3Client) CompleteUpload(ctx context.Context, bucket, key, uploadID string, parts []Part) (PutResult, error) {
+	if err := checkNames("complete-upload", bucket, key, true); err != nil {
+		return PutResult{}, err
+	}
 	doc := completeDoc{Parts: make([]completePart, len(parts))}
 	for i, p := range parts {
 		doc.Parts[i] = completePart{PartNumber: p.Number, ETag: `"` + unquote(p.ETag) + `"`}
@@ -518,5 +554,8 @@ func (c *s3Client) CompleteUpload(ctx context.Context, bucket, key, uploadID str
 }
 
 func (c *s3Client) AbortUpload(ctx context.Context, bucket, key, uploadID string) error {
+	if err := checkNames("abort-upload", bucket, key, true); err != nil {
+		return err
+	}
 	return c.simple(ctx, "abort-upload", http.MethodDelete, c.url(bucket, key, uploadQuery(uploadID, nil)))
 }

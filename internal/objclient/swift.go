@@ -217,6 +217,9 @@ func (c *swiftClient) simple(ctx context.Context, r swiftReq) (*http.Response, e
 }
 
 func (c *swiftClient) Check(ctx context.Context, bucket string, create bool) error {
+	if create && bucket == "" {
+		return fmt.Errorf("objclient: check: creating needs a bucket name")
+	}
 	var err error
 	switch {
 	case create:
@@ -250,12 +253,18 @@ func (c *swiftClient) Check(ctx context.Context, bucket string, create bool) err
 
 // CreateBucket: Swift answers 201 for a new container and 202 for an existing one.
 func (c *swiftClient) CreateBucket(ctx context.Context, bucket string) error {
+	if err := checkNames("create-bucket", bucket, "", false); err != nil {
+		return err
+	}
 	_, err := c.simple(ctx, swiftReq{op: "create-bucket", method: http.MethodPut, container: bucket})
 	return err
 }
 
 // DeleteBucket: a missing container is an error (404), as is one that still holds objects (409).
 func (c *swiftClient) DeleteBucket(ctx context.Context, bucket string) error {
+	if err := checkNames("delete-bucket", bucket, "", false); err != nil {
+		return err
+	}
 	_, err := c.simple(ctx, swiftReq{op: "delete-bucket", method: http.MethodDelete, container: bucket})
 	return err
 }
@@ -302,6 +311,9 @@ func (c *swiftClient) ListBuckets(ctx context.Context) ([]string, error) {
 }
 
 func (c *swiftClient) Put(ctx context.Context, bucket, key string, body io.Reader, size int64, opts PutOptions) (PutResult, error) {
+	if err := checkNames("put", bucket, key, true); err != nil {
+		return PutResult{}, err
+	}
 	hdr := http.Header{}
 	if err := setUserMetadata(hdr, "X-Object-Meta-", opts); err != nil {
 		return PutResult{}, err
@@ -314,6 +326,9 @@ func (c *swiftClient) Put(ctx context.Context, bucket, key string, body io.Reade
 }
 
 func (c *swiftClient) Get(ctx context.Context, bucket, key string, opts GetOptions) (GetResult, error) {
+	if err := checkNames("get", bucket, key, true); err != nil {
+		return GetResult{}, err
+	}
 	rng, err := rangeHeader(opts)
 	if err != nil {
 		return GetResult{}, err
@@ -330,6 +345,9 @@ func (c *swiftClient) Get(ctx context.Context, bucket, key string, opts GetOptio
 }
 
 func (c *swiftClient) Head(ctx context.Context, bucket, key string) (ObjectInfo, error) {
+	if err := checkNames("head", bucket, key, true); err != nil {
+		return ObjectInfo{}, err
+	}
 	resp, err := c.simple(ctx, swiftReq{op: "head", method: http.MethodHead, container: bucket, object: key})
 	if err != nil {
 		return ObjectInfo{}, err
@@ -347,6 +365,9 @@ func (c *swiftClient) Head(ctx context.Context, bucket, key string) (ObjectInfo,
 // Delete removes the object only: the segments of a large object stay, as with any Swift
 // client that does not ask for multipart-manifest=delete.
 func (c *swiftClient) Delete(ctx context.Context, bucket, key string) error {
+	if err := checkNames("delete", bucket, key, true); err != nil {
+		return err
+	}
 	_, err := c.simple(ctx, swiftReq{op: "delete", method: http.MethodDelete, container: bucket, object: key})
 	if IsNotFound(err) {
 		return nil
@@ -433,10 +454,16 @@ func decodeSwiftContainers(raw []byte) ([]string, error) {
 // List: Swift says nothing about truncation, so a full page is taken as truncated (at worst
 // the next page is empty). A marker that is a common prefix continues past all its names.
 func (c *swiftClient) List(ctx context.Context, bucket string, opts ListOptions) (ListPage, error) {
+	if err := checkNames("list", bucket, "", false); err != nil {
+		return ListPage{}, err
+	}
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = 1000
 	}
+	// Swift refuses (412) a limit above its container_listing_limit, 10000 by default; a
+	// store configured lower answers short pages that this client will take for the last.
+	limit = min(limit, 10000)
 	q := url.Values{"limit": {strconv.Itoa(limit)}}
 	if opts.Prefix != "" {
 		q.Set("prefix", opts.Prefix)
@@ -488,12 +515,20 @@ func checkUploadID(key, uploadID string) error {
 }
 
 func (c *swiftClient) StartUpload(ctx context.Context, bucket, key string, opts PutOptions) (string, error) {
+	if err := checkNames("start-upload", bucket, key, true); err != nil {
+		return "", err
+	}
 	hdr := http.Header{}
 	if err := setUserMetadata(hdr, "X-Object-Meta-", PutOptions{Metadata: opts.Metadata}); err != nil {
 		return "", err
 	}
 	if opts.ContentType != "" {
 		hdr.Set("X-Object-Meta-"+sloTypeMeta, opts.ContentType)
+	}
+	// The bucket must exist now, as with S3's NoSuchBucket, rather than only when the
+	// manifest is written after every part has been uploaded.
+	if _, err := c.simple(ctx, swiftReq{op: "start-upload", method: http.MethodHead, container: bucket}); err != nil {
+		return "", err
 	}
 	if _, err := c.simple(ctx, swiftReq{op: "start-upload", method: http.MethodPut, container: segContainer(bucket)}); err != nil {
 		return "", err
@@ -506,6 +541,9 @@ func (c *swiftClient) StartUpload(ctx context.Context, bucket, key string, opts 
 }
 
 func (c *swiftClient) UploadPart(ctx context.Context, bucket, key, uploadID string, number int, body io.Reader, size int64) (Part, error) {
+	if err := checkNames("upload-part", bucket, key, true); err != nil {
+		return Part{}, err
+	}
 	if err := checkUploadID(key, uploadID); err != nil {
 		return Part{}, err
 	}
@@ -553,6 +591,9 @@ func noSuchUpload(op, uploadID string) error {
 }
 
 func (c *swiftClient) ListParts(ctx context.Context, bucket, key, uploadID string) ([]Part, error) {
+	if err := checkNames("list-parts", bucket, key, true); err != nil {
+		return nil, err
+	}
 	if err := checkUploadID(key, uploadID); err != nil {
 		return nil, err
 	}
@@ -578,6 +619,9 @@ type sloSegment struct {
 // CompleteUpload PUTs the manifest. Segment paths are unescaped: the SLO middleware quotes
 // them itself. An empty ETag or zero Size leaves that check to nobody rather than failing it.
 func (c *swiftClient) CompleteUpload(ctx context.Context, bucket, key, uploadID string, parts []Part) (PutResult, error) {
+	if err := checkNames("complete-upload", bucket, key, true); err != nil {
+		return PutResult{}, err
+	}
 	if err := checkUploadID(key, uploadID); err != nil {
 		return PutResult{}, err
 	}
@@ -628,6 +672,9 @@ func (c *swiftClient) CompleteUpload(ctx context.Context, bucket, key, uploadID 
 // AbortUpload deletes the segments and then the marker, so that an abort that fails half way
 // can be repeated.
 func (c *swiftClient) AbortUpload(ctx context.Context, bucket, key, uploadID string) error {
+	if err := checkNames("abort-upload", bucket, key, true); err != nil {
+		return err
+	}
 	if err := checkUploadID(key, uploadID); err != nil {
 		return err
 	}
