@@ -185,7 +185,7 @@ func objectRoundTrip(t *testing.T, c objclient.Client, bucket string) {
 
 func hostileKeyRoundTrip(t *testing.T, c objclient.Client, bucket string) {
 	ctx := context.Background()
-	for i, k := range hostileKeys {
+	for _, k := range hostileKeys {
 		key := "hostile/" + k
 		body := []byte(fmt.Sprintf("body of %q", key))
 		if _, err := c.Put(ctx, bucket, key, bytes.NewReader(body), int64(len(body)), objclient.PutOptions{}); err != nil {
@@ -198,7 +198,6 @@ func hostileKeyRoundTrip(t *testing.T, c objclient.Client, bucket string) {
 		if info, err := c.Head(ctx, bucket, key); err != nil || info.Size != int64(len(body)) {
 			t.Fatalf("head %q: %+v, %v", key, info, err)
 		}
-		_ = i
 	}
 	p, err := c.List(ctx, bucket, objclient.ListOptions{Prefix: "hostile/"})
 	if err != nil {
