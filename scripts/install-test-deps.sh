@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs, skipping whatever is already there:
-#   - Debian packages: rclone (a real S3 client), python3-venv (on Debian's own python3);
+#   - Debian packages: rclone (a real S3 client), python3-venv (on Debian's own python3),
+#     chromium (renders the HTML bench report in internal/bench/htmlreport's browser test);
 #   - a Python venv with the pinned real clients of test/clients/requirements.txt
 #     (boto3, aws cli v1, s3cmd, pytest) under the cache dir (default .cache/venv).
 # Needs root (or sudo) only when a Debian package is missing. Safe to re-run: a second run
@@ -29,6 +30,10 @@ apt_install() {
 }
 
 command -v rclone >/dev/null || apt_install rclone
+# Any browser the htmlreport test would use will do (CAIRN_CHROMIUM names one explicitly);
+# Debian's package is chromium.
+[[ -n ${CAIRN_CHROMIUM:-} ]] || command -v chromium >/dev/null || command -v chromium-browser >/dev/null ||
+  command -v google-chrome >/dev/null || apt_install chromium
 
 stamp="$(sha256sum "$requirements" | cut -d' ' -f1) $(python3 -c 'import sys; print(sys.version.split()[0])')"
 if [[ -x $venv/bin/python && -f $venv/.cairn-stamp && $(cat "$venv/.cairn-stamp") == "$stamp" ]] &&
