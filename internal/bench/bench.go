@@ -6,6 +6,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cairn-store/cairn/internal/objclient"
 )
 
 // Report is the result of one benchmark command. Ops holds one OpStats per operation kind
@@ -122,7 +125,7 @@ func (c *FillConfig) Validate() error {
 // throughput per ReportEvery objects and overall. Failed PUTs are counted by kind and not
 // retried; Fill returns an error only for a bad configuration. The bucket must exist
 // (Client.Check with create does that).
-func Fill(ctx context.Context, c *Client, cfg FillConfig) (*Report, error) {
+func Fill(ctx context.Context, c objclient.Client, cfg FillConfig) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -148,7 +151,7 @@ func Fill(ctx context.Context, c *Client, cfg FillConfig) (*Report, error) {
 				}
 				key := ObjectKey(cfg.Prefix, cfg.First+i)
 				t0 := time.Now()
-				err := c.PutObject(ctx, cfg.Bucket, key, body)
+				_, err := c.Put(ctx, cfg.Bucket, key, bytes.NewReader(body), cfg.Size, objclient.PutOptions{})
 				d := time.Since(t0)
 				switch {
 				case err == nil:
@@ -166,7 +169,7 @@ func Fill(ctx context.Context, c *Client, cfg FillConfig) (*Report, error) {
 	el := end.Sub(start)
 	put := rec.stats(el)
 	r := &Report{
-		Kind: "fill", Endpoint: c.Endpoint(), Bucket: cfg.Bucket, Prefix: cfg.Prefix,
+		Kind: "fill", Protocol: c.Protocol(), Endpoint: c.Endpoint(), Bucket: cfg.Bucket, Prefix: cfg.Prefix,
 		Concurrency: cfg.Concurrency, ObjectSize: cfg.Size, Start: start, Seconds: round3(el.Seconds()),
 		Ops:         map[string]*OpStats{"put": &put},
 		Windows:     rec.windows(end),

@@ -1,23 +1,46 @@
-package bench
+package bench_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"net"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-store/cairn/internal/bench"
+	"github.com/cairn-store/cairn/internal/objclient"
+	"github.com/cairn-store/cairn/internal/server"
 )
 
 // awkwardPrefix makes every key need escaping: a space, '+', '%', '&', '=', '?', '#', UTF-8,
 // and '/' that must stay a path separator.
 const awkwardPrefix = "dir/ä b+c%&=?#~/"
 
-func newTestClient(t *testing.T, endpoint, ak, sk string) *Client {
+// startServer runs a real Cairn (storage, proxy, S3 front end) in this test process.
+func startServer(t *testing.T) string {
 	t.Helper()
-	c, err := NewClient(ClientConfig{Endpoint: endpoint, AccessKey: ak, SecretKey: sk, Concurrency: 8})
+	s, err := server.Start(server.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0",
+		RootAccessKey: "bench", RootSecretKey: "bench-secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server: %v", err)
+		}
+	})
+	return s.Endpoint()
+}
+
+func s3ClientAs(t *testing.T, ep, ak, sk string) objclient.Client {
+	t.Helper()
+	c, err := objclient.New(objclient.Config{Endpoint: ep, AccessKey: ak, SecretKey: sk, Concurrency: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,86 +48,59 @@ func newTestClient(t *testing.T, endpoint, ak, sk string) *Client {
 	return c
 }
 
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{
-		"4096": 4096, "4KiB": 4096, "4kib": 4096, "4K": 4096, "1MiB": 1 << 20, "1M": 1 << 20,
-		"1GiB": 1 << 30, "4KB": 4000, "1.5MiB": 3 << 19, "0": 0, "12B": 12, " 8 KiB ": 8192,
-	} {
-		got, err := ParseSize(in)
-		if err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "KiB", "4XB", "-1", "1.3B", "2TiB"} {
-		if n, err := ParseSize(in); err == nil {
-			t.Errorf("ParseSize(%q) = %d, want an error", in, n)
-		}
-	}
-	for _, n := range []int64{0, 12, 4096, 1 << 20, 3 << 19} {
-		if back, err := ParseSize(FormatSize(n)); err != nil || back != n {
-			t.Errorf("FormatSize(%d) = %q reads back as %d, %v", n, FormatSize(n), back, err)
-		}
-	}
-}
+func s3Client(t *testing.T, ep, secret string) objclient.Client { return s3ClientAs(t, ep, "bench", secret) }
 
 func TestObjectKeyOrder(t *testing.T) {
-	if got := ObjectKey("p/", 42); got != "p/obj-0000000042" {
-		t.Fatalf("ObjectKey = %q", got)
-	}
-	// Listing order must be numeric order, so that a listing can be checked against a fill.
-	for _, i := range []int64{0, 9, 99, 999_999, 1_000_000} {
-		if !(ObjectKey("", i) < ObjectKey("", i+1)) {
-			t.Errorf("ObjectKey(%d) sorts after ObjectKey(%d)", i, i+1)
+	prev := ""
+	for _, i := range []int64{0, 1, 9, 10, 99, 100, 12345, 9_999_999_999} {
+		k := bench.ObjectKey("p/", i)
+		if k <= prev || !strings.HasPrefix(k, "p/obj-") {
+			t.Fatalf("ObjectKey(%d) = %q after %q", i, k, prev)
 		}
+		prev = k
 	}
 }
 
 func TestConfigValidate(t *testing.T) {
 	bad := []interface{ Validate() error }{
-		&ClientConfig{},
-		&ClientConfig{Endpoint: "127.0.0.1:8787", AccessKey: "a", SecretKey: "b"},
-		&ClientConfig{Endpoint: "http://h", AccessKey: "a"},
-		&FillConfig{Bucket: "b"},
-		&FillConfig{Bucket: "b", Objects: 1, Size: -1},
-		&ListConfig{Bucket: "b", MaxKeys: 1001},
-		&RunConfig{Op: "delete", Bucket: "b", Duration: time.Second},
-		&RunConfig{Op: "get", Bucket: "b"},
+		&bench.FillConfig{Bucket: "b"},
+		&bench.FillConfig{Bucket: "bkt", Objects: 1, Size: -1},
+		&bench.ListConfig{Bucket: "bkt", MaxKeys: 1001},
 	}
 	for _, c := range bad {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%+v: Validate accepted it", c)
 		}
 	}
-	f := FillConfig{Bucket: "b", Objects: 1_000_000}
+	f := bench.FillConfig{Bucket: "bkt", Objects: 1_000_000}
 	if err := f.Validate(); err != nil || f.ReportEvery != 100_000 || f.Concurrency != 16 {
 		t.Errorf("fill defaults: %+v, %v", f, err)
 	}
-	f = FillConfig{Bucket: "b", Objects: 300}
+	f = bench.FillConfig{Bucket: "bkt", Objects: 300}
 	if err := f.Validate(); err != nil || f.ReportEvery != 30 {
 		t.Errorf("small fill defaults: %+v, %v", f, err)
 	}
 }
 
-// TestFillListRun drives every operation against the signature-checking fake with keys that
-// all need escaping; a signing or escaping mistake would surface as 403s.
-func TestFillListRun(t *testing.T) {
-	fake, ep := newFakeS3(t)
-	c := newTestClient(t, ep, fakeAK, fakeSK)
+// TestFillAndList is the fill and list commands' contract with Cairn: every request signs and
+// escapes correctly (keys that all need escaping), a fill is listed back exactly, page by page.
+func TestFillAndList(t *testing.T) {
+	c := s3Client(t, startServer(t), "bench-secret")
 	ctx := context.Background()
-	if err := c.Check(ctx, "b1", true); err != nil {
+	if err := c.Check(ctx, "load", true); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Check(ctx, "b1", true); err != nil {
+	if err := c.Check(ctx, "load", true); err != nil {
 		t.Fatalf("second create of an owned bucket: %v", err)
 	}
-	var progress []Window
-	r, err := Fill(ctx, c, FillConfig{Bucket: "b1", Prefix: awkwardPrefix, Objects: 300, Size: 1000, Concurrency: 8,
-		ReportEvery: 100, Progress: func(w Window) { progress = append(progress, w) }})
+	var progress []bench.Window
+	r, err := bench.Fill(ctx, c, bench.FillConfig{Bucket: "load", Prefix: awkwardPrefix, Objects: 300, Size: 1000, Concurrency: 8,
+		ReportEvery: 100, Progress: func(w bench.Window) { progress = append(progress, w) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	put := r.Ops["put"]
-	if put.Operations != 300 || put.Errors != 0 || put.Bytes != 300_000 {
+	if put.Operations != 300 || put.Errors != 0 || put.Bytes != 300_000 || r.Protocol != "s3" {
 		t.Fatalf("fill: %+v", put)
 	}
 	if len(r.Windows) != 3 || len(progress) != 3 {
@@ -115,69 +111,29 @@ func TestFillListRun(t *testing.T) {
 			t.Errorf("window %d: %+v", i+1, w)
 		}
 	}
-	if put.Latency.P50 <= 0 || put.Latency.P50 > put.Latency.P99 || put.Latency.P99 > put.Latency.P999 {
-		t.Errorf("fill latency: %+v", put.Latency)
-	}
-	want := make([]string, 300)
-	for i := range want {
-		want[i] = ObjectKey(awkwardPrefix, int64(i))
-	}
-	if got := fake.keys("b1"); !slices.Equal(got, want) {
-		t.Fatalf("server holds %d keys, first %q; want %q...", len(got), got[:min(len(got), 1)], want[0])
-	}
-
-	lr, err := List(ctx, c, ListConfig{Bucket: "b1", MaxKeys: 70, Expected: 300})
+	lr, err := bench.List(ctx, c, bench.ListConfig{Bucket: "load", MaxKeys: 70, Expected: 300})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if l := lr.List; l.Keys != 300 || l.Pages != 5 || !l.Ordered || l.CountOK == nil || !*l.CountOK || l.KeysPerSec <= 0 {
 		t.Fatalf("list: %+v", l)
 	}
-	if lr.Ops["list"].Operations != 5 {
-		t.Errorf("list requests: %+v", lr.Ops["list"])
-	}
-	// The prefix, and continuation tokens that are keys themselves, must survive query escaping.
-	if lr, err := List(ctx, c, ListConfig{Bucket: "b1", Prefix: awkwardPrefix + "obj-00000001", MaxKeys: 7, Expected: 100}); err != nil {
+	// The prefix, and markers that are keys themselves, must survive query escaping.
+	if lr, err := bench.List(ctx, c, bench.ListConfig{Bucket: "load", Prefix: awkwardPrefix + "obj-00000001", MaxKeys: 7, Expected: 100}); err != nil {
 		t.Fatalf("prefix list: %v (%+v)", err, lr.List)
-	}
-
-	gr, err := Run(ctx, c, RunConfig{Op: "get", Bucket: "b1", Prefix: awkwardPrefix, Size: 1000, Objects: 300,
-		SkipPrepare: true, Duration: 200 * time.Millisecond, Concurrency: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	get := gr.Ops["get"]
-	if get.Operations == 0 || get.Errors != 0 || get.Bytes != get.Operations*1000 || get.MBPerSec <= 0 {
-		t.Fatalf("get run: %+v", get)
-	}
-	if gr.Seconds < 0.2 || gr.ClientCPU.SecondsPer1000Ops <= 0 {
-		t.Errorf("get run: seconds %v, cpu %+v", gr.Seconds, gr.ClientCPU)
-	}
-
-	pr, err := Run(ctx, c, RunConfig{Op: "put", Bucket: "b2", Size: 10, Duration: 100 * time.Millisecond, Concurrency: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// b2 does not exist: every PUT fails, and is counted rather than fatal.
-	if s := pr.Ops["put"]; s.Operations != 0 || s.Errors == 0 || s.ErrorKinds["404 NoSuchBucket"] != s.Errors {
-		t.Fatalf("put run into a missing bucket: %+v", s)
-	}
-	// get with preparation writes its own object set first.
-	gr, err = Run(ctx, c, RunConfig{Op: "get", Bucket: "b1", Prefix: "g/", Size: 0, Objects: 20, Duration: 50 * time.Millisecond})
-	if err != nil || gr.Prepare == nil || gr.Prepare.Ops["put"].Operations != 20 || gr.Ops["get"].Errors != 0 {
-		t.Fatalf("get run with prepare: %v, %+v", err, gr)
 	}
 }
 
+// TestFillCountsServerErrors: every fifth PUT answered 503 by an overloaded front is counted by
+// kind, never fatal, and the listing shows exactly the PUTs that succeeded.
 func TestFillCountsServerErrors(t *testing.T) {
-	fake, ep := newFakeS3(t)
-	fake.failEvery = 5
-	c := newTestClient(t, ep, fakeAK, fakeSK)
+	ep := startFaultProxy(t, startServer(t), &faultProxy{failEvery: 5})
+	c := s3Client(t, ep, "bench-secret")
 	ctx := context.Background()
-	if err := c.Check(ctx, "b", true); err != nil {
+	if err := c.Check(ctx, "bkt", true); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Fill(ctx, c, FillConfig{Bucket: "b", Objects: 300, Size: 100, Concurrency: 8, ReportEvery: 100})
+	r, err := bench.Fill(ctx, c, bench.FillConfig{Bucket: "bkt", Objects: 300, Size: 100, Concurrency: 8, ReportEvery: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,34 +149,39 @@ func TestFillCountsServerErrors(t *testing.T) {
 	if winOps != 240 || winErrs != 60 {
 		t.Errorf("windows add up to %d ok, %d errors", winOps, winErrs)
 	}
-	lr, err := List(ctx, c, ListConfig{Bucket: "b", Expected: 300})
-	if !errors.Is(err, ErrCountMismatch) || lr == nil || lr.List.Keys != 240 || *lr.List.CountOK {
+	lr, err := bench.List(ctx, c, bench.ListConfig{Bucket: "bkt", Expected: 300})
+	if !errors.Is(err, bench.ErrCountMismatch) || lr == nil || lr.List.Keys != 240 || *lr.List.CountOK {
 		t.Fatalf("list of a partial fill: %v, %+v", err, lr)
 	}
 }
 
 func TestWrongCredentials(t *testing.T) {
-	_, ep := newFakeS3(t)
-	good := newTestClient(t, ep, fakeAK, fakeSK)
+	ep := startServer(t)
+	good := s3Client(t, ep, "bench-secret")
 	ctx := context.Background()
-	if err := good.Check(ctx, "b", true); err != nil {
+	if err := good.Check(ctx, "bkt", true); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ ak, sk, kind string }{
-		{fakeAK, "wrong", "403 SignatureDoesNotMatch"},
-		{"nobody", fakeSK, "403 InvalidAccessKeyId"},
+		{"bench", "wrong", "403 SignatureDoesNotMatch"},
+		{"nobody", "bench-secret", "403 InvalidAccessKeyId"},
 	} {
-		c := newTestClient(t, ep, tc.ak, tc.sk)
-		if err := c.Check(ctx, "b", false); err == nil || !strings.Contains(err.Error(), "rejected the credentials ("+tc.kind+")") {
+		c := s3ClientAs(t, ep, tc.ak, tc.sk)
+		if err := c.Check(ctx, "bkt", false); err == nil || !strings.Contains(err.Error(), "rejected the credentials") {
 			t.Errorf("Check with %s/%s: %v", tc.ak, tc.sk, err)
 		}
-		r, err := Fill(ctx, c, FillConfig{Bucket: "b", Objects: 300, Size: 10, Concurrency: 8})
+		r, err := bench.Fill(ctx, c, bench.FillConfig{Bucket: "bkt", Objects: 100, Size: 10, Concurrency: 8})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s := r.Ops["put"]; s.Operations != 0 || s.Errors != 300 || s.ErrorKinds[tc.kind] != 300 || s.OpsPerSec != 0 {
+		if s := r.Ops["put"]; s.Operations != 0 || s.Errors != 100 || s.ErrorKinds[tc.kind] != 100 || s.OpsPerSec != 0 {
 			t.Errorf("fill with %s/%s: %+v", tc.ak, tc.sk, s)
 		}
+	}
+	// Nothing of the failed fills may be visible.
+	lr, err := bench.List(ctx, good, bench.ListConfig{Bucket: "bkt"})
+	if err != nil || lr.List.Keys != 0 {
+		t.Fatalf("list after the failed fills: %v, %+v", err, lr.List)
 	}
 	if err := good.Check(ctx, "missing", false); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("Check of a missing bucket: %v", err)
@@ -234,12 +195,12 @@ func TestUnreachableEndpoint(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	c := newTestClient(t, "http://"+addr, fakeAK, fakeSK)
-	err = c.Check(context.Background(), "b", true)
-	if err == nil || !strings.HasPrefix(err.Error(), "cannot reach http://"+addr+": ") {
+	c := s3Client(t, "http://"+addr, "x")
+	err = c.Check(context.Background(), "bkt", true)
+	if err == nil || !strings.HasPrefix(err.Error(), "cannot reach http://"+addr) {
 		t.Fatalf("Check: %v", err)
 	}
-	r, err := Fill(context.Background(), c, FillConfig{Bucket: "b", Objects: 20, Concurrency: 4})
+	r, err := bench.Fill(context.Background(), c, bench.FillConfig{Bucket: "bkt", Objects: 20, Concurrency: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,33 +209,14 @@ func TestUnreachableEndpoint(t *testing.T) {
 	}
 }
 
-func TestInterruptedRunCountsNoErrors(t *testing.T) {
-	_, ep := newFakeS3(t)
-	c := newTestClient(t, ep, fakeAK, fakeSK)
-	if err := c.Check(context.Background(), "b", true); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	r, err := Run(ctx, c, RunConfig{Op: "put", Bucket: "b", Size: 100, Duration: time.Minute, Concurrency: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := r.Ops["put"]; !r.Interrupted || s.Errors != 0 || s.Operations == 0 || r.Seconds > 5 {
-		t.Fatalf("interrupted run: %+v, %+v", r, s)
-	}
-}
-
-// TestReportJSONNames pins the JSON names the later bench work (workloads, HTML reports)
-// builds on.
-func TestReportJSONNames(t *testing.T) {
-	_, ep := newFakeS3(t)
-	c := newTestClient(t, ep, fakeAK, fakeSK)
+// TestFillJSONNames pins the JSON names scripts read.
+func TestFillJSONNames(t *testing.T) {
+	c := s3Client(t, startServer(t), "bench-secret")
 	ctx := context.Background()
-	if err := c.Check(ctx, "b", true); err != nil {
+	if err := c.Check(ctx, "bkt", true); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Fill(ctx, c, FillConfig{Bucket: "b", Objects: 20, Size: 10, ReportEvery: 10})
+	r, err := bench.Fill(ctx, c, bench.FillConfig{Bucket: "bkt", Objects: 20, Size: 10, ReportEvery: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,12 +234,6 @@ func TestReportJSONNames(t *testing.T) {
 			t.Errorf("ops.put has no %q: %s", k, data)
 		}
 	}
-	lat := put["latency_ms"].(map[string]any)
-	for _, k := range []string{"mean", "p50", "p95", "p99", "p999"} {
-		if _, ok := lat[k]; !ok {
-			t.Errorf("latency_ms has no %q", k)
-		}
-	}
 	if _, ok := doc["client_cpu"].(map[string]any)["seconds_per_1000_ops"]; !ok {
 		t.Errorf("no client_cpu.seconds_per_1000_ops: %s", data)
 	}
@@ -305,7 +241,8 @@ func TestReportJSONNames(t *testing.T) {
 		t.Errorf("windows: %v", w)
 	}
 	var sb strings.Builder
-	if err := WriteTable(&sb, r); err != nil || !strings.Contains(sb.String(), "put") {
+	if err := bench.WriteTable(&sb, r); err != nil || !strings.Contains(sb.String(), "put") {
 		t.Errorf("table: %v\n%s", err, sb.String())
 	}
+	_ = time.Second
 }

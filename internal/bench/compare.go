@@ -32,8 +32,10 @@ func Compare(w io.Writer, names []string, runs []*Report) error {
 		return errors.New("bench: compare needs two or more runs, each with a name")
 	}
 	ops := map[string]bool{}
-	for _, r := range runs {
-		for op := range r.Ops {
+	rows := make([]map[string]*OpStats, len(runs))
+	for i, r := range runs {
+		rows[i] = comparable(r)
+		for op := range rows[i] {
 			ops[op] = true
 		}
 	}
@@ -61,8 +63,8 @@ func Compare(w io.Writer, names []string, runs []*Report) error {
 		for _, m := range metrics {
 			row := op + "\t" + m.name + "\t"
 			var base float64
-			for i, r := range runs {
-				s, ok := r.Ops[op]
+			for i := range runs {
+				s, ok := rows[i][op]
 				switch {
 				case !ok:
 					row += "-\t"
@@ -92,4 +94,27 @@ func Compare(w io.Writer, names []string, runs []*Report) error {
 	}
 	fmt.Fprintln(tw, cpu)
 	return tw.Flush()
+}
+
+// comparable lists what compare puts side by side: the operations of the measured stages
+// together, and, when a run has more than one measured stage, each stage's as "stage/op".
+func comparable(r *Report) map[string]*OpStats {
+	out := make(map[string]*OpStats, len(r.Ops))
+	for op, s := range r.Ops {
+		out[op] = s
+	}
+	var measured []*StageReport
+	for _, st := range r.Stages {
+		if st.Kind == "main" || st.Kind == "ramp" {
+			measured = append(measured, st)
+		}
+	}
+	if len(measured) > 1 {
+		for _, st := range measured {
+			for op, s := range st.Ops {
+				out[st.Name+"/"+op] = s
+			}
+		}
+	}
+	return out
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/cairn-store/cairn/internal/objclient"
 )
 
 // ListConfig configures List.
@@ -60,10 +62,11 @@ type ListStats struct {
 // ListConfig.Expected, or its keys are out of order.
 var ErrCountMismatch = errors.New("bench: listing does not match")
 
-// List walks the whole bucket (or Prefix) with ListObjectsV2 and continuation tokens, one page
+// List walks the whole bucket (or Prefix) page by page (S3 ListObjectsV2 or a Swift container
+// listing with markers), one page
 // at a time as a client must, and reports keys/s. It returns the report together with an
 // error when the listing could not finish or did not match Expected.
-func List(ctx context.Context, c *Client, cfg ListConfig) (*Report, error) {
+func List(ctx context.Context, c objclient.Client, cfg ListConfig) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -76,11 +79,11 @@ func List(ctx context.Context, c *Client, cfg ListConfig) (*Report, error) {
 		runErr      error
 	)
 	for {
-		var page ListPage
+		var page objclient.ListPage
 		var err error
 		for attempt := 0; ; attempt++ {
 			t0 := time.Now()
-			page, err = c.ListObjectsV2(ctx, cfg.Bucket, cfg.Prefix, token, cfg.MaxKeys)
+			page, err = c.List(ctx, cfg.Bucket, objclient.ListOptions{Prefix: cfg.Prefix, Marker: token, Limit: cfg.MaxKeys})
 			if err == nil {
 				rec.ok(time.Since(t0), 0)
 				break
@@ -104,7 +107,8 @@ func List(ctx context.Context, c *Client, cfg ListConfig) (*Report, error) {
 			break
 		}
 		ls.Pages++
-		for _, k := range page.Keys {
+		for _, o := range page.Objects {
+			k := o.Key
 			if ls.Keys > 0 && k <= last {
 				ls.Ordered = false
 			}
@@ -114,7 +118,7 @@ func List(ctx context.Context, c *Client, cfg ListConfig) (*Report, error) {
 		if !page.Truncated {
 			break
 		}
-		token = page.NextToken
+		token = page.Next
 	}
 	el := time.Since(start)
 	if s := el.Seconds(); s > 0 {
@@ -122,7 +126,7 @@ func List(ctx context.Context, c *Client, cfg ListConfig) (*Report, error) {
 	}
 	pages := rec.stats(el)
 	r := &Report{
-		Kind: "list", Endpoint: c.Endpoint(), Bucket: cfg.Bucket, Prefix: cfg.Prefix, Concurrency: 1,
+		Kind: "list", Protocol: c.Protocol(), Endpoint: c.Endpoint(), Bucket: cfg.Bucket, Prefix: cfg.Prefix, Concurrency: 1,
 		Start: start, Seconds: round3(el.Seconds()), Ops: map[string]*OpStats{"list": &pages}, List: ls,
 		Interrupted: ctx.Err() != nil,
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/cairn-store/cairn/internal/objclient"
 )
 
 // Latencies are recorded in microseconds from 1 µs to 10 minutes with 3 significant digits:
@@ -78,7 +80,8 @@ type recorder struct {
 	errs   int64
 	bytes  int64
 	kinds  map[string]int64
-	window *windowState // nil unless windows are reported
+	ttfb   *hdrhistogram.Histogram // GETs only; nil until the first one
+	window *windowState            // nil unless windows are reported
 }
 
 func newRecorder() *recorder {
@@ -114,9 +117,41 @@ func (r *recorder) ok(d time.Duration, n int64) {
 	r.mu.Unlock()
 }
 
+// okTTFB records a successful GET whose response headers arrived after ttfb.
+func (r *recorder) okTTFB(d, ttfb time.Duration, n int64) {
+	r.mu.Lock()
+	if r.ttfb == nil {
+		r.ttfb = newHistogram()
+	}
+	r.ttfb.RecordValue(micros(ttfb))
+	r.mu.Unlock()
+	r.ok(d, n)
+}
+
+// merge adds everything o recorded (used to total the measured stages of a workload).
+func (r *recorder) merge(o *recorder) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hist.Merge(o.hist)
+	if o.ttfb != nil {
+		if r.ttfb == nil {
+			r.ttfb = newHistogram()
+		}
+		r.ttfb.Merge(o.ttfb)
+	}
+	r.ops += o.ops
+	r.errs += o.errs
+	r.bytes += o.bytes
+	for k, v := range o.kinds {
+		r.kinds[k] += v
+	}
+}
+
 // fail records a failed request.
 func (r *recorder) fail(err error) {
-	kind := ErrorKind(err)
+	kind := objclient.ErrorKind(err)
 	r.mu.Lock()
 	r.errs++
 	r.kinds[kind]++
@@ -131,6 +166,10 @@ func (r *recorder) stats(elapsed time.Duration) OpStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := OpStats{Operations: r.ops, Errors: r.errs, Bytes: r.bytes, Latency: summarize(r.hist)}
+	if r.ttfb != nil {
+		t := summarize(r.ttfb)
+		s.TTFB = &t
+	}
 	if len(r.kinds) > 0 {
 		s.ErrorKinds = make(map[string]int64, len(r.kinds))
 		for k, v := range r.kinds {
