@@ -18,6 +18,7 @@ func newRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newServerCommand())
 	root.AddCommand(newBenchCommand())
+	root.AddCommand(newClientCommands()...)
 	return root
 }
 

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cairn-store/cairn/internal/transfer"
+)
+
+func TestClientSplitObject(t *testing.T) {
+	for _, tc := range []struct{ arg, bucket, key string }{
+		{"b", "b", ""},
+		{"b/", "b", ""},
+		{"b/k", "b", "k"},
+		{"b/dir/k/", "b", "dir/k/"},
+		{"b//k", "b", "/k"},
+	} {
+		bucket, key, err := splitObject(tc.arg)
+		if err != nil || bucket != tc.bucket || key != tc.key {
+			t.Errorf("splitObject(%q) = %q, %q, %v", tc.arg, bucket, key, err)
+		}
+	}
+	if _, _, err := splitObject("/k"); err == nil {
+		t.Error(`splitObject("/k"): want an error`)
+	}
+}
+
+// A local name taken from a key never leaves the directory it is put in.
+func TestClientLocalPath(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ key, dst, want string }{
+		{"a/b/file.txt", "", "file.txt"},
+		{"../../etc/passwd", "", "passwd"},
+		{"x", "-", "-"},
+		{"x", "named", "named"},
+		{"dir/x", dir, filepath.Join(dir, "x")},
+		{"dir/x", "sub/", filepath.Join("sub", "x")},
+	} {
+		got, err := localPath(tc.key, tc.dst)
+		if err != nil || got != tc.want {
+			t.Errorf("localPath(%q, %q) = %q, %v; want %q", tc.key, tc.dst, got, err, tc.want)
+		}
+	}
+	for _, key := range []string{"..", "a/..", "dir/", ".", "a/."} {
+		if got, err := localPath(key, ""); err == nil {
+			t.Errorf("localPath(%q) = %q: want an error", key, got)
+		}
+	}
+}
+
+func TestClientParseMetadata(t *testing.T) {
+	md, err := parseMetadata([]string{"Color=blue", "empty=", "eq=a=b"})
+	if err != nil || len(md) != 3 || md["color"] != "blue" || md["empty"] != "" || md["eq"] != "a=b" {
+		t.Errorf("parseMetadata: %v, %v", md, err)
+	}
+	for _, bad := range []string{"novalue", "=x"} {
+		if _, err := parseMetadata([]string{bad}); err == nil {
+			t.Errorf("parseMetadata(%q): want an error", bad)
+		}
+	}
+}
+
+func TestClientPrintable(t *testing.T) {
+	if got := printable("plain ütf-8 name"); got != "plain ütf-8 name" {
+		t.Errorf("printable changed a plain name: %q", got)
+	}
+	if got := printable("evil\x1b[2Jname\n"); got != `"evil\x1b[2Jname\n"` {
+		t.Errorf("printable of a name with control characters: %q", got)
+	}
+}
+
+var barLine = regexp.MustCompile(`^(\S*)  \[(=*>? *)\]  +(\d+)%  (\S+ \S+)/s  (ETA \S+|done)$`)
+
+func TestClientProgressBar(t *testing.T) {
+	if b := newProgressBar(&bytes.Buffer{}, "x"); b != nil {
+		t.Fatal("a bar on something that is not a terminal")
+	}
+	var none *progressBar
+	none.update(1, 2) // a nil bar draws nothing, and does not panic
+	none.clear()
+
+	t0 := time.Unix(1000, 0)
+	const MiB = 1 << 20
+	b := &progressBar{name: "big.iso", columns: 80}
+	b.line(0, 100*MiB, t0)
+	line := b.line(45*MiB, 100*MiB, t0.Add(3*time.Second))
+	m := barLine.FindStringSubmatch(line)
+	if m == nil || m[1] != "big.iso" || m[3] != "45" || m[4] != "15.0 MiB" || m[5] != "ETA 4s" {
+		t.Fatalf("bar %q (parsed %q)", line, m)
+	}
+	if n := utf8.RuneCountInString(line); n >= 80 {
+		t.Errorf("bar of %d columns on an 80-column terminal", n)
+	}
+	if filled := strings.Count(m[2], "="); filled < 10 || filled > 20 {
+		t.Errorf("45%% shows %d of %d", filled, len(m[2]))
+	}
+	line = b.line(100*MiB, 100*MiB, t0.Add(6*time.Second))
+	if m := barLine.FindStringSubmatch(line); m == nil || m[3] != "100" || m[5] != "done" || strings.Contains(m[2], " ") {
+		t.Errorf("finished bar %q", line)
+	}
+
+	// A long name on a narrow terminal is cut, never the line wrapped.
+	b = &progressBar{name: strings.Repeat("ä", 100), columns: 60}
+	line = b.line(1, 2, t0)
+	if n := utf8.RuneCountInString(line); n >= 60 || !strings.Contains(line, "…") {
+		t.Errorf("narrow bar (%d columns): %q", n, line)
+	}
+}
+
+func TestClientSummary(t *testing.T) {
+	s := summary("uploaded", "f", "b/k", transfer.Result{Size: 64 << 20, Transferred: 32 << 20, Resumed: 32 << 20,
+		Parts: 4, PartSize: 16 << 20, Elapsed: 2 * time.Second})
+	want := "uploaded f to b/k: 64.0 MiB in 2s (16.0 MiB/s), 4 parts of 16.0 MiB, 32.0 MiB already there from an interrupted run"
+	if s != want {
+		t.Errorf("summary\n got %q\nwant %q", s, want)
+	}
+}
+
+// runCairn runs the command line in this process, as main would, and returns its error.
+func runCairn(t *testing.T, args ...string) (stdout string, err error) {
+	t.Helper()
+	root := newRootCommand()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err = root.Execute()
+	return out.String(), err
+}
+
+// Bad input is one line naming the problem, found before any request where it can be.
+func TestClientCommandErrors(t *testing.T) {
+	for _, v := range os.Environ() {
+		if name, _, _ := strings.Cut(v, "="); strings.HasPrefix(name, "CAIRN_") {
+			t.Setenv(name, "")
+			os.Unsetenv(name)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"put", file}, "usage: cairn put LOCAL_FILE BUCKET[/KEY]"},
+		{[]string{"put", "/no/such/file", "b"}, "stat /no/such/file: no such file or directory"},
+		{[]string{"put", file, "b", "--meta", "x"}, `--meta "x": want NAME=VALUE`},
+		{[]string{"put", file, "bucket", "--access-key", "a"}, "s3 needs --secret-key"},
+		{[]string{"put", file, "bucket", "--protocol", "ftp"}, `unknown --protocol "ftp"`},
+		{[]string{"get", "bucket"}, `"bucket" names a bucket; want BUCKET/KEY`},
+		{[]string{"get", "bucket/dir/"}, `key "dir/" has no file name to save it under; give LOCAL`},
+		{[]string{"rm", "bucket"}, `"bucket" names a bucket: give BUCKET/KEY, or --recursive to remove everything in it`},
+		{[]string{"rm", "bucket/k", "--bucket", "-r"}, "--bucket removes a whole bucket: give BUCKET alone, with --recursive"},
+		{[]string{"ls", "a", "b"}, "usage: cairn ls [BUCKET[/PREFIX]]"},
+		{[]string{"ls", "--access-key", "a", "--secret-key", "b", "--endpoint", "http://127.0.0.1:1"},
+			"cannot reach http://127.0.0.1:1: connection refused"},
+		{[]string{"ls", "--protocol", "swift", "--auth-url", "http://127.0.0.1:1/auth/v1.0", "--user", "a:b", "--key", "k"},
+			"cannot reach http://127.0.0.1:1/auth/v1.0: connection refused"},
+	} {
+		_, err := runCairn(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("cairn %s: %v; want one line with %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+
+	// The environment fills in flags that the command line does not give.
+	t.Setenv("CAIRN_ENDPOINT", "http://127.0.0.1:1")
+	t.Setenv("CAIRN_ACCESS_KEY", "a")
+	t.Setenv("CAIRN_SECRET_KEY", "b")
+	if _, err := runCairn(t, "ls"); err == nil || err.Error() != "cannot reach http://127.0.0.1:1: connection refused" {
+		t.Errorf("ls configured by the environment: %v", err)
+	}
+}
