@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,51 +14,51 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/cairn-store/cairn/internal/bench"
+	"github.com/cairn-store/cairn/internal/bench/htmlreport"
+	"github.com/cairn-store/cairn/internal/bench/workload"
+	"github.com/cairn-store/cairn/internal/objclient"
 )
 
 // benchFlags are the flags every bench subcommand shares.
 type benchFlags struct {
-	client      bench.ClientConfig
+	conn        connFlags
 	bucket      string
 	prefix      string
 	concurrency int
 	jsonOut     string
+	htmlOut     string
 }
 
 func newBenchCommand() *cobra.Command {
 	var bf benchFlags
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure an S3 endpoint (Cairn or any other): fill a bucket, list it, or run a fixed PUT/GET load",
-		Long: "Load generation and measurement against any S3 endpoint. Every flag can also be set as\n" +
+		Short: "Measure an object store (Cairn or any other, over S3 or Swift): run workloads, fill a bucket, list it, compare runs",
+		Long: "Load generation and measurement against any S3 or Swift endpoint. Every flag can also be set as\n" +
 			"CAIRN_<FLAG> in the environment (e.g. CAIRN_SECRET_KEY), which keeps keys off the command line.",
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&bf.client.Endpoint, "endpoint", "http://"+defaultBenchListen, "S3 endpoint URL (path-style requests)")
-	pf.StringVar(&bf.client.AccessKey, "access-key", "", "access key")
-	pf.StringVar(&bf.client.SecretKey, "secret-key", "", "secret key")
-	pf.StringVar(&bf.client.Region, "region", "us-east-1", "region used in the signature")
-	pf.StringVar(&bf.bucket, "bucket", "cairn-bench", "bucket to use")
+	bf.conn.register(pf)
+	pf.StringVar(&bf.bucket, "bucket", "cairn-bench", "bucket (Swift: container) to use; a workload with several uses <bucket>-0, <bucket>-1, ...")
 	pf.StringVar(&bf.prefix, "prefix", "", "key prefix; objects are <prefix>obj-0000000000, <prefix>obj-0000000001, ...")
 	pf.IntVar(&bf.concurrency, "concurrency", 16, "concurrent clients (workers, one connection each)")
 	pf.StringVar(&bf.jsonOut, "json", "", "also write the result as JSON to this file (- for stdout; the table then goes to stderr)")
-	cmd.AddCommand(newBenchFillCommand(&bf), newBenchListCommand(&bf), newBenchRunCommand(&bf), newBenchCompareCommand())
+	pf.StringVar(&bf.htmlOut, "html", "", "also write a self-contained HTML report with charts to this file")
+	cmd.AddCommand(newBenchFillCommand(&bf), newBenchListCommand(&bf), newBenchRunCommand(&bf), newBenchCompareCommand(),
+		newBenchWorkloadsCommand())
 	return cmd
 }
-
-// defaultBenchListen mirrors the server's default address without importing the server: bench
-// measures from the outside.
-const defaultBenchListen = "127.0.0.1:8787"
 
 // sizeFlag is a byte count given as 4096, 4KiB, 1MiB, ...
 type sizeFlag int64
 
-func (s *sizeFlag) String() string { return bench.FormatSize(int64(*s)) }
+func (s *sizeFlag) String() string { return workload.FormatSize(int64(*s)) }
 func (s *sizeFlag) Type() string   { return "size" }
 func (s *sizeFlag) Set(v string) error {
-	n, err := bench.ParseSize(v)
+	n, err := workload.ParseSize(v)
 	if err != nil {
 		return err
 	}
@@ -67,17 +68,18 @@ func (s *sizeFlag) Set(v string) error {
 
 // start builds the client and makes the first request, so that a bad endpoint or key ends
 // here in one line rather than as a run of counted errors. The caller has applied bindEnv and
-// validated its own configuration, so that a bad flag costs no request.
-func (bf *benchFlags) start(cmd *cobra.Command, create bool) (context.Context, context.CancelFunc, *bench.Client, error) {
-	bf.client.Concurrency = bf.concurrency
-	c, err := bench.NewClient(bf.client)
+// validated its own configuration, so that a bad flag costs no request. An empty bucket checks
+// the credentials only (a workload creates its buckets itself).
+func (bf *benchFlags) start(cmd *cobra.Command, bucket string, create bool) (context.Context, context.CancelFunc, objclient.Client, error) {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	c, err := bf.conn.open(ctx, bf.concurrency)
 	if err != nil {
+		stop()
 		return nil, nil, nil, err
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	checkCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if err := c.Check(checkCtx, bf.bucket, create); err != nil {
+	if err := c.Check(checkCtx, bucket, create); err != nil {
 		stop()
 		c.Close()
 		return nil, nil, nil, err
@@ -93,6 +95,11 @@ func (bf *benchFlags) output(cmd *cobra.Command, r *bench.Report) error {
 	}
 	if err := bench.WriteTable(table, r); err != nil {
 		return err
+	}
+	if bf.htmlOut != "" {
+		if err := htmlreport.WriteFile(bf.htmlOut, r); err != nil {
+			return fmt.Errorf("bench: writing --html: %w", err)
+		}
 	}
 	if bf.jsonOut == "" {
 		return nil
@@ -129,7 +136,7 @@ func newBenchFillCommand(bf *benchFlags) *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
-			ctx, stop, c, err := bf.start(cmd, true)
+			ctx, stop, c, err := bf.start(cmd, bf.bucket, true)
 			if err != nil {
 				return err
 			}
@@ -177,7 +184,7 @@ func newBenchListCommand(bf *benchFlags) *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
-			ctx, stop, c, err := bf.start(cmd, false)
+			ctx, stop, c, err := bf.start(cmd, bf.bucket, false)
 			if err != nil {
 				return err
 			}
@@ -198,53 +205,190 @@ func newBenchListCommand(bf *benchFlags) *cobra.Command {
 	return cmd
 }
 
+// runFlags are the flags of `cairn bench run`: a workload (built-in or file) and command-line
+// overrides of it, or the older fixed --op put|get form, which is a one-stage workload.
+type runFlags struct {
+	workload    string
+	op          string
+	size        string
+	mix         string
+	keys        string
+	duration    time.Duration
+	operations  int64
+	objects     int64
+	buckets     int
+	rate        float64
+	skipPrepare bool
+	seed        uint64
+}
+
 func newBenchRunCommand(bf *benchFlags) *cobra.Command {
-	var (
-		cfg  bench.RunConfig
-		size = sizeFlag(4 << 10)
-	)
+	var rf runFlags
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "Run a fixed workload: --op put or get of --size for --duration with --concurrency clients",
-		Long: "Run a fixed workload for --duration with --concurrency closed-loop clients.\n" +
-			"put writes new keys <prefix>obj-N from --first upward. get first writes --objects objects\n" +
-			"(not measured; --skip-prepare if a fill with the same --prefix and --size did) and then\n" +
-			"reads them at random.",
+		Short: "Run a workload (built-in A|B|C|D|small-upload|... or a YAML file) and report it per stage and operation",
+		Long: "Run a workload: --workload names a built-in (see `cairn bench workloads`) or a YAML file with\n" +
+			"sizes, operation mix, key selection, stages (prepare, main, ramp, cleanup) and timed events.\n" +
+			"Flags given on the command line override the file. Without --workload, --op put|get runs the\n" +
+			"simple fixed load: put writes keys <prefix>obj-N; get first writes --objects objects (not\n" +
+			"measured; --skip-prepare if a fill with the same --prefix did) and reads them at random.\n" +
+			"--rate switches to an open loop: requests are sent on a fixed schedule and their latency is\n" +
+			"measured from it, so that a slow store cannot hide its queueing (coordinated omission).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := bindEnv(cmd); err != nil {
 				return err
 			}
-			cfg.Bucket, cfg.Prefix, cfg.Size, cfg.Concurrency = bf.bucket, bf.prefix, int64(size), bf.concurrency
-			if err := cfg.Validate(); err != nil {
+			spec, assumePresent, err := rf.spec(cmd, bf)
+			if err != nil {
 				return err
 			}
-			ctx, stop, c, err := bf.start(cmd, cfg.Op == "put" || !cfg.SkipPrepare)
+			ctx, stop, c, err := bf.start(cmd, "", false)
 			if err != nil {
 				return err
 			}
 			defer stop()
 			defer c.Close()
-			r, err := bench.Run(ctx, c, cfg)
-			if r != nil {
-				if oerr := bf.output(cmd, r); oerr != nil && err == nil {
-					err = oerr
-				}
+			progress := cmd.ErrOrStderr()
+			r, err := bench.RunWorkload(ctx, c, bench.WorkloadConfig{
+				Spec: spec, Prefix: bf.prefix, Progress: progress, Terminal: isTerminal(progress),
+				AssumePresent: assumePresent, Seed: rf.seed,
+			})
+			if err != nil {
+				return err
 			}
-			if err == nil && r.Ops[cfg.Op].Errors > 0 {
-				err = fmt.Errorf("bench run: %d requests failed", r.Ops[cfg.Op].Errors)
+			if err := bf.output(cmd, r); err != nil {
+				return err
 			}
-			return err
+			var failed int64
+			for _, s := range r.Ops {
+				failed += s.Errors
+			}
+			if failed > 0 {
+				return fmt.Errorf("bench run: %d requests failed (counted by kind in the report)", failed)
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Op, "op", "put", "operation: put or get")
-	f.Var(&size, "size", "object size (4096, 4KiB, 1MiB, ...)")
-	f.DurationVar(&cfg.Duration, "duration", 30*time.Second, "how long to run")
-	f.Int64Var(&cfg.Objects, "objects", 1000, "get: number of objects read at random")
-	f.BoolVar(&cfg.SkipPrepare, "skip-prepare", false, "get: the objects already exist; do not write them first")
-	f.Int64Var(&cfg.PutStart, "first", 0, "put: index of the first key written")
+	f.StringVar(&rf.workload, "workload", "", "built-in workload name or YAML file (see `cairn bench workloads`)")
+	f.StringVar(&rf.op, "op", "", "without --workload: put or get, a one-operation load")
+	f.StringVar(&rf.size, "size", "", "object size: 4KiB, or a uniform range 1KiB-128KiB (default 4KiB for --op)")
+	f.StringVar(&rf.mix, "mix", "", "operation mix, e.g. get=90,put=5,delete=5 (also head, list)")
+	f.StringVar(&rf.keys, "keys", "", "key selection: uniform, sequential or zipf")
+	f.DurationVar(&rf.duration, "duration", 0, "length of each main stage (default 30s)")
+	f.Int64Var(&rf.operations, "operations", 0, "stop each main stage after this many operations instead")
+	f.Int64Var(&rf.objects, "objects", 0, "objects in the key space (default: the workload's; 1000 for --op get)")
+	f.IntVar(&rf.buckets, "buckets", 0, "number of buckets (containers) the objects are spread over")
+	f.Float64Var(&rf.rate, "rate", 0, "open loop: send this many requests per second in total (0: closed loop)")
+	f.BoolVar(&rf.skipPrepare, "skip-prepare", false, "the objects already exist (an earlier fill with the same --prefix): do not write them first")
+	f.Uint64Var(&rf.seed, "seed", 0, "random seed for sizes, keys and the mix (0: from the clock)")
 	return cmd
+}
+
+// spec builds the workload to run from the flags.
+func (rf *runFlags) spec(cmd *cobra.Command, bf *benchFlags) (*workload.Spec, bool, error) {
+	var spec *workload.Spec
+	switch {
+	case rf.workload != "" && rf.op != "":
+		return nil, false, errors.New("bench run: give --workload or --op, not both")
+	case rf.workload != "":
+		var err error
+		if spec, err = workload.Resolve(rf.workload); err != nil {
+			return nil, false, err
+		}
+	default:
+		op := rf.op
+		if op == "" {
+			op = "put"
+		}
+		spec = &workload.Spec{Name: op}
+		switch op {
+		case "put":
+			// Sequential keys from 0: each PUT a new key, as a fill writes them, until the key
+			// space wraps around.
+			spec.Mix = workload.Mix{workload.OpPut: 1}
+			spec.Keys = workload.KeyDist{Kind: "sequential"}
+			spec.Objects = 10_000_000
+			no := false
+			spec.Prepopulate = &no
+		case "get":
+			spec.Mix = workload.Mix{workload.OpGet: 1}
+			spec.Objects = 1000
+		default:
+			return nil, false, fmt.Errorf("bench run: --op %q: want put or get", op)
+		}
+		size := int64(4 << 10)
+		spec.Size = workload.SizeDist{Constant: size}
+		spec.Name += "-" + workload.FormatSize(size)
+		if err := spec.Normalize(); err != nil {
+			return nil, false, err
+		}
+	}
+	o := workload.Overrides{Duration: rf.duration, Operations: rf.operations, Rate: rf.rate, Objects: rf.objects, Buckets: rf.buckets}
+	if cmd.Flags().Changed("concurrency") || os.Getenv("CAIRN_CONCURRENCY") != "" {
+		o.Concurrency = bf.concurrency
+	}
+	if cmd.Flags().Changed("bucket") || os.Getenv("CAIRN_BUCKET") != "" || rf.workload == "" {
+		o.BucketPrefix = bf.bucket
+	}
+	if rf.size != "" {
+		d, err := workload.ParseSizeDist(rf.size)
+		if err != nil {
+			return nil, false, fmt.Errorf("bench run: --size: %w", err)
+		}
+		o.Size = &d
+		if rf.workload == "" {
+			spec.Name = rf.op + "-" + rf.size
+		}
+	}
+	if rf.mix != "" {
+		m, err := workload.ParseMix(rf.mix)
+		if err != nil {
+			return nil, false, fmt.Errorf("bench run: --mix: %w", err)
+		}
+		o.Mix = m
+	}
+	if rf.keys != "" {
+		o.Keys = &workload.KeyDist{Kind: rf.keys}
+	}
+	if rf.skipPrepare {
+		no := false
+		spec.Prepopulate = &no
+		spec.Stages = nil
+	}
+	if err := spec.Apply(o); err != nil {
+		return nil, false, err
+	}
+	return spec, rf.skipPrepare, nil
+}
+
+func newBenchWorkloadsCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "workloads [NAME]",
+		Short: "List the built-in workloads, or print one as YAML to start a workload file from",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			if len(args) == 0 {
+				for _, name := range workload.BuiltinNames() {
+					s, _ := workload.Builtin(name)
+					fmt.Fprintf(out, "%-15s %s\n", name, s.Description)
+				}
+				return nil
+			}
+			s, ok := workload.Builtin(args[0])
+			if !ok {
+				return fmt.Errorf("no built-in workload %q (have %s)", args[0], strings.Join(workload.BuiltinNames(), ", "))
+			}
+			y, err := s.YAML()
+			if err != nil {
+				return err
+			}
+			_, err = out.Write(y)
+			return err
+		},
+	}
 }
 
 func newBenchCompareCommand() *cobra.Command {
@@ -266,4 +410,10 @@ func newBenchCompareCommand() *cobra.Command {
 			return bench.Compare(cmd.OutOrStdout(), names, runs)
 		},
 	}
+}
+
+// isTerminal says whether w is a terminal, where progress can be redrawn in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

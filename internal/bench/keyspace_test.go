@@ -115,6 +115,20 @@ func TestSeriesShowsStalls(t *testing.T) {
 	}
 }
 
+func TestSeriesFoldsATinyTail(t *testing.T) {
+	start := time.Unix(1000, 0)
+	var c atomic.Int64
+	s := newSeries(start, &c)
+	for i := range 10 {
+		s.add(start.Add(time.Duration(i)*100*time.Millisecond), "get", time.Millisecond, 0, false)
+	}
+	s.add(start.Add(1010*time.Millisecond), "get", time.Millisecond, 0, false)
+	got := s.finish(start.Add(1020 * time.Millisecond))
+	if len(got) != 1 || got[0].Operations != 11 || got[0].T != 1.02 || got[0].OpsPerSec != 10.784 || got[0].ByOp["get"] != 11 {
+		t.Fatalf("samples: %+v", got)
+	}
+}
+
 func TestEventPhases(t *testing.T) {
 	var ss []Sample
 	rates := []float64{100, 100, 100, 100, 10, 0, 50, 95, 100, 100, 100}

@@ -76,19 +76,41 @@ func (s *series) advance(sec int) {
 }
 
 // finish closes the last second, which may be partial: its rates are scaled to its length.
+// A sliver under half a second (requests still in flight when the stage's time ran out) is
+// folded into the second before it, because a handful of operations over a few milliseconds
+// would otherwise draw a spike that never happened.
 func (s *series) finish(now time.Time) []Sample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	el := now.Sub(s.start)
 	full := int(el / time.Second)
 	s.advance(full)
-	if frac := (el - time.Duration(full)*time.Second).Seconds(); frac > 0 && (s.ops > 0 || s.errs > 0) {
-		s.advance(full + 1)
-		last := &s.samples[len(s.samples)-1]
-		last.T = round3(el.Seconds())
-		last.OpsPerSec = round3(float64(last.Operations) / frac)
-		last.MBPerSec = round3(last.MBPerSec / frac)
+	frac := (el - time.Duration(full)*time.Second).Seconds()
+	if frac <= 0 || (s.ops == 0 && s.errs == 0) {
+		return s.samples
 	}
+	if frac < 0.5 && len(s.samples) > 0 {
+		last := &s.samples[len(s.samples)-1]
+		mb := last.MBPerSec + float64(s.bytes)/1e6
+		last.Operations += s.ops
+		last.Errors += s.errs
+		span := 1 + frac
+		last.T = round3(el.Seconds())
+		last.OpsPerSec = round3(float64(last.Operations) / span)
+		last.MBPerSec = round3(mb / span)
+		if len(s.byOp) > 0 && last.ByOp == nil {
+			last.ByOp = map[string]int64{}
+		}
+		for op, n := range s.byOp {
+			last.ByOp[op] += n
+		}
+		return s.samples
+	}
+	s.advance(full + 1)
+	last := &s.samples[len(s.samples)-1]
+	last.T = round3(el.Seconds())
+	last.OpsPerSec = round3(float64(last.Operations) / frac)
+	last.MBPerSec = round3(last.MBPerSec / frac)
 	return s.samples
 }
 
