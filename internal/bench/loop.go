@@ -138,16 +138,21 @@ func (l *loop) run(ctx context.Context, p phase) {
 					}
 					scheduled = time.Now()
 				}
-				l.do(ctx, rng, l.mix.Pick(rng), scheduled)
+				if !l.do(ctx, rng, l.mix.Pick(rng), scheduled) && interval == 0 {
+					// No object fit (all deleted, or the prepare failed): back off rather than
+					// spin, so that a broken run does not burn the CPU it is measuring with.
+					time.Sleep(time.Millisecond)
+				}
 			}
 		}()
 	}
 	wg.Wait()
 }
 
-// do issues one operation and records it. Latency runs from scheduled, which in an open loop
-// may be before now: time spent waiting for a free worker is part of what a user would see.
-func (l *loop) do(ctx context.Context, rng *rand.Rand, op workload.Op, scheduled time.Time) {
+// do issues one operation and records it, and reports false if no object suited it. Latency
+// runs from scheduled, which in an open loop may be before now: time spent waiting for a free
+// worker is part of what a user would see.
+func (l *loop) do(ctx context.Context, rng *rand.Rand, op workload.Op, scheduled time.Time) bool {
 	var (
 		n    int64
 		ttfb time.Duration
@@ -157,7 +162,7 @@ func (l *loop) do(ctx context.Context, rng *rand.Rand, op workload.Op, scheduled
 	case workload.OpPut:
 		i, prev, ok := l.pickWrite(rng, false)
 		if !ok {
-			return
+			return false
 		}
 		size := l.size.Sample(rng)
 		bucket, key := l.ks.bucketKey(i)
@@ -167,7 +172,7 @@ func (l *loop) do(ctx context.Context, rng *rand.Rand, op workload.Op, scheduled
 	case workload.OpDelete:
 		i, prev, ok := l.pickWrite(rng, true)
 		if !ok {
-			return
+			return false
 		}
 		bucket, key := l.ks.bucketKey(i)
 		err = l.c.Delete(ctx, bucket, key)
@@ -175,7 +180,7 @@ func (l *loop) do(ctx context.Context, rng *rand.Rand, op workload.Op, scheduled
 	case workload.OpGet, workload.OpHead:
 		i, ok := l.pickRead(rng)
 		if !ok {
-			return
+			return false
 		}
 		bucket, key := l.ks.bucketKey(i)
 		if op == workload.OpGet {
@@ -190,14 +195,15 @@ func (l *loop) do(ctx context.Context, rng *rand.Rand, op workload.Op, scheduled
 		bucket := l.ks.buckets[rng.IntN(len(l.ks.buckets))]
 		_, err = l.c.List(ctx, bucket, objclient.ListOptions{Prefix: l.listPrefix, Limit: 100})
 	default:
-		return
+		return false
 	}
 	if err != nil && ctx.Err() != nil {
-		return // stopped by the user: not a failure of the store
+		return true // stopped by the user: not a failure of the store
 	}
 	// TTFB stays as the client measured it, from the send: it describes the store, while d,
 	// from the schedule, describes what a user waited.
 	l.rec.record(op, time.Since(scheduled), ttfb, n, err)
+	return true
 }
 
 func (l *loop) pickRead(rng *rand.Rand) (int64, bool) {

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# One interleaved run of `cairn bench` against Cairn (embedded, S3) and the OpenStack Swift peer
+# (its native Swift API and its s3api), same tool, same workloads, same machine, then the
+# bench's own client cost against warp's on the same target. Writes JSON per run and a
+# markdown summary (summary.md) to $OUT. Used for the tables in docs/benchmarks.md.
+#
+#   PEERS=/path/to/shared/peers scripts/bench-swift.sh
+#
+# Environment: PEERS (the peers kit; its swift/ must be set up: swift/setup.sh), OUT (default
+# /var/tmp/cairn-bench-swift/<time>), DURATION (20s), CONCURRENCY (16), TESTS (put4k get4k put1m
+# get1m A D), TARGETS (cairn swift swift-s3), WARP (default /var/tmp/cairn-peers/bin/warp; the
+# warp comparison is skipped when it is missing), D_OBJECTS (20: workload D's objects are 1-128
+# MiB and Swift keeps three replicas on an 8 GiB image).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PEERS=${PEERS:?set PEERS to the peers kit directory}
+OUT=${OUT:-/var/tmp/cairn-bench-swift/$(date -u +%Y%m%dT%H%M%SZ)}
+DURATION=${DURATION:-20s}
+CONCURRENCY=${CONCURRENCY:-16}
+TESTS=${TESTS:-put4k get4k put1m get1m A D}
+TARGETS=${TARGETS:-cairn swift swift-s3}
+WARP=${WARP:-/var/tmp/cairn-peers/bin/warp}
+D_OBJECTS=${D_OBJECTS:-20}
+mkdir -p "$OUT"
+
+go build -o "$OUT/cairn" ./cmd/cairn
+CAIRN=$OUT/cairn
+data=$(mktemp -d /var/tmp/cairn-bench-data.XXXXXX)
+"$CAIRN" server --data "$data" --listen 127.0.0.1:0 --root-access-key benchroot \
+    --root-secret-key benchroot-secret >"$OUT/server.log" 2>&1 &
+cairn_pid=$!
+trap 'kill $cairn_pid 2>/dev/null; wait $cairn_pid 2>/dev/null; rm -rf "$data"' EXIT
+for _ in $(seq 50); do
+    ep=$(sed -n 's/^cairn: S3 endpoint \(http[^ ]*\).*/\1/p' "$OUT/server.log" | head -1)
+    [ -n "$ep" ] && break
+    sleep 0.2
+done
+[ -n "$ep" ] || { cat "$OUT/server.log"; exit 1; }
+curl -sf -m 5 http://127.0.0.1:8080/info >/dev/null || "$PEERS/swift/start.sh"
+
+# CPU seconds (user+system) used so far by a set of processes.
+cpu_of() { python3 - "$@" <<'EOF'
+import os, sys
+hz = os.sysconf("SC_CLK_TCK"); total = 0
+for pid in sys.argv[1:]:
+    try:
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        total += int(f[11]) + int(f[12])
+    except OSError:
+        pass
+print(f"{total / hz:.2f}")
+EOF
+}
+server_pids() {
+    case $1 in
+    cairn) echo "$cairn_pid";;
+    *) pgrep -d ' ' -f 'swift-(proxy|object|container|account)-server|memcached' || true;;
+    esac
+}
+target_args() {
+    case $1 in
+    cairn) echo "--endpoint $ep --access-key benchroot --secret-key benchroot-secret";;
+    swift) echo "--protocol swift --auth-url http://127.0.0.1:8080/auth/v1.0 --user test:tester --key testing";;
+    swift-s3) echo "--endpoint http://127.0.0.1:8080 --access-key test:tester --secret-key testing";;
+    esac
+}
+test_args() {
+    case $1 in
+    put4k) echo "--op put --size 4KiB";;
+    get4k) echo "--op get --size 4KiB --objects 500";;
+    put1m) echo "--op put --size 1MiB";;
+    get1m) echo "--op get --size 1MiB --objects 100";;
+    A) echo "--workload A --objects 500";;
+    D) echo "--workload D --objects $D_OBJECTS";;
+    esac
+}
+
+echo "# $(date -u +%FT%TZ) cairn $(git rev-parse --short HEAD) duration=$DURATION concurrency=$CONCURRENCY" | tee "$OUT/runs.tsv"
+for t in $TESTS; do
+    for target in $TARGETS; do
+        pids=$(server_pids "$target")
+        c0=$(cpu_of $pids)
+        # shellcheck disable=SC2046 # the argument lists are words
+        "$CAIRN" bench run $(target_args "$target") $(test_args "$t") --bucket "cb-$target-$(echo "$t" | tr A-Z a-z)" \
+            --duration "$DURATION" --concurrency "$CONCURRENCY" --json "$OUT/$target-$t.json" \
+            >"$OUT/$target-$t.txt" 2>&1 || echo "$target $t: exit $? (see $OUT/$target-$t.txt)"
+        c1=$(cpu_of $pids)
+        printf '%s\t%s\t%s\n' "$target" "$t" "$(python3 -c "print(round($c1-$c0,2))")" | tee -a "$OUT/runs.tsv"
+    done
+done
+
+if [ -x "$WARP" ]; then
+    # The client's cost: cairn bench and warp against the same Cairn, same load. warp's CPU is
+    # taken from the kernel's accounting of its process (it has no report of its own).
+    for t in get4k put4k; do
+        case $t in
+        get4k) wargs=(get --obj.size 4KiB --objects 500); cargs=(--op get --size 4KiB --objects 500);;
+        put4k) wargs=(put --obj.size 4KiB); cargs=(--op put --size 4KiB);;
+        esac
+        "$CAIRN" bench run --endpoint "$ep" --access-key benchroot --secret-key benchroot-secret "${cargs[@]}" \
+            --bucket "cw-$t" --duration "$DURATION" --concurrency "$CONCURRENCY" --json "$OUT/client-cairn-$t.json" \
+            >"$OUT/client-cairn-$t.txt" 2>&1 || true
+        /usr/bin/time -f '%U %S' -o "$OUT/client-warp-$t.time" "$WARP" "${wargs[@]}" --host "${ep#http://}" \
+            --access-key benchroot --secret-key benchroot-secret --lookup path --concurrent "$CONCURRENCY" \
+            --duration "$DURATION" --bucket "ww-$t" --disable-sha256-payload --noclear --no-color \
+            >"$OUT/client-warp-$t.txt" 2>&1 </dev/null || true
+    done
+fi
+python3 scripts/bench-summary.py "$OUT" | tee "$OUT/summary.md"
