@@ -86,17 +86,17 @@ for test in ["get4k", "put4k"]:
         wtxt = open(os.path.join(out, f"client-warp-{test}.txt")).read()
     except (OSError, ValueError, IndexError):
         continue
-    m = re.search(r"Operation: (GET|PUT)\. Concurrency: \d+\s*\n\* Average: [\d.]+ \w+/s, ([\d.]+) obj/s", wtxt)
-    d = re.search(r"Ran: ?([\d.]+)s", wtxt)
+    m = re.search(r"(GET|PUT)\. Concurrency: \d+\.? ?(?:Ran: [\d.]+s)?\s*\n ?\* Average: [\d.]+ \w+/s, ([\d.]+) obj/s", wtxt)
     if not c or not m:
         continue
     main = [st for st in c["stages"] if st["kind"] == "main"][0]
     cops = main["total"]["ops_per_sec"]
     creq = sum(st["total"]["operations"] + st["total"]["errors"] for st in c["stages"])
     ccpu = c["client_cpu"]["user_seconds"] + c["client_cpu"]["system_seconds"]
-    dur = float(d.group(1)) if d else float(main["seconds"])
+    # warp reports its average over the seconds it kept ("Ran: 17s"), but it sent requests for
+    # the whole --duration, as cairn bench did: its requests are the average times that.
     wops = float(m.group(2))
-    wreq = wops * dur
+    wreq = wops * float(main["seconds"])
     rows.append((test, cops, 1000 * ccpu / creq, wops, 1000 * wcpu / wreq if wreq else 0))
 if rows:
     print("\n| load on Cairn | cairn bench ops/s | cairn bench client CPU s / 1k | warp ops/s | warp client CPU s / 1k | cairn bench ÷ warp CPU |")
