@@ -37,8 +37,12 @@ var forbidden = []struct {
 		"the ring is pure placement logic"},
 	{"internal/binenc", []string{"internal/"},
 		"the byte encoding depends on nothing of Cairn's"},
-	{"internal/bench", []string{"internal/server", "internal/proxy", "internal/storage", "internal/engine", "internal/index"},
-		"the load generator measures any S3 endpoint over HTTP, Cairn's or anyone's"},
+	{"internal/bench/...", []string{"internal/server", "internal/proxy", "internal/storage", "internal/engine", "internal/index", "internal/auth", "internal/s3"},
+		"the load generator measures any S3 or Swift endpoint over HTTP, Cairn's or anyone's"},
+	{"internal/objclient", []string{"internal/server", "internal/proxy", "internal/storage", "internal/engine", "internal/index", "internal/auth", "internal/bench", "internal/transfer"},
+		"the outbound client speaks only the public protocols (it may borrow the SigV4 signer)"},
+	{"internal/transfer", []string{"internal/server", "internal/proxy", "internal/storage", "internal/engine", "internal/index", "internal/auth", "internal/s3", "internal/bench"},
+		"the command-line client moves files through objclient, as any user's client would"},
 }
 
 func TestImportRules(t *testing.T) {

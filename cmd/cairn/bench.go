@@ -392,9 +392,10 @@ func newBenchWorkloadsCommand() *cobra.Command {
 }
 
 func newBenchCompareCommand() *cobra.Command {
-	return &cobra.Command{
+	var htmlOut string
+	cmd := &cobra.Command{
 		Use:   "compare A.json B.json [...]",
-		Short: "Print runs (from --json) side by side, each with its ratio to the first",
+		Short: "Print runs (from --json) side by side, each with its ratio to the first; --html for a page with charts",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var runs []*bench.Report
@@ -407,9 +408,17 @@ func newBenchCompareCommand() *cobra.Command {
 				runs = append(runs, r)
 				names = append(names, strings.TrimSuffix(filepath.Base(path), ".json"))
 			}
-			return bench.Compare(cmd.OutOrStdout(), names, runs)
+			if err := bench.Compare(cmd.OutOrStdout(), names, runs); err != nil {
+				return err
+			}
+			if htmlOut != "" {
+				return htmlreport.WriteCompareFile(htmlOut, names, runs)
+			}
+			return nil
 		},
 	}
+	cmd.Flags().StringVar(&htmlOut, "html", "", "also write the comparison as a self-contained HTML page with charts")
+	return cmd
 }
 
 // isTerminal says whether w is a terminal, where progress can be redrawn in place.

@@ -48,7 +48,9 @@ func s3ClientAs(t *testing.T, ep, ak, sk string) objclient.Client {
 	return c
 }
 
-func s3Client(t *testing.T, ep, secret string) objclient.Client { return s3ClientAs(t, ep, "bench", secret) }
+func s3Client(t *testing.T, ep, secret string) objclient.Client {
+	return s3ClientAs(t, ep, "bench", secret)
+}
 
 func TestObjectKeyOrder(t *testing.T) {
 	prev := ""

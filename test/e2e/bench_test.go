@@ -107,7 +107,10 @@ stages:
 
 	// The simple fixed load, and a comparison of the two runs.
 	c.ok("bench", "run", "--op", "get", "--size", "4KiB", "--objects", "50", "--duration", "1s", "--concurrency", "2", "--json", "b.json")
-	out, _ := c.ok("bench", "compare", "a.json", "b.json")
+	out, _ := c.ok("bench", "compare", "a.json", "b.json", "--html", "cmp.html")
+	if cmp := string(c.readFile("cmp.html")); !strings.Contains(cmp, "<svg") {
+		t.Errorf("comparison page: %d bytes, no chart", len(cmp))
+	}
 	if !strings.Contains(out, "get") || !strings.Contains(out, "x") {
 		t.Errorf("compare: %s", out)
 	}

@@ -36,6 +36,11 @@ func WriteFile(path string, r *bench.Report) error {
 	return writeFileAtomic(path, func(w io.Writer) error { return Write(w, r) })
 }
 
+// WriteCompareFile writes the comparison page of runs to path, as WriteFile does.
+func WriteCompareFile(path string, names []string, runs []*bench.Report) error {
+	return writeFileAtomic(path, func(w io.Writer) error { return WriteCompare(w, names, runs) })
+}
+
 func writeFileAtomic(path string, write func(io.Writer) error) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
