@@ -543,42 +543,28 @@ func removeSwiftSegments(ctx context.Context, c objclient.Client, bucket string,
 }
 
 func newMbCommand() *cobra.Command {
-	var conn connFlags
-	cmd := &cobra.Command{
-		Use:   "mb BUCKET",
-		Short: "Make a bucket (Swift: container); one that you already own is fine",
-		Long:  "Make a bucket (Swift: container); one that you already own is fine." + clientLong,
-		Args:  usageArgs(1, 1, "cairn mb BUCKET"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := bindEnv(cmd); err != nil {
-				return err
-			}
-			bucket := strings.TrimSuffix(args[0], "/")
-			if bucket == "" || strings.Contains(bucket, "/") {
-				return fmt.Errorf("%q: want a bucket name", args[0])
-			}
-			s, err := connect(cmd, &conn, 1, "")
-			if err != nil {
-				return err
-			}
-			defer s.close()
+	return bucketCommand("mb", "Make a bucket (Swift: container); one that you already own is fine",
+		func(s *session, bucket string) error {
 			if err := s.c.CreateBucket(s.ctx, bucket); err != nil {
 				return fmt.Errorf("making bucket %s: %w", bucket, err)
 			}
 			return nil
-		},
-	}
-	conn.register(cmd.Flags())
-	return cmd
+		})
 }
 
 func newRbCommand() *cobra.Command {
+	return bucketCommand("rb", "Remove an empty bucket (cairn rm --recursive --bucket removes a full one)",
+		func(s *session, bucket string) error { return removeBucket(s.ctx, s.c, bucket, false) })
+}
+
+// bucketCommand builds a command that acts on one bucket named by its only argument.
+func bucketCommand(name, short string, act func(s *session, bucket string) error) *cobra.Command {
 	var conn connFlags
 	cmd := &cobra.Command{
-		Use:   "rb BUCKET",
-		Short: "Remove an empty bucket (cairn rm --recursive --bucket removes a full one)",
-		Long:  "Remove an empty bucket (cairn rm --recursive --bucket removes a full one)." + clientLong,
-		Args:  usageArgs(1, 1, "cairn rb BUCKET"),
+		Use:   name + " BUCKET",
+		Short: short,
+		Long:  short + "." + clientLong,
+		Args:  usageArgs(1, 1, "cairn "+name+" BUCKET"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := bindEnv(cmd); err != nil {
 				return err
@@ -592,7 +578,7 @@ func newRbCommand() *cobra.Command {
 				return err
 			}
 			defer s.close()
-			return removeBucket(s.ctx, s.c, bucket, false)
+			return act(s, bucket)
 		},
 	}
 	conn.register(cmd.Flags())

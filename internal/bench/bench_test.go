@@ -11,7 +11,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/bench"
 	"github.com/cairn-store/cairn/internal/objclient"
-	"github.com/cairn-store/cairn/internal/server"
+	"github.com/cairn-store/cairn/internal/testserver"
 )
 
 // awkwardPrefix makes every key need escaping: a space, '+', '%', '&', '=', '?', '#', UTF-8,
@@ -19,24 +19,7 @@ import (
 const awkwardPrefix = "dir/ä b+c%&=?#~/"
 
 // startServer runs a real Cairn (storage, proxy, S3 front end) in this test process.
-func startServer(t *testing.T) string {
-	t.Helper()
-	s, err := server.Start(server.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0",
-		RootAccessKey: "bench", RootSecretKey: "bench-secret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server: %v", err)
-		}
-	})
-	return s.Endpoint()
-}
+func startServer(t *testing.T) string { return testserver.Start(t, "bench", "bench-secret") }
 
 func s3ClientAs(t *testing.T, ep, ak, sk string) objclient.Client {
 	t.Helper()

@@ -1,11 +1,8 @@
 package bench
 
 import (
-	"fmt"
 	"math"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -277,47 +274,6 @@ func cpuSince(m cpuMark, ops int64, wall time.Duration) CPU {
 		c.Utilization = round3(total / wall.Seconds())
 	}
 	return c
-}
-
-// ParseSize reads an object size: a plain byte count ("4096") or a number with a unit, binary
-// (KiB, MiB, GiB, and the shorthands K, M, G) or decimal (KB, MB, GB). Case is ignored.
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
-		i++
-	}
-	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	mult, ok := map[string]float64{
-		"": 1, "b": 1,
-		"k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30,
-		"kb": 1e3, "mb": 1e6, "gb": 1e9,
-	}[unit]
-	if num == "" || !ok {
-		return 0, fmt.Errorf("size %q: want bytes or a number with KiB, MiB, GiB, KB, MB or GB", s)
-	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0, fmt.Errorf("size %q: %w", s, err)
-	}
-	v := f * mult
-	if v != math.Trunc(v) || v > 1<<40 {
-		return 0, fmt.Errorf("size %q: not a whole number of bytes up to 1 TiB", s)
-	}
-	return int64(v), nil
-}
-
-// FormatSize prints n bytes the way ParseSize reads them back, in the largest exact unit.
-func FormatSize(n int64) string {
-	for _, u := range []struct {
-		name string
-		v    int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.v && n%u.v == 0 {
-			return strconv.FormatInt(n/u.v, 10) + u.name
-		}
-	}
-	return strconv.FormatInt(n, 10) + "B"
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -264,3 +264,16 @@ func checkNames(op, bucket, key string, needKey bool) error {
 	}
 	return nil
 }
+
+// headInfo reads a HEAD answer's object description; metaPrefix is the protocol's user
+// metadata header prefix (X-Amz-Meta- or X-Object-Meta-).
+func headInfo(key string, resp *http.Response, metaPrefix string) ObjectInfo {
+	return ObjectInfo{
+		Key:          key,
+		Size:         resp.ContentLength,
+		ETag:         unquote(resp.Header.Get("Etag")),
+		LastModified: parseHTTPTime(resp.Header.Get("Last-Modified")),
+		ContentType:  resp.Header.Get("Content-Type"),
+		Metadata:     userMetadata(resp.Header, metaPrefix),
+	}
+}

@@ -272,14 +272,7 @@ func (c *s3Client) Head(ctx context.Context, bucket, key string) (ObjectInfo, er
 		return ObjectInfo{}, err
 	}
 	resp.Body.Close()
-	return ObjectInfo{
-		Key:          key,
-		Size:         resp.ContentLength,
-		ETag:         unquote(resp.Header.Get("Etag")),
-		LastModified: parseHTTPTime(resp.Header.Get("Last-Modified")),
-		ContentType:  resp.Header.Get("Content-Type"),
-		Metadata:     userMetadata(resp.Header, "X-Amz-Meta-"),
-	}, nil
+	return headInfo(key, resp, "X-Amz-Meta-"), nil
 }
 
 // Delete: S3 already answers 204 for a missing key; a 404 other than NoSuchBucket (a store that

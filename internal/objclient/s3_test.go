@@ -11,28 +11,11 @@ import (
 	"testing"
 
 	"github.com/cairn-store/cairn/internal/objclient"
-	"github.com/cairn-store/cairn/internal/server"
+	"github.com/cairn-store/cairn/internal/testserver"
 )
 
 // startCairn runs a real Cairn (storage, proxy, S3 front end) in this test process.
-func startCairn(t *testing.T) string {
-	t.Helper()
-	s, err := server.Start(server.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0",
-		RootAccessKey: "objclient", RootSecretKey: "objclient-secret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server: %v", err)
-		}
-	})
-	return s.Endpoint()
-}
+func startCairn(t *testing.T) string { return testserver.Start(t, "objclient", "objclient-secret") }
 
 func s3Client(t *testing.T, ep, secret string) objclient.Client {
 	t.Helper()

@@ -352,14 +352,7 @@ func (c *swiftClient) Head(ctx context.Context, bucket, key string) (ObjectInfo,
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	return ObjectInfo{
-		Key:          key,
-		Size:         resp.ContentLength,
-		ETag:         unquote(resp.Header.Get("Etag")),
-		LastModified: parseHTTPTime(resp.Header.Get("Last-Modified")),
-		ContentType:  resp.Header.Get("Content-Type"),
-		Metadata:     userMetadata(resp.Header, "X-Object-Meta-"),
-	}, nil
+	return headInfo(key, resp, "X-Object-Meta-"), nil
 }
 
 // Delete removes the object only: the segments of a large object stay, as with any Swift

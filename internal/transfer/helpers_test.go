@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/cairn-store/cairn/internal/objclient"
-	"github.com/cairn-store/cairn/internal/server"
+	"github.com/cairn-store/cairn/internal/testserver"
 )
 
 const MiB = 1 << 20
@@ -23,21 +23,8 @@ const MiB = 1 << 20
 // an S3 client for it.
 func startCairn(t *testing.T) objclient.Client {
 	t.Helper()
-	s, err := server.Start(server.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0",
-		RootAccessKey: "transfer", RootSecretKey: "transfer-secret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server: %v", err)
-		}
-	})
-	return newClient(t, objclient.Config{Endpoint: s.Endpoint(), AccessKey: "transfer", SecretKey: "transfer-secret"})
+	ep := testserver.Start(t, "transfer", "transfer-secret")
+	return newClient(t, objclient.Config{Endpoint: ep, AccessKey: "transfer", SecretKey: "transfer-secret"})
 }
 
 // swiftClient returns a client for the real Swift named by CAIRN_TEST_SWIFT_AUTH

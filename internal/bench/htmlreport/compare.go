@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/cairn-store/cairn/internal/bench"
+	"github.com/cairn-store/cairn/internal/bench/workload"
 )
 
 // The comparison page is `cairn bench compare` as HTML: the same per-operation metrics and
@@ -83,7 +84,7 @@ func buildCompare(names []string, runs []*bench.Report) *comparePage {
 			cr.Start = r.Start.UTC().Format("2006-01-02 15:04:05 UTC")
 		}
 		if r.ObjectSize > 0 {
-			cr.Size = bench.FormatSize(r.ObjectSize)
+			cr.Size = workload.FormatSize(r.ObjectSize)
 		}
 		p.Runs = append(p.Runs, cr)
 		for op := range r.Ops {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cairn-store/cairn/internal/bench"
+	"github.com/cairn-store/cairn/internal/bench/workload"
 )
 
 // Write renders r as a complete HTML page. Nothing is written if rendering fails.
@@ -153,7 +154,7 @@ func buildPage(r *bench.Report) *page {
 		add("concurrency", fmt.Sprint(r.Concurrency))
 	}
 	if r.ObjectSize > 0 {
-		add("object size", bench.FormatSize(r.ObjectSize))
+		add("object size", workload.FormatSize(r.ObjectSize))
 	}
 	add("client CPU", fmtCPU(r.ClientCPU))
 
