@@ -1,29 +1,53 @@
-// Package auth owns identities: the keys requests authenticate with and the account each key
-// acts for. This first version holds the root user, whose key pair is given by the operator or
-// generated on first start and kept in the data directory (mode 0600), never shipped as a
-// default; accounts and users of their own come with the tenants work.
+// Package auth owns identities: the tenant store of accounts, their users and the keys users
+// authenticate with (an S3 access key pair and a Swift key each), and the root key, which acts
+// for the "root" account and administers every account. It answers "who is this key, and for
+// which account does it act"; what an identity may do inside its account (ACLs, policies) and
+// how much it may store (quota enforcement) are decided elsewhere, from what this store keeps.
+//
+// The root key is given by the operator or generated on first start and kept in the data
+// directory (root-credentials.json, mode 0600), never shipped as a default. Accounts and users
+// live in tenants.json beside it (mode 0600: it holds secrets), rewritten whole on every change
+// by temp file → fsync → rename → fsync dir, so that a crash leaves the old or the new file,
+// never a mix. Changes are rare (an administrator's), lookups are on every request: readers
+// share an immutable snapshot under an RWMutex, and writers build the next snapshot aside.
 package auth
 
 import (
 	"context"
-	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 )
 
-// Sentinel errors.
+// Sentinel errors. Every error the store returns wraps at most one of them.
 var (
-	ErrUnknownKey = errors.New("unknown access key")
-	ErrInvalidKey = errors.New("invalid key")
+	ErrUnknownKey      = errors.New("unknown access key")
+	ErrInvalidKey      = errors.New("invalid key")
+	ErrBadSwiftKey     = errors.New("wrong Swift user or key")
+	ErrInvalidName     = errors.New("invalid name")
+	ErrInvalidQuota    = errors.New("invalid quota")
+	ErrAccountExists   = errors.New("account exists")
+	ErrNoAccount       = errors.New("no such account")
+	ErrAccountNotEmpty = errors.New("account still has users")
+	ErrUserExists      = errors.New("user exists")
+	ErrNoUser          = errors.New("no such user")
+	// ErrRootAccount: the root account and the root user are the server's own; they cannot be
+	// deleted, and the root key is changed by flags or root-credentials.json, not here.
+	ErrRootAccount = errors.New("the root account and root user are fixed")
 )
 
-// RootAccount is the account the root user acts for.
+// RootAccount is the account the root user acts for. It always exists.
 const RootAccount = "root"
+
+// RootUser is the root key's user name: Swift clients authenticate as "root:root".
+const RootUser = "root"
 
 // Key is an access key pair and whom it belongs to.
 type Key struct {
@@ -31,18 +55,32 @@ type Key struct {
 	SecretKey string `json:"secret_key"`
 	Account   string `json:"account"`
 	User      string `json:"user"`
+	// Admin: the user administers its account (Swift's .admin; set on the root key too).
+	Admin bool `json:"-"`
+	// Root: the server's root key, administrator over every account (Swift's reseller admin).
+	Root bool `json:"-"`
+}
+
+// Identity is who a request authenticated as.
+type Identity struct {
+	Account, User string
+	Admin         bool
+	Root          bool // the server's root key (reseller admin over every account)
 }
 
 // Config configures a Store.
 type Config struct {
-	// Dir is where the generated root key is kept.
+	// Dir is where the generated root key and the tenants file are kept.
 	Dir string
 	// RootAccessKey and RootSecretKey, when both set, are the root key for this run (for
-	// scripts and tests); nothing is written.
+	// scripts and tests); the root key is then not written.
 	RootAccessKey, RootSecretKey string
+	Logger                       *slog.Logger // default: discard
+	// Now is the clock for created times (default time.Now).
+	Now func() time.Time
 }
 
-// Validate checks the configuration.
+// Validate checks the configuration and fills in defaults.
 func (c *Config) Validate() error {
 	if c.Dir == "" {
 		return errors.New("auth: no directory")
@@ -51,7 +89,15 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("auth: give both the root access key and the root secret key, or neither: %w", ErrInvalidKey)
 	}
 	if c.RootAccessKey != "" {
-		return validKey(c.RootAccessKey, c.RootSecretKey)
+		if err := validKey(c.RootAccessKey, c.RootSecretKey); err != nil {
+			return err
+		}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return nil
 }
@@ -66,39 +112,105 @@ func validKey(access, secret string) error {
 	return nil
 }
 
-// Store looks keys up.
+// Store is the tenant store. It is safe for concurrent use.
 type Store struct {
-	keys map[string]Key
+	cfg  Config
+	root Key
+	path string // the tenants file
+
+	// wmu serializes changes, so that each builds on the last one written; mu guards the
+	// snapshot pointer only, so that lookups never wait for a change's fsync.
+	wmu  sync.Mutex
+	mu   sync.RWMutex
+	snap *snapshot
 }
 
-// credentialsFile is the name of the root key file in Config.Dir.
-const credentialsFile = "root-credentials.json"
+// Files in Config.Dir.
+const (
+	credentialsFile = "root-credentials.json"
+	tenantsFile     = "tenants.json"
+)
 
-// Open returns the store. generated is the root key when Open just created it (the caller
-// shows it once), nil otherwise.
+// Open loads the store. generated is the root key when Open just created it (the caller shows
+// it once), nil otherwise.
 func Open(cfg Config) (s *Store, generated *Key, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
-	root := Key{AccessKey: cfg.RootAccessKey, SecretKey: cfg.RootSecretKey, Account: RootAccount, User: "root"}
+	root := Key{AccessKey: cfg.RootAccessKey, SecretKey: cfg.RootSecretKey}
 	if root.AccessKey == "" {
 		root, generated, err = loadOrGenerateRoot(cfg.Dir)
 		if err != nil {
 			return nil, nil, err
 		}
 	}
-	return &Store{keys: map[string]Key{root.AccessKey: root}}, generated, nil
-}
-
-// Lookup returns the key with the given access key.
-func (s *Store) Lookup(_ context.Context, accessKey string) (Key, error) {
-	for ak, k := range s.keys {
-		// Constant-time comparison so that response timing does not reveal key prefixes.
-		if subtle.ConstantTimeCompare([]byte(ak), []byte(accessKey)) == 1 {
-			return k, nil
+	root.Account, root.User, root.Admin, root.Root = RootAccount, RootUser, true, true
+	s = &Store{cfg: cfg, root: root, path: filepath.Join(cfg.Dir, tenantsFile)}
+	removeTemps(s.path)
+	st, err := loadTenants(s.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st == nil {
+		// First start: the root account gets its created time now, and the file exists from
+		// here on, so that the time does not change with every restart.
+		st = &state{Version: stateVersion, Accounts: map[string]*accountRecord{}}
+		st.Accounts[RootAccount] = &accountRecord{Created: cfg.Now().UTC(), Users: map[string]*userRecord{}}
+		if err := writeFileDurably(s.path, st); err != nil {
+			return nil, nil, err
 		}
 	}
-	return Key{}, fmt.Errorf("%w", ErrUnknownKey)
+	s.snap = newSnapshot(st, root, cfg.Logger)
+	return s, generated, nil
+}
+
+// current returns the snapshot lookups read.
+func (s *Store) current() *snapshot {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.snap
+}
+
+// Lookup returns the key with the given access key. The secret is for the front end's HMAC
+// check; the lookup itself is a map access, which reveals nothing about any secret.
+func (s *Store) Lookup(ctx context.Context, accessKey string) (Key, error) {
+	if err := ctx.Err(); err != nil {
+		return Key{}, err
+	}
+	k, ok := s.current().byAccess[accessKey]
+	if !ok {
+		return Key{}, fmt.Errorf("auth: %w", ErrUnknownKey)
+	}
+	return k, nil
+}
+
+// AuthenticateSwift checks a Swift v1 user ("ACCOUNT:USER", split by the caller) and key. Any
+// mismatch, unknown account or user included, is ErrBadSwiftKey, and the comparison is made in
+// constant time against a stand-in when the user does not exist, so that neither the answer
+// nor its timing tells which part was wrong. The root user is "root:root" with the root key's
+// secret.
+func (s *Store) AuthenticateSwift(ctx context.Context, account, user, key string) (Identity, error) {
+	if err := ctx.Err(); err != nil {
+		return Identity{}, err
+	}
+	snap := s.current()
+	want, id, found := "", Identity{}, false
+	if account == RootAccount && user == RootUser {
+		want, id, found = s.root.SecretKey, Identity{Account: RootAccount, User: RootUser, Admin: true, Root: true}, true
+	} else if a, ok := snap.state.Accounts[account]; ok {
+		if u, ok := a.Users[user]; ok {
+			want, id, found = u.SwiftKey, Identity{Account: account, User: user, Admin: u.Admin}, true
+		}
+	}
+	if !found {
+		want = snap.decoy
+	}
+	// Hashing first makes the comparison independent of the lengths too.
+	w, g := sha256.Sum256([]byte(want)), sha256.Sum256([]byte(key))
+	if subtle.ConstantTimeCompare(w[:], g[:]) != 1 || !found || key == "" {
+		return Identity{}, fmt.Errorf("auth: swift user %q: %w", account+":"+user, ErrBadSwiftKey)
+	}
+	return id, nil
 }
 
 func loadOrGenerateRoot(dir string) (Key, *Key, error) {
@@ -112,77 +224,15 @@ func loadOrGenerateRoot(dir string) (Key, *Key, error) {
 		if err := validKey(k.AccessKey, k.SecretKey); err != nil {
 			return Key{}, nil, fmt.Errorf("auth: %s: %w", path, err)
 		}
-		k.Account, k.User = RootAccount, "root"
+		k.Account, k.User = RootAccount, RootUser
 		return k, nil, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return Key{}, nil, fmt.Errorf("auth: read %s: %w", path, err)
 	}
-	k := Key{AccessKey: "CAIRN" + randomString(15, accessAlphabet), SecretKey: randomString(40, secretAlphabet), Account: RootAccount, User: "root"}
+	k := Key{AccessKey: "CAIRN" + randomString(15, accessAlphabet), SecretKey: randomString(40, secretAlphabet), Account: RootAccount, User: RootUser}
 	if err := writeFileDurably(path, k); err != nil {
 		return Key{}, nil, err
 	}
 	return k, &k, nil
-}
-
-const (
-	accessAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	secretAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-)
-
-func randomString(n int, alphabet string) string {
-	b := make([]byte, n)
-	for i := range b {
-		v, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
-		if err != nil {
-			panic(fmt.Sprintf("crypto/rand failed: %v", err)) // the OS has no entropy: nothing is safe
-		}
-		b[i] = alphabet[v.Int64()]
-	}
-	return string(b)
-}
-
-// writeFileDurably writes v as JSON, readable by the owner only, by temp → fsync → rename →
-// fsync dir, so that a crash leaves either no file or the whole file.
-func writeFileDurably(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("auth: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-credentials-*")
-	if err != nil {
-		return fmt.Errorf("auth: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("auth: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("auth: write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("auth: sync %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("auth: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("auth: %w", err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("auth: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("auth: sync %s: %w", dir, err)
-	}
-	return nil
 }

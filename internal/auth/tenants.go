@@ -1,0 +1,296 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Account is a tenant: a namespace of containers and the users that act in it. Quotas are kept
+// here and enforced by whoever writes data (0: no limit).
+type Account struct {
+	Name         string            `json:"name"`
+	Created      time.Time         `json:"created"`
+	QuotaBytes   int64             `json:"quota_bytes"`
+	QuotaObjects int64             `json:"quota_objects"`
+	Metadata     map[string]string `json:"metadata,omitempty"`
+	Users        int               `json:"users"` // how many users the account has
+}
+
+// User is a user of an account, without its secrets.
+type User struct {
+	Account   string    `json:"account"`
+	User      string    `json:"user"`
+	Admin     bool      `json:"admin"`
+	Root      bool      `json:"root,omitempty"` // the server's root user (account root only)
+	AccessKey string    `json:"access_key"`     // an identifier, as AWS shows it; not a secret
+	Created   time.Time `json:"created"`
+}
+
+// UserCredentials are a user's keys, returned when they are made (CreateUser, RotateKeys) and
+// never again.
+type UserCredentials struct {
+	Account   string `json:"account"`
+	User      string `json:"user"`
+	Admin     bool   `json:"admin"`
+	AccessKey string `json:"access_key"`
+	SecretKey string `json:"secret_key"`
+	SwiftKey  string `json:"swift_key"`
+}
+
+// update applies change to a copy of the current state, writes it and only then makes it the
+// state lookups see: a change that cannot be made durable is not made at all.
+func (s *Store) update(ctx context.Context, change func(st *state) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	next := s.current().state.clone()
+	if err := change(next); err != nil {
+		return err
+	}
+	if err := writeFile(s.path, next); err != nil {
+		return err
+	}
+	snap := newSnapshot(next, s.root, s.cfg.Logger)
+	s.mu.Lock()
+	s.snap = snap
+	s.mu.Unlock()
+	return nil
+}
+
+func accountOf(name string, a *accountRecord) Account {
+	return Account{Name: name, Created: a.Created, QuotaBytes: a.QuotaBytes, QuotaObjects: a.QuotaObjects,
+		Metadata: maps.Clone(a.Metadata), Users: len(a.Users) + rootUsers(name)}
+}
+
+// rootUsers counts the root user, who belongs to the root account without a record.
+func rootUsers(account string) int {
+	if account == RootAccount {
+		return 1
+	}
+	return 0
+}
+
+// CreateAccount creates an account with no users and no quota.
+func (s *Store) CreateAccount(ctx context.Context, name string) (Account, error) {
+	if err := validName("account", name); err != nil {
+		return Account{}, fmt.Errorf("auth: create account: %w", err)
+	}
+	var out Account
+	err := s.update(ctx, func(st *state) error {
+		if _, ok := st.Accounts[name]; ok {
+			return fmt.Errorf("auth: create account %q: %w", name, ErrAccountExists)
+		}
+		a := &accountRecord{Created: s.cfg.Now().UTC(), Users: map[string]*userRecord{}}
+		st.Accounts[name] = a
+		out = accountOf(name, a)
+		return nil
+	})
+	return out, err
+}
+
+// Account returns an account.
+func (s *Store) Account(ctx context.Context, name string) (Account, error) {
+	if err := ctx.Err(); err != nil {
+		return Account{}, err
+	}
+	a, ok := s.current().state.Accounts[name]
+	if !ok {
+		return Account{}, fmt.Errorf("auth: account %q: %w", name, ErrNoAccount)
+	}
+	return accountOf(name, a), nil
+}
+
+// Accounts returns every account, root included, in name order.
+func (s *Store) Accounts(ctx context.Context) ([]Account, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	st := s.current().state
+	out := make([]Account, 0, len(st.Accounts))
+	for _, name := range slices.Sorted(maps.Keys(st.Accounts)) {
+		out = append(out, accountOf(name, st.Accounts[name]))
+	}
+	return out, nil
+}
+
+// DeleteAccount deletes an account that has no users left. Whether it still holds data is for
+// the caller to check first (the store knows nothing of containers); once its users are gone
+// nobody but the root key can add any.
+func (s *Store) DeleteAccount(ctx context.Context, name string) error {
+	if name == RootAccount {
+		return fmt.Errorf("auth: delete account %q: %w", name, ErrRootAccount)
+	}
+	return s.update(ctx, func(st *state) error {
+		a, ok := st.Accounts[name]
+		if !ok {
+			return fmt.Errorf("auth: delete account %q: %w", name, ErrNoAccount)
+		}
+		if len(a.Users) > 0 {
+			return fmt.Errorf("auth: delete account %q: %d users: %w", name, len(a.Users), ErrAccountNotEmpty)
+		}
+		delete(st.Accounts, name)
+		return nil
+	})
+}
+
+// SetQuota sets an account's quota in bytes and objects (0: no limit).
+func (s *Store) SetQuota(ctx context.Context, account string, bytes, objects int64) error {
+	if bytes < 0 || objects < 0 {
+		return fmt.Errorf("auth: quota of %q: %d bytes, %d objects: negative: %w", account, bytes, objects, ErrInvalidQuota)
+	}
+	return s.update(ctx, func(st *state) error {
+		a, ok := st.Accounts[account]
+		if !ok {
+			return fmt.Errorf("auth: quota of %q: %w", account, ErrNoAccount)
+		}
+		a.QuotaBytes, a.QuotaObjects = bytes, objects
+		return nil
+	})
+}
+
+// UpdateMetadata changes an account's metadata as Swift's POST does: each entry is set, and an
+// empty value removes its name. It returns the account as changed.
+func (s *Store) UpdateMetadata(ctx context.Context, account string, changes map[string]string) (Account, error) {
+	var out Account
+	err := s.update(ctx, func(st *state) error {
+		a, ok := st.Accounts[account]
+		if !ok {
+			return fmt.Errorf("auth: metadata of %q: %w", account, ErrNoAccount)
+		}
+		for k, v := range changes {
+			if v == "" {
+				delete(a.Metadata, k)
+				continue
+			}
+			if a.Metadata == nil {
+				a.Metadata = map[string]string{}
+			}
+			a.Metadata[k] = v
+		}
+		if len(a.Metadata) == 0 {
+			a.Metadata = nil
+		}
+		out = accountOf(account, a)
+		return nil
+	})
+	return out, err
+}
+
+// newKeys generates a user's keys, with an access key no other key has.
+func newKeys(st *state, root Key) (access, secret, swift string) {
+	for {
+		access = "CAIRN" + randomString(accessKeyLen, accessAlphabet)
+		if access != root.AccessKey && !accessKeyUsed(st, access) {
+			break
+		}
+	}
+	return access, randomString(secretKeyLen, secretAlphabet), randomString(swiftKeyLen, swiftAlphabet)
+}
+
+func accessKeyUsed(st *state, access string) bool {
+	for _, a := range st.Accounts {
+		for _, u := range a.Users {
+			if u.AccessKey == access {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func credentialsOf(account, user string, u *userRecord) UserCredentials {
+	return UserCredentials{Account: account, User: user, Admin: u.Admin, AccessKey: u.AccessKey, SecretKey: u.SecretKey, SwiftKey: u.SwiftKey}
+}
+
+// CreateUser adds a user to an account with freshly generated keys. admin makes it an
+// administrator of its account.
+func (s *Store) CreateUser(ctx context.Context, account, user string, admin bool) (UserCredentials, error) {
+	if err := validName("user", user); err != nil {
+		return UserCredentials{}, fmt.Errorf("auth: create user: %w", err)
+	}
+	var out UserCredentials
+	err := s.update(ctx, func(st *state) error {
+		a, ok := st.Accounts[account]
+		if !ok {
+			return fmt.Errorf("auth: create user %s:%s: %w", account, user, ErrNoAccount)
+		}
+		if _, ok := a.Users[user]; ok || (account == RootAccount && user == RootUser) {
+			return fmt.Errorf("auth: create user %s:%s: %w", account, user, ErrUserExists)
+		}
+		u := &userRecord{Admin: admin, Created: s.cfg.Now().UTC()}
+		u.AccessKey, u.SecretKey, u.SwiftKey = newKeys(st, s.root)
+		a.Users[user] = u
+		out = credentialsOf(account, user, u)
+		return nil
+	})
+	return out, err
+}
+
+// Users returns an account's users in name order, without secrets; the root account lists the
+// root user too.
+func (s *Store) Users(ctx context.Context, account string) ([]User, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	a, ok := s.current().state.Accounts[account]
+	if !ok {
+		return nil, fmt.Errorf("auth: users of %q: %w", account, ErrNoAccount)
+	}
+	out := make([]User, 0, len(a.Users)+1)
+	if account == RootAccount {
+		out = append(out, User{Account: RootAccount, User: RootUser, Admin: true, Root: true, AccessKey: s.root.AccessKey, Created: a.Created})
+	}
+	for _, name := range slices.Sorted(maps.Keys(a.Users)) {
+		u := a.Users[name]
+		out = append(out, User{Account: account, User: name, Admin: u.Admin, AccessKey: u.AccessKey, Created: u.Created})
+	}
+	slices.SortFunc(out, func(x, y User) int { return strings.Compare(x.User, y.User) })
+	return out, nil
+}
+
+// DeleteUser deletes a user; its keys stop working at once.
+func (s *Store) DeleteUser(ctx context.Context, account, user string) error {
+	if account == RootAccount && user == RootUser {
+		return fmt.Errorf("auth: delete user %s:%s: %w", account, user, ErrRootAccount)
+	}
+	return s.update(ctx, func(st *state) error {
+		a, ok := st.Accounts[account]
+		if !ok {
+			return fmt.Errorf("auth: delete user %s:%s: %w", account, user, ErrNoAccount)
+		}
+		if _, ok := a.Users[user]; !ok {
+			return fmt.Errorf("auth: delete user %s:%s: %w", account, user, ErrNoUser)
+		}
+		delete(a.Users, user)
+		return nil
+	})
+}
+
+// RotateKeys replaces all of a user's keys (S3 pair and Swift key); the old ones stop working
+// at once. Swift tokens already issued are the Swift front end's to expire.
+func (s *Store) RotateKeys(ctx context.Context, account, user string) (UserCredentials, error) {
+	if account == RootAccount && user == RootUser {
+		return UserCredentials{}, fmt.Errorf("auth: rotate keys of %s:%s (set the root key by flags or in %s): %w", account, user, credentialsFile, ErrRootAccount)
+	}
+	var out UserCredentials
+	err := s.update(ctx, func(st *state) error {
+		a, ok := st.Accounts[account]
+		if !ok {
+			return fmt.Errorf("auth: rotate keys of %s:%s: %w", account, user, ErrNoAccount)
+		}
+		u, ok := a.Users[user]
+		if !ok {
+			return fmt.Errorf("auth: rotate keys of %s:%s: %w", account, user, ErrNoUser)
+		}
+		u.AccessKey, u.SecretKey, u.SwiftKey = newKeys(st, s.root)
+		out = credentialsOf(account, user, u)
+		return nil
+	})
+	return out, err
+}
