@@ -127,7 +127,12 @@ func Start(cfg Config) (*Server, error) {
 		node.Close()
 		return nil, err
 	}
-	mux := routes(front, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	sw, err := newSwift(cfg, px, keys, reg)
+	if err != nil {
+		node.Close()
+		return nil, err
+	}
+	mux := routes(front, sw, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -191,11 +196,16 @@ func (s *Server) Serve(ctx context.Context) error {
 	return errors.Join(err, s.node.Close())
 }
 
-// routes sends unsigned GET /healthz and /metrics to the server's own handlers and everything
-// else to the protocol front end untouched. (http.ServeMux would redirect paths holding "//" or
-// "/../", which are legal in object keys, and would take buckets named "healthz" from S3.)
-func routes(front, metrics http.Handler) http.Handler {
+// routes sends unsigned GET /healthz and /metrics to the server's own handlers, Swift requests
+// (see swiftRequest) to the Swift front end and everything else to the S3 front end untouched.
+// (http.ServeMux would redirect paths holding "//" or "/../", which are legal in object keys,
+// and would take buckets named "healthz" from S3.)
+func routes(front, sw, metrics http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if swiftRequest(r) {
+			sw.ServeHTTP(w, r)
+			return
+		}
 		if r.Method == http.MethodGet && !signed(r) {
 			switch r.URL.Path {
 			case "/healthz":

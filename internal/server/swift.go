@@ -1,0 +1,42 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cairn-store/cairn/internal/auth"
+	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/swift"
+)
+
+// swiftAuth lets the Swift front end check v1 credentials against the tenant store.
+type swiftAuth struct{ store *auth.Store }
+
+func (a swiftAuth) AuthenticateSwift(ctx context.Context, account, user, key string) (swift.Identity, error) {
+	id, err := a.store.AuthenticateSwift(ctx, account, user, key)
+	if errors.Is(err, auth.ErrBadSwiftKey) {
+		return swift.Identity{}, fmt.Errorf("%w: %w", swift.ErrBadCredentials, err)
+	}
+	if err != nil {
+		return swift.Identity{}, err
+	}
+	return swift.Identity{Account: id.Account, User: id.User, Admin: id.Admin, Root: id.Root}, nil
+}
+
+func newSwift(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Registry) (http.Handler, error) {
+	h, err := swift.New(swift.Config{Proxy: px, Auth: swiftAuth{keys}, Logger: cfg.Logger, Registry: reg})
+	if err != nil {
+		return nil, fmt.Errorf("server: Swift front end: %w", err)
+	}
+	return h, nil
+}
+
+// swiftRequest reports whether a request goes to the Swift front end: one without S3
+// credentials, for the v1 auth endpoint, /info or the /v1 tree. Everything else stays S3's.
+func swiftRequest(r *http.Request) bool {
+	return !signed(r) && swift.IsSwiftPath(r.URL.Path)
+}

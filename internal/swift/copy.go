@@ -1,0 +1,160 @@
+package swift
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/proxy"
+)
+
+// parseCopyPath parses a Destination or X-Copy-From header: "[/]container/object", URL-quoted
+// or not (Swift unquotes it).
+func parseCopyPath(v string) (container, object string, ok bool) {
+	if u, err := url.PathUnescape(v); err == nil {
+		v = u
+	}
+	v = strings.TrimPrefix(v, "/")
+	container, object, ok = strings.Cut(v, "/")
+	return container, object, ok && container != "" && object != ""
+}
+
+// copyAccount resolves the account a copy's other side lives in (Destination-Account or
+// X-Copy-From-Account, else the request's) and checks that the caller may use it.
+func (rq *request) copyAccount(v string) (string, error) {
+	if v == "" {
+		return rq.tenant, nil
+	}
+	tenant, ok := strings.CutPrefix(v, resellerPrefix)
+	if !ok || tenant == "" || len(v) > maxAccountNameLength {
+		return "", errPreconditionFailed.withText("Invalid account %q", v)
+	}
+	if !rq.id.Root && tenant != rq.id.Account {
+		return "", fmt.Errorf("copy with account %s: %w", v, errForbidden)
+	}
+	return tenant, nil
+}
+
+// copyObject serves COPY (to Destination) and PUT with X-Copy-From: a server-side copy (201).
+// The copy keeps the source's content type, content headers and user metadata, with the
+// request's metadata laid over them; X-Fresh-Metadata: true starts from the request's alone.
+func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	var src, dst meta.ObjectName
+	if r.Method == "COPY" {
+		c, o, ok := parseCopyPath(r.Header.Get("Destination"))
+		if !ok {
+			return errPreconditionFailed.withText("Destination header must be of the form <container name>/<object name>")
+		}
+		acct, err := rq.copyAccount(r.Header.Get("Destination-Account"))
+		if err != nil {
+			return err
+		}
+		src, dst = rq.objectName(), meta.ObjectName{Account: acct, Container: c, Object: o}
+	} else {
+		c, o, ok := parseCopyPath(r.Header.Get("X-Copy-From"))
+		if !ok {
+			return errPreconditionFailed.withText("X-Copy-From header must be of the form <container name>/<object name>")
+		}
+		acct, err := rq.copyAccount(r.Header.Get("X-Copy-From-Account"))
+		if err != nil {
+			return err
+		}
+		if r.ContentLength > 0 || len(r.TransferEncoding) > 0 {
+			return errBadRequest.withText("Copy requests require a zero byte body")
+		}
+		src, dst = meta.ObjectName{Account: acct, Container: c, Object: o}, rq.objectName()
+	}
+	for _, n := range []meta.ObjectName{src, dst} {
+		if err := checkContainerName(n.Container); err != nil {
+			return err
+		}
+		if err := checkObjectName(n.Object); err != nil {
+			return err
+		}
+	}
+	if err := checkNoLargeObjects(r); err != nil {
+		return err
+	}
+	now := h.cfg.Now()
+	req, err := objectMetaFromRequest(r.Header, dst.Object, now)
+	if err != nil {
+		return err
+	}
+	rd, err := h.proxy.GetObject(ctx, src, nil)
+	if err != nil {
+		return fmt.Errorf("copy source %s/%s: %w", src.Container, src.Object, err)
+	}
+	defer rd.Close()
+	srcObj := rd.Object
+	if expired(&srcObj, now) {
+		return fmt.Errorf("copy source %s/%s expired: %w", src.Container, src.Object, errNotFound)
+	}
+	if err := checkConditions(r, srcObj.ETag, lastModified(srcObj.Timestamp)); err != nil {
+		return err
+	}
+	if rd.Length > h.cfg.MaxObjectSize {
+		return errTooLarge
+	}
+	obj := meta.Object{Size: rd.Length, ContentType: srcObj.ContentType, SysMeta: req.SysMeta}
+	if r.Header.Get("Content-Type") != "" {
+		obj.ContentType = req.ContentType
+	}
+	if !truthy(r.Header.Get("X-Fresh-Metadata")) {
+		obj.Headers = cloneMap(srcObj.Headers)
+		obj.UserMeta = cloneMap(srcObj.UserMeta)
+	}
+	obj.Headers = overlay(obj.Headers, req.Headers)
+	reqMeta, _ := readMeta(r.Header, "Object") // checked by objectMetaFromRequest
+	for k, v := range reqMeta {
+		if v == "" {
+			delete(obj.UserMeta, k)
+			continue
+		}
+		obj.UserMeta = overlay(obj.UserMeta, map[string]string{k: v})
+	}
+	// A plain source's MD5 is known: the copy must arrive with the same one. A manifest's ETag
+	// is not the MD5 of its bytes, so its copy (a plain object) gets a fresh one.
+	want := ""
+	if srcObj.Manifest == nil {
+		want = srcObj.ETag
+	}
+	stored, err := h.proxy.PutObject(ctx, dst, obj, rd, proxy.PutOptions{BeforeCommit: etagMatcher(want)})
+	if err != nil {
+		return fmt.Errorf("copy to %s/%s: %w", dst.Container, dst.Object, err)
+	}
+	hdr := w.Header()
+	hdr.Set("Etag", stored.ETag)
+	hdr.Set("Last-Modified", lastModified(stored.Timestamp).Format(http.TimeFormat))
+	hdr.Set("X-Copied-From", (&url.URL{Path: src.Container + "/" + src.Object}).EscapedPath())
+	hdr.Set("X-Copied-From-Account", resellerPrefix+src.Account)
+	hdr.Set("X-Copied-From-Last-Modified", lastModified(srcObj.Timestamp).Format(http.TimeFormat))
+	for k, v := range obj.UserMeta {
+		hdr.Set(metaHeader("Object", k), v)
+	}
+	writeStatus(w, r, http.StatusCreated)
+	return nil
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func overlay(dst, src map[string]string) map[string]string {
+	for k, v := range src {
+		if dst == nil {
+			dst = map[string]string{}
+		}
+		dst[k] = v
+	}
+	return dst
+}

@@ -1,0 +1,57 @@
+package swift
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+)
+
+// apiVersion is the Swift release whose API this front end follows; /info reports it so that
+// clients that gate features on the version treat Cairn like that release.
+const apiVersion = "2.30.1"
+
+// info serves GET /info: Swift's capabilities document. It lists only what this front end
+// does (tempauth-style v1 auth; no large objects, tempurl, bulk or ACL middleware yet) and the
+// limits it enforces.
+func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		return errMethodNotAllowed
+	}
+	doc := map[string]any{
+		"swift": map[string]any{
+			"version":                   apiVersion,
+			"max_file_size":             h.cfg.MaxObjectSize,
+			"max_meta_name_length":      maxMetaNameLength,
+			"max_meta_value_length":     maxMetaValueLength,
+			"max_meta_count":            maxMetaCount,
+			"max_meta_overall_size":     maxMetaOverallSize,
+			"max_header_size":           maxHeaderSize,
+			"max_object_name_length":    maxObjectNameLength,
+			"container_listing_limit":   listingLimit,
+			"account_listing_limit":     listingLimit,
+			"max_account_name_length":   maxAccountNameLength,
+			"max_container_name_length": maxContainerNameLen,
+			"extra_header_count":        0,
+			"valid_api_versions":        []string{"v1"},
+			"strict_cors_mode":          true,
+			"policies":                  []map[string]any{{"name": policyName, "aliases": policyName, "default": true}},
+			// Accounts are managed by Cairn's tenant administration, never by Swift requests.
+			"allow_account_management": false,
+			"account_autocreate":       true,
+		},
+		"tempauth": map[string]any{"account_acls": false},
+	}
+	body, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json; charset=UTF-8")
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		w.Write(body)
+	}
+	return nil
+}

@@ -1,0 +1,272 @@
+package swift
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// listFormat is the body format of a listing.
+type listFormat int
+
+const (
+	formatPlain listFormat = iota
+	formatJSON
+	formatXML
+)
+
+// listRequest is a parsed listing query.
+type listRequest struct {
+	opts        meta.ListOptions
+	format      listFormat
+	contentType string
+}
+
+// parseListing reads a listing's query (prefix, delimiter, marker, end_marker, limit, reverse,
+// format) and Accept header, with Swift's rules: a limit above 10000 is 412, a non-numeric one is
+// ignored; the delimiter is one character; format= overrides Accept; an Accept that allows none
+// of the formats is 406.
+func parseListing(q url.Values, accept string) (listRequest, error) {
+	lr := listRequest{opts: meta.ListOptions{
+		Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), Marker: q.Get("marker"),
+		EndMarker: q.Get("end_marker"), Limit: listingLimit, Reverse: truthy(q.Get("reverse")),
+	}}
+	for _, v := range []string{lr.opts.Prefix, lr.opts.Delimiter, lr.opts.Marker, lr.opts.EndMarker} {
+		if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+			return lr, errBadName
+		}
+	}
+	if d := lr.opts.Delimiter; d != "" && (utf8.RuneCountInString(d) > 1 || []rune(d)[0] > 254) {
+		return lr, errPreconditionFailed.withText("Bad delimiter")
+	}
+	if v := q.Get("limit"); v != "" && isDigits(v) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n > listingLimit {
+			return lr, errPreconditionFailed.withText("Maximum limit is %d", listingLimit)
+		}
+		lr.opts.Limit = n
+	}
+	if f := q.Get("format"); f != "" {
+		switch strings.ToLower(f) {
+		case "json":
+			accept = "application/json"
+		case "xml":
+			accept = "application/xml"
+		default:
+			accept = "text/plain"
+		}
+	}
+	ct, ok := negotiate(accept)
+	if !ok {
+		return lr, errNotAcceptable
+	}
+	lr.contentType = ct
+	switch ct {
+	case "application/json":
+		lr.format = formatJSON
+	case "application/xml", "text/xml":
+		lr.format = formatXML
+	}
+	return lr, nil
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// offered are the listing media types, in Swift's order of preference.
+var offered = []string{"text/plain", "application/json", "application/xml", "text/xml"}
+
+// negotiate picks the listing media type an Accept header prefers (RFC 9110 §12.5.1: highest
+// q wins, then the more specific range, then the server's order). No header means text/plain.
+func negotiate(accept string) (string, bool) {
+	if strings.TrimSpace(accept) == "" {
+		return offered[0], true
+	}
+	best, bestQ, bestSpec := "", 0.0, -1
+	for _, part := range strings.Split(accept, ",") {
+		mr, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		mr = strings.ToLower(strings.TrimSpace(mr))
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+			if strings.TrimSpace(k) == "q" {
+				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if err != nil || f < 0 || f > 1 {
+					f = 0
+				}
+				q = f
+			}
+		}
+		if q == 0 {
+			continue
+		}
+		typ, sub, ok := strings.Cut(mr, "/")
+		if !ok {
+			continue
+		}
+		for _, o := range offered {
+			ot, os, _ := strings.Cut(o, "/")
+			spec := 0
+			switch {
+			case typ == "*" && sub == "*":
+			case typ == ot && sub == "*":
+				spec = 1
+			case typ == ot && sub == os:
+				spec = 2
+			default:
+				continue
+			}
+			if q > bestQ || q == bestQ && spec > bestSpec {
+				best, bestQ, bestSpec = o, q, spec
+			}
+			break // offered is in preference order: the first match of a range is its pick
+		}
+	}
+	return best, best != ""
+}
+
+// listItem is one line of a listing: an entry or a subdir (common prefix).
+type listItem struct {
+	name   string
+	subdir bool
+	obj    *meta.ListEntry
+	ctr    *meta.Container
+}
+
+// merge interleaves entries and subdirs in listing order, as Swift returns them.
+func merge(items []listItem, reverse bool) []listItem {
+	sort.SliceStable(items, func(i, j int) bool {
+		if reverse {
+			return items[i].name > items[j].name
+		}
+		return items[i].name < items[j].name
+	})
+	return items
+}
+
+// Wire shapes of JSON listings (Swift's field names).
+type (
+	jsonObject struct {
+		Name         string `json:"name"`
+		Hash         string `json:"hash"`
+		Bytes        int64  `json:"bytes"`
+		ContentType  string `json:"content_type"`
+		LastModified string `json:"last_modified"`
+	}
+	jsonContainer struct {
+		Name         string `json:"name"`
+		Count        int64  `json:"count"`
+		Bytes        int64  `json:"bytes"`
+		LastModified string `json:"last_modified"`
+	}
+	jsonSubdir struct {
+		Subdir string `json:"subdir"`
+	}
+)
+
+// renderListing writes the body of a listing. kind is "account" or "container", name the
+// account or container listed (the XML root's name attribute).
+func renderListing(format listFormat, kind, name string, items []listItem) []byte {
+	var b bytes.Buffer
+	switch format {
+	case formatPlain:
+		for _, it := range items {
+			b.WriteString(it.name)
+			b.WriteByte('\n')
+		}
+	case formatJSON:
+		out := make([]any, 0, len(items))
+		for _, it := range items {
+			switch {
+			case it.subdir:
+				out = append(out, jsonSubdir{it.name})
+			case it.obj != nil:
+				out = append(out, jsonObject{Name: it.name, Hash: it.obj.ETag, Bytes: it.obj.Size,
+					ContentType: it.obj.ContentType, LastModified: listingTime(it.obj.Timestamp)})
+			default:
+				out = append(out, jsonContainer{Name: it.name, Count: it.ctr.ObjectCount, Bytes: it.ctr.BytesUsed,
+					LastModified: listingTime(it.ctr.Created)})
+			}
+		}
+		data, _ := json.Marshal(out) // plain structs of strings and numbers cannot fail
+		b.Write(data)
+	case formatXML:
+		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+		b.WriteString("<" + kind + ` name="`)
+		xmlEscape(&b, name)
+		b.WriteString(`">`)
+		for _, it := range items {
+			switch {
+			case it.subdir:
+				b.WriteString(`<subdir name="`)
+				xmlEscape(&b, it.name)
+				b.WriteString(`"><name>`)
+				xmlEscape(&b, it.name)
+				b.WriteString("</name></subdir>")
+			case it.obj != nil:
+				b.WriteString("<object>")
+				xmlElem(&b, "name", it.name)
+				xmlElem(&b, "hash", it.obj.ETag)
+				xmlElem(&b, "bytes", strconv.FormatInt(it.obj.Size, 10))
+				xmlElem(&b, "content_type", it.obj.ContentType)
+				xmlElem(&b, "last_modified", listingTime(it.obj.Timestamp))
+				b.WriteString("</object>")
+			default:
+				b.WriteString("<container>")
+				xmlElem(&b, "name", it.name)
+				xmlElem(&b, "count", strconv.FormatInt(it.ctr.ObjectCount, 10))
+				xmlElem(&b, "bytes", strconv.FormatInt(it.ctr.BytesUsed, 10))
+				xmlElem(&b, "last_modified", listingTime(it.ctr.Created))
+				b.WriteString("</container>")
+			}
+		}
+		b.WriteString("</" + kind + ">")
+	}
+	return b.Bytes()
+}
+
+func xmlEscape(b *bytes.Buffer, s string) { xml.EscapeText(b, []byte(s)) }
+
+func xmlElem(b *bytes.Buffer, name, value string) {
+	b.WriteString("<" + name + ">")
+	xmlEscape(b, value)
+	b.WriteString("</" + name + ">")
+}
+
+// writeListing answers a listing GET or HEAD. An empty plain-text listing is 204, as in Swift;
+// JSON and XML always have a body.
+func writeListing(w http.ResponseWriter, r *http.Request, lr listRequest, kind, name string, items []listItem) {
+	body := renderListing(lr.format, kind, name, items)
+	hdr := w.Header()
+	hdr.Set("Content-Type", lr.contentType+"; charset=utf-8")
+	hdr.Set("Accept-Ranges", "bytes")
+	status := http.StatusOK
+	if len(body) == 0 {
+		status = http.StatusNoContent
+		hdr.Set("Content-Length", "0")
+	} else {
+		hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	if r.Method == http.MethodHead {
+		// Swift answers HEAD with 204 and no body.
+		hdr.Set("Content-Length", "0")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.WriteHeader(status)
+	w.Write(body)
+}

@@ -1,0 +1,217 @@
+package swift
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/proxy"
+)
+
+func (rq *request) objectName() meta.ObjectName {
+	return meta.ObjectName{Account: rq.tenant, Container: rq.container, Object: rq.object}
+}
+
+// checkNoLargeObjects refuses the headers and queries of Swift's large objects (DLO and SLO):
+// Cairn has not implemented them, and storing such a request as a plain object would hand
+// back a manifest's text instead of its segments.
+func checkNoLargeObjects(r *http.Request) error {
+	if r.Header.Get("X-Object-Manifest") != "" {
+		return errBadRequest.withText("X-Object-Manifest (dynamic large objects) is not supported by this server")
+	}
+	if r.URL.Query().Get("multipart-manifest") != "" {
+		return errBadRequest.withText("multipart-manifest (static large objects) is not supported by this server")
+	}
+	return nil
+}
+
+// etagMatcher returns the BeforeCommit hook that compares a PUT's ETag header with the MD5 of
+// what arrived: on a mismatch nothing is stored and the answer is 422.
+func etagMatcher(want string) func(*meta.Object) error {
+	want = strings.ToLower(trimETag(want))
+	return func(o *meta.Object) error {
+		if want != "" && o.ETag != want {
+			return fmt.Errorf("body MD5 %s, ETag header %s: %w", o.ETag, want, errUnprocessable)
+		}
+		return nil
+	}
+}
+
+// putObject stores an object (201). The body has a Content-Length or is chunked (then its size
+// is checked as it arrives).
+func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	if err := checkNoLargeObjects(r); err != nil {
+		return err
+	}
+	obj, err := objectMetaFromRequest(r.Header, rq.object, h.cfg.Now())
+	if err != nil {
+		return err
+	}
+	chunked := len(r.TransferEncoding) > 0
+	if !chunked && r.Header.Get("Content-Length") == "" {
+		return errLengthRequired
+	}
+	body := io.Reader(r.Body)
+	if chunked {
+		obj.Size = -1
+		body = http.MaxBytesReader(w, r.Body, h.cfg.MaxObjectSize)
+	} else {
+		obj.Size = r.ContentLength
+		if obj.Size > h.cfg.MaxObjectSize {
+			return errTooLarge
+		}
+	}
+	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: etagMatcher(r.Header.Get("ETag"))})
+	if err != nil {
+		return fmt.Errorf("put object %q: %w", rq.object, err)
+	}
+	hdr := w.Header()
+	hdr.Set("Etag", stored.ETag)
+	hdr.Set("Last-Modified", lastModified(stored.Timestamp).Format(http.TimeFormat))
+	writeStatus(w, r, http.StatusCreated)
+	return nil
+}
+
+// servedETag is an object's ETag as Swift shows it: bare hex for plain objects, quoted for
+// manifests (as Swift shows a static large object's).
+func servedETag(obj *meta.Object) string {
+	if obj.Manifest != nil {
+		return `"` + obj.ETag + `"`
+	}
+	return obj.ETag
+}
+
+// writeObjectHeaders sets the headers that describe an object (all but length and range).
+func writeObjectHeaders(hdr http.Header, obj *meta.Object) {
+	ct := obj.ContentType
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	hdr.Set("Content-Type", ct)
+	for k, v := range obj.Headers {
+		hdr.Set(k, v)
+	}
+	for k, v := range obj.UserMeta {
+		hdr.Set(metaHeader("Object", k), v)
+	}
+	if at := deleteAt(obj); at > 0 {
+		hdr.Set("X-Delete-At", strconv.FormatInt(at, 10))
+	}
+	hdr.Set("Etag", servedETag(obj))
+	hdr.Set("Last-Modified", lastModified(obj.Timestamp).Format(http.TimeFormat))
+	hdr.Set("X-Timestamp", swiftTimestamp(obj.Timestamp))
+	hdr.Set("Accept-Ranges", "bytes")
+}
+
+// getObject serves GET (with one Range at most) and HEAD on an object.
+func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	if r.Method == http.MethodHead {
+		obj, err := h.proxy.HeadObject(ctx, rq.objectName())
+		if err != nil {
+			return fmt.Errorf("head object %q: %w", rq.object, err)
+		}
+		if expired(&obj, h.cfg.Now()) {
+			return fmt.Errorf("object %q expired: %w", rq.object, errNotFound)
+		}
+		writeObjectHeaders(w.Header(), &obj)
+		if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {
+			return err
+		}
+		w.Header().Set("Content-Length", strconv.FormatInt(obj.Size, 10))
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	rng := parseRange(r.Header.Get("Range"))
+	rd, err := h.proxy.GetObject(ctx, rq.objectName(), rng)
+	if errors.Is(err, meta.ErrInvalidRange) {
+		obj, herr := h.proxy.HeadObject(ctx, rq.objectName())
+		if herr != nil {
+			return fmt.Errorf("head object %q: %w", rq.object, herr)
+		}
+		if expired(&obj, h.cfg.Now()) {
+			return fmt.Errorf("object %q expired: %w", rq.object, errNotFound)
+		}
+		writeObjectHeaders(w.Header(), &obj)
+		if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {
+			return err
+		}
+		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(obj.Size, 10))
+		return fmt.Errorf("get object %q: %w", rq.object, err)
+	}
+	if err != nil {
+		return fmt.Errorf("get object %q: %w", rq.object, err)
+	}
+	defer rd.Close()
+	obj := &rd.Object
+	if expired(obj, h.cfg.Now()) {
+		return fmt.Errorf("object %q expired: %w", rq.object, errNotFound)
+	}
+	hdr := w.Header()
+	writeObjectHeaders(hdr, obj)
+	if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {
+		return err
+	}
+	hdr.Set("Content-Length", strconv.FormatInt(rd.Length, 10))
+	status := http.StatusOK
+	if rng != nil {
+		hdr.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", rd.Offset, rd.Offset+rd.Length-1, obj.Size))
+		status = http.StatusPartialContent
+	}
+	w.WriteHeader(status)
+	if n, err := io.Copy(w, rd); err != nil {
+		h.log.WarnContext(ctx, "swift GET broke off", "trans_id", rq.transID, "container", rq.container, "object", rq.object, "sent", n, "of", rd.Length, "err", err)
+		return errAbortResponse
+	}
+	return nil
+}
+
+// postObject replaces an object's metadata (202): user metadata, content headers and expiry
+// are those of the request; the content type changes only when the request has one.
+func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	if err := checkNoLargeObjects(r); err != nil {
+		return err
+	}
+	upd, err := objectMetaFromRequest(r.Header, rq.object, h.cfg.Now())
+	if err != nil {
+		return err
+	}
+	cur, err := h.proxy.HeadObject(ctx, rq.objectName())
+	if err != nil {
+		return fmt.Errorf("post object %q: %w", rq.object, err)
+	}
+	if expired(&cur, h.cfg.Now()) {
+		return fmt.Errorf("object %q expired: %w", rq.object, errNotFound)
+	}
+	if r.Header.Get("Content-Type") == "" {
+		upd.ContentType = cur.ContentType
+	}
+	if upd.SysMeta == nil {
+		// PostObject merges SysMeta: an empty value clears an earlier X-Delete-At, since a
+		// POST without one removes the expiry in Swift.
+		upd.SysMeta = map[string]string{sysDeleteAt: ""}
+	}
+	if _, err := h.proxy.PostObject(ctx, rq.objectName(), upd); err != nil {
+		return fmt.Errorf("post object %q: %w", rq.object, err)
+	}
+	writeStatus(w, r, http.StatusAccepted)
+	return nil
+}
+
+// deleteObject deletes an object: 204, or 404 when there is none.
+func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if err := checkNoLargeObjects(r); err != nil {
+		return err
+	}
+	if err := h.proxy.DeleteObject(r.Context(), rq.objectName()); err != nil {
+		return fmt.Errorf("delete object %q: %w", rq.object, err)
+	}
+	writeStatus(w, r, http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,207 @@
+// Package swift is Cairn's OpenStack Swift front end. It owns the Swift protocol (API v1, as
+// Swift 2.30 speaks it): v1 token authentication (/auth/v1.0, tokens kept in memory), the
+// /info document, account, container and object operations with Swift's listings (plain, JSON,
+// XML), metadata headers and limits, conditional and ranged reads, server-side copies, object
+// expiry headers, and Swift's error answers from one table. It maps the Swift account AUTH_<a>
+// onto Cairn's account <a>, so that a Swift container is the S3 bucket of the same account and an
+// object reads back through either API with the same bytes and metadata. It reaches storage only
+// through the proxy and never touches disks.
+//
+// Files: swift.go (configuration, request life cycle), router.go (path and method to an
+// operation), auth.go (tokens), info.go, account.go, container.go, object.go, copy.go,
+// listing.go (listing options and formats), validate.go (names, metadata, limits),
+// conditions.go (If-* and Range), errors.go (the error table), metrics.go.
+package swift
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cairn-store/cairn/internal/proxy"
+)
+
+// Config configures the Swift front end.
+type Config struct {
+	Proxy *proxy.Proxy
+	// Auth checks the credentials of /auth/v1.0.
+	Auth Authenticator
+	// TokenTTL is how long an issued token is valid (default 24 h, as tempauth's token_life).
+	TokenTTL time.Duration
+	// MaxObjectSize bounds one object PUT (default Swift's max_file_size: 5 GiB + 2 bytes).
+	MaxObjectSize int64
+	Logger        *slog.Logger
+	// Registry receives the front end's metrics; nil registers none.
+	Registry prometheus.Registerer
+	// Now is the clock of tokens and expiry (default time.Now); tests set it.
+	Now func() time.Time
+}
+
+// DefaultMaxObjectSize is Swift's default max_file_size.
+const DefaultMaxObjectSize = 5<<30 + 2
+
+// DefaultTokenTTL is tempauth's default token life.
+const DefaultTokenTTL = 24 * time.Hour
+
+// Validate checks the configuration and fills in defaults.
+func (c *Config) Validate() error {
+	if c.Proxy == nil {
+		return errors.New("swift: no proxy")
+	}
+	if c.Auth == nil {
+		return errors.New("swift: no authenticator")
+	}
+	if c.TokenTTL == 0 {
+		c.TokenTTL = DefaultTokenTTL
+	}
+	if c.TokenTTL < 0 {
+		return errors.New("swift: negative token TTL")
+	}
+	if c.MaxObjectSize == 0 {
+		c.MaxObjectSize = DefaultMaxObjectSize
+	}
+	if c.MaxObjectSize < 0 {
+		return errors.New("swift: negative MaxObjectSize")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}
+
+// Handler serves the Swift API: /auth/v1.0, /info and /v1/....
+type Handler struct {
+	cfg     Config
+	proxy   *proxy.Proxy
+	log     *slog.Logger
+	metrics *metrics
+	tokens  *tokenStore
+}
+
+// New returns the Swift handler.
+func New(cfg Config) (*Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(cfg.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("swift: metrics: %w", err)
+	}
+	return &Handler{cfg: cfg, proxy: cfg.Proxy, log: cfg.Logger, metrics: m,
+		tokens: newTokenStore(cfg.TokenTTL, cfg.Now)}, nil
+}
+
+// IsSwiftPath reports whether an unsigned request for path belongs to the Swift front end: the
+// v1 auth endpoint, /info, and the /v1 tree.
+func IsSwiftPath(path string) bool {
+	switch path {
+	case authPath, authPath + "/", infoPath, "/v1":
+		return true
+	}
+	return len(path) > 4 && path[:4] == "/v1/"
+}
+
+// request is what the front end knows about a request once it is routed.
+type request struct {
+	transID   string
+	op        string
+	account   string // the URL's account, AUTH_<cairn account>
+	tenant    string // the Cairn account: account without AUTH_
+	container string
+	object    string
+	id        Identity
+}
+
+// ServeHTTP routes, authenticates and serves one request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rq := &request{transID: newTransID(start), op: opUnknown}
+	rec := &statusRecorder{ResponseWriter: w}
+	hdr := w.Header()
+	hdr.Set("X-Trans-Id", rq.transID)
+	hdr.Set("X-Openstack-Request-Id", rq.transID)
+
+	err := h.serve(rec, r, rq)
+	if err != nil && !errors.Is(err, errAbortResponse) {
+		if rec.wroteHeader {
+			h.log.WarnContext(r.Context(), "swift response failed after its header", "trans_id", rq.transID, "op", rq.op, "err", err)
+			err = errAbortResponse
+		} else {
+			h.writeError(rec, r, rq, err)
+		}
+	}
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	h.metrics.observe(rq.op, status, time.Since(start))
+	if errors.Is(err, errAbortResponse) {
+		panic(http.ErrAbortHandler) // net/http cuts the connection without logging a stack
+	}
+}
+
+// errAbortResponse reports that a response failed after its header was sent: the connection is
+// cut so the client cannot mistake a short body for a whole one.
+var errAbortResponse = errors.New("swift: response aborted after its header was sent")
+
+// statusRecorder remembers the status a handler sent.
+type statusRecorder struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wroteHeader {
+		s.status, s.wroteHeader = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if !s.wroteHeader {
+		s.WriteHeader(http.StatusOK)
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// newTransID returns a transaction ID in Swift's form: "tx", 21 random hex digits, "-", the
+// request time in hex.
+func newTransID(t time.Time) string {
+	var b [11]byte
+	rand.Read(b[:])
+	return "tx" + hex.EncodeToString(b[:])[:21] + "-" + fmt.Sprintf("%010x", t.Unix())
+}
+
+// writeStatus answers with a status and Swift's short body for it (201 and 204 have none).
+func writeStatus(w http.ResponseWriter, r *http.Request, status int) {
+	hdr := w.Header()
+	body := ""
+	switch status {
+	case http.StatusAccepted:
+		body = "<html><h1>Accepted</h1><p>The request is accepted for processing.</p></html>"
+	}
+	if status != http.StatusNoContent {
+		hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	if hdr.Get("Content-Type") == "" {
+		hdr.Set("Content-Type", "text/html; charset=UTF-8")
+	}
+	w.WriteHeader(status)
+	if body != "" && r.Method != http.MethodHead {
+		w.Write([]byte(body))
+	}
+}

@@ -1,0 +1,278 @@
+package swift
+
+import (
+	"fmt"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// Swift's default constraints (swift.conf [swift-constraints]), enforced as Swift enforces them
+// and reported by /info.
+const (
+	maxMetaNameLength    = 128
+	maxMetaValueLength   = 256
+	maxMetaCount         = 90
+	maxMetaOverallSize   = 4096
+	maxHeaderSize        = 8192
+	maxObjectNameLength  = 1024
+	maxContainerNameLen  = 256
+	maxAccountNameLength = 256
+	listingLimit         = 10000
+)
+
+// checkRequest applies the checks every /v1 request gets: header sizes and the names in its
+// path.
+func checkRequest(r *http.Request, rq *request) error {
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			if len(v) > maxHeaderSize {
+				return errBadRequest.withText("Header value too long: %s", truncate(k, maxMetaNameLength))
+			}
+		}
+	}
+	if len(rq.account) > maxAccountNameLength {
+		return errBadRequest.withText("Account name length of %d longer than %d", len(rq.account), maxAccountNameLength)
+	}
+	if rq.container != "" {
+		if err := checkContainerName(rq.container); err != nil {
+			return err
+		}
+	}
+	if rq.object != "" {
+		if err := checkObjectName(rq.object); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// errBadName is Swift's answer to a name that is not UTF-8 or holds NUL.
+var errBadName = errPreconditionFailed.withText("Invalid UTF8 or contains NULL")
+
+// checkContainerName applies Swift's container name rules. Names starting with NUL are also
+// Cairn's reserved containers, which clients must never reach.
+func checkContainerName(name string) error {
+	if len(name) > maxContainerNameLen {
+		return errBadRequest.withText("Container name length of %d longer than %d", len(name), maxContainerNameLen)
+	}
+	if strings.Contains(name, "/") {
+		return errBadRequest.withText("Container name cannot contain slashes")
+	}
+	if !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+		return errBadName
+	}
+	return nil
+}
+
+// checkObjectName applies Swift's object name rules (NUL is also refused by S3 multipart's
+// bookkeeping, which uses it as a separator).
+func checkObjectName(name string) error {
+	if len(name) > maxObjectNameLength {
+		return errBadRequest.withText("Object name length of %d longer than %d", len(name), maxObjectNameLength)
+	}
+	if !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+		return errBadName
+	}
+	return nil
+}
+
+// metaUpdate is the metadata a request sets: names lower-cased without the prefix; an empty
+// value (X-Remove-*-Meta-Name, or an empty X-*-Meta-Name) removes a name.
+type metaUpdate map[string]string
+
+// readMeta collects the X-<kind>-Meta-* (and X-Remove-<kind>-Meta-*) headers of a request and
+// applies Swift's limits to them: name length, value length, count and overall size.
+func readMeta(hdr http.Header, kind string) (metaUpdate, error) {
+	prefix := "X-" + kind + "-Meta-"
+	removePrefix := "X-Remove-" + kind + "-Meta-"
+	var out metaUpdate
+	count, size := 0, 0
+	for k, vs := range hdr {
+		name, value := "", strings.Join(vs, ",")
+		if n, ok := cutPrefixFold(k, prefix); ok {
+			name = n
+		} else if n, ok := cutPrefixFold(k, removePrefix); ok {
+			name, value = n, ""
+		} else {
+			continue
+		}
+		if name == "" {
+			return nil, errBadRequest.withText("Metadata name cannot be empty")
+		}
+		count++
+		size += len(name) + len(value)
+		if len(name) > maxMetaNameLength {
+			return nil, errBadRequest.withText("Metadata name too long: %s%s", prefix, name)
+		}
+		if len(value) > maxMetaValueLength {
+			return nil, errBadRequest.withText("Metadata value longer than %d: %s%s", maxMetaValueLength, prefix, name)
+		}
+		if count > maxMetaCount {
+			return nil, errBadRequest.withText("Too many metadata items; max %d", maxMetaCount)
+		}
+		if size > maxMetaOverallSize {
+			return nil, errBadRequest.withText("Total metadata too large; max %d", maxMetaOverallSize)
+		}
+		if out == nil {
+			out = metaUpdate{}
+		}
+		out[strings.ToLower(name)] = value
+	}
+	return out, nil
+}
+
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return "", false
+}
+
+// metaHeader is the response header of a metadata name: canonical case, as Swift's WSGI
+// layer title-cases the names it stores.
+func metaHeader(kind, name string) string {
+	return http.CanonicalHeaderKey("X-" + kind + "-Meta-" + name)
+}
+
+// storedHeaders are the content headers that round-trip with an object (those of meta.Object,
+// shared with S3).
+var storedHeaders = []string{"Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires"}
+
+// sysDeleteAt is the SysMeta key of an object's expiry (Unix seconds), X-Delete-At.
+const sysDeleteAt = "delete-at"
+
+// readDeleteAt reads X-Delete-At / X-Delete-After: the Unix second the object expires, 0 for
+// none. Times in the past are refused, as Swift does.
+func readDeleteAt(hdr http.Header, now time.Time) (int64, error) {
+	if v := hdr.Get("X-Delete-After"); v != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return 0, errBadRequest.withText("Non-integer X-Delete-After")
+		}
+		if n < 0 {
+			return 0, errBadRequest.withText("X-Delete-After in past")
+		}
+		return now.Unix() + n, nil
+	}
+	if v := hdr.Get("X-Delete-At"); v != "" {
+		// Swift accepts a float timestamp and keeps its whole seconds.
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || f != f || f > 1e15 {
+			return 0, errBadRequest.withText("Non-integer X-Delete-At")
+		}
+		at := int64(f)
+		if at <= now.Unix() {
+			return 0, errBadRequest.withText("X-Delete-At in past")
+		}
+		return at, nil
+	}
+	return 0, nil
+}
+
+// deleteAt returns an object's expiry (0: none).
+func deleteAt(obj *meta.Object) int64 {
+	n, _ := strconv.ParseInt(obj.SysMeta[sysDeleteAt], 10, 64)
+	return n
+}
+
+// expired reports whether an object's X-Delete-At has passed: Swift answers 404 for it even
+// before the expirer removes it.
+func expired(obj *meta.Object, now time.Time) bool {
+	at := deleteAt(obj)
+	return at > 0 && now.Unix() >= at
+}
+
+// objectMetaFromRequest reads what a PUT (or a POST, which replaces it) gives an object:
+// content type, content headers, user metadata and expiry.
+func objectMetaFromRequest(hdr http.Header, objectName string, now time.Time) (meta.Object, error) {
+	var obj meta.Object
+	um, err := readMeta(hdr, "Object")
+	if err != nil {
+		return obj, err
+	}
+	for k, v := range um {
+		if v == "" {
+			continue // an empty value stores nothing, as in Swift
+		}
+		if obj.UserMeta == nil {
+			obj.UserMeta = map[string]string{}
+		}
+		obj.UserMeta[k] = v
+	}
+	for _, k := range storedHeaders {
+		if v := hdr.Get(k); v != "" {
+			if obj.Headers == nil {
+				obj.Headers = map[string]string{}
+			}
+			obj.Headers[k] = v
+		}
+	}
+	obj.ContentType = hdr.Get("Content-Type")
+	if obj.ContentType == "" || truthy(hdr.Get("X-Detect-Content-Type")) {
+		obj.ContentType = guessContentType(objectName)
+	}
+	at, err := readDeleteAt(hdr, now)
+	if err != nil {
+		return obj, err
+	}
+	if at > 0 {
+		obj.SysMeta = map[string]string{sysDeleteAt: strconv.FormatInt(at, 10)}
+	}
+	return obj, nil
+}
+
+// guessContentType guesses from the name's extension, as Swift does with Python's mimetypes,
+// falling back to application/octet-stream. Parameters Go adds (charset) are dropped, because
+// Swift's guess has none.
+func guessContentType(name string) string {
+	t := mime.TypeByExtension(path.Ext(name))
+	if t == "" {
+		return "application/octet-stream"
+	}
+	t, _, _ = strings.Cut(t, ";")
+	return t
+}
+
+// truthy is Swift's config_true_value.
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "1", "yes", "on", "t", "y":
+		return true
+	}
+	return false
+}
+
+// swiftTimestamp formats a timestamp as Swift's X-Timestamp: seconds with five decimals.
+func swiftTimestamp(t meta.Timestamp) string {
+	n := int64(t)
+	return fmt.Sprintf("%010d.%05d", n/1e9, n%1e9/1e4)
+}
+
+// lastModified is Swift's Last-Modified of a timestamp: HTTP dates have whole seconds and Swift
+// rounds up, so that the date is never earlier than the write.
+func lastModified(t meta.Timestamp) time.Time {
+	tm := t.Time()
+	if tm.Truncate(time.Second).Equal(tm) {
+		return tm
+	}
+	return tm.Truncate(time.Second).Add(time.Second)
+}
+
+// listingTime is the last_modified of a listing entry: ISO 8601 with microseconds, no zone.
+func listingTime(t meta.Timestamp) string {
+	return t.Time().Format("2006-01-02T15:04:05.000000")
+}
