@@ -99,7 +99,7 @@ func Start(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("server: data directory: %w", err)
 	}
-	keys, generated, err := auth.Open(auth.Config{Dir: cfg.DataDir, RootAccessKey: cfg.RootAccessKey, RootSecretKey: cfg.RootSecretKey})
+	keys, generated, err := auth.Open(auth.Config{Dir: cfg.DataDir, RootAccessKey: cfg.RootAccessKey, RootSecretKey: cfg.RootSecretKey, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +124,10 @@ func Start(cfg Config) (*Server, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), node.Collector())
 	front, err := newS3(cfg, px, keys, reg)
 	if err != nil {
+		node.Close()
+		return nil, err
+	}
+	if front, err = withAdmin(cfg, px, keys, front); err != nil {
 		node.Close()
 		return nil, err
 	}
