@@ -108,6 +108,7 @@ if [ -x "$WARP" ]; then
         /usr/bin/time -f '%U %S' -o "$OUT/client-warp-$t.time" "$WARP" "${wargs[@]}" --host "${ep#http://}" \
             --access-key benchroot --secret-key benchroot-secret --lookup path --concurrent "$CONCURRENCY" \
             --duration "$DURATION" --bucket "ww-$t" --disable-sha256-payload --noclear --no-color \
+            --benchdata "$OUT/warp-$t" \
             >"$OUT/client-warp-$t.txt" 2>&1 </dev/null || true
     done
 fi
