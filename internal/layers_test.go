@@ -21,6 +21,8 @@ var forbidden = []struct {
 }{
 	{"internal/s3/...", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "github.com/cockroachdb/pebble"},
 		"front ends never touch disks: they reach storage only through the proxy"},
+	{"internal/swift/...", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/s3", "internal/auth", "github.com/cockroachdb/pebble"},
+		"front ends never touch disks: they reach storage only through the proxy (and never import each other or the tenant store: the server wires them)"},
 	{"internal/proxy", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/s3", "github.com/cockroachdb/pebble"},
 		"the proxy talks to nodes only through nodeclient and never parses a client protocol"},
 	{"internal/nodeclient", []string{"internal/engine", "internal/index", "internal/storage", "internal/proxy", "internal/s3"},
