@@ -19,6 +19,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newServerCommand())
 	root.AddCommand(newBenchCommand())
 	root.AddCommand(newClientCommands()...)
+	root.AddCommand(newAdminCommand())
 	return root
 }
 
