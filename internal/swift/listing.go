@@ -202,8 +202,10 @@ func renderListing(format listFormat, kind, name string, items []listItem) []byt
 					LastModified: listingTime(it.ctr.Created)})
 			}
 		}
-		data, _ := json.Marshal(out) // plain structs of strings and numbers cannot fail
-		b.Write(data)
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // names as they are ("a&b"), as Swift writes them
+		enc.Encode(out)          // plain structs of strings and numbers cannot fail
+		b.Truncate(b.Len() - 1)  // Encode's newline
 	case formatXML:
 		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 		b.WriteString("<" + kind + ` name="`)

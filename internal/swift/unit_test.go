@@ -1,0 +1,322 @@
+package swift
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+func TestParsePath(t *testing.T) {
+	for path, want := range map[string]*target{
+		"/v1/AUTH_a":         {account: "AUTH_a"},
+		"/v1/AUTH_a/":        {account: "AUTH_a"},
+		"/v1/AUTH_a/c":       {account: "AUTH_a", container: "c"},
+		"/v1/AUTH_a/c/":      {account: "AUTH_a", container: "c"},
+		"/v1/AUTH_a/c/o":     {account: "AUTH_a", container: "c", object: "o"},
+		"/v1/AUTH_a/c/a//b/": {account: "AUTH_a", container: "c", object: "a//b/"},
+		"/v1/":               nil,
+		"/v1//c/o":           nil,
+		"/v2/AUTH_a":         nil,
+		"/v1/AUTH_a//o":      nil,
+	} {
+		got, ok := parsePath(path)
+		if want == nil {
+			if ok {
+				t.Errorf("parsePath(%q) = %+v, want refusal", path, got)
+			}
+			continue
+		}
+		if !ok || got != *want {
+			t.Errorf("parsePath(%q) = %+v, %v; want %+v", path, got, ok, *want)
+		}
+	}
+}
+
+func TestIsSwiftPath(t *testing.T) {
+	for p, want := range map[string]bool{"/auth/v1.0": true, "/auth/v1.0/": true, "/info": true, "/v1/AUTH_x": true, "/v1": true,
+		"/": false, "/bucket": false, "/v1x": false, "/info/x": false, "/auth": false} {
+		if IsSwiftPath(p) != want {
+			t.Errorf("IsSwiftPath(%q) = %v", p, !want)
+		}
+	}
+}
+
+func TestNegotiate(t *testing.T) {
+	for accept, want := range map[string]string{
+		"":                 "text/plain",
+		"*/*":              "text/plain",
+		"application/json": "application/json",
+		"application/*":    "application/json",
+		"text/xml":         "text/xml",
+		"application/xml;q=0.9, application/json;q=0.8": "application/xml",
+		"application/json;q=0, */*;q=0.1":               "text/plain",
+		"text/*;q=0.5, application/json":                "application/json",
+		"image/png":                                     "",
+		"application/json;q=0":                          "",
+	} {
+		got, ok := negotiate(accept)
+		if got != want || ok != (want != "") {
+			t.Errorf("negotiate(%q) = %q, %v; want %q", accept, got, ok, want)
+		}
+	}
+}
+
+func TestParseListing(t *testing.T) {
+	q := url.Values{"prefix": {"p"}, "delimiter": {"/"}, "marker": {"m"}, "end_marker": {"z"}, "limit": {"7"}, "reverse": {"yes"}, "format": {"xml"}}
+	lr, err := parseListing(q, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := meta.ListOptions{Prefix: "p", Delimiter: "/", Marker: "m", EndMarker: "z", Limit: 7, Reverse: true}
+	if lr.opts != want || lr.format != formatXML {
+		t.Errorf("got %+v %v", lr.opts, lr.format)
+	}
+	for _, bad := range []url.Values{{"limit": {"10001"}}, {"delimiter": {"ab"}}, {"prefix": {"\xff"}}, {"marker": {"a\x00"}}} {
+		if _, err := parseListing(bad, ""); err == nil {
+			t.Errorf("parseListing(%v) accepted", bad)
+		}
+	}
+	if lr, err := parseListing(url.Values{"limit": {"-3"}}, ""); err != nil || lr.opts.Limit != listingLimit {
+		t.Errorf("non-numeric limit: %+v %v", lr.opts, err)
+	}
+	if lr, err := parseListing(url.Values{"format": {"weird"}}, "application/json"); err != nil || lr.format != formatPlain {
+		t.Errorf("unknown format: %v %v", lr.format, err)
+	}
+}
+
+func TestRenderListing(t *testing.T) {
+	e := meta.ListEntry{Name: "a&b", Size: 3, ETag: "e", ContentType: "t/x", Timestamp: meta.Timestamp(1_700_000_000_123_456_789)}
+	items := merge([]listItem{{name: "z/", subdir: true}, {name: "a&b", obj: &e}}, false)
+	if got := string(renderListing(formatJSON, "container", "c", items)); got !=
+		`[{"name":"a&b","hash":"e","bytes":3,"content_type":"t/x","last_modified":"2023-11-14T22:13:20.123456"},{"subdir":"z/"}]` {
+		t.Errorf("json %s", got)
+	}
+	if got := string(renderListing(formatXML, "container", "c<", items)); !strings.Contains(got, `<container name="c&lt;"><object><name>a&amp;b</name>`) ||
+		!strings.HasSuffix(got, `<subdir name="z/"><name>z/</name></subdir></container>`) {
+		t.Errorf("xml %s", got)
+	}
+	if got := string(renderListing(formatPlain, "container", "c", merge(items, true))); got != "z/\na&b\n" {
+		t.Errorf("plain reversed %q", got)
+	}
+}
+
+func TestParseRange(t *testing.T) {
+	for h, want := range map[string]*meta.Range{
+		"bytes=0-4":     {Start: 0, End: 4},
+		"bytes=5-":      {Start: 5, End: -1},
+		"bytes=-3":      {Suffix: 3, Start: -1, End: -1},
+		"bytes= 1 - 2":  {Start: 1, End: 2},
+		"bytes=4-2":     nil,
+		"bytes=0-1,3-4": nil,
+		"items=0-1":     nil,
+		"bytes=x-1":     nil,
+		"":              nil,
+	} {
+		got := parseRange(h)
+		if (got == nil) != (want == nil) || got != nil && *got != *want {
+			t.Errorf("parseRange(%q) = %+v, want %+v", h, got, want)
+		}
+	}
+	if _, _, err := parseRange("bytes=-0").Resolve(10); err == nil {
+		t.Error("bytes=-0 resolved")
+	}
+}
+
+func TestReadMeta(t *testing.T) {
+	hdr := http.Header{"X-Object-Meta-Color": {"blue"}, "X-Remove-Object-Meta-Old": {"x"}, "X-Container-Meta-Other": {"y"}}
+	m, err := readMeta(hdr, "Object")
+	if err != nil || len(m) != 2 || m["color"] != "blue" || m["old"] != "" {
+		t.Fatalf("readMeta = %v, %v", m, err)
+	}
+	if _, err := readMeta(http.Header{"X-Object-Meta-": {"v"}}, "Object"); err == nil {
+		t.Error("empty name accepted")
+	}
+	// Exactly at the limits is accepted.
+	hdr = http.Header{}
+	for i := range 16 {
+		hdr.Set("X-Object-Meta-"+strings.Repeat("k", 2)+string(rune('a'+i)), strings.Repeat("v", 253))
+	}
+	if _, err := readMeta(hdr, "Object"); err != nil {
+		t.Errorf("4096 bytes refused: %v", err)
+	}
+	hdr.Set("X-Object-Meta-Z", "v")
+	if _, err := readMeta(hdr, "Object"); err == nil {
+		t.Error("4098 bytes accepted")
+	}
+}
+
+func TestReadDeleteAt(t *testing.T) {
+	now := time.Unix(1000, 0)
+	for hdr, want := range map[[2]string]int64{
+		{"X-Delete-After", "10"}:  1010,
+		{"X-Delete-At", "2000"}:   2000,
+		{"X-Delete-At", "2000.5"}: 2000,
+		{"X-Delete-At", "1000"}:   -1,
+		{"X-Delete-At", "x"}:      -1,
+		{"X-Delete-After", "-1"}:  -1,
+		{"X-Delete-After", "1.5"}: -1,
+		{"X-Delete-At", "NaN"}:    -1,
+		{"X-Delete-At", "1e300"}:  -1,
+	} {
+		got, err := readDeleteAt(http.Header{hdr[0]: {hdr[1]}}, now)
+		if want < 0 && err == nil || want >= 0 && (err != nil || got != want) {
+			t.Errorf("%s: %s = %d, %v; want %d", hdr[0], hdr[1], got, err, want)
+		}
+	}
+}
+
+func TestCheckConditions(t *testing.T) {
+	lm := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	get := func(h map[string]string, method string) error {
+		r, _ := http.NewRequest(method, "/", nil)
+		for k, v := range h {
+			r.Header.Set(k, v)
+		}
+		return checkConditions(r, "abc", lm)
+	}
+	for _, tc := range []struct {
+		h      map[string]string
+		method string
+		want   *swiftError
+	}{
+		{map[string]string{"If-Match": `"abc"`}, "GET", nil},
+		{map[string]string{"If-Match": "x, abc"}, "GET", nil},
+		{map[string]string{"If-Match": "x"}, "GET", errPreconditionFailed},
+		{map[string]string{"If-None-Match": "abc"}, "GET", errNotModified},
+		{map[string]string{"If-None-Match": "abc"}, "COPY", errPreconditionFailed},
+		{map[string]string{"If-Modified-Since": lm.Format(http.TimeFormat)}, "GET", errNotModified},
+		{map[string]string{"If-Modified-Since": lm.Add(-time.Second).Format(http.TimeFormat)}, "GET", nil},
+		{map[string]string{"If-Unmodified-Since": lm.Add(-time.Second).Format(http.TimeFormat)}, "GET", errPreconditionFailed},
+		{map[string]string{"If-Unmodified-Since": "garbage"}, "GET", nil},
+		// If-Match decides alone when present.
+		{map[string]string{"If-Match": "abc", "If-Unmodified-Since": lm.Add(-time.Hour).Format(http.TimeFormat)}, "GET", nil},
+	} {
+		err := get(tc.h, tc.method)
+		if tc.want == nil && err != nil || tc.want != nil && err != tc.want {
+			t.Errorf("%v %s: %v, want %v", tc.h, tc.method, err, tc.want)
+		}
+	}
+}
+
+func TestTokenStore(t *testing.T) {
+	now := time.Unix(0, 0)
+	s := newTokenStore(time.Hour, func() time.Time { return now })
+	a, _ := s.issue(Identity{Account: "a"})
+	b, _ := s.issue(Identity{Account: "b"})
+	if a == b || !strings.HasPrefix(a, "AUTH_tk") || len(a) != len("AUTH_tk")+32 {
+		t.Fatalf("tokens %q %q", a, b)
+	}
+	if id, _, ok := s.lookup(a); !ok || id.Account != "a" {
+		t.Fatalf("lookup = %+v %v", id, ok)
+	}
+	now = now.Add(2 * time.Hour)
+	if _, _, ok := s.lookup(a); ok {
+		t.Fatal("expired token accepted")
+	}
+	// Issuing sweeps out expired tokens that were never looked up again.
+	s.issue(Identity{Account: "c"})
+	if n := s.len(); n != 1 {
+		t.Errorf("%d tokens held after the sweep, want 1", n)
+	}
+}
+
+func TestSwiftTimestamps(t *testing.T) {
+	ts := meta.Timestamp(1_795_337_705_073_280_123)
+	if got := swiftTimestamp(ts); got != "1795337705.07328" {
+		t.Errorf("swiftTimestamp %q", got)
+	}
+	if got := lastModified(ts); !got.Equal(time.Unix(1_795_337_706, 0)) {
+		t.Errorf("lastModified %v (Swift rounds up)", got)
+	}
+	if got := listingTime(ts); got != "2026-11-22T08:55:05.073280" {
+		t.Errorf("listingTime %q", got)
+	}
+	if guessContentType("a.txt") != "text/plain" || guessContentType("noext") != "application/octet-stream" {
+		t.Error("guessContentType")
+	}
+}
+
+func TestErrorTable(t *testing.T) {
+	for err, status := range map[error]int{meta.ErrNotFound: 404, meta.ErrNotEmpty: 409, meta.ErrInvalidRange: 416,
+		meta.ErrIncompleteBody: 499, meta.ErrUnavailable: 503, meta.ErrInsufficientStorage: 507, errUnprocessable: 422,
+		&http.MaxBytesError{Limit: 1}: 413, http.ErrBodyNotAllowed: 500} {
+		if got := toSwiftError(err).status; got != status {
+			t.Errorf("%v → %d, want %d", err, got, status)
+		}
+	}
+}
+
+func FuzzParseListing(f *testing.F) {
+	f.Add("limit=10&prefix=a&delimiter=/&format=json&reverse=1", "application/json;q=0.5, */*")
+	f.Add("limit=99999&delimiter=%FF", "text/*")
+	f.Fuzz(func(t *testing.T, query, accept string) {
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			return
+		}
+		lr, err := parseListing(q, accept)
+		if err != nil {
+			return
+		}
+		if lr.opts.Limit < 0 || lr.opts.Limit > listingLimit {
+			t.Fatalf("limit %d", lr.opts.Limit)
+		}
+		if lr.contentType == "" {
+			t.Fatal("no content type")
+		}
+	})
+}
+
+func FuzzParseRange(f *testing.F) {
+	f.Add("bytes=0-10", int64(5))
+	f.Add("bytes=-3", int64(0))
+	f.Fuzz(func(t *testing.T, h string, size int64) {
+		r := parseRange(h)
+		if r == nil || size < 0 {
+			return
+		}
+		off, n, err := r.Resolve(size)
+		if err == nil && (off < 0 || n <= 0 || off+n > size) {
+			t.Fatalf("%q on %d: %d+%d", h, size, off, n)
+		}
+	})
+}
+
+func FuzzParsePath(f *testing.F) {
+	f.Add("/v1/AUTH_a/c/o")
+	f.Add("/v1/AUTH_a//x")
+	f.Fuzz(func(t *testing.T, p string) {
+		tg, ok := parsePath(p)
+		if !ok {
+			return
+		}
+		if tg.account == "" || strings.Contains(tg.account, "/") || strings.Contains(tg.container, "/") || tg.container == "" && tg.object != "" {
+			t.Fatalf("%q → %+v", p, tg)
+		}
+	})
+}
+
+func FuzzReadMeta(f *testing.F) {
+	f.Add("X-Object-Meta-A", "b", "X-Remove-Object-Meta-C", "d")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		hdr := http.Header{k1: {v1}, k2: {v2}}
+		m, err := readMeta(hdr, "Object")
+		if err != nil {
+			return
+		}
+		size := 0
+		for k, v := range m {
+			if k == "" || len(k) > maxMetaNameLength || len(v) > maxMetaValueLength {
+				t.Fatalf("accepted %q=%q", k, v)
+			}
+			size += len(k) + len(v)
+		}
+		if len(m) > maxMetaCount || size > maxMetaOverallSize {
+			t.Fatalf("accepted %d items, %d bytes", len(m), size)
+		}
+	})
+}
