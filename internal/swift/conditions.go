@@ -66,37 +66,58 @@ func parseHTTPDate(s string) (time.Time, bool) {
 	return t, err == nil
 }
 
-// parseRange parses a Range header. One byte range is honoured; a header that is malformed,
-// not in bytes, or lists several ranges is ignored and the whole object served (which RFC 9110
-// allows; Swift would answer several ranges as multipart/byteranges, which Cairn does not).
-func parseRange(h string) *meta.Range {
+// maxRanges is Swift's limit on the ranges of one request; beyond it the header is ignored.
+const maxRanges = 50
+
+// parseRanges parses a Range header as Swift's swob does: "bytes=" and a comma-separated list
+// of "first-last", "first-" or "-suffix". A header that is malformed in any part, not in bytes,
+// or lists more than maxRanges ranges is ignored (nil: the whole object is served).
+func parseRanges(h string) []meta.Range {
 	spec, ok := strings.CutPrefix(strings.TrimSpace(h), "bytes=")
-	if !ok || strings.Contains(spec, ",") {
-		return nil
-	}
-	first, last, ok := strings.Cut(strings.TrimSpace(spec), "-")
 	if !ok {
 		return nil
 	}
-	first, last = strings.TrimSpace(first), strings.TrimSpace(last)
-	if first == "" {
-		n, err := strconv.ParseInt(last, 10, 64)
-		if err != nil || n < 0 {
+	parts := strings.Split(spec, ",")
+	if len(parts) > maxRanges {
+		return nil
+	}
+	out := make([]meta.Range, 0, len(parts))
+	for _, p := range parts {
+		first, last, ok := strings.Cut(strings.TrimSpace(p), "-")
+		if !ok {
 			return nil
 		}
-		// bytes=-0 selects nothing: Resolve refuses a zero suffix with ErrInvalidRange.
-		return &meta.Range{Suffix: n, End: -1, Start: -1}
+		first, last = strings.TrimSpace(first), strings.TrimSpace(last)
+		switch {
+		case first == "":
+			n, err := strconv.ParseInt(last, 10, 64)
+			if err != nil || n < 0 {
+				return nil
+			}
+			// bytes=-0 selects nothing: Resolve refuses a range starting at -1.
+			out = append(out, meta.Range{Suffix: n, Start: -1, End: -1})
+		default:
+			start, err := strconv.ParseInt(first, 10, 64)
+			if err != nil || start < 0 {
+				return nil
+			}
+			end := int64(-1)
+			if last != "" {
+				if end, err = strconv.ParseInt(last, 10, 64); err != nil || end < start {
+					return nil
+				}
+			}
+			out = append(out, meta.Range{Start: start, End: end})
+		}
 	}
-	start, err := strconv.ParseInt(first, 10, 64)
-	if err != nil || start < 0 {
+	return out
+}
+
+// parseRange is parseRanges for a header of one range (nil otherwise).
+func parseRange(h string) *meta.Range {
+	rs := parseRanges(h)
+	if len(rs) != 1 {
 		return nil
 	}
-	if last == "" {
-		return &meta.Range{Start: start, End: -1}
-	}
-	end, err := strconv.ParseInt(last, 10, 64)
-	if err != nil || end < start {
-		return nil
-	}
-	return &meta.Range{Start: start, End: end}
+	return &rs[0]
 }

@@ -44,9 +44,13 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	ctx := r.Context()
 	var src, dst meta.ObjectName
 	if r.Method == "COPY" {
-		c, o, ok := parseCopyPath(r.Header.Get("Destination"))
+		dest := r.Header.Get("Destination")
+		if dest == "" {
+			return errPreconditionFailed.withText("Destination header required").asHTML()
+		}
+		c, o, ok := parseCopyPath(dest)
 		if !ok {
-			return errPreconditionFailed.withText("Destination header must be of the form <container name>/<object name>")
+			return errPreconditionFailed.withText("Destination header must be of the form <container name>/<object name>").asHTML()
 		}
 		acct, err := rq.copyAccount(r.Header.Get("Destination-Account"))
 		if err != nil {
@@ -56,7 +60,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	} else {
 		c, o, ok := parseCopyPath(r.Header.Get("X-Copy-From"))
 		if !ok {
-			return errPreconditionFailed.withText("X-Copy-From header must be of the form <container name>/<object name>")
+			return errPreconditionFailed.withText("X-Copy-From header must be of the form <container name>/<object name>").asHTML()
 		}
 		acct, err := rq.copyAccount(r.Header.Get("X-Copy-From-Account"))
 		if err != nil {

@@ -14,10 +14,15 @@ import (
 // checks raise with one plain-text line; both kinds live in this one table so that every answer
 // of the front end has the wording clients and people know from Swift.
 type swiftError struct {
-	status int
-	body   string
-	plain  bool // text/plain body instead of Swift's HTML page
+	status      int
+	body        string
+	contentType string
 }
+
+const (
+	contentTypeHTML  = "text/html; charset=UTF-8"
+	contentTypePlain = "text/plain"
+)
 
 func (e *swiftError) Error() string { return fmt.Sprintf("%d %s", e.status, e.body) }
 
@@ -30,11 +35,17 @@ func (e *swiftError) Is(target error) bool {
 // withText returns the same status with a plain-text body, as Swift's constraint checks answer
 // ("Metadata name too long: ...").
 func (e *swiftError) withText(format string, args ...any) *swiftError {
-	return &swiftError{status: e.status, body: fmt.Sprintf(format, args...), plain: true}
+	return &swiftError{status: e.status, body: fmt.Sprintf(format, args...), contentType: contentTypePlain}
+}
+
+// asHTML labels a plain-text body as HTML, as Swift does for the texts its middlewares pass to
+// an HTTPException (copy's "Destination header required", for example).
+func (e *swiftError) asHTML() *swiftError {
+	return &swiftError{status: e.status, body: e.body, contentType: contentTypeHTML}
 }
 
 func htmlError(status int, title, text string) *swiftError {
-	return &swiftError{status: status, body: "<html><h1>" + title + "</h1><p>" + text + "</p></html>"}
+	return &swiftError{status: status, body: "<html><h1>" + title + "</h1><p>" + text + "</p></html>", contentType: contentTypeHTML}
 }
 
 // The error table: Swift 2.30's texts for each status.
@@ -49,7 +60,7 @@ var (
 	errConflict            = htmlError(http.StatusConflict, "Conflict", "There was a conflict when trying to complete your request.")
 	errLengthRequired      = htmlError(http.StatusLengthRequired, "Length Required", "Length Required")
 	errPreconditionFailed  = htmlError(http.StatusPreconditionFailed, "Precondition Failed", "A precondition for this request was not met.")
-	errTooLarge            = &swiftError{status: http.StatusRequestEntityTooLarge, body: "Your request is too large.", plain: true}
+	errTooLarge            = &swiftError{status: http.StatusRequestEntityTooLarge, body: "Your request is too large.", contentType: contentTypePlain}
 	errRangeNotSatisfiable = htmlError(http.StatusRequestedRangeNotSatisfiable, "Requested Range Not Satisfiable", "The Range requested is not available.")
 	errUnprocessable       = htmlError(http.StatusUnprocessableEntity, "Unprocessable Entity", "Unable to process the contained instructions")
 	errClientDisconnect    = htmlError(499, "Client Disconnect", "The client was disconnected during request.")
@@ -111,18 +122,17 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 		}
 		hdr.Set("Www-Authenticate", `Swift realm="`+realm+`"`)
 	}
-	if se.status == http.StatusNotModified || r.Method == http.MethodHead || se.body == "" {
-		hdr.Del("Content-Type")
-		if se.status != http.StatusNotModified {
-			hdr.Set("Content-Length", "0")
-		}
+	if se.status == http.StatusNotModified {
+		// A 304 keeps the object's headers (Content-Type included) and has no body.
+		hdr.Del("Content-Length")
 		w.WriteHeader(se.status)
 		return
 	}
-	if se.plain {
-		hdr.Set("Content-Type", "text/plain")
-	} else {
-		hdr.Set("Content-Type", "text/html; charset=UTF-8")
+	hdr.Set("Content-Type", se.contentType)
+	if r.Method == http.MethodHead || se.body == "" {
+		hdr.Set("Content-Length", "0")
+		w.WriteHeader(se.status)
+		return
 	}
 	hdr.Set("Content-Length", fmt.Sprint(len(se.body)))
 	w.WriteHeader(se.status)

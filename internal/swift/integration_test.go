@@ -432,10 +432,26 @@ func TestSwiftObject(t *testing.T) {
 	if resp.Header.Get("Content-Range") != "bytes */11" {
 		t.Errorf("416 Content-Range %q", resp.Header.Get("Content-Range"))
 	}
-	_, body = c.must("GET", "/box/o.txt", map[string]string{"Range": "bytes=0-1,3-4"}, "", 200)
-	if body != "hello world" {
-		t.Errorf("multi-range served %q", body)
+	resp, body = c.must("GET", "/box/o.txt", map[string]string{"Range": "bytes=0-1,3-4,100-200"}, "", 206)
+	ct := resp.Header.Get("Content-Type")
+	boundary, ok := strings.CutPrefix(ct, "multipart/byteranges;boundary=")
+	want := "--" + boundary + "\r\nContent-Type: text/x-hello\r\nContent-Range: bytes 0-1/11\r\n\r\nhe\r\n" +
+		"--" + boundary + "\r\nContent-Type: text/x-hello\r\nContent-Range: bytes 3-4/11\r\n\r\nlo\r\n--" + boundary + "--"
+	if !ok || body != want || resp.ContentLength != int64(len(want)) {
+		t.Errorf("multi-range: %q %q (length %d)", ct, body, resp.ContentLength)
 	}
+	// Of several ranges only one satisfiable: an ordinary 206. None: 416.
+	resp, body = c.must("GET", "/box/o.txt", map[string]string{"Range": "bytes=2-3,50-60"}, "", 206)
+	if body != "ll" || resp.Header.Get("Content-Range") != "bytes 2-3/11" {
+		t.Errorf("one of two ranges: %q %v", body, resp.Header)
+	}
+	c.must("GET", "/box/o.txt", map[string]string{"Range": "bytes=20-30,50-60"}, "", 416)
+	// A malformed part, or a HEAD: the whole object.
+	_, body = c.must("GET", "/box/o.txt", map[string]string{"Range": "bytes=0-1,x"}, "", 200)
+	if body != "hello world" {
+		t.Errorf("malformed ranges served %q", body)
+	}
+	c.must("HEAD", "/box/o.txt", map[string]string{"Range": "bytes=0-1"}, "", 200)
 
 	// Conditionals.
 	etag := md5hex("hello world")

@@ -210,6 +210,10 @@ func renderListing(format listFormat, kind, name string, items []listItem) []byt
 		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 		b.WriteString("<" + kind + ` name="`)
 		xmlEscape(&b, name)
+		if len(items) == 0 {
+			b.WriteString(`" />`) // Swift's serializer closes an empty root element this way
+			break
+		}
 		b.WriteString(`">`)
 		for _, it := range items {
 			switch {
@@ -256,6 +260,7 @@ func writeListing(w http.ResponseWriter, r *http.Request, lr listRequest, kind, 
 	hdr := w.Header()
 	hdr.Set("Content-Type", lr.contentType+"; charset=utf-8")
 	hdr.Set("Accept-Ranges", "bytes")
+	hdr.Set("Vary", "Accept") // the format may come from Accept: caches must key on it
 	status := http.StatusOK
 	if len(body) == 0 {
 		status = http.StatusNoContent

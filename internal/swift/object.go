@@ -108,7 +108,8 @@ func writeObjectHeaders(hdr http.Header, obj *meta.Object) {
 	hdr.Set("Accept-Ranges", "bytes")
 }
 
-// getObject serves GET (with one Range at most) and HEAD on an object.
+// getObject serves GET (whole, one range, or several as multipart/byteranges) and HEAD (which
+// ignores Range, as Swift does) on an object.
 func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
 	if r.Method == http.MethodHead {
@@ -127,7 +128,20 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}
-	rng := parseRange(r.Header.Get("Range"))
+	rs := parseRanges(r.Header.Get("Range"))
+	if len(rs) > 1 {
+		return h.getMultiRange(w, r, rq, rs)
+	}
+	var rng *meta.Range
+	if len(rs) == 1 {
+		rng = &rs[0]
+	}
+	return h.getSingle(w, r, rq, rng)
+}
+
+// getSingle serves a GET of the whole object (rng nil) or of one range.
+func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request, rng *meta.Range) error {
+	ctx := r.Context()
 	rd, err := h.proxy.GetObject(ctx, rq.objectName(), rng)
 	if errors.Is(err, meta.ErrInvalidRange) {
 		obj, herr := h.proxy.HeadObject(ctx, rq.objectName())

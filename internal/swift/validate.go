@@ -99,6 +99,8 @@ type metaUpdate map[string]string
 func readMeta(hdr http.Header, kind string) (metaUpdate, error) {
 	prefix := "X-" + kind + "-Meta-"
 	removePrefix := "X-Remove-" + kind + "-Meta-"
+	// Swift's messages name the header by its lower-case prefix and the name as sent.
+	shown := strings.ToLower(prefix)
 	var out metaUpdate
 	count, size := 0, 0
 	for k, vs := range hdr {
@@ -116,10 +118,10 @@ func readMeta(hdr http.Header, kind string) (metaUpdate, error) {
 		count++
 		size += len(name) + len(value)
 		if len(name) > maxMetaNameLength {
-			return nil, errBadRequest.withText("Metadata name too long: %s%s", prefix, name)
+			return nil, errBadRequest.withText("Metadata name too long: %s%s", shown, name)
 		}
 		if len(value) > maxMetaValueLength {
-			return nil, errBadRequest.withText("Metadata value longer than %d: %s%s", maxMetaValueLength, prefix, name)
+			return nil, errBadRequest.withText("Metadata value longer than %d: %s%s", maxMetaValueLength, shown, name)
 		}
 		if count > maxMetaCount {
 			return nil, errBadRequest.withText("Too many metadata items; max %d", maxMetaCount)
@@ -169,12 +171,10 @@ func readDeleteAt(hdr http.Header, now time.Time) (int64, error) {
 		return now.Unix() + n, nil
 	}
 	if v := hdr.Get("X-Delete-At"); v != "" {
-		// Swift accepts a float timestamp and keeps its whole seconds.
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || f != f || f > 1e15 {
+		at, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
 			return 0, errBadRequest.withText("Non-integer X-Delete-At")
 		}
-		at := int64(f)
 		if at <= now.Unix() {
 			return 0, errBadRequest.withText("X-Delete-At in past")
 		}
