@@ -33,7 +33,7 @@ func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	writeAccountHeaders(w.Header(), acct)
 	var items []listItem
-	if r.Method == http.MethodGet {
+	if r.Method == http.MethodGet && !lr.empty {
 		page, err := h.proxy.ListContainers(ctx, rq.tenant, lr.opts)
 		if err != nil {
 			return fmt.Errorf("list containers of %s: %w", rq.account, err)
@@ -43,7 +43,9 @@ func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *request
 			items = append(items, listItem{name: c.Name, ctr: c})
 		}
 		for _, p := range page.CommonPrefixes {
-			items = append(items, listItem{name: p, subdir: true})
+			if !lr.dirOnly {
+				items = append(items, listItem{name: p, subdir: true})
+			}
 		}
 		items = merge(items, lr.opts.Reverse)
 	}

@@ -9,32 +9,29 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
-// The same RFC 9110 rules live in internal/s3/conditions.go with S3's error values; a front end
-// may not import another, so the few lines are repeated here with Swift's.
-
-// checkConditions applies If-Match, If-None-Match, If-Modified-Since and If-Unmodified-Since
-// with RFC 9110's precedence (§13.2.2): If-Match decides alone when present, otherwise
-// If-Unmodified-Since (412 on failure); then If-None-Match decides alone when present,
-// otherwise If-Modified-Since (304 for GET and HEAD, 412 for other methods). Unparseable dates
-// are ignored. lm is the Last-Modified sent, at one-second resolution.
+// checkConditions applies If-Match, If-None-Match, If-Unmodified-Since and If-Modified-Since
+// the way Swift's swob does: each is checked on its own, in that order (RFC 9110 would let an
+// If-None-Match silence If-Modified-Since; Swift does not, and clients of Swift expect its
+// answers). A failed If-Match or If-Unmodified-Since is 412; a matching If-None-Match or an
+// unmodified If-Modified-Since is 304 for GET and HEAD, 412 for other methods. Unparseable dates
+// are ignored. lm is the Last-Modified sent, at one-second resolution. (internal/s3 has its own
+// evaluation with S3's precedence and errors.)
 func checkConditions(r *http.Request, etag string, lm time.Time) error {
 	hdr := r.Header
-	if im := hdr.Get("If-Match"); im != "" {
-		if !etagListMatches(im, etag) {
-			return errPreconditionFailed
-		}
-	} else if t, ok := parseHTTPDate(hdr.Get("If-Unmodified-Since")); ok && lm.After(t) {
-		return errPreconditionFailed
-	}
 	notModified := errNotModified
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		notModified = errPreconditionFailed
 	}
-	if inm := hdr.Get("If-None-Match"); inm != "" {
-		if etagListMatches(inm, etag) {
-			return notModified
-		}
-	} else if t, ok := parseHTTPDate(hdr.Get("If-Modified-Since")); ok && !lm.After(t) {
+	if im := hdr.Get("If-Match"); im != "" && !etagListMatches(im, etag) {
+		return errPreconditionFailed
+	}
+	if inm := hdr.Get("If-None-Match"); inm != "" && etagListMatches(inm, etag) {
+		return notModified
+	}
+	if t, ok := parseHTTPDate(hdr.Get("If-Unmodified-Since")); ok && lm.After(t) {
+		return errPreconditionFailed
+	}
+	if t, ok := parseHTTPDate(hdr.Get("If-Modified-Since")); ok && !lm.After(t) {
 		return notModified
 	}
 	return nil

@@ -74,7 +74,7 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 	writeContainerHeaders(w.Header(), c)
 	var items []listItem
-	if r.Method == http.MethodGet {
+	if r.Method == http.MethodGet && !lr.empty {
 		page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, lr.opts)
 		if err != nil {
 			return fmt.Errorf("list container %q: %w", rq.container, err)
@@ -84,7 +84,9 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 			items = append(items, listItem{name: o.Name, obj: o})
 		}
 		for _, p := range page.CommonPrefixes {
-			items = append(items, listItem{name: p, subdir: true})
+			if !lr.dirOnly {
+				items = append(items, listItem{name: p, subdir: true})
+			}
 		}
 		items = merge(items, lr.opts.Reverse)
 	}

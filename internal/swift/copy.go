@@ -112,12 +112,12 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	obj.Headers = overlay(obj.Headers, req.Headers)
 	reqMeta, _ := readMeta(r.Header, "Object") // checked by objectMetaFromRequest
-	for k, v := range reqMeta {
-		if v == "" {
-			delete(obj.UserMeta, k)
-			continue
+	for k := range reqMeta {
+		if v, set := req.UserMeta[k]; set {
+			obj.UserMeta = overlay(obj.UserMeta, map[string]string{k: v})
+		} else {
+			delete(obj.UserMeta, k) // X-Remove-Object-Meta-*
 		}
-		obj.UserMeta = overlay(obj.UserMeta, map[string]string{k: v})
 	}
 	// A plain source's MD5 is known: the copy must arrive with the same one. A manifest's ETag
 	// is not the MD5 of its bytes, so its copy (a plain object) gets a fresh one.

@@ -369,6 +369,16 @@ func TestSwiftContainer(t *testing.T) {
 		t.Errorf("xml %q", body)
 	}
 	c.must("GET", "/box?limit=10001", nil, "", 412)
+	c.must("GET", "/box?limit=0", nil, "", 204)
+	_, body = c.must("GET", "/box?path=a", nil, "", 200) // direct children only
+	if body != "a/1\na/2\n" {
+		t.Errorf("path=a %q", body)
+	}
+	resp, _ = c.must("OPTIONS", "/box", nil, "", 200)
+	if resp.Header.Get("Allow") != "DELETE, GET, HEAD, POST, PUT, OPTIONS" {
+		t.Errorf("OPTIONS Allow %q", resp.Header.Get("Allow"))
+	}
+	c.must("OPTIONS", "/box", map[string]string{"Origin": "http://example.com"}, "", 401)
 	_, body = c.must("GET", "/box?limit=2&marker=a/1", nil, "", 200)
 	if body != "a/2\na/x/3\n" {
 		t.Errorf("marker page %q", body)
@@ -465,6 +475,15 @@ func TestSwiftObject(t *testing.T) {
 	c.must("GET", "/box/o.txt", map[string]string{"If-Modified-Since": future}, "", 304)
 	c.must("GET", "/box/o.txt", map[string]string{"If-Modified-Since": past}, "", 200)
 	c.must("GET", "/box/o.txt", map[string]string{"If-Unmodified-Since": past}, "", 412)
+	// Swift checks each condition on its own.
+	c.must("GET", "/box/o.txt", map[string]string{"If-None-Match": "other", "If-Modified-Since": future}, "", 304)
+
+	// An empty metadata value is kept.
+	c.must("PUT", "/box/empty-meta", map[string]string{"X-Object-Meta-Blank": ""}, "x", 201)
+	resp, _ = c.must("HEAD", "/box/empty-meta", nil, "", 200)
+	if v, ok := resp.Header["X-Object-Meta-Blank"]; !ok || v[0] != "" {
+		t.Errorf("empty metadata value: %v", resp.Header)
+	}
 
 	// POST replaces user metadata, keeps bytes and content type.
 	_, body = c.must("POST", "/box/o.txt", map[string]string{"X-Object-Meta-Shape": "round"}, "", 202)
@@ -624,6 +643,11 @@ func TestSwiftExpiry(t *testing.T) {
 	if resp.Header.Get("X-Delete-At") != "" {
 		t.Errorf("POST kept X-Delete-At %q", resp.Header.Get("X-Delete-At"))
 	}
+	// X-If-Delete-At deletes only the version with that expiry (as Swift's expirer does).
+	c.must("PUT", "/box/cond", map[string]string{"X-Delete-At": at}, "c", 201)
+	c.must("DELETE", "/box/cond", map[string]string{"X-If-Delete-At": "12345"}, "", 412)
+	c.must("DELETE", "/box/cond", map[string]string{"X-If-Delete-At": "soon"}, "", 400)
+	c.must("DELETE", "/box/cond", map[string]string{"X-If-Delete-At": at}, "", 204)
 	s.clock.advance(61 * time.Second)
 	c.must("GET", "/box/soon", nil, "", 404)
 	c.must("HEAD", "/box/soon", nil, "", 404)

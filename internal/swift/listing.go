@@ -25,7 +25,14 @@ const (
 
 // listRequest is a parsed listing query.
 type listRequest struct {
-	opts        meta.ListOptions
+	opts meta.ListOptions
+	// empty: limit=0 asks for no entries (meta.ListOptions would read 0 as the default).
+	empty bool
+	// dirOnly: path=P lists the direct children of P only (Swift's old pseudo-directory
+	// query), read as prefix P/ with delimiter / and the subdirs left out.
+	dirOnly bool
+	// vary: the format came from Accept, so the answer varies with it.
+	vary        bool
 	format      listFormat
 	contentType string
 }
@@ -53,8 +60,18 @@ func parseListing(q url.Values, accept string) (listRequest, error) {
 			return lr, errPreconditionFailed.withText("Maximum limit is %d", listingLimit)
 		}
 		lr.opts.Limit = n
+		lr.empty = n == 0
 	}
+	if p, ok := q["path"]; ok {
+		prefix := p[0]
+		if prefix != "" && !strings.HasSuffix(prefix, "/") {
+			prefix += "/"
+		}
+		lr.opts.Prefix, lr.opts.Delimiter, lr.dirOnly = prefix, "/", true
+	}
+	lr.vary = true
 	if f := q.Get("format"); f != "" {
+		lr.vary = false
 		switch strings.ToLower(f) {
 		case "json":
 			accept = "application/json"
@@ -260,7 +277,9 @@ func writeListing(w http.ResponseWriter, r *http.Request, lr listRequest, kind, 
 	hdr := w.Header()
 	hdr.Set("Content-Type", lr.contentType+"; charset=utf-8")
 	hdr.Set("Accept-Ranges", "bytes")
-	hdr.Set("Vary", "Accept") // the format may come from Accept: caches must key on it
+	if lr.vary {
+		hdr.Set("Vary", "Accept") // the format came from Accept: caches must key on it
+	}
 	status := http.StatusOK
 	if len(body) == 0 {
 		status = http.StatusNoContent

@@ -20,7 +20,7 @@ func (rq *request) objectName() meta.ObjectName {
 // Cairn has not implemented them, and storing such a request as a plain object would hand
 // back a manifest's text instead of its segments.
 func checkNoLargeObjects(r *http.Request) error {
-	if r.Header.Get("X-Object-Manifest") != "" {
+	if _, ok := r.Header["X-Object-Manifest"]; ok {
 		return errBadRequest.withText("X-Object-Manifest (dynamic large objects) is not supported by this server")
 	}
 	if r.URL.Query().Get("multipart-manifest") != "" {
@@ -222,6 +222,21 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	if err := checkNoLargeObjects(r); err != nil {
 		return err
+	}
+	if v, ok := r.Header["X-If-Delete-At"]; ok {
+		// Swift's expirer deletes with X-If-Delete-At, so that an object given a new expiry
+		// meanwhile survives. The check and the delete are not atomic.
+		want, err := strconv.ParseInt(strings.TrimSpace(v[0]), 10, 64)
+		if err != nil {
+			return errBadRequest.withText("Bad X-If-Delete-At header value")
+		}
+		cur, err := h.proxy.HeadObject(r.Context(), rq.objectName())
+		if err != nil {
+			return fmt.Errorf("delete object %q: %w", rq.object, err)
+		}
+		if deleteAt(&cur) != want {
+			return errPreconditionFailed.withText("X-If-Delete-At and X-Delete-At do not match")
+		}
 	}
 	if err := h.proxy.DeleteObject(r.Context(), rq.objectName()); err != nil {
 		return fmt.Errorf("delete object %q: %w", rq.object, err)

@@ -9,6 +9,7 @@ import (
 // Operation names, the "operation" label of the metrics.
 const (
 	opUnknown         = "Unknown"
+	opOptions         = "Options"
 	opAuth            = "Auth"
 	opInfo            = "Info"
 	opGetAccount      = "GetAccount"
@@ -145,6 +146,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 		return h.getToken(w, r, rq)
 	case infoPath:
 		rq.op = opInfo
+		if r.Method == http.MethodOptions {
+			return options(w, r, rq, []string{"GET", "HEAD"})
+		}
 		return h.info(w, r)
 	}
 	t, ok := parsePath(r.URL.Path)
@@ -154,6 +158,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	rq.account, rq.container, rq.object = t.account, t.container, t.object
 	tenant, hasPrefix := strings.CutPrefix(t.account, resellerPrefix)
 	rq.tenant = tenant
+	if r.Method == http.MethodOptions {
+		_, allow := route("", nil, t)
+		return options(w, r, rq, allow)
+	}
 	// Authenticate before anything else, so that an anonymous caller learns nothing.
 	if err := h.authorize(r, rq); err != nil {
 		return err
@@ -171,4 +179,17 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 		return err
 	}
 	return h.ops(op)(w, r, rq)
+}
+
+// options answers OPTIONS as Swift does without CORS settings: the allowed methods, without
+// authentication; a CORS preflight (with Origin) is refused, since no container allows any
+// origin (CORS is not supported).
+func options(w http.ResponseWriter, r *http.Request, rq *request, allow []string) error {
+	rq.op = opOptions
+	w.Header().Set("Allow", strings.Join(append(allow, "OPTIONS"), ", "))
+	if r.Header.Get("Origin") != "" {
+		return fmt.Errorf("CORS preflight: %w", errUnauthorized)
+	}
+	writeStatus(w, r, http.StatusOK)
+	return nil
 }

@@ -220,8 +220,9 @@ func TestCheckConditions(t *testing.T) {
 		{map[string]string{"If-Modified-Since": lm.Add(-time.Second).Format(http.TimeFormat)}, "GET", nil},
 		{map[string]string{"If-Unmodified-Since": lm.Add(-time.Second).Format(http.TimeFormat)}, "GET", errPreconditionFailed},
 		{map[string]string{"If-Unmodified-Since": "garbage"}, "GET", nil},
-		// If-Match decides alone when present.
-		{map[string]string{"If-Match": "abc", "If-Unmodified-Since": lm.Add(-time.Hour).Format(http.TimeFormat)}, "GET", nil},
+		// Each condition counts on its own, as in Swift (RFC 9110 would let the first decide).
+		{map[string]string{"If-Match": "abc", "If-Unmodified-Since": lm.Add(-time.Hour).Format(http.TimeFormat)}, "GET", errPreconditionFailed},
+		{map[string]string{"If-None-Match": "x", "If-Modified-Since": lm.Add(time.Hour).Format(http.TimeFormat)}, "GET", errNotModified},
 	} {
 		err := get(tc.h, tc.method)
 		if tc.want == nil && err != nil || tc.want != nil && err != tc.want {

@@ -205,8 +205,10 @@ func objectMetaFromRequest(hdr http.Header, objectName string, now time.Time) (m
 		return obj, err
 	}
 	for k, v := range um {
-		if v == "" {
-			continue // an empty value stores nothing, as in Swift
+		// An empty value is kept (Swift answers it back as an empty header); only
+		// X-Remove-Object-Meta-* stores nothing.
+		if v == "" && len(hdr.Values("X-Object-Meta-"+k)) == 0 {
+			continue
 		}
 		if obj.UserMeta == nil {
 			obj.UserMeta = map[string]string{}
