@@ -79,7 +79,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 			return err
 		}
 	}
-	if err := checkNoLargeObjects(r); err != nil {
+	if err := checkNoDLO(r); err != nil {
 		return err
 	}
 	now := h.cfg.Now()

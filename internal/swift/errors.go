@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/cairn-store/cairn/internal/meta"
 )
@@ -36,6 +37,14 @@ func (e *swiftError) Is(target error) bool {
 // ("Metadata name too long: ...").
 func (e *swiftError) withText(format string, args ...any) *swiftError {
 	return &swiftError{status: e.status, body: fmt.Sprintf(format, args...), contentType: contentTypePlain}
+}
+
+// statusLine is the status as Swift's bulk answers name it ("404 Not Found").
+func (e *swiftError) statusLine() string {
+	if e.status == 499 {
+		return "499 Client Disconnect"
+	}
+	return strconv.Itoa(e.status) + " " + http.StatusText(e.status)
 }
 
 // asHTML labels a plain-text body as HTML, as Swift does for the texts its middlewares pass to

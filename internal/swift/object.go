@@ -16,15 +16,12 @@ func (rq *request) objectName() meta.ObjectName {
 	return meta.ObjectName{Account: rq.tenant, Container: rq.container, Object: rq.object}
 }
 
-// checkNoLargeObjects refuses the headers and queries of Swift's large objects (DLO and SLO):
-// Cairn has not implemented them, and storing such a request as a plain object would hand
-// back a manifest's text instead of its segments.
-func checkNoLargeObjects(r *http.Request) error {
+// checkNoDLO refuses the header of Swift's dynamic large objects: Cairn has not implemented
+// them, and storing such a request as a plain object would hand back the manifest's (empty)
+// bytes instead of its segments.
+func checkNoDLO(r *http.Request) error {
 	if _, ok := r.Header["X-Object-Manifest"]; ok {
 		return errBadRequest.withText("X-Object-Manifest (dynamic large objects) is not supported by this server")
-	}
-	if r.URL.Query().Get("multipart-manifest") != "" {
-		return errBadRequest.withText("multipart-manifest (static large objects) is not supported by this server")
 	}
 	return nil
 }
@@ -45,12 +42,18 @@ func etagMatcher(want string) func(*meta.Object) error {
 // is checked as it arrives).
 func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	if err := checkNoLargeObjects(r); err != nil {
+	if err := checkNoDLO(r); err != nil {
 		return err
 	}
 	obj, err := objectMetaFromRequest(r.Header, rq.object, h.cfg.Now())
 	if err != nil {
 		return err
+	}
+	if q := r.URL.Query(); q.Has("multipart-manifest") {
+		if q.Get("multipart-manifest") != "put" {
+			return errBadRequest.withText("multipart-manifest must be put on a PUT")
+		}
+		return h.putManifest(w, r, rq, obj)
 	}
 	chunked := len(r.TransferEncoding) > 0
 	if !chunked && r.Header.Get("Content-Length") == "" {
@@ -99,6 +102,9 @@ func writeObjectHeaders(hdr http.Header, obj *meta.Object) {
 	for k, v := range obj.UserMeta {
 		hdr.Set(metaHeader("Object", k), v)
 	}
+	if isSLO(obj) {
+		hdr.Set("X-Static-Large-Object", "True")
+	}
 	if at := deleteAt(obj); at > 0 {
 		hdr.Set("X-Delete-At", strconv.FormatInt(at, 10))
 	}
@@ -120,6 +126,9 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 		if expired(&obj, h.cfg.Now()) {
 			return fmt.Errorf("object %q expired: %w", rq.object, errNotFound)
 		}
+		if r.URL.Query().Get("multipart-manifest") == "get" && isSLO(&obj) {
+			return getManifest(w, r, &obj)
+		}
 		writeObjectHeaders(w.Header(), &obj)
 		if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {
 			return err
@@ -127,6 +136,15 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 		w.Header().Set("Content-Length", strconv.FormatInt(obj.Size, 10))
 		w.WriteHeader(http.StatusOK)
 		return nil
+	}
+	if r.URL.Query().Get("multipart-manifest") == "get" {
+		obj, err := h.proxy.HeadObject(ctx, rq.objectName())
+		if err != nil {
+			return fmt.Errorf("head object %q: %w", rq.object, err)
+		}
+		if isSLO(&obj) && !expired(&obj, h.cfg.Now()) {
+			return getManifest(w, r, &obj)
+		}
 	}
 	rs := parseRanges(r.Header.Get("Range"))
 	if len(rs) > 1 {
@@ -189,7 +207,7 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 // are those of the request; the content type changes only when the request has one.
 func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	if err := checkNoLargeObjects(r); err != nil {
+	if err := checkNoDLO(r); err != nil {
 		return err
 	}
 	upd, err := objectMetaFromRequest(r.Header, rq.object, h.cfg.Now())
@@ -220,8 +238,8 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 
 // deleteObject deletes an object: 204, or 404 when there is none.
 func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := checkNoLargeObjects(r); err != nil {
-		return err
+	if r.URL.Query().Get("multipart-manifest") == "delete" {
+		return h.deleteManifest(w, r, rq)
 	}
 	if v, ok := r.Header["X-If-Delete-At"]; ok {
 		// Swift's expirer deletes with X-If-Delete-At, so that an object given a new expiry
