@@ -139,10 +139,36 @@ def test_swift_command(server, tmp_path, s3):
     assert hashlib.sha256(got["Body"].read()).hexdigest() == want["d/b.bin"]
 
     caps = swift_cli(server, "capabilities").stdout
-    assert "max_file_size" in caps and "slo" not in caps.split()
+    assert "max_file_size" in caps and "slo" in caps.split() and "dlo" not in caps.split()
 
     swift_cli(server, "delete", name)
     assert swift_cli(server, "list").stdout.split().count(name) == 0
+
+
+def test_segmented_upload(server, tmp_path, s3):
+    """`swift upload --use-slo -S`: a static large object over segments in <container>_segments."""
+    name = "slo-" + secrets.token_hex(3)
+    src = tmp_path / "src"
+    want = make_tree(src, {"big.bin": 2_500_000, "small.bin": 1000})
+    run([tool("swift"), "-A", server.endpoint + "/auth/v1.0", "-U", "root:root", "-K", server.secret_key,
+         "upload", "--use-slo", "-S", "1000000", name, "."], cwd=src)
+    stat = swift_cli(server, "stat", name, "big.bin").stdout
+    assert "Content Length: 2500000" in stat
+    assert "Manifest:" in stat or "Static Large Object" in stat or "X-Static-Large-Object" in stat, stat
+    segs = swift_cli(server, "list", name + "_segments").stdout.split()
+    assert len(segs) == 3, segs
+
+    out = tmp_path / "out"
+    swift_cli(server, "download", name, "-D", str(out))
+    assert tree_digest(out) == want
+    got = s3.get_object(Bucket=name, Key="big.bin")["Body"].read()
+    assert hashlib.sha256(got).hexdigest() == want["big.bin"]
+
+    # Deleting the manifest deletes its segments too (multipart-manifest=delete).
+    swift_cli(server, "delete", name, "big.bin")
+    assert swift_cli(server, "list", name + "_segments").stdout.split() == []
+    swift_cli(server, "delete", name)
+    swift_cli(server, "delete", name + "_segments")
 
 
 def test_s3_to_swift(conn, s3, bucket):
