@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -128,6 +129,7 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 		segs = append(segs, meta.Segment{Container: c, Object: o, Size: seg.Size, ETag: seg.ETag})
 	}
 	if len(problems) > 0 {
+		slices.Sort(problems) // Swift lists them in path order
 		return errBadRequest.withText("Errors:\n%s\n", strings.Join(problems, "\n"))
 	}
 	obj.Manifest = segs
@@ -163,7 +165,9 @@ func getManifest(w http.ResponseWriter, r *http.Request, obj *meta.Object) error
 		if raw {
 			out = append(out, map[string]any{"path": path, "etag": s.ETag, "size_bytes": s.Size})
 		} else {
-			out = append(out, map[string]any{"name": path, "hash": s.ETag, "bytes": s.Size, "content_type": "application/octet-stream"})
+			// Swift also lists each segment's content_type and last_modified as they were when
+			// the manifest was written; Cairn's manifests do not keep them.
+			out = append(out, map[string]any{"name": path, "hash": s.ETag, "bytes": s.Size})
 		}
 	}
 	body, err := json.Marshal(out)
@@ -243,7 +247,7 @@ func (h *Handler) deleteManifest(w http.ResponseWriter, r *http.Request, rq *req
 			fmt.Fprintf(&b, "%s, %s\n", f[0], f[1])
 		}
 		body = []byte(b.String())
-		hdr.Set("Content-Type", "text/plain; charset=utf-8")
+		hdr.Set("Content-Type", "text/plain")
 	}
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
