@@ -11,8 +11,8 @@ import (
 const apiVersion = "2.30.1"
 
 // info serves GET /info: Swift's capabilities document. It lists only what this front end
-// does (tempauth-style v1 auth, static large objects; no DLO, tempurl, bulk or ACL middleware
-// yet) and the limits it enforces.
+// does (tempauth-style v1 auth, static large objects, bulk delete; no DLO, tempurl, bulk upload
+// or ACL middleware yet) and the limits it enforces.
 func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -43,6 +43,7 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 		"tempauth": map[string]any{"account_acls": false},
 		"slo": map[string]any{"max_manifest_segments": maxManifestSegments, "max_manifest_size": maxManifestSize,
 			"min_segment_size": minSegmentSize},
+		"bulk_delete": map[string]any{"max_deletes_per_request": maxDeletesPerRequest, "max_failed_deletes": maxFailedDeletes},
 	}
 	body, err := json.Marshal(doc)
 	if err != nil {

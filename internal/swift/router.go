@@ -15,6 +15,7 @@ const (
 	opGetAccount      = "GetAccount"
 	opHeadAccount     = "HeadAccount"
 	opPostAccount     = "PostAccount"
+	opBulkDelete      = "BulkDelete"
 	opGetContainer    = "GetContainer"
 	opHeadContainer   = "HeadContainer"
 	opPutContainer    = "PutContainer"
@@ -168,6 +169,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	}
 	if !hasPrefix || tenant == "" {
 		return fmt.Errorf("account %q outside the AUTH_ prefix: %w", t.account, errForbidden)
+	}
+	if t.container == "" && (r.Method == http.MethodPost || r.Method == http.MethodDelete) && r.URL.Query().Has("bulk-delete") {
+		rq.op = opBulkDelete
+		if err := checkRequest(r, rq); err != nil {
+			return err
+		}
+		return h.bulkDelete(w, r, rq)
 	}
 	op, allow := route(r.Method, r.Header, t)
 	if op == "" {

@@ -207,50 +207,13 @@ func (h *Handler) deleteManifest(w http.ResponseWriter, r *http.Request, rq *req
 		writeStatus(w, r, http.StatusNoContent)
 		return nil
 	}
-	deleted, notFound := 0, 0
-	var failed [][2]string
-	names := make([]meta.ObjectName, 0, len(obj.Manifest)+1)
+	var res bulkResult
 	for _, s := range obj.Manifest {
-		names = append(names, meta.ObjectName{Account: rq.tenant, Container: s.Container, Object: s.Object})
+		n := meta.ObjectName{Account: rq.tenant, Container: s.Container, Object: s.Object}
+		res.record("/"+s.Container+"/"+s.Object, h.proxy.DeleteObject(ctx, n))
 	}
-	names = append(names, rq.objectName()) // the manifest last, so that a failure leaves it to retry with
-	for _, n := range names {
-		err := h.proxy.DeleteObject(ctx, n)
-		switch {
-		case err == nil:
-			deleted++
-		case errors.Is(err, meta.ErrNotFound):
-			notFound++
-		default:
-			h.log.WarnContext(ctx, "swift SLO delete: segment not deleted", "trans_id", rq.transID, "container", n.Container, "object", n.Object, "err", err)
-			failed = append(failed, [2]string{"/" + n.Container + "/" + n.Object, toSwiftError(err).statusLine()})
-		}
-	}
-	status := "200 OK"
-	if len(failed) > 0 {
-		status = "400 Bad Request"
-	}
-	var body []byte
-	hdr := w.Header()
-	if ct, _ := negotiate(r.Header.Get("Accept")); ct == "application/json" {
-		errs := make([][]string, 0, len(failed))
-		for _, f := range failed {
-			errs = append(errs, []string{f[0], f[1]})
-		}
-		body, _ = json.Marshal(map[string]any{"Number Deleted": deleted, "Number Not Found": notFound,
-			"Response Body": "", "Response Status": status, "Errors": errs})
-		hdr.Set("Content-Type", "application/json; charset=utf-8")
-	} else {
-		var b strings.Builder
-		fmt.Fprintf(&b, "Number Deleted: %d\nNumber Not Found: %d\nResponse Body: \nResponse Status: %s\nErrors: \n", deleted, notFound, status)
-		for _, f := range failed {
-			fmt.Fprintf(&b, "%s, %s\n", f[0], f[1])
-		}
-		body = []byte(b.String())
-		hdr.Set("Content-Type", "text/plain")
-	}
-	hdr.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	w.Write(body)
+	// The manifest goes last, so that a failure leaves it to retry the delete with.
+	res.record("/"+rq.container+"/"+rq.object, h.proxy.DeleteObject(ctx, rq.objectName()))
+	res.write(w, r)
 	return nil
 }

@@ -2,16 +2,16 @@
 // Swift 2.30 speaks it): v1 token authentication (/auth/v1.0, tokens kept in memory), the
 // /info document, account, container and object operations with Swift's listings (plain, JSON,
 // XML), metadata headers and limits, conditional and ranged reads, server-side copies, object
-// expiry headers, static large objects, and Swift's error answers from one table. It maps the
-// Swift account AUTH_<a> onto Cairn's account <a>, so that a Swift container is the S3 bucket of
-// the same account and an object reads back through either API with the same bytes and
-// metadata. It reaches storage only through the proxy and never touches disks.
+// expiry headers, static large objects, bulk delete, and Swift's error answers from one table.
+// It maps the Swift account AUTH_<a> onto Cairn's account <a>, so that a Swift container is the
+// S3 bucket of the same account and an object reads back through either API with the same bytes
+// and metadata. It reaches storage only through the proxy and never touches disks.
 //
 // Files: swift.go (configuration, request life cycle), router.go (path and method to an
 // operation), auth.go (tokens), info.go, account.go, container.go, object.go, copy.go, slo.go
-// (static large objects), listing.go (listing options and formats), validate.go (names,
-// metadata, limits), conditions.go (If-* and Range parsing), ranges.go (multi-range answers),
-// errors.go (the error table), metrics.go.
+// (static large objects), bulk.go (bulk delete), listing.go (listing options and formats),
+// validate.go (names, metadata, limits), conditions.go (If-* and Range parsing), ranges.go
+// (multi-range answers), errors.go (the error table), metrics.go.
 package swift
 
 import (

@@ -1,0 +1,151 @@
+package swift
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// Bulk delete (Swift's bulk middleware, ?bulk-delete), limits as Swift's defaults.
+const (
+	maxDeletesPerRequest = 10000
+	maxFailedDeletes     = 1000
+	// maxBulkLine bounds one line of a bulk-delete body: a URL-encoded /container/object may
+	// triple the bytes of the names.
+	maxBulkLine = 3 * (maxContainerNameLen + maxObjectNameLength + 2)
+)
+
+// bulkResult is the outcome of a bulk delete (or of an SLO delete, which answers alike).
+type bulkResult struct {
+	deleted, notFound int
+	failed            [][2]string // path, status line
+	status            string      // "" means 200 OK, or 400 Bad Request when some failed
+	body              string      // Response Body: why the whole request stopped
+}
+
+// write answers the result in the bulk middleware's format: plain text, or JSON when the
+// client accepts it (python-swiftclient asks for JSON). The status line is always 200, as in
+// Swift, whose answer starts before the deletes are done; the outcome is in the body.
+func (b *bulkResult) write(w http.ResponseWriter, r *http.Request) {
+	status := b.status
+	if status == "" {
+		status = "200 OK"
+		if len(b.failed) > 0 {
+			status = "400 Bad Request"
+		}
+	}
+	var body []byte
+	hdr := w.Header()
+	if ct, _ := negotiate(r.Header.Get("Accept")); ct == "application/json" {
+		errs := make([][]string, 0, len(b.failed))
+		for _, f := range b.failed {
+			errs = append(errs, []string{f[0], f[1]})
+		}
+		body, _ = json.Marshal(map[string]any{"Number Deleted": b.deleted, "Number Not Found": b.notFound,
+			"Response Body": b.body, "Response Status": status, "Errors": errs})
+		hdr.Set("Content-Type", "application/json; charset=utf-8")
+	} else {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "Number Deleted: %d\nNumber Not Found: %d\nResponse Body: %s\nResponse Status: %s\nErrors:\n",
+			b.deleted, b.notFound, b.body, status)
+		for _, f := range b.failed {
+			fmt.Fprintf(&sb, "%s, %s\n", f[0], f[1])
+		}
+		body = []byte(sb.String())
+		hdr.Set("Content-Type", "text/plain")
+	}
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+// record counts the outcome of one delete.
+func (b *bulkResult) record(path string, err error) {
+	switch {
+	case err == nil:
+		b.deleted++
+	case errors.Is(err, meta.ErrNotFound):
+		b.notFound++
+	default:
+		b.failed = append(b.failed, [2]string{path, toSwiftError(err).statusLine()})
+	}
+}
+
+// bulkDelete serves POST (or DELETE) /v1/<account>?bulk-delete: the body lists one URL-encoded
+// /container/object or /container per line; objects are deleted, containers only when empty.
+func (h *Handler) bulkDelete(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	var res bulkResult
+	sc := bufio.NewScanner(r.Body)
+	sc.Buffer(make([]byte, 0, 4096), maxBulkLine)
+	// Like Swift, whose answer starts before the body is read, a request refused as a whole is
+	// still a 200 whose body names the status.
+	var paths []string
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		if len(paths) == maxDeletesPerRequest {
+			res.status, res.body = "413 Request Entity Too Large", fmt.Sprintf("Maximum Bulk Deletes: %d per request", maxDeletesPerRequest)
+			res.write(w, r)
+			return nil
+		}
+		paths = append(paths, line)
+	}
+	if err := sc.Err(); err != nil {
+		if !errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("bulk delete: read body: %w", err)
+		}
+		res.status, res.body = "400 Bad Request", "Invalid File Name"
+		res.write(w, r)
+		return nil
+	}
+	if len(paths) == 0 {
+		res.status, res.body = "400 Bad Request", "Invalid bulk delete."
+		res.write(w, r)
+		return nil
+	}
+	for _, p := range paths {
+		if len(res.failed) >= maxFailedDeletes {
+			res.status, res.body = "400 Bad Request", "Max delete failures exceeded"
+			break
+		}
+		name := p
+		if u, err := url.PathUnescape(p); err == nil {
+			name = u
+		}
+		c, o, _ := strings.Cut(strings.TrimPrefix(name, "/"), "/")
+		if c == "" {
+			res.failed = append(res.failed, [2]string{p, "400 Bad Request"})
+			continue
+		}
+		err := checkContainerName(c)
+		if err == nil && o != "" {
+			err = checkObjectName(o)
+		}
+		if err != nil {
+			res.failed = append(res.failed, [2]string{p, toSwiftError(err).statusLine()})
+			continue
+		}
+		if o == "" {
+			res.record(p, h.proxy.DeleteContainer(ctx, rq.tenant, c))
+		} else {
+			res.record(p, h.proxy.DeleteObject(ctx, meta.ObjectName{Account: rq.tenant, Container: c, Object: o}))
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("bulk delete: %w", err)
+		}
+	}
+	res.write(w, r)
+	return nil
+}
