@@ -139,7 +139,7 @@ def test_swift_command(server, tmp_path, s3):
     assert hashlib.sha256(got["Body"].read()).hexdigest() == want["d/b.bin"]
 
     caps = swift_cli(server, "capabilities").stdout
-    assert "max_file_size" in caps and "slo" in caps.split() and "dlo" not in caps.split()
+    assert "max_file_size" in caps and "slo" in caps.split() and "bulk_delete" in caps.split() and "dlo" not in caps.split()
 
     swift_cli(server, "delete", name)
     assert swift_cli(server, "list").stdout.split().count(name) == 0
@@ -169,6 +169,19 @@ def test_segmented_upload(server, tmp_path, s3):
     assert swift_cli(server, "list", name + "_segments").stdout.split() == []
     swift_cli(server, "delete", name)
     swift_cli(server, "delete", name + "_segments")
+
+
+def test_bulk_delete(server, conn):
+    """`swift delete CONTAINER` of many objects uses bulk delete, which /info offers."""
+    name = "bulk-" + secrets.token_hex(3)
+    conn.put_container(name)
+    for i in range(30):
+        conn.put_object(name, "o%02d" % i, b"x")
+    out = swift_cli(server, "delete", name).stdout.split()
+    assert len(out) == 31, out  # each object, then the container
+    with pytest.raises(ClientException) as e:
+        conn.head_container(name)
+    assert e.value.http_status == 404
 
 
 def test_s3_to_swift(conn, s3, bucket):
