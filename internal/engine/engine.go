@@ -168,7 +168,7 @@ func Open(cfg Config) (*Engine, error) {
 		seed:    maphash.MakeSeed(),
 	}
 	e.tmpPath = fs.PathJoin(e.objPath, tmpDir)
-	e.chunks.New = func() any { b := make([]byte, copyChunk); return &b }
+	e.chunks.New = func() any { b := vfs.AlignedBuffer(copyChunk); return &b }
 	if err := e.prepareDirs(); err != nil {
 		return nil, err
 	}

@@ -13,5 +13,5 @@ type FS = pebblevfs.FS
 // File is an open file of an FS.
 type File = pebblevfs.File
 
-// Default is the operating system's file system.
-var Default FS = pebblevfs.Default
+// Default is the operating system's file system. It implements DirectCreator.
+var Default FS = osFS{pebblevfs.Default}
