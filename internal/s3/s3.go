@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/reqmetrics"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 )
 
@@ -98,7 +99,7 @@ type Handler struct {
 	cfg     Config
 	proxy   *proxy.Proxy
 	log     *slog.Logger
-	metrics *metrics
+	metrics *reqmetrics.Metrics
 	verify  sigv4.Options
 	ops     map[string]opFunc
 }
@@ -117,7 +118,7 @@ func New(cfg Config) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := newMetrics(cfg.Registry)
+	m, err := reqmetrics.New(cfg.Registry, "s3", "S3")
 	if err != nil {
 		return nil, fmt.Errorf("s3: metrics: %w", err)
 	}
@@ -180,7 +181,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusContinue)
 	}
 	rq := &request{id: newRequestID(), hostID: newHostID(), op: opUnknown}
-	rec := &statusRecorder{ResponseWriter: w}
+	rec := &reqmetrics.StatusRecorder{ResponseWriter: w}
 	hdr := w.Header()
 	hdr.Set("X-Amz-Request-Id", rq.id)
 	hdr.Set("X-Amz-Id-2", rq.hostID)
@@ -188,18 +189,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	err := h.serve(rec, r, rq)
 	if err != nil && !errors.Is(err, errAbortResponse) {
-		if rec.wroteHeader {
+		if rec.WroteHeader {
 			h.log.WarnContext(r.Context(), "s3 response failed after its header", "request_id", rq.id, "op", rq.op, "err", err)
 			err = errAbortResponse
 		} else {
 			h.writeError(rec, r, rq, err)
 		}
 	}
-	status := rec.status
+	status := rec.Status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	h.metrics.observe(rq.op, status, time.Since(start))
+	h.metrics.Observe(rq.op, status, time.Since(start))
 	if errors.Is(err, errAbortResponse) {
 		panic(http.ErrAbortHandler) // net/http cuts the connection without logging a stack
 	}
@@ -240,30 +241,6 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	}
 	return h.ops[op](w, r, rq)
 }
-
-// statusRecorder remembers the status a handler sent.
-type statusRecorder struct {
-	http.ResponseWriter
-	status      int
-	wroteHeader bool
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	if !s.wroteHeader {
-		s.status, s.wroteHeader = code, true
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	if !s.wroteHeader {
-		s.WriteHeader(http.StatusOK)
-	}
-	return s.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection (flushes, deadlines).
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // newRequestID returns a request ID in S3's style: 16 upper-case hex digits.
 func newRequestID() string {

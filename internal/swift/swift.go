@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/reqmetrics"
 )
 
 // Config configures the Swift front end.
@@ -85,7 +86,7 @@ type Handler struct {
 	cfg     Config
 	proxy   *proxy.Proxy
 	log     *slog.Logger
-	metrics *metrics
+	metrics *reqmetrics.Metrics
 	tokens  *tokenStore
 }
 
@@ -94,7 +95,7 @@ func New(cfg Config) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := newMetrics(cfg.Registry)
+	m, err := reqmetrics.New(cfg.Registry, "swift", "Swift")
 	if err != nil {
 		return nil, fmt.Errorf("swift: metrics: %w", err)
 	}
@@ -127,25 +128,25 @@ type request struct {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rq := &request{transID: newTransID(start), op: opUnknown}
-	rec := &statusRecorder{ResponseWriter: w}
+	rec := &reqmetrics.StatusRecorder{ResponseWriter: w}
 	hdr := w.Header()
 	hdr.Set("X-Trans-Id", rq.transID)
 	hdr.Set("X-Openstack-Request-Id", rq.transID)
 
 	err := h.serve(rec, r, rq)
 	if err != nil && !errors.Is(err, errAbortResponse) {
-		if rec.wroteHeader {
+		if rec.WroteHeader {
 			h.log.WarnContext(r.Context(), "swift response failed after its header", "trans_id", rq.transID, "op", rq.op, "err", err)
 			err = errAbortResponse
 		} else {
 			h.writeError(rec, r, rq, err)
 		}
 	}
-	status := rec.status
+	status := rec.Status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	h.metrics.observe(rq.op, status, time.Since(start))
+	h.metrics.Observe(rq.op, status, time.Since(start))
 	if errors.Is(err, errAbortResponse) {
 		panic(http.ErrAbortHandler) // net/http cuts the connection without logging a stack
 	}
@@ -154,30 +155,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // errAbortResponse reports that a response failed after its header was sent: the connection is
 // cut so the client cannot mistake a short body for a whole one.
 var errAbortResponse = errors.New("swift: response aborted after its header was sent")
-
-// statusRecorder remembers the status a handler sent.
-type statusRecorder struct {
-	http.ResponseWriter
-	status      int
-	wroteHeader bool
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	if !s.wroteHeader {
-		s.status, s.wroteHeader = code, true
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	if !s.wroteHeader {
-		s.WriteHeader(http.StatusOK)
-	}
-	return s.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // newTransID returns a transaction ID in Swift's form: "tx", 21 random hex digits, "-", the
 // request time in hex.
