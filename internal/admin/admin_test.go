@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-store/cairn/internal/objclient"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 	"github.com/cairn-store/cairn/internal/server"
+	"github.com/cairn-store/cairn/internal/testserver"
 )
 
 const (
@@ -27,23 +28,7 @@ const (
 )
 
 // start runs a real server in the test process and returns its endpoint.
-func start(t *testing.T) string {
-	t.Helper()
-	s, err := server.Start(server.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", RootAccessKey: rootAK, RootSecretKey: rootSK})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server: %v", err)
-		}
-	})
-	return s.Endpoint()
-}
+func start(t *testing.T) string { return testserver.Start(t, rootAK, rootSK) }
 
 func rootClient(t *testing.T, endpoint string) *admin.Client {
 	t.Helper()

@@ -277,3 +277,13 @@ func headInfo(key string, resp *http.Response, metaPrefix string) ObjectInfo {
 		Metadata:     userMetadata(resp.Header, metaPrefix),
 	}
 }
+
+// rangeHeaders turns a download's range options into the request's Range header (nil for the
+// whole object).
+func rangeHeaders(opts GetOptions) (http.Header, error) {
+	rng, err := rangeHeader(opts)
+	if err != nil || rng == "" {
+		return nil, err
+	}
+	return http.Header{"Range": {rng}}, nil
+}

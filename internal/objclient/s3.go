@@ -248,13 +248,9 @@ func (c *s3Client) Get(ctx context.Context, bucket, key string, opts GetOptions)
 	if err := checkNames("get", bucket, key, true); err != nil {
 		return GetResult{}, err
 	}
-	rng, err := rangeHeader(opts)
+	hdr, err := rangeHeaders(opts)
 	if err != nil {
 		return GetResult{}, err
-	}
-	var hdr http.Header
-	if rng != "" {
-		hdr = http.Header{"Range": {rng}}
 	}
 	resp, ttfb, err := c.do(ctx, "get", http.MethodGet, c.url(bucket, key, ""), hdr, nil, 0)
 	if err != nil {

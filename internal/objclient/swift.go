@@ -329,13 +329,9 @@ func (c *swiftClient) Get(ctx context.Context, bucket, key string, opts GetOptio
 	if err := checkNames("get", bucket, key, true); err != nil {
 		return GetResult{}, err
 	}
-	rng, err := rangeHeader(opts)
+	hdr, err := rangeHeaders(opts)
 	if err != nil {
 		return GetResult{}, err
-	}
-	var hdr http.Header
-	if rng != "" {
-		hdr = http.Header{"Range": {rng}}
 	}
 	resp, ttfb, err := c.do(ctx, swiftReq{op: "get", method: http.MethodGet, container: bucket, object: key, hdr: hdr})
 	if err != nil {
