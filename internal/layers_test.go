@@ -39,6 +39,8 @@ var forbidden = []struct {
 		"the admin API manages tenants; usage reaches it through a function the server wires, never the data path"},
 	{"internal/ring", []string{"internal/"},
 		"the ring is pure placement logic"},
+	{"internal/access", []string{"internal/"},
+		"access decisions are pure logic: state in, decisions out, no I/O and no other layer"},
 	{"internal/binenc", []string{"internal/"},
 		"the byte encoding depends on nothing of Cairn's"},
 	{"internal/bench/...", []string{"internal/server", "internal/proxy", "internal/storage", "internal/engine", "internal/index", "internal/auth", "internal/s3"},

@@ -1,0 +1,294 @@
+// Package access decides who may do what to a bucket (an S3 bucket or Swift container) and its
+// objects, and whether a write fits a quota. It is pure logic, like a consensus state machine:
+// decisions in, effects out. It does no I/O and imports nothing of Cairn's; the front ends load
+// what a decision needs (the bucket's stored access state, an object's ACL, usage and limits),
+// ask, and act on the answer. One module decides for both APIs, so that an S3 ACL, a bucket
+// policy and a Swift container ACL mean the same thing whichever API a request comes through.
+//
+// The rules (Decide), in order:
+//
+//  1. The root identity (the server's root key) may do everything.
+//  2. An explicit Deny in the bucket policy that matches the request denies it, for every other
+//     principal, the owning account's own users included.
+//  3. Users of the owning account may do everything else.
+//  4. An Allow in the bucket policy, a bucket ACL grant, an object ACL grant (GetObject and the
+//     object's ACL only) or a Swift container ACL (X-Container-Read/-Write) allows the request.
+//  5. Anything else is denied.
+//
+// Files: access.go (identities, actions, resources, Decide), acl.go (S3 ACLs: grants and canned
+// ACLs), policy.go (bucket policies), swiftacl.go (Swift container ACLs), state.go (the access
+// state kept in a container's metadata), quota.go (quota checks).
+package access
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Identity is who asks: an authenticated user of an account, the root identity, or nobody
+// (Anonymous: a request without credentials).
+type Identity struct {
+	Account, User string
+	// Admin: an administrator of its account (Swift's .admin). Inside its own account an
+	// ordinary user may already do everything, so Admin changes no decision today.
+	Admin bool
+	// Root: the server's root key, allowed everything everywhere.
+	Root bool
+	// Anonymous: no credentials. Account and User are then empty.
+	Anonymous bool
+}
+
+// Action is an operation on a bucket or an object, as a bucket policy names it.
+type Action uint8
+
+// Actions. HeadBucket and the listings are ListBucket, HeadObject is GetObject, every write of
+// object data (PUT, copy destination, multipart create, part and complete) is PutObject, as in
+// S3's policy language.
+const (
+	_ Action = iota
+	ListBucket
+	ListBucketMultipartUploads
+	GetBucketLocation
+	GetBucketVersioning
+	GetBucketAcl
+	PutBucketAcl
+	GetBucketPolicy
+	PutBucketPolicy
+	DeleteBucketPolicy
+	GetBucketPolicyStatus
+	GetBucketRequestPayment
+	GetBucketLogging
+	GetBucketCORS
+	GetLifecycleConfiguration
+	GetBucketTagging
+	GetBucketWebsite
+	GetEncryptionConfiguration
+	GetBucketObjectLockConfiguration
+	GetReplicationConfiguration
+	GetBucketPublicAccessBlock
+	GetBucketOwnershipControls
+	DeleteBucket
+	// CreateBucket and ListAllMyBuckets act on the caller's own account, not on a bucket of
+	// someone else's: any authenticated identity may, nobody anonymous.
+	CreateBucket
+	ListAllMyBuckets
+	GetObject
+	PutObject
+	DeleteObject
+	GetObjectAcl
+	PutObjectAcl
+	AbortMultipartUpload
+	ListMultipartUploadParts
+	numActions
+)
+
+var actionNames = [numActions]string{
+	ListBucket:                       "s3:ListBucket",
+	ListBucketMultipartUploads:       "s3:ListBucketMultipartUploads",
+	GetBucketLocation:                "s3:GetBucketLocation",
+	GetBucketVersioning:              "s3:GetBucketVersioning",
+	GetBucketAcl:                     "s3:GetBucketAcl",
+	PutBucketAcl:                     "s3:PutBucketAcl",
+	GetBucketPolicy:                  "s3:GetBucketPolicy",
+	PutBucketPolicy:                  "s3:PutBucketPolicy",
+	DeleteBucketPolicy:               "s3:DeleteBucketPolicy",
+	GetBucketPolicyStatus:            "s3:GetBucketPolicyStatus",
+	GetBucketRequestPayment:          "s3:GetBucketRequestPayment",
+	GetBucketLogging:                 "s3:GetBucketLogging",
+	GetBucketCORS:                    "s3:GetBucketCORS",
+	GetLifecycleConfiguration:        "s3:GetLifecycleConfiguration",
+	GetBucketTagging:                 "s3:GetBucketTagging",
+	GetBucketWebsite:                 "s3:GetBucketWebsite",
+	GetEncryptionConfiguration:       "s3:GetEncryptionConfiguration",
+	GetBucketObjectLockConfiguration: "s3:GetBucketObjectLockConfiguration",
+	GetReplicationConfiguration:      "s3:GetReplicationConfiguration",
+	GetBucketPublicAccessBlock:       "s3:GetBucketPublicAccessBlock",
+	GetBucketOwnershipControls:       "s3:GetBucketOwnershipControls",
+	DeleteBucket:                     "s3:DeleteBucket",
+	CreateBucket:                     "s3:CreateBucket",
+	ListAllMyBuckets:                 "s3:ListAllMyBuckets",
+	GetObject:                        "s3:GetObject",
+	PutObject:                        "s3:PutObject",
+	DeleteObject:                     "s3:DeleteObject",
+	GetObjectAcl:                     "s3:GetObjectAcl",
+	PutObjectAcl:                     "s3:PutObjectAcl",
+	AbortMultipartUpload:             "s3:AbortMultipartUpload",
+	ListMultipartUploadParts:         "s3:ListMultipartUploadParts",
+}
+
+// String is the action's name in S3's policy language, "s3:GetObject".
+func (a Action) String() string {
+	if a == 0 || a >= numActions {
+		return fmt.Sprintf("access.Action(%d)", a)
+	}
+	return actionNames[a]
+}
+
+// Valid reports whether a is one of the actions above.
+func (a Action) Valid() bool { return a > 0 && a < numActions }
+
+// ObjectLevel reports whether the action applies to an object (its resource is
+// arn:aws:s3:::bucket/key) rather than to the bucket.
+func (a Action) ObjectLevel() bool {
+	switch a {
+	case GetObject, PutObject, DeleteObject, GetObjectAcl, PutObjectAcl, AbortMultipartUpload, ListMultipartUploadParts:
+		return true
+	}
+	return false
+}
+
+// accountLevel reports whether the action is on the caller's own account rather than a bucket.
+func (a Action) accountLevel() bool { return a == CreateBucket || a == ListAllMyBuckets }
+
+// Resource is what a request acts on: a bucket of an account, or an object in it.
+type Resource struct {
+	Owner  string // the account that owns the bucket
+	Bucket string
+	Key    string // empty for bucket-level actions
+}
+
+// ARN is the resource as a bucket policy names it: arn:aws:s3:::bucket or
+// arn:aws:s3:::bucket/key.
+func (r Resource) ARN() string {
+	if r.Key == "" {
+		return arnPrefix + r.Bucket
+	}
+	return arnPrefix + r.Bucket + "/" + r.Key
+}
+
+const arnPrefix = "arn:aws:s3:::"
+
+// Request is one question: may Identity do Action to Resource, given the bucket's access state?
+type Request struct {
+	Identity Identity
+	Action   Action
+	Resource Resource
+	// Bucket is the bucket's stored access state (StateFromMeta). Nil only for CreateBucket
+	// and ListAllMyBuckets.
+	Bucket *BucketState
+	// Object is the object's ACL when the caller has loaded it, nil when it has not. It is
+	// consulted for GetObject, GetObjectAcl and PutObjectAcl only; see Decision.NeedObjectACL.
+	Object *ACL
+	// Referer is the request's Referer header, which Swift's referrer ACLs (.r:) test.
+	Referer string
+}
+
+// Decision is the answer to a Request.
+type Decision struct {
+	Allowed bool
+	// Reason says which rule decided, for logs and tests.
+	Reason string
+	// NeedObjectACL: denied on what the request carried, but the object's own ACL could still
+	// allow it (Request.Object was nil). Load the object's ACL (ObjectACLFromSysMeta) and ask
+	// again; an object that does not exist has no ACL, so the answer stands.
+	NeedObjectACL bool
+}
+
+func allow(reason string) Decision { return Decision{Allowed: true, Reason: reason} }
+func deny(reason string) Decision  { return Decision{Reason: reason} }
+
+// Decide applies the rules of the package comment.
+func Decide(r Request) Decision {
+	id := r.Identity
+	if id.Root && !id.Anonymous {
+		return allow("root")
+	}
+	if !r.Action.Valid() {
+		return deny("unknown action")
+	}
+	if r.Action.accountLevel() {
+		if id.Anonymous || id.Account == "" {
+			return deny("anonymous")
+		}
+		return allow("own account")
+	}
+	if r.Bucket == nil {
+		return deny("no bucket state")
+	}
+	st := r.Bucket
+	owner := !id.Anonymous && id.Account != "" && id.Account == r.Resource.Owner
+	if st.Broken != nil {
+		// Stored state that does not parse might hide a Deny: only the owner, who can repair
+		// it, gets in.
+		if owner {
+			return allow("bucket owner (access state unreadable)")
+		}
+		return deny("access state unreadable: " + st.Broken.Error())
+	}
+	arn := r.Resource.ARN()
+	if st.Policy != nil {
+		if s := st.Policy.match(EffectDeny, id, r.Action, arn); s != nil {
+			return deny("explicit deny in bucket policy" + sidText(s))
+		}
+	}
+	if owner {
+		return allow("bucket owner")
+	}
+	if st.Policy != nil {
+		if s := st.Policy.match(EffectAllow, id, r.Action, arn); s != nil {
+			return allow("bucket policy" + sidText(s))
+		}
+	}
+	if p, ok := bucketACLPermission(r.Action); ok && st.ACL.grants(id, p) {
+		return allow("bucket ACL grants " + string(p))
+	}
+	if swiftAllows(st, id, r.Action, r.Referer) {
+		return allow("Swift container ACL")
+	}
+	if p, ok := objectACLPermission(r.Action); ok {
+		if r.Object == nil {
+			return Decision{Reason: "no grant on the bucket; the object's ACL is unknown", NeedObjectACL: true}
+		}
+		if r.Object.grants(id, p) {
+			return allow("object ACL grants " + string(p))
+		}
+	}
+	return deny("no grant")
+}
+
+func sidText(s *Statement) string {
+	if s.Sid == "" {
+		return ""
+	}
+	return " (" + s.Sid + ")"
+}
+
+// swiftAllows applies Swift's container ACLs as tempauth does: the read ACL lets its accounts
+// and users read objects and list, and requests whose Referer it allows read objects (and
+// list too with .rlistings); the write ACL lets its accounts and users write and delete objects.
+func swiftAllows(st *BucketState, id Identity, a Action, referer string) bool {
+	switch a {
+	case GetObject:
+		return st.SwiftRead.grantsIdentity(id) || st.SwiftRead.ReferrerAllowed(referer)
+	case ListBucket:
+		return st.SwiftRead.grantsIdentity(id) || (st.SwiftRead.Listings && st.SwiftRead.ReferrerAllowed(referer))
+	case PutObject, DeleteObject, AbortMultipartUpload, ListMultipartUploadParts:
+		return st.SwiftWrite.grantsIdentity(id)
+	}
+	return false
+}
+
+// validAccountName applies the tenant store's rule for account and user names: 1 to 64
+// characters of A-Z a-z 0-9 _ -.
+func validAccountName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidAccountName reports whether s could name a Cairn account (or a user): the canonical
+// user ID of an ACL grant must.
+func ValidAccountName(s string) bool { return validAccountName(s) }
+
+// splitUser splits "account:user".
+func splitUser(s string) (account, user string, hasUser bool) {
+	account, user, hasUser = strings.Cut(s, ":")
+	return
+}
