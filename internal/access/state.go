@@ -18,9 +18,6 @@ const (
 	// cleaned form (SwiftACL.String; validated by ParseSwiftACL / ParseSwiftWriteACL first).
 	MetaSwiftRead  = "sys:swift-read"
 	MetaSwiftWrite = "sys:swift-write"
-	// MetaOwner is the owning account, where a container records one for another (the S3 front
-	// end's global bucket-name index).
-	MetaOwner = "sys:owner"
 	// MetaQuotaBytes and MetaQuotaCount are the container quotas of Swift's container_quotas
 	// middleware, X-Container-Meta-Quota-Bytes and -Count, which the Swift front end keeps as
 	// user metadata ("meta-" + the lower-cased name). Both front ends enforce them.

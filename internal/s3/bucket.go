@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
-// Buckets are containers of the caller's account: each account has its own bucket namespace,
-// as with Swift's s3api, so BucketAlreadyExists (someone else's bucket) never happens.
+// Buckets are containers of their owner's account: each account has its own bucket namespace,
+// as with Swift's s3api. A shared bucket's name is also held in the proxy's name index, so that
+// other tenants can address it (registry.go).
 
 // bucketError turns "not found" from a container operation into NoSuchBucket.
 func bucketError(err error) error {
@@ -48,19 +50,34 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 			return err
 		}
 	}
-	switch acl := r.Header.Get("X-Amz-Acl"); acl {
-	case "", "private":
-	default:
-		return errNotImplemented.withMessage("Canned ACL %q is not implemented; buckets are private.", acl)
+	acl, _, err := h.aclFromHeaders(r, false)
+	if err != nil {
+		return err
 	}
 	if r.Header.Get("X-Amz-Bucket-Object-Lock-Enabled") == "true" {
 		return errNotImplemented.withMessage("Object Lock is not implemented.")
 	}
-	err = h.proxy.CreateContainer(r.Context(), rq.account, rq.bucket, nil)
+	ctx := r.Context()
+	var m map[string]string
+	if enc := acl.Encode(); enc != "" {
+		// A bucket shared from its creation claims its name first (see registry.go).
+		if _, err := h.proxy.HeadContainer(ctx, rq.account, rq.bucket); err == nil {
+			return fmt.Errorf("create bucket %q: %w", rq.bucket, errBucketAlreadyOwnedByYou)
+		}
+		if err := h.claimForSharing(ctx, rq, true); err != nil {
+			return err
+		}
+		m = map[string]string{access.MetaACL: enc}
+	}
+	err = h.proxy.CreateContainer(ctx, rq.account, rq.bucket, m)
+	h.states.forget(rq.account, rq.bucket)
 	if errors.Is(err, meta.ErrExists) {
 		return fmt.Errorf("create bucket %q: %w", rq.bucket, errBucketAlreadyOwnedByYou)
 	}
 	if err != nil {
+		if m != nil {
+			h.releaseBucket(ctx, rq.bucket, rq.account)
+		}
 		return fmt.Errorf("create bucket %q: %w", rq.bucket, err)
 	}
 	w.Header().Set("Location", "/"+rq.bucket)
@@ -80,6 +97,7 @@ func (h *Handler) headBucket(w http.ResponseWriter, r *http.Request, rq *request
 
 func (h *Handler) deleteBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
 	err := h.proxy.DeleteContainer(r.Context(), rq.account, rq.bucket)
+	h.states.forget(rq.account, rq.bucket)
 	if errors.Is(err, meta.ErrNotEmpty) {
 		return fmt.Errorf("delete bucket %q: %w", rq.bucket, errBucketNotEmpty)
 	}
@@ -88,6 +106,7 @@ func (h *Handler) deleteBucket(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 	// Uploads still in progress die with their bucket, as in S3.
 	h.dropUploadsContainer(r.Context(), rq.account, rq.bucket)
+	h.releaseBucket(r.Context(), rq.bucket, rq.account)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -110,14 +129,6 @@ func (h *Handler) getBucketVersioning(w http.ResponseWriter, r *http.Request, rq
 		return err
 	}
 	writeXML(w, http.StatusOK, versioningConfiguration{Xmlns: s3Namespace})
-	return nil
-}
-
-func (h *Handler) getBucketACL(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if _, err := h.requireBucket(r.Context(), rq); err != nil {
-		return err
-	}
-	writeXML(w, http.StatusOK, cannedACL(rq.account))
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
@@ -45,19 +46,31 @@ func parseCopySource(v string) (bucket, key string, err error) {
 }
 
 // openCopySource opens the source of a copy (or a range of it) and checks the
-// x-amz-copy-source-if-* conditions against it.
+// x-amz-copy-source-if-* conditions against it. The source bucket is resolved like the
+// request's own (it may be another account's), and reading it is decided as a GetObject.
 func (h *Handler) openCopySource(ctx context.Context, rq *request, hdr http.Header, rng *meta.Range) (*proxy.ObjectReader, meta.ObjectName, error) {
 	bucket, key, err := parseCopySource(hdr.Get("X-Amz-Copy-Source"))
 	if err != nil {
 		return nil, meta.ObjectName{}, err
 	}
-	name := meta.ObjectName{Account: rq.account, Container: bucket, Object: key}
+	srcRq := &request{id: rq.id, who: rq.who, bucket: bucket, key: key}
+	b, err := h.resolveBucket(ctx, rq.who, bucket)
+	if err != nil {
+		if rq.who.Anonymous && errors.Is(err, errNoSuchBucket) {
+			return nil, meta.ObjectName{}, fmt.Errorf("copy source: %w: %w", errAccessDenied, err)
+		}
+		return nil, meta.ObjectName{}, fmt.Errorf("copy source: %w", err)
+	}
+	srcRq.account, srcRq.state = b.owner, b.state
+	if err := h.allowed(ctx, srcRq, access.GetObject, key, hdr.Get("Referer")); err != nil {
+		return nil, meta.ObjectName{}, fmt.Errorf("copy source: %w", err)
+	}
+	name := meta.ObjectName{Account: srcRq.account, Container: bucket, Object: key}
 	rd, err := h.proxy.GetObject(ctx, name, rng)
 	if err != nil {
 		if errors.Is(err, meta.ErrInvalidRange) {
 			return nil, name, errInvalidRange
 		}
-		srcRq := &request{account: rq.account, bucket: bucket, key: key}
 		return nil, name, h.notFound(ctx, srcRq, fmt.Errorf("copy source %s/%s: %w", bucket, key, err))
 	}
 	if err := readCopySourceConditions(hdr).evaluate(rd.Object.ETag, rd.Object.LastModified(), errPreconditionFailed); err != nil {
@@ -108,7 +121,11 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 			return err
 		}
 	} else {
-		obj = meta.Object{ContentType: srcObj.ContentType, Headers: srcObj.Headers, UserMeta: srcObj.UserMeta}
+		obj = objectMetaOf(&srcObj)
+	}
+	// The copy has the ACL the request gives it (private by default), never the source's.
+	if err := h.setObjectACL(r, rq, &obj); err != nil {
+		return err
 	}
 	dest := rq.objectName()
 	if src == dest {
@@ -119,7 +136,9 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 			// Only metadata changes: rewrite it in place and keep the bytes (and, for a
 			// multipart object, its parts).
 			rd.Close()
-			updated, err := h.proxy.PostObject(ctx, dest, meta.Object{ContentType: obj.ContentType, Headers: obj.Headers, UserMeta: obj.UserMeta})
+			update := objectMetaOf(&obj)
+			update.SysMeta = map[string]string{access.ObjectMetaACL: obj.SysMeta[access.ObjectMetaACL]}
+			updated, err := h.proxy.PostObject(ctx, dest, update)
 			if err != nil {
 				return h.notFound(ctx, rq, fmt.Errorf("copy %q onto itself: %w", rq.key, err))
 			}
@@ -130,6 +149,9 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 			writeXML(w, http.StatusOK, res)
 			return nil
 		}
+	}
+	if err := h.checkQuota(ctx, rq, access.Usage{Bytes: rd.Length, Objects: 1}); err != nil {
+		return err
 	}
 	body := &verifiedBody{body: plainBody{rd}, spec: checksum.Spec{Algorithm: alg}}
 	if alg != "" {

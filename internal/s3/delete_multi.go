@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
@@ -43,6 +44,11 @@ func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 		}
 		if o.VersionID != "" && o.VersionID != "null" {
 			results[i] = &apiError{"NoSuchVersion", http.StatusNotFound, "The specified version does not exist."}
+			continue
+		}
+		// Each key is decided on its own: a policy may allow deleting some keys and not others.
+		if err := h.allowed(ctx, rq, access.DeleteObject, o.Key, r.Header.Get("Referer")); err != nil {
+			results[i] = err
 			continue
 		}
 		wg.Add(1)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
@@ -40,6 +41,7 @@ var (
 	errAccessDenied            = &apiError{"AccessDenied", http.StatusForbidden, "Access Denied"}
 	errBadDigest               = &apiError{"BadDigest", http.StatusBadRequest, "The Content-MD5 you specified did not match what we received."}
 	errBucketAlreadyOwnedByYou = &apiError{"BucketAlreadyOwnedByYou", http.StatusConflict, "Your previous request to create the named bucket succeeded and you already own it."}
+	errBucketAlreadyExists     = &apiError{"BucketAlreadyExists", http.StatusConflict, "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again."}
 	errBucketNotEmpty          = &apiError{"BucketNotEmpty", http.StatusConflict, "The bucket you tried to delete is not empty"}
 	errEntityTooSmall          = &apiError{"EntityTooSmall", http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."}
 	errEntityTooLarge          = &apiError{"EntityTooLarge", http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."}
@@ -70,6 +72,16 @@ var (
 	errServiceUnavailable      = &apiError{"ServiceUnavailable", http.StatusServiceUnavailable, "Please reduce your request rate."}
 	errInsufficientStorage     = &apiError{"InsufficientStorage", http.StatusInsufficientStorage, "The storage is full; the request could not be stored."}
 	errRequestTimeout          = &apiError{"RequestTimeout", http.StatusBadRequest, "Your socket connection to the server was not read from or written to within the timeout period."}
+
+	// Access control (acl.go, policy.go).
+	errMalformedACL        = &apiError{"MalformedACLError", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema"}
+	errUnexpectedContent   = &apiError{"UnexpectedContent", http.StatusBadRequest, "This request does not support content"}
+	errCannedAndGrants     = errInvalidRequest.withMessage("Specifying both Canned ACLs and Header Grants is not allowed")
+	errUnresolvableByEmail = errNotImplemented.withMessage("Grants by e-mail address are not supported; grant to a canonical user ID (an account name) or a group.")
+	errMalformedPolicy     = &apiError{"MalformedPolicy", http.StatusBadRequest, "Policies must be valid JSON and the first byte must be '{'"}
+	// errQuotaExceeded: S3 has no quotas; Cairn answers a write over an account's or a
+	// bucket's quota with 413 and this code, as Swift answers 413 "Upload exceeds quota.".
+	errQuotaExceeded = &apiError{"QuotaExceeded", http.StatusRequestEntityTooLarge, "Your upload exceeds the quota."}
 
 	// "Not configured" answers for bucket settings Cairn does not have: true statements that
 	// probing clients (s3cmd info, SDK helpers) understand.
@@ -126,6 +138,12 @@ var errorTable = []struct {
 	{sigv4.ErrIncompleteBody, errIncompleteBody},
 	{sigv4.ErrMalformedChunkedEncoding, errInvalidRequest.withMessage("Malformed aws-chunked encoding")},
 	{sigv4.ErrMalformedTrailer, &apiError{"MalformedTrailerError", http.StatusBadRequest, "The request contained trailing data that was not well-formed or did not conform to our published schema."}},
+
+	{access.ErrQuotaExceeded, errQuotaExceeded},
+	{access.ErrMalformedPolicy, errMalformedPolicy},
+	{access.ErrUnsupported, errNotImplemented},
+	{access.ErrInvalidACL, errInvalidArgument.withMessage("The ACL is not valid.")},
+	{access.ErrInvalidSwiftACL, errInvalidArgument.withMessage("The Swift ACL is not valid.")},
 
 	{checksum.ErrBadDigest, errBadDigest},
 	{checksum.ErrInvalidDigest, errInvalidDigest},

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
@@ -114,14 +115,23 @@ func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	case typ != "" && typ != checksumFullObject && typ != checksumComposite:
 		return errInvalidRequest.withMessage("Invalid x-amz-checksum-type %q.", typ)
 	}
+	if err := h.setObjectACL(r, rq, &obj); err != nil {
+		return err
+	}
 	if _, err := h.requireBucket(ctx, rq); err != nil {
+		return err
+	}
+	// The upload's marker is an object of the account's usage.
+	if err := h.checkQuota(ctx, rq, access.Usage{Objects: 1}); err != nil {
 		return err
 	}
 	if err := h.proxy.CreateContainer(ctx, rq.account, uploadsContainer(rq.bucket), nil); err != nil && !errors.Is(err, meta.ErrExists) {
 		return fmt.Errorf("create uploads container of %q: %w", rq.bucket, err)
 	}
 	id := newUploadID()
-	obj.SysMeta = map[string]string{}
+	if obj.SysMeta == nil {
+		obj.SysMeta = map[string]string{}
+	}
 	if alg != "" {
 		obj.SysMeta[sysUploadChecksumAlgorithm] = string(alg)
 		obj.SysMeta[sysUploadChecksumType] = typ
@@ -166,6 +176,9 @@ func (h *Handler) uploadPart(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	if up.alg != "" && body.spec.Algorithm != up.alg {
 		return errInvalidRequest.withMessage("Checksum Type mismatch occurred, expected checksum Type: %s, actual checksum Type: %s", strings.ToLower(string(up.alg)), strings.ToLower(string(body.spec.Algorithm)))
+	}
+	if err := h.checkQuota(ctx, rq, access.Usage{Bytes: size, Objects: 1}); err != nil {
+		return err
 	}
 	name := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: partName(rq.key, up.id, n)}
 	// The upload may have been completed or aborted while the body streamed; a part stored
@@ -243,6 +256,9 @@ func (h *Handler) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *req
 	}
 	if rd.Length > h.cfg.MaxObjectSize {
 		return errEntityTooLarge
+	}
+	if err := h.checkQuota(ctx, rq, access.Usage{Bytes: rd.Length, Objects: 1}); err != nil {
+		return err
 	}
 	body := &verifiedBody{body: plainBody{rd}, spec: checksum.Spec{Algorithm: up.alg}}
 	if up.alg != "" {
@@ -350,10 +366,22 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
+	// The completed object adds one object, and its whole size (the usage counters count the
+	// manifest's listing entry at the object's size, besides its parts).
+	var total int64
+	for _, s := range segments {
+		total += s.Size
+	}
+	if err := h.checkQuota(ctx, rq, access.Usage{Bytes: total, Objects: 1}); err != nil {
+		return err
+	}
 	obj := meta.Object{
 		ContentType: up.marker.ContentType, Headers: up.marker.Headers, UserMeta: up.marker.UserMeta,
 		ETag: etag, Manifest: segments,
 		SysMeta: map[string]string{proxy.SysOwnsSegments: "1", sysUploadID: up.id},
+	}
+	if v := up.marker.SysMeta[access.ObjectMetaACL]; v != "" {
+		obj.SysMeta[access.ObjectMetaACL] = v
 	}
 	if up.alg != "" {
 		var whole string

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 )
@@ -20,7 +21,8 @@ func (rq *request) objectName() meta.ObjectName {
 }
 
 // notFound tells NoSuchKey from NoSuchBucket after an object operation found nothing (the
-// proxy does not look at the container on reads).
+// proxy does not look at the container on reads). A caller who may not list the bucket gets
+// AccessDenied rather than NoSuchKey, as in S3, so that it cannot probe for keys.
 func (h *Handler) notFound(ctx context.Context, rq *request, err error) error {
 	if !errors.Is(err, meta.ErrNotFound) || errors.Is(err, meta.ErrNoContainer) {
 		return err
@@ -28,20 +30,17 @@ func (h *Handler) notFound(ctx context.Context, rq *request, err error) error {
 	if _, cerr := h.proxy.HeadContainer(ctx, rq.account, rq.bucket); errors.Is(cerr, meta.ErrNotFound) {
 		return fmt.Errorf("%w: %w", errNoSuchBucket, err)
 	}
+	if !h.mayList(rq) {
+		return fmt.Errorf("%w: %w", errAccessDenied, err)
+	}
 	return fmt.Errorf("%w: %w", errNoSuchKey, err)
 }
 
 // checkWriteHeaders refuses request headers that ask for features Cairn does not have, rather
-// than silently storing an object without them.
+// than silently storing an object without them. (ACL headers are read by aclFromHeaders.)
 func checkWriteHeaders(hdr http.Header) error {
-	switch acl := hdr.Get("X-Amz-Acl"); acl {
-	case "", "private", "bucket-owner-full-control", "bucket-owner-read":
-	default:
-		return errNotImplemented.withMessage("Canned ACL %q is not implemented; objects are private.", acl)
-	}
 	for _, k := range []string{"X-Amz-Tagging", "X-Amz-Server-Side-Encryption", "X-Amz-Server-Side-Encryption-Customer-Algorithm",
-		"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Legal-Hold", "X-Amz-Website-Redirect-Location",
-		"X-Amz-Grant-Read", "X-Amz-Grant-Write", "X-Amz-Grant-Full-Control", "X-Amz-Grant-Read-Acp", "X-Amz-Grant-Write-Acp"} {
+		"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Legal-Hold", "X-Amz-Website-Redirect-Location"} {
 		if hdr.Get(k) != "" {
 			return errNotImplemented.withMessage("The %s header is not implemented.", strings.ToLower(k))
 		}
@@ -87,11 +86,17 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
+	if err := h.setObjectACL(r, rq, &obj); err != nil {
+		return err
+	}
 	body, size, err := h.openBody(r, rq, "")
 	if err != nil {
 		return err
 	}
 	if err := h.checkConditionalWrite(ctx, r, rq); err != nil {
+		return err
+	}
+	if err := h.checkQuota(ctx, rq, access.Usage{Bytes: size, Objects: 1}); err != nil {
 		return err
 	}
 	obj.Size = size
@@ -304,11 +309,27 @@ func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *reque
 	return nil
 }
 
-func (h *Handler) getObjectACL(w http.ResponseWriter, r *http.Request, rq *request) error {
-	ctx := r.Context()
-	if _, err := h.proxy.HeadObject(ctx, rq.objectName()); err != nil {
-		return h.notFound(ctx, rq, err)
+// setObjectACL puts the ACL a write sets by header (x-amz-acl, x-amz-grant-*) into the new
+// object's SysMeta; without one the object is private. An ACL that grants anything shares the
+// bucket's name (registry.go), so that the grantees can address the object.
+func (h *Handler) setObjectACL(r *http.Request, rq *request, obj *meta.Object) error {
+	acl, set, err := h.aclFromHeaders(r, true)
+	if err != nil || !set {
+		return err
 	}
-	writeXML(w, http.StatusOK, cannedACL(rq.account))
+	if enc := acl.Encode(); enc != "" {
+		if err := h.claimForSharing(r.Context(), rq, true); err != nil {
+			return err
+		}
+		if obj.SysMeta == nil {
+			obj.SysMeta = map[string]string{}
+		}
+		obj.SysMeta[access.ObjectMetaACL] = enc
+	}
 	return nil
+}
+
+// objectMetaOf is the client-visible metadata of an object, for a metadata rewrite.
+func objectMetaOf(obj *meta.Object) meta.Object {
+	return meta.Object{ContentType: obj.ContentType, Headers: obj.Headers, UserMeta: obj.UserMeta}
 }

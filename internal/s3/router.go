@@ -41,6 +41,11 @@ const (
 	opGetBucketLocation       = "GetBucketLocation"
 	opGetBucketVersioning     = "GetBucketVersioning"
 	opGetBucketACL            = "GetBucketAcl"
+	opPutBucketACL            = "PutBucketAcl"
+	opGetBucketPolicy         = "GetBucketPolicy"
+	opPutBucketPolicy         = "PutBucketPolicy"
+	opDeleteBucketPolicy      = "DeleteBucketPolicy"
+	opGetBucketPolicyStatus   = "GetBucketPolicyStatus"
 	opGetBucketRequestPayment = "GetBucketRequestPayment"
 	opGetBucketLogging        = "GetBucketLogging"
 	opGetBucketUnconfigured   = "GetBucketUnconfigured" // policy, cors, ... that Cairn does not have
@@ -54,6 +59,7 @@ const (
 	opHeadObject              = "HeadObject"
 	opDeleteObject            = "DeleteObject"
 	opGetObjectACL            = "GetObjectAcl"
+	opPutObjectACL            = "PutObjectAcl"
 	opCreateMultipartUpload   = "CreateMultipartUpload"
 	opUploadPart              = "UploadPart"
 	opUploadPartCopy          = "UploadPartCopy"
@@ -75,9 +81,9 @@ var unsupportedSubresources = []string{
 }
 
 // bucketGetUnconfigured are GET bucket subresources for settings a Cairn bucket never has; S3
-// answers such a GET with a "no such configuration" 404, which clients expect.
+// answers such a GET with a "no such configuration" 404, which clients expect. (GET ?policy is
+// served: a bucket may have a policy.)
 var bucketGetUnconfigured = map[string]*apiError{
-	"policy":            errNoSuchBucketPolicy,
 	"cors":              errNoSuchCORS,
 	"lifecycle":         errNoSuchLifecycle,
 	"tagging":           errNoSuchTagSet,
@@ -115,6 +121,10 @@ func resolveBucketOperation(method string, q url.Values) (string, error) {
 			return opGetBucketVersioning, nil
 		case q.Has("acl"):
 			return opGetBucketACL, nil
+		case q.Has("policy"):
+			return opGetBucketPolicy, nil
+		case q.Has("policyStatus"):
+			return opGetBucketPolicyStatus, nil
 		case q.Has("requestPayment"):
 			return opGetBucketRequestPayment, nil
 		case q.Has("logging"):
@@ -140,11 +150,20 @@ func resolveBucketOperation(method string, q url.Values) (string, error) {
 	case http.MethodHead:
 		return opHeadBucket, nil
 	case http.MethodPut:
+		switch {
+		case q.Has("acl"):
+			return opPutBucketACL, nil
+		case q.Has("policy"):
+			return opPutBucketPolicy, nil
+		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
 		}
 		return opCreateBucket, nil
 	case http.MethodDelete:
+		if q.Has("policy") {
+			return opDeleteBucketPolicy, nil
+		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)
 		}
@@ -175,6 +194,9 @@ func resolveObjectOperation(method string, q url.Values, hdr http.Header) (strin
 	case http.MethodHead:
 		return opHeadObject, nil
 	case http.MethodPut:
+		if q.Has("acl") {
+			return opPutObjectACL, nil
+		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
 		}

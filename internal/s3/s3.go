@@ -1,15 +1,18 @@
 // Package s3 is Cairn's S3 front end. It owns the S3 protocol: routing a request (path-style or
 // virtual-hosted-style) to an operation, authenticating it with SigV4 (package sigv4),
 // verifying request bodies (x-amz-content-sha256, aws-chunked, Content-MD5 and
-// x-amz-checksum-*, package checksum) before anything is committed, mapping buckets to
-// containers of the caller's account and keys to objects through the proxy, building multipart
+// x-amz-checksum-*, package checksum) before anything is committed, deciding access (ACLs,
+// bucket policies, quotas; package access), mapping buckets to containers of their owners'
+// accounts and keys to objects through the proxy, building multipart
 // uploads out of ordinary objects in a hidden per-bucket container joined by a manifest, and
 // writing S3's XML answers and errors from one error table. It never touches disks.
 //
 // Files: s3.go (configuration, request life cycle), router.go (operation selection),
-// auth.go (authentication, body verification), errors.go (the error table), xml.go (wire
-// documents), bucket.go, object.go (PUT/GET/HEAD/DELETE, conditionals, ranges), copy.go,
-// list.go, multipart.go, delete_multi.go, validate.go (names, limits), metrics.go.
+// auth.go (authentication, body verification), access.go (bucket resolution and access
+// decisions through internal/access), registry.go (the global bucket-name index), acl.go
+// (bucket and object ACLs), policy.go (bucket policies, quotas), errors.go (the error table),
+// xml.go (wire documents), bucket.go, object.go (PUT/GET/HEAD/DELETE, conditionals, ranges),
+// copy.go, list.go, multipart.go, delete_multi.go, validate.go (names, limits).
 package s3
 
 import (
@@ -26,6 +29,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/reqmetrics"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
@@ -53,6 +57,13 @@ type Config struct {
 	Registry prometheus.Registerer
 	// Now is the clock used for signature checks (default time.Now); tests set it.
 	Now func() time.Time
+	// Quotas gives accounts' quotas (the server wires the tenant store). Nil: no account
+	// quota is enforced, and grants to accounts are not checked for the account's existence.
+	Quotas access.Quotas
+	// AccessCacheTTL is how long a bucket's access state (ACL, policy, Swift ACLs) is trusted
+	// before it is read again (default DefaultAccessCacheTTL; negative: never cached). Changes
+	// made through this handler apply at once regardless.
+	AccessCacheTTL time.Duration
 }
 
 // DefaultMaxObjectSize is S3's limit for one PUT or one part.
@@ -91,6 +102,9 @@ func (c *Config) Validate() error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.AccessCacheTTL == 0 {
+		c.AccessCacheTTL = DefaultAccessCacheTTL
+	}
 	return nil
 }
 
@@ -102,6 +116,7 @@ type Handler struct {
 	metrics *reqmetrics.Metrics
 	verify  sigv4.Options
 	ops     map[string]opFunc
+	states  *stateCache
 }
 
 // opFunc serves one operation. It returns an error instead of writing one, so that every error
@@ -122,7 +137,7 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3: metrics: %w", err)
 	}
-	h := &Handler{cfg: cfg, proxy: cfg.Proxy, log: cfg.Logger, metrics: m}
+	h := &Handler{cfg: cfg, proxy: cfg.Proxy, log: cfg.Logger, metrics: m, states: newStateCache(cfg.AccessCacheTTL)}
 	if !cfg.AcceptAnyRegion {
 		h.verify.Region = cfg.Region
 	}
@@ -134,6 +149,11 @@ func New(cfg Config) (*Handler, error) {
 		opGetBucketLocation:       h.getBucketLocation,
 		opGetBucketVersioning:     h.getBucketVersioning,
 		opGetBucketACL:            h.getBucketACL,
+		opPutBucketACL:            h.putBucketACL,
+		opGetBucketPolicy:         h.getBucketPolicy,
+		opPutBucketPolicy:         h.putBucketPolicy,
+		opDeleteBucketPolicy:      h.deleteBucketPolicy,
+		opGetBucketPolicyStatus:   h.getBucketPolicyStatus,
 		opGetBucketRequestPayment: h.getBucketRequestPayment,
 		opGetBucketLogging:        h.getBucketLogging,
 		opGetBucketUnconfigured:   h.getBucketUnconfigured,
@@ -147,6 +167,7 @@ func New(cfg Config) (*Handler, error) {
 		opHeadObject:              h.headObject,
 		opDeleteObject:            h.deleteObject,
 		opGetObjectACL:            h.getObjectACL,
+		opPutObjectACL:            h.putObjectACL,
 		opCreateMultipartUpload:   h.createMultipartUpload,
 		opUploadPart:              h.uploadPart,
 		opUploadPartCopy:          h.uploadPartCopy,
@@ -159,14 +180,20 @@ func New(cfg Config) (*Handler, error) {
 
 // request is what the front end knows about a request once it is routed and authenticated.
 type request struct {
-	id      string // x-amz-request-id
-	hostID  string // x-amz-id-2
-	op      string
-	bucket  string
-	key     string
-	query   url.Values
-	auth    *sigv4.Auth
-	account string // the authenticated caller's account: the bucket namespace
+	id     string // x-amz-request-id
+	hostID string // x-amz-id-2
+	op     string
+	bucket string
+	key    string
+	query  url.Values
+	auth   *sigv4.Auth
+	// who is who asks (anonymous without credentials).
+	who access.Identity
+	// account is the account whose containers the request works on: the bucket's owner (see
+	// authorize), or the caller's own for ListBuckets and CreateBucket.
+	account string
+	// state is the bucket's access state, once authorize resolved the bucket.
+	state *access.BucketState
 }
 
 // ServeHTTP routes, authenticates and serves one request.
@@ -212,17 +239,27 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	rq.query = r.URL.Query()
 	op, routeErr := resolveOperation(r.Method, t, rq.query, r.Header)
 	rq.op = op
-	// Authenticate before anything else, so that an anonymous caller learns nothing, not even
-	// which operations exist.
+	// Authenticate before anything else. A request without credentials goes on as anonymous,
+	// to be served only where an ACL or policy lets everyone in; it learns nothing else, not
+	// even which operations exist.
 	a, err := sigv4.Verify(r.Context(), r, h.cfg.Credentials, h.cfg.Now(), &h.verify)
-	if err != nil {
+	switch {
+	case errors.Is(err, sigv4.ErrAnonymous):
+		rq.who = access.Identity{Anonymous: true}
+		if routeErr != nil {
+			return fmt.Errorf("anonymous: %w: %w", errAccessDenied, routeErr)
+		}
+		if a, err = anonymousAuth(r); err != nil {
+			return err
+		}
+	case err != nil:
 		return fmt.Errorf("authenticate: %w", err)
+	case a.Credential.Account == "":
+		return fmt.Errorf("access key %q has no account: %w", a.Credential.AccessKey, errAccessDenied)
+	default:
+		rq.who = identityOf(a.Credential)
 	}
 	rq.auth = a
-	rq.account = a.Credential.Account
-	if rq.account == "" {
-		return fmt.Errorf("access key %q has no account: %w", a.Credential.AccessKey, errAccessDenied)
-	}
 	if routeErr != nil {
 		return routeErr
 	}
@@ -238,6 +275,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	}
 	if v := rq.query.Get("versionId"); v != "" && v != "null" {
 		return errInvalidArgument.withMessage("Invalid version id specified")
+	}
+	if err := h.authorize(r.Context(), r, rq); err != nil {
+		return err
 	}
 	return h.ops[op](w, r, rq)
 }
@@ -255,5 +295,6 @@ func newHostID() string {
 	return base64.StdEncoding.EncodeToString(b[:])
 }
 
-// owner returns the Owner element for the caller.
+// owner returns the Owner element of the request's account: the bucket's owner (or the
+// caller's own account, for ListBuckets).
 func (rq *request) owner() owner { return owner{ID: rq.account, DisplayName: rq.account} }

@@ -21,6 +21,10 @@ const (
 	maxCreateBucketBodyBytes = 64 << 10
 	maxDeleteBodyBytes       = 2 << 20
 	maxCompleteBodyBytes     = 4 << 20
+	maxACLBodyBytes          = 64 << 10
+	// maxPolicyBodyBytes is read before the policy's own 20 KiB limit is applied, so that a
+	// policy slightly too large is MalformedPolicy, as in S3.
+	maxPolicyBodyBytes = 64 << 10
 )
 
 // iso8601 is the time format of S3 listings (LastModified, Initiated).
@@ -138,21 +142,30 @@ type grant struct {
 type grantee struct {
 	XMLNSXSI    string `xml:"xmlns:xsi,attr"`
 	XSIType     string `xml:"xsi:type,attr"`
-	ID          string `xml:"ID"`
-	DisplayName string `xml:"DisplayName"`
+	ID          string `xml:"ID,omitempty"`
+	DisplayName string `xml:"DisplayName,omitempty"`
+	URI         string `xml:"URI,omitempty"`
 }
 
-// cannedACL is the only ACL Cairn has so far: the owner has full control.
+const xsiNamespace = "http://www.w3.org/2001/XMLSchema-instance"
+
+// cannedACL is the private ACL: the owner has full control (aclDocument adds the grants).
 func cannedACL(account string) accessControlPolicy {
 	o := owner{ID: account, DisplayName: account}
 	return accessControlPolicy{
 		Xmlns: s3Namespace,
 		Owner: o,
 		Grants: []grant{{
-			Grantee:    grantee{XMLNSXSI: "http://www.w3.org/2001/XMLSchema-instance", XSIType: "CanonicalUser", ID: o.ID, DisplayName: o.DisplayName},
+			Grantee:    grantee{XMLNSXSI: xsiNamespace, XSIType: "CanonicalUser", ID: o.ID, DisplayName: o.DisplayName},
 			Permission: "FULL_CONTROL",
 		}},
 	}
+}
+
+type policyStatus struct {
+	XMLName  xml.Name `xml:"PolicyStatus"`
+	Xmlns    string   `xml:"xmlns,attr"`
+	IsPublic bool     `xml:"IsPublic"`
 }
 
 // Listing documents.

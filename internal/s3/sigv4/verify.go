@@ -16,6 +16,10 @@ type Credential struct {
 	AccessKey string
 	SecretKey string
 	Account   string
+	// User, Admin and Root describe whom the key belongs to, for access decisions made above
+	// this package (a key of the account's user User; Root: the server's root key).
+	User        string
+	Admin, Root bool
 }
 
 // CredentialStore resolves access keys. Lookup returns an error wrapping

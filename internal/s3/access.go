@@ -1,0 +1,337 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/s3/sigv4"
+)
+
+// Access control. Every request is decided by internal/access from who asks (an authenticated
+// user of an account, the root key, or nobody), the operation's S3 action and the bucket's
+// access state (ACL, policy, Swift container ACLs) kept in its container's metadata.
+//
+// The bucket namespace: a bucket is a container of its owner's account, and names are per
+// account. A request names a bucket by its name alone, so the front end resolves the name to
+// an account: the caller's own account first, otherwise the account holding the name in the
+// proxy's name index, which an owner claims when it shares a bucket (registry.go).
+
+// anonymousAuth stands in for the SigV4 result of a request without credentials: its body is
+// taken as it comes (checked against x-amz-content-sha256 if that is a hash).
+func anonymousAuth(r *http.Request) (*sigv4.Auth, error) {
+	a := &sigv4.Auth{Payload: sigv4.PayloadUnsigned, DecodedContentLength: -1}
+	switch v := r.Header.Get("X-Amz-Content-Sha256"); {
+	case v == "" || v == "UNSIGNED-PAYLOAD":
+	case strings.HasPrefix(v, "STREAMING-"):
+		return nil, errNotImplemented.withMessage("Anonymous aws-chunked uploads are not supported.")
+	case len(v) == 64 && isLowerHex(v):
+		a.Payload, a.PayloadSHA256 = sigv4.PayloadSigned, v
+	default:
+		return nil, fmt.Errorf("x-amz-content-sha256 %.70q: %w", v, sigv4.ErrInvalidContentSHA256)
+	}
+	return a, nil
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// identityOf is who a verified credential is.
+func identityOf(c sigv4.Credential) access.Identity {
+	return access.Identity{Account: c.Account, User: c.User, Admin: c.Admin, Root: c.Root}
+}
+
+// opActions maps operations to the action a decision is made on. Operations missing here are
+// decided elsewhere: ListBuckets and CreateBucket act on the caller's own account,
+// GetBucketUnconfigured by its subresource, DeleteObjects key by key.
+var opActions = map[string]access.Action{
+	opHeadBucket:              access.ListBucket,
+	opListObjects:             access.ListBucket,
+	opListObjectsV2:           access.ListBucket,
+	opListMultipartUploads:    access.ListBucketMultipartUploads,
+	opDeleteBucket:            access.DeleteBucket,
+	opGetBucketLocation:       access.GetBucketLocation,
+	opGetBucketVersioning:     access.GetBucketVersioning,
+	opGetBucketACL:            access.GetBucketAcl,
+	opPutBucketACL:            access.PutBucketAcl,
+	opGetBucketPolicy:         access.GetBucketPolicy,
+	opPutBucketPolicy:         access.PutBucketPolicy,
+	opDeleteBucketPolicy:      access.DeleteBucketPolicy,
+	opGetBucketPolicyStatus:   access.GetBucketPolicyStatus,
+	opGetBucketRequestPayment: access.GetBucketRequestPayment,
+	opGetBucketLogging:        access.GetBucketLogging,
+	opPutObject:               access.PutObject,
+	opCopyObject:              access.PutObject,
+	opGetObject:               access.GetObject,
+	opHeadObject:              access.GetObject,
+	opDeleteObject:            access.DeleteObject,
+	opGetObjectACL:            access.GetObjectAcl,
+	opPutObjectACL:            access.PutObjectAcl,
+	opCreateMultipartUpload:   access.PutObject,
+	opUploadPart:              access.PutObject,
+	opUploadPartCopy:          access.PutObject,
+	opCompleteMultipartUpload: access.PutObject,
+	opAbortMultipartUpload:    access.AbortMultipartUpload,
+	opListParts:               access.ListMultipartUploadParts,
+}
+
+// unconfiguredActions are the actions of the GET subresources answered "not configured".
+var unconfiguredActions = map[string]access.Action{
+	"cors":              access.GetBucketCORS,
+	"lifecycle":         access.GetLifecycleConfiguration,
+	"tagging":           access.GetBucketTagging,
+	"website":           access.GetBucketWebsite,
+	"encryption":        access.GetEncryptionConfiguration,
+	"object-lock":       access.GetBucketObjectLockConfiguration,
+	"replication":       access.GetReplicationConfiguration,
+	"publicAccessBlock": access.GetBucketPublicAccessBlock,
+	"ownershipControls": access.GetBucketOwnershipControls,
+}
+
+// actionOf is the action of a routed request.
+func actionOf(op string, q map[string][]string) access.Action {
+	if op == opGetBucketUnconfigured {
+		for sub, a := range unconfiguredActions {
+			if _, ok := q[sub]; ok {
+				return a
+			}
+		}
+		return 0
+	}
+	return opActions[op]
+}
+
+// authorize resolves the request's bucket to its owner (rq.account) and access state, and
+// decides whether the caller may do the operation. Copy sources and the keys of a
+// multi-object delete are decided where they are read.
+func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) error {
+	switch rq.op {
+	case opListBuckets, opCreateBucket:
+		a := access.ListAllMyBuckets
+		if rq.op == opCreateBucket {
+			a = access.CreateBucket
+		}
+		if d := access.Decide(access.Request{Identity: rq.who, Action: a}); !d.Allowed {
+			return fmt.Errorf("%s: %s: %w", rq.op, d.Reason, errAccessDenied)
+		}
+		rq.account = rq.who.Account
+		return nil
+	}
+	b, err := h.resolveBucket(ctx, rq.who, rq.bucket)
+	if err != nil {
+		if rq.who.Anonymous && errors.Is(err, errNoSuchBucket) {
+			return fmt.Errorf("anonymous request: %w: %w", errAccessDenied, err) // nothing learnt
+		}
+		return err
+	}
+	rq.account, rq.state = b.owner, b.state
+	if rq.op == opDeleteObjects {
+		return nil
+	}
+	action := actionOf(rq.op, rq.query)
+	if err := h.allowed(ctx, rq, action, rq.key, r.Header.Get("Referer")); err != nil {
+		return err
+	}
+	// Setting an ACL while writing an object takes the right to set it, as in S3.
+	switch rq.op {
+	case opPutObject, opCopyObject, opCreateMultipartUpload:
+		if hasACLHeaders(r.Header) {
+			d := h.decide(rq, access.PutObjectAcl, rq.key, &access.ACL{}, r.Header.Get("Referer"))
+			if !d.Allowed {
+				return fmt.Errorf("setting the ACL of %q: %s: %w", rq.key, d.Reason, errAccessDenied)
+			}
+		}
+	}
+	return nil
+}
+
+func (h *Handler) decide(rq *request, a access.Action, key string, objACL *access.ACL, referer string) access.Decision {
+	return access.Decide(access.Request{
+		Identity: rq.who, Action: a,
+		Resource: access.Resource{Owner: rq.account, Bucket: rq.bucket, Key: key},
+		Bucket:   rq.state, Object: objACL, Referer: referer,
+	})
+}
+
+// allowed decides one action on the request's bucket (rq.account and rq.state resolved),
+// loading the object's ACL only when the decision needs it. A refusal is AccessDenied; for an
+// object that does not exist it is NoSuchKey instead when the caller may list the bucket (and
+// so could learn that anyway), as in S3.
+func (h *Handler) allowed(ctx context.Context, rq *request, a access.Action, key, referer string) error {
+	d := h.decide(rq, a, key, nil, referer)
+	if d.NeedObjectACL {
+		obj, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.account, Container: rq.bucket, Object: key})
+		switch {
+		case err == nil:
+			d = h.decide(rq, a, key, access.ObjectACLFromSysMeta(obj.SysMeta), referer)
+		case errors.Is(err, meta.ErrNotFound):
+			if h.decide(rq, access.ListBucket, "", nil, referer).Allowed {
+				return fmt.Errorf("%s %q: %w", a, key, errNoSuchKey)
+			}
+		default:
+			return fmt.Errorf("object ACL of %q: %w", key, err)
+		}
+	}
+	if !d.Allowed {
+		h.log.DebugContext(ctx, "s3 access denied", "request_id", rq.id, "account", rq.who.Account, "user", rq.who.User,
+			"anonymous", rq.who.Anonymous, "action", a.String(), "owner", rq.account, "bucket", rq.bucket, "key", key, "reason", d.Reason)
+		return fmt.Errorf("%s on %s/%s: %s: %w", a, rq.bucket, key, d.Reason, errAccessDenied)
+	}
+	return nil
+}
+
+// mayList reports whether the caller may list the request's bucket.
+func (h *Handler) mayList(rq *request) bool {
+	if rq.state == nil {
+		return true // not resolved: the caller's own bucket
+	}
+	return h.decide(rq, access.ListBucket, "", nil, "").Allowed
+}
+
+// bucketRef is a resolved bucket: its owning account and access state.
+type bucketRef struct {
+	owner string
+	state *access.BucketState
+}
+
+// resolveBucket finds the account that owns a bucket name for a caller: the caller's own
+// account when it has such a bucket, otherwise the owner the name index names (a shared
+// bucket). NoSuchBucket when neither has it.
+func (h *Handler) resolveBucket(ctx context.Context, id access.Identity, bucket string) (bucketRef, error) {
+	if !id.Anonymous && id.Account != "" {
+		st, err := h.bucketState(ctx, id.Account, bucket)
+		if err == nil {
+			return bucketRef{owner: id.Account, state: st}, nil
+		}
+		if !errors.Is(err, meta.ErrNotFound) {
+			return bucketRef{}, fmt.Errorf("bucket %q: %w", bucket, err)
+		}
+	}
+	owner, err := h.bucketOwner(ctx, bucket)
+	if err != nil {
+		return bucketRef{}, bucketError(fmt.Errorf("bucket %q: %w", bucket, err))
+	}
+	if owner == id.Account && !id.Anonymous {
+		return bucketRef{}, fmt.Errorf("bucket %q: the index names the caller, who has no such bucket: %w", bucket, errNoSuchBucket)
+	}
+	st, err := h.bucketState(ctx, owner, bucket)
+	if err != nil {
+		return bucketRef{}, bucketError(fmt.Errorf("bucket %q of %q: %w", bucket, owner, err))
+	}
+	return bucketRef{owner: owner, state: st}, nil
+}
+
+// bucketState returns the access state of an account's bucket, from the cache when it is
+// fresh; meta.ErrNotFound when the bucket does not exist.
+func (h *Handler) bucketState(ctx context.Context, account, bucket string) (*access.BucketState, error) {
+	now := time.Now()
+	if st := h.states.get(account, bucket, now); st != nil {
+		return st, nil
+	}
+	gen := h.states.generation()
+	c, err := h.proxy.HeadContainer(ctx, account, bucket)
+	if err != nil {
+		return nil, err
+	}
+	st := access.StateFromMeta(bucket, c.Meta)
+	if st.Broken != nil {
+		h.log.WarnContext(ctx, "s3 bucket access state does not parse; only its owner gets in", "account", account, "bucket", bucket, "err", st.Broken)
+	}
+	h.states.put(account, bucket, st, now, gen)
+	return st, nil
+}
+
+// stateCache keeps buckets' access states for a short while, so that an object request does
+// not read the container record (and usage counters) every time, as the proxy's container
+// cache does for existence. This front end forgets an entry whenever it changes the state
+// (ACL, policy, create, delete), so its own changes apply at once; changes made elsewhere (the
+// Swift API's container ACLs, a bucket deleted through Swift) apply within the TTL.
+type stateCache struct {
+	ttl time.Duration
+	mu  sync.Mutex
+	m   map[stateKey]cachedState
+	gen uint64 // counts forgets: a state read before one must not be cached after it
+}
+
+type stateKey struct{ account, bucket string }
+
+type cachedState struct {
+	st  *access.BucketState
+	exp time.Time
+}
+
+// maxCachedStates bounds the cache's memory; when full it is simply emptied.
+const maxCachedStates = 100_000
+
+// DefaultAccessCacheTTL is how long a bucket's access state is trusted (Config.AccessCacheTTL).
+const DefaultAccessCacheTTL = 5 * time.Second
+
+func newStateCache(ttl time.Duration) *stateCache {
+	return &stateCache{ttl: ttl, m: map[stateKey]cachedState{}}
+}
+
+func (c *stateCache) get(account, bucket string, now time.Time) *access.BucketState {
+	if c.ttl <= 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[stateKey{account, bucket}]
+	if !ok || !now.Before(e.exp) {
+		return nil
+	}
+	return e.st
+}
+
+func (c *stateCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+func (c *stateCache) put(account, bucket string, st *access.BucketState, now time.Time, gen uint64) {
+	if c.ttl <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if len(c.m) >= maxCachedStates {
+		clear(c.m)
+	}
+	c.m[stateKey{account, bucket}] = cachedState{st: st, exp: now.Add(c.ttl)}
+}
+
+func (c *stateCache) forget(account, bucket string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, stateKey{account, bucket})
+	c.gen++
+}
+
+// hasACLHeaders reports whether a request sets an ACL by header.
+func hasACLHeaders(hdr http.Header) bool {
+	if hdr.Get("X-Amz-Acl") != "" {
+		return true
+	}
+	for _, g := range grantHeaders {
+		if hdr.Get(g.header) != "" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,129 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// Bucket policies (GET, PUT and DELETE ?policy, GET ?policyStatus) and quotas.
+
+func (h *Handler) getBucketPolicy(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if rq.state.Policy == nil {
+		return errNoSuchBucketPolicy
+	}
+	doc := []byte(rq.state.Policy.Raw)
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("Content-Length", strconv.Itoa(len(doc)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(doc)
+	return nil
+}
+
+func (h *Handler) putBucketPolicy(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	body, err := h.readSmallBody(r, rq, maxPolicyBodyBytes, false)
+	if errors.Is(err, errMaxMessageLength) {
+		return errMalformedPolicy.withMessage("Policy exceeds the maximum allowed document size (%d bytes).", access.MaxPolicySize)
+	}
+	if err != nil {
+		return err
+	}
+	p, err := access.ParsePolicy(body, rq.bucket)
+	if err != nil {
+		return policyError(err)
+	}
+	if err := h.claimForSharing(ctx, rq, hasAllow(p)); err != nil {
+		return err
+	}
+	if err := h.setBucketMeta(ctx, rq, map[string]string{access.MetaPolicy: p.Raw}); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func hasAllow(p *access.Policy) bool {
+	for _, s := range p.Statements {
+		if s.Effect == access.EffectAllow {
+			return true
+		}
+	}
+	return false
+}
+
+// policyError is the S3 error for a policy access refused.
+func policyError(err error) error {
+	if errors.Is(err, access.ErrMalformedPolicy) {
+		return errMalformedPolicy.withMessage("%s", err.Error())
+	}
+	return err
+}
+
+func (h *Handler) deleteBucketPolicy(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if err := h.setBucketMeta(r.Context(), rq, map[string]string{access.MetaPolicy: ""}); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *Handler) getBucketPolicyStatus(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if rq.state.Policy == nil {
+		return errNoSuchBucketPolicy
+	}
+	writeXML(w, http.StatusOK, policyStatus{Xmlns: s3Namespace, IsPublic: rq.state.Policy.Public()})
+	return nil
+}
+
+// checkQuota refuses a write that would take the bucket's account, or the bucket itself (a
+// Swift container quota), past its quota. add is what the write adds to the usage counters:
+// the declared size and one object (a part, an upload marker and a completed multipart object
+// are each an object there). It runs before anything is stored; it is not atomic with the
+// write, so concurrent writes can each pass and together overshoot by what they add.
+func (h *Handler) checkQuota(ctx context.Context, rq *request, add access.Usage) error {
+	if rq.state != nil && !rq.state.Quota.None() {
+		c, err := h.proxy.HeadContainer(ctx, rq.account, rq.bucket)
+		if err != nil {
+			return bucketError(fmt.Errorf("bucket usage: %w", err))
+		}
+		if err := access.CheckQuota("bucket", rq.state.Quota, access.Usage{Bytes: c.BytesUsed, Objects: c.ObjectCount}, add); err != nil {
+			return quotaError(err)
+		}
+	}
+	if h.cfg.Quotas == nil {
+		return nil
+	}
+	q, err := h.cfg.Quotas.AccountQuota(ctx, rq.account)
+	if errors.Is(err, access.ErrNoAccount) {
+		return nil // an account the tenant store does not know has no limits to keep
+	}
+	if err != nil {
+		return fmt.Errorf("quota of account %q: %w", rq.account, err)
+	}
+	if q.None() {
+		return nil
+	}
+	a, err := h.proxy.HeadAccount(ctx, rq.account)
+	if err != nil && !errors.Is(err, meta.ErrNotFound) {
+		return fmt.Errorf("usage of account %q: %w", rq.account, err)
+	}
+	if err := access.CheckQuota("account", q, access.Usage{Bytes: a.BytesUsed, Objects: a.ObjectCount}, add); err != nil {
+		return quotaError(err)
+	}
+	return nil
+}
+
+func quotaError(err error) error {
+	var qe *access.QuotaError
+	if errors.As(err, &qe) {
+		return fmt.Errorf("%w: %w", errQuotaExceeded.withMessage("Your upload exceeds the %s's quota of %d %s (%d used, %d more asked).", qe.Scope, qe.Limit, qe.Resource, qe.Used, qe.Adding), err)
+	}
+	return err
+}
