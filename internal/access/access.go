@@ -7,7 +7,9 @@
 //
 // The rules (Decide), in order:
 //
-//  1. The root identity (the server's root key) may do everything.
+//  1. The root identity (the server's root key) may do everything, and an administrator of the
+//     owning account may always read, replace and delete the bucket policy (as AWS lets an
+//     account's root user), so that no policy can lock its own account out for good.
 //  2. An explicit Deny in the bucket policy that matches the request denies it, for every other
 //     principal, the owning account's own users included.
 //  3. Users of the owning account may do everything else.
@@ -30,7 +32,8 @@ import (
 type Identity struct {
 	Account, User string
 	// Admin: an administrator of its account (Swift's .admin). Inside its own account an
-	// ordinary user may already do everything, so Admin changes no decision today.
+	// ordinary user may already do everything; an administrator may also manage the bucket
+	// policy whatever it denies.
 	Admin bool
 	// Root: the server's root key, allowed everything everywhere.
 	Root bool
@@ -214,6 +217,9 @@ func Decide(r Request) Decision {
 			return allow("bucket owner (access state unreadable)")
 		}
 		return deny("access state unreadable: " + st.Broken.Error())
+	}
+	if owner && id.Admin && (r.Action == GetBucketPolicy || r.Action == PutBucketPolicy || r.Action == DeleteBucketPolicy) {
+		return allow("account administrator manages the bucket policy")
 	}
 	arn := r.Resource.ARN()
 	if st.Policy != nil {

@@ -65,6 +65,8 @@ func TestDecide(t *testing.T) {
 		{"Sid":"NoSecrets","Effect":"Deny","Principal":"*","Action":"s3:*","Resource":"arn:aws:s3:::photos/secret/*"}]}`)}
 	denyUser := &BucketState{Policy: mustPolicy(t, `{"Statement":[
 		{"Effect":"Deny","Principal":{"AWS":"acme:alice"},"Action":"s3:Delete*","Resource":"arn:aws:s3:::photos/*"}]}`)}
+	denyAll := &BucketState{Policy: mustPolicy(t, `{"Statement":[
+		{"Effect":"Deny","Principal":"*","Action":"*","Resource":["arn:aws:s3:::photos","arn:aws:s3:::photos/*"]}]}`)}
 	publicPolicy := &BucketState{Policy: mustPolicy(t, `{"Statement":[
 		{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::photos/pub/*"}]}`)}
 	userPolicy := &BucketState{Policy: mustPolicy(t, `{"Statement":[
@@ -100,7 +102,8 @@ func TestDecide(t *testing.T) {
 		{"root anywhere", root, DeleteBucket, bkt, private, nil, "", true, false, "root"},
 		{"root despite deny", root, DeleteObject, obj("x"), denyUser, nil, "", true, false, "root"},
 		{"owner user", ownerUser, PutObject, obj("k"), private, nil, "", true, false, "owner"},
-		{"owner admin", ownerAdm, PutBucketPolicy, bkt, private, nil, "", true, false, "owner"},
+		{"owner admin", ownerAdm, PutBucketPolicy, bkt, private, nil, "", true, false, "administrator"},
+		{"owner admin, other action", ownerAdm, PutBucketAcl, bkt, private, nil, "", true, false, "owner"},
 		{"owner reads broken state", ownerUser, GetObject, obj("k"), broken, nil, "", true, false, "unreadable"},
 		{"other denied on broken state", other, GetObject, obj("k"), broken, nil, "", false, false, "unreadable"},
 		{"other denied on public but broken", other, GetObject, obj("k"), &BucketState{ACL: pubObj, Broken: errors.New("x")}, nil, "", false, false, ""},
@@ -169,6 +172,11 @@ func TestDecide(t *testing.T) {
 		{"policy deny of one user", ownerUser, DeleteObject, obj("k"), denyUser, nil, "", false, false, ""},
 		{"policy deny of one user: not others", ownerAdm, DeleteObject, obj("k"), denyUser, nil, "", true, false, ""},
 		{"policy deny of one user: other actions", ownerUser, PutObject, obj("k"), denyUser, nil, "", true, false, ""},
+		{"deny all locks out the owner's users", ownerUser, DeleteBucketPolicy, bkt, denyAll, nil, "", false, false, "explicit deny"},
+		{"deny all: the account admin still manages the policy", ownerAdm, DeleteBucketPolicy, bkt, denyAll, nil, "", true, false, "administrator"},
+		{"deny all: the account admin reads it", ownerAdm, GetBucketPolicy, bkt, denyAll, nil, "", true, false, "administrator"},
+		{"deny all: the account admin is denied the rest", ownerAdm, GetObject, obj("k"), denyAll, nil, "", false, false, "explicit deny"},
+		{"deny all: an admin of another account", Identity{Account: "other", User: "x", Admin: true}, PutBucketPolicy, bkt, denyAll, nil, "", false, false, ""},
 		{"policy deny overrides a public ACL", anon, PutObject, obj("k"), denyOverACL, nil, "", false, false, "explicit deny"},
 		{"policy deny: ACL still reads", anon, GetObject, obj("k"), denyOverACL, nil, "", true, false, ""},
 		{"policy public prefix", anon, GetObject, obj("pub/a"), publicPolicy, nil, "", true, false, ""},

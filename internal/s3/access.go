@@ -260,7 +260,7 @@ func (h *Handler) bucketState(ctx context.Context, account, bucket string) (*acc
 // Swift API's container ACLs, a bucket deleted through Swift) apply within the TTL.
 type stateCache struct {
 	ttl time.Duration
-	mu  sync.Mutex
+	mu  sync.RWMutex
 	m   map[stateKey]cachedState
 	gen uint64 // counts forgets: a state read before one must not be cached after it
 }
@@ -286,8 +286,8 @@ func (c *stateCache) get(account, bucket string, now time.Time) *access.BucketSt
 	if c.ttl <= 0 {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	e, ok := c.m[stateKey{account, bucket}]
 	if !ok || !now.Before(e.exp) {
 		return nil
@@ -296,8 +296,8 @@ func (c *stateCache) get(account, bucket string, now time.Time) *access.BucketSt
 }
 
 func (c *stateCache) generation() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return c.gen
 }
 
