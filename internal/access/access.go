@@ -17,6 +17,19 @@
 //     object's ACL only) or a Swift container ACL (X-Container-Read/-Write) allows the request.
 //  5. Anything else is denied.
 //
+// Using it from a front end (the S3 front end does all of this; see internal/s3/access.go):
+//
+//   - Read the container with proxy.HeadContainer and its state with StateFromMeta (cache it
+//     briefly if you like; forget it when you change it).
+//   - Decide(Request{Identity, Action, Resource{Owner: the container's account, Bucket, Key},
+//     Bucket: state, Referer}). If the answer has NeedObjectACL, read the object's SysMeta
+//     (ObjectACLFromSysMeta) and decide again. Refuse what is not Allowed.
+//   - Keep state only under the Meta* keys, validated first: ParsePolicy, ACL.Validate,
+//     ParseSwiftACL / ParseSwiftWriteACL (store SwiftACL.String()).
+//   - Before storing a write, CheckQuota with the account's limits (Quotas) and usage
+//     (proxy.HeadAccount), and with BucketState.Quota and the container's usage; refuse on
+//     ErrQuotaExceeded.
+//
 // Files: access.go (identities, actions, resources, Decide), acl.go (S3 ACLs: grants and canned
 // ACLs), policy.go (bucket policies), swiftacl.go (Swift container ACLs), state.go (the access
 // state kept in a container's metadata), quota.go (quota checks).

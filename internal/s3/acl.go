@@ -157,7 +157,7 @@ func parseACLDocument(body []byte, bucketOwner string) (access.ACL, error) {
 		return access.ACL{}, fmt.Errorf("no Owner or AccessControlList: %w", errMalformedACL)
 	}
 	if in.Owner.ID != bucketOwner {
-		return access.ACL{}, errAccessDenied.withMessage("The Owner ID %q is not the bucket owner's.", in.Owner.ID)
+		return access.ACL{}, errInvalidArgument.withMessage("Invalid id: the Owner ID %q is not the bucket owner's.", in.Owner.ID)
 	}
 	var acl access.ACL
 	for _, g := range in.List.Grants {

@@ -268,6 +268,27 @@ func TestTenantsGrants(t *testing.T) {
 	if got, err := getString(ctx, ts.a, "shared", "from-gamma"); err != nil || got != "gamma wrote" {
 		t.Fatalf("alpha reads gamma's object: %q %v", got, err)
 	}
+	// WRITE covers multipart uploads, from creation to completion or abort.
+	mu, err := ts.g.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("shared"), Key: aws.String("mp")})
+	mustOK(t, err)
+	up, err := ts.g.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("shared"), Key: aws.String("mp"), UploadId: mu.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("one part")})
+	mustOK(t, err)
+	if lp, err := ts.g.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String("shared"), Key: aws.String("mp"), UploadId: mu.UploadId}); err != nil || len(lp.Parts) != 1 {
+		t.Fatalf("gamma's ListParts: %+v %v", lp, err)
+	}
+	_, err = ts.b.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String("shared"), Key: aws.String("mp"), UploadId: mu.UploadId})
+	wantCode(t, err, "AccessDenied")
+	_, err = ts.b.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String("shared"), Key: aws.String("mp"), UploadId: mu.UploadId})
+	wantCode(t, err, "AccessDenied")
+	_, err = ts.g.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("shared"), Key: aws.String("mp"), UploadId: mu.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: up.ETag, PartNumber: aws.Int32(1)}}}})
+	mustOK(t, err)
+	if got, err := getString(ctx, ts.a, "shared", "mp"); err != nil || got != "one part" {
+		t.Fatalf("alpha reads gamma's multipart object: %q %v", got, err)
+	}
+	// Setting an ACL while writing takes WRITE_ACP too.
+	_, err = ts.g.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("shared"), Key: aws.String("open"), Body: strings.NewReader("x"), ACL: types.ObjectCannedACLPublicRead})
+	wantCode(t, err, "AccessDenied")
 
 	// Grants name accounts that exist, in a form S3 knows.
 	_, err = ts.a.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("shared"), GrantRead: aws.String(`id="nobody"`)})
@@ -390,6 +411,20 @@ func TestTenantsPublic(t *testing.T) {
 	}
 	_, err = ts.a.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("mixed"), Key: aws.String("x"), Body: strings.NewReader("x"), ACL: "aws-exec-read"})
 	wantCode(t, err, "NotImplemented")
+	// A multipart upload created with an ACL gives it to the completed object.
+	mu, err := ts.a.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("mixed"), Key: aws.String("mp"), ACL: types.ObjectCannedACLPublicRead})
+	mustOK(t, err)
+	up, err := ts.a.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("mixed"), Key: aws.String("mp"), UploadId: mu.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("multi")})
+	mustOK(t, err)
+	if status, _, _ := ts.anon(t, "GET", "/mixed/mp", nil); status != 403 {
+		t.Fatalf("anonymous GET of an upload in progress: %d", status)
+	}
+	_, err = ts.a.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("mixed"), Key: aws.String("mp"), UploadId: mu.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: up.ETag, PartNumber: aws.Int32(1)}}}})
+	mustOK(t, err)
+	if status, _, body := ts.anon(t, "GET", "/mixed/mp", nil); status != 200 || string(body) != "multi" {
+		t.Fatalf("anonymous GET of a public multipart object: %d %q", status, body)
+	}
 }
 
 // TestTenantsPolicy: a policy Allow for beta's GetObject works, a Deny overrides it (for the
