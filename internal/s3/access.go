@@ -144,10 +144,12 @@ func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) e
 	if err := h.allowed(ctx, rq, action, rq.key, r.Header.Get("Referer")); err != nil {
 		return err
 	}
-	// Setting an ACL while writing an object takes the right to set it, as in S3.
+	// Setting an ACL that grants anything while writing an object takes the right to set it,
+	// as in S3. (private and bucket-owner-* grant nothing in Cairn, where the bucket's account
+	// owns every object: writers with WRITE may send them, as cross-account uploaders do.)
 	switch rq.op {
 	case opPutObject, opCopyObject, opCreateMultipartUpload:
-		if hasACLHeaders(r.Header) {
+		if aclHeadersGrant(r.Header) {
 			d := h.decide(rq, access.PutObjectAcl, rq.key, &access.ACL{}, r.Header.Get("Referer"))
 			if !d.Allowed {
 				return fmt.Errorf("setting the ACL of %q: %s: %w", rq.key, d.Reason, errAccessDenied)
@@ -323,9 +325,12 @@ func (c *stateCache) forget(account, bucket string) {
 	c.gen++
 }
 
-// hasACLHeaders reports whether a request sets an ACL by header.
-func hasACLHeaders(hdr http.Header) bool {
-	if hdr.Get("X-Amz-Acl") != "" {
+// aclHeadersGrant reports whether a request's ACL headers may grant anything: any grant
+// header, or a canned ACL other than those that mean private.
+func aclHeadersGrant(hdr http.Header) bool {
+	switch hdr.Get("X-Amz-Acl") {
+	case "", access.CannedPrivate, access.CannedBucketOwnerRead, access.CannedBucketOwnerFullControl:
+	default:
 		return true
 	}
 	for _, g := range grantHeaders {
