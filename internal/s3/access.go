@@ -137,6 +137,9 @@ func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) e
 		return err
 	}
 	rq.account, rq.state = b.owner, b.state
+	if want := r.Header.Get("X-Amz-Expected-Bucket-Owner"); want != "" && want != rq.account {
+		return fmt.Errorf("x-amz-expected-bucket-owner %.80q: %w", want, errAccessDenied)
+	}
 	if rq.op == opDeleteObjects {
 		return nil
 	}

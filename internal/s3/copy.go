@@ -62,6 +62,9 @@ func (h *Handler) openCopySource(ctx context.Context, rq *request, hdr http.Head
 		return nil, meta.ObjectName{}, fmt.Errorf("copy source: %w", err)
 	}
 	srcRq.account, srcRq.state = b.owner, b.state
+	if want := hdr.Get("X-Amz-Source-Expected-Bucket-Owner"); want != "" && want != srcRq.account {
+		return nil, meta.ObjectName{}, fmt.Errorf("x-amz-source-expected-bucket-owner %.80q: %w", want, errAccessDenied)
+	}
 	if err := h.allowed(ctx, srcRq, access.GetObject, key, hdr.Get("Referer")); err != nil {
 		return nil, meta.ObjectName{}, fmt.Errorf("copy source: %w", err)
 	}

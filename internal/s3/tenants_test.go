@@ -197,6 +197,10 @@ func TestTenantsGrants(t *testing.T) {
 	}
 	_, err = ts.b.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String("shared")})
 	mustOK(t, err)
+	_, err = ts.b.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("shared"), ExpectedBucketOwner: aws.String("alpha")})
+	mustOK(t, err)
+	_, err = ts.b.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("shared"), ExpectedBucketOwner: aws.String("gamma")})
+	wantCode(t, err, "AccessDenied")
 	_, err = ts.b.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("shared"), Key: aws.String("missing")})
 	wantCode(t, err, "NoSuchKey") // beta may list, so it may learn that
 	_, err = ts.b.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("shared"), Key: aws.String("doc"), Body: strings.NewReader("overwritten")})
@@ -219,6 +223,8 @@ func TestTenantsGrants(t *testing.T) {
 	mustOK(t, err)
 	_, err = ts.b.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("betas"), Key: aws.String("copy"), CopySource: aws.String("shared/doc")})
 	mustOK(t, err)
+	_, err = ts.b.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("betas"), Key: aws.String("copy2"), CopySource: aws.String("shared/doc"), ExpectedSourceBucketOwner: aws.String("beta")})
+	wantCode(t, err, "AccessDenied")
 	if got, err := getString(ctx, ts.b, "betas", "copy"); err != nil || got != "for beta's eyes" {
 		t.Fatalf("beta's copy: %q %v", got, err)
 	}
