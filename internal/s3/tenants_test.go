@@ -309,11 +309,21 @@ func TestTenantsGrants(t *testing.T) {
 	_, err = ts.a.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("shared"), ACL: types.BucketCannedACLPrivate, GrantRead: aws.String(`id="beta"`)})
 	wantCode(t, err, "InvalidRequest")
 
-	// Back to private: gamma is refused again at once.
+	// Back to private: gamma is refused again at once; the root key still gets in (the name
+	// stays claimed while the bucket lives).
 	_, err = ts.a.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("shared"), ACL: types.BucketCannedACLPrivate})
 	mustOK(t, err)
 	_, err = ts.g.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("shared"), Key: aws.String("x"), Body: strings.NewReader("x")})
 	wantCode(t, err, "AccessDenied")
+	root := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(ts.endpoint), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(tenantRootAK, tenantRootSK, ""), Retryer: aws.NopRetryer{}})
+	if got, err := getString(ctx, root, "shared", "doc"); err != nil || got != "for beta's eyes" {
+		t.Fatalf("root's GET of a shared bucket: %q %v", got, err)
+	}
+	_, err = ts.a.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("never-shared")})
+	mustOK(t, err)
+	_, err = root.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("never-shared")})
+	wantCode(t, err, "NoSuchBucket")
 
 	// Sharing a bucket whose name another account shares is refused; the owner renames.
 	_, err = ts.g.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("shared")})
