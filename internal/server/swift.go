@@ -28,7 +28,7 @@ func (a swiftAuth) AuthenticateSwift(ctx context.Context, account, user, key str
 }
 
 func newSwift(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Registry) (http.Handler, error) {
-	h, err := swift.New(swift.Config{Proxy: px, Auth: swiftAuth{keys}, Logger: cfg.Logger, Registry: reg})
+	h, err := swift.New(swift.Config{Proxy: px, Auth: swiftAuth{keys}, Accounts: swiftAccounts{keys}, Logger: cfg.Logger, Registry: reg})
 	if err != nil {
 		return nil, fmt.Errorf("server: Swift front end: %w", err)
 	}
@@ -39,4 +39,23 @@ func newSwift(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Reg
 // credentials, for the v1 auth endpoint, /info or the /v1 tree. Everything else stays S3's.
 func swiftRequest(r *http.Request) bool {
 	return !signed(r) && swift.IsSwiftPath(r.URL.Path)
+}
+
+// swiftAccounts keeps the Swift front end's account metadata in the tenant store.
+type swiftAccounts struct{ store *auth.Store }
+
+func (a swiftAccounts) AccountMetadata(ctx context.Context, account string) (map[string]string, error) {
+	acct, err := a.store.Account(ctx, account)
+	if errors.Is(err, auth.ErrNoAccount) {
+		return nil, fmt.Errorf("%w: %w", swift.ErrNoAccount, err)
+	}
+	return acct.Metadata, err
+}
+
+func (a swiftAccounts) UpdateAccountMetadata(ctx context.Context, account string, changes map[string]string) (map[string]string, error) {
+	acct, err := a.store.UpdateMetadata(ctx, account, changes)
+	if errors.Is(err, auth.ErrNoAccount) {
+		return nil, fmt.Errorf("%w: %w", swift.ErrNoAccount, err)
+	}
+	return acct.Metadata, err
 }

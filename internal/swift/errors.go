@@ -93,7 +93,7 @@ func toSwiftError(err error) *swiftError {
 	switch {
 	case errors.As(err, &tooBig):
 		return errTooLarge
-	case errors.Is(err, meta.ErrNotFound):
+	case errors.Is(err, meta.ErrNotFound), errors.Is(err, ErrNoAccount):
 		return errNotFound
 	case errors.Is(err, meta.ErrNotEmpty), errors.Is(err, meta.ErrConflict), errors.Is(err, meta.ErrExists):
 		return errConflict

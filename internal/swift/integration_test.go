@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -43,6 +44,47 @@ var testUsers = users{
 	"acme:alice": {"alice-key", swift.Identity{Account: "acme", User: "alice", Admin: true}},
 	"other:bob":  {"bob-key", swift.Identity{Account: "other", User: "bob", Admin: true}},
 	"root:root":  {"root-key", swift.Identity{Account: "root", User: "root", Admin: true, Root: true}},
+}
+
+// accountStore is the tenant store's account metadata, in memory: the accounts of testUsers.
+type accountStore struct {
+	mu sync.Mutex
+	m  map[string]map[string]string
+}
+
+func newAccountStore() *accountStore {
+	s := &accountStore{m: map[string]map[string]string{}}
+	for _, u := range testUsers {
+		s.m[u.id.Account] = map[string]string{}
+	}
+	return s
+}
+
+func (s *accountStore) AccountMetadata(_ context.Context, account string) (map[string]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.m[account]
+	if !ok {
+		return nil, fmt.Errorf("account %q: %w", account, swift.ErrNoAccount)
+	}
+	return maps.Clone(m), nil
+}
+
+func (s *accountStore) UpdateAccountMetadata(_ context.Context, account string, changes map[string]string) (map[string]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.m[account]
+	if !ok {
+		return nil, fmt.Errorf("account %q: %w", account, swift.ErrNoAccount)
+	}
+	for k, v := range changes {
+		if v == "" {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	return maps.Clone(m), nil
 }
 
 // clock is a settable clock for token and expiry tests.
@@ -81,7 +123,7 @@ func newStack(t *testing.T) *stack {
 	}
 	c := &clock{t: time.Now()}
 	reg := prometheus.NewRegistry()
-	h, err := swift.New(swift.Config{Proxy: px, Auth: testUsers, Now: c.now, MaxObjectSize: testMaxObject, Registry: reg, TokenTTL: time.Hour})
+	h, err := swift.New(swift.Config{Proxy: px, Auth: testUsers, Accounts: newAccountStore(), Now: c.now, MaxObjectSize: testMaxObject, Registry: reg, TokenTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,8 +363,21 @@ func TestSwiftAccount(t *testing.T) {
 		t.Errorf("412 body %q", body)
 	}
 	c.must("GET", "?delimiter=ab", nil, "", 412)
-	c.must("POST", "", map[string]string{"X-Account-Meta-Color": "blue"}, "", 204)
-	c.must("POST", "", map[string]string{"X-Account-Meta-" + strings.Repeat("n", 129): "x"}, "", 400)
+	resp, _ = c.must("POST", "", map[string]string{"X-Account-Meta-Color": "blue", "X-Account-Meta-Shape": "round"}, "", 204)
+	if resp.Header.Get("X-Account-Meta-Color") != "blue" {
+		t.Errorf("POST answer headers %v", resp.Header)
+	}
+	c.must("POST", "", map[string]string{"X-Account-Meta-" + strings.Repeat("n", 129): "x", "X-Account-Meta-Color": "red"}, "", 400)
+	c.must("POST", "", map[string]string{"X-Remove-Account-Meta-Shape": "x"}, "", 204)
+	resp, _ = c.must("HEAD", "", nil, "", 204)
+	if resp.Header.Get("X-Account-Meta-Color") != "blue" || resp.Header.Get("X-Account-Meta-Shape") != "" {
+		t.Errorf("account metadata after a refused POST and a removal: %v", resp.Header)
+	}
+	// Another account's metadata is its own.
+	resp, _ = s.client(t, "other:bob", "bob-key").must("HEAD", "", nil, "", 204)
+	if resp.Header.Get("X-Account-Meta-Color") != "" {
+		t.Errorf("other account sees acme's metadata: %v", resp.Header)
+	}
 	c.must("PUT", "", nil, "", 405)
 	c.must("DELETE", "", nil, "", 405)
 }

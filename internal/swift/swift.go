@@ -35,6 +35,9 @@ type Config struct {
 	Proxy *proxy.Proxy
 	// Auth checks the credentials of /auth/v1.0.
 	Auth Authenticator
+	// Accounts keeps each account's metadata (X-Account-Meta-* and the front end's own
+	// account settings).
+	Accounts AccountStore
 	// TokenTTL is how long an issued token is valid (default 24 h, as tempauth's token_life).
 	TokenTTL time.Duration
 	// MaxObjectSize bounds one object PUT (default Swift's max_file_size: 5 GiB + 2 bytes).
@@ -59,6 +62,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Auth == nil {
 		return errors.New("swift: no authenticator")
+	}
+	if c.Accounts == nil {
+		return errors.New("swift: no account store")
 	}
 	if c.TokenTTL == 0 {
 		c.TokenTTL = DefaultTokenTTL
