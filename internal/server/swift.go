@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/auth"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/s3"
 	"github.com/cairn-store/cairn/internal/swift"
 )
 
@@ -28,7 +29,8 @@ func (a swiftAuth) AuthenticateSwift(ctx context.Context, account, user, key str
 }
 
 func newSwift(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Registry) (http.Handler, error) {
-	h, err := swift.New(swift.Config{Proxy: px, Auth: swiftAuth{keys}, Accounts: swiftAccounts{keys}, Logger: cfg.Logger, Registry: reg})
+	h, err := swift.New(swift.Config{Proxy: px, Auth: swiftAuth{keys}, Accounts: swiftAccounts{keys},
+		Capabilities: map[string]any{"s3api": s3.Capabilities()}, Logger: cfg.Logger, Registry: reg})
 	if err != nil {
 		return nil, fmt.Errorf("server: Swift front end: %w", err)
 	}

@@ -45,6 +45,9 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 			"min_segment_size": minSegmentSize},
 		"bulk_delete": map[string]any{"max_deletes_per_request": maxDeletesPerRequest, "max_failed_deletes": maxFailedDeletes},
 	}
+	for name, v := range h.cfg.Capabilities {
+		doc[name] = v
+	}
 	body, err := json.Marshal(doc)
 	if err != nil {
 		return err

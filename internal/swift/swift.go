@@ -40,6 +40,9 @@ type Config struct {
 	Accounts AccountStore
 	// TokenTTL is how long an issued token is valid (default 24 h, as tempauth's token_life).
 	TokenTTL time.Duration
+	// Capabilities are other front ends' entries in /info (e.g. "s3api": the S3 front end's
+	// limits), listed beside the Swift front end's own.
+	Capabilities map[string]any
 	// MaxObjectSize bounds one object PUT (default Swift's max_file_size: 5 GiB + 2 bytes).
 	MaxObjectSize int64
 	Logger        *slog.Logger
