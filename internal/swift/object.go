@@ -49,6 +49,9 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
+	if err := h.checkPutIfNoneMatch(r, rq); err != nil {
+		return err
+	}
 	if q := r.URL.Query(); q.Has("multipart-manifest") {
 		if q.Get("multipart-manifest") != "put" {
 			return errBadRequest.withText("multipart-manifest must be put on a PUT")
