@@ -87,7 +87,10 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
-	rd, err := h.proxy.GetObject(ctx, src, nil)
+	// A Range on the copy request copies that range of the source, as Swift's copy middleware
+	// does (its GET of the source carries the request's headers).
+	rng := parseRange(r.Header.Get("Range"))
+	rd, err := h.proxy.GetObject(ctx, src, rng)
 	if err != nil {
 		return fmt.Errorf("copy source %s/%s: %w", src.Container, src.Object, err)
 	}
@@ -122,7 +125,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	// A plain source's MD5 is known: the copy must arrive with the same one. A manifest's ETag
 	// is not the MD5 of its bytes, so its copy (a plain object) gets a fresh one.
 	want := ""
-	if srcObj.Manifest == nil {
+	if srcObj.Manifest == nil && rng == nil {
 		want = srcObj.ETag
 	}
 	stored, err := h.proxy.PutObject(ctx, dst, obj, rd, proxy.PutOptions{BeforeCommit: etagMatcher(want)})

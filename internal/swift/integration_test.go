@@ -362,7 +362,12 @@ func TestSwiftAccount(t *testing.T) {
 	if body != "Maximum limit is 10000" {
 		t.Errorf("412 body %q", body)
 	}
-	c.must("GET", "?delimiter=ab", nil, "", 412)
+	if _, body := c.must("GET", "?delimiter=c%00", nil, "", 200); body != "a\nc\nd\n" {
+		t.Errorf("listing with a two-character delimiter: %q", body)
+	}
+	if _, body := c.must("GET", "?marker=a%00&reverse=on", nil, "", 200); body != "a\n" {
+		t.Errorf("reverse listing below marker a\\x00: %q", body)
+	}
 	resp, _ = c.must("POST", "", map[string]string{"X-Account-Meta-Color": "blue", "X-Account-Meta-Shape": "round"}, "", 204)
 	if resp.Header.Get("X-Account-Meta-Color") != "blue" {
 		t.Errorf("POST answer headers %v", resp.Header)

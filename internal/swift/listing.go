@@ -39,20 +39,19 @@ type listRequest struct {
 
 // parseListing reads a listing's query (prefix, delimiter, marker, end_marker, limit, reverse,
 // format) and Accept header, with Swift's rules: a limit above 10000 is 412, a non-numeric one is
-// ignored; the delimiter is one character; format= overrides Accept; an Accept that allows none
+// ignored; format= overrides Accept; an Accept that allows none
 // of the formats is 406.
 func parseListing(q url.Values, accept string) (listRequest, error) {
 	lr := listRequest{opts: meta.ListOptions{
 		Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), Marker: q.Get("marker"),
 		EndMarker: q.Get("end_marker"), Limit: listingLimit, Reverse: truthy(q.Get("reverse")),
 	}}
-	for _, v := range []string{lr.opts.Prefix, lr.opts.Delimiter, lr.opts.Marker, lr.opts.EndMarker} {
-		if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
-			return lr, errBadName
+	// Swift 2.30 asks only that each parameter be UTF-8: a delimiter may be several characters
+	// long, and a marker may hold a NUL (clients use "name\x00" as "just after name").
+	for _, name := range []string{"prefix", "delimiter", "marker", "end_marker", "path"} {
+		if !utf8.ValidString(q.Get(name)) {
+			return lr, errBadRequest.withText("%q parameter not valid UTF-8", name)
 		}
-	}
-	if d := lr.opts.Delimiter; d != "" && (utf8.RuneCountInString(d) > 1 || []rune(d)[0] > 254) {
-		return lr, errPreconditionFailed.withText("Bad delimiter")
 	}
 	if v := q.Get("limit"); v != "" && isDigits(v) {
 		n, err := strconv.Atoi(v)

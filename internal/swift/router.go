@@ -152,6 +152,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 		}
 		return h.info(w, r)
 	}
+	if r.URL.Path == "/v1" || r.URL.Path == "/v1/" {
+		return errPreconditionFailed.withText("Bad URL").asHTML() // a version without an account
+	}
 	t, ok := parsePath(r.URL.Path)
 	if !ok {
 		return fmt.Errorf("path %q: %w", r.URL.Path, errNotFound)

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -141,6 +142,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("X-Trans-Id", rq.transID)
 	hdr.Set("X-Openstack-Request-Id", rq.transID)
+	// Swift's servers answer a client's "Connection: keep-alive" in kind (Go's server keeps
+	// HTTP/1.1 connections open anyway, but says nothing).
+	if strings.EqualFold(strings.TrimSpace(r.Header.Get("Connection")), "keep-alive") {
+		hdr.Set("Connection", "keep-alive")
+	}
 
 	err := h.serve(rec, r, rq)
 	if err != nil && !errors.Is(err, errAbortResponse) {

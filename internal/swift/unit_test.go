@@ -75,9 +75,15 @@ func TestParseListing(t *testing.T) {
 	if lr.opts != want || lr.format != formatXML {
 		t.Errorf("got %+v %v", lr.opts, lr.format)
 	}
-	for _, bad := range []url.Values{{"limit": {"10001"}}, {"delimiter": {"ab"}}, {"prefix": {"\xff"}}, {"marker": {"a\x00"}}} {
+	for _, bad := range []url.Values{{"limit": {"10001"}}, {"prefix": {"\xff"}}, {"end_marker": {"a\xff"}}} {
 		if _, err := parseListing(bad, ""); err == nil {
 			t.Errorf("parseListing(%v) accepted", bad)
+		}
+	}
+	// As Swift 2.30: multi-character delimiters, and a NUL in a marker ("just after a").
+	for _, good := range []url.Values{{"delimiter": {"ab"}}, {"marker": {"a\x00"}}} {
+		if _, err := parseListing(good, ""); err != nil {
+			t.Errorf("parseListing(%v): %v", good, err)
 		}
 	}
 	if lr, err := parseListing(url.Values{"limit": {"-3"}}, ""); err != nil || lr.opts.Limit != listingLimit {

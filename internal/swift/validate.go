@@ -38,7 +38,7 @@ func checkRequest(r *http.Request, rq *request) error {
 		}
 	}
 	if len(rq.account) > maxAccountNameLength {
-		return errBadRequest.withText("Account name length of %d longer than %d", len(rq.account), maxAccountNameLength)
+		return errBadRequest.withText("Account name length of %d longer than %d", len(rq.account), maxAccountNameLength).asHTML()
 	}
 	if rq.container != "" {
 		if err := checkContainerName(rq.container); err != nil {
@@ -67,7 +67,7 @@ var errBadName = errPreconditionFailed.withText("Invalid UTF8 or contains NULL")
 // Cairn's reserved containers, which clients must never reach.
 func checkContainerName(name string) error {
 	if len(name) > maxContainerNameLen {
-		return errBadRequest.withText("Container name length of %d longer than %d", len(name), maxContainerNameLen)
+		return errBadRequest.withText("Container name length of %d longer than %d", len(name), maxContainerNameLen).asHTML()
 	}
 	if strings.Contains(name, "/") {
 		return errBadRequest.withText("Container name cannot contain slashes")
