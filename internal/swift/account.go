@@ -105,6 +105,13 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *reques
 	}
 	var m map[string]string
 	if len(um) > 0 {
+		stored, err := h.accountMetadata(ctx, rq)
+		if err != nil {
+			return err
+		}
+		if err := checkMergedMeta(stored, accountMetaPrefix, um); err != nil {
+			return err
+		}
 		changes := make(map[string]string, len(um))
 		for k, v := range um {
 			changes[accountMetaPrefix+k] = v

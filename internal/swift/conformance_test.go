@@ -1,7 +1,10 @@
 package swift_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 )
 
 // Behaviours that Swift's own functional tests check, one test each, so that a regression names
@@ -77,5 +80,64 @@ func TestSwiftEdgePaths(t *testing.T) {
 	resp, _ = c.must("HEAD", "", map[string]string{"Connection": "keep-alive"}, "", 204)
 	if resp.Header.Get("Connection") != "keep-alive" {
 		t.Errorf("Connection: keep-alive not answered: %v", resp.Header)
+	}
+}
+
+func TestSwiftMergedMetadataLimits(t *testing.T) {
+	s := newStack(t)
+	c := s.client(t, "acme:alice", "alice-key")
+	c.must("PUT", "/box", nil, "", 201)
+	// Each POST is within the limits alone; the second would take the stored total past 4096.
+	big := strings.Repeat("v", 250)
+	for _, path := range []string{"", "/box"} {
+		kind := "Account"
+		if path != "" {
+			kind = "Container"
+		}
+		first, second := map[string]string{}, map[string]string{}
+		for i := 0; i < 10; i++ {
+			first[fmt.Sprintf("X-%s-Meta-A%02d", kind, i)] = big
+			second[fmt.Sprintf("X-%s-Meta-B%02d", kind, i)] = big
+		}
+		c.must("POST", path, first, "", 204)
+		_, body := c.must("POST", path, second, "", 400)
+		if body != "Total metadata too large; max 4096" {
+			t.Errorf("%s: body %q", kind, body)
+		}
+		resp, _ := c.must("HEAD", path, nil, "", 204)
+		if resp.Header.Get("X-"+kind+"-Meta-B00") != "" || resp.Header.Get("X-"+kind+"-Meta-A00") != big {
+			t.Errorf("%s: a refused POST changed the metadata", kind)
+		}
+		// Replacing a value keeps the total the same: allowed.
+		c.must("POST", path, map[string]string{"X-" + kind + "-Meta-A00": strings.Repeat("w", 250)}, "", 204)
+	}
+}
+
+func TestSwiftContainerLastModified(t *testing.T) {
+	s := newStack(t)
+	c := s.client(t, "acme:alice", "alice-key")
+	c.must("PUT", "/box", nil, "", 201)
+	lm := func() string {
+		resp, _ := c.must("HEAD", "/box", nil, "", 204)
+		return resp.Header.Get("Last-Modified")
+	}
+	t0 := lm()
+	s.clock.advance(2 * time.Second)
+	c.must("POST", "/box", map[string]string{"X-Container-Meta-A": "b"}, "", 204)
+	t1 := lm()
+	if t1 == t0 {
+		t.Errorf("POST left Last-Modified at %s", t0)
+	}
+	s.clock.advance(2 * time.Second)
+	c.must("PUT", "/box", nil, "", 202)
+	t2 := lm()
+	if t2 == t1 {
+		t.Errorf("PUT of an existing container left Last-Modified at %s", t1)
+	}
+	s.clock.advance(2 * time.Second)
+	c.must("PUT", "/box/o", nil, "x", 201)
+	c.must("POST", "/box/o", map[string]string{"X-Object-Meta-A": "b"}, "", 202)
+	if t3 := lm(); t3 != t2 {
+		t.Errorf("object writes moved the container's Last-Modified: %s, then %s", t2, t3)
 	}
 }

@@ -1,6 +1,7 @@
 package swift
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -47,12 +48,51 @@ func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	return m, nil
 }
 
+// containerModifiedKey is the container metadata key holding when the container was last PUT
+// or POSTed (meta.Timestamp in decimal): Swift's container Last-Modified moves with those, and
+// not with object writes.
+const containerModifiedKey = "sys:swift-modified"
+
+// containerModified is when a container was last PUT or POSTed.
+func containerModified(c meta.Container) meta.Timestamp {
+	if n, err := strconv.ParseInt(c.Meta[containerModifiedKey], 10, 64); err == nil && n > int64(c.Created) {
+		return meta.Timestamp(n)
+	}
+	return c.Created
+}
+
+// updateContainer stores a container PUT's or POST's settings m, with Swift's limits checked
+// on the merged user metadata, and moves the container's Last-Modified.
+func (h *Handler) updateContainer(ctx context.Context, rq *request, m map[string]string) error {
+	c, err := h.proxy.HeadContainer(ctx, rq.tenant, rq.container)
+	if err != nil {
+		return fmt.Errorf("head container %q: %w", rq.container, err)
+	}
+	changes := metaUpdate{}
+	for k, v := range m {
+		if name, ok := strings.CutPrefix(k, containerMetaPrefix); ok {
+			changes[name] = v
+		}
+	}
+	if err := checkMergedMeta(c.Meta, containerMetaPrefix, changes); err != nil {
+		return err
+	}
+	update := map[string]string{containerModifiedKey: strconv.FormatInt(h.cfg.Now().UnixNano(), 10)}
+	for k, v := range m {
+		update[k] = v
+	}
+	if _, err := h.proxy.PostContainer(ctx, rq.tenant, rq.container, update); err != nil {
+		return fmt.Errorf("update container %q: %w", rq.container, err)
+	}
+	return nil
+}
+
 // writeContainerHeaders sets the headers of a container GET, HEAD or POST.
 func writeContainerHeaders(hdr http.Header, c meta.Container) {
 	hdr.Set("X-Container-Object-Count", strconv.FormatInt(c.ObjectCount, 10))
 	hdr.Set("X-Container-Bytes-Used", strconv.FormatInt(c.BytesUsed, 10))
 	hdr.Set("X-Timestamp", swiftTimestamp(c.Created))
-	hdr.Set("Last-Modified", lastModified(c.Created).Format(http.TimeFormat))
+	hdr.Set("Last-Modified", lastModified(containerModified(c)).Format(http.TimeFormat))
 	hdr.Set("X-Storage-Policy", policyName)
 	for k, v := range c.Meta {
 		if name, ok := strings.CutPrefix(k, containerMetaPrefix); ok && v != "" {
@@ -103,10 +143,8 @@ func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 	err = h.proxy.CreateContainer(ctx, rq.tenant, rq.container, withoutEmpty(m))
 	if errors.Is(err, meta.ErrExists) {
-		if len(m) > 0 {
-			if _, err := h.proxy.PostContainer(ctx, rq.tenant, rq.container, m); err != nil {
-				return fmt.Errorf("update container %q: %w", rq.container, err)
-			}
+		if err := h.updateContainer(ctx, rq, m); err != nil {
+			return err
 		}
 		writeStatus(w, r, http.StatusAccepted)
 		return nil
@@ -138,13 +176,8 @@ func (h *Handler) postContainer(w http.ResponseWriter, r *http.Request, rq *requ
 	if err != nil {
 		return err
 	}
-	if len(m) == 0 {
-		_, err = h.proxy.HeadContainer(ctx, rq.tenant, rq.container)
-	} else {
-		_, err = h.proxy.PostContainer(ctx, rq.tenant, rq.container, m)
-	}
-	if err != nil {
-		return fmt.Errorf("post container %q: %w", rq.container, err)
+	if err := h.updateContainer(ctx, rq, m); err != nil {
+		return err
 	}
 	writeStatus(w, r, http.StatusNoContent)
 	return nil

@@ -137,6 +137,38 @@ func readMeta(hdr http.Header, kind string) (metaUpdate, error) {
 	return out, nil
 }
 
+// checkMergedMeta applies Swift's count and overall-size limits to the user metadata an account
+// or container would have after an update: stored holds it under prefix (with other settings
+// beside it, which do not count), changes are the update's names and values ("" removes). Swift's
+// account and container servers check the merged metadata the same way, so a POST that is
+// within the limits on its own can still be refused.
+func checkMergedMeta(stored map[string]string, prefix string, changes metaUpdate) error {
+	merged := map[string]string{}
+	for k, v := range stored {
+		if name, ok := strings.CutPrefix(k, prefix); ok && v != "" {
+			merged[name] = v
+		}
+	}
+	for k, v := range changes {
+		if v == "" {
+			delete(merged, k)
+		} else {
+			merged[k] = v
+		}
+	}
+	size := 0
+	for k, v := range merged {
+		size += len(k) + len(v)
+	}
+	if len(merged) > maxMetaCount {
+		return errBadRequest.withText("Too many metadata items; max %d", maxMetaCount)
+	}
+	if size > maxMetaOverallSize {
+		return errBadRequest.withText("Total metadata too large; max %d", maxMetaOverallSize)
+	}
+	return nil
+}
+
 func cutPrefixFold(s, prefix string) (string, bool) {
 	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
 		return s[len(prefix):], true
