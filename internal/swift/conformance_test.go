@@ -141,3 +141,27 @@ func TestSwiftContainerLastModified(t *testing.T) {
 		t.Errorf("object writes moved the container's Last-Modified: %s, then %s", t2, t3)
 	}
 }
+
+func TestSwiftListingPath(t *testing.T) {
+	s := newStack(t)
+	c := s.client(t, "acme:alice", "alice-key")
+	c.must("PUT", "/box", nil, "", 201)
+	for _, n := range []string{"file1", "dir1/", "dir1/file2", "dir1/sub1/", "dir1/sub1/f", "dir1/sub2/x", "/top", "/d/"} {
+		c.must("PUT", "/box/"+n, nil, "x", 201)
+	}
+	for path, want := range map[string]string{
+		"":      "dir1/\nfile1\n",
+		"dir1":  "dir1/file2\ndir1/sub1/\n", // sub2 has no marker object: not listed
+		"dir1/": "dir1/file2\ndir1/sub1/\n",
+		"/":     "/d/\n/top\n",
+		"none":  "",
+	} {
+		status := 200
+		if want == "" {
+			status = 204
+		}
+		if _, body := c.must("GET", "/box?path="+path, nil, "", status); body != want {
+			t.Errorf("path=%q: %q, want %q", path, body, want)
+		}
+	}
+}

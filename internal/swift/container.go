@@ -121,17 +121,42 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 		}
 		for i := range page.Objects {
 			o := &page.Objects[i]
+			if lr.dirOnly && o.Name == lr.opts.Prefix {
+				continue // path= lists a directory's children, not its own marker
+			}
 			items = append(items, listItem{name: o.Name, obj: o})
 		}
 		for _, p := range page.CommonPrefixes {
 			if !lr.dirOnly {
 				items = append(items, listItem{name: p, subdir: true})
+				continue
+			}
+			// path=: a pseudo-directory is listed only when an object of its name (a
+			// directory marker, "dir/") exists, as an object.
+			marker, err := h.dirMarker(ctx, rq, p)
+			if err != nil {
+				return err
+			}
+			if marker != nil {
+				items = append(items, listItem{name: p, obj: marker})
 			}
 		}
 		items = merge(items, lr.opts.Reverse)
 	}
 	writeListing(w, r, lr, "container", rq.container, items)
 	return nil
+}
+
+// dirMarker returns the listing entry of the object named exactly dir, nil if there is none.
+func (h *Handler) dirMarker(ctx context.Context, rq *request, dir string) (*meta.ListEntry, error) {
+	page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, meta.ListOptions{Prefix: dir, Limit: 1})
+	if err != nil {
+		return nil, fmt.Errorf("list container %q: %w", rq.container, err)
+	}
+	if len(page.Objects) == 0 || page.Objects[0].Name != dir {
+		return nil, nil
+	}
+	return &page.Objects[0], nil
 }
 
 // putContainer creates a container (201), or updates the metadata of an existing one (202).

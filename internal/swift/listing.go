@@ -29,7 +29,8 @@ type listRequest struct {
 	// empty: limit=0 asks for no entries (meta.ListOptions would read 0 as the default).
 	empty bool
 	// dirOnly: path=P lists the direct children of P only (Swift's old pseudo-directory
-	// query), read as prefix P/ with delimiter / and the subdirs left out.
+	// query), read as prefix P/ with delimiter /: objects, and the subdirectories that have a
+	// directory marker object ("P/sub/"), listed as that object.
 	dirOnly bool
 	// vary: the format came from Accept, so the answer varies with it.
 	vary        bool
@@ -62,9 +63,11 @@ func parseListing(q url.Values, accept string) (listRequest, error) {
 		lr.empty = n == 0
 	}
 	if p, ok := q["path"]; ok {
+		// As Swift: "dir", "dir/" and "dir//" all name the directory "dir/"; "/" is the
+		// directory of names that start with a slash.
 		prefix := p[0]
-		if prefix != "" && !strings.HasSuffix(prefix, "/") {
-			prefix += "/"
+		if prefix != "" {
+			prefix = strings.TrimRight(prefix, "/") + "/"
 		}
 		lr.opts.Prefix, lr.opts.Delimiter, lr.dirOnly = prefix, "/", true
 	}
