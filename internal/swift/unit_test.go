@@ -273,7 +273,7 @@ func TestSwiftTimestamps(t *testing.T) {
 	if got := listingTime(ts); got != "2026-11-22T08:55:05.073280" {
 		t.Errorf("listingTime %q", got)
 	}
-	if guessContentType("a.txt") != "text/plain" || guessContentType("noext") != "application/octet-stream" {
+	if guessContentType("a.txt") != "text/plain" || guessContentType("noext") != "application/octet-stream" || guessContentType("b.WAV") != "audio/x-wav" || guessContentType("c.zip") != "application/zip" {
 		t.Error("guessContentType")
 	}
 }

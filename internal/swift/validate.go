@@ -269,11 +269,22 @@ func objectMetaFromRequest(hdr http.Header, objectName string, now time.Time) (m
 	return obj, nil
 }
 
+// pythonTypes are the extensions whose type in Go's built-in table differs from the one in
+// Python's (which Swift uses); Go's built-in table wins over the system's mime.types, Python's
+// does not, so these are pinned to what Swift answers on a Debian host.
+var pythonTypes = map[string]string{
+	".wav": "audio/x-wav",
+}
+
 // guessContentType guesses from the name's extension, as Swift does with Python's mimetypes,
 // falling back to application/octet-stream. Parameters Go adds (charset) are dropped, because
 // Swift's guess has none.
 func guessContentType(name string) string {
-	t := mime.TypeByExtension(path.Ext(name))
+	ext := path.Ext(name)
+	if t, ok := pythonTypes[strings.ToLower(ext)]; ok {
+		return t
+	}
+	t := mime.TypeByExtension(ext)
 	if t == "" {
 		return "application/octet-stream"
 	}
