@@ -165,3 +165,24 @@ func TestSwiftListingPath(t *testing.T) {
 		}
 	}
 }
+
+func TestSwiftDeleteAtFarFuture(t *testing.T) {
+	s := newStack(t)
+	c := s.client(t, "acme:alice", "alice-key")
+	c.must("PUT", "/box", nil, "", 201)
+	c.must("PUT", "/box/far", map[string]string{"X-Delete-At": strings.Repeat("1", 100)}, "x", 201)
+	resp, _ := c.must("HEAD", "/box/far", nil, "", 200)
+	if got := resp.Header.Get("X-Delete-At"); got != "9999999999" {
+		t.Errorf("X-Delete-At %q, want it clamped to 9999999999", got)
+	}
+	c.must("PUT", "/box/f", map[string]string{"X-Delete-At": "12.5e"}, "x", 400)
+	c.must("PUT", "/box/f", map[string]string{"X-Delete-At": "-5"}, "x", 400)
+	c.must("HEAD", "/box/f", nil, "", 404)
+}
+
+func TestSwiftDoubledSlashPath(t *testing.T) {
+	s := newStack(t)
+	c := s.client(t, "acme:alice", "alice-key")
+	resp, body := do(t, "GET", s.url+"//v1/AUTH_acme", map[string]string{"X-Auth-Token": c.tok}, nil)
+	expect(t, resp, body, 404)
+}

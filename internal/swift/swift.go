@@ -120,7 +120,8 @@ func IsSwiftPath(path string) bool {
 	case authPath, authPath + "/", infoPath, "/v1":
 		return true
 	}
-	return len(path) > 4 && path[:4] == "/v1/"
+	// "//v1/..." is a client's doubled slash: Swift answers it (404), S3 has no such bucket.
+	return strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "//v1/")
 }
 
 // request is what the front end knows about a request once it is routed.

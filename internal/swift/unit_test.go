@@ -37,7 +37,7 @@ func TestParsePath(t *testing.T) {
 }
 
 func TestIsSwiftPath(t *testing.T) {
-	for p, want := range map[string]bool{"/auth/v1.0": true, "/auth/v1.0/": true, "/info": true, "/v1/AUTH_x": true, "/v1": true,
+	for p, want := range map[string]bool{"/auth/v1.0": true, "/auth/v1.0/": true, "/info": true, "/v1/AUTH_x": true, "/v1": true, "//v1/AUTH_x": true,
 		"/": false, "/bucket": false, "/v1x": false, "/info/x": false, "/auth": false} {
 		if IsSwiftPath(p) != want {
 			t.Errorf("IsSwiftPath(%q) = %v", p, !want)
@@ -189,15 +189,17 @@ func TestReadMeta(t *testing.T) {
 func TestReadDeleteAt(t *testing.T) {
 	now := time.Unix(1000, 0)
 	for hdr, want := range map[[2]string]int64{
-		{"X-Delete-After", "10"}:  1010,
-		{"X-Delete-At", "2000"}:   2000,
-		{"X-Delete-At", "2000.5"}: -1,
-		{"X-Delete-At", "1000"}:   -1,
-		{"X-Delete-At", "x"}:      -1,
-		{"X-Delete-After", "-1"}:  -1,
-		{"X-Delete-After", "1.5"}: -1,
-		{"X-Delete-At", "NaN"}:    -1,
-		{"X-Delete-At", "1e300"}:  -1,
+		{"X-Delete-After", "10"}:                   1010,
+		{"X-Delete-At", "2000"}:                    2000,
+		{"X-Delete-At", "2000.5"}:                  -1,
+		{"X-Delete-At", "1000"}:                    -1,
+		{"X-Delete-At", "x"}:                       -1,
+		{"X-Delete-After", "-1"}:                   -1,
+		{"X-Delete-After", "1.5"}:                  -1,
+		{"X-Delete-At", "NaN"}:                     -1,
+		{"X-Delete-At", "1e300"}:                   -1,
+		{"X-Delete-At", "+-5"}:                     -1,
+		{"X-Delete-At", "99999999999999999999999"}: 9999999999,
 	} {
 		got, err := readDeleteAt(http.Header{hdr[0]: {hdr[1]}}, now)
 		if want < 0 && err == nil || want >= 0 && (err != nil || got != want) {

@@ -186,6 +186,9 @@ func metaHeader(kind, name string) string {
 // shared with S3).
 var storedHeaders = []string{"Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires"}
 
+// maxDeleteAt is the latest expiry Swift keeps (its timestamps have ten digits).
+const maxDeleteAt = 9999999999
+
 // sysDeleteAt is the SysMeta key of an object's expiry (Unix seconds), X-Delete-At.
 const sysDeleteAt = "delete-at"
 
@@ -200,12 +203,23 @@ func readDeleteAt(hdr http.Header, now time.Time) (int64, error) {
 		if n < 0 {
 			return 0, errBadRequest.withText("X-Delete-After in past")
 		}
-		return now.Unix() + n, nil
+		return min(now.Unix()+n, maxDeleteAt), nil
 	}
 	if v := hdr.Get("X-Delete-At"); v != "" {
-		at, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
+		// Swift reads the value as an integer of any size and clamps it to ten digits, so
+		// that a time past 2286 (or a hundred-digit number) means "as late as can be".
+		digits := strings.TrimSpace(v)
+		neg := strings.HasPrefix(digits, "-")
+		digits = strings.TrimLeft(digits, "+-")
+		if digits == "" || len(digits) < len(strings.TrimSpace(v))-1 || !isDigits(digits) {
 			return 0, errBadRequest.withText("Non-integer X-Delete-At")
+		}
+		at, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil || at > maxDeleteAt {
+			at = maxDeleteAt
+		}
+		if neg {
+			at = 0
 		}
 		if at <= now.Unix() {
 			return 0, errBadRequest.withText("X-Delete-At in past")
