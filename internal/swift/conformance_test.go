@@ -2,6 +2,7 @@ package swift_test
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -185,4 +186,48 @@ func TestSwiftDoubledSlashPath(t *testing.T) {
 	c := s.client(t, "acme:alice", "alice-key")
 	resp, body := do(t, "GET", s.url+"//v1/AUTH_acme", map[string]string{"X-Auth-Token": c.tok}, nil)
 	expect(t, resp, body, 404)
+}
+
+func TestSwiftCORS(t *testing.T) {
+	s := newStack(t)
+	c := s.client(t, "acme:alice", "alice-key")
+	c.must("PUT", "/box", map[string]string{"X-Container-Meta-Access-Control-Allow-Origin": "*",
+		"X-Container-Meta-Access-Control-Max-Age": "60"}, "", 201)
+	c.must("PUT", "/box/cat", map[string]string{"X-Object-Meta-Color": "red"}, "test", 201)
+	anon := func(method string, hdr map[string]string) *http.Response {
+		resp, body := do(t, method, c.store+"/box/cat", hdr, nil)
+		_ = body
+		return resp
+	}
+	if resp := anon("OPTIONS", map[string]string{"Origin": "http://m.com"}); resp.StatusCode != 401 {
+		t.Errorf("preflight without a method: %d", resp.StatusCode)
+	}
+	resp := anon("OPTIONS", map[string]string{"Origin": "http://m.com", "Access-Control-Request-Method": "GET",
+		"Access-Control-Request-Headers": "x-auth-token, range"})
+	if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "*" || resp.Header.Get("Access-Control-Max-Age") != "60" ||
+		resp.Header.Get("Access-Control-Allow-Headers") != "x-auth-token, range" || !strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "GET") {
+		t.Errorf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp, _ = c.must("GET", "/box/cat", map[string]string{"Origin": "http://m.com"}, "", 200)
+	if resp.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "x-object-meta-color") {
+		t.Errorf("GET with Origin: %v", resp.Header)
+	}
+	// An allow list without "*": only the listed origin, echoed, gets CORS headers.
+	c.must("POST", "/box", map[string]string{"X-Container-Meta-Access-Control-Allow-Origin": "http://secret.com"}, "", 204)
+	if resp := anon("OPTIONS", map[string]string{"Origin": "http://m.com", "Access-Control-Request-Method": "GET"}); resp.StatusCode != 401 {
+		t.Errorf("preflight from an origin not allowed: %d", resp.StatusCode)
+	}
+	resp, _ = c.must("GET", "/box/cat", map[string]string{"Origin": "http://m.com"}, "", 200)
+	if resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("an origin not allowed got CORS headers: %v", resp.Header)
+	}
+	resp, _ = c.must("GET", "/box/cat", map[string]string{"Origin": "http://secret.com"}, "", 200)
+	if resp.Header.Get("Access-Control-Allow-Origin") != "http://secret.com" || resp.Header.Get("Vary") != "Origin" {
+		t.Errorf("allowed origin: %v", resp.Header)
+	}
+	// Preflights for a container without CORS settings, or an account, say no / nothing.
+	c.must("PUT", "/plain", nil, "", 201)
+	if resp, _ := do(t, "OPTIONS", c.store+"/plain", map[string]string{"Origin": "http://m.com", "Access-Control-Request-Method": "GET"}, nil); resp.StatusCode != 401 {
+		t.Errorf("preflight on a container without CORS: %d", resp.StatusCode)
+	}
 }

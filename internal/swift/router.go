@@ -148,7 +148,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	case infoPath:
 		rq.op = opInfo
 		if r.Method == http.MethodOptions {
-			return options(w, r, rq, []string{"GET", "HEAD"})
+			return h.options(w, r, rq, []string{"GET", "HEAD"})
 		}
 		return h.info(w, r)
 	}
@@ -164,7 +164,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	rq.tenant = tenant
 	if r.Method == http.MethodOptions {
 		_, allow := route("", nil, t)
-		return options(w, r, rq, allow)
+		return h.options(w, r, rq, allow)
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && t.container != "" {
+		w = &corsWriter{ResponseWriter: w, rules: h.corsOf(r.Context(), rq), origin: origin}
 	}
 	// Authenticate before anything else, so that an anonymous caller learns nothing.
 	if err := h.authorize(r, rq); err != nil {
@@ -192,14 +195,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	return h.ops(op)(w, r, rq)
 }
 
-// options answers OPTIONS as Swift does without CORS settings: the allowed methods, without
-// authentication; a CORS preflight (with Origin) is refused, since no container allows any
-// origin (CORS is not supported).
-func options(w http.ResponseWriter, r *http.Request, rq *request, allow []string) error {
+// options answers OPTIONS as Swift does: the allowed methods, without authentication; with an
+// Origin it is a CORS preflight, answered from the container's CORS settings (cors.go).
+func (h *Handler) options(w http.ResponseWriter, r *http.Request, rq *request, allow []string) error {
 	rq.op = opOptions
-	w.Header().Set("Allow", strings.Join(append(allow, "OPTIONS"), ", "))
+	allow = append(allow, "OPTIONS")
+	w.Header().Set("Allow", strings.Join(allow, ", "))
 	if r.Header.Get("Origin") != "" {
-		return fmt.Errorf("CORS preflight: %w", errUnauthorized)
+		return h.preflight(w, r, rq, allow)
 	}
 	writeStatus(w, r, http.StatusOK)
 	return nil
