@@ -51,6 +51,7 @@ func writeAccountHeaders(hdr http.Header, a meta.Account, m map[string]string) {
 			hdr.Set(metaHeader("Account", name), v)
 		}
 	}
+	writeRFCEtags(hdr, "Account", m)
 }
 
 // getAccount serves GET and HEAD on an account: its usage, its metadata and, for GET, its
@@ -103,18 +104,19 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *reques
 	if err != nil {
 		return fmt.Errorf("head account %s: %w", rq.account, err)
 	}
+	changes := make(map[string]string, len(um))
+	for k, v := range um {
+		changes[accountMetaPrefix+k] = v
+	}
+	readRFCEtags(r.Header, "Account", changes)
 	var m map[string]string
-	if len(um) > 0 {
+	if len(changes) > 0 {
 		stored, err := h.accountMetadata(ctx, rq)
 		if err != nil {
 			return err
 		}
 		if err := checkMergedMeta(stored, accountMetaPrefix, um); err != nil {
 			return err
-		}
-		changes := make(map[string]string, len(um))
-		for k, v := range um {
-			changes[accountMetaPrefix+k] = v
 		}
 		if m, err = h.cfg.Accounts.UpdateAccountMetadata(ctx, rq.tenant, changes); err != nil {
 			return fmt.Errorf("update metadata of account %s: %w", rq.account, err)

@@ -231,3 +231,39 @@ func TestSwiftCORS(t *testing.T) {
 		t.Errorf("preflight on a container without CORS: %d", resp.StatusCode)
 	}
 }
+
+func TestSwiftEtagQuoter(t *testing.T) {
+	s := newStack(t)
+	c := s.client(t, "acme:alice", "alice-key")
+	c.must("PUT", "/box", nil, "", 201)
+	c.must("PUT", "/box/o", nil, "test", 201)
+	etag := func() string {
+		resp, _ := c.must("HEAD", "/box/o", nil, "", 200)
+		return resp.Header.Get("Etag")
+	}
+	bare := md5hex("test")
+	if e := etag(); e != bare {
+		t.Errorf("default ETag %q", e)
+	}
+	c.must("POST", "/box", map[string]string{"X-Container-Rfc-Compliant-Etags": "t"}, "", 204)
+	if e := etag(); e != `"`+bare+`"` {
+		t.Errorf("container on: ETag %q", e)
+	}
+	resp, _ := c.must("HEAD", "/box", nil, "", 204)
+	if resp.Header.Get("X-Container-Rfc-Compliant-Etags") != "True" {
+		t.Errorf("container setting not shown: %v", resp.Header)
+	}
+	c.must("POST", "", map[string]string{"X-Account-Rfc-Compliant-Etags": "t"}, "", 204)
+	c.must("POST", "/box", map[string]string{"X-Container-Rfc-Compliant-Etags": ""}, "", 204)
+	if e := etag(); e != `"`+bare+`"` {
+		t.Errorf("account on, container unset: ETag %q", e)
+	}
+	c.must("POST", "/box", map[string]string{"X-Container-Rfc-Compliant-Etags": "f"}, "", 204)
+	if e := etag(); e != bare {
+		t.Errorf("account on, container off: ETag %q", e)
+	}
+	resp, _ = c.must("PUT", "/box/p", nil, "x", 201)
+	if resp.Header.Get("Etag") != md5hex("x") {
+		t.Errorf("PUT answer ETag %q", resp.Header.Get("Etag"))
+	}
+}

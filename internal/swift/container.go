@@ -38,12 +38,13 @@ func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m map[string]string
+	m := map[string]string{}
 	for k, v := range um {
-		if m == nil {
-			m = map[string]string{}
-		}
 		m[containerMetaPrefix+k] = v
+	}
+	readRFCEtags(hdr, "Container", m)
+	if len(m) == 0 {
+		return nil, nil
 	}
 	return m, nil
 }
@@ -94,6 +95,7 @@ func writeContainerHeaders(hdr http.Header, c meta.Container) {
 	hdr.Set("X-Timestamp", swiftTimestamp(c.Created))
 	hdr.Set("Last-Modified", lastModified(containerModified(c)).Format(http.TimeFormat))
 	hdr.Set("X-Storage-Policy", policyName)
+	writeRFCEtags(hdr, "Container", c.Meta)
 	for k, v := range c.Meta {
 		if name, ok := strings.CutPrefix(k, containerMetaPrefix); ok && v != "" {
 			hdr.Set(metaHeader("Container", name), v)

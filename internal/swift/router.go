@@ -166,6 +166,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 		_, allow := route("", nil, t)
 		return h.options(w, r, rq, allow)
 	}
+	if t.object != "" && h.quoteEtags(r.Context(), rq) {
+		w = &etagQuoter{ResponseWriter: w}
+	}
 	if origin := r.Header.Get("Origin"); origin != "" && t.container != "" {
 		w = &corsWriter{ResponseWriter: w, rules: h.corsOf(r.Context(), rq), origin: origin}
 	}
