@@ -16,6 +16,7 @@ const (
 	opHeadAccount     = "HeadAccount"
 	opPostAccount     = "PostAccount"
 	opBulkDelete      = "BulkDelete"
+	opBulkUpload      = "BulkUpload"
 	opGetContainer    = "GetContainer"
 	opHeadContainer   = "HeadContainer"
 	opPutContainer    = "PutContainer"
@@ -185,6 +186,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 			return err
 		}
 		return h.bulkDelete(w, r, rq)
+	}
+	if r.Method == http.MethodPut && r.URL.Query().Has("extract-archive") {
+		rq.op = opBulkUpload
+		return h.extractArchive(w, r, rq, r.URL.Query().Get("extract-archive"))
 	}
 	op, allow := route(r.Method, r.Header, t)
 	if op == "" {
