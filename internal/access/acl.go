@@ -150,7 +150,9 @@ func (g Grantee) matches(id Identity) bool {
 	case g.URI == AuthenticatedUsersURI:
 		return !id.Anonymous && id.Account != ""
 	case g.ID != "":
-		return !id.Anonymous && id.Account == g.ID
+		// A grant to an account (canonical ID) is for the account, which its administrators
+		// act for; see Principal.matches.
+		return !id.Anonymous && id.Account == g.ID && id.Admin
 	}
 	return false
 }
