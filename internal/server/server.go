@@ -122,16 +122,18 @@ func Start(cfg Config) (*Server, error) {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), node.Collector())
-	front, err := newS3(cfg, px, keys, reg)
+	s3h, err := newS3(cfg, px, keys, reg)
 	if err != nil {
 		node.Close()
 		return nil, err
 	}
-	if front, err = withAdmin(cfg, px, keys, front); err != nil {
+	front, err := withAdmin(cfg, px, keys, s3h)
+	if err != nil {
 		node.Close()
 		return nil, err
 	}
-	sw, err := newSwift(cfg, px, keys, reg)
+	// Swift's changes to a container's access state reach the S3 front end's cache at once.
+	sw, err := newSwift(cfg, px, keys, reg, s3h.ForgetAccessState)
 	if err != nil {
 		node.Close()
 		return nil, err

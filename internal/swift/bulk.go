@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
@@ -169,9 +170,19 @@ func (h *Handler) bulkDelete(w http.ResponseWriter, r *http.Request, rq *request
 			res.failed = append(res.failed, [2]string{p, toSwiftError(err).statusLine()})
 			continue
 		}
+		// Each item is decided as its own DELETE would be (Swift's bulk middleware makes
+		// subrequests).
 		if o == "" {
+			if err := rq.requireAdmin(rq.tenant, "delete containers"); err != nil {
+				res.failed = append(res.failed, [2]string{p, toSwiftError(err).statusLine()})
+				continue
+			}
 			res.record(p, h.proxy.DeleteContainer(ctx, rq.tenant, c))
 		} else {
+			if err := h.allow(ctx, r, rq, rq.tenant, c, o, access.DeleteObject); err != nil {
+				res.failed = append(res.failed, [2]string{p, toSwiftError(err).statusLine()})
+				continue
+			}
 			res.record(p, h.proxy.DeleteObject(ctx, meta.ObjectName{Account: rq.tenant, Container: c, Object: o}))
 		}
 		if err := ctx.Err(); err != nil {

@@ -267,3 +267,23 @@ func TestSwiftEtagQuoter(t *testing.T) {
 		t.Errorf("PUT answer ETag %q", resp.Header.Get("Etag"))
 	}
 }
+
+func TestSwiftContainerQuotas(t *testing.T) {
+	s := newStack(t)
+	c := s.client(t, "acme:alice", "alice-key")
+	c.must("PUT", "/box", map[string]string{"X-Container-Meta-Quota-Bytes": "x"}, "", 400)
+	c.must("HEAD", "/box", nil, "", 404)
+	c.must("PUT", "/box", map[string]string{"X-Container-Meta-Quota-Bytes": "10", "X-Container-Meta-Quota-Count": "3"}, "", 201)
+	c.must("PUT", "/box/a", nil, "123456", 201)
+	_, body := c.must("PUT", "/box/b", nil, "12345", 413)
+	if body != "Upload exceeds quota." {
+		t.Errorf("413 body %q", body)
+	}
+	c.must("HEAD", "/box/b", nil, "", 404)
+	c.must("PUT", "/box/b", nil, "1234", 201)
+	c.must("COPY", "/box/a", map[string]string{"Destination": "box/c"}, "", 413)
+	c.must("POST", "/box", map[string]string{"X-Container-Meta-Quota-Bytes": ""}, "", 204)
+	c.must("PUT", "/box/c", nil, "123", 201)
+	c.must("PUT", "/box/d", nil, "1", 413) // the count quota: 3 objects
+	c.must("POST", "/box", map[string]string{"X-Container-Meta-Quota-Count": "zz"}, "", 400)
+}

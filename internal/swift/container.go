@@ -20,7 +20,7 @@ const policyName = "Policy-0"
 
 // unsupportedContainerHeaders are container settings Swift stores and acts on that Cairn has
 // not implemented: refusing them is better than storing a container without them.
-var unsupportedContainerHeaders = []string{"X-Container-Read", "X-Container-Write", "X-Container-Sync-To",
+var unsupportedContainerHeaders = []string{"X-Container-Sync-To",
 	"X-Container-Sync-Key", "X-Versions-Location", "X-History-Location", "X-Versions-Enabled"}
 
 // readContainerSettings reads the metadata of a container PUT or POST, as the keys of
@@ -42,7 +42,13 @@ func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	for k, v := range um {
 		m[containerMetaPrefix+k] = v
 	}
+	if err := checkQuotaHeaders(hdr); err != nil {
+		return nil, err
+	}
 	readRFCEtags(hdr, "Container", m)
+	if err := readContainerACLs(hdr, m); err != nil {
+		return nil, err
+	}
 	if len(m) == 0 {
 		return nil, nil
 	}
@@ -89,7 +95,10 @@ func (h *Handler) updateContainer(ctx context.Context, rq *request, m map[string
 }
 
 // writeContainerHeaders sets the headers of a container GET, HEAD or POST.
-func writeContainerHeaders(hdr http.Header, c meta.Container) {
+func writeContainerHeaders(hdr http.Header, c meta.Container, showACLs bool) {
+	if showACLs {
+		writeContainerACLs(hdr, c.Meta)
+	}
 	hdr.Set("X-Container-Object-Count", strconv.FormatInt(c.ObjectCount, 10))
 	hdr.Set("X-Container-Bytes-Used", strconv.FormatInt(c.BytesUsed, 10))
 	hdr.Set("X-Timestamp", swiftTimestamp(c.Created))
@@ -114,7 +123,7 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return fmt.Errorf("head container %q: %w", rq.container, err)
 	}
-	writeContainerHeaders(w.Header(), c)
+	writeContainerHeaders(w.Header(), c, rq.ownerAdmin(rq.tenant))
 	var items []listItem
 	if r.Method == http.MethodGet && !lr.empty {
 		page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, lr.opts)
@@ -149,6 +158,13 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 	return nil
 }
 
+// changed tells the server that the request's container changed.
+func (h *Handler) changed(rq *request) {
+	if h.cfg.ContainerChanged != nil {
+		h.cfg.ContainerChanged(rq.tenant, rq.container)
+	}
+}
+
 // dirMarker returns the listing entry of the object named exactly dir, nil if there is none.
 func (h *Handler) dirMarker(ctx context.Context, rq *request, dir string) (*meta.ListEntry, error) {
 	page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, meta.ListOptions{Prefix: dir, Limit: 1})
@@ -173,12 +189,16 @@ func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *reque
 		if err := h.updateContainer(ctx, rq, m); err != nil {
 			return err
 		}
+		h.claimIfShared(ctx, rq, m)
+		h.changed(rq)
 		writeStatus(w, r, http.StatusAccepted)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("create container %q: %w", rq.container, err)
 	}
+	h.claimIfShared(ctx, rq, m)
+	h.changed(rq)
 	writeStatus(w, r, http.StatusCreated)
 	return nil
 }
@@ -206,6 +226,8 @@ func (h *Handler) postContainer(w http.ResponseWriter, r *http.Request, rq *requ
 	if err := h.updateContainer(ctx, rq, m); err != nil {
 		return err
 	}
+	h.claimIfShared(ctx, rq, m)
+	h.changed(rq)
 	writeStatus(w, r, http.StatusNoContent)
 	return nil
 }
@@ -214,6 +236,11 @@ func (h *Handler) postContainer(w http.ResponseWriter, r *http.Request, rq *requ
 func (h *Handler) deleteContainer(w http.ResponseWriter, r *http.Request, rq *request) error {
 	if err := h.proxy.DeleteContainer(r.Context(), rq.tenant, rq.container); err != nil {
 		return fmt.Errorf("delete container %q: %w", rq.container, err)
+	}
+	h.changed(rq)
+	// A shared container's name is released with it (a no-op for a name it never claimed).
+	if err := h.proxy.ReleaseName(r.Context(), rq.container, rq.tenant); err != nil {
+		h.log.WarnContext(r.Context(), "swift: cannot release a deleted container's name; it stays claimed until taken over", "container", rq.container, "err", err)
 	}
 	writeStatus(w, r, http.StatusNoContent)
 	return nil

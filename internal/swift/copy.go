@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 )
@@ -22,7 +23,8 @@ func parseCopyPath(v string) (container, object string, ok bool) {
 }
 
 // copyAccount resolves the account a copy's other side lives in (Destination-Account or
-// X-Copy-From-Account, else the request's) and checks that the caller may use it.
+// X-Copy-From-Account, else the request's). Whether the caller may read or write there is
+// decided with both sides (copyObject).
 func (rq *request) copyAccount(v string) (string, error) {
 	if v == "" {
 		return rq.tenant, nil
@@ -30,9 +32,6 @@ func (rq *request) copyAccount(v string) (string, error) {
 	tenant, ok := strings.CutPrefix(v, resellerPrefix)
 	if !ok || tenant == "" || len(v) > maxAccountNameLength {
 		return "", errPreconditionFailed.withText("Invalid account %q", v)
-	}
-	if !rq.id.Root && tenant != rq.id.Account {
-		return "", fmt.Errorf("copy with account %s: %w", v, errForbidden)
 	}
 	return tenant, nil
 }
@@ -82,6 +81,14 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err := checkNoDLO(r); err != nil {
 		return err
 	}
+	// A copy reads its source and writes its destination, each as a GET and a PUT of its own
+	// would be decided (either may be in another account, with an ACL granting it).
+	if err := h.allow(ctx, r, rq, src.Account, src.Container, src.Object, access.GetObject); err != nil {
+		return err
+	}
+	if err := h.allow(ctx, r, rq, dst.Account, dst.Container, dst.Object, access.PutObject); err != nil {
+		return err
+	}
 	now := h.cfg.Now()
 	req, err := objectMetaFromRequest(r.Header, dst.Object, now)
 	if err != nil {
@@ -104,6 +111,9 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	if rd.Length > h.cfg.MaxObjectSize {
 		return errTooLarge
+	}
+	if err := h.checkQuota(ctx, dst.Account, dst.Container, access.Usage{Bytes: rd.Length, Objects: 1}); err != nil {
+		return err
 	}
 	obj := meta.Object{Size: rd.Length, ContentType: srcObj.ContentType, SysMeta: req.SysMeta}
 	if r.Header.Get("Content-Type") != "" {

@@ -131,7 +131,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 			realm = rq.account
 		}
 		// The realm comes from the URL: quoted, so that it cannot end the header value.
-		hdr.Set("Www-Authenticate", `Swift realm="`+quoteRealm(realm)+`"`)
+		hdr.Set("Www-Authenticate", `Swift realm="`+pyQuote(realm)+`"`)
 	}
 	if se.status == http.StatusNotModified {
 		// A 304 keeps the object's headers (Content-Type included) and has no body.
@@ -150,9 +150,10 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 	w.Write([]byte(se.body))
 }
 
-// quoteRealm percent-encodes every byte but letters, digits, "_.-~" and "/", as Swift quotes
-// the account it names in WWW-Authenticate.
-func quoteRealm(s string) string {
+// pyQuote percent-encodes every byte but letters, digits, "_.-~" and "/", as Python's
+// urllib quote does: Swift quotes so the account in WWW-Authenticate and the paths in bulk
+// answers.
+func pyQuote(s string) string {
 	const hexDigits = "0123456789ABCDEF"
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {

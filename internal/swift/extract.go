@@ -124,7 +124,7 @@ func (h *Handler) extractArchive(w http.ResponseWriter, r *http.Request, rq *req
 		return nil
 	}
 	fail := func(path, status string) {
-		failed = append(failed, [2]string{url.PathEscape(truncate(path, maxBulkPathLength)), status})
+		failed = append(failed, [2]string{pyQuote(truncate(path, maxBulkPathLength)), status})
 	}
 	base := strings.TrimRight(strings.TrimPrefix(strings.Join(nonEmpty(rq.container, rq.object), "/"), "/"), "/")
 	rd, err := open(r.Body)

@@ -44,6 +44,9 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 		"slo": map[string]any{"max_manifest_segments": maxManifestSegments, "max_manifest_size": maxManifestSize,
 			"min_segment_size": minSegmentSize},
 		"etag_quoter": map[string]any{"enable_by_default": false},
+		// Container quotas are set with X-Container-Meta-Quota-*; account quotas are enforced
+		// too, but set by Cairn's tenant administration, so account_quotas is not claimed.
+		"container_quotas": map[string]any{},
 		"bulk_upload": map[string]any{"max_containers_per_extraction": maxContainersPerExtraction,
 			"max_failed_extractions": maxFailedExtractions},
 		"bulk_delete": map[string]any{"max_deletes_per_request": maxDeletesPerRequest, "max_failed_deletes": maxFailedDeletes},

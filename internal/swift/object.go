@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 )
@@ -71,6 +72,9 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 		if obj.Size > h.cfg.MaxObjectSize {
 			return errTooLarge
 		}
+	}
+	if err := h.checkQuota(ctx, rq.tenant, rq.container, access.Usage{Bytes: max(obj.Size, 0), Objects: 1}); err != nil {
+		return err
 	}
 	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: etagMatcher(r.Header.Get("ETag"))})
 	if err != nil {

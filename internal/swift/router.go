@@ -173,8 +173,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	if origin := r.Header.Get("Origin"); origin != "" && t.container != "" {
 		w = &corsWriter{ResponseWriter: w, rules: h.corsOf(r.Context(), rq), origin: origin}
 	}
-	// Authenticate before anything else, so that an anonymous caller learns nothing.
-	if err := h.authorize(r, rq); err != nil {
+	// Authenticate before anything else, so that a caller with a bad token learns nothing.
+	if err := h.authenticate(r, rq); err != nil {
 		return err
 	}
 	if !hasPrefix || tenant == "" {
@@ -182,6 +182,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	}
 	if t.container == "" && (r.Method == http.MethodPost || r.Method == http.MethodDelete) && r.URL.Query().Has("bulk-delete") {
 		rq.op = opBulkDelete
+		if rq.anonymous {
+			return rq.refused("bulk delete")
+		}
 		if err := checkRequest(r, rq); err != nil {
 			return err
 		}
@@ -189,6 +192,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	}
 	if r.Method == http.MethodPut && r.URL.Query().Has("extract-archive") {
 		rq.op = opBulkUpload
+		if rq.anonymous {
+			return rq.refused("bulk upload") // each container and object is decided as it is made
+		}
 		return h.extractArchive(w, r, rq, r.URL.Query().Get("extract-archive"))
 	}
 	op, allow := route(r.Method, r.Header, t)
@@ -198,6 +204,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	}
 	rq.op = op
 	if err := checkRequest(r, rq); err != nil {
+		return err
+	}
+	if err := h.checkAccess(r, rq); err != nil {
 		return err
 	}
 	return h.ops(op)(w, r, rq)

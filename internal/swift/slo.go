@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 )
@@ -144,6 +145,11 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 		return errTooLarge
 	}
 	obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysSLO: "1"})
+	// The segments' bytes were counted when they were stored; the manifest adds an object (as
+	// Swift's quota middlewares, which see the manifest's PUT, count it).
+	if err := h.checkQuota(ctx, rq.tenant, rq.container, access.Usage{Objects: 1}); err != nil {
+		return err
+	}
 	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, strings.NewReader(""), proxy.PutOptions{})
 	if err != nil {
 		return fmt.Errorf("put manifest %q: %w", rq.object, err)

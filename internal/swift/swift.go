@@ -27,6 +27,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/reqmetrics"
 )
@@ -41,6 +42,11 @@ type Config struct {
 	Accounts AccountStore
 	// TokenTTL is how long an issued token is valid (default 24 h, as tempauth's token_life).
 	TokenTTL time.Duration
+	// ContainerChanged, when set, is told of every container this front end creates, deletes
+	// or changes the metadata of (the server tells the S3 front end, which caches access state).
+	ContainerChanged func(account, container string)
+	// Quotas gives accounts' quotas (the tenant store's); nil: only container quotas apply.
+	Quotas access.Quotas
 	// Capabilities are other front ends' entries in /info (e.g. "s3api": the S3 front end's
 	// limits), listed beside the Swift front end's own.
 	Capabilities map[string]any
@@ -133,6 +139,7 @@ type request struct {
 	container string
 	object    string
 	id        Identity
+	anonymous bool // no token: ACLs alone decide
 }
 
 // ServeHTTP routes, authenticates and serves one request.
