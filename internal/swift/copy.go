@@ -78,9 +78,6 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 			return err
 		}
 	}
-	if err := checkNoDLO(r); err != nil {
-		return err
-	}
 	// A copy reads its source and writes its destination, each as a GET and a PUT of its own
 	// would be decided (either may be in another account, with an ACL granting it).
 	if err := h.allow(ctx, r, rq, src.Account, src.Container, src.Object, access.GetObject); err != nil {
@@ -106,6 +103,30 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if expired(&srcObj, now) {
 		return fmt.Errorf("copy source %s/%s expired: %w", src.Container, src.Object, errNotFound)
 	}
+	// A DLO source copies as its bytes (the segments' concatenation), or with
+	// ?multipart-manifest=get as the manifest itself, as Swift copies it.
+	manifestCopy := r.URL.Query().Get("multipart-manifest") == "get"
+	if isDLO(&srcObj) && !manifestCopy {
+		segs, etag, err := h.dloSegments(r, rq, src.Account, srcObj.SysMeta[sysDLO])
+		if err != nil {
+			return err
+		}
+		var total int64
+		for _, s := range segs {
+			total += s.Size
+		}
+		off, n := int64(0), total
+		if rng != nil {
+			if off, n, err = rng.Resolve(total); err != nil {
+				return fmt.Errorf("copy source %s/%s: %w", src.Container, src.Object, err)
+			}
+		}
+		rd.Close()
+		rd = h.proxy.ReadSegments(ctx, src.Account, srcObj, segs, off, n)
+		defer rd.Close()
+		srcObj.ETag = strings.Trim(etag, `"`)
+		srcObj.Manifest = segs // a fresh MD5 for the copy, as for any manifest source
+	}
 	if err := checkConditions(r, srcObj.ETag, lastModified(srcObj.Timestamp)); err != nil {
 		return err
 	}
@@ -116,6 +137,9 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		return err
 	}
 	obj := meta.Object{Size: rd.Length, ContentType: srcObj.ContentType, SysMeta: req.SysMeta}
+	if manifestCopy && isDLO(&srcObj) && req.SysMeta[sysDLO] == "" {
+		obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysDLO: srcObj.SysMeta[sysDLO]})
+	}
 	if r.Header.Get("Content-Type") != "" {
 		obj.ContentType = req.ContentType
 	}

@@ -395,3 +395,18 @@ func FuzzParseManifest(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseDLOManifest(f *testing.F) {
+	for _, s := range []string{"c/p", "c/", "/p", "c//p", "c/p?x", "c%2Fp/q", "%ff/x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		c, p, err := parseDLOManifest(v)
+		if err != nil {
+			return
+		}
+		if c == "" || p == "" || strings.HasPrefix(p, "/") || strings.Contains(c, "/") {
+			t.Fatalf("parseDLOManifest(%q) = %q, %q", v, c, p)
+		}
+	})
+}

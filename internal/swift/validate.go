@@ -280,6 +280,9 @@ func objectMetaFromRequest(hdr http.Header, objectName string, now time.Time) (m
 	if at > 0 {
 		obj.SysMeta = map[string]string{sysDeleteAt: strconv.FormatInt(at, 10)}
 	}
+	if err := readDLOHeader(hdr, &obj); err != nil {
+		return obj, err
+	}
 	return obj, nil
 }
 
