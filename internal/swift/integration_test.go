@@ -627,7 +627,7 @@ func TestSwiftRefusals(t *testing.T) {
 		"meta size":      {"/box/o5", bigMeta, 400, "Total metadata too large; max 4096"},
 		"delete-at past": {"/box/o6", map[string]string{"X-Delete-At": "5"}, 400, "X-Delete-At in past"},
 		"delete-after":   {"/box/o7", map[string]string{"X-Delete-After": "soon"}, 400, "Non-integer X-Delete-After"},
-		"dlo":            {"/box/o8", map[string]string{"X-Object-Manifest": "box/seg"}, 400, "not supported"},
+		"dlo":            {"/box/o8", map[string]string{"X-Object-Manifest": "box"}, 400, "container/prefix"},
 		"slo bad json":   {"/box/o9?multipart-manifest=put", nil, 400, "Manifest must be valid JSON."},
 		"manifest verb":  {"/box/o9?multipart-manifest=get", nil, 400, "multipart-manifest must be put"},
 		"long name":      {"/box/" + strings.Repeat("o", 1025), nil, 400, "Object name length of 1025 longer than 1024"},
