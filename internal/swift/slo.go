@@ -107,6 +107,12 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 			problems = append(problems, e.Path+", 400 Bad Request")
 			continue
 		}
+		// A segment must be readable by the manifest's writer, or the manifest would hand
+		// out what its writer may not read (Swift checks each with a subrequest).
+		if err := h.allow(ctx, r, rq, rq.tenant, c, o, access.GetObject); err != nil {
+			problems = append(problems, e.Path+", "+toSwiftError(err).statusLine())
+			continue
+		}
 		seg, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.tenant, Container: c, Object: o})
 		switch {
 		case errors.Is(err, meta.ErrNotFound):
@@ -216,6 +222,11 @@ func (h *Handler) deleteManifest(w http.ResponseWriter, r *http.Request, rq *req
 	var res bulkResult
 	for _, s := range obj.Manifest {
 		n := meta.ObjectName{Account: rq.tenant, Container: s.Container, Object: s.Object}
+		// Each segment is deleted as its own DELETE would be decided.
+		if err := h.allow(ctx, r, rq, rq.tenant, s.Container, s.Object, access.DeleteObject); err != nil {
+			res.record("/"+s.Container+"/"+s.Object, err)
+			continue
+		}
 		res.record("/"+s.Container+"/"+s.Object, h.proxy.DeleteObject(ctx, n))
 	}
 	// The manifest goes last, so that a failure leaves it to retry the delete with.
