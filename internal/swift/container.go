@@ -107,6 +107,9 @@ func writeContainerHeaders(hdr http.Header, c meta.Container, showACLs bool) {
 	writeRFCEtags(hdr, "Container", c.Meta)
 	for k, v := range c.Meta {
 		if name, ok := strings.CutPrefix(k, containerMetaPrefix); ok && v != "" {
+			if !showACLs && strings.HasPrefix(name, "temp-url-key") {
+				continue // a secret: for those who may change it, as Swift shows it
+			}
 			hdr.Set(metaHeader("Container", name), v)
 		}
 	}

@@ -153,12 +153,15 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 // pyQuote percent-encodes every byte but letters, digits, "_.-~" and "/", as Python's
 // urllib quote does: Swift quotes so the account in WWW-Authenticate and the paths in bulk
 // answers.
-func pyQuote(s string) string {
+func pyQuote(s string) string { return pyQuoteSafe(s, "/") }
+
+// pyQuoteSafe is Python's quote with its safe characters.
+func pyQuoteSafe(s, safe string) string {
 	const hexDigits = "0123456789ABCDEF"
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_.-~/", c) >= 0 {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_.-~", c) >= 0 || strings.IndexByte(safe, c) >= 0 {
 			b.WriteByte(c)
 			continue
 		}

@@ -292,7 +292,7 @@ func TestSwiftInfo(t *testing.T) {
 			t.Errorf("/info lacks %s", k)
 		}
 	}
-	for _, k := range []string{"dlo", "tempurl", "account_quotas", "symlink", "staticweb", "versioned_writes"} {
+	for _, k := range []string{"dlo", "account_quotas", "symlink", "staticweb", "versioned_writes"} {
 		if _, ok := doc[k]; ok {
 			t.Errorf("/info claims %s, which is not implemented", k)
 		}

@@ -173,8 +173,19 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	if origin := r.Header.Get("Origin"); origin != "" && t.container != "" {
 		w = &corsWriter{ResponseWriter: w, rules: h.corsOf(r.Context(), rq), origin: origin}
 	}
-	// Authenticate before anything else, so that a caller with a bad token learns nothing.
-	if err := h.authenticate(r, rq); err != nil {
+	// Authenticate before anything else, so that a caller with a bad token learns nothing. A
+	// temp URL stands in for a token.
+	scope, err := h.checkTempURL(r, rq)
+	if err != nil {
+		return err
+	}
+	if scope != nil {
+		rq.tempURL = scope
+		if err := prepareTempURLRequest(r); err != nil {
+			return err
+		}
+		w = &tempURLWriter{ResponseWriter: w, r: r, scope: scope, name: rq.object}
+	} else if err := h.authenticate(r, rq); err != nil {
 		return err
 	}
 	if !hasPrefix || tenant == "" {

@@ -139,7 +139,8 @@ type request struct {
 	container string
 	object    string
 	id        Identity
-	anonymous bool // no token: ACLs alone decide
+	anonymous bool          // no token: ACLs alone decide
+	tempURL   *tempURLScope // a valid temp URL let the request in (tempurl.go)
 }
 
 // ServeHTTP routes, authenticates and serves one request.
