@@ -162,6 +162,9 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if srcObj.Manifest == nil && rng == nil {
 		want = srcObj.ETag
 	}
+	if err := h.queueExpiry(ctx, dst, obj.SysMeta); err != nil {
+		return err
+	}
 	stored, err := h.proxy.PutObject(ctx, dst, obj, rd, proxy.PutOptions{BeforeCommit: etagMatcher(want)})
 	if err != nil {
 		return fmt.Errorf("copy to %s/%s: %w", dst.Container, dst.Object, err)

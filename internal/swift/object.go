@@ -63,6 +63,9 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err := h.checkQuota(ctx, rq.tenant, rq.container, access.Usage{Bytes: max(obj.Size, 0), Objects: 1}); err != nil {
 		return err
 	}
+	if err := h.queueExpiry(ctx, rq.objectName(), obj.SysMeta); err != nil {
+		return err
+	}
 	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: etagMatcher(r.Header.Get("ETag"))})
 	if err != nil {
 		return fmt.Errorf("put object %q: %w", rq.object, err)
@@ -246,6 +249,9 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 		if _, ok := upd.SysMeta[k]; !ok {
 			upd.SysMeta[k] = ""
 		}
+	}
+	if err := h.queueExpiry(ctx, rq.objectName(), upd.SysMeta); err != nil {
+		return err
 	}
 	if _, err := h.proxy.PostObject(ctx, rq.objectName(), upd); err != nil {
 		return fmt.Errorf("post object %q: %w", rq.object, err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/cairn-store/cairn/internal/meta"
 )
 
 // Operation names, the "operation" label of the metrics.
@@ -187,6 +189,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 		w = &tempURLWriter{ResponseWriter: w, r: r, scope: scope, name: rq.object}
 	} else if err := h.authenticate(r, rq); err != nil {
 		return err
+	}
+	if strings.HasPrefix(tenant, meta.ReservedPrefix) {
+		return fmt.Errorf("account %q is reserved: %w", t.account, errNotFound) // Cairn's own (name index, expiry queue)
 	}
 	if !hasPrefix || tenant == "" {
 		return fmt.Errorf("account %q outside the AUTH_ prefix: %w", t.account, errForbidden)

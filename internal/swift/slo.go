@@ -156,6 +156,9 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 	if err := h.checkQuota(ctx, rq.tenant, rq.container, access.Usage{Objects: 1}); err != nil {
 		return err
 	}
+	if err := h.queueExpiry(ctx, rq.objectName(), obj.SysMeta); err != nil {
+		return err
+	}
 	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, strings.NewReader(""), proxy.PutOptions{})
 	if err != nil {
 		return fmt.Errorf("put manifest %q: %w", rq.object, err)

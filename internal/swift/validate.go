@@ -1,6 +1,7 @@
 package swift
 
 import (
+	"context"
 	"fmt"
 	"mime"
 	"net/http"
@@ -190,7 +191,7 @@ var storedHeaders = []string{"Content-Encoding", "Content-Disposition", "Content
 const maxDeleteAt = 9999999999
 
 // sysDeleteAt is the SysMeta key of an object's expiry (Unix seconds), X-Delete-At.
-const sysDeleteAt = "delete-at"
+const sysDeleteAt = meta.SysDeleteAt
 
 // readDeleteAt reads X-Delete-At / X-Delete-After: the Unix second the object expires, 0 for
 // none. Times in the past are refused, as Swift does.
@@ -233,6 +234,16 @@ func readDeleteAt(hdr http.Header, now time.Time) (int64, error) {
 func deleteAt(obj *meta.Object) int64 {
 	n, _ := strconv.ParseInt(obj.SysMeta[sysDeleteAt], 10, 64)
 	return n
+}
+
+// queueExpiry records an object's expiry in the proxy's expiry queue before the write that
+// sets it, so that an acknowledged expiry is always carried out by the expirer.
+func (h *Handler) queueExpiry(ctx context.Context, name meta.ObjectName, sys map[string]string) error {
+	at, _ := strconv.ParseInt(sys[sysDeleteAt], 10, 64)
+	if at <= 0 {
+		return nil
+	}
+	return h.proxy.QueueExpiry(ctx, name, at)
 }
 
 // expired reports whether an object's X-Delete-At has passed: Swift answers 404 for it even
