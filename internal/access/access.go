@@ -72,6 +72,8 @@ const (
 	ListBucketMultipartUploads
 	GetBucketLocation
 	GetBucketVersioning
+	PutBucketVersioning
+	ListBucketVersions
 	GetBucketAcl
 	PutBucketAcl
 	GetBucketPolicy
@@ -109,6 +111,8 @@ var actionNames = [numActions]string{
 	ListBucketMultipartUploads:       "s3:ListBucketMultipartUploads",
 	GetBucketLocation:                "s3:GetBucketLocation",
 	GetBucketVersioning:              "s3:GetBucketVersioning",
+	PutBucketVersioning:              "s3:PutBucketVersioning",
+	ListBucketVersions:               "s3:ListBucketVersions",
 	GetBucketAcl:                     "s3:GetBucketAcl",
 	PutBucketAcl:                     "s3:PutBucketAcl",
 	GetBucketPolicy:                  "s3:GetBucketPolicy",

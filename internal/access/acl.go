@@ -212,7 +212,7 @@ func DecodeACL(s string) (ACL, error) {
 // replaces and deletes objects; READ_ACP and WRITE_ACP read and change the bucket's ACL.
 func bucketACLPermission(a Action) (Permission, bool) {
 	switch a {
-	case ListBucket, ListBucketMultipartUploads, GetObject:
+	case ListBucket, ListBucketMultipartUploads, ListBucketVersions, GetObject:
 		return Read, true
 	case PutObject, DeleteObject, AbortMultipartUpload, ListMultipartUploadParts:
 		return Write, true

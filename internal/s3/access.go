@@ -64,6 +64,8 @@ var opActions = map[string]access.Action{
 	opDeleteBucket:            access.DeleteBucket,
 	opGetBucketLocation:       access.GetBucketLocation,
 	opGetBucketVersioning:     access.GetBucketVersioning,
+	opPutBucketVersioning:     access.PutBucketVersioning,
+	opListObjectVersions:      access.ListBucketVersions,
 	opGetBucketACL:            access.GetBucketAcl,
 	opPutBucketACL:            access.PutBucketAcl,
 	opGetBucketPolicy:         access.GetBucketPolicy,

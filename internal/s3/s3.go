@@ -148,6 +148,8 @@ func New(cfg Config) (*Handler, error) {
 		opDeleteBucket:            h.deleteBucket,
 		opGetBucketLocation:       h.getBucketLocation,
 		opGetBucketVersioning:     h.getBucketVersioning,
+		opPutBucketVersioning:     h.putBucketVersioning,
+		opListObjectVersions:      h.listObjectVersions,
 		opGetBucketACL:            h.getBucketACL,
 		opPutBucketACL:            h.putBucketACL,
 		opGetBucketPolicy:         h.getBucketPolicy,
