@@ -40,7 +40,7 @@ func (h *Handler) accountMetadata(ctx context.Context, rq *request) (map[string]
 
 // writeAccountHeaders sets the headers of an account GET, HEAD or POST: usage from the listing
 // index, user metadata from the account store.
-func writeAccountHeaders(hdr http.Header, a meta.Account, m map[string]string) {
+func writeAccountHeaders(hdr http.Header, a meta.Account, m map[string]string, owner bool) {
 	hdr.Set("X-Account-Container-Count", strconv.FormatInt(a.ContainerCount, 10))
 	hdr.Set("X-Account-Object-Count", strconv.FormatInt(a.ObjectCount, 10))
 	hdr.Set("X-Account-Bytes-Used", strconv.FormatInt(a.BytesUsed, 10))
@@ -48,8 +48,14 @@ func writeAccountHeaders(hdr http.Header, a meta.Account, m map[string]string) {
 	hdr.Set("X-Timestamp", swiftTimestamp(0))
 	for k, v := range m {
 		if name, ok := strings.CutPrefix(k, accountMetaPrefix); ok && v != "" {
+			if !owner && strings.HasPrefix(name, "temp-url-key") {
+				continue // a secret: for the account's owners only
+			}
 			hdr.Set(metaHeader("Account", name), v)
 		}
+	}
+	if owner && m[accountACLKey] != "" {
+		hdr.Set("X-Account-Access-Control", m[accountACLKey])
 	}
 	writeRFCEtags(hdr, "Account", m)
 }
@@ -70,7 +76,7 @@ func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
-	writeAccountHeaders(w.Header(), acct, m)
+	writeAccountHeaders(w.Header(), acct, m, h.isOwner(ctx, rq, rq.tenant))
 	var items []listItem
 	if r.Method == http.MethodGet && !lr.empty {
 		page, err := h.proxy.ListContainers(ctx, rq.tenant, lr.opts)
@@ -109,6 +115,13 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *reques
 		changes[accountMetaPrefix+k] = v
 	}
 	readRFCEtags(r.Header, "Account", changes)
+	if v, ok := r.Header["X-Account-Access-Control"]; ok {
+		acl, err := parseAccountACL(strings.Join(v, ","))
+		if err != nil {
+			return err
+		}
+		changes[accountACLKey] = acl
+	}
 	var m map[string]string
 	if len(changes) > 0 {
 		stored, err := h.accountMetadata(ctx, rq)
@@ -124,7 +137,7 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *reques
 	} else if m, err = h.accountMetadata(ctx, rq); err != nil {
 		return err
 	}
-	writeAccountHeaders(w.Header(), acct, m)
+	writeAccountHeaders(w.Header(), acct, m, true)
 	writeStatus(w, r, http.StatusNoContent)
 	return nil
 }

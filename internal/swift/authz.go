@@ -65,6 +65,14 @@ func (h *Handler) allow(ctx context.Context, r *http.Request, rq *request, accou
 	if rq.ownerAdmin(account) || rq.tempURL.covers(account, container) {
 		return nil // skip reading the state: rule 1 and 3 decide before any grant is read
 	}
+	switch h.accountRole(ctx, rq, account) {
+	case roleAdmin, roleReadWrite:
+		return nil
+	case roleReadOnly:
+		if a == access.GetObject || a == access.ListBucket {
+			return nil
+		}
+	}
 	st, err := h.containerState(ctx, account, container)
 	if err != nil {
 		return err
@@ -95,9 +103,29 @@ func (h *Handler) checkAccess(r *http.Request, rq *request) error {
 	ctx := r.Context()
 	switch rq.op {
 	case opGetAccount, opHeadAccount, opPostAccount:
-		return rq.requireAdmin(rq.tenant, "use the account")
+		if rq.ownerAdmin(rq.tenant) {
+			return nil
+		}
+		role := h.accountRole(ctx, rq, rq.tenant)
+		if roleAllows(role, r.Method, "") && (rq.op != opPostAccount || role == roleAdmin) {
+			return nil
+		}
+		return rq.refused("use the account")
 	case opPutContainer, opPostContainer, opDeleteContainer:
-		return rq.requireAdmin(rq.tenant, "change containers")
+		if rq.ownerAdmin(rq.tenant) {
+			return nil
+		}
+		switch h.accountRole(ctx, rq, rq.tenant) {
+		case roleAdmin:
+			return nil
+		case roleReadWrite:
+			// Not an owner: privileged settings are dropped, as Swift drops them.
+			for _, k := range privilegedContainerHeaders {
+				r.Header.Del(k)
+			}
+			return nil
+		}
+		return rq.refused("change containers")
 	case opGetContainer, opHeadContainer:
 		return h.allow(ctx, r, rq, rq.tenant, rq.container, "", access.ListBucket)
 	case opGetObject, opHeadObject:
@@ -114,6 +142,11 @@ func (h *Handler) checkAccess(r *http.Request, rq *request) error {
 	}
 	return rq.refused(rq.op)
 }
+
+// privilegedContainerHeaders are the container settings only the account's owners may make.
+var privilegedContainerHeaders = []string{"X-Container-Read", "X-Container-Write", "X-Remove-Container-Read", "X-Remove-Container-Write",
+	"X-Container-Sync-To", "X-Container-Sync-Key", "X-Container-Meta-Temp-Url-Key", "X-Container-Meta-Temp-Url-Key-2",
+	"X-Remove-Container-Meta-Temp-Url-Key", "X-Remove-Container-Meta-Temp-Url-Key-2"}
 
 // readContainerACLs reads X-Container-Read / X-Container-Write (and X-Remove-...) of a
 // container PUT or POST into changes, validated and in their cleaned form.

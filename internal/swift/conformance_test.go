@@ -287,3 +287,54 @@ func TestSwiftContainerQuotas(t *testing.T) {
 	c.must("PUT", "/box/d", nil, "1", 413) // the count quota: 3 objects
 	c.must("POST", "/box", map[string]string{"X-Container-Meta-Quota-Count": "zz"}, "", 400)
 }
+
+func TestSwiftAccountACLs(t *testing.T) {
+	s := newStack(t)
+	alice := s.client(t, "acme:alice", "alice-key")
+	carol := s.client(t, "acme:carol", "carol-key")
+	bob := s.client(t, "other:bob", "bob-key")
+	alice.must("PUT", "/box", nil, "", 201)
+	alice.must("PUT", "/box/o", nil, "data", 201)
+	acct := alice.store
+	as := func(c *client, method, path string, hdr map[string]string, body string, want int) http.Header {
+		t.Helper()
+		h := map[string]string{"X-Auth-Token": c.tok}
+		for k, v := range hdr {
+			h[k] = v
+		}
+		resp, b := do(t, method, acct+path, h, strings.NewReader(body))
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s as %s: %d, want %d (%s)", method, path, c.tok[:10], resp.StatusCode, want, b)
+		}
+		return resp.Header
+	}
+	as(carol, "GET", "", nil, "", 403)
+	as(carol, "GET", "/box/o", nil, "", 403)
+	for _, bad := range []string{"{", `{"owner":["x"]}`, `{"admin":"x"}`, `{"admin":[1]}`} {
+		alice.must("POST", "", map[string]string{"X-Account-Access-Control": bad}, "", 400)
+	}
+	alice.must("POST", "", map[string]string{"X-Account-Access-Control": `{"read-only":["acme:carol"]}`, "X-Account-Meta-Temp-Url-Key": "k"}, "", 204)
+	h := as(carol, "HEAD", "", nil, "", 204)
+	if h.Get("X-Account-Access-Control") != "" || h.Get("X-Account-Meta-Temp-Url-Key") != "" {
+		t.Errorf("a read-only user sees privileged account metadata: %v", h)
+	}
+	as(carol, "GET", "/box", nil, "", 200)
+	as(carol, "GET", "/box/o", nil, "", 200)
+	as(carol, "PUT", "/box/new", nil, "x", 403)
+	as(carol, "POST", "", nil, "", 403)
+	alice.must("POST", "", map[string]string{"X-Account-Access-Control": `{"read-write":["acme"]}`}, "", 204)
+	as(carol, "PUT", "/box/new", nil, "x", 201)
+	as(carol, "PUT", "/made", map[string]string{"X-Container-Read": ".r:*"}, "", 201)
+	if resp, _ := alice.must("HEAD", "/made", nil, "", 204); resp.Header.Get("X-Container-Read") != "" {
+		t.Errorf("a read-write user set a container ACL: %v", resp.Header)
+	}
+	as(carol, "POST", "", map[string]string{"X-Account-Meta-X": "y"}, "", 403)
+	// An administrator by ACL, from another account, is an owner here.
+	alice.must("POST", "", map[string]string{"X-Account-Access-Control": `{"admin":["other:bob"]}`}, "", 204)
+	as(carol, "GET", "/box/o", nil, "", 403) // no longer granted
+	h = as(bob, "HEAD", "", nil, "", 204)
+	if h.Get("X-Account-Access-Control") != `{"admin":["other:bob"]}` {
+		t.Errorf("an ACL admin does not see the ACL: %v", h)
+	}
+	as(bob, "PUT", "/bobs", nil, "", 201)
+}

@@ -126,7 +126,7 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return fmt.Errorf("head container %q: %w", rq.container, err)
 	}
-	writeContainerHeaders(w.Header(), c, rq.ownerAdmin(rq.tenant))
+	writeContainerHeaders(w.Header(), c, h.isOwner(ctx, rq, rq.tenant))
 	var items []listItem
 	if r.Method == http.MethodGet && !lr.empty {
 		page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, lr.opts)

@@ -40,7 +40,7 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 			"allow_account_management": false,
 			"account_autocreate":       true,
 		},
-		"tempauth": map[string]any{"account_acls": false},
+		"tempauth": map[string]any{"account_acls": true},
 		"slo": map[string]any{"max_manifest_segments": maxManifestSegments, "max_manifest_size": maxManifestSize,
 			"min_segment_size": minSegmentSize},
 		"etag_quoter": map[string]any{"enable_by_default": false},

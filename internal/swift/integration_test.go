@@ -43,6 +43,7 @@ func (u users) AuthenticateSwift(_ context.Context, account, user, key string) (
 var testUsers = users{
 	"acme:alice": {"alice-key", swift.Identity{Account: "acme", User: "alice", Admin: true}},
 	"other:bob":  {"bob-key", swift.Identity{Account: "other", User: "bob", Admin: true}},
+	"acme:carol": {"carol-key", swift.Identity{Account: "acme", User: "carol"}}, // not an administrator
 	"root:root":  {"root-key", swift.Identity{Account: "root", User: "root", Admin: true, Root: true}},
 }
 
