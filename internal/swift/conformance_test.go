@@ -338,3 +338,29 @@ func TestSwiftAccountACLs(t *testing.T) {
 	}
 	as(bob, "PUT", "/bobs", nil, "", 201)
 }
+
+func TestSwiftCopyFromMissingContainer(t *testing.T) {
+	s := newStack(t)
+	c := s.client(t, "acme:alice", "alice-key")
+	c.must("PUT", "/box", nil, "", 201)
+	c.must("COPY", "/nosuch/o", map[string]string{"Destination": "box/x", "Destination-Account": "AUTH_acme"}, "", 404)
+	c.must("COPY", "/box/nosuch", map[string]string{"Destination": "/box/x", "Destination-Account": "AUTH_acme"}, "", 404)
+}
+
+func TestSwiftCopyAcrossAccounts(t *testing.T) {
+	s := newStack(t)
+	alice := s.client(t, "acme:alice", "alice-key")
+	bob := s.client(t, "other:bob", "bob-key")
+	alice.must("PUT", "/box", nil, "", 201)
+	alice.must("PUT", "/box/src", nil, "data", 201)
+	bob.must("PUT", "/drop", map[string]string{"X-Container-Write": "acme:alice", "X-Container-Read": "acme:alice"}, "", 201)
+	dst := map[string]string{"Destination": "drop/x", "Destination-Account": "AUTH_other"}
+	alice.must("COPY", "/nosuch/o", dst, "", 404)
+	alice.must("COPY", "/box/nosuch", dst, "", 404)
+	alice.must("COPY", "/box/src", dst, "", 201)
+	alice.must("COPY", "/box/src", map[string]string{"Destination": "nosuch/x", "Destination-Account": "AUTH_other"}, "", 403)
+	alice.must("COPY", "/nosuch/o", map[string]string{"Destination": "nosuch/x", "Destination-Account": "AUTH_other"}, "", 404) // the source first
+	if _, body := bob.must("GET", "/drop/x", nil, "", 200); body != "data" {
+		t.Errorf("copied %q", body)
+	}
+}

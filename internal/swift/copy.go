@@ -78,12 +78,9 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 			return err
 		}
 	}
-	// A copy reads its source and writes its destination, each as a GET and a PUT of its own
-	// would be decided (either may be in another account, with an ACL granting it).
+	// A copy reads its source and writes its destination, each decided as a GET and a PUT of
+	// its own would be (either may be in another account, with an ACL granting it).
 	if err := h.allow(ctx, r, rq, src.Account, src.Container, src.Object, access.GetObject); err != nil {
-		return err
-	}
-	if err := h.allow(ctx, r, rq, dst.Account, dst.Container, dst.Object, access.PutObject); err != nil {
 		return err
 	}
 	now := h.cfg.Now()
@@ -99,6 +96,11 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		return fmt.Errorf("copy source %s/%s: %w", src.Container, src.Object, err)
 	}
 	defer rd.Close()
+	// The destination is decided once the source is known to exist: Swift's copy reads the
+	// source first, so a missing source is 404 whatever the destination.
+	if err := h.allow(ctx, r, rq, dst.Account, dst.Container, dst.Object, access.PutObject); err != nil {
+		return err
+	}
 	srcObj := rd.Object
 	if expired(&srcObj, now) {
 		return fmt.Errorf("copy source %s/%s expired: %w", src.Container, src.Object, errNotFound)

@@ -196,7 +196,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	if !hasPrefix || tenant == "" {
 		return fmt.Errorf("account %q outside the AUTH_ prefix: %w", t.account, errForbidden)
 	}
-	if t.container == "" && (r.Method == http.MethodPost || r.Method == http.MethodDelete) && r.URL.Query().Has("bulk-delete") {
+	// Swift's bulk middleware answers ?bulk-delete on any path of the account; the body names
+	// what to delete.
+	if (r.Method == http.MethodPost || r.Method == http.MethodDelete) && r.URL.Query().Has("bulk-delete") {
 		rq.op = opBulkDelete
 		if rq.anonymous {
 			return rq.refused("bulk delete")
