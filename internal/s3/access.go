@@ -228,6 +228,11 @@ func (h *Handler) resolveBucket(ctx context.Context, id access.Identity, bucket 
 	}
 	owner, err := h.bucketOwner(ctx, bucket)
 	if err != nil {
+		if errors.Is(err, meta.ErrNotFound) && checkBucketNameForCreate(bucket) != nil {
+			// A name no bucket could be created under: say so, as S3 does, rather than
+			// NoSuchBucket (a Swift container of that name is still found above).
+			return bucketRef{}, fmt.Errorf("bucket %q: %w", bucket, errInvalidBucketName)
+		}
 		return bucketRef{}, bucketError(fmt.Errorf("bucket %q: %w", bucket, err))
 	}
 	if owner == id.Account && !id.Anonymous {
