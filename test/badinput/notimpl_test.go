@@ -59,7 +59,7 @@ func TestUnsupportedOperations(t *testing.T) {
 		{http.MethodDelete, "empty-bucket", "", "website", nil, nil, 501, "NotImplemented"},
 		{http.MethodPost, "empty-bucket", "", "", []byte("x"), nil, 501, "NotImplemented"},
 		{http.MethodGet, bucket, "", "inventory", nil, nil, 501, "NotImplemented"},
-		{http.MethodGet, bucket, "", "versions", nil, nil, 501, "NotImplemented"},
+		{http.MethodGet, bucket, "", "notification", nil, nil, 501, "NotImplemented"},
 		{"PATCH", bucket, "victim", "", []byte("x"), nil, 405, "MethodNotAllowed"},
 		{"PATCH", bucket, "", "", nil, nil, 405, "MethodNotAllowed"},
 		{http.MethodPut, "", "", "", nil, nil, 405, "MethodNotAllowed"},
