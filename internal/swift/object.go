@@ -101,6 +101,7 @@ func writeObjectHeaders(hdr http.Header, obj *meta.Object) {
 	}
 	if isSLO(obj) {
 		hdr.Set("X-Static-Large-Object", "True")
+		hdr.Set("X-Manifest-Etag", manifestETag(obj))
 	}
 	if at := deleteAt(obj); at > 0 {
 		hdr.Set("X-Delete-At", strconv.FormatInt(at, 10))
