@@ -229,6 +229,11 @@ var ErrNoContainer = fmt.Errorf("container %w", ErrNotFound)
 // empty object, so its own ETag and size would describe nothing.
 const SysManifestETag = "manifest-etag"
 
+// SysListingETag is the SysMeta key of an ETag that container listings show instead of the
+// object's (Swift's static large objects list the MD5 of their manifest document, followed by
+// "; slo_etag=" and their served ETag, as Swift's container servers keep them).
+const SysListingETag = "listing-etag"
+
 // AsServed returns the object as clients see it: a manifest's size is the sum of its segments'
 // and its ETag the one it was given; other objects are unchanged.
 func (o Object) AsServed() Object {

@@ -2,7 +2,6 @@ package swift
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -168,14 +167,11 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err := h.queueExpiry(ctx, dst, obj.SysMeta); err != nil {
 		return err
 	}
-	body := io.Reader(rd)
 	if manifestCopy && isSLO(&srcObj) {
-		// A static large object copied with ?multipart-manifest=get copies its manifest: the
-		// copy is a static large object of the same segments, as Swift's.
-		obj.Manifest, obj.ETag, obj.Size, body, want = srcObj.Manifest, srcObj.ETag, 0, strings.NewReader(""), ""
-		obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysSLO: "1"})
+		// The manifest itself, checked again as a manifest PUT in the destination's account.
+		return h.copyManifest(w, r, rq, src, dst, &srcObj, obj)
 	}
-	stored, err := h.proxy.PutObject(ctx, dst, obj, body, proxy.PutOptions{BeforeCommit: etagMatcher(want)})
+	stored, err := h.proxy.PutObject(ctx, dst, obj, rd, proxy.PutOptions{BeforeCommit: etagMatcher(want)})
 	if err != nil {
 		return fmt.Errorf("copy to %s/%s: %w", dst.Container, dst.Object, err)
 	}

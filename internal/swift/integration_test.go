@@ -801,7 +801,8 @@ func TestSwiftSLO(t *testing.T) {
 		t.Errorf("HEAD length %d", resp.ContentLength)
 	}
 	_, body = c.must("GET", "/box?format=json", nil, "", 200)
-	if !strings.Contains(body, `"name":"big","hash":"`+sloETag+`","bytes":7`) {
+	mresp, _ := c.must("HEAD", "/box/big?multipart-manifest=get", nil, "", 200)
+	if !strings.Contains(body, `"name":"big","hash":"`+mresp.Header.Get("Etag")+`","bytes":7`) || !strings.Contains(body, `"slo_etag":"\"`+sloETag+`\""`) {
 		t.Errorf("listing %s", body)
 	}
 	resp, body = c.must("GET", "/box/big?multipart-manifest=get", nil, "", 200)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,7 +121,7 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 		_, err := w.Write(out)
 		return err
 	}
-	segs, problems, err := h.checkSegments(r, rq, entries)
+	segs, problems, err := h.checkSegments(r, rq, rq.tenant, entries)
 	if err != nil {
 		if heartbeat {
 			se := toSwiftError(err)
@@ -144,7 +145,7 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 		}
 		return fmt.Errorf("manifest ETag %s, header %s: %w", obj.ETag, want, errUnprocessable)
 	}
-	stored, err := h.storeManifest(r, rq, obj)
+	stored, err := h.storeManifest(r, rq.objectName(), obj)
 	if err != nil {
 		if heartbeat {
 			se := toSwiftError(err)
@@ -177,7 +178,7 @@ func countFunc[T any](s []T, f func(T) bool) int {
 // checkSegments looks up every object-backed segment once (as the manifest's writer: a
 // segment must be readable by it, or the manifest would hand out what its writer may not
 // read) and returns the manifest's segments, or the problems found as Swift lists them.
-func (h *Handler) checkSegments(r *http.Request, rq *request, entries []sloEntry) ([]meta.Segment, [][2]string, error) {
+func (h *Handler) checkSegments(r *http.Request, rq *request, account string, entries []sloEntry) ([]meta.Segment, [][2]string, error) {
 	ctx := r.Context()
 	type looked struct {
 		obj     meta.Object
@@ -201,11 +202,11 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, entries []sloEntry
 			case c == "" || o == "" || checkContainerName(c) != nil || checkObjectName(o) != nil:
 				l.problem = "400 Bad Request"
 			default:
-				if err := h.allow(ctx, r, rq, rq.tenant, c, o, access.GetObject); err != nil {
+				if err := h.allow(ctx, r, rq, account, c, o, access.GetObject); err != nil {
 					l.problem = toSwiftError(err).statusLine()
 					break
 				}
-				seg, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.tenant, Container: c, Object: o})
+				seg, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: account, Container: c, Object: o})
 				switch {
 				case errors.Is(err, meta.ErrNotFound):
 					l.problem = "404 Not Found"
@@ -254,29 +255,76 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, entries []sloEntry
 	return segs, problems, nil
 }
 
-// storeManifest stores a checked manifest.
-func (h *Handler) storeManifest(r *http.Request, rq *request, obj meta.Object) (meta.Object, error) {
+// storeManifest stores a checked manifest as name.
+func (h *Handler) storeManifest(r *http.Request, name meta.ObjectName, obj meta.Object) (meta.Object, error) {
 	ctx := r.Context()
+	obj.Size = 0
 	for _, s := range obj.Manifest {
 		obj.Size += s.Len()
 	}
 	if obj.Size > h.cfg.MaxObjectSize*maxManifestSegments {
 		return meta.Object{}, errTooLarge
 	}
-	obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysSLO: "1"})
+	obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysSLO: "1",
+		meta.SysListingETag: manifestETag(&obj) + `; slo_etag="` + obj.ETag + `"`})
 	// The segments' bytes were counted when they were stored; the manifest adds an object (as
 	// Swift's quota middlewares, which see the manifest's PUT, count it).
-	if err := h.checkQuota(ctx, rq.tenant, rq.container, access.Usage{Objects: 1}); err != nil {
+	if err := h.checkQuota(ctx, name.Account, name.Container, access.Usage{Objects: 1}); err != nil {
 		return meta.Object{}, err
 	}
-	if err := h.queueExpiry(ctx, rq.objectName(), obj.SysMeta); err != nil {
+	if err := h.queueExpiry(ctx, name, obj.SysMeta); err != nil {
 		return meta.Object{}, err
 	}
-	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, strings.NewReader(""), proxy.PutOptions{})
+	stored, err := h.proxy.PutObject(ctx, name, obj, strings.NewReader(""), proxy.PutOptions{})
 	if err != nil {
-		return meta.Object{}, fmt.Errorf("put manifest %q: %w", rq.object, err)
+		return meta.Object{}, fmt.Errorf("put manifest %q: %w", name.Object, err)
 	}
 	return stored, nil
+}
+
+// copyManifest serves a COPY (or PUT with X-Copy-From) of a static large object with
+// ?multipart-manifest=get: the destination becomes a static large object of the same segments,
+// checked as a manifest PUT in the destination's account would check them (Swift's copy
+// middleware PUTs the manifest with ?multipart-manifest=put). obj is the destination's metadata.
+func (h *Handler) copyManifest(w http.ResponseWriter, r *http.Request, rq *request, src, dst meta.ObjectName, srcObj *meta.Object, obj meta.Object) error {
+	entries := make([]sloEntry, 0, len(srcObj.Manifest))
+	for _, s := range srcObj.Manifest {
+		if s.Data != nil {
+			entries = append(entries, sloEntry{Data: s.Data})
+			continue
+		}
+		e := sloEntry{Path: "/" + s.Container + "/" + s.Object, ETag: &s.ETag, SizeBytes: &s.Size}
+		if s.Ranged {
+			e.Range = &meta.Range{Start: s.Offset, End: s.Offset + s.Length - 1}
+		}
+		entries = append(entries, e)
+	}
+	segs, problems, err := h.checkSegments(r, rq, dst.Account, entries)
+	if err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		slices.SortFunc(problems, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+		out, ct := bulkBody(r, "upload", map[string]any{}, problems)
+		w.Header().Set("Content-Type", ct)
+		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(out)
+		return nil
+	}
+	obj.Manifest, obj.ETag = segs, sloETag(segs)
+	stored, err := h.storeManifest(r, dst, obj)
+	if err != nil {
+		return fmt.Errorf("copy manifest to %s/%s: %w", dst.Container, dst.Object, err)
+	}
+	hdr := w.Header()
+	hdr.Set("Etag", `"`+stored.ETag+`"`)
+	hdr.Set("Last-Modified", lastModified(stored.Timestamp).Format(http.TimeFormat))
+	hdr.Set("X-Copied-From", (&url.URL{Path: src.Container + "/" + src.Object}).EscapedPath())
+	hdr.Set("X-Copied-From-Account", resellerPrefix+src.Account)
+	hdr.Set("X-Copied-From-Last-Modified", lastModified(srcObj.Timestamp).Format(http.TimeFormat))
+	writeStatus(w, r, http.StatusCreated)
+	return nil
 }
 
 // manifestJSON is a static large object's manifest as Swift stores it (and answers
@@ -380,7 +428,9 @@ func getManifest(w http.ResponseWriter, r *http.Request, obj *meta.Object) error
 	hdr := w.Header()
 	writeObjectHeaders(hdr, obj)
 	hdr.Del("X-Manifest-Etag")
-	hdr.Set("Content-Type", "application/json; charset=utf-8")
+	if r.URL.Query().Get("format") != "raw" { // raw keeps the manifest object's, as Swift
+		hdr.Set("Content-Type", "application/json; charset=utf-8")
+	}
 	hdr.Set("Etag", md5hex(body)) // as Swift: the ETag of the manifest document itself
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
