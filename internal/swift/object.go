@@ -209,6 +209,11 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 	if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {
 		return err
 	}
+	if isSLO(obj) && r.URL.Query().Get("multipart-manifest") != "get" {
+		if err := h.checkSegmentAccess(r, rq, obj); err != nil {
+			return err
+		}
+	}
 	hdr.Set("Content-Length", strconv.FormatInt(rd.Length, 10))
 	status := http.StatusOK
 	if rng != nil {
