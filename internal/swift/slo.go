@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
@@ -31,6 +32,9 @@ const (
 	maxManifestSegments = 1000
 	maxManifestSize     = 8 << 20
 	minSegmentSize      = 1
+	// heartbeatEvery is how often a heartbeat=on manifest PUT sends whitespace while it checks
+	// segments (Swift's yield_frequency).
+	heartbeatEvery = 10 * time.Second
 )
 
 // sysSLO marks a manifest written through Swift's SLO API (SysMeta): it answers
@@ -121,7 +125,18 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 		_, err := w.Write(out)
 		return err
 	}
-	segs, problems, err := h.checkSegments(r, rq, rq.tenant, entries)
+	var tick func()
+	if heartbeat {
+		last := time.Now()
+		tick = func() {
+			if time.Since(last) > heartbeatEvery {
+				io.WriteString(w, " ")
+				http.NewResponseController(w).Flush()
+				last = time.Now()
+			}
+		}
+	}
+	segs, problems, err := h.checkSegments(r, rq, rq.tenant, entries, tick)
 	if err != nil {
 		if heartbeat {
 			se := toSwiftError(err)
@@ -178,7 +193,8 @@ func countFunc[T any](s []T, f func(T) bool) int {
 // checkSegments looks up every object-backed segment once (as the manifest's writer: a
 // segment must be readable by it, or the manifest would hand out what its writer may not
 // read) and returns the manifest's segments, or the problems found as Swift lists them.
-func (h *Handler) checkSegments(r *http.Request, rq *request, account string, entries []sloEntry) ([]meta.Segment, [][2]string, error) {
+// tick, when not nil, runs after each lookup (heartbeats).
+func (h *Handler) checkSegments(r *http.Request, rq *request, account string, entries []sloEntry, tick func()) ([]meta.Segment, [][2]string, error) {
 	ctx := r.Context()
 	type looked struct {
 		obj     meta.Object
@@ -207,6 +223,9 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, account string, en
 					break
 				}
 				seg, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: account, Container: c, Object: o})
+				if tick != nil {
+					tick()
+				}
 				switch {
 				case errors.Is(err, meta.ErrNotFound):
 					l.problem = "404 Not Found"
@@ -299,7 +318,7 @@ func (h *Handler) copyManifest(w http.ResponseWriter, r *http.Request, rq *reque
 		}
 		entries = append(entries, e)
 	}
-	segs, problems, err := h.checkSegments(r, rq, dst.Account, entries)
+	segs, problems, err := h.checkSegments(r, rq, dst.Account, entries, nil)
 	if err != nil {
 		return err
 	}
