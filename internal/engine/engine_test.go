@@ -597,6 +597,8 @@ func TestRecordEncoding(t *testing.T) {
 
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add((&record{obj: meta.Object{Timestamp: 3, UserMeta: map[string]string{"x": "y"}}, inline: []byte("hi"), dataLen: 2}).encode(nil))
+	f.Add((&record{obj: meta.Object{Timestamp: 4, Manifest: []meta.Segment{{Container: "c", Object: "o", Size: 9, ETag: "e", Ranged: true, Offset: 1, Length: 2},
+		{Data: []byte("d")}, {Container: "c", Object: "m", SubManifest: true, ContentType: "t", Timestamp: 3}}}}).encode(nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Any input either decodes or fails with ErrCorrupt; it never panics. Inputs with a
 		// valid CRC reach the field decoders.

@@ -520,37 +520,44 @@ func (h *Handler) deleteSegments(r *http.Request, rq *request, segs []meta.Segme
 // checkSegmentAccess decides, before a static large object's GET answers, that the caller may
 // read its segments (those of nested manifests too): Swift reads each segment with the
 // caller's credentials, and a manifest readable through an ACL or referer its segments'
-// containers do not share answers 409 Conflict.
+// containers do not share answers 409 Conflict. Manifests nested deeper than Swift's limit are
+// 409 as well, rather than a response cut where the read reaches them.
 func (h *Handler) checkSegmentAccess(r *http.Request, rq *request, obj *meta.Object) error {
-	if rq.ownerAdmin(rq.tenant) {
-		return nil // the owner reads every container of its account
-	}
+	owner := rq.ownerAdmin(rq.tenant) // the owner reads every container of its account
 	ctx := r.Context()
+	manifestPath := "/v1/" + resellerPrefix + rq.tenant + "/" + rq.container + "/" + rq.object
 	checked := map[string]bool{}
 	var walk func(segs []meta.Segment, depth int) error
 	walk = func(segs []meta.Segment, depth int) error {
 		for _, s := range segs {
-			if s.Data != nil || (checked[s.Container] && !s.SubManifest) {
+			if s.Data != nil {
 				continue
 			}
-			if !checked[s.Container] {
+			if !owner && !checked[s.Container] {
 				if err := h.allow(ctx, r, rq, rq.tenant, s.Container, s.Object, access.GetObject); err != nil {
-					return errConflict.withText("While processing manifest /v1/%s/%s/%s, got %s while retrieving /v1/%s/%s/%s",
-						resellerPrefix+rq.tenant, rq.container, rq.object, toSwiftError(err).statusLine(), resellerPrefix+rq.tenant, s.Container, s.Object)
+					return errConflict.withText("While processing manifest %s, got %s while retrieving /v1/%s/%s/%s",
+						manifestPath, toSwiftError(err).statusLine(), resellerPrefix+rq.tenant, s.Container, s.Object)
 				}
 				checked[s.Container] = true
 			}
-			if s.SubManifest && depth < proxy.MaxManifestDepth {
-				sub, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.tenant, Container: s.Container, Object: s.Object})
-				if err != nil || sub.Manifest == nil {
-					continue // the read itself reports it
-				}
-				if err := walk(sub.Manifest, depth+1); err != nil {
-					return err
-				}
+			if !s.SubManifest {
+				continue
+			}
+			if depth >= proxy.MaxManifestDepth {
+				return errConflict.withText("While processing manifest %s, max recursion depth was exceeded", manifestPath)
+			}
+			sub, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.tenant, Container: s.Container, Object: s.Object})
+			if err != nil || sub.Manifest == nil {
+				continue // the read itself reports it
+			}
+			if err := walk(sub.Manifest, depth+1); err != nil {
+				return err
 			}
 		}
 		return nil
 	}
-	return walk(obj.Manifest, 1)
+	if !owner || slices.ContainsFunc(obj.Manifest, func(s meta.Segment) bool { return s.SubManifest }) {
+		return walk(obj.Manifest, 1)
+	}
+	return nil
 }

@@ -176,3 +176,22 @@ func TestSwiftSLOSegmentAccess(t *testing.T) {
 		t.Errorf("read through ACLs %q", body)
 	}
 }
+
+// Manifests nested deeper than Swift's limit of 10 are 409 on GET; 10 levels read.
+func TestSwiftSLODepthLimit(t *testing.T) {
+	s := newStack(t)
+	c := s.client(t, "acme:alice", "alice-key")
+	c.must("PUT", "/segs", nil, "", 201)
+	c.must("PUT", "/segs/m0", nil, "x", 201)
+	for i := 1; i <= 11; i++ {
+		c.must("PUT", fmt.Sprintf("/segs/m%d?multipart-manifest=put", i), nil, fmt.Sprintf(`[{"path": "/segs/m%d"}]`, i-1), 201)
+	}
+	if _, body := c.must("GET", "/segs/m10", nil, "", 200); body != "x" {
+		t.Errorf("10 levels: %q", body)
+	}
+	_, body := c.must("GET", "/segs/m11", nil, "", 409)
+	if !strings.Contains(body, "max recursion depth was exceeded") {
+		t.Errorf("11 levels: %q", body)
+	}
+	c.must("HEAD", "/segs/m11", nil, "", 200)
+}
