@@ -85,12 +85,14 @@ func TestSwiftSLOBadManifests(t *testing.T) {
 		{`[{"path": "/box/m"}]`, "Index 0: manifest must not include itself as a segment"},
 		{`[{"path": "/segs/a", "foo": 1}]`, `Index 0: extraneous keys "foo"`},
 		{`[{"path": "/segs/a", "range": "0-0"}, {"path": "/segs/a"}]`, ""}, // valid: a 1-byte range
+		{`[]`, ""}, // valid: an empty object, as Swift accepts it
 	} {
 		resp, body := c.do("PUT", "/box/m?multipart-manifest=put", nil, strings.NewReader(tc.body))
 		if tc.want == "" {
 			if resp.StatusCode != 201 {
 				t.Errorf("%s: %d %q", tc.body, resp.StatusCode, body)
 			}
+			c.must("GET", "/box/m", nil, "", 200)
 			c.must("DELETE", "/box/m", nil, "", 204)
 			continue
 		}

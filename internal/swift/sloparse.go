@@ -60,9 +60,6 @@ func parseManifest(body []byte, self string) ([]sloEntry, error) {
 	if len(problems) > 0 {
 		return nil, errBadRequest.withText("%s", strings.Join(problems, "\n")+"\n")
 	}
-	if len(out) == 0 {
-		return nil, errBadRequest.withText("Manifest must have at least one segment.\n")
-	}
 	return out, nil
 }
 
