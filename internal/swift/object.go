@@ -210,7 +210,7 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 		return err
 	}
 	if isSLO(obj) && r.URL.Query().Get("multipart-manifest") != "get" {
-		if err := h.checkSegmentAccess(r, rq, obj); err != nil {
+		if err := h.checkSegmentAccess(r, rq, rq.objectName(), obj); err != nil {
 			return err
 		}
 	}

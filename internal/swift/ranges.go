@@ -73,7 +73,7 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *requ
 		return err
 	}
 	if isSLO(&obj) {
-		if err := h.checkSegmentAccess(r, rq, &obj); err != nil {
+		if err := h.checkSegmentAccess(r, rq, rq.objectName(), &obj); err != nil {
 			return err
 		}
 	}

@@ -522,10 +522,10 @@ func (h *Handler) deleteSegments(r *http.Request, rq *request, segs []meta.Segme
 // caller's credentials, and a manifest readable through an ACL or referer its segments'
 // containers do not share answers 409 Conflict. Manifests nested deeper than Swift's limit are
 // 409 as well, rather than a response cut where the read reaches them.
-func (h *Handler) checkSegmentAccess(r *http.Request, rq *request, obj *meta.Object) error {
-	owner := rq.ownerAdmin(rq.tenant) // the owner reads every container of its account
+func (h *Handler) checkSegmentAccess(r *http.Request, rq *request, name meta.ObjectName, obj *meta.Object) error {
+	owner := rq.ownerAdmin(name.Account) // the owner reads every container of its account
 	ctx := r.Context()
-	manifestPath := "/v1/" + resellerPrefix + rq.tenant + "/" + rq.container + "/" + rq.object
+	manifestPath := "/v1/" + resellerPrefix + name.Account + "/" + name.Container + "/" + name.Object
 	checked := map[string]bool{}
 	var walk func(segs []meta.Segment, depth int) error
 	walk = func(segs []meta.Segment, depth int) error {
@@ -534,9 +534,9 @@ func (h *Handler) checkSegmentAccess(r *http.Request, rq *request, obj *meta.Obj
 				continue
 			}
 			if !owner && !checked[s.Container] {
-				if err := h.allow(ctx, r, rq, rq.tenant, s.Container, s.Object, access.GetObject); err != nil {
+				if err := h.allow(ctx, r, rq, name.Account, s.Container, s.Object, access.GetObject); err != nil {
 					return errConflict.withText("While processing manifest %s, got %s while retrieving /v1/%s/%s/%s",
-						manifestPath, toSwiftError(err).statusLine(), resellerPrefix+rq.tenant, s.Container, s.Object)
+						manifestPath, toSwiftError(err).statusLine(), resellerPrefix+name.Account, s.Container, s.Object)
 				}
 				checked[s.Container] = true
 			}
@@ -546,7 +546,7 @@ func (h *Handler) checkSegmentAccess(r *http.Request, rq *request, obj *meta.Obj
 			if depth >= proxy.MaxManifestDepth {
 				return errConflict.withText("While processing manifest %s, max recursion depth was exceeded", manifestPath)
 			}
-			sub, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.tenant, Container: s.Container, Object: s.Object})
+			sub, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: name.Account, Container: s.Container, Object: s.Object})
 			if err != nil || sub.Manifest == nil {
 				continue // the read itself reports it
 			}

@@ -173,9 +173,21 @@ func TestSwiftSLOSegmentAccess(t *testing.T) {
 		return body
 	}
 	anon(409)
+	// A copy reads the segments as its caller too.
+	bob := s.client(t, "other:bob", "bob-key")
+	bob.must("PUT", "/in", nil, "", 201)
+	copyHdr := map[string]string{"X-Copy-From": "pub/m", "X-Copy-From-Account": "AUTH_acme"}
+	resp, body := bob.do("PUT", "/in/x", copyHdr, nil)
+	if resp.StatusCode != 409 {
+		t.Errorf("copy of an SLO whose segments the caller may not read: %d %q", resp.StatusCode, body)
+	}
 	c.must("POST", "/segs", map[string]string{"X-Container-Read": ".r:*"}, "", 204)
 	if body := anon(200); body != "abc" {
 		t.Errorf("read through ACLs %q", body)
+	}
+	bob.must("PUT", "/in/x", copyHdr, "", 201)
+	if _, body := bob.must("GET", "/in/x", nil, "", 200); body != "abc" {
+		t.Errorf("copy %q", body)
 	}
 }
 
