@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"slices"
 
 	"github.com/cairn-store/cairn/internal/binenc"
 	"github.com/cairn-store/cairn/internal/meta"
@@ -49,7 +50,9 @@ func parseKey(k []byte) (name meta.ObjectName, err error) {
 //	crc32c(uint32, over everything after it) | version(1) | flags(1)
 //	timestamp(uvarint) size(varint) etag contentType (strings: uvarint length + bytes)
 //	headers usermeta sysmeta (maps: uvarint count + sorted key/value strings)
-//	manifest (uvarint count; each: container object size(varint) etag)
+//	manifest (uvarint count; each: container object size(varint) etag, then with flagSegExt:
+//	          kind(1: segRanged|segData|segSub) [offset length (varints) if ranged]
+//	          [data string if data] contentType(string) timestamp(uvarint))
 //	dataLen(uvarint) dataCRC(uint32: CRC32C of all the bytes, end to end)
 //	inline:  the data bytes (dataLen of them), last so that decoding can alias them
 //	file:    file name string, blockSize(uvarint), block count(uvarint), block CRC32Cs (uint32 each)
@@ -61,6 +64,17 @@ const (
 	flagDeleted  = 1 << 0
 	flagInline   = 1 << 1
 	flagManifest = 1 << 2 // distinguishes an empty manifest list from none
+	// flagSegExt: each manifest segment carries the extension fields (Swift SLO ranges, inline
+	// data, sub-manifests). Records without it (all written before it existed, and every S3
+	// multipart manifest) decode as before.
+	flagSegExt = 1 << 3
+)
+
+// Segment kinds of the extension fields.
+const (
+	segRanged = 1 << 0
+	segData   = 1 << 1
+	segSub    = 1 << 2
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -91,6 +105,10 @@ func (r *record) encode(dst []byte) []byte {
 	if r.obj.Manifest != nil {
 		flags |= flagManifest
 	}
+	ext := slices.ContainsFunc(r.obj.Manifest, meta.Segment.Extended)
+	if ext {
+		flags |= flagSegExt
+	}
 	dst = append(dst, flags)
 	dst = binary.AppendUvarint(dst, uint64(r.obj.Timestamp))
 	dst = binary.AppendVarint(dst, r.obj.Size)
@@ -105,6 +123,9 @@ func (r *record) encode(dst []byte) []byte {
 		dst = binenc.AppendString(dst, s.Object)
 		dst = binary.AppendVarint(dst, s.Size)
 		dst = binenc.AppendString(dst, s.ETag)
+		if ext {
+			dst = appendSegExt(dst, &s)
+		}
 	}
 	dst = binary.AppendUvarint(dst, uint64(r.dataLen))
 	dst = binary.LittleEndian.AppendUint32(dst, r.dataCRC)
@@ -153,6 +174,9 @@ func decodeRecord(buf []byte) (*record, error) {
 			s.Object = d.Str()
 			s.Size = d.Varint()
 			s.ETag = d.Str()
+			if flags&flagSegExt != 0 {
+				decodeSegExt(&d, s)
+			}
 		}
 	}
 	r.dataLen = int64(d.Uvarint())
@@ -183,3 +207,52 @@ func decodeRecord(buf []byte) (*record, error) {
 
 // blockCount is the number of blocks of size block that hold n bytes.
 func blockCount(n, block int64) int64 { return (n + block - 1) / block }
+
+func appendSegExt(dst []byte, s *meta.Segment) []byte {
+	var kind byte
+	if s.Ranged {
+		kind |= segRanged
+	}
+	if s.Data != nil {
+		kind |= segData
+	}
+	if s.SubManifest {
+		kind |= segSub
+	}
+	dst = append(dst, kind)
+	if s.Ranged {
+		dst = binary.AppendVarint(dst, s.Offset)
+		dst = binary.AppendVarint(dst, s.Length)
+	}
+	if s.Data != nil {
+		dst = binary.AppendUvarint(dst, uint64(len(s.Data)))
+		dst = append(dst, s.Data...)
+	}
+	dst = binenc.AppendString(dst, s.ContentType)
+	return binary.AppendUvarint(dst, uint64(s.Timestamp))
+}
+
+func decodeSegExt(d *binenc.Decoder, s *meta.Segment) {
+	b := d.Bytes(1)
+	if len(b) != 1 {
+		return // d.Err is set
+	}
+	kind := b[0]
+	if kind&^(segRanged|segData|segSub) != 0 && d.Err == nil {
+		d.Err = fmt.Errorf("segment kind %#x unknown", kind)
+	}
+	if kind&segRanged != 0 {
+		s.Ranged = true
+		s.Offset = d.Varint()
+		s.Length = d.Varint()
+	}
+	if kind&segData != 0 {
+		s.Data = slices.Clone(d.Bytes(d.Uvarint()))
+		if s.Data == nil {
+			s.Data = []byte{}
+		}
+	}
+	s.SubManifest = kind&segSub != 0
+	s.ContentType = d.Str()
+	s.Timestamp = meta.Timestamp(d.Uvarint())
+}

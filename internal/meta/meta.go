@@ -81,12 +81,42 @@ type Object struct {
 	Manifest []Segment
 }
 
-// Segment is one piece of a manifest object, stored as an ordinary object.
+// Segment is one piece of a manifest object, stored as an ordinary object, or (Swift SLO)
+// inline bytes kept in the manifest itself.
 type Segment struct {
 	Container string
 	Object    string
-	Size      int64
-	ETag      string
+	// Size and ETag describe the whole segment object (for a sub-manifest, its served size and
+	// manifest ETag), whatever part of it the segment selects: reads check them.
+	Size int64
+	ETag string
+	// Ranged selects bytes [Offset, Offset+Length) of the segment object instead of all of it.
+	Ranged         bool
+	Offset, Length int64
+	// Data, when not nil, is an inline segment: these bytes, and no object.
+	Data []byte
+	// SubManifest marks a segment object that is itself a manifest, read recursively.
+	SubManifest bool
+	// ContentType and Timestamp are the segment object's when the manifest was written (Swift
+	// lists them in the manifest); informational only.
+	ContentType string
+	Timestamp   Timestamp
+}
+
+// Len is the number of bytes the segment contributes to its manifest.
+func (s Segment) Len() int64 {
+	switch {
+	case s.Data != nil:
+		return int64(len(s.Data))
+	case s.Ranged:
+		return s.Length
+	}
+	return s.Size
+}
+
+// Extended reports whether the segment uses anything beyond container, object, size and ETag.
+func (s Segment) Extended() bool {
+	return s.Ranged || s.Data != nil || s.SubManifest || s.ContentType != "" || s.Timestamp != 0
 }
 
 // LastModified is the time of the write that created this version.
@@ -199,6 +229,11 @@ var ErrNoContainer = fmt.Errorf("container %w", ErrNotFound)
 // empty object, so its own ETag and size would describe nothing.
 const SysManifestETag = "manifest-etag"
 
+// SysListingETag is the SysMeta key of an ETag that container listings show instead of the
+// object's (Swift's static large objects list the MD5 of their manifest document, followed by
+// "; slo_etag=" and their served ETag, as Swift's container servers keep them).
+const SysListingETag = "listing-etag"
+
 // AsServed returns the object as clients see it: a manifest's size is the sum of its segments'
 // and its ETag the one it was given; other objects are unchanged.
 func (o Object) AsServed() Object {
@@ -207,7 +242,7 @@ func (o Object) AsServed() Object {
 	}
 	o.Size = 0
 	for _, s := range o.Manifest {
-		o.Size += s.Size
+		o.Size += s.Len()
 	}
 	o.ETag = o.SysMeta[SysManifestETag]
 	return o

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -348,17 +349,66 @@ func (p *Proxy) openManifest(ctx context.Context, name meta.ObjectName, o meta.O
 	}
 }
 
+// MaxManifestDepth bounds the nesting of manifests whose segments are manifests (Swift's
+// max_slo_recursion_depth): a read that goes deeper fails with ErrManifestDepth.
+const MaxManifestDepth = 10
+
+// ErrManifestDepth is the error of a read through more than MaxManifestDepth nested manifests.
+var ErrManifestDepth = errors.New("max recursion depth of nested manifests exceeded")
+
 // segmentReader streams a byte range across a manifest's segments, opening each segment only
-// when the read reaches it and checking that it is still the segment the manifest names.
+// when the read reaches it and checking that it is still the segment the manifest names. A
+// segment may select a range of its object, hold its bytes inline, or be a manifest itself,
+// which is read by a nested segmentReader.
 type segmentReader struct {
 	ctx     context.Context
 	p       *Proxy
 	account string
 	segs    []meta.Segment
+	depth   int   // manifests above this one
 	off     int64 // offset still to skip into segs[0]
 	left    int64
 	cur     io.ReadCloser
 	curLeft int64
+}
+
+// open makes r.cur the reader of want bytes from offset off of segment s.
+func (r *segmentReader) open(s meta.Segment, off, want int64) error {
+	if s.Data != nil {
+		r.cur = io.NopCloser(bytes.NewReader(s.Data[off : off+want]))
+		return nil
+	}
+	if s.Ranged {
+		off += s.Offset
+	}
+	name := meta.ObjectName{Account: r.account, Container: s.Container, Object: s.Object}
+	seg, err := r.p.getStored(r.ctx, name, &meta.Range{Start: off, End: off + want - 1})
+	if err != nil {
+		return fmt.Errorf("segment %s/%s: %w", s.Container, s.Object, err)
+	}
+	got := seg.Object
+	if s.SubManifest {
+		seg.Close() // a node answers a manifest with its record only
+		if got.Manifest == nil {
+			return fmt.Errorf("segment %s/%s is no longer a manifest: %w", s.Container, s.Object, meta.ErrCorrupt)
+		}
+		if r.depth+1 >= MaxManifestDepth {
+			return fmt.Errorf("segment %s/%s: %w", s.Container, s.Object, ErrManifestDepth)
+		}
+		got = got.AsServed()
+	}
+	if got.Size != s.Size || (s.ETag != "" && got.ETag != s.ETag) {
+		if !s.SubManifest {
+			seg.Close()
+		}
+		return fmt.Errorf("segment %s/%s changed since the manifest was written: %w", s.Container, s.Object, meta.ErrCorrupt)
+	}
+	if s.SubManifest {
+		r.cur = &segmentReader{ctx: r.ctx, p: r.p, account: r.account, segs: got.Manifest, depth: r.depth + 1, off: off, left: want}
+	} else {
+		r.cur = seg
+	}
+	return nil
 }
 
 func (r *segmentReader) Read(b []byte) (int, error) {
@@ -371,21 +421,15 @@ func (r *segmentReader) Read(b []byte) (int, error) {
 		}
 		s := r.segs[0]
 		r.segs = r.segs[1:]
-		if r.off >= s.Size {
-			r.off -= s.Size
+		if l := s.Len(); r.off >= l {
+			r.off -= l
 			continue
 		}
-		want := min(s.Size-r.off, r.left)
-		rng := &meta.Range{Start: r.off, End: r.off + want - 1}
-		seg, err := r.p.getStored(r.ctx, meta.ObjectName{Account: r.account, Container: s.Container, Object: s.Object}, rng)
-		if err != nil {
-			return 0, fmt.Errorf("segment %s/%s: %w", s.Container, s.Object, err)
+		want := min(s.Len()-r.off, r.left)
+		if err := r.open(s, r.off, want); err != nil {
+			return 0, err
 		}
-		if seg.Object.Size != s.Size || (s.ETag != "" && seg.Object.ETag != s.ETag) {
-			seg.Close()
-			return 0, fmt.Errorf("segment %s/%s changed since the manifest was written: %w", s.Container, s.Object, meta.ErrCorrupt)
-		}
-		r.cur, r.curLeft, r.off = seg, want, 0
+		r.curLeft, r.off = want, 0
 	}
 	if int64(len(b)) > r.curLeft {
 		b = b[:r.curLeft]

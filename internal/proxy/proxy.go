@@ -1,7 +1,8 @@
 // Package proxy maps account, container and object operations onto the storage nodes that own
 // them: it finds the partition of a name with the ring, sends writes to every replica and
 // succeeds at quorum, reads from one replica and falls back to the others, and serves manifest
-// objects (large objects stored as segments) as one stream. Front ends call the proxy; the proxy
+// objects (large objects stored as segments: whole objects, ranges of them, inline bytes or
+// nested manifests) as one stream. Front ends call the proxy; the proxy
 // never parses a client protocol and never touches a disk.
 package proxy
 

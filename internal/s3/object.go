@@ -155,9 +155,9 @@ func partRange(obj *meta.Object, n int) (*meta.Range, error) {
 	}
 	var start int64
 	for _, s := range obj.Manifest[:n-1] {
-		start += s.Size
+		start += s.Len() // a Swift SLO's segment may be a range or inline bytes
 	}
-	size := obj.Manifest[n-1].Size
+	size := obj.Manifest[n-1].Len()
 	if size == 0 {
 		return nil, errInvalidPartNumber
 	}

@@ -158,7 +158,12 @@ func writeObjectMeta(hdr http.Header, obj *meta.Object) {
 	hdr.Set("ETag", quoteETag(obj.ETag))
 }
 
-func quoteETag(etag string) string { return `"` + etag + `"` }
+// A Swift static large object's listing ETag carries parameters ("; slo_etag=..."): S3 shows
+// the ETag alone.
+func quoteETag(etag string) string {
+	etag, _, _ = strings.Cut(etag, ";")
+	return `"` + etag + `"`
+}
 
 // trimETag strips quotes (and a weak prefix) from an ETag a client sent.
 func trimETag(s string) string {

@@ -191,6 +191,9 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 // listEntry is the listing entry of an object version, as clients see the object.
 func listEntry(name string, o *meta.Object) meta.ListEntry {
 	served := o.AsServed()
+	if e := o.SysMeta[meta.SysListingETag]; e != "" {
+		served.ETag = e
+	}
 	return meta.ListEntry{Name: name, Timestamp: o.Timestamp, Size: served.Size, ETag: served.ETag, ContentType: o.ContentType}
 }
 

@@ -52,8 +52,18 @@ func (b *bulkResult) write(w http.ResponseWriter, r *http.Request) {
 // accepts them (python-swiftclient asks for JSON). The status line is always 200, as in Swift,
 // whose answer starts before the work is done; the outcome is in the body.
 func writeBulkAnswer(w http.ResponseWriter, r *http.Request, root string, fields map[string]any, failed [][2]string) {
-	var body []byte
+	body, ct := bulkBody(r, root, fields, failed)
 	hdr := w.Header()
+	hdr.Set("Content-Type", ct)
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+// bulkBody formats a bulk answer's body for the client's Accept header, with its content type.
+func bulkBody(r *http.Request, root string, fields map[string]any, failed [][2]string) (body []byte, ctype string) {
 	keys := slices.Sorted(maps.Keys(fields))
 	switch ct, _ := negotiate(r.Header.Get("Accept")); ct {
 	case "application/json":
@@ -64,7 +74,7 @@ func writeBulkAnswer(w http.ResponseWriter, r *http.Request, root string, fields
 		out := maps.Clone(fields)
 		out["Errors"] = errs
 		body, _ = json.Marshal(out)
-		hdr.Set("Content-Type", "application/json; charset=utf-8")
+		ctype = "application/json; charset=utf-8"
 	case "application/xml", "text/xml":
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "<%s>\n", root)
@@ -81,7 +91,7 @@ func writeBulkAnswer(w http.ResponseWriter, r *http.Request, root string, fields
 		}
 		fmt.Fprintf(&b, "</errors>\n</%s>\n", root)
 		body = b.Bytes()
-		hdr.Set("Content-Type", ct+"; charset=utf-8")
+		ctype = ct + "; charset=utf-8"
 	default:
 		var sb strings.Builder
 		for _, k := range keys {
@@ -92,13 +102,9 @@ func writeBulkAnswer(w http.ResponseWriter, r *http.Request, root string, fields
 			fmt.Fprintf(&sb, "%s, %s\n", f[0], f[1])
 		}
 		body = []byte(sb.String())
-		hdr.Set("Content-Type", "text/plain")
+		ctype = "text/plain"
 	}
-	hdr.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		w.Write(body)
-	}
+	return body, ctype
 }
 
 // record counts the outcome of one delete.

@@ -167,6 +167,16 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err := h.queueExpiry(ctx, dst, obj.SysMeta); err != nil {
 		return err
 	}
+	if isSLO(&srcObj) && !manifestCopy {
+		// The segments are read as the caller, as Swift's copy reads them.
+		if err := h.checkSegmentAccess(r, rq, src, &srcObj); err != nil {
+			return err
+		}
+	}
+	if manifestCopy && isSLO(&srcObj) {
+		// The manifest itself, checked again as a manifest PUT in the destination's account.
+		return h.copyManifest(w, r, rq, src, dst, &srcObj, obj)
+	}
 	stored, err := h.proxy.PutObject(ctx, dst, obj, rd, proxy.PutOptions{BeforeCommit: etagMatcher(want)})
 	if err != nil {
 		return fmt.Errorf("copy to %s/%s: %w", dst.Container, dst.Object, err)

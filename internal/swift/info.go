@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // apiVersion is the Swift release whose API this front end follows; /info reports it so that
@@ -42,7 +43,7 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 		},
 		"tempauth": map[string]any{"account_acls": true},
 		"slo": map[string]any{"max_manifest_segments": maxManifestSegments, "max_manifest_size": maxManifestSize,
-			"min_segment_size": minSegmentSize},
+			"min_segment_size": minSegmentSize, "yield_frequency": int(heartbeatEvery / time.Second), "allow_async_delete": false},
 		"etag_quoter": map[string]any{"enable_by_default": false},
 		// Container quotas are set with X-Container-Meta-Quota-*; account quotas are enforced
 		// too, but set by Cairn's tenant administration, so account_quotas is not claimed.

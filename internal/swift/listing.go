@@ -185,6 +185,7 @@ type (
 		Bytes        int64  `json:"bytes"`
 		ContentType  string `json:"content_type"`
 		LastModified string `json:"last_modified"`
+		SLOETag      string `json:"slo_etag,omitempty"`
 	}
 	jsonContainer struct {
 		Name         string `json:"name"`
@@ -214,8 +215,9 @@ func renderListing(format listFormat, kind, name string, items []listItem) []byt
 			case it.subdir:
 				out = append(out, jsonSubdir{it.name})
 			case it.obj != nil:
-				out = append(out, jsonObject{Name: it.name, Hash: it.obj.ETag, Bytes: it.obj.Size,
-					ContentType: it.obj.ContentType, LastModified: listingTime(it.obj.Timestamp)})
+				hash, slo := splitListingETag(it.obj.ETag)
+				out = append(out, jsonObject{Name: it.name, Hash: hash, Bytes: it.obj.Size,
+					ContentType: it.obj.ContentType, LastModified: listingTime(it.obj.Timestamp), SLOETag: slo})
 			default:
 				out = append(out, jsonContainer{Name: it.name, Count: it.ctr.ObjectCount, Bytes: it.ctr.BytesUsed,
 					LastModified: listingTime(it.ctr.Created)})
@@ -245,10 +247,14 @@ func renderListing(format listFormat, kind, name string, items []listItem) []byt
 			case it.obj != nil:
 				b.WriteString("<object>")
 				xmlElem(&b, "name", it.name)
-				xmlElem(&b, "hash", it.obj.ETag)
+				hash, slo := splitListingETag(it.obj.ETag)
+				xmlElem(&b, "hash", hash)
 				xmlElem(&b, "bytes", strconv.FormatInt(it.obj.Size, 10))
 				xmlElem(&b, "content_type", it.obj.ContentType)
 				xmlElem(&b, "last_modified", listingTime(it.obj.Timestamp))
+				if slo != "" {
+					xmlElem(&b, "slo_etag", slo)
+				}
 				b.WriteString("</object>")
 			default:
 				b.WriteString("<container>")
@@ -297,4 +303,11 @@ func writeListing(w http.ResponseWriter, r *http.Request, lr listRequest, kind, 
 	}
 	w.WriteHeader(status)
 	w.Write(body)
+}
+
+// splitListingETag splits a listing ETag into the hash and a static large object's slo_etag
+// (see meta.SysListingETag).
+func splitListingETag(e string) (hash, slo string) {
+	hash, slo, _ = strings.Cut(e, "; slo_etag=")
+	return hash, slo
 }

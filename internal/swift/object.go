@@ -101,6 +101,7 @@ func writeObjectHeaders(hdr http.Header, obj *meta.Object) {
 	}
 	if isSLO(obj) {
 		hdr.Set("X-Static-Large-Object", "True")
+		hdr.Set("X-Manifest-Etag", manifestETag(obj))
 	}
 	if at := deleteAt(obj); at > 0 {
 		hdr.Set("X-Delete-At", strconv.FormatInt(at, 10))
@@ -207,6 +208,11 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 	writeObjectHeaders(hdr, obj)
 	if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {
 		return err
+	}
+	if isSLO(obj) && r.URL.Query().Get("multipart-manifest") != "get" {
+		if err := h.checkSegmentAccess(r, rq, rq.objectName(), obj); err != nil {
+			return err
+		}
 	}
 	hdr.Set("Content-Length", strconv.FormatInt(rd.Length, 10))
 	status := http.StatusOK

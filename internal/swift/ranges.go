@@ -72,6 +72,11 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *requ
 	if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {
 		return err
 	}
+	if isSLO(&obj) {
+		if err := h.checkSegmentAccess(r, rq, rq.objectName(), &obj); err != nil {
+			return err
+		}
+	}
 	spans := resolveRanges(rs, obj.Size)
 	switch len(spans) {
 	case 0:

@@ -2,15 +2,17 @@ package swift
 
 import (
 	"crypto/md5"
+	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
@@ -18,16 +20,21 @@ import (
 )
 
 // Static large objects (Swift's SLO middleware) are built on the proxy's manifests: the
-// manifest lists segments that are ordinary objects of the same account, and the proxy serves
-// it as one stream, checking that each segment is still the one listed. Segments belong to the
-// user, not to the manifest: replacing or deleting a manifest leaves them, unless the delete asks
-// for them with ?multipart-manifest=delete (unlike S3 multipart manifests, which own their parts).
+// manifest lists segments that are ordinary objects of the same account (all of one, or a byte
+// range of it), other static large objects (read recursively, up to proxy.MaxManifestDepth
+// levels), or inline data, and the proxy serves it as one stream, checking that each segment is
+// still the one listed. Segments belong to the user, not to the manifest: replacing or deleting
+// a manifest leaves them, unless the delete asks for them with ?multipart-manifest=delete
+// (unlike S3 multipart manifests, which own their parts).
 
 // SLO limits, Swift's defaults, reported by /info.
 const (
 	maxManifestSegments = 1000
 	maxManifestSize     = 8 << 20
 	minSegmentSize      = 1
+	// heartbeatEvery is how often a heartbeat=on manifest PUT sends whitespace while it checks
+	// segments (Swift's yield_frequency).
+	heartbeatEvery = 10 * time.Second
 )
 
 // sysSLO marks a manifest written through Swift's SLO API (SysMeta): it answers
@@ -37,161 +44,412 @@ const sysSLO = "slo"
 
 func isSLO(obj *meta.Object) bool { return obj.Manifest != nil && obj.SysMeta[sysSLO] != "" }
 
-// sloSegment is one entry of a manifest PUT body.
-type sloSegment struct {
-	Path      string          `json:"path"`
-	ETag      *string         `json:"etag"`
-	SizeBytes *int64          `json:"size_bytes"`
-	Range     *string         `json:"range"`
-	Data      json.RawMessage `json:"data"`
+// rangeText is a ranged segment's range as Swift stores it: "first-last".
+func rangeText(s meta.Segment) string {
+	return strconv.FormatInt(s.Offset, 10) + "-" + strconv.FormatInt(s.Offset+s.Length-1, 10)
 }
 
-// parseManifest reads a manifest PUT body, Swift's JSON list of segments.
-func parseManifest(body []byte) ([]sloSegment, error) {
-	var segs []sloSegment
-	if err := json.Unmarshal(body, &segs); err != nil {
-		return nil, errBadRequest.withText("Manifest must be valid JSON.\n")
-	}
-	if len(segs) == 0 {
-		return nil, errBadRequest.withText("Manifest must have at least one segment.\n")
-	}
-	if len(segs) > maxManifestSegments {
-		return nil, errTooLarge.withText("Too many segments in manifest; max %d", maxManifestSegments)
-	}
-	for i, s := range segs {
-		switch {
-		case s.Data != nil:
-			return nil, errBadRequest.withText("Index %d: inline data segments are not supported by this server\n", i)
-		case s.Range != nil:
-			return nil, errBadRequest.withText("Index %d: segment ranges are not supported by this server\n", i)
-		case s.Path == "":
-			return nil, errBadRequest.withText("Index %d: \"path\" must be a string\n", i)
-		}
-	}
-	return segs, nil
-}
-
-// sloETag is Swift's ETag of a static large object: the MD5 of its segments' ETags.
+// sloETag is Swift's ETag of a static large object: the MD5 of its segments' contributions,
+// the segment's ETag, "etag:first-last;" for a ranged one, the MD5 of an inline one's bytes.
 func sloETag(segs []meta.Segment) string {
 	h := md5.New()
 	for _, s := range segs {
-		io.WriteString(h, s.ETag)
+		switch {
+		case s.Data != nil:
+			io.WriteString(h, md5hex(s.Data))
+		case s.Ranged:
+			io.WriteString(h, s.ETag+":"+rangeText(s)+";")
+		default:
+			io.WriteString(h, s.ETag)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// Swift's texts for a 400 and a 422 without a body of their own (heartbeat answers use them).
+const (
+	badRequestText    = "Bad Request\nThe server could not comply with the request since it is either malformed or otherwise incorrect."
+	unprocessableText = "Unprocessable Entity\nUnable to process the contained instructions"
+)
+
 // putManifest serves PUT ?multipart-manifest=put: it checks every segment (it exists in this
-// account, is not itself a manifest, has the size and ETag given, is not empty) and stores the
-// manifest. Problems are reported together, as Swift's "Errors:" list.
+// account, has the size and ETag given, its range is satisfiable, it is not empty) and stores
+// the manifest. Problems are reported together, as Swift's "Errors:" list. With heartbeat=on
+// the answer is a 202 at once, whitespace while segments are checked, and the outcome in the
+// body, as Swift's.
 func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *request, obj meta.Object) error {
-	ctx := r.Context()
+	if r.Header.Get("X-Copy-From") != "" {
+		return errMethodNotAllowed.withText("Multipart Manifest PUTs cannot be COPY requests")
+	}
+	if len(r.TransferEncoding) == 0 && r.Header.Get("Content-Length") == "" {
+		return errLengthRequired
+	}
 	if r.ContentLength > maxManifestSize {
 		return errTooLarge.withText("Manifest File > %d bytes", maxManifestSize)
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxManifestSize+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxManifestSize))
 	if err != nil {
 		return fmt.Errorf("read manifest: %w", err)
 	}
-	if len(body) > maxManifestSize {
-		return errTooLarge.withText("Manifest File > %d bytes", maxManifestSize)
-	}
-	entries, err := parseManifest(body)
+	entries, err := parseManifest(body, rq.container+"/"+rq.object)
 	if err != nil {
 		return err
 	}
-	var problems []string
-	segs := make([]meta.Segment, 0, len(entries))
-	for _, e := range entries {
-		c, o, ok := strings.Cut(strings.TrimPrefix(e.Path, "/"), "/")
-		if !ok || c == "" || o == "" || checkContainerName(c) != nil || checkObjectName(o) != nil {
-			problems = append(problems, e.Path+", 400 Bad Request")
-			continue
+	if n := len(entries) - countFunc(entries, func(e sloEntry) bool { return e.Data != nil }); n > maxManifestSegments {
+		return errTooLarge.withText("Number of object-backed segments must be <= %d", maxManifestSegments)
+	}
+	heartbeat := truthy(r.URL.Query().Get("heartbeat"))
+	sep := ""
+	if heartbeat {
+		ct, _ := negotiate(r.Header.Get("Accept"))
+		if ct == "" || ct == "text/html" {
+			ct = "text/plain"
 		}
-		// A segment must be readable by the manifest's writer, or the manifest would hand
-		// out what its writer may not read (Swift checks each with a subrequest).
-		if err := h.allow(ctx, r, rq, rq.tenant, c, o, access.GetObject); err != nil {
-			problems = append(problems, e.Path+", "+toSwiftError(err).statusLine())
-			continue
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(http.StatusAccepted)
+		io.WriteString(w, " ")
+		http.NewResponseController(w).Flush()
+		sep = "\r\n\r\n"
+	}
+	// answer writes the outcome: in the body after a heartbeat, else with its own status.
+	answer := func(status string, fields map[string]any, problems [][2]string) error {
+		out, ct := bulkBody(r, "upload", fields, problems)
+		if heartbeat {
+			_, err := io.WriteString(w, sep+string(out))
+			return err
 		}
-		seg, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.tenant, Container: c, Object: o})
-		switch {
-		case errors.Is(err, meta.ErrNotFound):
-			problems = append(problems, e.Path+", 404 Not Found")
-			continue
-		case err != nil:
-			return fmt.Errorf("manifest segment %s: %w", e.Path, err)
-		case seg.Manifest != nil:
-			problems = append(problems, e.Path+", nested large objects are not supported by this server")
-			continue
+		code, _ := strconv.Atoi(status[:3])
+		w.Header().Set("Content-Type", ct)
+		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+		w.WriteHeader(code)
+		_, err := w.Write(out)
+		return err
+	}
+	var tick func()
+	if heartbeat {
+		last := time.Now()
+		tick = func() {
+			if time.Since(last) > heartbeatEvery {
+				io.WriteString(w, " ")
+				http.NewResponseController(w).Flush()
+				last = time.Now()
+			}
 		}
-		if e.SizeBytes != nil && *e.SizeBytes != seg.Size {
-			problems = append(problems, e.Path+", Size Mismatch")
+	}
+	segs, problems, err := h.checkSegments(r, rq, rq.tenant, entries, tick)
+	if err != nil {
+		if heartbeat {
+			se := toSwiftError(err)
+			return answer("", map[string]any{"Response Status": se.statusLine(), "Response Body": se.body}, nil)
 		}
-		if e.ETag != nil && *e.ETag != "" && trimETag(*e.ETag) != seg.ETag {
-			problems = append(problems, e.Path+", Etag Mismatch")
-		}
-		if seg.Size < minSegmentSize {
-			problems = append(problems, fmt.Sprintf("%s, Too small; each segment must be at least %d byte.", e.Path, minSegmentSize))
-		}
-		segs = append(segs, meta.Segment{Container: c, Object: o, Size: seg.Size, ETag: seg.ETag})
+		return err
 	}
 	if len(problems) > 0 {
-		slices.Sort(problems) // Swift lists them in path order
-		return errBadRequest.withText("Errors:\n%s\n", strings.Join(problems, "\n"))
+		slices.SortFunc(problems, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+		fields := map[string]any{}
+		if heartbeat {
+			fields = map[string]any{"Response Status": "400 Bad Request", "Response Body": badRequestText}
+		}
+		return answer("400", fields, problems)
 	}
 	obj.Manifest = segs
 	obj.ETag = sloETag(segs)
 	if want := r.Header.Get("ETag"); want != "" && trimETag(want) != obj.ETag {
+		if heartbeat {
+			return answer("", map[string]any{"Response Status": "422 Unprocessable Entity", "Response Body": unprocessableText}, nil)
+		}
 		return fmt.Errorf("manifest ETag %s, header %s: %w", obj.ETag, want, errUnprocessable)
 	}
-	for _, s := range segs {
-		obj.Size += s.Size
-	}
-	if obj.Size > h.cfg.MaxObjectSize*maxManifestSegments {
-		return errTooLarge
-	}
-	obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysSLO: "1"})
-	// The segments' bytes were counted when they were stored; the manifest adds an object (as
-	// Swift's quota middlewares, which see the manifest's PUT, count it).
-	if err := h.checkQuota(ctx, rq.tenant, rq.container, access.Usage{Objects: 1}); err != nil {
-		return err
-	}
-	if err := h.queueExpiry(ctx, rq.objectName(), obj.SysMeta); err != nil {
-		return err
-	}
-	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, strings.NewReader(""), proxy.PutOptions{})
+	stored, err := h.storeManifest(r, rq.objectName(), obj)
 	if err != nil {
-		return fmt.Errorf("put manifest %q: %w", rq.object, err)
+		if heartbeat {
+			se := toSwiftError(err)
+			return answer("", map[string]any{"Response Status": se.statusLine(), "Response Body": se.body}, nil)
+		}
+		return err
+	}
+	etag := `"` + stored.ETag + `"`
+	lm := lastModified(stored.Timestamp).Format(http.TimeFormat)
+	if heartbeat {
+		return answer("", map[string]any{"Response Status": "201 Created", "Etag": etag, "Last Modified": lm, "Response Body": ""}, nil)
 	}
 	hdr := w.Header()
-	hdr.Set("Etag", `"`+stored.ETag+`"`)
-	hdr.Set("Last-Modified", lastModified(stored.Timestamp).Format(http.TimeFormat))
+	hdr.Set("Etag", etag)
+	hdr.Set("Last-Modified", lm)
 	writeStatus(w, r, http.StatusCreated)
 	return nil
 }
 
-// getManifest serves GET ?multipart-manifest=get on a static large object: its manifest as
-// JSON, in the listing shape ({name, bytes, hash}) or, with format=raw, in the PUT shape.
-func getManifest(w http.ResponseWriter, r *http.Request, obj *meta.Object) error {
-	var out []map[string]any
-	raw := r.URL.Query().Get("format") == "raw"
-	for _, s := range obj.Manifest {
-		path := "/" + s.Container + "/" + s.Object
-		if raw {
-			out = append(out, map[string]any{"path": path, "etag": s.ETag, "size_bytes": s.Size})
-		} else {
-			// Swift also lists each segment's content_type and last_modified as they were when
-			// the manifest was written; Cairn's manifests do not keep them.
-			out = append(out, map[string]any{"name": path, "hash": s.ETag, "bytes": s.Size})
+func countFunc[T any](s []T, f func(T) bool) int {
+	n := 0
+	for _, v := range s {
+		if f(v) {
+			n++
 		}
 	}
-	body, err := json.Marshal(out)
+	return n
+}
+
+// checkSegments looks up every object-backed segment once (as the manifest's writer: a
+// segment must be readable by it, or the manifest would hand out what its writer may not
+// read) and returns the manifest's segments, or the problems found as Swift lists them.
+// tick, when not nil, runs after each lookup (heartbeats).
+func (h *Handler) checkSegments(r *http.Request, rq *request, account string, entries []sloEntry, tick func()) ([]meta.Segment, [][2]string, error) {
+	ctx := r.Context()
+	type looked struct {
+		obj     meta.Object
+		problem string
+	}
+	seen := map[string]*looked{}
+	var problems [][2]string
+	segs := make([]meta.Segment, 0, len(entries))
+	for i, e := range entries {
+		if e.Data != nil {
+			segs = append(segs, meta.Segment{Data: e.Data})
+			continue
+		}
+		quoted := pyQuote(e.Path)
+		l := seen[e.Path]
+		if l == nil {
+			l = &looked{}
+			seen[e.Path] = l
+			c, o, _ := strings.Cut(strings.TrimLeft(e.Path, "/"), "/")
+			switch {
+			case c == "" || o == "" || checkContainerName(c) != nil || checkObjectName(o) != nil:
+				l.problem = "400 Bad Request"
+			default:
+				if err := h.allow(ctx, r, rq, account, c, o, access.GetObject); err != nil {
+					l.problem = toSwiftError(err).statusLine()
+					break
+				}
+				seg, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: account, Container: c, Object: o})
+				if tick != nil {
+					tick()
+				}
+				switch {
+				case errors.Is(err, meta.ErrNotFound):
+					l.problem = "404 Not Found"
+				case err != nil:
+					return nil, nil, fmt.Errorf("manifest segment %s: %w", e.Path, err)
+				case isDLO(&seg):
+					l.problem = "409 Conflict" // a DLO's size is its listing's: no fixed bytes to check
+				case !seg.Deleted && expired(&seg, h.cfg.Now()):
+					l.problem = "404 Not Found"
+				}
+				l.obj = seg
+			}
+		}
+		if l.problem != "" {
+			problems = append(problems, [2]string{quoted, l.problem})
+			continue
+		}
+		seg := l.obj
+		c, o, _ := strings.Cut(strings.TrimLeft(e.Path, "/"), "/")
+		s := meta.Segment{Container: c, Object: o, Size: seg.Size, ETag: seg.ETag, SubManifest: seg.Manifest != nil,
+			ContentType: seg.ContentType, Timestamp: seg.Timestamp}
+		length := seg.Size
+		if e.Range != nil {
+			off, n, err := e.Range.Resolve(seg.Size)
+			switch {
+			case err != nil:
+				problems = append(problems, [2]string{quoted, "Unsatisfiable Range"})
+			case off == 0 && n == seg.Size:
+				// The whole object: stored as no range, as Swift does.
+			default:
+				s.Ranged, s.Offset, s.Length = true, off, n
+				length = n
+			}
+		}
+		if length < minSegmentSize && i != len(entries)-1 {
+			problems = append(problems, [2]string{quoted, fmt.Sprintf("Too small; each segment must be at least %d byte.", minSegmentSize)})
+		}
+		if e.SizeBytes != nil && *e.SizeBytes != seg.Size {
+			problems = append(problems, [2]string{quoted, "Size Mismatch"})
+		}
+		if e.ETag != nil && trimETag(*e.ETag) != seg.ETag {
+			problems = append(problems, [2]string{quoted, "Etag Mismatch"})
+		}
+		segs = append(segs, s)
+	}
+	return segs, problems, nil
+}
+
+// storeManifest stores a checked manifest as name.
+func (h *Handler) storeManifest(r *http.Request, name meta.ObjectName, obj meta.Object) (meta.Object, error) {
+	ctx := r.Context()
+	obj.Size = 0
+	for _, s := range obj.Manifest {
+		obj.Size += s.Len()
+	}
+	if obj.Size > h.cfg.MaxObjectSize*maxManifestSegments {
+		return meta.Object{}, errTooLarge
+	}
+	obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysSLO: "1",
+		meta.SysListingETag: manifestETag(&obj) + `; slo_etag="` + obj.ETag + `"`})
+	// The segments' bytes were counted when they were stored; the manifest adds an object (as
+	// Swift's quota middlewares, which see the manifest's PUT, count it).
+	if err := h.checkQuota(ctx, name.Account, name.Container, access.Usage{Objects: 1}); err != nil {
+		return meta.Object{}, err
+	}
+	if err := h.queueExpiry(ctx, name, obj.SysMeta); err != nil {
+		return meta.Object{}, err
+	}
+	stored, err := h.proxy.PutObject(ctx, name, obj, strings.NewReader(""), proxy.PutOptions{})
+	if err != nil {
+		return meta.Object{}, fmt.Errorf("put manifest %q: %w", name.Object, err)
+	}
+	return stored, nil
+}
+
+// copyManifest serves a COPY (or PUT with X-Copy-From) of a static large object with
+// ?multipart-manifest=get: the destination becomes a static large object of the same segments,
+// checked as a manifest PUT in the destination's account would check them (Swift's copy
+// middleware PUTs the manifest with ?multipart-manifest=put). obj is the destination's metadata.
+func (h *Handler) copyManifest(w http.ResponseWriter, r *http.Request, rq *request, src, dst meta.ObjectName, srcObj *meta.Object, obj meta.Object) error {
+	entries := make([]sloEntry, 0, len(srcObj.Manifest))
+	for _, s := range srcObj.Manifest {
+		if s.Data != nil {
+			entries = append(entries, sloEntry{Data: s.Data})
+			continue
+		}
+		e := sloEntry{Path: "/" + s.Container + "/" + s.Object, ETag: &s.ETag, SizeBytes: &s.Size}
+		if s.Ranged {
+			e.Range = &meta.Range{Start: s.Offset, End: s.Offset + s.Length - 1}
+		}
+		entries = append(entries, e)
+	}
+	segs, problems, err := h.checkSegments(r, rq, dst.Account, entries, nil)
 	if err != nil {
 		return err
 	}
+	if len(problems) > 0 {
+		slices.SortFunc(problems, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+		out, ct := bulkBody(r, "upload", map[string]any{}, problems)
+		w.Header().Set("Content-Type", ct)
+		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(out)
+		return nil
+	}
+	obj.Manifest, obj.ETag = segs, sloETag(segs)
+	stored, err := h.storeManifest(r, dst, obj)
+	if err != nil {
+		return fmt.Errorf("copy manifest to %s/%s: %w", dst.Container, dst.Object, err)
+	}
+	hdr := w.Header()
+	hdr.Set("Etag", `"`+stored.ETag+`"`)
+	hdr.Set("Last-Modified", lastModified(stored.Timestamp).Format(http.TimeFormat))
+	hdr.Set("X-Copied-From", (&url.URL{Path: src.Container + "/" + src.Object}).EscapedPath())
+	hdr.Set("X-Copied-From-Account", resellerPrefix+src.Account)
+	hdr.Set("X-Copied-From-Last-Modified", lastModified(srcObj.Timestamp).Format(http.TimeFormat))
+	writeStatus(w, r, http.StatusCreated)
+	return nil
+}
+
+// manifestJSON is a static large object's manifest as Swift stores it (and answers
+// ?multipart-manifest=get), written as Python's json.dumps does, so that its MD5 (the
+// X-Manifest-Etag) is Swift's.
+func manifestJSON(segs []meta.Segment) []byte {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, s := range segs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if s.Data != nil {
+			b.WriteString(`{"data": ` + pyJSON(base64.StdEncoding.EncodeToString(s.Data)) + "}")
+			continue
+		}
+		fmt.Fprintf(&b, `{"name": %s, "bytes": %d, "hash": %s, "content_type": %s, "last_modified": %s`,
+			pyJSON("/"+s.Container+"/"+s.Object), s.Size, pyJSON(s.ETag), pyJSON(s.ContentType),
+			pyJSON(lastModified(s.Timestamp).UTC().Format("2006-01-02T15:04:05.000000")))
+		if s.Ranged {
+			b.WriteString(`, "range": ` + pyJSON(rangeText(s)))
+		}
+		if s.SubManifest {
+			b.WriteString(`, "sub_slo": true`)
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+	return []byte(b.String())
+}
+
+// rawManifestJSON is the manifest in the form PUT accepts (format=raw), keys sorted as Swift's.
+func rawManifestJSON(segs []meta.Segment) []byte {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, s := range segs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if s.Data != nil {
+			b.WriteString(`{"data": ` + pyJSON(base64.StdEncoding.EncodeToString(s.Data)) + "}")
+			continue
+		}
+		b.WriteString(`{"etag": ` + pyJSON(s.ETag) + `, "path": ` + pyJSON("/"+s.Container+"/"+s.Object))
+		if s.Ranged {
+			b.WriteString(`, "range": ` + pyJSON(rangeText(s)))
+		}
+		fmt.Fprintf(&b, `, "size_bytes": %d}`, s.Size)
+	}
+	b.WriteByte(']')
+	return []byte(b.String())
+}
+
+// pyJSON is a JSON string as Python's json.dumps writes it.
+func pyJSON(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20 || (r >= 0x7f && r <= 0xffff):
+			if r == 0x7f {
+				b.WriteRune(r)
+				continue
+			}
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r > 0xffff:
+			r -= 0x10000
+			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// manifestETag is the X-Manifest-Etag of a static large object: the MD5 of its stored manifest.
+func manifestETag(obj *meta.Object) string { return md5hex(manifestJSON(obj.Manifest)) }
+
+// getManifest serves GET ?multipart-manifest=get on a static large object: its manifest as
+// Swift stores it or, with format=raw, in the PUT shape.
+func getManifest(w http.ResponseWriter, r *http.Request, obj *meta.Object) error {
+	body := manifestJSON(obj.Manifest)
+	if r.URL.Query().Get("format") == "raw" {
+		body = rawManifestJSON(obj.Manifest)
+	}
 	hdr := w.Header()
 	writeObjectHeaders(hdr, obj)
-	hdr.Set("Content-Type", "application/json; charset=utf-8")
+	hdr.Del("X-Manifest-Etag")
+	if r.URL.Query().Get("format") != "raw" { // raw keeps the manifest object's, as Swift
+		hdr.Set("Content-Type", "application/json; charset=utf-8")
+	}
 	hdr.Set("Etag", md5hex(body)) // as Swift: the ETag of the manifest document itself
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
@@ -207,8 +465,9 @@ func md5hex(b []byte) string {
 }
 
 // deleteManifest serves DELETE ?multipart-manifest=delete on a static large object: its
-// segments, then the manifest, answered in the bulk middleware's format (plain text, or JSON
-// when accepted). On any other object it is a plain DELETE.
+// segments (those of nested manifests too, as Swift deletes them), then the manifest, answered
+// in the bulk middleware's format (plain text, or JSON when accepted). On any other object it
+// is a plain DELETE.
 func (h *Handler) deleteManifest(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
 	obj, err := h.proxy.HeadObject(ctx, rq.objectName())
@@ -223,17 +482,82 @@ func (h *Handler) deleteManifest(w http.ResponseWriter, r *http.Request, rq *req
 		return nil
 	}
 	var res bulkResult
-	for _, s := range obj.Manifest {
-		n := meta.ObjectName{Account: rq.tenant, Container: s.Container, Object: s.Object}
-		// Each segment is deleted as its own DELETE would be decided.
-		if err := h.allow(ctx, r, rq, rq.tenant, s.Container, s.Object, access.DeleteObject); err != nil {
-			res.record("/"+s.Container+"/"+s.Object, err)
-			continue
-		}
-		res.record("/"+s.Container+"/"+s.Object, h.proxy.DeleteObject(ctx, n))
-	}
+	h.deleteSegments(r, rq, obj.Manifest, &res, 1)
 	// The manifest goes last, so that a failure leaves it to retry the delete with.
 	res.record("/"+rq.container+"/"+rq.object, h.proxy.DeleteObject(ctx, rq.objectName()))
 	res.write(w, r)
+	return nil
+}
+
+// deleteSegments deletes a manifest's segment objects, a sub-manifest's own segments before it.
+func (h *Handler) deleteSegments(r *http.Request, rq *request, segs []meta.Segment, res *bulkResult, depth int) {
+	ctx := r.Context()
+	for _, s := range segs {
+		if s.Data != nil {
+			continue
+		}
+		path := "/" + s.Container + "/" + s.Object
+		n := meta.ObjectName{Account: rq.tenant, Container: s.Container, Object: s.Object}
+		// Each segment is deleted as its own DELETE would be decided.
+		if err := h.allow(ctx, r, rq, rq.tenant, s.Container, s.Object, access.DeleteObject); err != nil {
+			res.record(path, err)
+			continue
+		}
+		if s.SubManifest {
+			sub, err := h.proxy.HeadObject(ctx, n)
+			switch {
+			case err == nil && isSLO(&sub) && depth < proxy.MaxManifestDepth:
+				h.deleteSegments(r, rq, sub.Manifest, res, depth+1)
+			case err != nil && !errors.Is(err, meta.ErrNotFound):
+				res.record(path, err)
+				continue
+			}
+		}
+		res.record(path, h.proxy.DeleteObject(ctx, n))
+	}
+}
+
+// checkSegmentAccess decides, before a static large object's GET answers, that the caller may
+// read its segments (those of nested manifests too): Swift reads each segment with the
+// caller's credentials, and a manifest readable through an ACL or referer its segments'
+// containers do not share answers 409 Conflict. Manifests nested deeper than Swift's limit are
+// 409 as well, rather than a response cut where the read reaches them.
+func (h *Handler) checkSegmentAccess(r *http.Request, rq *request, name meta.ObjectName, obj *meta.Object) error {
+	owner := rq.ownerAdmin(name.Account) // the owner reads every container of its account
+	ctx := r.Context()
+	manifestPath := "/v1/" + resellerPrefix + name.Account + "/" + name.Container + "/" + name.Object
+	checked := map[string]bool{}
+	var walk func(segs []meta.Segment, depth int) error
+	walk = func(segs []meta.Segment, depth int) error {
+		for _, s := range segs {
+			if s.Data != nil {
+				continue
+			}
+			if !owner && !checked[s.Container] {
+				if err := h.allow(ctx, r, rq, name.Account, s.Container, s.Object, access.GetObject); err != nil {
+					return errConflict.withText("While processing manifest %s, got %s while retrieving /v1/%s/%s/%s",
+						manifestPath, toSwiftError(err).statusLine(), resellerPrefix+name.Account, s.Container, s.Object)
+				}
+				checked[s.Container] = true
+			}
+			if !s.SubManifest {
+				continue
+			}
+			if depth >= proxy.MaxManifestDepth {
+				return errConflict.withText("While processing manifest %s, max recursion depth was exceeded", manifestPath)
+			}
+			sub, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: name.Account, Container: s.Container, Object: s.Object})
+			if err != nil || sub.Manifest == nil {
+				continue // the read itself reports it
+			}
+			if err := walk(sub.Manifest, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if !owner || slices.ContainsFunc(obj.Manifest, func(s meta.Segment) bool { return s.SubManifest }) {
+		return walk(obj.Manifest, 1)
+	}
 	return nil
 }

@@ -362,40 +362,6 @@ func FuzzReadMeta(f *testing.F) {
 	})
 }
 
-func TestParseManifest(t *testing.T) {
-	segs, err := parseManifest([]byte(`[{"path": "/c/o", "etag": "e", "size_bytes": 3}, {"path": "c/p", "etag": null}]`))
-	if err != nil || len(segs) != 2 || *segs[0].ETag != "e" || *segs[0].SizeBytes != 3 || segs[1].ETag != nil {
-		t.Fatalf("parseManifest = %+v, %v", segs, err)
-	}
-	for _, bad := range []string{`{}`, `[]`, `[{"etag": "x"}]`, `[{"path": "/c/o", "range": "1-2"}]`, `[{"data": "eA=="}]`,
-		"[" + strings.Repeat(`{"path": "/c/o"},`, maxManifestSegments) + `{"path": "/c/o"}]`} {
-		if _, err := parseManifest([]byte(bad)); err == nil {
-			t.Errorf("parseManifest(%.40s) accepted", bad)
-		}
-	}
-	if got := sloETag([]meta.Segment{{ETag: "a"}, {ETag: "b"}}); got != "187ef4436122d1cc2f40dc2b92f0eba0" { // md5("ab")
-		t.Errorf("sloETag %s", got)
-	}
-}
-
-func FuzzParseManifest(f *testing.F) {
-	f.Add([]byte(`[{"path": "/c/o", "etag": "e", "size_bytes": 3}]`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		segs, err := parseManifest(b)
-		if err != nil {
-			return
-		}
-		if len(segs) == 0 || len(segs) > maxManifestSegments {
-			t.Fatalf("%d segments accepted", len(segs))
-		}
-		for _, s := range segs {
-			if s.Path == "" || s.Range != nil || s.Data != nil {
-				t.Fatalf("accepted %+v", s)
-			}
-		}
-	})
-}
-
 func FuzzParseDLOManifest(f *testing.F) {
 	for _, s := range []string{"c/p", "c/", "/p", "c//p", "c/p?x", "c%2Fp/q", "%ff/x", ""} {
 		f.Add(s)
