@@ -83,6 +83,9 @@ type Options struct {
 	MaxSkew time.Duration
 	// MaxChunkSize bounds one aws-chunked chunk; 0 means 16 MiB.
 	MaxChunkSize int64
+	// VirtualHostBucket is the bucket named by the Host of a virtual-hosted-style request;
+	// SigV2 signs it as the first path segment.
+	VirtualHostBucket string
 }
 
 // Auth is a successfully verified request.
@@ -92,6 +95,7 @@ type Auth struct {
 	Presigned     bool       // authenticated by query parameters
 	Time          time.Time  // request time (X-Amz-Date or Date)
 	Expires       time.Time  // presigned URLs only: end of validity
+	SignatureV2   bool       // authenticated by AWS Signature Version 2 (HMAC-SHA1)
 	SignedHeaders []string
 
 	Payload       PayloadMode
@@ -131,12 +135,14 @@ func Verify(ctx context.Context, r *http.Request, store CredentialStore, now tim
 	switch {
 	case authz != "" && (hasQueryV4 || hasQueryV2):
 		return nil, fmt.Errorf("%w: Authorization header and query authentication both present", ErrMultipleAuthMechanisms)
+	case strings.HasPrefix(strings.TrimLeft(authz, " "), "AWS "):
+		return verifyHeaderV2(ctx, r, authz, store, now, &o)
 	case authz != "":
 		return verifyHeader(ctx, r, authz, store, now, &o)
 	case hasQueryV4:
 		return verifyQuery(ctx, r, q, store, now, &o)
 	case hasQueryV2:
-		return nil, fmt.Errorf("%w: AWSAccessKeyId query parameter", ErrSignatureV2Unsupported)
+		return verifyQueryV2(ctx, r, q, store, now, &o)
 	}
 	return nil, ErrAnonymous
 }
