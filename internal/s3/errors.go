@@ -202,6 +202,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 	if api.status == http.StatusNotModified || r.Method == http.MethodHead {
 		if api.status != http.StatusNotModified {
 			hdr.Set("Content-Type", "application/xml") // as S3 answers a HEAD that fails
+			hdr.Set("Content-Length", "0")             // no body, and says so
 		}
 		w.WriteHeader(api.status)
 		return
