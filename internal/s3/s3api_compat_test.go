@@ -1,6 +1,7 @@
 package s3_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -29,5 +30,18 @@ func TestS3APICompat(t *testing.T) {
 	resp, _ := rawRequest(t, st, "HEAD", "/no-such-bucket-here", nil, nil, true)
 	if resp.StatusCode != 404 || resp.Header.Get("Content-Length") != "0" {
 		t.Fatalf("failed HEAD: %d Content-Length %q", resp.StatusCode, resp.Header.Get("Content-Length"))
+	}
+}
+
+func TestListingTimesAreWholeSeconds(t *testing.T) {
+	st := newStack(t)
+	c, ctx := st.client, ctxT(t)
+	_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("secs")})
+	mustOK(t, err)
+	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("secs"), Key: aws.String("k"), Body: strings.NewReader("x")})
+	mustOK(t, err)
+	_, body := rawRequest(t, st, "GET", "/secs", nil, nil, true)
+	if !regexp.MustCompile(`<LastModified>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z</LastModified>`).MatchString(body) {
+		t.Fatalf("LastModified not at whole seconds: %s", body)
 	}
 }

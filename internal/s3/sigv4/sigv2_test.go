@@ -183,3 +183,18 @@ func TestVerifyV2VirtualHost(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestVerifyEmptyOrRepeatedDate(t *testing.T) {
+	// Swift's s3api test_service_error_no_date_header: a SigV4 request with an empty x-amz-date
+	// next to the signed one is AccessDenied (ErrMissingDate), not a malformed header.
+	store := StaticStore{v2AK: {AccessKey: v2AK, SecretKey: v2Secret, Account: "acct"}}
+	now := time.Now()
+	r := httptest.NewRequest("GET", "/", nil)
+	if err := SignRequest(r, Credential{AccessKey: v2AK, SecretKey: v2Secret}, "us-east-1", now); err != nil {
+		t.Fatal(err)
+	}
+	r.Header["X-Amz-Date"] = append(r.Header["X-Amz-Date"], "")
+	if _, err := Verify(context.Background(), r, store, now, nil); !errors.Is(err, ErrMissingDate) {
+		t.Fatalf("repeated x-amz-date: %v", err)
+	}
+}

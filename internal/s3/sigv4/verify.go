@@ -161,6 +161,13 @@ func lookup(ctx context.Context, store CredentialStore, ak string) (Credential, 
 // requestDate returns the request time and the exact string that enters the
 // string-to-sign, plus which header supplied it.
 func requestDate(r *http.Request) (time.Time, string, string, error) {
+	// A date header sent empty or twice is no valid date (S3: AccessDenied), even if another
+	// value would parse.
+	for _, name := range []string{"X-Amz-Date", "Date"} {
+		if vs, ok := r.Header[name]; ok && (len(vs) != 1 || strings.TrimSpace(vs[0]) == "") {
+			return time.Time{}, "", "", fmt.Errorf("%w: %s sent %d times or empty", ErrMissingDate, name, len(vs))
+		}
+	}
 	if v := r.Header.Get("X-Amz-Date"); v != "" {
 		t, err := time.Parse(timeFormat, v)
 		if err != nil {
