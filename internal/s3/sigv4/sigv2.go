@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"sort"
@@ -161,8 +162,8 @@ func verifyQueryV2(ctx context.Context, r *http.Request, q url.Values, store Cre
 		return nil, fmt.Errorf("%w: AWSAccessKeyId, Signature and Expires are all required", ErrAuthorizationQueryParametersError)
 	}
 	secs, err := strconv.ParseInt(exp, 10, 64)
-	if err != nil || secs < 0 {
-		return nil, fmt.Errorf("%w: Expires %.40q", ErrAuthorizationQueryParametersError, exp)
+	if err != nil || secs < 0 || secs > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: Expires %.40q", ErrInvalidExpiresV2, exp)
 	}
 	cred, err := lookup(ctx, store, ak)
 	if err != nil {

@@ -143,6 +143,10 @@ func TestVerifyV2Query(t *testing.T) {
 	if _, err := Verify(context.Background(), httptest.NewRequest("GET", target, nil), store, time.Unix(1175139621, 0), nil); !errors.Is(err, ErrRequestExpired) {
 		t.Fatalf("expired: %v", err)
 	}
+	far := "/johnsmith/photos/puppy.jpg?AWSAccessKeyId=" + v2AK + "&Expires=5470000000&Signature=x"
+	if _, err := Verify(context.Background(), httptest.NewRequest("GET", far, nil), store, before, nil); !errors.Is(err, ErrInvalidExpiresV2) {
+		t.Fatalf("Expires past 32 bits: %v", err)
+	}
 	bad := "/johnsmith/photos/other.jpg?AWSAccessKeyId=" + v2AK + "&Expires=1175139620&Signature=" + url.QueryEscape(sig)
 	if _, err := Verify(context.Background(), httptest.NewRequest("GET", bad, nil), store, before, nil); !errors.Is(err, ErrSignatureDoesNotMatch) {
 		t.Fatalf("other path: %v", err)

@@ -226,13 +226,18 @@ func classifyPayload(v string) (PayloadMode, error) {
 }
 
 func verifyHeader(ctx context.Context, r *http.Request, authz string, store CredentialStore, now time.Time, o *Options) (*Auth, error) {
+	// A SigV4 request without a valid date is AccessDenied even if its header is malformed
+	// too (an empty x-amz-date next to the client's own also duplicates it in SignedHeaders).
 	a, err := parseAuthorization(authz)
+	t, amzDate, dateHeader, dateErr := requestDate(r)
 	if err != nil {
+		if dateErr != nil && errors.Is(err, ErrAuthorizationHeaderMalformed) {
+			return nil, dateErr
+		}
 		return nil, err
 	}
-	t, amzDate, dateHeader, err := requestDate(r)
-	if err != nil {
-		return nil, err
+	if dateErr != nil {
+		return nil, dateErr
 	}
 	if a.cred.date != t.Format(dateFormat) {
 		return nil, fmt.Errorf("%w: credential date %s does not match request date %s", ErrAuthorizationHeaderMalformed, a.cred.date, amzDate)
