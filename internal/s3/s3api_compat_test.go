@@ -1,9 +1,11 @@
 package s3_test
 
 import (
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -43,5 +45,27 @@ func TestListingTimesAreWholeSeconds(t *testing.T) {
 	_, body := rawRequest(t, st, "GET", "/secs", nil, nil, true)
 	if !regexp.MustCompile(`<LastModified>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z</LastModified>`).MatchString(body) {
 		t.Fatalf("LastModified not at whole seconds: %s", body)
+	}
+}
+
+// test_get_object_if_unmodified_since: the listing's LastModified, as an HTTP date, is the
+// object's Last-Modified, so If-Modified-Since with it is 304.
+func TestListingTimeIsLastModified(t *testing.T) {
+	st := newStack(t)
+	c, ctx := st.client, ctxT(t)
+	_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("lmod")})
+	mustOK(t, err)
+	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("lmod"), Key: aws.String("k"), Body: strings.NewReader("x")})
+	mustOK(t, err)
+	_, body := rawRequest(t, st, "GET", "/lmod", nil, nil, true)
+	m := regexp.MustCompile(`<LastModified>([^<]+)</LastModified>`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no LastModified: %s", body)
+	}
+	lt, err := time.Parse("2006-01-02T15:04:05.000Z", m[1])
+	mustOK(t, err)
+	resp, _ := rawRequest(t, st, "GET", "/lmod/k", nil, map[string]string{"If-Modified-Since": lt.Format(http.TimeFormat)}, true)
+	if resp.StatusCode != 304 {
+		t.Fatalf("If-Modified-Since listing time %s: %d (Last-Modified %s)", m[1], resp.StatusCode, resp.Header.Get("Last-Modified"))
 	}
 }
