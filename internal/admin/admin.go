@@ -180,7 +180,7 @@ func (h *Handler) authenticate(r *http.Request) (*sigv4.Auth, error) {
 // failure of the credential store).
 func isAuthError(err error) bool {
 	for _, e := range []error{sigv4.ErrSignatureV2Unsupported, sigv4.ErrUnsupportedAuthType, sigv4.ErrMultipleAuthMechanisms,
-		sigv4.ErrAuthorizationHeaderMalformed, sigv4.ErrAuthorizationQueryParametersError, sigv4.ErrRequestExpired,
+		sigv4.ErrAuthorizationHeaderMalformed, sigv4.ErrAuthorizationQueryParametersError, sigv4.ErrRequestExpired, sigv4.ErrInvalidExpiresV2,
 		sigv4.ErrRequestNotYetValid, sigv4.ErrMissingDate, sigv4.ErrHeadersNotSigned, sigv4.ErrMissingContentSHA256,
 		sigv4.ErrInvalidContentSHA256, sigv4.ErrMissingSecurityHeader} {
 		if errors.Is(err, e) {

@@ -128,6 +128,7 @@ var errorTable = []struct {
 	{sigv4.ErrSignatureDoesNotMatch, &apiError{"SignatureDoesNotMatch", http.StatusForbidden, "The request signature we calculated does not match the signature you provided. Check your key and signing method."}},
 	{sigv4.ErrRequestTimeTooSkewed, &apiError{"RequestTimeTooSkewed", http.StatusForbidden, "The difference between the request time and the current time is too large."}},
 	{sigv4.ErrRequestExpired, errAccessDenied.withMessage("Request has expired")},
+	{sigv4.ErrInvalidExpiresV2, errAccessDenied.withMessage("Invalid date (should be seconds since epoch)")},
 	{sigv4.ErrRequestNotYetValid, errAccessDenied.withMessage("Request is not valid yet")},
 	{sigv4.ErrMissingDate, errAccessDenied.withMessage("AWS authentication requires a valid Date or x-amz-date header")},
 	{sigv4.ErrHeadersNotSigned, errAccessDenied.withMessage("There were headers present in the request which were not signed")},
@@ -202,6 +203,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 	if api.status == http.StatusNotModified || r.Method == http.MethodHead {
 		if api.status != http.StatusNotModified {
 			hdr.Set("Content-Type", "application/xml") // as S3 answers a HEAD that fails
+			hdr.Set("Content-Length", "0")             // no body, and says so
 		}
 		w.WriteHeader(api.status)
 		return

@@ -11,6 +11,8 @@ import (
 type target struct {
 	bucket string
 	key    string
+	// virtualHost: the bucket came from the Host (bucket.domain), not the path.
+	virtualHost bool
 }
 
 // parseTarget finds the bucket and key of a request: virtual-hosted style when the Host is a
@@ -25,7 +27,7 @@ func parseTarget(r *http.Request, domains []string) target {
 	}
 	for _, d := range domains {
 		if bucket, ok := strings.CutSuffix(host, "."+d); ok && bucket != "" {
-			return target{bucket: bucket, key: strings.TrimPrefix(path, "/")}
+			return target{bucket: bucket, key: strings.TrimPrefix(path, "/"), virtualHost: true}
 		}
 	}
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")

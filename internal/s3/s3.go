@@ -251,7 +251,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	// Authenticate before anything else. A request without credentials goes on as anonymous,
 	// to be served only where an ACL or policy lets everyone in; it learns nothing else, not
 	// even which operations exist.
-	a, err := sigv4.Verify(r.Context(), r, h.cfg.Credentials, h.cfg.Now(), &h.verify)
+	vopts := h.verify
+	if t.virtualHost {
+		vopts.VirtualHostBucket = t.bucket // SigV2 signs "/bucket" + path
+	}
+	a, err := sigv4.Verify(r.Context(), r, h.cfg.Credentials, h.cfg.Now(), &vopts)
 	switch {
 	case errors.Is(err, sigv4.ErrAnonymous):
 		rq.who = access.Identity{Anonymous: true}

@@ -70,7 +70,7 @@ func TestResolveOperation(t *testing.T) {
 		if hdr == nil {
 			hdr = http.Header{}
 		}
-		got, err := resolveOperation(c.method, target{c.bucket, c.key}, q, hdr)
+		got, err := resolveOperation(c.method, target{bucket: c.bucket, key: c.key}, q, hdr)
 		if got != c.want || (c.wantErr == nil) != (err == nil) || (c.wantErr != nil && !errors.Is(err, c.wantErr)) {
 			t.Errorf("%s /%s/%s?%s: got %s, %v; want %s, %v", c.method, c.bucket, c.key, c.query, got, err, c.want, c.wantErr)
 		}

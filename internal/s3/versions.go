@@ -22,7 +22,7 @@ type listVersionsResult struct {
 	NextKeyMarker       string          `xml:"NextKeyMarker,omitempty"`
 	NextVersionIDMarker string          `xml:"NextVersionIdMarker,omitempty"`
 	MaxKeys             int             `xml:"MaxKeys"`
-	Delimiter           string          `xml:"Delimiter,omitempty"`
+	Delimiter           *string         `xml:"Delimiter"` // echoed when sent, even empty, as S3 does
 	EncodingType        string          `xml:"EncodingType,omitempty"`
 	IsTruncated         bool            `xml:"IsTruncated"`
 	Versions            []objectVersion `xml:"Version"`
@@ -60,7 +60,11 @@ func (h *Handler) listObjectVersions(w http.ResponseWriter, r *http.Request, rq 
 		return err
 	}
 	res := listVersionsResult{Xmlns: s3Namespace, Name: rq.bucket, Prefix: p.encode(p.prefix), KeyMarker: p.encode(keyMarker),
-		VersionIDMarker: versionMarker, MaxKeys: p.maxKeys, Delimiter: p.encode(p.delimiter), IsTruncated: l.Truncated}
+		VersionIDMarker: versionMarker, MaxKeys: p.maxKeys, IsTruncated: l.Truncated}
+	if rq.query.Has("delimiter") {
+		d := p.encode(p.delimiter)
+		res.Delimiter = &d
+	}
 	if p.urlEncode {
 		res.EncodingType = "url"
 	}

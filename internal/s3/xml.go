@@ -30,7 +30,9 @@ const (
 // iso8601 is the time format of S3 listings (LastModified, Initiated).
 const iso8601 = "2006-01-02T15:04:05.000Z"
 
-func formatISO(t time.Time) string { return t.UTC().Format(iso8601) }
+// formatISO is S3's timestamp, at its one-second precision (".000Z"), which clients parse
+// with a fixed format (Swift's s3api tests do) and compare with Last-Modified.
+func formatISO(t time.Time) string { return t.UTC().Truncate(time.Second).Format(iso8601) }
 
 // writeXML sends a document with S3's XML declaration.
 func writeXML(w http.ResponseWriter, status int, doc any) {

@@ -9,8 +9,16 @@
 // the path is URI-encoded once and never normalised; x-amz-content-sha256
 // is mandatory for header auth and may be UNSIGNED-PAYLOAD or one of the
 // STREAMING-* values; presigned URLs sign UNSIGNED-PAYLOAD and may live at
-// most 7 days. Anonymous and Signature V2 requests get distinct errors so
-// the caller can deny them with a clear message.
+// most 7 days. Anonymous requests get a distinct error so the caller can
+// deny them with a clear message.
+//
+// Signature Version 2 (sigv2.go) is verified too, as S3 and Swift's s3api
+// accept it: "Authorization: AWS AK:signature" and the presigned
+// AWSAccessKeyId/Expires/Signature query, HMAC-SHA1 over the method,
+// Content-MD5, Content-Type, Date (empty when x-amz-date is sent) or Expires,
+// the canonicalized x-amz-* headers and the path with S3's sub-resources.
+// The path is the one the client sent (path-style addressing). V2 bodies are
+// unsigned (PayloadUnsigned); Content-MD5 still protects them when sent.
 //
 // Every error wraps exactly one exported sentinel (see errors.go), each of
 // which corresponds to one S3 error code.

@@ -56,6 +56,11 @@ var (
 	// S3: AccessDenied / 403 ("Request has expired").
 	ErrRequestExpired = errors.New("sigv4: request has expired")
 
+	// ErrInvalidExpiresV2: a SigV2 presigned URL's Expires is not seconds since the epoch
+	// within 32 bits. S3: AccessDenied / 403 ("Invalid date (should be seconds since
+	// epoch)").
+	ErrInvalidExpiresV2 = errors.New("sigv4: invalid Expires")
+
 	// ErrRequestNotYetValid: a presigned URL's X-Amz-Date is further in
 	// the future than the allowed skew.
 	// S3: AccessDenied / 403 ("Request is not valid yet").

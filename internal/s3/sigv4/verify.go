@@ -83,6 +83,9 @@ type Options struct {
 	MaxSkew time.Duration
 	// MaxChunkSize bounds one aws-chunked chunk; 0 means 16 MiB.
 	MaxChunkSize int64
+	// VirtualHostBucket is the bucket named by the Host of a virtual-hosted-style request;
+	// SigV2 signs it as the first path segment.
+	VirtualHostBucket string
 }
 
 // Auth is a successfully verified request.
@@ -92,6 +95,7 @@ type Auth struct {
 	Presigned     bool       // authenticated by query parameters
 	Time          time.Time  // request time (X-Amz-Date or Date)
 	Expires       time.Time  // presigned URLs only: end of validity
+	SignatureV2   bool       // authenticated by AWS Signature Version 2 (HMAC-SHA1)
 	SignedHeaders []string
 
 	Payload       PayloadMode
@@ -131,12 +135,14 @@ func Verify(ctx context.Context, r *http.Request, store CredentialStore, now tim
 	switch {
 	case authz != "" && (hasQueryV4 || hasQueryV2):
 		return nil, fmt.Errorf("%w: Authorization header and query authentication both present", ErrMultipleAuthMechanisms)
+	case strings.HasPrefix(strings.TrimLeft(authz, " "), "AWS "):
+		return verifyHeaderV2(ctx, r, authz, store, now, &o)
 	case authz != "":
 		return verifyHeader(ctx, r, authz, store, now, &o)
 	case hasQueryV4:
 		return verifyQuery(ctx, r, q, store, now, &o)
 	case hasQueryV2:
-		return nil, fmt.Errorf("%w: AWSAccessKeyId query parameter", ErrSignatureV2Unsupported)
+		return verifyQueryV2(ctx, r, q, store, now, &o)
 	}
 	return nil, ErrAnonymous
 }
@@ -155,6 +161,13 @@ func lookup(ctx context.Context, store CredentialStore, ak string) (Credential, 
 // requestDate returns the request time and the exact string that enters the
 // string-to-sign, plus which header supplied it.
 func requestDate(r *http.Request) (time.Time, string, string, error) {
+	// A date header sent empty or twice is no valid date (S3: AccessDenied), even if another
+	// value would parse.
+	for _, name := range []string{"X-Amz-Date", "Date"} {
+		if vs, ok := r.Header[name]; ok && (len(vs) != 1 || strings.TrimSpace(vs[0]) == "") {
+			return time.Time{}, "", "", fmt.Errorf("%w: %s sent %d times or empty", ErrMissingDate, name, len(vs))
+		}
+	}
 	if v := r.Header.Get("X-Amz-Date"); v != "" {
 		t, err := time.Parse(timeFormat, v)
 		if err != nil {
@@ -213,13 +226,18 @@ func classifyPayload(v string) (PayloadMode, error) {
 }
 
 func verifyHeader(ctx context.Context, r *http.Request, authz string, store CredentialStore, now time.Time, o *Options) (*Auth, error) {
+	// A SigV4 request without a valid date is AccessDenied even if its header is malformed
+	// too (an empty x-amz-date next to the client's own also duplicates it in SignedHeaders).
 	a, err := parseAuthorization(authz)
+	t, amzDate, dateHeader, dateErr := requestDate(r)
 	if err != nil {
+		if dateErr != nil && errors.Is(err, ErrAuthorizationHeaderMalformed) {
+			return nil, dateErr
+		}
 		return nil, err
 	}
-	t, amzDate, dateHeader, err := requestDate(r)
-	if err != nil {
-		return nil, err
+	if dateErr != nil {
+		return nil, dateErr
 	}
 	if a.cred.date != t.Format(dateFormat) {
 		return nil, fmt.Errorf("%w: credential date %s does not match request date %s", ErrAuthorizationHeaderMalformed, a.cred.date, amzDate)
