@@ -150,7 +150,8 @@ func (g Grantee) matches(id Identity) bool {
 	case g.URI == AuthenticatedUsersURI:
 		return !id.Anonymous && id.Account != ""
 	case g.ID != "":
-		return !id.Anonymous && id.Account == g.ID
+		// A grant to an account covers its administrators (package comment, rule 4).
+		return !id.Anonymous && id.Account == g.ID && id.Admin
 	}
 	return false
 }
