@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
@@ -19,7 +20,7 @@ const policyName = "Policy-0"
 
 // unsupportedContainerHeaders are container settings Swift stores and acts on that Cairn has
 // not implemented: refusing them is better than storing a container without them.
-var unsupportedContainerHeaders = []string{"X-Container-Read", "X-Container-Write", "X-Container-Sync-To",
+var unsupportedContainerHeaders = []string{"X-Container-Sync-To",
 	"X-Container-Sync-Key", "X-Versions-Location", "X-History-Location", "X-Versions-Enabled"}
 
 // readContainerSettings reads the metadata of a container PUT or POST, as the keys of
@@ -37,7 +38,10 @@ func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m map[string]string
+	m, err := readContainerACLs(hdr)
+	if err != nil {
+		return nil, err
+	}
 	for k, v := range um {
 		if m == nil {
 			m = map[string]string{}
@@ -47,8 +51,40 @@ func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	return m, nil
 }
 
-// writeContainerHeaders sets the headers of a container GET, HEAD or POST.
-func writeContainerHeaders(hdr http.Header, c meta.Container) {
+// readContainerACLs reads X-Container-Read and X-Container-Write (and their X-Remove- forms)
+// as the access keys of meta.Container.Meta, cleaned as Swift cleans them; an ACL that does not
+// parse is a 400 with the parser's message.
+func readContainerACLs(hdr http.Header) (map[string]string, error) {
+	var m map[string]string
+	for _, a := range []struct {
+		header, key string
+		parse       func(string) (access.SwiftACL, error)
+	}{
+		{"X-Container-Read", access.MetaSwiftRead, access.ParseSwiftACL},
+		{"X-Container-Write", access.MetaSwiftWrite, access.ParseSwiftWriteACL},
+	} {
+		v, set := hdr[a.header]
+		if _, remove := hdr["X-Remove-"+a.header[len("X-"):]]; remove && !set {
+			v, set = []string{""}, true
+		}
+		if !set {
+			continue
+		}
+		acl, err := a.parse(strings.Join(v, ","))
+		if err != nil {
+			return nil, errBadRequest.withText("%s", err.Error())
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[a.key] = acl.String()
+	}
+	return m, nil
+}
+
+// writeContainerHeaders sets the headers of a container GET, HEAD or POST. owner: the caller
+// may change the container's settings, and so sees its ACLs (Swift shows them to no one else).
+func writeContainerHeaders(hdr http.Header, c meta.Container, owner bool) {
 	hdr.Set("X-Container-Object-Count", strconv.FormatInt(c.ObjectCount, 10))
 	hdr.Set("X-Container-Bytes-Used", strconv.FormatInt(c.BytesUsed, 10))
 	hdr.Set("X-Timestamp", swiftTimestamp(c.Created))
@@ -57,6 +93,14 @@ func writeContainerHeaders(hdr http.Header, c meta.Container) {
 	for k, v := range c.Meta {
 		if name, ok := strings.CutPrefix(k, containerMetaPrefix); ok && v != "" {
 			hdr.Set(metaHeader("Container", name), v)
+		}
+	}
+	if owner {
+		if v := c.Meta[access.MetaSwiftRead]; v != "" {
+			hdr.Set("X-Container-Read", v)
+		}
+		if v := c.Meta[access.MetaSwiftWrite]; v != "" {
+			hdr.Set("X-Container-Write", v)
 		}
 	}
 }
@@ -72,7 +116,7 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return fmt.Errorf("head container %q: %w", rq.container, err)
 	}
-	writeContainerHeaders(w.Header(), c)
+	writeContainerHeaders(w.Header(), c, rq.owner())
 	var items []listItem
 	if r.Method == http.MethodGet && !lr.empty {
 		page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, lr.opts)

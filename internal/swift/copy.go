@@ -2,6 +2,7 @@ package swift
 
 import (
 	"fmt"
+	"github.com/cairn-store/cairn/internal/access"
 	"net/http"
 	"net/url"
 	"strings"
@@ -22,7 +23,8 @@ func parseCopyPath(v string) (container, object string, ok bool) {
 }
 
 // copyAccount resolves the account a copy's other side lives in (Destination-Account or
-// X-Copy-From-Account, else the request's) and checks that the caller may use it.
+// X-Copy-From-Account, else the request's). Whether the caller may read or write there is
+// decided by copyObject.
 func (rq *request) copyAccount(v string) (string, error) {
 	if v == "" {
 		return rq.tenant, nil
@@ -30,9 +32,6 @@ func (rq *request) copyAccount(v string) (string, error) {
 	tenant, ok := strings.CutPrefix(v, resellerPrefix)
 	if !ok || tenant == "" || len(v) > maxAccountNameLength {
 		return "", errPreconditionFailed.withText("Invalid account %q", v)
-	}
-	if !rq.id.Root && tenant != rq.id.Account {
-		return "", fmt.Errorf("copy with account %s: %w", v, errForbidden)
 	}
 	return tenant, nil
 }
@@ -80,6 +79,12 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		}
 	}
 	if err := checkNoDLO(r); err != nil {
+		return err
+	}
+	if err := h.allowed(ctx, r, rq, src.Account, src.Container, src.Object, access.GetObject); err != nil {
+		return err
+	}
+	if err := h.allowed(ctx, r, rq, dst.Account, dst.Container, dst.Object, access.PutObject); err != nil {
 		return err
 	}
 	now := h.cfg.Now()

@@ -41,6 +41,7 @@ func (u users) AuthenticateSwift(_ context.Context, account, user, key string) (
 
 var testUsers = users{
 	"acme:alice": {"alice-key", swift.Identity{Account: "acme", User: "alice", Admin: true}},
+	"acme:carol": {"carol-key", swift.Identity{Account: "acme", User: "carol"}}, // not an admin
 	"other:bob":  {"bob-key", swift.Identity{Account: "other", User: "bob", Admin: true}},
 	"root:root":  {"root-key", swift.Identity{Account: "root", User: "root", Admin: true, Root: true}},
 }
@@ -393,7 +394,7 @@ func TestSwiftContainer(t *testing.T) {
 	if body != "Container name length of 257 longer than 256" {
 		t.Errorf("long name body %q", body)
 	}
-	c.must("PUT", "/acl", map[string]string{"X-Container-Read": ".r:*"}, "", 400)
+	c.must("PUT", "/acl", map[string]string{"X-Container-Read": ".r:"}, "", 400)
 	c.must("HEAD", "/acl", nil, "", 404) // refused: nothing stored
 	c.must("PUT", "/pol", map[string]string{"X-Storage-Policy": "gold"}, "", 400)
 	c.must("PUT", "/bad%FF", nil, "", 412)

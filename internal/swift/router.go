@@ -164,14 +164,17 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 		return options(w, r, rq, allow)
 	}
 	// Authenticate before anything else, so that an anonymous caller learns nothing.
-	if err := h.authorize(r, rq); err != nil {
+	if err := h.identify(r, rq); err != nil {
 		return err
 	}
 	if !hasPrefix || tenant == "" {
-		return fmt.Errorf("account %q outside the AUTH_ prefix: %w", t.account, errForbidden)
+		return rq.denied("account %q outside the AUTH_ prefix", t.account)
 	}
 	if t.container == "" && (r.Method == http.MethodPost || r.Method == http.MethodDelete) && r.URL.Query().Has("bulk-delete") {
 		rq.op = opBulkDelete
+		if !rq.owner() {
+			return rq.denied("bulk delete by a caller who does not own %s", rq.account)
+		}
 		if err := checkRequest(r, rq); err != nil {
 			return err
 		}
@@ -183,6 +186,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 		return errMethodNotAllowed
 	}
 	rq.op = op
+	if err := h.checkAccess(r.Context(), r, rq); err != nil {
+		return err
+	}
 	if err := checkRequest(r, rq); err != nil {
 		return err
 	}

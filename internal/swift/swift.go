@@ -122,6 +122,7 @@ type request struct {
 	container string
 	object    string
 	id        Identity
+	anonymous bool // no token: id is empty
 }
 
 // ServeHTTP routes, authenticates and serves one request.

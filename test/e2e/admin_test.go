@@ -29,9 +29,11 @@ type userKeys struct {
 	SwiftKey  string `json:"swift_key"`
 }
 
+// createUser makes an administrator of its account (an ordinary user may do only what ACLs
+// grant it).
 func (c *cli) createUser(spec string) userKeys {
 	c.t.Helper()
-	out, _ := c.ok("admin", "user", "create", spec, "--json")
+	out, _ := c.ok("admin", "user", "create", spec, "--admin", "--json")
 	var k userKeys
 	if err := json.Unmarshal([]byte(out), &k); err != nil || k.AccessKey == "" || k.SecretKey == "" || k.SwiftKey == "" {
 		c.t.Fatalf("user create %s --json printed %q (%v)", spec, out, err)
