@@ -12,22 +12,16 @@
 //     account's root user), so that no policy can lock its own account out for good.
 //  2. An explicit Deny in the bucket policy that matches the request denies it, for every other
 //     principal, the owning account's own users included.
-//  3. Administrators of the owning account may do everything else. An ordinary (non-admin)
-//     user of the owning account is treated like any other caller: it gets only what rule 4
-//     grants (tempauth's rule: a user without .admin can do nothing in its account unless an
-//     ACL lets it).
+//  3. Administrators of the owning account may do everything else. The account's other users
+//     are like anyone else: they get only what rule 4 grants them (tempauth's users without
+//     .admin; AWS's IAM users, who need a permission of their own). Grants and policy
+//     principals that name a whole account are for that account, so for its administrators;
+//     a user who is not one needs an entry naming it (ACCOUNT:USER, arn:aws:iam::A:user/U),
+//     or a Swift ACL entry for its account (tempauth gives those to every user of it).
+//     Creating and listing an account's buckets is for its administrators too.
 //  4. An Allow in the bucket policy, a bucket ACL grant, an object ACL grant (GetObject and the
 //     object's ACL only) or a Swift container ACL (X-Container-Read/-Write) allows the request.
-//     Who a grant covers: AllUsers, .r: referrers and Principal "*" cover everyone;
-//     AuthenticatedUsers every authenticated caller; a grant or policy principal naming one user
-//     (ACCOUNT:USER, arn:aws:iam::ACCOUNT:user/USER) that user. A grant to a whole account
-//     (an S3 ACL grantee ID, a policy principal ACCOUNT or arn:aws:iam::ACCOUNT:root) covers
-//     that account's administrators only: in AWS a grant empowers the account, whose IAM users
-//     then need their own permission, and Cairn has no IAM user policies, so its ordinary users
-//     must be named. A Swift ACL entry "account" is the exception, as in tempauth: it covers
-//     every user of the account, administrator or not.
-//  5. Anything else is denied. CreateBucket and ListAllMyBuckets (the account listing) are
-//     allowed to the administrators of the caller's own account only.
+//  5. Anything else is denied.
 //
 // Using it from a front end (the S3 front end does all of this; see internal/s3/access.go):
 //
@@ -56,8 +50,9 @@ import (
 // (Anonymous: a request without credentials).
 type Identity struct {
 	Account, User string
-	// Admin: an administrator of its account (Swift's .admin), who may do everything in it.
-	// An ordinary user gets only what ACLs and policies grant it by name.
+	// Admin: an administrator of its account (Swift's .admin). Inside its own account an
+	// ordinary user may already do everything; an administrator may also manage the bucket
+	// policy whatever it denies.
 	Admin bool
 	// Root: the server's root key, allowed everything everywhere.
 	Root bool
@@ -77,6 +72,8 @@ const (
 	ListBucketMultipartUploads
 	GetBucketLocation
 	GetBucketVersioning
+	PutBucketVersioning
+	ListBucketVersions
 	GetBucketAcl
 	PutBucketAcl
 	GetBucketPolicy
@@ -96,7 +93,7 @@ const (
 	GetBucketOwnershipControls
 	DeleteBucket
 	// CreateBucket and ListAllMyBuckets act on the caller's own account, not on a bucket of
-	// someone else's: its administrators may, nobody else.
+	// someone else's: any authenticated identity may, nobody anonymous.
 	CreateBucket
 	ListAllMyBuckets
 	GetObject
@@ -114,6 +111,8 @@ var actionNames = [numActions]string{
 	ListBucketMultipartUploads:       "s3:ListBucketMultipartUploads",
 	GetBucketLocation:                "s3:GetBucketLocation",
 	GetBucketVersioning:              "s3:GetBucketVersioning",
+	PutBucketVersioning:              "s3:PutBucketVersioning",
+	ListBucketVersions:               "s3:ListBucketVersions",
 	GetBucketAcl:                     "s3:GetBucketAcl",
 	PutBucketAcl:                     "s3:PutBucketAcl",
 	GetBucketPolicy:                  "s3:GetBucketPolicy",
@@ -228,7 +227,7 @@ func Decide(r Request) Decision {
 			return deny("anonymous")
 		}
 		if !id.Admin {
-			return deny("not an administrator of the account")
+			return deny("only an account administrator creates and lists the account's buckets")
 		}
 		return allow("own account")
 	}
@@ -236,16 +235,16 @@ func Decide(r Request) Decision {
 		return deny("no bucket state")
 	}
 	st := r.Bucket
-	owner := !id.Anonymous && id.Account != "" && id.Account == r.Resource.Owner && id.Admin
+	owner := !id.Anonymous && id.Account != "" && id.Account == r.Resource.Owner
 	if st.Broken != nil {
 		// Stored state that does not parse might hide a Deny: only the owner, who can repair
 		// it, gets in.
 		if owner {
-			return allow("owning account's administrator (access state unreadable)")
+			return allow("bucket owner (access state unreadable)")
 		}
 		return deny("access state unreadable: " + st.Broken.Error())
 	}
-	if owner && (r.Action == GetBucketPolicy || r.Action == PutBucketPolicy || r.Action == DeleteBucketPolicy) {
+	if owner && id.Admin && (r.Action == GetBucketPolicy || r.Action == PutBucketPolicy || r.Action == DeleteBucketPolicy) {
 		return allow("account administrator manages the bucket policy")
 	}
 	arn := r.Resource.ARN()
@@ -254,8 +253,8 @@ func Decide(r Request) Decision {
 			return deny("explicit deny in bucket policy" + sidText(s))
 		}
 	}
-	if owner {
-		return allow("owning account's administrator")
+	if owner && id.Admin {
+		return allow("bucket owner's administrator")
 	}
 	if st.Policy != nil {
 		if s := st.Policy.match(EffectAllow, id, r.Action, arn); s != nil {

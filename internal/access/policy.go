@@ -43,8 +43,8 @@ type Statement struct {
 	Resources []string
 }
 
-// Principal is whom a statement is about: everyone (Any, anonymous callers included), an
-// account (its administrators: see the package comment), or one user.
+// Principal is whom a statement is about: everyone (Any, anonymous callers included), every
+// user of an account, or one user.
 type Principal struct {
 	Any     bool
 	Account string
@@ -58,6 +58,9 @@ func (p Principal) matches(id Identity) bool {
 	case id.Anonymous || id.Account == "":
 		return false
 	case p.User == "":
+		// An account-wide principal is the account itself, which its administrators act
+		// for; its other users need a principal naming them (AWS: an IAM user needs its
+		// own permission, and Cairn has no IAM policies).
 		return id.Account == p.Account && id.Admin
 	}
 	return id.Account == p.Account && id.User == p.User

@@ -149,3 +149,22 @@ func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *request) 
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
+
+// authenticate reads the request's token: a request without one is anonymous (ACLs may still
+// let it in: authz.go); an unknown or expired token is 401.
+func (h *Handler) authenticate(r *http.Request, rq *request) error {
+	tok := r.Header.Get("X-Auth-Token")
+	if tok == "" {
+		tok = r.Header.Get("X-Storage-Token")
+	}
+	if tok == "" {
+		rq.anonymous = true
+		return nil
+	}
+	id, _, ok := h.tokens.lookup(tok)
+	if !ok {
+		return fmt.Errorf("unknown or expired token: %w", errUnauthorized)
+	}
+	rq.id = id
+	return nil
+}
