@@ -164,3 +164,23 @@ func TestSwiftACLBadValues(t *testing.T) {
 		t.Errorf("cleaned read ACL %q", v)
 	}
 }
+
+// TestSwiftAccountQuotaHeader: as with Swift's account_quotas, only a reseller admin (Cairn's
+// root user) may send X-Account-Meta-Quota-Bytes; account administrators are 403 and nothing
+// changes.
+func TestSwiftAccountQuotaHeader(t *testing.T) {
+	s := newStack(t)
+	alice := s.client(t, "acme:alice", "alice-key")
+	root := s.client(t, "root:root", "root-key")
+	rootAtAcme := alice.as(root)
+	alice.must("POST", "", map[string]string{"X-Account-Meta-Quota-Bytes": "10"}, "", 403)
+	alice.must("POST", "", map[string]string{"X-Remove-Account-Meta-Quota-Bytes": "x"}, "", 403)
+	resp, _ := alice.must("HEAD", "", nil, "", 204)
+	if v := resp.Header.Get("X-Account-Meta-Quota-Bytes"); v != "" {
+		t.Errorf("quota header stored after a refusal: %q", v)
+	}
+	rootAtAcme.must("POST", "", map[string]string{"X-Account-Meta-Quota-Bytes": "ten"}, "", 400)
+	rootAtAcme.must("POST", "", map[string]string{"X-Account-Meta-Quota-Bytes": "10"}, "", 204)
+	alice.must("PUT", "/box", nil, "", 201)
+	alice.must("PUT", "/box/o", nil, "more than ten bytes", 201) // the tenant store's quota is the one enforced
+}
