@@ -102,6 +102,9 @@ func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *request
 // the request) and stored durably before the answer.
 func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
+	if err := checkAccountQuotaHeaders(r.Header, rq); err != nil {
+		return err
+	}
 	um, err := readMeta(r.Header, "Account")
 	if err != nil {
 		return err
@@ -139,5 +142,25 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *reques
 	}
 	writeAccountHeaders(w.Header(), acct, m, true)
 	writeStatus(w, r, http.StatusNoContent)
+	return nil
+}
+
+// checkAccountQuotaHeaders applies the rule of Swift's account_quotas middleware to
+// X-Account-Meta-Quota-Bytes (and its X-Remove- form): only a reseller admin may send it, here
+// the root user, whose value must be an integer (then kept as plain metadata). Anyone else,
+// account administrators included, is 403: Cairn's account quotas are the tenant store's, set
+// with `cairn admin account quota`, and enforced on both APIs.
+func checkAccountQuotaHeaders(hdr http.Header, rq *request) error {
+	v, set := hdr["X-Account-Meta-Quota-Bytes"]
+	_, remove := hdr["X-Remove-Account-Meta-Quota-Bytes"]
+	if !set && !remove {
+		return nil
+	}
+	if !rq.id.Root {
+		return fmt.Errorf("X-Account-Meta-Quota-Bytes from %s:%s, not a reseller admin: %w", rq.id.Account, rq.id.User, errForbidden)
+	}
+	if set && !remove && v[0] != "" && !isDigits(v[0]) {
+		return errBadRequest.withText("Invalid quota %.40q", v[0])
+	}
 	return nil
 }
