@@ -16,11 +16,14 @@ func (rq *request) objectName() meta.ObjectName {
 	return meta.ObjectName{Account: rq.tenant, Container: rq.container, Object: rq.object}
 }
 
-// checkNoDLO refuses the header of Swift's dynamic large objects: Cairn has not implemented
-// them, and storing such a request as a plain object would hand back the manifest's (empty)
-// bytes instead of its segments.
+// checkNoDLO refuses the header of Swift's dynamic large objects: Cairn does not serve them yet,
+// and storing such a request as a plain object would hand back the manifest's (empty) bytes
+// instead of its segments. A malformed value gets Swift's own 400 first.
 func checkNoDLO(r *http.Request) error {
-	if _, ok := r.Header["X-Object-Manifest"]; ok {
+	if v, ok := r.Header["X-Object-Manifest"]; ok {
+		if _, err := parseObjectManifest(strings.Join(v, ",")); err != nil {
+			return err
+		}
 		return errBadRequest.withText("X-Object-Manifest (dynamic large objects) is not supported by this server")
 	}
 	return nil

@@ -9,7 +9,8 @@
 //
 // Files: swift.go (configuration, request life cycle), router.go (path and method to an
 // operation), auth.go (tokens), info.go, account.go, container.go, object.go, copy.go, slo.go
-// (static large objects), bulk.go (bulk delete), listing.go (listing options and formats),
+// (static large objects), dlo.go (the X-Object-Manifest parser; dynamic large objects are not
+// served yet), bulk.go (bulk delete), listing.go (listing options and formats),
 // validate.go (names, metadata, limits), conditions.go (If-* and Range parsing), ranges.go
 // (multi-range answers), errors.go (the error table), metrics.go.
 package swift
