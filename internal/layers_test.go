@@ -35,6 +35,8 @@ var forbidden = []struct {
 		"the index keeps listings and knows nothing above it"},
 	{"internal/storage", []string{"internal/proxy", "internal/s3", "internal/server", "internal/auth"},
 		"a storage node serves devices; it does not route or authenticate"},
+	{"internal/expirer", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/s3", "internal/swift", "internal/auth", "github.com/cockroachdb/pebble"},
+		"the expirer reaches storage only through the proxy, and knows no client protocol"},
 	{"internal/admin", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/proxy", "internal/swift"},
 		"the admin API manages tenants; usage reaches it through a function the server wires, never the data path"},
 	{"internal/ring", []string{"internal/"},

@@ -269,14 +269,18 @@ func newUserCommands(f *adminFlags) []*cobra.Command {
 			"account." + adminLong,
 		Args: usageArgs(1, 1, "cairn admin user create ACCOUNT:USER [--admin]"),
 	}
+	var given auth.GivenKeys
 	create.Flags().BoolVar(&isAdmin, "admin", false, "the user administers its account")
+	create.Flags().StringVar(&given.AccessKey, "user-access-key", "", "use this S3 access key instead of a generated one (3-128 printable characters, no '/')")
+	create.Flags().StringVar(&given.SecretKey, "user-secret-key", "", "use this S3 secret key instead of a generated one (6-128 characters)")
+	create.Flags().StringVar(&given.SwiftKey, "user-swift-key", "", "use this Swift key instead of a generated one (6-128 characters)")
 	create.RunE = func(cmd *cobra.Command, args []string) error {
 		account, user, err := splitUser(args[0])
 		if err != nil {
 			return err
 		}
 		return f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
-			uc, err := c.CreateUser(ctx, account, user, isAdmin)
+			uc, err := c.CreateUserWithKeys(ctx, account, user, isAdmin, given)
 			if err != nil {
 				return err
 			}

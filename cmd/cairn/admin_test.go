@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -43,6 +44,21 @@ func TestAdminCommands(t *testing.T) {
 			t.Errorf("user create printed no %q:\n%s", want, human)
 		}
 	}
+	// Keys chosen by the operator (tempauth-style, as Swift's functional tests use) work at once.
+	var given auth.UserCredentials
+	decode(adm("user", "create", "acme:tk", "--user-access-key", "acme:tk", "--user-secret-key", "testing", "--user-swift-key", "testing", "--json"), &given)
+	if given.AccessKey != "acme:tk" || given.SecretKey != "testing" || given.SwiftKey != "testing" {
+		t.Fatalf("user create with given keys: %+v", given)
+	}
+	req, _ := http.NewRequest("GET", endpoint+"/auth/v1.0", nil)
+	req.Header.Set("X-Auth-User", "acme:tk")
+	req.Header.Set("X-Auth-Key", "testing")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 || resp.Header.Get("X-Auth-Token") == "" {
+		t.Fatalf("Swift auth with the given key: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	adm("user", "delete", "acme:tk")
 	var list admin.AccountList
 	decode(adm("account", "list", "--json"), &list)
 	if len(list.Accounts) != 2 || list.Accounts[0].Name != "acme" || list.Accounts[0].Users != 2 {
@@ -93,6 +109,8 @@ func TestAdminCommands(t *testing.T) {
 		{[]string{"account", "show", "nope"}, "(NoSuchAccount)"},
 		{[]string{"account", "create", "acme:x"}, "(InvalidArgument)"},
 		{[]string{"user", "create", "nope:u"}, "(NoSuchAccount)"},
+		{[]string{"user", "create", "root:x", "--user-access-key", "cli-root"}, "(KeyExists)"},
+		{[]string{"user", "create", "root:x", "--user-secret-key", "short"}, "(InvalidArgument)"},
 		{[]string{"user", "create", "nocolon"}, "want ACCOUNT:USER"},
 		{[]string{"account", "quota", "root", "--bytes", "lots"}, "--bytes"},
 		{[]string{"--endpoint", "http://127.0.0.1:1", "account", "list"}, "cannot reach http://127.0.0.1:1: connection refused"},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-store/cairn/internal/expirer"
 	"github.com/cairn-store/cairn/internal/server"
 )
 
@@ -48,6 +49,7 @@ func newServerCommand() *cobra.Command {
 	f.StringSliceVar(&cfg.Domains, "domain", nil, "serve virtual-hosted-style requests for BUCKET.DOMAIN (repeatable; path-style always works)")
 	f.Int64Var(&cfg.InlineThreshold, "inline-threshold", 0, "objects up to this many bytes are stored inline in the LSM (0: default)")
 	f.StringVar(&cfg.DebugListen, "debug-listen", "", "serve Go's profiler (/debug/pprof) on this address (loopback only)")
+	f.DurationVar(&cfg.ExpirerInterval, "expirer-interval", expirer.DefaultInterval, "time between passes of the object expirer, which removes objects whose X-Delete-At has passed (negative: off)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
 }

@@ -12,7 +12,13 @@
 //     account's root user), so that no policy can lock its own account out for good.
 //  2. An explicit Deny in the bucket policy that matches the request denies it, for every other
 //     principal, the owning account's own users included.
-//  3. Users of the owning account may do everything else.
+//  3. Administrators of the owning account may do everything else. The account's other users
+//     are like anyone else: they get only what rule 4 grants them (tempauth's users without
+//     .admin; AWS's IAM users, who need a permission of their own). Grants and policy
+//     principals that name a whole account are for that account, so for its administrators;
+//     a user who is not one needs an entry naming it (ACCOUNT:USER, arn:aws:iam::A:user/U),
+//     or a Swift ACL entry for its account (tempauth gives those to every user of it).
+//     Creating and listing an account's buckets is for its administrators too.
 //  4. An Allow in the bucket policy, a bucket ACL grant, an object ACL grant (GetObject and the
 //     object's ACL only) or a Swift container ACL (X-Container-Read/-Write) allows the request.
 //  5. Anything else is denied.
@@ -66,6 +72,8 @@ const (
 	ListBucketMultipartUploads
 	GetBucketLocation
 	GetBucketVersioning
+	PutBucketVersioning
+	ListBucketVersions
 	GetBucketAcl
 	PutBucketAcl
 	GetBucketPolicy
@@ -103,6 +111,8 @@ var actionNames = [numActions]string{
 	ListBucketMultipartUploads:       "s3:ListBucketMultipartUploads",
 	GetBucketLocation:                "s3:GetBucketLocation",
 	GetBucketVersioning:              "s3:GetBucketVersioning",
+	PutBucketVersioning:              "s3:PutBucketVersioning",
+	ListBucketVersions:               "s3:ListBucketVersions",
 	GetBucketAcl:                     "s3:GetBucketAcl",
 	PutBucketAcl:                     "s3:PutBucketAcl",
 	GetBucketPolicy:                  "s3:GetBucketPolicy",
@@ -216,6 +226,9 @@ func Decide(r Request) Decision {
 		if id.Anonymous || id.Account == "" {
 			return deny("anonymous")
 		}
+		if !id.Admin {
+			return deny("only an account administrator creates and lists the account's buckets")
+		}
 		return allow("own account")
 	}
 	if r.Bucket == nil {
@@ -240,8 +253,8 @@ func Decide(r Request) Decision {
 			return deny("explicit deny in bucket policy" + sidText(s))
 		}
 	}
-	if owner {
-		return allow("bucket owner")
+	if owner && id.Admin {
+		return allow("bucket owner's administrator")
 	}
 	if st.Policy != nil {
 		if s := st.Policy.match(EffectAllow, id, r.Action, arn); s != nil {

@@ -6,14 +6,18 @@ import (
 	"testing"
 )
 
+// Identities that act for their accounts are administrators (an account's other users get only
+// what names them: see TestNonAdminUsers).
 var (
-	ownerUser = Identity{Account: "acme", User: "alice"}
-	ownerAdm  = Identity{Account: "acme", User: "boss", Admin: true}
-	other     = Identity{Account: "other", User: "olga"}
-	otherBob  = Identity{Account: "other", User: "bob"}
-	third     = Identity{Account: "third", User: "tom"}
-	anon      = Identity{Anonymous: true}
-	root      = Identity{Account: "root", User: "root", Admin: true, Root: true}
+	ownerUser  = Identity{Account: "acme", User: "alice", Admin: true}
+	ownerAdm   = Identity{Account: "acme", User: "boss", Admin: true}
+	ownerPlain = Identity{Account: "acme", User: "carol"}
+	other      = Identity{Account: "other", User: "olga", Admin: true}
+	otherBob   = Identity{Account: "other", User: "bob", Admin: true}
+	otherPlain = Identity{Account: "other", User: "pete"}
+	third      = Identity{Account: "third", User: "tom", Admin: true}
+	anon       = Identity{Anonymous: true}
+	root       = Identity{Account: "root", User: "root", Admin: true, Root: true}
 )
 
 func mustPolicy(t *testing.T, doc string) *Policy {
@@ -172,7 +176,7 @@ func TestDecide(t *testing.T) {
 		{"policy deny of one user", ownerUser, DeleteObject, obj("k"), denyUser, nil, "", false, false, ""},
 		{"policy deny of one user: not others", ownerAdm, DeleteObject, obj("k"), denyUser, nil, "", true, false, ""},
 		{"policy deny of one user: other actions", ownerUser, PutObject, obj("k"), denyUser, nil, "", true, false, ""},
-		{"deny all locks out the owner's users", ownerUser, DeleteBucketPolicy, bkt, denyAll, nil, "", false, false, "explicit deny"},
+		{"deny all locks out the owner's users", ownerPlain, DeleteBucketPolicy, bkt, denyAll, nil, "", false, false, "explicit deny"},
 		{"deny all: the account admin still manages the policy", ownerAdm, DeleteBucketPolicy, bkt, denyAll, nil, "", true, false, "administrator"},
 		{"deny all: the account admin reads it", ownerAdm, GetBucketPolicy, bkt, denyAll, nil, "", true, false, "administrator"},
 		{"deny all: the account admin is denied the rest", ownerAdm, GetObject, obj("k"), denyAll, nil, "", false, false, "explicit deny"},
@@ -237,7 +241,7 @@ func TestTenantIsolation(t *testing.T) {
 		if a.ObjectLevel() {
 			res.Key = "k"
 		}
-		for _, id := range []Identity{other, otherBob, anon, {Account: "acme2", User: "alice"}, {Account: "", User: "alice"}} {
+		for _, id := range []Identity{other, otherBob, otherPlain, ownerPlain, anon, {Account: "acme2", User: "alice", Admin: true}, {Account: "", User: "alice"}} {
 			d := Decide(Request{Identity: id, Action: a, Resource: res, Bucket: &BucketState{}, Object: &ACL{}})
 			if d.Allowed || d.NeedObjectACL {
 				t.Errorf("%v by %+v on a private bucket: %+v", a, id, d)
@@ -287,6 +291,40 @@ func TestValidAccountName(t *testing.T) {
 	for _, s := range []string{"", "a:b", "a b", "é", strings.Repeat("x", 65), "a/b", "*"} {
 		if ValidAccountName(s) {
 			t.Errorf("%q accepted", s)
+		}
+	}
+}
+
+// TestNonAdminUsers: a user who is not an administrator of its account gets only what names it
+// (a policy principal ACCOUNT:USER, a Swift ACL entry for its account or for it) or what is
+// public, as tempauth's non-.admin users and AWS's IAM users without policies.
+func TestNonAdminUsers(t *testing.T) {
+	obj := Resource{Owner: "acme", Bucket: "photos", Key: "k"}
+	r, w := mustSwift(t, "acme:carol", "acme")
+	for _, tc := range []struct {
+		name   string
+		id     Identity
+		action Action
+		res    Resource
+		state  *BucketState
+		want   bool
+	}{
+		{"own account, private", ownerPlain, GetObject, obj, &BucketState{}, false},
+		{"own account, create bucket", ownerPlain, CreateBucket, Resource{}, nil, false},
+		{"own account, list buckets", ownerPlain, ListAllMyBuckets, Resource{}, nil, false},
+		{"owner grant in the ACL", ownerPlain, GetObject, obj, &BucketState{ACL: ACL{Grants: []Grant{{Grantee{ID: "acme"}, FullControl}}}}, false},
+		{"account-wide policy", ownerPlain, GetObject, obj, &BucketState{Policy: mustPolicy(t, `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"acme"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::photos/*"}]}`)}, false},
+		{"policy naming the user", ownerPlain, GetObject, obj, &BucketState{Policy: mustPolicy(t, `{"Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::acme:user/carol"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::photos/*"}]}`)}, true},
+		{"Swift read ACL naming the user", ownerPlain, GetObject, obj, &BucketState{SwiftRead: r}, true},
+		{"Swift read ACL naming the user: no write", ownerPlain, PutObject, obj, &BucketState{SwiftRead: r}, false},
+		{"Swift write ACL naming the account", ownerPlain, PutObject, obj, &BucketState{SwiftWrite: w}, true},
+		{"public read", otherPlain, GetObject, obj, &BucketState{ACL: mustCanned(t, CannedPublicRead)}, true},
+		{"authenticated read", otherPlain, GetObject, obj, &BucketState{ACL: mustCanned(t, CannedAuthenticatedRead)}, true},
+		{"grant to another account", otherPlain, GetObject, obj, &BucketState{ACL: ACL{Grants: []Grant{{Grantee{ID: "other"}, Read}}}}, false},
+	} {
+		d := Decide(Request{Identity: tc.id, Action: tc.action, Resource: tc.res, Bucket: tc.state, Object: &ACL{}})
+		if d.Allowed != tc.want {
+			t.Errorf("%s: %+v, want allowed=%v", tc.name, d, tc.want)
 		}
 	}
 }

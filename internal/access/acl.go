@@ -150,7 +150,9 @@ func (g Grantee) matches(id Identity) bool {
 	case g.URI == AuthenticatedUsersURI:
 		return !id.Anonymous && id.Account != ""
 	case g.ID != "":
-		return !id.Anonymous && id.Account == g.ID
+		// A grant to an account (canonical ID) is for the account, which its administrators
+		// act for; see Principal.matches.
+		return !id.Anonymous && id.Account == g.ID && id.Admin
 	}
 	return false
 }
@@ -210,7 +212,7 @@ func DecodeACL(s string) (ACL, error) {
 // replaces and deletes objects; READ_ACP and WRITE_ACP read and change the bucket's ACL.
 func bucketACLPermission(a Action) (Permission, bool) {
 	switch a {
-	case ListBucket, ListBucketMultipartUploads, GetObject:
+	case ListBucket, ListBucketMultipartUploads, ListBucketVersions, GetObject:
 		return Read, true
 	case PutObject, DeleteObject, AbortMultipartUpload, ListMultipartUploadParts:
 		return Write, true

@@ -58,7 +58,10 @@ func (p Principal) matches(id Identity) bool {
 	case id.Anonymous || id.Account == "":
 		return false
 	case p.User == "":
-		return id.Account == p.Account
+		// An account-wide principal is the account itself, which its administrators act
+		// for; its other users need a principal naming them (AWS: an IAM user needs its
+		// own permission, and Cairn has no IAM policies).
+		return id.Account == p.Account && id.Admin
 	}
 	return id.Account == p.Account && id.User == p.User
 }

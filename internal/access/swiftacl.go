@@ -172,3 +172,17 @@ func (a SwiftACL) grantsIdentity(id Identity) bool {
 	}
 	return false
 }
+
+// SharesOutside reports whether the ACL lets in anyone outside the owner account: a referrer
+// entry (anyone, anonymously) or an entry naming another account or its users.
+func (a SwiftACL) SharesOutside(owner string) bool {
+	if len(a.Referrers) > 0 {
+		return true
+	}
+	for _, p := range a.Principals {
+		if account, _, _ := splitUser(p); account != owner {
+			return true
+		}
+	}
+	return false
+}

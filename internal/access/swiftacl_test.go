@@ -131,3 +131,15 @@ func TestStateFromMeta(t *testing.T) {
 		t.Error("a policy naming another bucket is not broken")
 	}
 }
+
+func TestSwiftACLSharesOutside(t *testing.T) {
+	for s, want := range map[string]bool{"": false, "acme": false, "acme:bob": false, "other": true, "other:bob": true, ".r:*": true, ".rlistings": false} {
+		a, err := ParseSwiftACL(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.SharesOutside("acme"); got != want {
+			t.Errorf("%q: %v, want %v", s, got, want)
+		}
+	}
+}

@@ -84,6 +84,7 @@ const (
 	CodeMethodNotAllowed = "MethodNotAllowed"
 	CodeAccountExists    = "AccountExists"
 	CodeUserExists       = "UserExists"
+	CodeKeyExists        = "KeyExists"
 	CodeAccountNotEmpty  = "AccountNotEmpty"
 	CodeInternalError    = "InternalError"
 )
@@ -233,7 +234,7 @@ func storeError(err error) *apiError {
 		return &apiError{status: status, code: code, msg: strings.TrimPrefix(err.Error(), "auth: ")}
 	}
 	switch {
-	case errors.Is(err, auth.ErrInvalidName), errors.Is(err, auth.ErrInvalidQuota):
+	case errors.Is(err, auth.ErrInvalidName), errors.Is(err, auth.ErrInvalidQuota), errors.Is(err, auth.ErrInvalidKey):
 		return e(http.StatusBadRequest, CodeInvalidArgument)
 	case errors.Is(err, auth.ErrNoAccount):
 		return e(http.StatusNotFound, CodeNoSuchAccount)
@@ -243,6 +244,8 @@ func storeError(err error) *apiError {
 		return e(http.StatusConflict, CodeAccountExists)
 	case errors.Is(err, auth.ErrUserExists):
 		return e(http.StatusConflict, CodeUserExists)
+	case errors.Is(err, auth.ErrKeyExists):
+		return e(http.StatusConflict, CodeKeyExists)
 	case errors.Is(err, auth.ErrAccountNotEmpty):
 		return e(http.StatusConflict, CodeAccountNotEmpty)
 	case errors.Is(err, auth.ErrRootAccount):

@@ -187,7 +187,7 @@ func TestAdminTenantIsolation(t *testing.T) {
 			t.Fatal(err)
 		}
 		var err error
-		if keys[i], err = c.CreateUser(ctx, name, "u", false); err != nil {
+		if keys[i], err = c.CreateUser(ctx, name, "u", true); err != nil {
 			t.Fatal(err)
 		}
 	}

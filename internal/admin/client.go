@@ -113,8 +113,14 @@ func (c *Client) Usage(ctx context.Context, name string) (AccountUsage, error) {
 
 // CreateUser creates a user and returns its keys (shown this once).
 func (c *Client) CreateUser(ctx context.Context, account, user string, admin bool) (auth.UserCredentials, error) {
+	return c.CreateUserWithKeys(ctx, account, user, admin, auth.GivenKeys{})
+}
+
+// CreateUserWithKeys creates a user with keys the operator chose (empty ones are generated).
+func (c *Client) CreateUserWithKeys(ctx context.Context, account, user string, admin bool, given auth.GivenKeys) (auth.UserCredentials, error) {
 	var uc auth.UserCredentials
-	err := c.do(ctx, http.MethodPost, "accounts/"+url.PathEscape(account)+"/users", CreateUserRequest{User: user, Admin: admin}, &uc)
+	req := CreateUserRequest{User: user, Admin: admin, AccessKey: given.AccessKey, SecretKey: given.SecretKey, SwiftKey: given.SwiftKey}
+	err := c.do(ctx, http.MethodPost, "accounts/"+url.PathEscape(account)+"/users", req, &uc)
 	return uc, err
 }
 

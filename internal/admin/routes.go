@@ -25,6 +25,10 @@ type (
 	CreateUserRequest struct {
 		User  string `json:"user"`
 		Admin bool   `json:"admin"`
+		// Keys chosen by the operator (each optional; generated when empty).
+		AccessKey string `json:"access_key,omitempty"`
+		SecretKey string `json:"secret_key,omitempty"`
+		SwiftKey  string `json:"swift_key,omitempty"`
 	}
 	// AccountList is GET /admin/v1/accounts.
 	AccountList struct {
@@ -130,7 +134,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, body []byte) err
 		if err := decode(body, &req); err != nil {
 			return err
 		}
-		c, err := h.cfg.Store.CreateUser(ctx, name, req.User, req.Admin)
+		c, err := h.cfg.Store.CreateUserWithKeys(ctx, name, req.User, req.Admin,
+			auth.GivenKeys{AccessKey: req.AccessKey, SecretKey: req.SecretKey, SwiftKey: req.SwiftKey})
 		if err != nil {
 			return err
 		}

@@ -38,6 +38,7 @@ var (
 	ErrAccountNotEmpty = errors.New("account still has users")
 	ErrUserExists      = errors.New("user exists")
 	ErrNoUser          = errors.New("no such user")
+	ErrKeyExists       = errors.New("access key in use")
 	// ErrRootAccount: the root account and the root user are the server's own; they cannot be
 	// deleted, and the root key is changed by flags or root-credentials.json, not here.
 	ErrRootAccount = errors.New("the root account and root user are fixed")

@@ -116,7 +116,8 @@ func loadTenants(path string) (*state, error) {
 			if u == nil || validName("user", un) != nil || (an == RootAccount && un == RootUser) {
 				return nil, fmt.Errorf("auth: %s: user %q of account %q: %w", path, un, an, ErrInvalidName)
 			}
-			if err := validKey(u.AccessKey, u.SecretKey); err != nil || u.SwiftKey == "" {
+			keys := GivenKeys{AccessKey: u.AccessKey, SecretKey: u.SecretKey, SwiftKey: u.SwiftKey}
+			if u.AccessKey == "" || u.SecretKey == "" || u.SwiftKey == "" || keys.validate() != nil {
 				return nil, fmt.Errorf("auth: %s: keys of %s:%s: %w", path, an, un, ErrInvalidKey)
 			}
 			if seen[u.AccessKey] {

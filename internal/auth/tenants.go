@@ -211,8 +211,59 @@ func credentialsOf(account, user string, u *userRecord) UserCredentials {
 // CreateUser adds a user to an account with freshly generated keys. admin makes it an
 // administrator of its account.
 func (s *Store) CreateUser(ctx context.Context, account, user string, admin bool) (UserCredentials, error) {
+	return s.CreateUserWithKeys(ctx, account, user, admin, GivenKeys{})
+}
+
+// GivenKeys are keys an operator chooses for a new user instead of generated ones, e.g. to
+// move users from another store whose clients keep their keys. Empty fields are generated.
+type GivenKeys struct {
+	AccessKey, SecretKey, SwiftKey string
+}
+
+// Limits of given keys. Generated keys are far longer; these admit keys other stores hand out
+// (tempauth keys are often short words) while refusing the trivially guessable.
+const (
+	minGivenSecret = 6
+	maxKeyLength   = 128
+)
+
+func (g GivenKeys) validate() error {
+	if g.AccessKey != "" {
+		if len(g.AccessKey) < 3 || len(g.AccessKey) > maxKeyLength {
+			return fmt.Errorf("auth: access key must be 3 to %d characters: %w", maxKeyLength, ErrInvalidKey)
+		}
+		// The access key travels in SigV4's Credential field ("AK/date/region/service/...")
+		// and in headers: no slash, no space or control character, no comma.
+		for _, c := range g.AccessKey {
+			if c <= ' ' || c > '~' || c == '/' || c == ',' || c == '=' {
+				return fmt.Errorf("auth: access key %q has a character that is not allowed (printable ASCII without space, '/', ',' or '='): %w", g.AccessKey, ErrInvalidKey)
+			}
+		}
+	}
+	for _, k := range []struct{ name, v string }{{"secret key", g.SecretKey}, {"Swift key", g.SwiftKey}} {
+		if k.v == "" {
+			continue
+		}
+		if len(k.v) < minGivenSecret || len(k.v) > maxKeyLength {
+			return fmt.Errorf("auth: %s must be %d to %d characters: %w", k.name, minGivenSecret, maxKeyLength, ErrInvalidKey)
+		}
+		for _, c := range k.v {
+			if c < ' ' || c > '~' {
+				return fmt.Errorf("auth: %s must be printable ASCII: %w", k.name, ErrInvalidKey)
+			}
+		}
+	}
+	return nil
+}
+
+// CreateUserWithKeys adds a user with the given keys, generating those not given. A given
+// access key that another user (or the root) has is ErrKeyExists.
+func (s *Store) CreateUserWithKeys(ctx context.Context, account, user string, admin bool, given GivenKeys) (UserCredentials, error) {
 	if err := validName("user", user); err != nil {
 		return UserCredentials{}, fmt.Errorf("auth: create user: %w", err)
+	}
+	if err := given.validate(); err != nil {
+		return UserCredentials{}, fmt.Errorf("auth: create user %s:%s: %w", account, user, err)
 	}
 	var out UserCredentials
 	err := s.update(ctx, func(st *state) error {
@@ -223,8 +274,20 @@ func (s *Store) CreateUser(ctx context.Context, account, user string, admin bool
 		if _, ok := a.Users[user]; ok || (account == RootAccount && user == RootUser) {
 			return fmt.Errorf("auth: create user %s:%s: %w", account, user, ErrUserExists)
 		}
+		if given.AccessKey != "" && (given.AccessKey == s.root.AccessKey || accessKeyUsed(st, given.AccessKey)) {
+			return fmt.Errorf("auth: create user %s:%s: access key %q: %w", account, user, given.AccessKey, ErrKeyExists)
+		}
 		u := &userRecord{Admin: admin, Created: s.cfg.Now().UTC()}
 		u.AccessKey, u.SecretKey, u.SwiftKey = newKeys(st, s.root)
+		if given.AccessKey != "" {
+			u.AccessKey = given.AccessKey
+		}
+		if given.SecretKey != "" {
+			u.SecretKey = given.SecretKey
+		}
+		if given.SwiftKey != "" {
+			u.SwiftKey = given.SwiftKey
+		}
 		a.Users[user] = u
 		out = credentialsOf(account, user, u)
 		return nil

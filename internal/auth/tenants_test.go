@@ -355,3 +355,60 @@ func TestTenantsCreatedTime(t *testing.T) {
 		t.Errorf("created %v and %v, want %v", a.Created, users[0].Created, when)
 	}
 }
+
+func TestTenantsGivenKeys(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	if _, err := s.CreateAccount(ctx, "test"); err != nil {
+		t.Fatal(err)
+	}
+	// tempauth-style keys: the access key is "account:user", the secrets short words.
+	creds, err := s.CreateUserWithKeys(ctx, "test", "tester", true, GivenKeys{AccessKey: "test:tester", SecretKey: "testing", SwiftKey: "testing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if creds.AccessKey != "test:tester" || creds.SecretKey != "testing" || creds.SwiftKey != "testing" {
+		t.Fatalf("given keys not kept: %+v", creds)
+	}
+	// Only the access key given: the secrets are generated.
+	c2, err := s.CreateUserWithKeys(ctx, "test", "tester2", false, GivenKeys{AccessKey: "test:tester2"})
+	if err != nil || len(c2.SecretKey) != secretKeyLen || len(c2.SwiftKey) != swiftKeyLen {
+		t.Fatalf("partly given keys: %+v, %v", c2, err)
+	}
+	for _, tc := range []struct {
+		name  string
+		user  string
+		given GivenKeys
+		want  error
+	}{
+		{"access key taken", "u1", GivenKeys{AccessKey: "test:tester"}, ErrKeyExists},
+		{"root's access key", "u2", GivenKeys{AccessKey: "root-ak"}, ErrKeyExists},
+		{"slash in access key", "u3", GivenKeys{AccessKey: "a/b"}, ErrInvalidKey},
+		{"space in access key", "u4", GivenKeys{AccessKey: "a b c"}, ErrInvalidKey},
+		{"short access key", "u5", GivenKeys{AccessKey: "ab"}, ErrInvalidKey},
+		{"short secret", "u6", GivenKeys{SecretKey: "12345"}, ErrInvalidKey},
+		{"short Swift key", "u7", GivenKeys{SwiftKey: "12345"}, ErrInvalidKey},
+		{"long secret", "u8", GivenKeys{SecretKey: strings.Repeat("s", 129)}, ErrInvalidKey},
+		{"control character", "u9", GivenKeys{SwiftKey: "abc\ndefg"}, ErrInvalidKey},
+	} {
+		if _, err := s.CreateUserWithKeys(ctx, "test", tc.user, false, tc.given); !errors.Is(err, tc.want) {
+			t.Errorf("%s: err %v, want %v", tc.name, err, tc.want)
+		}
+		if _, err := s.Users(ctx, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	users, _ := s.Users(ctx, "test")
+	if len(users) != 2 {
+		t.Errorf("refused users were stored: %+v", users)
+	}
+	// Given keys survive a reopen and authenticate.
+	s2 := openTest(t, dir)
+	if k, err := s2.Lookup(ctx, "test:tester"); err != nil || k.SecretKey != "testing" || k.User != "tester" {
+		t.Fatalf("Lookup after reopen = %+v, %v", k, err)
+	}
+	if _, err := s2.AuthenticateSwift(ctx, "test", "tester", "testing"); err != nil {
+		t.Fatalf("Swift auth with a given key: %v", err)
+	}
+}

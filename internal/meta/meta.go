@@ -182,6 +182,11 @@ type ContainerListing struct {
 	NextMarker     string
 }
 
+// SysDeleteAt is the SysMeta key of an object's expiry (Unix seconds, decimal), which Swift's
+// X-Delete-At / X-Delete-After set: reads hide the object from then on, and the expirer
+// removes it.
+const SysDeleteAt = "delete-at"
+
 // ReservedPrefix starts the names of containers that Cairn keeps for itself (multipart upload
 // segments, for example). Front ends refuse such names from clients and listings hide them.
 const ReservedPrefix = "\x00"

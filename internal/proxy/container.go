@@ -133,14 +133,35 @@ func (p *Proxy) ListContainers(ctx context.Context, account string, opts meta.Li
 // reservedMarker sorts after every reserved container name Cairn makes.
 const reservedMarker = meta.ReservedPrefix + "\xff\xff\xff\xff"
 
-// HeadAccount returns an account's usage totals.
+// HeadAccount returns an account's usage totals. Its container count leaves out the containers
+// Cairn reserves for itself, as its listing does, so that the two agree; their bytes and objects
+// (an upload's parts, a large object's segments) are stored data and count.
 func (p *Proxy) HeadAccount(ctx context.Context, account string) (meta.Account, error) {
 	part := p.ring.Partition(account, "", "")
 	ts, err := p.targets(part)
 	if err != nil {
 		return meta.Account{}, err
 	}
-	return firstAnswer(ts, func(t target) (meta.Account, error) {
+	a, err := firstAnswer(ts, func(t target) (meta.Account, error) {
 		return t.client.HeadAccount(ctx, t.dev.Name, part, account)
 	})
+	if err != nil || a.ContainerCount == 0 {
+		return a, err
+	}
+	opts := meta.ListOptions{Prefix: meta.ReservedPrefix, Limit: 1000}
+	for {
+		l, err := firstAnswer(ts, func(t target) (meta.ContainerListing, error) {
+			return t.client.ListContainers(ctx, t.dev.Name, part, account, opts)
+		})
+		if err != nil {
+			return meta.Account{}, err
+		}
+		a.ContainerCount -= int64(len(l.Containers))
+		if !l.Truncated || len(l.Containers) == 0 {
+			break
+		}
+		opts.Marker = l.Containers[len(l.Containers)-1].Name
+	}
+	a.ContainerCount = max(a.ContainerCount, 0)
+	return a, nil
 }

@@ -411,3 +411,12 @@ func (r *segmentReader) Close() error {
 	}
 	return nil
 }
+
+// ReadSegments opens bytes [off, off+n) of the concatenation of segs, objects of account, as a
+// manifest's read does (each segment checked to be the one named, by size and ETag when given);
+// o describes the whole. It serves manifests kept outside the object record (Swift's dynamic
+// large objects, whose segments are listed at read time).
+func (p *Proxy) ReadSegments(ctx context.Context, account string, o meta.Object, segs []meta.Segment, off, n int64) *ObjectReader {
+	o.Manifest = segs
+	return p.openManifest(ctx, meta.ObjectName{Account: account}, o, off, n)
+}

@@ -206,4 +206,8 @@ func TestReservedContainersAreHidden(t *testing.T) {
 			t.Fatalf("reverse=%v: listed %+v", reverse, l.Containers)
 		}
 	}
+	// The account's container count agrees with its listing.
+	if a, err := c.proxy.HeadAccount(ctx, "a"); err != nil || a.ContainerCount != 2 {
+		t.Fatalf("HeadAccount = %+v, %v; want 2 containers", a, err)
+	}
 }

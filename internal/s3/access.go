@@ -64,6 +64,8 @@ var opActions = map[string]access.Action{
 	opDeleteBucket:            access.DeleteBucket,
 	opGetBucketLocation:       access.GetBucketLocation,
 	opGetBucketVersioning:     access.GetBucketVersioning,
+	opPutBucketVersioning:     access.PutBucketVersioning,
+	opListObjectVersions:      access.ListBucketVersions,
 	opGetBucketACL:            access.GetBucketAcl,
 	opPutBucketACL:            access.PutBucketAcl,
 	opGetBucketPolicy:         access.GetBucketPolicy,
@@ -226,6 +228,11 @@ func (h *Handler) resolveBucket(ctx context.Context, id access.Identity, bucket 
 	}
 	owner, err := h.bucketOwner(ctx, bucket)
 	if err != nil {
+		if errors.Is(err, meta.ErrNotFound) && checkBucketNameForCreate(bucket) != nil {
+			// A name no bucket could be created under: say so, as S3 does, rather than
+			// NoSuchBucket (a Swift container of that name is still found above).
+			return bucketRef{}, fmt.Errorf("bucket %q: %w", bucket, errInvalidBucketName)
+		}
 		return bucketRef{}, bucketError(fmt.Errorf("bucket %q: %w", bucket, err))
 	}
 	if owner == id.Account && !id.Anonymous {
@@ -261,8 +268,9 @@ func (h *Handler) bucketState(ctx context.Context, account, bucket string) (*acc
 // stateCache keeps buckets' access states for a short while, so that an object request does
 // not read the container record (and usage counters) every time, as the proxy's container
 // cache does for existence. This front end forgets an entry whenever it changes the state
-// (ACL, policy, create, delete), so its own changes apply at once; changes made elsewhere (the
-// Swift API's container ACLs, a bucket deleted through Swift) apply within the TTL.
+// (ACL, policy, create, delete), and the Swift front end of the same process tells it of its
+// changes (ForgetAccessState), so both apply at once; changes made by another process apply
+// within the TTL.
 type stateCache struct {
 	ttl time.Duration
 	mu  sync.RWMutex
@@ -320,6 +328,10 @@ func (c *stateCache) put(account, bucket string, st *access.BucketState, now tim
 	}
 	c.m[stateKey{account, bucket}] = cachedState{st: st, exp: now.Add(c.ttl)}
 }
+
+// ForgetAccessState drops the cached access state of a bucket that another front end (Swift)
+// has just changed, so that the change applies through S3 at once in this process.
+func (h *Handler) ForgetAccessState(account, bucket string) { h.states.forget(account, bucket) }
 
 func (c *stateCache) forget(account, bucket string) {
 	c.mu.Lock()

@@ -200,6 +200,9 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 		hdr.Del(k)
 	}
 	if api.status == http.StatusNotModified || r.Method == http.MethodHead {
+		if api.status != http.StatusNotModified {
+			hdr.Set("Content-Type", "application/xml") // as S3 answers a HEAD that fails
+		}
 		w.WriteHeader(api.status)
 		return
 	}

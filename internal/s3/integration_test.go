@@ -53,7 +53,7 @@ func newStack(t *testing.T) *stack {
 	}
 	h, err := cairns3.New(cairns3.Config{
 		Proxy:       px,
-		Credentials: sigv4.StaticStore{testAccessKey: {AccessKey: testAccessKey, SecretKey: testSecretKey, Account: "acct"}},
+		Credentials: sigv4.StaticStore{testAccessKey: {AccessKey: testAccessKey, SecretKey: testSecretKey, Account: "acct", Admin: true}},
 	})
 	if err != nil {
 		t.Fatal(err)

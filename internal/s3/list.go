@@ -140,10 +140,8 @@ func (h *Handler) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *requ
 		return err
 	}
 	startAfter := rq.query.Get("start-after")
+	// An empty continuation-token is no token (boto3 sends one on a first page when asked to).
 	token := rq.query.Get("continuation-token")
-	if _, ok := rq.query["continuation-token"]; ok && token == "" {
-		return errInvalidArgument.withMessage("The continuation token provided is incorrect")
-	}
 	marker := startAfter
 	if token != "" {
 		if marker, err = decodeContinuationToken(token); err != nil {
@@ -159,7 +157,11 @@ func (h *Handler) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *requ
 		ow := rq.owner()
 		o = &ow
 	}
-	res := listBucketResult{Name: rq.bucket, StartAfter: p.encode(startAfter), ContToken: token}
+	res := listBucketResult{Name: rq.bucket, ContToken: token}
+	if _, ok := rq.query["start-after"]; ok {
+		sa := p.encode(startAfter)
+		res.StartAfter = &sa
+	}
 	p.fill(&res, l, o)
 	n := len(res.Contents) + len(res.CommonPrefixes)
 	res.KeyCount = &n

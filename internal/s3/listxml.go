@@ -21,7 +21,9 @@ func (r *listBucketResult) appendXML(b []byte) []byte {
 		b = appendElem(b, "Marker", *r.Marker)
 	}
 	b = appendElemOmitEmpty(b, "NextMarker", r.NextMarker)
-	b = appendElemOmitEmpty(b, "StartAfter", r.StartAfter)
+	if r.StartAfter != nil {
+		b = appendElem(b, "StartAfter", *r.StartAfter)
+	}
 	b = appendElemOmitEmpty(b, "ContinuationToken", r.ContToken)
 	b = appendElemOmitEmpty(b, "NextContinuationToken", r.NextContToken)
 	if r.KeyCount != nil {
@@ -41,13 +43,13 @@ func (r *listBucketResult) appendXML(b []byte) []byte {
 			b = appendElem(b, "ChecksumAlgorithm", a)
 		}
 		b = appendIntElem(b, "Size", c.Size)
-		b = appendElem(b, "StorageClass", c.StorageClass)
 		if c.Owner != nil {
 			b = append(b, "<Owner>"...)
 			b = appendElem(b, "ID", c.Owner.ID)
 			b = appendElem(b, "DisplayName", c.Owner.DisplayName)
 			b = append(b, "</Owner>"...)
 		}
+		b = appendElem(b, "StorageClass", c.StorageClass)
 		b = append(b, "</Contents>"...)
 	}
 	for _, p := range r.CommonPrefixes {

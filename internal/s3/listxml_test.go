@@ -13,7 +13,8 @@ func TestListXMLMatchesEncodingXML(t *testing.T) {
 	pick := func() string { return names[rng.IntN(len(names))] }
 	for i := range 300 {
 		marker, n := pick(), rng.IntN(5)
-		r := listBucketResult{Xmlns: s3Namespace, Name: pick(), Prefix: pick(), NextMarker: pick(), StartAfter: pick(),
+		startAfter := pick()
+		r := listBucketResult{Xmlns: s3Namespace, Name: pick(), Prefix: pick(), NextMarker: pick(), StartAfter: &startAfter,
 			ContToken: pick(), NextContToken: pick(), MaxKeys: rng.IntN(1001), Delimiter: pick(), EncodingType: pick(), IsTruncated: i%2 == 0}
 		if i%3 == 0 {
 			r.Marker = &marker

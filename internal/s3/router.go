@@ -40,6 +40,8 @@ const (
 	opDeleteBucket            = "DeleteBucket"
 	opGetBucketLocation       = "GetBucketLocation"
 	opGetBucketVersioning     = "GetBucketVersioning"
+	opPutBucketVersioning     = "PutBucketVersioning"
+	opListObjectVersions      = "ListObjectVersions"
 	opGetBucketACL            = "GetBucketAcl"
 	opPutBucketACL            = "PutBucketAcl"
 	opGetBucketPolicy         = "GetBucketPolicy"
@@ -77,7 +79,7 @@ var unsupportedSubresources = []string{
 	"inventory", "legal-hold", "lifecycle", "logging", "metadataTable", "metrics", "notification",
 	"object-lock", "ownershipControls", "policy", "policyStatus", "publicAccessBlock",
 	"replication", "requestPayment", "restore", "retention", "select", "session", "tagging",
-	"torrent", "versioning", "versions", "website", "location", "renameObject",
+	"torrent", "versioning", "website", "location", "renameObject",
 }
 
 // bucketGetUnconfigured are GET bucket subresources for settings a Cairn bucket never has; S3
@@ -131,6 +133,8 @@ func resolveBucketOperation(method string, q url.Values) (string, error) {
 			return opGetBucketLogging, nil
 		case q.Has("uploads"):
 			return opListMultipartUploads, nil
+		case q.Has("versions"):
+			return opListObjectVersions, nil
 		}
 		for sub := range bucketGetUnconfigured {
 			if q.Has(sub) {
@@ -155,6 +159,8 @@ func resolveBucketOperation(method string, q url.Values) (string, error) {
 			return opPutBucketACL, nil
 		case q.Has("policy"):
 			return opPutBucketPolicy, nil
+		case q.Has("versioning"):
+			return opPutBucketVersioning, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)

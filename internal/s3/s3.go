@@ -148,6 +148,8 @@ func New(cfg Config) (*Handler, error) {
 		opDeleteBucket:            h.deleteBucket,
 		opGetBucketLocation:       h.getBucketLocation,
 		opGetBucketVersioning:     h.getBucketVersioning,
+		opPutBucketVersioning:     h.putBucketVersioning,
+		opListObjectVersions:      h.listObjectVersions,
 		opGetBucketACL:            h.getBucketACL,
 		opPutBucketACL:            h.putBucketACL,
 		opGetBucketPolicy:         h.getBucketPolicy,
@@ -237,6 +239,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	t := parseTarget(r, h.cfg.Domains)
 	rq.bucket, rq.key = t.bucket, t.key
 	rq.query = r.URL.Query()
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost, http.MethodDelete, http.MethodOptions:
+	default:
+		// A method S3 does not have is refused before anything else, as S3 does: there is
+		// nothing to authenticate it for.
+		return fmt.Errorf("method %.40q: %w", r.Method, errMethodNotAllowed)
+	}
 	op, routeErr := resolveOperation(r.Method, t, rq.query, r.Header)
 	rq.op = op
 	// Authenticate before anything else. A request without credentials goes on as anonymous,

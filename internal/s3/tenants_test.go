@@ -47,7 +47,7 @@ func newTenants(t *testing.T) *tenants {
 		if _, err := c.CreateAccount(ctx, name); err != nil {
 			t.Fatal(err)
 		}
-		cred, err := c.CreateUser(ctx, name, "u", false)
+		cred, err := c.CreateUser(ctx, name, "u", true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -166,3 +166,18 @@ func trimETag(s string) string {
 	s = strings.TrimPrefix(s, "W/")
 	return strings.Trim(s, `"`)
 }
+
+// Capabilities describes the S3 front end's limits in the form of Swift's /info "s3api" entry,
+// which Swift clients and Swift's own functional tests read to learn that a cluster speaks S3
+// too, and within which limits.
+func Capabilities() map[string]any {
+	return map[string]any{
+		"max_bucket_listing":       maxListKeys,
+		"max_parts_listing":        maxListKeys,
+		"max_upload_part_num":      maxPartNumber,
+		"max_multi_delete_objects": maxDeleteObjects,
+		"allow_multipart_uploads":  true,
+		"min_segment_size":         minPartSize,
+		"s3_acl":                   true,
+	}
+}

@@ -177,7 +177,7 @@ type listBucketResult struct {
 	Prefix         string         `xml:"Prefix"`
 	Marker         *string        `xml:"Marker"`               // V1
 	NextMarker     string         `xml:"NextMarker,omitempty"` // V1, with a delimiter
-	StartAfter     string         `xml:"StartAfter,omitempty"` // V2
+	StartAfter     *string        `xml:"StartAfter"`           // V2, when the request has start-after (even empty)
 	ContToken      string         `xml:"ContinuationToken,omitempty"`
 	NextContToken  string         `xml:"NextContinuationToken,omitempty"`
 	KeyCount       *int           `xml:"KeyCount"` // V2
@@ -195,8 +195,8 @@ type objectInfo struct {
 	ETag              string   `xml:"ETag"`
 	ChecksumAlgorithm []string `xml:"ChecksumAlgorithm,omitempty"`
 	Size              int64    `xml:"Size"`
+	Owner             *owner   `xml:"Owner,omitempty"` // before StorageClass, in S3's schema order
 	StorageClass      string   `xml:"StorageClass"`
-	Owner             *owner   `xml:"Owner,omitempty"`
 }
 
 type commonPrefix struct {

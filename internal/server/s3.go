@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -44,7 +43,7 @@ func (q accountQuotas) AccountQuota(ctx context.Context, account string) (access
 	return access.Quota{Bytes: a.QuotaBytes, Objects: a.QuotaObjects}, nil
 }
 
-func newS3(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Registry) (http.Handler, error) {
+func newS3(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Registry) (*s3.Handler, error) {
 	h, err := s3.New(s3.Config{Proxy: px, Credentials: s3Keys{keys}, Quotas: accountQuotas{keys}, Region: cfg.Region, Domains: cfg.Domains, Logger: cfg.Logger, Registry: reg})
 	if err != nil {
 		return nil, fmt.Errorf("server: S3 front end: %w", err)

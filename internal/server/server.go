@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cairn-store/cairn/internal/auth"
+	"github.com/cairn-store/cairn/internal/expirer"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/ring"
@@ -43,6 +44,9 @@ type Config struct {
 	DebugListen string
 	// InlineThreshold: objects up to this size live in the LSM (0: the engine's default).
 	InlineThreshold int64
+	// ExpirerInterval is the time between passes of the object expirer (0: its default;
+	// negative: the expirer does not run).
+	ExpirerInterval time.Duration
 	Logger          *slog.Logger
 	// Console receives the lines meant for the operator's eyes (the endpoint, a generated key
 	// shown once); never the log, so that secrets stay out of logs.
@@ -86,6 +90,7 @@ type Server struct {
 	listener net.Listener
 	http     *http.Server
 	debug    *http.Server
+	expirer  *expirer.Daemon // nil when disabled
 }
 
 // localNode is the ring's name for this process's own storage node in the embedded default.
@@ -122,28 +127,37 @@ func Start(cfg Config) (*Server, error) {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), node.Collector())
-	front, err := newS3(cfg, px, keys, reg)
+	s3h, err := newS3(cfg, px, keys, reg)
 	if err != nil {
 		node.Close()
 		return nil, err
 	}
-	if front, err = withAdmin(cfg, px, keys, front); err != nil {
+	front, err := withAdmin(cfg, px, keys, s3h)
+	if err != nil {
 		node.Close()
 		return nil, err
 	}
-	sw, err := newSwift(cfg, px, keys, reg)
+	// Swift's changes to a container's access state reach the S3 front end's cache at once.
+	sw, err := newSwift(cfg, px, keys, reg, s3h.ForgetAccessState)
 	if err != nil {
 		node.Close()
 		return nil, err
 	}
 	mux := routes(front, sw, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	var exp *expirer.Daemon
+	if cfg.ExpirerInterval >= 0 {
+		if exp, err = expirer.New(expirer.Config{Proxy: px, Interval: cfg.ExpirerInterval, Logger: cfg.Logger, Registry: reg}); err != nil {
+			node.Close()
+			return nil, fmt.Errorf("server: %w", err)
+		}
+	}
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		node.Close()
 		return nil, fmt.Errorf("server: listen: %w", err)
 	}
-	s := &Server{cfg: cfg, proxy: px, node: node, listener: ln, http: &http.Server{
+	s := &Server{cfg: cfg, proxy: px, node: node, listener: ln, expirer: exp, http: &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -180,6 +194,9 @@ func (s *Server) Endpoint() string { return "http://" + s.listener.Addr().String
 func (s *Server) Serve(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(s.listener) }()
+	if s.expirer != nil {
+		s.expirer.Start()
+	}
 	fmt.Fprintf(s.cfg.Console, "cairn: S3 endpoint %s\n", s.Endpoint())
 	s.cfg.Logger.Info("serving", "endpoint", s.Endpoint(), "data", s.cfg.DataDir)
 	var err error
@@ -192,6 +209,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	if s.debug != nil {
 		s.debug.Close()
+	}
+	if s.expirer != nil {
+		s.expirer.Stop()
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/auth"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/s3"
 	"github.com/cairn-store/cairn/internal/swift"
 )
 
@@ -27,8 +28,9 @@ func (a swiftAuth) AuthenticateSwift(ctx context.Context, account, user, key str
 	return swift.Identity{Account: id.Account, User: id.User, Admin: id.Admin, Root: id.Root}, nil
 }
 
-func newSwift(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Registry) (http.Handler, error) {
-	h, err := swift.New(swift.Config{Proxy: px, Auth: swiftAuth{keys}, Logger: cfg.Logger, Registry: reg})
+func newSwift(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Registry, changed func(account, container string)) (http.Handler, error) {
+	h, err := swift.New(swift.Config{Proxy: px, Auth: swiftAuth{keys}, Accounts: swiftAccounts{keys}, Quotas: accountQuotas{keys}, ContainerChanged: changed,
+		Capabilities: map[string]any{"s3api": s3.Capabilities()}, Logger: cfg.Logger, Registry: reg})
 	if err != nil {
 		return nil, fmt.Errorf("server: Swift front end: %w", err)
 	}
@@ -39,4 +41,23 @@ func newSwift(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Reg
 // credentials, for the v1 auth endpoint, /info or the /v1 tree. Everything else stays S3's.
 func swiftRequest(r *http.Request) bool {
 	return !signed(r) && swift.IsSwiftPath(r.URL.Path)
+}
+
+// swiftAccounts keeps the Swift front end's account metadata in the tenant store.
+type swiftAccounts struct{ store *auth.Store }
+
+func (a swiftAccounts) AccountMetadata(ctx context.Context, account string) (map[string]string, error) {
+	acct, err := a.store.Account(ctx, account)
+	if errors.Is(err, auth.ErrNoAccount) {
+		return nil, fmt.Errorf("%w: %w", swift.ErrNoAccount, err)
+	}
+	return acct.Metadata, err
+}
+
+func (a swiftAccounts) UpdateAccountMetadata(ctx context.Context, account string, changes map[string]string) (map[string]string, error) {
+	acct, err := a.store.UpdateMetadata(ctx, account, changes)
+	if errors.Is(err, auth.ErrNoAccount) {
+		return nil, fmt.Errorf("%w: %w", swift.ErrNoAccount, err)
+	}
+	return acct.Metadata, err
 }

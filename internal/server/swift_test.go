@@ -209,6 +209,10 @@ func TestSwiftRouting(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"swift"`) {
 		t.Fatalf("unsigned /info: %s %s", resp.Status, b)
 	}
+	// /info tells Swift clients that the same endpoint speaks S3, with the S3 front end's limits.
+	if !strings.Contains(string(b), `"s3api":{`) || !strings.Contains(string(b), `"max_upload_part_num":10000`) {
+		t.Errorf("/info lacks the s3api entry: %s", b)
+	}
 	// Unsigned requests elsewhere are S3's (and refused by it).
 	resp, err = http.Get(endpoint + "/info/k")
 	if err != nil {

@@ -1,26 +1,67 @@
 package swift
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
-// writeAccountHeaders sets the headers of an account GET or HEAD.
-func writeAccountHeaders(hdr http.Header, a meta.Account) {
+// AccountStore keeps the metadata of accounts, which Cairn's tenant store holds (the listing
+// index has usage, not settings). Keys are the front end's own: user metadata under
+// accountMetaPrefix, settings (such as ACLs) under other prefixes.
+type AccountStore interface {
+	// AccountMetadata returns an account's metadata; the map is the caller's.
+	AccountMetadata(ctx context.Context, account string) (map[string]string, error)
+	// UpdateAccountMetadata sets each entry durably (an empty value removes the key) and
+	// returns the metadata as changed.
+	UpdateAccountMetadata(ctx context.Context, account string, changes map[string]string) (map[string]string, error)
+}
+
+// ErrNoAccount is what an AccountStore returns (wrapped) for an account that does not exist.
+var ErrNoAccount = errors.New("swift: no such account")
+
+// accountMetaPrefix keeps user metadata (X-Account-Meta-*, lower-cased names) apart from the
+// settings the front end keeps in an account's metadata.
+const accountMetaPrefix = "meta-"
+
+// accountMetadata reads the metadata of the request's account.
+func (h *Handler) accountMetadata(ctx context.Context, rq *request) (map[string]string, error) {
+	m, err := h.cfg.Accounts.AccountMetadata(ctx, rq.tenant)
+	if err != nil {
+		return nil, fmt.Errorf("metadata of account %s: %w", rq.account, err)
+	}
+	return m, nil
+}
+
+// writeAccountHeaders sets the headers of an account GET, HEAD or POST: usage from the listing
+// index, user metadata from the account store.
+func writeAccountHeaders(hdr http.Header, a meta.Account, m map[string]string, owner bool) {
 	hdr.Set("X-Account-Container-Count", strconv.FormatInt(a.ContainerCount, 10))
 	hdr.Set("X-Account-Object-Count", strconv.FormatInt(a.ObjectCount, 10))
 	hdr.Set("X-Account-Bytes-Used", strconv.FormatInt(a.BytesUsed, 10))
 	// Cairn keeps no creation time for accounts; Swift clients only display it.
 	hdr.Set("X-Timestamp", swiftTimestamp(0))
-	for k, v := range a.Meta {
-		hdr.Set(metaHeader("Account", k), v)
+	for k, v := range m {
+		if name, ok := strings.CutPrefix(k, accountMetaPrefix); ok && v != "" {
+			if !owner && strings.HasPrefix(name, "temp-url-key") {
+				continue // a secret: for the account's owners only
+			}
+			hdr.Set(metaHeader("Account", name), v)
+		}
 	}
+	if owner && m[accountACLKey] != "" {
+		hdr.Set("X-Account-Access-Control", m[accountACLKey])
+	}
+	writeRFCEtags(hdr, "Account", m)
 }
 
-// getAccount serves GET and HEAD on an account: its usage and, for GET, its containers.
+// getAccount serves GET and HEAD on an account: its usage, its metadata and, for GET, its
+// containers.
 func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
 	lr, err := parseListing(r.URL.Query(), r.Header.Get("Accept"))
@@ -31,7 +72,11 @@ func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return fmt.Errorf("head account %s: %w", rq.account, err)
 	}
-	writeAccountHeaders(w.Header(), acct)
+	m, err := h.accountMetadata(ctx, rq)
+	if err != nil {
+		return err
+	}
+	writeAccountHeaders(w.Header(), acct, m, h.isOwner(ctx, rq, rq.tenant))
 	var items []listItem
 	if r.Method == http.MethodGet && !lr.empty {
 		page, err := h.proxy.ListContainers(ctx, rq.tenant, lr.opts)
@@ -53,18 +98,46 @@ func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *request
 	return nil
 }
 
-// postAccount serves POST on an account. Cairn's storage has no account metadata yet, so the
-// request's metadata is checked against Swift's limits (a request Swift would refuse is refused)
-// and then not stored; docs/api.md says so.
+// postAccount serves POST on an account: its user metadata is merged (Swift's limits apply to
+// the request) and stored durably before the answer.
 func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if _, err := readMeta(r.Header, "Account"); err != nil {
+	ctx := r.Context()
+	um, err := readMeta(r.Header, "Account")
+	if err != nil {
 		return err
 	}
-	acct, err := h.proxy.HeadAccount(r.Context(), rq.tenant)
+	acct, err := h.proxy.HeadAccount(ctx, rq.tenant)
 	if err != nil {
 		return fmt.Errorf("head account %s: %w", rq.account, err)
 	}
-	writeAccountHeaders(w.Header(), acct)
+	changes := make(map[string]string, len(um))
+	for k, v := range um {
+		changes[accountMetaPrefix+k] = v
+	}
+	readRFCEtags(r.Header, "Account", changes)
+	if v, ok := r.Header["X-Account-Access-Control"]; ok {
+		acl, err := parseAccountACL(strings.Join(v, ","))
+		if err != nil {
+			return err
+		}
+		changes[accountACLKey] = acl
+	}
+	var m map[string]string
+	if len(changes) > 0 {
+		stored, err := h.accountMetadata(ctx, rq)
+		if err != nil {
+			return err
+		}
+		if err := checkMergedMeta(stored, accountMetaPrefix, um); err != nil {
+			return err
+		}
+		if m, err = h.cfg.Accounts.UpdateAccountMetadata(ctx, rq.tenant, changes); err != nil {
+			return fmt.Errorf("update metadata of account %s: %w", rq.account, err)
+		}
+	} else if m, err = h.accountMetadata(ctx, rq); err != nil {
+		return err
+	}
+	writeAccountHeaders(w.Header(), acct, m, true)
 	writeStatus(w, r, http.StatusNoContent)
 	return nil
 }

@@ -150,24 +150,21 @@ func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *request) 
 	return nil
 }
 
-// authorize checks the request's token and that its identity may act on rq.account: its own
-// account, or any account for the root user. Swift ACLs are not supported, so every user of an
-// account has full access to it, as every key of an account has through S3.
-func (h *Handler) authorize(r *http.Request, rq *request) error {
+// authenticate reads the request's token: a request without one is anonymous (ACLs may still
+// let it in: authz.go); an unknown or expired token is 401.
+func (h *Handler) authenticate(r *http.Request, rq *request) error {
 	tok := r.Header.Get("X-Auth-Token")
 	if tok == "" {
 		tok = r.Header.Get("X-Storage-Token")
 	}
 	if tok == "" {
-		return fmt.Errorf("no token: %w", errUnauthorized)
+		rq.anonymous = true
+		return nil
 	}
 	id, _, ok := h.tokens.lookup(tok)
 	if !ok {
 		return fmt.Errorf("unknown or expired token: %w", errUnauthorized)
 	}
 	rq.id = id
-	if !id.Root && rq.tenant != id.Account {
-		return fmt.Errorf("user %s:%s on %s: %w", id.Account, id.User, rq.account, errForbidden)
-	}
 	return nil
 }

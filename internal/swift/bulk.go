@@ -2,14 +2,18 @@ package swift
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
@@ -30,9 +34,7 @@ type bulkResult struct {
 	body              string      // Response Body: why the whole request stopped
 }
 
-// write answers the result in the bulk middleware's format: plain text, or JSON when the
-// client accepts it (python-swiftclient asks for JSON). The status line is always 200, as in
-// Swift, whose answer starts before the deletes are done; the outcome is in the body.
+// write answers the result in the bulk middleware's format.
 func (b *bulkResult) write(w http.ResponseWriter, r *http.Request) {
 	status := b.status
 	if status == "" {
@@ -41,21 +43,52 @@ func (b *bulkResult) write(w http.ResponseWriter, r *http.Request) {
 			status = "400 Bad Request"
 		}
 	}
+	writeBulkAnswer(w, r, "delete", map[string]any{"Number Deleted": b.deleted, "Number Not Found": b.notFound,
+		"Response Body": b.body, "Response Status": status}, b.failed)
+}
+
+// writeBulkAnswer answers a bulk request (delete or extract) in the bulk middleware's format:
+// the fields in name order and the failures, as plain text, or JSON or XML when the client
+// accepts them (python-swiftclient asks for JSON). The status line is always 200, as in Swift,
+// whose answer starts before the work is done; the outcome is in the body.
+func writeBulkAnswer(w http.ResponseWriter, r *http.Request, root string, fields map[string]any, failed [][2]string) {
 	var body []byte
 	hdr := w.Header()
-	if ct, _ := negotiate(r.Header.Get("Accept")); ct == "application/json" {
-		errs := make([][]string, 0, len(b.failed))
-		for _, f := range b.failed {
+	keys := slices.Sorted(maps.Keys(fields))
+	switch ct, _ := negotiate(r.Header.Get("Accept")); ct {
+	case "application/json":
+		errs := make([][]string, 0, len(failed))
+		for _, f := range failed {
 			errs = append(errs, []string{f[0], f[1]})
 		}
-		body, _ = json.Marshal(map[string]any{"Number Deleted": b.deleted, "Number Not Found": b.notFound,
-			"Response Body": b.body, "Response Status": status, "Errors": errs})
+		out := maps.Clone(fields)
+		out["Errors"] = errs
+		body, _ = json.Marshal(out)
 		hdr.Set("Content-Type", "application/json; charset=utf-8")
-	} else {
+	case "application/xml", "text/xml":
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "<%s>\n", root)
+		for _, k := range keys {
+			xmlElem(&b, strings.ToLower(strings.ReplaceAll(k, " ", "_")), fmt.Sprint(fields[k]))
+			b.WriteByte('\n')
+		}
+		b.WriteString("<errors>\n")
+		for _, f := range failed {
+			b.WriteString("<object>")
+			xmlElem(&b, "name", f[0])
+			xmlElem(&b, "status", f[1])
+			b.WriteString("</object>\n")
+		}
+		fmt.Fprintf(&b, "</errors>\n</%s>\n", root)
+		body = b.Bytes()
+		hdr.Set("Content-Type", ct+"; charset=utf-8")
+	default:
 		var sb strings.Builder
-		fmt.Fprintf(&sb, "Number Deleted: %d\nNumber Not Found: %d\nResponse Body: %s\nResponse Status: %s\nErrors:\n",
-			b.deleted, b.notFound, b.body, status)
-		for _, f := range b.failed {
+		for _, k := range keys {
+			fmt.Fprintf(&sb, "%s: %v\n", k, fields[k])
+		}
+		sb.WriteString("Errors:\n")
+		for _, f := range failed {
 			fmt.Fprintf(&sb, "%s, %s\n", f[0], f[1])
 		}
 		body = []byte(sb.String())
@@ -137,9 +170,19 @@ func (h *Handler) bulkDelete(w http.ResponseWriter, r *http.Request, rq *request
 			res.failed = append(res.failed, [2]string{p, toSwiftError(err).statusLine()})
 			continue
 		}
+		// Each item is decided as its own DELETE would be (Swift's bulk middleware makes
+		// subrequests).
 		if o == "" {
+			if err := rq.requireAdmin(rq.tenant, "delete containers"); err != nil {
+				res.failed = append(res.failed, [2]string{p, toSwiftError(err).statusLine()})
+				continue
+			}
 			res.record(p, h.proxy.DeleteContainer(ctx, rq.tenant, c))
 		} else {
+			if err := h.allow(ctx, r, rq, rq.tenant, c, o, access.DeleteObject); err != nil {
+				res.failed = append(res.failed, [2]string{p, toSwiftError(err).statusLine()})
+				continue
+			}
 			res.record(p, h.proxy.DeleteObject(ctx, meta.ObjectName{Account: rq.tenant, Container: c, Object: o}))
 		}
 		if err := ctx.Err(); err != nil {

@@ -1,6 +1,8 @@
 package swift
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -70,8 +72,9 @@ const maxRanges = 50
 // of "first-last", "first-" or "-suffix". A header that is malformed in any part, not in bytes,
 // or lists more than maxRanges ranges is ignored (nil: the whole object is served).
 func parseRanges(h string) []meta.Range {
-	spec, ok := strings.CutPrefix(strings.TrimSpace(h), "bytes=")
-	if !ok {
+	// Swift accepts any case and whitespace around the unit and the '=' ("BYTES = 0 - 999").
+	unit, spec, ok := strings.Cut(h, "=")
+	if !ok || !strings.EqualFold(strings.TrimSpace(unit), "bytes") {
 		return nil
 	}
 	parts := strings.Split(spec, ",")
@@ -117,4 +120,28 @@ func parseRange(h string) *meta.Range {
 		return nil
 	}
 	return &rs[0]
+}
+
+// checkPutIfNoneMatch applies a PUT's If-None-Match: Swift supports only "*" (store only if no
+// object of that name exists; 412 otherwise) and refuses other values (400). The check is made
+// before the body is read, as Swift's object servers make it when the PUT arrives: two
+// concurrent creates may both pass it, in Cairn as in Swift.
+func (h *Handler) checkPutIfNoneMatch(r *http.Request, rq *request) error {
+	v, ok := r.Header["If-None-Match"]
+	if !ok {
+		return nil
+	}
+	if strings.TrimSpace(strings.Join(v, ",")) != "*" {
+		return errBadRequest.withText("If-None-Match only supports *")
+	}
+	o, err := h.proxy.HeadObject(r.Context(), rq.objectName())
+	switch {
+	case errors.Is(err, meta.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("If-None-Match: head %q: %w", rq.object, err)
+	case expired(&o, h.cfg.Now()):
+		return nil
+	}
+	return errPreconditionFailed
 }

@@ -1,6 +1,7 @@
 package swift
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -19,7 +20,7 @@ const policyName = "Policy-0"
 
 // unsupportedContainerHeaders are container settings Swift stores and acts on that Cairn has
 // not implemented: refusing them is better than storing a container without them.
-var unsupportedContainerHeaders = []string{"X-Container-Read", "X-Container-Write", "X-Container-Sync-To",
+var unsupportedContainerHeaders = []string{"X-Container-Sync-To",
 	"X-Container-Sync-Key", "X-Versions-Location", "X-History-Location", "X-Versions-Enabled"}
 
 // readContainerSettings reads the metadata of a container PUT or POST, as the keys of
@@ -37,25 +38,78 @@ func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m map[string]string
+	m := map[string]string{}
 	for k, v := range um {
-		if m == nil {
-			m = map[string]string{}
-		}
 		m[containerMetaPrefix+k] = v
+	}
+	if err := checkQuotaHeaders(hdr); err != nil {
+		return nil, err
+	}
+	readRFCEtags(hdr, "Container", m)
+	if err := readContainerACLs(hdr, m); err != nil {
+		return nil, err
+	}
+	if len(m) == 0 {
+		return nil, nil
 	}
 	return m, nil
 }
 
+// containerModifiedKey is the container metadata key holding when the container was last PUT
+// or POSTed (meta.Timestamp in decimal): Swift's container Last-Modified moves with those, and
+// not with object writes.
+const containerModifiedKey = "sys:swift-modified"
+
+// containerModified is when a container was last PUT or POSTed.
+func containerModified(c meta.Container) meta.Timestamp {
+	if n, err := strconv.ParseInt(c.Meta[containerModifiedKey], 10, 64); err == nil && n > int64(c.Created) {
+		return meta.Timestamp(n)
+	}
+	return c.Created
+}
+
+// updateContainer stores a container PUT's or POST's settings m, with Swift's limits checked
+// on the merged user metadata, and moves the container's Last-Modified.
+func (h *Handler) updateContainer(ctx context.Context, rq *request, m map[string]string) error {
+	c, err := h.proxy.HeadContainer(ctx, rq.tenant, rq.container)
+	if err != nil {
+		return fmt.Errorf("head container %q: %w", rq.container, err)
+	}
+	changes := metaUpdate{}
+	for k, v := range m {
+		if name, ok := strings.CutPrefix(k, containerMetaPrefix); ok {
+			changes[name] = v
+		}
+	}
+	if err := checkMergedMeta(c.Meta, containerMetaPrefix, changes); err != nil {
+		return err
+	}
+	update := map[string]string{containerModifiedKey: strconv.FormatInt(h.cfg.Now().UnixNano(), 10)}
+	for k, v := range m {
+		update[k] = v
+	}
+	if _, err := h.proxy.PostContainer(ctx, rq.tenant, rq.container, update); err != nil {
+		return fmt.Errorf("update container %q: %w", rq.container, err)
+	}
+	return nil
+}
+
 // writeContainerHeaders sets the headers of a container GET, HEAD or POST.
-func writeContainerHeaders(hdr http.Header, c meta.Container) {
+func writeContainerHeaders(hdr http.Header, c meta.Container, showACLs bool) {
+	if showACLs {
+		writeContainerACLs(hdr, c.Meta)
+	}
 	hdr.Set("X-Container-Object-Count", strconv.FormatInt(c.ObjectCount, 10))
 	hdr.Set("X-Container-Bytes-Used", strconv.FormatInt(c.BytesUsed, 10))
 	hdr.Set("X-Timestamp", swiftTimestamp(c.Created))
-	hdr.Set("Last-Modified", lastModified(c.Created).Format(http.TimeFormat))
+	hdr.Set("Last-Modified", lastModified(containerModified(c)).Format(http.TimeFormat))
 	hdr.Set("X-Storage-Policy", policyName)
+	writeRFCEtags(hdr, "Container", c.Meta)
 	for k, v := range c.Meta {
 		if name, ok := strings.CutPrefix(k, containerMetaPrefix); ok && v != "" {
+			if !showACLs && strings.HasPrefix(name, "temp-url-key") {
+				continue // a secret: for those who may change it, as Swift shows it
+			}
 			hdr.Set(metaHeader("Container", name), v)
 		}
 	}
@@ -72,7 +126,7 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return fmt.Errorf("head container %q: %w", rq.container, err)
 	}
-	writeContainerHeaders(w.Header(), c)
+	writeContainerHeaders(w.Header(), c, h.isOwner(ctx, rq, rq.tenant))
 	var items []listItem
 	if r.Method == http.MethodGet && !lr.empty {
 		page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, lr.opts)
@@ -81,17 +135,49 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 		}
 		for i := range page.Objects {
 			o := &page.Objects[i]
+			if lr.dirOnly && o.Name == lr.opts.Prefix {
+				continue // path= lists a directory's children, not its own marker
+			}
 			items = append(items, listItem{name: o.Name, obj: o})
 		}
 		for _, p := range page.CommonPrefixes {
 			if !lr.dirOnly {
 				items = append(items, listItem{name: p, subdir: true})
+				continue
+			}
+			// path=: a pseudo-directory is listed only when an object of its name (a
+			// directory marker, "dir/") exists, as an object.
+			marker, err := h.dirMarker(ctx, rq, p)
+			if err != nil {
+				return err
+			}
+			if marker != nil {
+				items = append(items, listItem{name: p, obj: marker})
 			}
 		}
 		items = merge(items, lr.opts.Reverse)
 	}
 	writeListing(w, r, lr, "container", rq.container, items)
 	return nil
+}
+
+// changed tells the server that the request's container changed.
+func (h *Handler) changed(rq *request) {
+	if h.cfg.ContainerChanged != nil {
+		h.cfg.ContainerChanged(rq.tenant, rq.container)
+	}
+}
+
+// dirMarker returns the listing entry of the object named exactly dir, nil if there is none.
+func (h *Handler) dirMarker(ctx context.Context, rq *request, dir string) (*meta.ListEntry, error) {
+	page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, meta.ListOptions{Prefix: dir, Limit: 1})
+	if err != nil {
+		return nil, fmt.Errorf("list container %q: %w", rq.container, err)
+	}
+	if len(page.Objects) == 0 || page.Objects[0].Name != dir {
+		return nil, nil
+	}
+	return &page.Objects[0], nil
 }
 
 // putContainer creates a container (201), or updates the metadata of an existing one (202).
@@ -103,17 +189,19 @@ func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 	err = h.proxy.CreateContainer(ctx, rq.tenant, rq.container, withoutEmpty(m))
 	if errors.Is(err, meta.ErrExists) {
-		if len(m) > 0 {
-			if _, err := h.proxy.PostContainer(ctx, rq.tenant, rq.container, m); err != nil {
-				return fmt.Errorf("update container %q: %w", rq.container, err)
-			}
+		if err := h.updateContainer(ctx, rq, m); err != nil {
+			return err
 		}
+		h.claimIfShared(ctx, rq, m)
+		h.changed(rq)
 		writeStatus(w, r, http.StatusAccepted)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("create container %q: %w", rq.container, err)
 	}
+	h.claimIfShared(ctx, rq, m)
+	h.changed(rq)
 	writeStatus(w, r, http.StatusCreated)
 	return nil
 }
@@ -138,14 +226,11 @@ func (h *Handler) postContainer(w http.ResponseWriter, r *http.Request, rq *requ
 	if err != nil {
 		return err
 	}
-	if len(m) == 0 {
-		_, err = h.proxy.HeadContainer(ctx, rq.tenant, rq.container)
-	} else {
-		_, err = h.proxy.PostContainer(ctx, rq.tenant, rq.container, m)
+	if err := h.updateContainer(ctx, rq, m); err != nil {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("post container %q: %w", rq.container, err)
-	}
+	h.claimIfShared(ctx, rq, m)
+	h.changed(rq)
 	writeStatus(w, r, http.StatusNoContent)
 	return nil
 }
@@ -154,6 +239,11 @@ func (h *Handler) postContainer(w http.ResponseWriter, r *http.Request, rq *requ
 func (h *Handler) deleteContainer(w http.ResponseWriter, r *http.Request, rq *request) error {
 	if err := h.proxy.DeleteContainer(r.Context(), rq.tenant, rq.container); err != nil {
 		return fmt.Errorf("delete container %q: %w", rq.container, err)
+	}
+	h.changed(rq)
+	// A shared container's name is released with it (a no-op for a name it never claimed).
+	if err := h.proxy.ReleaseName(r.Context(), rq.container, rq.tenant); err != nil {
+		h.log.WarnContext(r.Context(), "swift: cannot release a deleted container's name; it stays claimed until taken over", "container", rq.container, "err", err)
 	}
 	writeStatus(w, r, http.StatusNoContent)
 	return nil

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 )
@@ -22,7 +23,8 @@ func parseCopyPath(v string) (container, object string, ok bool) {
 }
 
 // copyAccount resolves the account a copy's other side lives in (Destination-Account or
-// X-Copy-From-Account, else the request's) and checks that the caller may use it.
+// X-Copy-From-Account, else the request's). Whether the caller may read or write there is
+// decided with both sides (copyObject).
 func (rq *request) copyAccount(v string) (string, error) {
 	if v == "" {
 		return rq.tenant, nil
@@ -30,9 +32,6 @@ func (rq *request) copyAccount(v string) (string, error) {
 	tenant, ok := strings.CutPrefix(v, resellerPrefix)
 	if !ok || tenant == "" || len(v) > maxAccountNameLength {
 		return "", errPreconditionFailed.withText("Invalid account %q", v)
-	}
-	if !rq.id.Root && tenant != rq.id.Account {
-		return "", fmt.Errorf("copy with account %s: %w", v, errForbidden)
 	}
 	return tenant, nil
 }
@@ -79,7 +78,9 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 			return err
 		}
 	}
-	if err := checkNoDLO(r); err != nil {
+	// A copy reads its source and writes its destination, each decided as a GET and a PUT of
+	// its own would be (either may be in another account, with an ACL granting it).
+	if err := h.allow(ctx, r, rq, src.Account, src.Container, src.Object, access.GetObject); err != nil {
 		return err
 	}
 	now := h.cfg.Now()
@@ -87,14 +88,46 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
-	rd, err := h.proxy.GetObject(ctx, src, nil)
+	// A Range on the copy request copies that range of the source, as Swift's copy middleware
+	// does (its GET of the source carries the request's headers).
+	rng := parseRange(r.Header.Get("Range"))
+	rd, err := h.proxy.GetObject(ctx, src, rng)
 	if err != nil {
 		return fmt.Errorf("copy source %s/%s: %w", src.Container, src.Object, err)
 	}
 	defer rd.Close()
+	// The destination is decided once the source is known to exist: Swift's copy reads the
+	// source first, so a missing source is 404 whatever the destination.
+	if err := h.allow(ctx, r, rq, dst.Account, dst.Container, dst.Object, access.PutObject); err != nil {
+		return err
+	}
 	srcObj := rd.Object
 	if expired(&srcObj, now) {
 		return fmt.Errorf("copy source %s/%s expired: %w", src.Container, src.Object, errNotFound)
+	}
+	// A DLO source copies as its bytes (the segments' concatenation), or with
+	// ?multipart-manifest=get as the manifest itself, as Swift copies it.
+	manifestCopy := r.URL.Query().Get("multipart-manifest") == "get"
+	if isDLO(&srcObj) && !manifestCopy {
+		segs, etag, err := h.dloSegments(r, rq, src.Account, srcObj.SysMeta[sysDLO])
+		if err != nil {
+			return err
+		}
+		var total int64
+		for _, s := range segs {
+			total += s.Size
+		}
+		off, n := int64(0), total
+		if rng != nil {
+			if off, n, err = rng.Resolve(total); err != nil {
+				return fmt.Errorf("copy source %s/%s: %w", src.Container, src.Object, err)
+			}
+		}
+		rd.Close()
+		rd = h.proxy.ReadSegments(ctx, src.Account, srcObj, segs, off, n)
+		defer rd.Close()
+		srcObj.ETag = strings.Trim(etag, `"`)
+		srcObj.Manifest = segs // a fresh MD5 for the copy, as for any manifest source
 	}
 	if err := checkConditions(r, srcObj.ETag, lastModified(srcObj.Timestamp)); err != nil {
 		return err
@@ -102,7 +135,13 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if rd.Length > h.cfg.MaxObjectSize {
 		return errTooLarge
 	}
+	if err := h.checkQuota(ctx, dst.Account, dst.Container, access.Usage{Bytes: rd.Length, Objects: 1}); err != nil {
+		return err
+	}
 	obj := meta.Object{Size: rd.Length, ContentType: srcObj.ContentType, SysMeta: req.SysMeta}
+	if manifestCopy && isDLO(&srcObj) && req.SysMeta[sysDLO] == "" {
+		obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysDLO: srcObj.SysMeta[sysDLO]})
+	}
 	if r.Header.Get("Content-Type") != "" {
 		obj.ContentType = req.ContentType
 	}
@@ -122,8 +161,11 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	// A plain source's MD5 is known: the copy must arrive with the same one. A manifest's ETag
 	// is not the MD5 of its bytes, so its copy (a plain object) gets a fresh one.
 	want := ""
-	if srcObj.Manifest == nil {
+	if srcObj.Manifest == nil && rng == nil {
 		want = srcObj.ETag
+	}
+	if err := h.queueExpiry(ctx, dst, obj.SysMeta); err != nil {
+		return err
 	}
 	stored, err := h.proxy.PutObject(ctx, dst, obj, rd, proxy.PutOptions{BeforeCommit: etagMatcher(want)})
 	if err != nil {

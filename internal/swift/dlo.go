@@ -1,40 +1,148 @@
 package swift
 
 import (
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+
+	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/meta"
 )
 
-// dloManifest is the value of an X-Object-Manifest header: the segments of a dynamic large
-// object are the objects of Container whose names start with Prefix, in name order.
-type dloManifest struct {
-	Container string
-	Prefix    string
+// Dynamic large objects (Swift's dlo middleware). An object stored with X-Object-Manifest:
+// <container>/<prefix> reads as the concatenation, in name order, of the objects of that
+// container (in the same account) whose names start with the prefix, as listed at read time.
+// Its ETag is the quoted MD5 of the segments' ETags; ranges are served across segments. The
+// segments are listed and read with the caller's permissions, as Swift's subrequests are.
+// ?multipart-manifest=get reads the manifest object itself.
+
+// sysDLO is the SysMeta key of a DLO's "container/prefix".
+const sysDLO = "dlo-manifest"
+
+// maxDLOSegments bounds the segments one read lists (Swift reads one listing page of 10000 and
+// then pages on; this keeps a read's listing work bounded).
+const maxDLOSegments = 100 * listingLimit
+
+// parseDLOManifest checks an X-Object-Manifest value: "container/prefix" with both parts
+// non-empty, no '?' or '&', and a prefix not starting with '/', as Swift requires. The value
+// may be URL-quoted.
+func parseDLOManifest(v string) (container, prefix string, err error) {
+	bad := errBadRequest.withText("X-Object-Manifest must be in the format container/prefix")
+	if strings.ContainsAny(v, "?&") {
+		return "", "", bad
+	}
+	if u, uerr := url.PathUnescape(v); uerr == nil {
+		v = u
+	}
+	container, prefix, ok := strings.Cut(v, "/")
+	if !ok || container == "" || prefix == "" || strings.HasPrefix(prefix, "/") {
+		return "", "", bad
+	}
+	if err := checkContainerName(container); err != nil {
+		return "", "", err
+	}
+	return container, prefix, nil
 }
 
-// errBadManifest is Swift's answer to a malformed X-Object-Manifest (dlo.py).
-var errBadManifest = errBadRequest.withText("X-Object-Manifest must be in the format container/prefix")
+// readDLOHeader reads a PUT's or POST's X-Object-Manifest into the object's SysMeta ("" on a
+// POST without it clears it, as Swift's POST replaces the object's metadata).
+func readDLOHeader(hdr http.Header, obj *meta.Object) error {
+	v, ok := hdr["X-Object-Manifest"]
+	if !ok {
+		return nil
+	}
+	c, p, err := parseDLOManifest(strings.Join(v, ","))
+	if err != nil {
+		return err
+	}
+	if obj.SysMeta == nil {
+		obj.SysMeta = map[string]string{}
+	}
+	obj.SysMeta[sysDLO] = c + "/" + p
+	return nil
+}
 
-// parseObjectManifest parses an X-Object-Manifest value as Swift's dlo middleware checks it on a
-// PUT: "<container>/<prefix>", both non-empty, no '?' or '&', and a prefix not starting with
-// '/'. Both parts are then URL-unquoted, as dlo.py does when it reads the segments; a part that
-// does not unquote, or a container name Swift would refuse, is malformed too.
-func parseObjectManifest(value string) (dloManifest, error) {
-	container, prefix, ok := strings.Cut(value, "/")
-	if !ok || container == "" || prefix == "" || strings.ContainsAny(value, "?&") ||
-		strings.HasPrefix(prefix, "/") {
-		return dloManifest{}, errBadManifest
+func isDLO(obj *meta.Object) bool { return obj.SysMeta[sysDLO] != "" && obj.Manifest == nil }
+
+// dloSegments lists a DLO's segments, checking that the caller may list and read them.
+func (h *Handler) dloSegments(r *http.Request, rq *request, account, manifest string) ([]meta.Segment, string, error) {
+	ctx := r.Context()
+	container, prefix, _ := strings.Cut(manifest, "/")
+	if err := h.allow(ctx, r, rq, account, container, "", access.ListBucket); err != nil {
+		return nil, "", err
 	}
-	c, err := url.PathUnescape(container)
+	var segs []meta.Segment
+	sum := md5.New()
+	opts := meta.ListOptions{Prefix: prefix, Limit: listingLimit}
+	for {
+		page, err := h.proxy.ListObjects(ctx, account, container, opts)
+		if err != nil && !(len(segs) == 0 && errors.Is(err, meta.ErrNotFound)) {
+			return nil, "", fmt.Errorf("segments of %s: %w", manifest, err)
+		}
+		for _, e := range page.Objects {
+			segs = append(segs, meta.Segment{Container: container, Object: e.Name, Size: e.Size, ETag: e.ETag})
+			io.WriteString(sum, strings.Trim(e.ETag, `"`))
+		}
+		if err != nil || !page.Truncated || len(page.Objects) == 0 {
+			break
+		}
+		if len(segs) >= maxDLOSegments {
+			return nil, "", errConflict.withText("More than %d segments in the dynamic large object", maxDLOSegments)
+		}
+		opts.Marker = page.Objects[len(page.Objects)-1].Name
+	}
+	if len(segs) > 0 {
+		if err := h.allow(ctx, r, rq, account, container, segs[0].Object, access.GetObject); err != nil {
+			return nil, "", err
+		}
+	}
+	return segs, `"` + hex.EncodeToString(sum.Sum(nil)) + `"`, nil
+}
+
+// serveDLO answers a GET or HEAD of a DLO manifest obj (rng: the one range asked, or nil).
+func (h *Handler) serveDLO(w http.ResponseWriter, r *http.Request, rq *request, obj *meta.Object, rng *meta.Range) error {
+	segs, etag, err := h.dloSegments(r, rq, rq.tenant, obj.SysMeta[sysDLO])
 	if err != nil {
-		return dloManifest{}, errBadManifest
+		return err
 	}
-	p, err := url.PathUnescape(prefix)
-	if err != nil {
-		return dloManifest{}, errBadManifest
+	var total int64
+	for _, s := range segs {
+		total += s.Size
 	}
-	if checkContainerName(c) != nil {
-		return dloManifest{}, errBadManifest
+	hdr := w.Header()
+	writeObjectHeaders(hdr, obj)
+	hdr.Set("Etag", etag)
+	hdr.Set("X-Object-Manifest", obj.SysMeta[sysDLO])
+	if err := checkConditions(r, strings.Trim(etag, `"`), lastModified(obj.Timestamp)); err != nil {
+		return err
 	}
-	return dloManifest{Container: c, Prefix: p}, nil
+	off, n := int64(0), total
+	status := http.StatusOK
+	if rng != nil && r.Method == http.MethodGet {
+		if off, n, err = rng.Resolve(total); err != nil {
+			hdr.Set("Content-Range", "bytes */"+strconv.FormatInt(total, 10))
+			return fmt.Errorf("DLO %q: %w", rq.object, err)
+		}
+		hdr.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, total))
+		status = http.StatusPartialContent
+	}
+	hdr.Set("Content-Length", strconv.FormatInt(n, 10))
+	if r.Method == http.MethodHead {
+		w.WriteHeader(status)
+		return nil
+	}
+	rd := h.proxy.ReadSegments(r.Context(), rq.tenant, *obj, segs, off, n)
+	defer rd.Close()
+	w.WriteHeader(status)
+	if sent, err := io.Copy(w, rd); err != nil {
+		h.log.WarnContext(r.Context(), "swift DLO GET broke off", "trans_id", rq.transID, "container", rq.container, "object", rq.object, "sent", sent, "of", n, "err", err)
+		return errAbortResponse
+	}
+	return nil
 }

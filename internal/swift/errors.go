@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
 )
@@ -93,7 +94,7 @@ func toSwiftError(err error) *swiftError {
 	switch {
 	case errors.As(err, &tooBig):
 		return errTooLarge
-	case errors.Is(err, meta.ErrNotFound):
+	case errors.Is(err, meta.ErrNotFound), errors.Is(err, ErrNoAccount):
 		return errNotFound
 	case errors.Is(err, meta.ErrNotEmpty), errors.Is(err, meta.ErrConflict), errors.Is(err, meta.ErrExists):
 		return errConflict
@@ -129,7 +130,8 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 		if rq.account != "" {
 			realm = rq.account
 		}
-		hdr.Set("Www-Authenticate", `Swift realm="`+realm+`"`)
+		// The realm comes from the URL: quoted, so that it cannot end the header value.
+		hdr.Set("Www-Authenticate", `Swift realm="`+pyQuote(realm)+`"`)
 	}
 	if se.status == http.StatusNotModified {
 		// A 304 keeps the object's headers (Content-Type included) and has no body.
@@ -146,4 +148,26 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 	hdr.Set("Content-Length", fmt.Sprint(len(se.body)))
 	w.WriteHeader(se.status)
 	w.Write([]byte(se.body))
+}
+
+// pyQuote percent-encodes every byte but letters, digits, "_.-~" and "/", as Python's
+// urllib quote does: Swift quotes so the account in WWW-Authenticate and the paths in bulk
+// answers.
+func pyQuote(s string) string { return pyQuoteSafe(s, "/") }
+
+// pyQuoteSafe is Python's quote with its safe characters.
+func pyQuoteSafe(s, safe string) string {
+	const hexDigits = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_.-~", c) >= 0 || strings.IndexByte(safe, c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&15])
+	}
+	return b.String()
 }

@@ -40,10 +40,22 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 			"allow_account_management": false,
 			"account_autocreate":       true,
 		},
-		"tempauth": map[string]any{"account_acls": false},
+		"tempauth": map[string]any{"account_acls": true},
 		"slo": map[string]any{"max_manifest_segments": maxManifestSegments, "max_manifest_size": maxManifestSize,
 			"min_segment_size": minSegmentSize},
+		"etag_quoter": map[string]any{"enable_by_default": false},
+		// Container quotas are set with X-Container-Meta-Quota-*; account quotas are enforced
+		// too, but set by Cairn's tenant administration, so account_quotas is not claimed.
+		"container_quotas": map[string]any{},
+		"tempurl": map[string]any{"methods": tempURLMethods, "allowed_digests": []string{"sha1", "sha256", "sha512"},
+			"incoming_remove_headers": []string{"x-timestamp"}, "incoming_allow_headers": []string{},
+			"outgoing_remove_headers": []string{"x-object-meta-*"}, "outgoing_allow_headers": []string{"x-object-meta-public-*"}},
+		"bulk_upload": map[string]any{"max_containers_per_extraction": maxContainersPerExtraction,
+			"max_failed_extractions": maxFailedExtractions},
 		"bulk_delete": map[string]any{"max_deletes_per_request": maxDeletesPerRequest, "max_failed_deletes": maxFailedDeletes},
+	}
+	for name, v := range h.cfg.Capabilities {
+		doc[name] = v
 	}
 	body, err := json.Marshal(doc)
 	if err != nil {

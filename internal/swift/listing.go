@@ -29,7 +29,8 @@ type listRequest struct {
 	// empty: limit=0 asks for no entries (meta.ListOptions would read 0 as the default).
 	empty bool
 	// dirOnly: path=P lists the direct children of P only (Swift's old pseudo-directory
-	// query), read as prefix P/ with delimiter / and the subdirs left out.
+	// query), read as prefix P/ with delimiter /: objects, and the subdirectories that have a
+	// directory marker object ("P/sub/"), listed as that object.
 	dirOnly bool
 	// vary: the format came from Accept, so the answer varies with it.
 	vary        bool
@@ -39,20 +40,19 @@ type listRequest struct {
 
 // parseListing reads a listing's query (prefix, delimiter, marker, end_marker, limit, reverse,
 // format) and Accept header, with Swift's rules: a limit above 10000 is 412, a non-numeric one is
-// ignored; the delimiter is one character; format= overrides Accept; an Accept that allows none
+// ignored; format= overrides Accept; an Accept that allows none
 // of the formats is 406.
 func parseListing(q url.Values, accept string) (listRequest, error) {
 	lr := listRequest{opts: meta.ListOptions{
 		Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), Marker: q.Get("marker"),
 		EndMarker: q.Get("end_marker"), Limit: listingLimit, Reverse: truthy(q.Get("reverse")),
 	}}
-	for _, v := range []string{lr.opts.Prefix, lr.opts.Delimiter, lr.opts.Marker, lr.opts.EndMarker} {
-		if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
-			return lr, errBadName
+	// Swift 2.30 asks only that each parameter be UTF-8: a delimiter may be several characters
+	// long, and a marker may hold a NUL (clients use "name\x00" as "just after name").
+	for _, name := range []string{"prefix", "delimiter", "marker", "end_marker", "path"} {
+		if !utf8.ValidString(q.Get(name)) {
+			return lr, errBadRequest.withText("%q parameter not valid UTF-8", name)
 		}
-	}
-	if d := lr.opts.Delimiter; d != "" && (utf8.RuneCountInString(d) > 1 || []rune(d)[0] > 254) {
-		return lr, errPreconditionFailed.withText("Bad delimiter")
 	}
 	if v := q.Get("limit"); v != "" && isDigits(v) {
 		n, err := strconv.Atoi(v)
@@ -63,9 +63,11 @@ func parseListing(q url.Values, accept string) (listRequest, error) {
 		lr.empty = n == 0
 	}
 	if p, ok := q["path"]; ok {
+		// As Swift: "dir", "dir/" and "dir//" all name the directory "dir/"; "/" is the
+		// directory of names that start with a slash.
 		prefix := p[0]
-		if prefix != "" && !strings.HasSuffix(prefix, "/") {
-			prefix += "/"
+		if prefix != "" {
+			prefix = strings.TrimRight(prefix, "/") + "/"
 		}
 		lr.opts.Prefix, lr.opts.Delimiter, lr.dirOnly = prefix, "/", true
 	}

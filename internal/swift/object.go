@@ -8,25 +8,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 )
 
 func (rq *request) objectName() meta.ObjectName {
 	return meta.ObjectName{Account: rq.tenant, Container: rq.container, Object: rq.object}
-}
-
-// checkNoDLO refuses the header of Swift's dynamic large objects: Cairn does not serve them yet,
-// and storing such a request as a plain object would hand back the manifest's (empty) bytes
-// instead of its segments. A malformed value gets Swift's own 400 first.
-func checkNoDLO(r *http.Request) error {
-	if v, ok := r.Header["X-Object-Manifest"]; ok {
-		if _, err := parseObjectManifest(strings.Join(v, ",")); err != nil {
-			return err
-		}
-		return errBadRequest.withText("X-Object-Manifest (dynamic large objects) is not supported by this server")
-	}
-	return nil
 }
 
 // etagMatcher returns the BeforeCommit hook that compares a PUT's ETag header with the MD5 of
@@ -45,11 +33,11 @@ func etagMatcher(want string) func(*meta.Object) error {
 // is checked as it arrives).
 func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	if err := checkNoDLO(r); err != nil {
-		return err
-	}
 	obj, err := objectMetaFromRequest(r.Header, rq.object, h.cfg.Now())
 	if err != nil {
+		return err
+	}
+	if err := h.checkPutIfNoneMatch(r, rq); err != nil {
 		return err
 	}
 	if q := r.URL.Query(); q.Has("multipart-manifest") {
@@ -71,6 +59,12 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 		if obj.Size > h.cfg.MaxObjectSize {
 			return errTooLarge
 		}
+	}
+	if err := h.checkQuota(ctx, rq.tenant, rq.container, access.Usage{Bytes: max(obj.Size, 0), Objects: 1}); err != nil {
+		return err
+	}
+	if err := h.queueExpiry(ctx, rq.objectName(), obj.SysMeta); err != nil {
+		return err
 	}
 	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: etagMatcher(r.Header.Get("ETag"))})
 	if err != nil {
@@ -132,6 +126,13 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 		if r.URL.Query().Get("multipart-manifest") == "get" && isSLO(&obj) {
 			return getManifest(w, r, &obj)
 		}
+		if isDLO(&obj) {
+			if r.URL.Query().Get("multipart-manifest") == "get" {
+				w.Header().Set("X-Object-Manifest", obj.SysMeta[sysDLO])
+			} else {
+				return h.serveDLO(w, r, rq, &obj, nil)
+			}
+		}
 		writeObjectHeaders(w.Header(), &obj)
 		if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {
 			return err
@@ -151,6 +152,11 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 	}
 	rs := parseRanges(r.Header.Get("Range"))
 	if len(rs) > 1 {
+		// A DLO answers several ranges with the whole object, as Swift's does.
+		if obj, err := h.proxy.HeadObject(ctx, rq.objectName()); err == nil && isDLO(&obj) && !expired(&obj, h.cfg.Now()) &&
+			r.URL.Query().Get("multipart-manifest") != "get" {
+			return h.serveDLO(w, r, rq, &obj, nil)
+		}
 		return h.getMultiRange(w, r, rq, rs)
 	}
 	var rng *meta.Range
@@ -172,6 +178,9 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 		if expired(&obj, h.cfg.Now()) {
 			return fmt.Errorf("object %q expired: %w", rq.object, errNotFound)
 		}
+		if isDLO(&obj) && r.URL.Query().Get("multipart-manifest") != "get" {
+			return h.serveDLO(w, r, rq, &obj, rng)
+		}
 		writeObjectHeaders(w.Header(), &obj)
 		if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {
 			return err
@@ -188,6 +197,13 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 		return fmt.Errorf("object %q expired: %w", rq.object, errNotFound)
 	}
 	hdr := w.Header()
+	if isDLO(obj) {
+		if r.URL.Query().Get("multipart-manifest") != "get" {
+			rd.Close()
+			return h.serveDLO(w, r, rq, obj, rng)
+		}
+		hdr.Set("X-Object-Manifest", obj.SysMeta[sysDLO])
+	}
 	writeObjectHeaders(hdr, obj)
 	if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {
 		return err
@@ -210,9 +226,6 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 // are those of the request; the content type changes only when the request has one.
 func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	if err := checkNoDLO(r); err != nil {
-		return err
-	}
 	upd, err := objectMetaFromRequest(r.Header, rq.object, h.cfg.Now())
 	if err != nil {
 		return err
@@ -227,10 +240,18 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 	if r.Header.Get("Content-Type") == "" {
 		upd.ContentType = cur.ContentType
 	}
+	// PostObject merges SysMeta: an empty value clears an earlier X-Delete-At or
+	// X-Object-Manifest, since a POST without one removes it in Swift.
 	if upd.SysMeta == nil {
-		// PostObject merges SysMeta: an empty value clears an earlier X-Delete-At, since a
-		// POST without one removes the expiry in Swift.
-		upd.SysMeta = map[string]string{sysDeleteAt: ""}
+		upd.SysMeta = map[string]string{}
+	}
+	for _, k := range []string{sysDeleteAt, sysDLO} {
+		if _, ok := upd.SysMeta[k]; !ok {
+			upd.SysMeta[k] = ""
+		}
+	}
+	if err := h.queueExpiry(ctx, rq.objectName(), upd.SysMeta); err != nil {
+		return err
 	}
 	if _, err := h.proxy.PostObject(ctx, rq.objectName(), upd); err != nil {
 		return fmt.Errorf("post object %q: %w", rq.object, err)

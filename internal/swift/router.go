@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/cairn-store/cairn/internal/meta"
 )
 
 // Operation names, the "operation" label of the metrics.
@@ -16,6 +18,7 @@ const (
 	opHeadAccount     = "HeadAccount"
 	opPostAccount     = "PostAccount"
 	opBulkDelete      = "BulkDelete"
+	opBulkUpload      = "BulkUpload"
 	opGetContainer    = "GetContainer"
 	opHeadContainer   = "HeadContainer"
 	opPutContainer    = "PutContainer"
@@ -148,9 +151,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	case infoPath:
 		rq.op = opInfo
 		if r.Method == http.MethodOptions {
-			return options(w, r, rq, []string{"GET", "HEAD"})
+			return h.options(w, r, rq, []string{"GET", "HEAD"})
 		}
 		return h.info(w, r)
+	}
+	if r.URL.Path == "/v1" || r.URL.Path == "/v1/" {
+		return errPreconditionFailed.withText("Bad URL").asHTML() // a version without an account
 	}
 	t, ok := parsePath(r.URL.Path)
 	if !ok {
@@ -161,21 +167,53 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	rq.tenant = tenant
 	if r.Method == http.MethodOptions {
 		_, allow := route("", nil, t)
-		return options(w, r, rq, allow)
+		return h.options(w, r, rq, allow)
 	}
-	// Authenticate before anything else, so that an anonymous caller learns nothing.
-	if err := h.authorize(r, rq); err != nil {
+	if t.object != "" && h.quoteEtags(r.Context(), rq) {
+		w = &etagQuoter{ResponseWriter: w}
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && t.container != "" {
+		w = &corsWriter{ResponseWriter: w, rules: h.corsOf(r.Context(), rq), origin: origin}
+	}
+	// Authenticate before anything else, so that a caller with a bad token learns nothing. A
+	// temp URL stands in for a token.
+	scope, err := h.checkTempURL(r, rq)
+	if err != nil {
 		return err
+	}
+	if scope != nil {
+		rq.tempURL = scope
+		if err := prepareTempURLRequest(r); err != nil {
+			return err
+		}
+		w = &tempURLWriter{ResponseWriter: w, r: r, scope: scope, name: rq.object}
+	} else if err := h.authenticate(r, rq); err != nil {
+		return err
+	}
+	if strings.HasPrefix(tenant, meta.ReservedPrefix) {
+		return fmt.Errorf("account %q is reserved: %w", t.account, errNotFound) // Cairn's own (name index, expiry queue)
 	}
 	if !hasPrefix || tenant == "" {
 		return fmt.Errorf("account %q outside the AUTH_ prefix: %w", t.account, errForbidden)
 	}
-	if t.container == "" && (r.Method == http.MethodPost || r.Method == http.MethodDelete) && r.URL.Query().Has("bulk-delete") {
+	// Swift's bulk middleware answers ?bulk-delete on any path of the account; the body names
+	// what to delete.
+	if (r.Method == http.MethodPost || r.Method == http.MethodDelete) && r.URL.Query().Has("bulk-delete") {
 		rq.op = opBulkDelete
+		if rq.anonymous {
+			return rq.refused("bulk delete")
+		}
 		if err := checkRequest(r, rq); err != nil {
 			return err
 		}
 		return h.bulkDelete(w, r, rq)
+	}
+	if r.Method == http.MethodPut && r.URL.Query().Has("extract-archive") {
+		rq.op = opBulkUpload
+		if rq.anonymous {
+			return rq.refused("bulk upload") // each container and object is decided as it is made
+		}
+		return h.extractArchive(w, r, rq, r.URL.Query().Get("extract-archive"))
 	}
 	op, allow := route(r.Method, r.Header, t)
 	if op == "" {
@@ -186,17 +224,20 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	if err := checkRequest(r, rq); err != nil {
 		return err
 	}
+	if err := h.checkAccess(r, rq); err != nil {
+		return err
+	}
 	return h.ops(op)(w, r, rq)
 }
 
-// options answers OPTIONS as Swift does without CORS settings: the allowed methods, without
-// authentication; a CORS preflight (with Origin) is refused, since no container allows any
-// origin (CORS is not supported).
-func options(w http.ResponseWriter, r *http.Request, rq *request, allow []string) error {
+// options answers OPTIONS as Swift does: the allowed methods, without authentication; with an
+// Origin it is a CORS preflight, answered from the container's CORS settings (cors.go).
+func (h *Handler) options(w http.ResponseWriter, r *http.Request, rq *request, allow []string) error {
 	rq.op = opOptions
-	w.Header().Set("Allow", strings.Join(append(allow, "OPTIONS"), ", "))
+	allow = append(allow, "OPTIONS")
+	w.Header().Set("Allow", strings.Join(allow, ", "))
 	if r.Header.Get("Origin") != "" {
-		return fmt.Errorf("CORS preflight: %w", errUnauthorized)
+		return h.preflight(w, r, rq, allow)
 	}
 	writeStatus(w, r, http.StatusOK)
 	return nil

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 )
@@ -106,6 +107,12 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 			problems = append(problems, e.Path+", 400 Bad Request")
 			continue
 		}
+		// A segment must be readable by the manifest's writer, or the manifest would hand
+		// out what its writer may not read (Swift checks each with a subrequest).
+		if err := h.allow(ctx, r, rq, rq.tenant, c, o, access.GetObject); err != nil {
+			problems = append(problems, e.Path+", "+toSwiftError(err).statusLine())
+			continue
+		}
 		seg, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.tenant, Container: c, Object: o})
 		switch {
 		case errors.Is(err, meta.ErrNotFound):
@@ -144,6 +151,14 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 		return errTooLarge
 	}
 	obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysSLO: "1"})
+	// The segments' bytes were counted when they were stored; the manifest adds an object (as
+	// Swift's quota middlewares, which see the manifest's PUT, count it).
+	if err := h.checkQuota(ctx, rq.tenant, rq.container, access.Usage{Objects: 1}); err != nil {
+		return err
+	}
+	if err := h.queueExpiry(ctx, rq.objectName(), obj.SysMeta); err != nil {
+		return err
+	}
 	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, strings.NewReader(""), proxy.PutOptions{})
 	if err != nil {
 		return fmt.Errorf("put manifest %q: %w", rq.object, err)
@@ -210,6 +225,11 @@ func (h *Handler) deleteManifest(w http.ResponseWriter, r *http.Request, rq *req
 	var res bulkResult
 	for _, s := range obj.Manifest {
 		n := meta.ObjectName{Account: rq.tenant, Container: s.Container, Object: s.Object}
+		// Each segment is deleted as its own DELETE would be decided.
+		if err := h.allow(ctx, r, rq, rq.tenant, s.Container, s.Object, access.DeleteObject); err != nil {
+			res.record("/"+s.Container+"/"+s.Object, err)
+			continue
+		}
 		res.record("/"+s.Container+"/"+s.Object, h.proxy.DeleteObject(ctx, n))
 	}
 	// The manifest goes last, so that a failure leaves it to retry the delete with.

@@ -9,8 +9,7 @@
 //
 // Files: swift.go (configuration, request life cycle), router.go (path and method to an
 // operation), auth.go (tokens), info.go, account.go, container.go, object.go, copy.go, slo.go
-// (static large objects), dlo.go (the X-Object-Manifest parser; dynamic large objects are not
-// served yet), bulk.go (bulk delete), listing.go (listing options and formats),
+// (static large objects), bulk.go (bulk delete), listing.go (listing options and formats),
 // validate.go (names, metadata, limits), conditions.go (If-* and Range parsing), ranges.go
 // (multi-range answers), errors.go (the error table), metrics.go.
 package swift
@@ -23,10 +22,12 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/reqmetrics"
 )
@@ -36,8 +37,19 @@ type Config struct {
 	Proxy *proxy.Proxy
 	// Auth checks the credentials of /auth/v1.0.
 	Auth Authenticator
+	// Accounts keeps each account's metadata (X-Account-Meta-* and the front end's own
+	// account settings).
+	Accounts AccountStore
 	// TokenTTL is how long an issued token is valid (default 24 h, as tempauth's token_life).
 	TokenTTL time.Duration
+	// ContainerChanged, when set, is told of every container this front end creates, deletes
+	// or changes the metadata of (the server tells the S3 front end, which caches access state).
+	ContainerChanged func(account, container string)
+	// Quotas gives accounts' quotas (the tenant store's); nil: only container quotas apply.
+	Quotas access.Quotas
+	// Capabilities are other front ends' entries in /info (e.g. "s3api": the S3 front end's
+	// limits), listed beside the Swift front end's own.
+	Capabilities map[string]any
 	// MaxObjectSize bounds one object PUT (default Swift's max_file_size: 5 GiB + 2 bytes).
 	MaxObjectSize int64
 	Logger        *slog.Logger
@@ -60,6 +72,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Auth == nil {
 		return errors.New("swift: no authenticator")
+	}
+	if c.Accounts == nil {
+		return errors.New("swift: no account store")
 	}
 	if c.TokenTTL == 0 {
 		c.TokenTTL = DefaultTokenTTL
@@ -111,7 +126,8 @@ func IsSwiftPath(path string) bool {
 	case authPath, authPath + "/", infoPath, "/v1":
 		return true
 	}
-	return len(path) > 4 && path[:4] == "/v1/"
+	// "//v1/..." is a client's doubled slash: Swift answers it (404), S3 has no such bucket.
+	return strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "//v1/")
 }
 
 // request is what the front end knows about a request once it is routed.
@@ -123,6 +139,8 @@ type request struct {
 	container string
 	object    string
 	id        Identity
+	anonymous bool          // no token: ACLs alone decide
+	tempURL   *tempURLScope // a valid temp URL let the request in (tempurl.go)
 }
 
 // ServeHTTP routes, authenticates and serves one request.
@@ -133,6 +151,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("X-Trans-Id", rq.transID)
 	hdr.Set("X-Openstack-Request-Id", rq.transID)
+	// Swift's servers answer a client's "Connection: keep-alive" in kind (Go's server keeps
+	// HTTP/1.1 connections open anyway, but says nothing).
+	if strings.EqualFold(strings.TrimSpace(r.Header.Get("Connection")), "keep-alive") {
+		hdr.Set("Connection", "keep-alive")
+	}
 
 	err := h.serve(rec, r, rq)
 	if err != nil && !errors.Is(err, errAbortResponse) {

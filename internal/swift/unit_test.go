@@ -37,7 +37,7 @@ func TestParsePath(t *testing.T) {
 }
 
 func TestIsSwiftPath(t *testing.T) {
-	for p, want := range map[string]bool{"/auth/v1.0": true, "/auth/v1.0/": true, "/info": true, "/v1/AUTH_x": true, "/v1": true,
+	for p, want := range map[string]bool{"/auth/v1.0": true, "/auth/v1.0/": true, "/info": true, "/v1/AUTH_x": true, "/v1": true, "//v1/AUTH_x": true,
 		"/": false, "/bucket": false, "/v1x": false, "/info/x": false, "/auth": false} {
 		if IsSwiftPath(p) != want {
 			t.Errorf("IsSwiftPath(%q) = %v", p, !want)
@@ -75,9 +75,15 @@ func TestParseListing(t *testing.T) {
 	if lr.opts != want || lr.format != formatXML {
 		t.Errorf("got %+v %v", lr.opts, lr.format)
 	}
-	for _, bad := range []url.Values{{"limit": {"10001"}}, {"delimiter": {"ab"}}, {"prefix": {"\xff"}}, {"marker": {"a\x00"}}} {
+	for _, bad := range []url.Values{{"limit": {"10001"}}, {"prefix": {"\xff"}}, {"end_marker": {"a\xff"}}} {
 		if _, err := parseListing(bad, ""); err == nil {
 			t.Errorf("parseListing(%v) accepted", bad)
+		}
+	}
+	// As Swift 2.30: multi-character delimiters, and a NUL in a marker ("just after a").
+	for _, good := range []url.Values{{"delimiter": {"ab"}}, {"marker": {"a\x00"}}} {
+		if _, err := parseListing(good, ""); err != nil {
+			t.Errorf("parseListing(%v): %v", good, err)
 		}
 	}
 	if lr, err := parseListing(url.Values{"limit": {"-3"}}, ""); err != nil || lr.opts.Limit != listingLimit {
@@ -110,6 +116,9 @@ func TestParseRange(t *testing.T) {
 		"bytes=5-":      {Start: 5, End: -1},
 		"bytes=-3":      {Suffix: 3, Start: -1, End: -1},
 		"bytes= 1 - 2":  {Start: 1, End: 2},
+		"BYTES = 0 - 9": {Start: 0, End: 9},
+		"bytes=0-999 ":  {Start: 0, End: 999},
+		"octets=0-1":    nil,
 		"bytes=4-2":     nil,
 		"bytes=0-1,3-4": nil,
 		"items=0-1":     nil,
@@ -180,15 +189,17 @@ func TestReadMeta(t *testing.T) {
 func TestReadDeleteAt(t *testing.T) {
 	now := time.Unix(1000, 0)
 	for hdr, want := range map[[2]string]int64{
-		{"X-Delete-After", "10"}:  1010,
-		{"X-Delete-At", "2000"}:   2000,
-		{"X-Delete-At", "2000.5"}: -1,
-		{"X-Delete-At", "1000"}:   -1,
-		{"X-Delete-At", "x"}:      -1,
-		{"X-Delete-After", "-1"}:  -1,
-		{"X-Delete-After", "1.5"}: -1,
-		{"X-Delete-At", "NaN"}:    -1,
-		{"X-Delete-At", "1e300"}:  -1,
+		{"X-Delete-After", "10"}:                   1010,
+		{"X-Delete-At", "2000"}:                    2000,
+		{"X-Delete-At", "2000.5"}:                  -1,
+		{"X-Delete-At", "1000"}:                    -1,
+		{"X-Delete-At", "x"}:                       -1,
+		{"X-Delete-After", "-1"}:                   -1,
+		{"X-Delete-After", "1.5"}:                  -1,
+		{"X-Delete-At", "NaN"}:                     -1,
+		{"X-Delete-At", "1e300"}:                   -1,
+		{"X-Delete-At", "+-5"}:                     -1,
+		{"X-Delete-At", "99999999999999999999999"}: 9999999999,
 	} {
 		got, err := readDeleteAt(http.Header{hdr[0]: {hdr[1]}}, now)
 		if want < 0 && err == nil || want >= 0 && (err != nil || got != want) {
@@ -264,7 +275,7 @@ func TestSwiftTimestamps(t *testing.T) {
 	if got := listingTime(ts); got != "2026-11-22T08:55:05.073280" {
 		t.Errorf("listingTime %q", got)
 	}
-	if guessContentType("a.txt") != "text/plain" || guessContentType("noext") != "application/octet-stream" {
+	if guessContentType("a.txt") != "text/plain" || guessContentType("noext") != "application/octet-stream" || guessContentType("b.WAV") != "audio/x-wav" || guessContentType("c.zip") != "application/zip" {
 		t.Error("guessContentType")
 	}
 }
@@ -382,5 +393,36 @@ func FuzzParseManifest(f *testing.F) {
 				t.Fatalf("accepted %+v", s)
 			}
 		}
+	})
+}
+
+func FuzzParseDLOManifest(f *testing.F) {
+	for _, s := range []string{"c/p", "c/", "/p", "c//p", "c/p?x", "c%2Fp/q", "%ff/x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		c, p, err := parseDLOManifest(v)
+		if err != nil {
+			return
+		}
+		if c == "" || p == "" || strings.HasPrefix(p, "/") || strings.Contains(c, "/") {
+			t.Fatalf("parseDLOManifest(%q) = %q, %q", v, c, p)
+		}
+	})
+}
+
+func FuzzParseTempURLSig(f *testing.F) {
+	for _, s := range []string{"da39a3ee5e6b4b0d3255bfef95601890afd80709", "sha256:AAAA", "sha512:_-_-", "md5:", "zz", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		alg, mac, ok := parseTempURLSig(s)
+		if !ok {
+			return
+		}
+		if !strings.Contains(s, ":") && len(mac) != map[string]int{"sha1": 20, "sha256": 32, "sha512": 64}[alg] {
+			t.Fatalf("parseTempURLSig(%q) = %s, %d bytes", s, alg, len(mac))
+		}
+		readTempURLParams(url.Values{"temp_url_sig": {s}, "temp_url_expires": {s}, "temp_url_prefix": {s}})
 	})
 }

@@ -1,6 +1,7 @@
 package swift
 
 import (
+	"context"
 	"fmt"
 	"mime"
 	"net/http"
@@ -38,7 +39,7 @@ func checkRequest(r *http.Request, rq *request) error {
 		}
 	}
 	if len(rq.account) > maxAccountNameLength {
-		return errBadRequest.withText("Account name length of %d longer than %d", len(rq.account), maxAccountNameLength)
+		return errBadRequest.withText("Account name length of %d longer than %d", len(rq.account), maxAccountNameLength).asHTML()
 	}
 	if rq.container != "" {
 		if err := checkContainerName(rq.container); err != nil {
@@ -67,7 +68,7 @@ var errBadName = errPreconditionFailed.withText("Invalid UTF8 or contains NULL")
 // Cairn's reserved containers, which clients must never reach.
 func checkContainerName(name string) error {
 	if len(name) > maxContainerNameLen {
-		return errBadRequest.withText("Container name length of %d longer than %d", len(name), maxContainerNameLen)
+		return errBadRequest.withText("Container name length of %d longer than %d", len(name), maxContainerNameLen).asHTML()
 	}
 	if strings.Contains(name, "/") {
 		return errBadRequest.withText("Container name cannot contain slashes")
@@ -137,6 +138,38 @@ func readMeta(hdr http.Header, kind string) (metaUpdate, error) {
 	return out, nil
 }
 
+// checkMergedMeta applies Swift's count and overall-size limits to the user metadata an account
+// or container would have after an update: stored holds it under prefix (with other settings
+// beside it, which do not count), changes are the update's names and values ("" removes). Swift's
+// account and container servers check the merged metadata the same way, so a POST that is
+// within the limits on its own can still be refused.
+func checkMergedMeta(stored map[string]string, prefix string, changes metaUpdate) error {
+	merged := map[string]string{}
+	for k, v := range stored {
+		if name, ok := strings.CutPrefix(k, prefix); ok && v != "" {
+			merged[name] = v
+		}
+	}
+	for k, v := range changes {
+		if v == "" {
+			delete(merged, k)
+		} else {
+			merged[k] = v
+		}
+	}
+	size := 0
+	for k, v := range merged {
+		size += len(k) + len(v)
+	}
+	if len(merged) > maxMetaCount {
+		return errBadRequest.withText("Too many metadata items; max %d", maxMetaCount)
+	}
+	if size > maxMetaOverallSize {
+		return errBadRequest.withText("Total metadata too large; max %d", maxMetaOverallSize)
+	}
+	return nil
+}
+
 func cutPrefixFold(s, prefix string) (string, bool) {
 	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
 		return s[len(prefix):], true
@@ -154,8 +187,11 @@ func metaHeader(kind, name string) string {
 // shared with S3).
 var storedHeaders = []string{"Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires"}
 
+// maxDeleteAt is the latest expiry Swift keeps (its timestamps have ten digits).
+const maxDeleteAt = 9999999999
+
 // sysDeleteAt is the SysMeta key of an object's expiry (Unix seconds), X-Delete-At.
-const sysDeleteAt = "delete-at"
+const sysDeleteAt = meta.SysDeleteAt
 
 // readDeleteAt reads X-Delete-At / X-Delete-After: the Unix second the object expires, 0 for
 // none. Times in the past are refused, as Swift does.
@@ -168,12 +204,23 @@ func readDeleteAt(hdr http.Header, now time.Time) (int64, error) {
 		if n < 0 {
 			return 0, errBadRequest.withText("X-Delete-After in past")
 		}
-		return now.Unix() + n, nil
+		return min(now.Unix()+n, maxDeleteAt), nil
 	}
 	if v := hdr.Get("X-Delete-At"); v != "" {
-		at, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
+		// Swift reads the value as an integer of any size and clamps it to ten digits, so
+		// that a time past 2286 (or a hundred-digit number) means "as late as can be".
+		digits := strings.TrimSpace(v)
+		neg := strings.HasPrefix(digits, "-")
+		digits = strings.TrimLeft(digits, "+-")
+		if digits == "" || len(digits) < len(strings.TrimSpace(v))-1 || !isDigits(digits) {
 			return 0, errBadRequest.withText("Non-integer X-Delete-At")
+		}
+		at, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil || at > maxDeleteAt {
+			at = maxDeleteAt
+		}
+		if neg {
+			at = 0
 		}
 		if at <= now.Unix() {
 			return 0, errBadRequest.withText("X-Delete-At in past")
@@ -187,6 +234,16 @@ func readDeleteAt(hdr http.Header, now time.Time) (int64, error) {
 func deleteAt(obj *meta.Object) int64 {
 	n, _ := strconv.ParseInt(obj.SysMeta[sysDeleteAt], 10, 64)
 	return n
+}
+
+// queueExpiry records an object's expiry in the proxy's expiry queue before the write that
+// sets it, so that an acknowledged expiry is always carried out by the expirer.
+func (h *Handler) queueExpiry(ctx context.Context, name meta.ObjectName, sys map[string]string) error {
+	at, _ := strconv.ParseInt(sys[sysDeleteAt], 10, 64)
+	if at <= 0 {
+		return nil
+	}
+	return h.proxy.QueueExpiry(ctx, name, at)
 }
 
 // expired reports whether an object's X-Delete-At has passed: Swift answers 404 for it even
@@ -234,14 +291,28 @@ func objectMetaFromRequest(hdr http.Header, objectName string, now time.Time) (m
 	if at > 0 {
 		obj.SysMeta = map[string]string{sysDeleteAt: strconv.FormatInt(at, 10)}
 	}
+	if err := readDLOHeader(hdr, &obj); err != nil {
+		return obj, err
+	}
 	return obj, nil
+}
+
+// pythonTypes are the extensions whose type in Go's built-in table differs from the one in
+// Python's (which Swift uses); Go's built-in table wins over the system's mime.types, Python's
+// does not, so these are pinned to what Swift answers on a Debian host.
+var pythonTypes = map[string]string{
+	".wav": "audio/x-wav",
 }
 
 // guessContentType guesses from the name's extension, as Swift does with Python's mimetypes,
 // falling back to application/octet-stream. Parameters Go adds (charset) are dropped, because
 // Swift's guess has none.
 func guessContentType(name string) string {
-	t := mime.TypeByExtension(path.Ext(name))
+	ext := path.Ext(name)
+	if t, ok := pythonTypes[strings.ToLower(ext)]; ok {
+		return t
+	}
+	t := mime.TypeByExtension(ext)
 	if t == "" {
 		return "application/octet-stream"
 	}

@@ -29,9 +29,9 @@ type userKeys struct {
 	SwiftKey  string `json:"swift_key"`
 }
 
-func (c *cli) createUser(spec string) userKeys {
+func (c *cli) createUser(spec string, flags ...string) userKeys {
 	c.t.Helper()
-	out, _ := c.ok("admin", "user", "create", spec, "--json")
+	out, _ := c.ok(append([]string{"admin", "user", "create", spec, "--json"}, flags...)...)
 	var k userKeys
 	if err := json.Unmarshal([]byte(out), &k); err != nil || k.AccessKey == "" || k.SecretKey == "" || k.SwiftKey == "" {
 		c.t.Fatalf("user create %s --json printed %q (%v)", spec, out, err)
@@ -50,8 +50,8 @@ func TestAdminTenants(t *testing.T) {
 	root.ok("admin", "account", "create", "acme")
 	root.ok("admin", "account", "create", "other")
 	root.fails("AccountExists", "admin", "account", "create", "acme")
-	alice := root.createUser("acme:alice")
-	olga := root.createUser("other:olga")
+	alice := root.createUser("acme:alice", "--admin")
+	olga := root.createUser("other:olga", "--admin")
 	if alice.Account != "acme" || alice.User != "alice" {
 		t.Fatalf("created %+v", alice)
 	}
@@ -80,6 +80,12 @@ func TestAdminTenants(t *testing.T) {
 	if out, _ := root.ok("ls"); out != "" {
 		t.Errorf("root's ls shows %q", out)
 	}
+	// A user of acme who is not its administrator gets nothing that is not granted to it.
+	viewer := root.createUser("acme:viewer")
+	v := root.asUser(viewer.AccessKey, viewer.SecretKey)
+	v.fails("AccessDenied", "get", "photos/cat.txt", "-")
+	v.fails("AccessDenied", "ls")
+	root.ok("admin", "user", "delete", "acme:viewer")
 
 	// Usage, and the admin API refusing a tenant's key.
 	out, _ := root.ok("admin", "account", "usage", "acme", "--json")

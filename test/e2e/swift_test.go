@@ -86,8 +86,8 @@ func TestSwiftBinary(t *testing.T) {
 	root := newCLI(t, s)
 	root.ok("admin", "account", "create", "acme")
 	root.ok("admin", "account", "create", "other")
-	alice := root.createUser("acme:alice")
-	olga := root.createUser("other:olga")
+	alice := root.createUser("acme:alice", "--admin")
+	olga := root.createUser("other:olga", "--admin")
 
 	if status, _ := swiftAuth(t, s.Endpoint, "acme:alice", "wrong"); status != 401 {
 		t.Fatalf("bad key: %d", status)

@@ -1,0 +1,204 @@
+package swift
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// Authorization, as tempauth decides it, through the one decision module both front ends use
+// (internal/access): an account's administrators (and the root) may do everything in it;
+// anyone else, the account's other users and anonymous callers included, may do what the
+// container's ACLs (X-Container-Read/-Write, S3 ACLs and bucket policies) grant. Account
+// operations and container creation, deletion and metadata are for administrators only.
+// A refusal is 401 for an anonymous caller (who may yet authenticate) and 403 for others.
+
+// who is the caller as the access module knows it.
+func (rq *request) who() access.Identity {
+	if rq.anonymous {
+		return access.Identity{Anonymous: true}
+	}
+	return access.Identity{Account: rq.id.Account, User: rq.id.User, Admin: rq.id.Admin, Root: rq.id.Root}
+}
+
+// ownerAdmin reports whether the caller administers the account (or is the root).
+func (rq *request) ownerAdmin(account string) bool {
+	return !rq.anonymous && (rq.id.Root || rq.id.Admin && rq.id.Account == account)
+}
+
+// refused is the error for a denied request.
+func (rq *request) refused(what string) error {
+	if rq.anonymous || rq.tempURL != nil {
+		return fmt.Errorf("anonymous %s: %w", what, errUnauthorized)
+	}
+	return fmt.Errorf("%s:%s may not %s: %w", rq.id.Account, rq.id.User, what, errForbidden)
+}
+
+// requireAdmin allows only the account's administrators.
+func (rq *request) requireAdmin(account, what string) error {
+	if rq.ownerAdmin(account) {
+		return nil
+	}
+	return rq.refused(what)
+}
+
+// containerState reads a container's access state; a container that does not exist has an
+// empty one (its administrators then get the 404 the operation answers, others a refusal).
+func (h *Handler) containerState(ctx context.Context, account, container string) (*access.BucketState, error) {
+	c, err := h.proxy.HeadContainer(ctx, account, container)
+	if errors.Is(err, meta.ErrNotFound) {
+		return &access.BucketState{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("access state of %q: %w", container, err)
+	}
+	return access.StateFromMeta(container, c.Meta), nil
+}
+
+// allow decides one action on an object (or, with object "", on a container) of account.
+func (h *Handler) allow(ctx context.Context, r *http.Request, rq *request, account, container, object string, a access.Action) error {
+	if rq.ownerAdmin(account) || rq.tempURL.covers(account, container) {
+		return nil // skip reading the state: rule 1 and 3 decide before any grant is read
+	}
+	switch h.accountRole(ctx, rq, account) {
+	case roleAdmin, roleReadWrite:
+		return nil
+	case roleReadOnly:
+		if a == access.GetObject || a == access.ListBucket {
+			return nil
+		}
+	}
+	st, err := h.containerState(ctx, account, container)
+	if err != nil {
+		return err
+	}
+	req := access.Request{Identity: rq.who(), Action: a, Bucket: st, Referer: r.Header.Get("Referer"),
+		Resource: access.Resource{Owner: account, Bucket: container, Key: object}}
+	d := access.Decide(req)
+	if d.NeedObjectACL {
+		o, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: account, Container: container, Object: object})
+		if err == nil {
+			req.Object = access.ObjectACLFromSysMeta(o.SysMeta)
+			d = access.Decide(req)
+		} else if !errors.Is(err, meta.ErrNotFound) {
+			return fmt.Errorf("object ACL of %q: %w", object, err)
+		}
+	}
+	if !d.Allowed {
+		h.log.DebugContext(ctx, "swift access denied", "trans_id", rq.transID, "account", rq.id.Account, "user", rq.id.User,
+			"anonymous", rq.anonymous, "action", a.String(), "owner", account, "container", container, "object", object, "reason", d.Reason)
+		return rq.refused(fmt.Sprintf("%s %s/%s", a, container, object))
+	}
+	return nil
+}
+
+// checkAccess decides a routed operation on the request's own path. Copies decide their other
+// side where they parse it (copy.go); bulk requests decide each item.
+func (h *Handler) checkAccess(r *http.Request, rq *request) error {
+	ctx := r.Context()
+	switch rq.op {
+	case opGetAccount, opHeadAccount, opPostAccount:
+		if rq.ownerAdmin(rq.tenant) {
+			return nil
+		}
+		role := h.accountRole(ctx, rq, rq.tenant)
+		if roleAllows(role, r.Method, "") && (rq.op != opPostAccount || role == roleAdmin) {
+			return nil
+		}
+		return rq.refused("use the account")
+	case opPutContainer, opPostContainer, opDeleteContainer:
+		if rq.ownerAdmin(rq.tenant) {
+			return nil
+		}
+		switch h.accountRole(ctx, rq, rq.tenant) {
+		case roleAdmin:
+			return nil
+		case roleReadWrite:
+			// Not an owner: privileged settings are dropped, as Swift drops them.
+			for _, k := range privilegedContainerHeaders {
+				r.Header.Del(k)
+			}
+			return nil
+		}
+		return rq.refused("change containers")
+	case opGetContainer, opHeadContainer:
+		return h.allow(ctx, r, rq, rq.tenant, rq.container, "", access.ListBucket)
+	case opGetObject, opHeadObject:
+		return h.allow(ctx, r, rq, rq.tenant, rq.container, rq.object, access.GetObject)
+	case opPutObject, opPostObject:
+		return h.allow(ctx, r, rq, rq.tenant, rq.container, rq.object, access.PutObject)
+	case opDeleteObject:
+		return h.allow(ctx, r, rq, rq.tenant, rq.container, rq.object, access.DeleteObject)
+	case opCopyObject:
+		if rq.anonymous || rq.tempURL != nil {
+			return rq.refused("copy")
+		}
+		return nil
+	}
+	return rq.refused(rq.op)
+}
+
+// privilegedContainerHeaders are the container settings only the account's owners may make.
+var privilegedContainerHeaders = []string{"X-Container-Read", "X-Container-Write", "X-Remove-Container-Read", "X-Remove-Container-Write",
+	"X-Container-Sync-To", "X-Container-Sync-Key", "X-Container-Meta-Temp-Url-Key", "X-Container-Meta-Temp-Url-Key-2",
+	"X-Remove-Container-Meta-Temp-Url-Key", "X-Remove-Container-Meta-Temp-Url-Key-2"}
+
+// readContainerACLs reads X-Container-Read / X-Container-Write (and X-Remove-...) of a
+// container PUT or POST into changes, validated and in their cleaned form.
+func readContainerACLs(hdr http.Header, changes map[string]string) error {
+	for _, a := range []struct {
+		header, key string
+		parse       func(string) (access.SwiftACL, error)
+	}{
+		{"X-Container-Read", access.MetaSwiftRead, access.ParseSwiftACL},
+		{"X-Container-Write", access.MetaSwiftWrite, access.ParseSwiftWriteACL},
+	} {
+		if v, ok := hdr[a.header]; ok {
+			acl, err := a.parse(strings.Join(v, ","))
+			if err != nil {
+				return errBadRequest.withText("%s", strings.TrimPrefix(err.Error(), access.ErrInvalidSwiftACL.Error()+": "))
+			}
+			changes[a.key] = acl.String()
+		}
+		if hdr.Get("X-Remove-"+strings.TrimPrefix(a.header, "X-")) != "" {
+			changes[a.key] = ""
+		}
+	}
+	return nil
+}
+
+// claimIfShared claims the container's name in the shared bucket-name index when its new ACLs
+// let in someone outside its account, so that they can address it through S3 too (S3 names a
+// bucket without its account; see internal/s3/registry.go). A name another account already
+// shares is left to it: the ACL still works through Swift, whose URLs name the account.
+func (h *Handler) claimIfShared(ctx context.Context, rq *request, changes map[string]string) {
+	shared := false
+	for _, k := range []string{access.MetaSwiftRead, access.MetaSwiftWrite} {
+		if v := changes[k]; v != "" {
+			if acl, err := access.ParseSwiftACL(v); err == nil && acl.SharesOutside(rq.tenant) {
+				shared = true
+			}
+		}
+	}
+	if !shared {
+		return
+	}
+	if err := h.proxy.ClaimName(ctx, rq.container, rq.tenant); err != nil {
+		h.log.WarnContext(ctx, "swift: a shared container's name is not addressable through S3 by other accounts", "account", rq.tenant, "container", rq.container, "err", err)
+	}
+}
+
+// writeContainerACLs shows a container's ACLs to those who may change them, as Swift does.
+func writeContainerACLs(hdr http.Header, m map[string]string) {
+	if v := m[access.MetaSwiftRead]; v != "" {
+		hdr.Set("X-Container-Read", v)
+	}
+	if v := m[access.MetaSwiftWrite]; v != "" {
+		hdr.Set("X-Container-Write", v)
+	}
+}

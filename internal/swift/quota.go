@@ -1,0 +1,68 @@
+package swift
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// Quotas, as Swift's container_quotas and account_quotas middlewares keep them: a container's
+// X-Container-Meta-Quota-Bytes / -Count (user metadata, so any writer of the container's
+// metadata sets them) and the account's limits, which Cairn's tenant store holds (set with
+// `cairn admin account quota`). A write that would pass one is 413 "Upload exceeds quota." and
+// stores nothing. The S3 front end enforces the same limits (internal/access CheckQuota).
+
+var errQuotaExceeded = &swiftError{status: http.StatusRequestEntityTooLarge, body: "Upload exceeds quota.", contentType: contentTypeHTML}
+
+// checkQuotaHeaders refuses quota metadata that is not a non-negative integer, as Swift does.
+func checkQuotaHeaders(hdr http.Header) error {
+	if v := hdr.Get("X-Container-Meta-Quota-Bytes"); v != "" && !isDigits(v) {
+		return errBadRequest.withText("Invalid bytes quota.").asHTML()
+	}
+	if v := hdr.Get("X-Container-Meta-Quota-Count"); v != "" && !isDigits(v) {
+		return errBadRequest.withText("Invalid count quota.").asHTML()
+	}
+	return nil
+}
+
+// checkQuota refuses a write that adds add (the declared size, one object) to a container of
+// account when it would pass the container's or the account's quota. It runs before anything
+// is stored and is not atomic with the write (as in Swift).
+func (h *Handler) checkQuota(ctx context.Context, account, container string, add access.Usage) error {
+	c, err := h.proxy.HeadContainer(ctx, account, container)
+	if errors.Is(err, meta.ErrNotFound) {
+		return nil // the write answers 404 itself
+	}
+	if err != nil {
+		return fmt.Errorf("quota: container %q: %w", container, err)
+	}
+	st := access.StateFromMeta(container, c.Meta)
+	if err := access.CheckQuota("container", st.Quota, access.Usage{Bytes: c.BytesUsed, Objects: c.ObjectCount}, add); err != nil {
+		return fmt.Errorf("%w: %w", errQuotaExceeded, err)
+	}
+	if h.cfg.Quotas == nil {
+		return nil
+	}
+	q, err := h.cfg.Quotas.AccountQuota(ctx, account)
+	if errors.Is(err, access.ErrNoAccount) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("quota of account %q: %w", account, err)
+	}
+	if q.None() {
+		return nil
+	}
+	a, err := h.proxy.HeadAccount(ctx, account)
+	if err != nil && !errors.Is(err, meta.ErrNotFound) {
+		return fmt.Errorf("usage of account %q: %w", account, err)
+	}
+	if err := access.CheckQuota("account", q, access.Usage{Bytes: a.BytesUsed, Objects: a.ObjectCount}, add); err != nil {
+		return fmt.Errorf("%w: %w", errQuotaExceeded, err)
+	}
+	return nil
+}

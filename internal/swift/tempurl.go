@@ -1,0 +1,299 @@
+package swift
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TempURL (Swift's tempurl middleware): a request carrying temp_url_sig and temp_url_expires
+// is let in without a token when the signature is the HMAC, under one of the account's or the
+// container's Temp-URL keys (X-Account-Meta-Temp-URL-Key[-2], X-Container-Meta-Temp-URL-Key[-2]),
+// of "METHOD\nEXPIRES\nPATH" (or "prefix:PATH-PREFIX" with temp_url_prefix, and "ip=RANGE\n"
+// first with temp_url_ip_range), before it expires. It allows that method on that object (or
+// objects under the prefix) only; segments of a large object it reads stay within the key's
+// scope (the container for a container key, the account for an account key).
+
+// tempURLMethods are the methods a temp URL may allow, as Swift's default.
+var tempURLMethods = []string{"GET", "HEAD", "PUT", "POST", "DELETE"}
+
+// tempURLDigests are the signature digests accepted, as Swift 2.30's default allowed_digests.
+var tempURLDigests = map[string]func() hash.Hash{"sha1": sha1.New, "sha256": sha256.New, "sha512": sha512.New}
+
+// tempURLScope is what a valid temp URL lets in: its account, and its container when signed
+// with a container key.
+type tempURLScope struct {
+	account, container string
+	expires            int64
+	filename           string
+	inline             bool
+}
+
+var errTempURLInvalid = &swiftError{status: http.StatusUnauthorized, body: "401 Unauthorized: Temp URL invalid\n", contentType: contentTypePlain}
+
+// tempURLParams are a request's temp URL query parameters.
+type tempURLParams struct {
+	sig, prefix, ipRange, filename string
+	hasSig, hasExpires, hasPrefix  bool
+	expires                        int64 // 0: unparsable
+	inline                         bool
+}
+
+func readTempURLParams(q url.Values) tempURLParams {
+	p := tempURLParams{sig: q.Get("temp_url_sig"), prefix: q.Get("temp_url_prefix"), ipRange: q.Get("temp_url_ip_range"),
+		filename: q.Get("filename"), hasSig: q.Has("temp_url_sig"), hasExpires: q.Has("temp_url_expires"),
+		hasPrefix: q.Has("temp_url_prefix"), inline: q.Has("inline")}
+	if v := q.Get("temp_url_expires"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			p.expires = n
+		} else if t, err := time.Parse("2006-01-02T15:04:05Z", v); err == nil {
+			p.expires = t.Unix()
+		}
+	}
+	return p
+}
+
+// parseTempURLSig reads a signature: hex (its length names the digest), or
+// "<digest>:<base64>" (standard or URL-safe). It returns the digest name and the raw MAC.
+func parseTempURLSig(sig string) (string, []byte, bool) {
+	if alg, b64, ok := strings.Cut(sig, ":"); ok {
+		if strings.ContainsAny(b64, "-_") && !strings.ContainsAny(b64, "+/") {
+			b64 = strings.NewReplacer("-", "+", "_", "/").Replace(b64)
+		}
+		raw, err := base64.StdEncoding.DecodeString(b64 + strings.Repeat("=", (4-len(b64)%4)%4))
+		if err != nil {
+			return "", nil, false
+		}
+		return alg, raw, true
+	}
+	raw, err := hex.DecodeString(sig)
+	if err != nil {
+		return "", nil, false
+	}
+	switch len(raw) {
+	case sha1.Size:
+		return "sha1", raw, true
+	case sha256.Size:
+		return "sha256", raw, true
+	case sha512.Size:
+		return "sha512", raw, true
+	}
+	return "", nil, false
+}
+
+// tempURLMAC is the HMAC Swift's get_hmac computes.
+func tempURLMAC(newHash func() hash.Hash, key, method string, expires int64, signedPath, ipRange string) []byte {
+	m := hmac.New(newHash, []byte(key))
+	if ipRange != "" {
+		fmt.Fprintf(m, "ip=%s\n", ipRange)
+	}
+	fmt.Fprintf(m, "%s\n%d\n%s", method, expires, signedPath)
+	return m.Sum(nil)
+}
+
+// checkTempURL validates a temp URL request for an object of account/container; nil scope and
+// nil error when the request carries no temp URL parameters at all.
+func (h *Handler) checkTempURL(r *http.Request, rq *request) (*tempURLScope, error) {
+	p := readTempURLParams(r.URL.Query())
+	if !p.hasSig && !p.hasExpires {
+		return nil, nil
+	}
+	invalid := fmt.Errorf("temp URL for %s: %w", r.URL.Path, errTempURLInvalid)
+	if p.sig == "" || p.expires == 0 || p.expires < h.cfg.Now().Unix() {
+		return nil, invalid
+	}
+	alg, mac, ok := parseTempURLSig(p.sig)
+	newHash := tempURLDigests[alg]
+	if !ok || newHash == nil || rq.object == "" || strings.Trim(rq.object, "/") == "" || !isTempURLMethod(r.Method) {
+		return nil, invalid
+	}
+	if p.ipRange != "" && !ipInRange(r.RemoteAddr, p.ipRange) {
+		return nil, invalid
+	}
+	signedPath := "/v1/" + rq.account + "/" + rq.container + "/" + rq.object
+	if p.hasPrefix {
+		if !strings.HasPrefix(rq.object, p.prefix) {
+			return nil, invalid
+		}
+		signedPath = "prefix:/v1/" + rq.account + "/" + rq.container + "/" + p.prefix
+	}
+	methods := []string{r.Method}
+	if r.Method == http.MethodHead {
+		methods = []string{"HEAD", "GET", "POST", "PUT"} // a HEAD may use any of these signatures
+	}
+	keys := h.tempURLKeys(r.Context(), rq)
+	for _, k := range keys {
+		for _, m := range methods {
+			if subtle.ConstantTimeCompare(tempURLMAC(newHash, k.key, m, p.expires, signedPath, p.ipRange), mac) == 1 {
+				scope := &tempURLScope{account: rq.tenant, expires: p.expires, filename: p.filename, inline: p.inline}
+				if k.container {
+					scope.container = rq.container
+				}
+				return scope, nil
+			}
+		}
+	}
+	return nil, invalid
+}
+
+func isTempURLMethod(m string) bool {
+	for _, x := range tempURLMethods {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+func ipInRange(remote, rng string) bool {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	if pfx, err := netip.ParsePrefix(rng); err == nil {
+		return pfx.Contains(addr.Unmap())
+	}
+	if a, err := netip.ParseAddr(rng); err == nil {
+		return a == addr.Unmap()
+	}
+	return false
+}
+
+type tempURLKey struct {
+	key       string
+	container bool
+}
+
+// tempURLKeys are the account's and the container's keys.
+func (h *Handler) tempURLKeys(ctx context.Context, rq *request) []tempURLKey {
+	var keys []tempURLKey
+	if m, err := h.cfg.Accounts.AccountMetadata(ctx, rq.tenant); err == nil {
+		for _, k := range []string{"temp-url-key", "temp-url-key-2"} {
+			if v := m[accountMetaPrefix+k]; v != "" {
+				keys = append(keys, tempURLKey{key: v})
+			}
+		}
+	}
+	if c, err := h.proxy.HeadContainer(ctx, rq.tenant, rq.container); err == nil {
+		for _, k := range []string{"temp-url-key", "temp-url-key-2"} {
+			if v := c.Meta[containerMetaPrefix+k]; v != "" {
+				keys = append(keys, tempURLKey{key: v, container: true})
+			}
+		}
+	}
+	return keys
+}
+
+// covers reports whether the scope lets in a request on account/container.
+func (s *tempURLScope) covers(account, container string) bool {
+	return s != nil && account == s.account && (s.container == "" || container == s.container)
+}
+
+// tempURLRefusedHeaders are headers a temp URL write may not carry: they would point the new
+// object at data the URL does not give access to.
+var tempURLRefusedHeaders = []string{"X-Object-Manifest", "X-Symlink-Target", "X-Copy-From"}
+
+// prepareTempURLRequest applies Swift's incoming header rules to an allowed temp URL request.
+func prepareTempURLRequest(r *http.Request) error {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		for _, hname := range tempURLRefusedHeaders {
+			if _, ok := r.Header[hname]; ok {
+				return errBadRequest.withText("The header %q is not allowed in this tempurl", hname)
+			}
+		}
+		if r.URL.Query().Has("multipart-manifest") {
+			return errBadRequest.withText("multipart-manifest is not allowed in this tempurl")
+		}
+	}
+	r.Header.Del("X-Timestamp")
+	return nil
+}
+
+// tempURLWriter applies Swift's outgoing rules to a temp URL answer: user metadata is hidden
+// (but X-Object-Meta-Public-*), and a successful GET or HEAD says how to save it
+// (Content-Disposition) and until when it may be cached (Expires).
+type tempURLWriter struct {
+	http.ResponseWriter
+	r     *http.Request
+	scope *tempURLScope
+	name  string
+	done  bool
+}
+
+// dispositionValue is Swift's disposition_format.
+func dispositionValue(kind, filename string) string {
+	return fmt.Sprintf(`%s; filename="%s"; filename*=UTF-8''%s`, kind, pyQuoteSafe(filename, " /"), pyQuote(filename))
+}
+
+func (tw *tempURLWriter) fix(status int) {
+	if tw.done {
+		return
+	}
+	tw.done = true
+	hdr := tw.Header()
+	for k := range hdr {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, "x-object-meta-") && !strings.HasPrefix(lk, "x-object-meta-public-") {
+			hdr.Del(k)
+		}
+	}
+	if (tw.r.Method != http.MethodGet && tw.r.Method != http.MethodHead) || status/100 != 2 {
+		return
+	}
+	existing := hdr.Get("Content-Disposition")
+	var v string
+	switch {
+	case tw.scope.inline && tw.scope.filename != "":
+		v = dispositionValue("inline", tw.scope.filename)
+	case tw.scope.inline:
+		v = "inline"
+	case tw.scope.filename != "":
+		v = dispositionValue("attachment", tw.scope.filename)
+	case existing != "":
+		v = existing
+	default:
+		v = dispositionValue("attachment", path.Base(strings.TrimRight(tw.name, "/")))
+	}
+	hdr.Set("Content-Disposition", strings.ReplaceAll(v, "\n", "%0A"))
+	hdr.Set("Expires", time.Unix(tw.scope.expires, 0).UTC().Format(http.TimeFormat))
+}
+
+func (tw *tempURLWriter) WriteHeader(status int) {
+	tw.fix(status)
+	tw.ResponseWriter.WriteHeader(status)
+}
+
+func (tw *tempURLWriter) Write(b []byte) (int, error) {
+	tw.fix(http.StatusOK)
+	return tw.ResponseWriter.Write(b)
+}
+
+// Flush lets streamed answers through the wrapper.
+func (tw *tempURLWriter) Flush() {
+	tw.fix(http.StatusOK)
+	if f, ok := tw.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (tw *tempURLWriter) Unwrap() http.ResponseWriter { return tw.ResponseWriter }

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Runs OpenStack Swift's own functional test suite (Swift 2.30's test/functional, which includes
+# its s3api tests, and test/s3api) against a fresh Cairn, and compares the result with what
+# OpenStack Swift itself passes on the same test tree:
+#
+#   scripts/swift-functests.sh [FILTER...]        # FILTER: stestr regexes, e.g. test.functional.test_dlo
+#   scripts/swift-functests.sh --baseline         # record OpenStack Swift's result (needs the Swift peer)
+#
+# Cairn is started on a loopback port with a temporary data directory, and the tempauth users
+# the tests expect are made with `cairn admin` (test:tester/testing and so on). The tests run
+# through the peers kit's functests.sh (CAIRN_PEERS, default ../shared/peers). Then
+# test/swift-functests/compare.py checks the result: every test that OpenStack Swift passes
+# (swift-baseline.txt) must pass on Cairn unless expected-failures.txt names it with a reason.
+# Exit status: 0 when that holds, 1 when it does not, 2 when the run could not be made.
+#
+# Environment: CAIRN_BIN (a built cairn; default: build into $CAIRN_CACHE/bin), CAIRN_CACHE
+# (default .cache), OUT (default $CAIRN_CACHE/swift-functests), SUITES (default both).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+repo=$PWD
+peers=${CAIRN_PEERS:-$repo/../shared/peers}
+cache=${CAIRN_CACHE:-$repo/.cache}
+OUT=${OUT:-$cache/swift-functests}
+here=$repo/test/swift-functests
+VENV=${VENV:-/var/tmp/cairn-peers/venv-swift}
+export VENV
+
+if [ ! -x "$peers/swift/functests.sh" ]; then
+  echo "swift-functests: no peers kit at $peers (set CAIRN_PEERS)" >&2
+  exit 2
+fi
+# The tests import Debian's python3-swift (the same 2.30 the peer runs).
+if ! /usr/bin/python3 -c 'import swift' 2>/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-swift python3-venv >/dev/null ||
+      { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-swift python3-venv >/dev/null; }
+  fi
+  /usr/bin/python3 -c 'import swift' 2>/dev/null || { echo "swift-functests: python3-swift is missing" >&2; exit 2; }
+fi
+rm -rf "$OUT"; mkdir -p "$OUT"
+
+if [ "${1:-}" = --baseline ]; then
+  shift
+  endpoint=${SWIFT_ENDPOINT:-http://127.0.0.1:8080}
+  curl -sf -m 3 "$endpoint/info" >/dev/null || { echo "swift-functests: no OpenStack Swift at $endpoint" >&2; exit 2; }
+  ENDPOINT=$endpoint OUT=$OUT/run "$peers/swift/functests.sh" pypi "$@" | tail -3
+  "$VENV/bin/python" "$here/compare.py" results "$OUT/run" > "$OUT/results.txt" || exit 2
+  grep '^success ' "$OUT/results.txt" | cut -d' ' -f2 | sort > "$here/swift-baseline.txt"
+  echo "recorded $(wc -l < "$here/swift-baseline.txt") tests that OpenStack Swift passes in $here/swift-baseline.txt"
+  exit 0
+fi
+
+bin=${CAIRN_BIN:-}
+if [ -z "$bin" ]; then
+  mkdir -p "$cache/bin"
+  go build -o "$cache/bin/cairn" ./cmd/cairn || exit 2
+  bin=$cache/bin/cairn
+fi
+data=$(mktemp -d)
+root_ak=functests-root
+root_sk=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+"$bin" server --data "$data" --listen 127.0.0.1:0 --root-access-key "$root_ak" --root-secret-key "$root_sk" --log-level "${CAIRN_LOG_LEVEL:-warn}" \
+  > "$OUT/cairn.log" 2>&1 &
+pid=$!
+cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$data"; }
+trap cleanup EXIT
+endpoint=
+for _ in $(seq 200); do
+  endpoint=$(sed -n 's/^cairn: S3 endpoint \(http[^ ]*\).*/\1/p' "$OUT/cairn.log" | head -1)
+  [ -n "$endpoint" ] && curl -sf -m 2 "$endpoint/healthz" >/dev/null && break
+  kill -0 "$pid" 2>/dev/null || { echo "swift-functests: cairn exited:" >&2; tail -20 "$OUT/cairn.log" >&2; exit 2; }
+  sleep 0.1
+done
+[ -n "$endpoint" ] || { echo "swift-functests: cairn did not start" >&2; exit 2; }
+echo "cairn at $endpoint (log $OUT/cairn.log)"
+
+# tempauth's users as the peers kit's Swift has them (see its README): account admins, a
+# non-admin (tester3), and the service and reseller users, whose special roles Cairn lacks.
+adm() {
+  "$bin" admin --endpoint "$endpoint" --access-key "$root_ak" --secret-key "$root_sk" "$@" >/dev/null 2>"$OUT/admin.err" ||
+    { cat "$OUT/admin.err" >&2; return 1; }
+}
+for a in test test2 test5 test6; do adm account create "$a" || exit 2; done
+mkuser() { # ACCOUNT:USER KEY [--admin]
+  adm user create "$1" --user-access-key "$1" --user-secret-key "$2" --user-swift-key "$2" ${3:-} || exit 2
+}
+mkuser test:tester testing --admin
+mkuser test:tester2 testing2 --admin
+mkuser test:tester3 testing3
+mkuser test2:tester2 testing2 --admin
+mkuser test5:tester5 testing5 --admin
+mkuser test6:tester6 testing6 --admin
+
+started=$SECONDS
+ENDPOINT=$endpoint OUT=$OUT/run "$peers/swift/functests.sh" pypi "$@" > "$OUT/functests.log" 2>&1
+tail -1 "$OUT/functests.log"
+echo "functional tests took $((SECONDS - started)) s"
+"$VENV/bin/python" "$here/compare.py" results "$OUT/run" > "$OUT/results.txt" || exit 2
+filtered=
+[ $# -gt 0 ] && filtered=--filtered
+"$VENV/bin/python" "$here/compare.py" compare $filtered "$here/swift-baseline.txt" "$here/expected-failures.txt" "$OUT/results.txt"

@@ -1,0 +1,115 @@
+"""Reads and compares results of OpenStack Swift's functional tests (see
+scripts/swift-functests.sh).
+
+  compare.py results RUN_DIR
+      prints "STATUS TEST_ID" for each test in RUN_DIR/*.subunit (STATUS: success, fail, skip)
+  compare.py compare [--filtered] BASELINE EXPECTED RESULTS
+      checks that every test in BASELINE (the tests OpenStack Swift passes) has succeeded in
+      RESULTS, unless a line of EXPECTED matches it. EXPECTED holds one regular expression per
+      line (matched against the whole test id), then "#" and the reason (which names the
+      section of docs/api.md that lists the feature as unsupported). --filtered: the run was
+      restricted, so baseline tests missing from RESULTS are not counted as failures.
+Exit status 1 when the check fails.
+"""
+
+import glob
+import os
+import re
+import sys
+
+
+def read_results(run_dir):
+    import subunit
+    import testtools
+
+    class Collect(testtools.StreamResult):
+        def __init__(self):
+            super().__init__()
+            self.status_of = {}
+
+        def status(self, test_id=None, test_status=None, **kw):
+            if not test_id or test_status not in ("success", "fail", "skip", "xfail", "uxsuccess"):
+                return
+            self.status_of[test_id] = {"xfail": "success", "uxsuccess": "fail"}.get(test_status, test_status)
+
+    out = {}
+    for path in sorted(glob.glob(os.path.join(run_dir, "*.subunit"))):
+        r = Collect()
+        with open(path, "rb") as fh:
+            subunit.ByteStreamToStreamResult(fh).run(r)
+        out.update(r.status_of)
+    return out
+
+
+def read_expected(path):
+    rules = []
+    with open(path) as fh:
+        for n, line in enumerate(fh, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            pattern, _, reason = line.partition("#")
+            pattern, reason = pattern.strip(), reason.strip()
+            if not reason:
+                sys.exit("%s:%d: an expected failure needs a reason after '#'" % (path, n))
+            rules.append((re.compile(pattern + r"\Z"), pattern, reason))
+    return rules
+
+
+def compare(baseline_path, expected_path, results_path, filtered):
+    with open(baseline_path) as fh:
+        baseline = [l.strip() for l in fh if l.strip()]
+    rules = read_expected(expected_path)
+    results = {}
+    with open(results_path) as fh:
+        for line in fh:
+            status, _, test_id = line.strip().partition(" ")
+            results[test_id] = status
+    regressions, expected, used, stale = [], 0, {}, []
+    passed = 0
+    for test_id in baseline:
+        status = results.get(test_id)
+        if status is None and filtered:
+            continue
+        rule = next((r for r in rules if r[0].match(test_id)), None)
+        if status == "success":
+            passed += 1
+            if rule:
+                stale.append((test_id, rule[1]))
+            continue
+        if rule:
+            expected += 1
+            used.setdefault(rule[1], []).append(test_id)
+            continue
+        regressions.append((test_id, status or "missing"))
+    total = sum(1 for t in baseline if t in results or not filtered)
+    cairn = list(results.values())
+    print("Cairn: %d passed, %d failed, %d skipped of %d tests run" % (
+        cairn.count("success"), cairn.count("fail"), cairn.count("skip"), len(cairn)))
+    print("Of the %d tests OpenStack Swift passes: %d pass on Cairn, %d fail as expected "
+          "(unsupported features, %d rules), %d fail unexpectedly" % (
+              total, passed, expected, len(used), len(regressions)))
+    for pattern, ids in sorted(used.items(), key=lambda kv: -len(kv[1])):
+        reason = next(r[2] for r in rules if r[1] == pattern)
+        print("  expected: %4d  %s  (%s)" % (len(ids), pattern, reason))
+    for test_id, pattern in stale:
+        print("  NOTE: %s passes now; expected-failures.txt rule %r may be narrowed" % (test_id, pattern))
+    for test_id, status in regressions:
+        print("  UNEXPECTED %s: %s" % (status.upper(), test_id))
+    return 1 if regressions else 0
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "results":
+        for test_id, status in sorted(read_results(argv[2]).items()):
+            print(status, test_id)
+        return 0
+    if len(argv) >= 5 and argv[1] == "compare":
+        filtered = "--filtered" in argv
+        args = [a for a in argv[2:] if a != "--filtered"]
+        return compare(args[0], args[1], args[2], filtered)
+    sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
