@@ -83,7 +83,7 @@ func checkKey(key string) error {
 }
 
 // storedHeaders are the content headers that round-trip with an object, as in meta.Object.
-var storedHeaders = []string{"Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires"}
+var storedHeaders = []string{"Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires", "X-Robots-Tag"}
 
 // objectMetaFromRequest reads the metadata a PUT, copy (REPLACE) or multipart initiation
 // gives the object: content type, content headers and user metadata.

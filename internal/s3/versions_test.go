@@ -80,6 +80,13 @@ func TestS3ConformanceDetails(t *testing.T) {
 	if resp, body := rawRequest(t, st, "GETPUT", "/details", nil, nil, true); resp.StatusCode != 405 {
 		t.Errorf("GETPUT: %d %s", resp.StatusCode, body)
 	}
+	// X-Robots-Tag round-trips with the object, as a content header.
+	if resp, body := rawRequest(t, st, "PUT", "/details/robots", []byte("x"), map[string]string{"X-Robots-Tag": "noindex"}, true); resp.StatusCode != 200 {
+		t.Fatalf("PUT with X-Robots-Tag: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := rawRequest(t, st, "HEAD", "/details/robots", nil, nil, true); resp.Header.Get("X-Robots-Tag") != "noindex" {
+		t.Errorf("X-Robots-Tag not kept: %v", resp.Header)
+	}
 	// A failed HEAD says what it is.
 	if resp, _ := rawRequest(t, st, "HEAD", "/details/none", nil, nil, true); resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/xml" {
 		t.Errorf("HEAD of a missing key: %d %v", resp.StatusCode, resp.Header)

@@ -185,7 +185,7 @@ func metaHeader(kind, name string) string {
 
 // storedHeaders are the content headers that round-trip with an object (those of meta.Object,
 // shared with S3).
-var storedHeaders = []string{"Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires"}
+var storedHeaders = []string{"Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires", "X-Robots-Tag"}
 
 // maxDeleteAt is the latest expiry Swift keeps (its timestamps have ten digits).
 const maxDeleteAt = 9999999999
