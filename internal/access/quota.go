@@ -69,3 +69,27 @@ type Quotas interface {
 	// AccountQuota returns the account's limits, or an error wrapping ErrNoAccount.
 	AccountQuota(ctx context.Context, account string) (Quota, error)
 }
+
+// CheckAccountQuota applies an account's quota to a write that adds add: it reads the limits
+// from quotas (nil, or an account quotas does not know: no limits) and, only when there are
+// some, the account's usage with usage (the caller's I/O). A refusal wraps a *QuotaError.
+func CheckAccountQuota(ctx context.Context, quotas Quotas, account string, usage func(context.Context) (Usage, error), add Usage) error {
+	if quotas == nil {
+		return nil
+	}
+	q, err := quotas.AccountQuota(ctx, account)
+	if errors.Is(err, ErrNoAccount) {
+		return nil // an account the tenant store does not know has no limits to keep
+	}
+	if err != nil {
+		return fmt.Errorf("quota of account %q: %w", account, err)
+	}
+	if q.None() {
+		return nil
+	}
+	used, err := usage(ctx)
+	if err != nil {
+		return fmt.Errorf("usage of account %q: %w", account, err)
+	}
+	return CheckQuota("account", q, used, add)
+}

@@ -1,6 +1,7 @@
 package access
 
 import (
+	"context"
 	"errors"
 	"testing"
 )
@@ -41,5 +42,37 @@ func TestCheckQuota(t *testing.T) {
 	}
 	if !(Quota{}).None() || (Quota{Bytes: 1}).None() || (Quota{Objects: 1}).None() {
 		t.Error("None")
+	}
+}
+
+type fixedQuotas map[string]Quota
+
+func (f fixedQuotas) AccountQuota(_ context.Context, a string) (Quota, error) {
+	q, ok := f[a]
+	if !ok {
+		return Quota{}, ErrNoAccount
+	}
+	return q, nil
+}
+
+func TestCheckAccountQuota(t *testing.T) {
+	ctx := context.Background()
+	reads := 0
+	usage := func(context.Context) (Usage, error) { reads++; return Usage{Bytes: 90, Objects: 9}, nil }
+	qs := fixedQuotas{"limited": {Bytes: 100, Objects: 10}, "free": {}}
+	if err := CheckAccountQuota(ctx, qs, "limited", usage, Usage{Bytes: 11, Objects: 1}); !errors.Is(err, ErrQuotaExceeded) {
+		t.Errorf("over the bytes limit: %v", err)
+	}
+	if err := CheckAccountQuota(ctx, qs, "limited", usage, Usage{Bytes: 10, Objects: 1}); err != nil {
+		t.Errorf("within the limits: %v", err)
+	}
+	reads = 0
+	for _, a := range []string{"free", "unknown"} {
+		if err := CheckAccountQuota(ctx, qs, a, usage, Usage{Bytes: 1 << 40, Objects: 1}); err != nil {
+			t.Errorf("%s: %v", a, err)
+		}
+	}
+	if err := CheckAccountQuota(ctx, nil, "limited", usage, Usage{Bytes: 1 << 40}); err != nil || reads != 0 {
+		t.Errorf("no quotas: %v; usage read %d times, want 0", err, reads)
 	}
 }

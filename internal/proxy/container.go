@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
@@ -132,6 +133,18 @@ func (p *Proxy) ListContainers(ctx context.Context, account string, opts meta.Li
 
 // reservedMarker sorts after every reserved container name Cairn makes.
 const reservedMarker = meta.ReservedPrefix + "\xff\xff\xff\xff"
+
+// AccountUsage returns a reader of an account's stored bytes and objects for quota checks
+// (access.CheckAccountQuota); an account with nothing stored yet has none.
+func (p *Proxy) AccountUsage(account string) func(context.Context) (access.Usage, error) {
+	return func(ctx context.Context) (access.Usage, error) {
+		a, err := p.HeadAccount(ctx, account)
+		if err != nil && !errors.Is(err, meta.ErrNotFound) {
+			return access.Usage{}, err
+		}
+		return access.Usage{Bytes: a.BytesUsed, Objects: a.ObjectCount}, nil
+	}
+}
 
 // HeadAccount returns an account's usage totals. Its container count leaves out the containers
 // Cairn reserves for itself, as its listing does, so that the two agree; their bytes and objects

@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/cairn-store/cairn/internal/access"
-	"github.com/cairn-store/cairn/internal/meta"
 )
 
 // Bucket policies (GET, PUT and DELETE ?policy, GET ?policyStatus) and quotas.
@@ -97,27 +96,7 @@ func (h *Handler) checkQuota(ctx context.Context, rq *request, add access.Usage)
 			return quotaError(err)
 		}
 	}
-	if h.cfg.Quotas == nil {
-		return nil
-	}
-	q, err := h.cfg.Quotas.AccountQuota(ctx, rq.account)
-	if errors.Is(err, access.ErrNoAccount) {
-		return nil // an account the tenant store does not know has no limits to keep
-	}
-	if err != nil {
-		return fmt.Errorf("quota of account %q: %w", rq.account, err)
-	}
-	if q.None() {
-		return nil
-	}
-	a, err := h.proxy.HeadAccount(ctx, rq.account)
-	if err != nil && !errors.Is(err, meta.ErrNotFound) {
-		return fmt.Errorf("usage of account %q: %w", rq.account, err)
-	}
-	if err := access.CheckQuota("account", q, access.Usage{Bytes: a.BytesUsed, Objects: a.ObjectCount}, add); err != nil {
-		return quotaError(err)
-	}
-	return nil
+	return quotaError(access.CheckAccountQuota(ctx, h.cfg.Quotas, rq.account, h.proxy.AccountUsage(rq.account), add))
 }
 
 func quotaError(err error) error {

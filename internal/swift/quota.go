@@ -44,25 +44,9 @@ func (h *Handler) checkQuota(ctx context.Context, account, container string, add
 	if err := access.CheckQuota("container", st.Quota, access.Usage{Bytes: c.BytesUsed, Objects: c.ObjectCount}, add); err != nil {
 		return fmt.Errorf("%w: %w", errQuotaExceeded, err)
 	}
-	if h.cfg.Quotas == nil {
-		return nil
-	}
-	q, err := h.cfg.Quotas.AccountQuota(ctx, account)
-	if errors.Is(err, access.ErrNoAccount) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("quota of account %q: %w", account, err)
-	}
-	if q.None() {
-		return nil
-	}
-	a, err := h.proxy.HeadAccount(ctx, account)
-	if err != nil && !errors.Is(err, meta.ErrNotFound) {
-		return fmt.Errorf("usage of account %q: %w", account, err)
-	}
-	if err := access.CheckQuota("account", q, access.Usage{Bytes: a.BytesUsed, Objects: a.ObjectCount}, add); err != nil {
+	err = access.CheckAccountQuota(ctx, h.cfg.Quotas, account, h.proxy.AccountUsage(account), add)
+	if errors.Is(err, access.ErrQuotaExceeded) {
 		return fmt.Errorf("%w: %w", errQuotaExceeded, err)
 	}
-	return nil
+	return err
 }
