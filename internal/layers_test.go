@@ -43,6 +43,8 @@ var forbidden = []struct {
 		"the ring is pure placement logic"},
 	{"internal/access", []string{"internal/"},
 		"access decisions are pure logic: state in, decisions out, no I/O and no other layer"},
+	{"internal/httpwire", []string{"internal/"},
+		"HTTP precondition parsing is shared by both front ends and depends on nothing of Cairn's"},
 	{"internal/binenc", []string{"internal/"},
 		"the byte encoding depends on nothing of Cairn's"},
 	{"internal/bench/...", []string{"internal/server", "internal/proxy", "internal/storage", "internal/engine", "internal/index", "internal/auth", "internal/s3"},

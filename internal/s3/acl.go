@@ -257,7 +257,7 @@ func (h *Handler) putBucketACL(w http.ResponseWriter, r *http.Request, rq *reque
 	if err := h.setBucketMeta(ctx, rq, map[string]string{access.MetaACL: acl.Encode()}); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusOK)
+	writeEmpty(w, http.StatusOK)
 	return nil
 }
 
@@ -302,6 +302,6 @@ func (h *Handler) putObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 	if _, err := h.proxy.PostObject(ctx, rq.objectName(), update); err != nil {
 		return h.notFound(ctx, rq, fmt.Errorf("set the ACL of %q: %w", rq.key, err))
 	}
-	w.WriteHeader(http.StatusOK)
+	writeEmpty(w, http.StatusOK)
 	return nil
 }

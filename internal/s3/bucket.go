@@ -81,8 +81,7 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 		return fmt.Errorf("create bucket %q: %w", rq.bucket, err)
 	}
 	w.Header().Set("Location", "/"+rq.bucket)
-	w.Header().Set("Content-Length", "0")
-	w.WriteHeader(http.StatusOK)
+	writeEmpty(w, http.StatusOK)
 	return nil
 }
 
@@ -91,7 +90,7 @@ func (h *Handler) headBucket(w http.ResponseWriter, r *http.Request, rq *request
 		return err
 	}
 	w.Header().Set("X-Amz-Bucket-Region", h.cfg.Region)
-	w.WriteHeader(http.StatusOK)
+	writeEmpty(w, http.StatusOK)
 	return nil
 }
 
@@ -107,7 +106,7 @@ func (h *Handler) deleteBucket(w http.ResponseWriter, r *http.Request, rq *reque
 	// Uploads still in progress die with their bucket, as in S3.
 	h.dropUploadsContainer(r.Context(), rq.account, rq.bucket)
 	h.releaseBucket(r.Context(), rq.bucket, rq.account)
-	w.WriteHeader(http.StatusNoContent)
+	writeEmpty(w, http.StatusNoContent)
 	return nil
 }
 

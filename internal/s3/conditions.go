@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
@@ -39,43 +40,20 @@ func readCopySourceConditions(hdr http.Header) conditions {
 func (c conditions) evaluate(etag string, lastModified time.Time, notModified *apiError) error {
 	lm := lastModified.Truncate(time.Second)
 	if c.ifMatch != "" {
-		if !etagListMatches(c.ifMatch, etag) {
+		if !httpwire.ETagListMatches(c.ifMatch, etag) {
 			return errPreconditionFailed.withMessage("At least one of the pre-conditions you specified did not hold: If-Match")
 		}
-	} else if t, ok := parseHTTPDate(c.ifUnmodifiedSince); ok && lm.After(t) {
+	} else if t, ok := httpwire.ParseDate(c.ifUnmodifiedSince); ok && lm.After(t) {
 		return errPreconditionFailed.withMessage("At least one of the pre-conditions you specified did not hold: If-Unmodified-Since")
 	}
 	if c.ifNoneMatch != "" {
-		if etagListMatches(c.ifNoneMatch, etag) {
+		if httpwire.ETagListMatches(c.ifNoneMatch, etag) {
 			return notModified
 		}
-	} else if t, ok := parseHTTPDate(c.ifModifiedSince); ok && !lm.After(t) {
+	} else if t, ok := httpwire.ParseDate(c.ifModifiedSince); ok && !lm.After(t) {
 		return notModified
 	}
 	return nil
-}
-
-// etagListMatches reports whether a comma-separated If-Match/If-None-Match list names etag
-// (or is "*", which matches any existing object). Weak and strong tags compare alike.
-func etagListMatches(list, etag string) bool {
-	for _, e := range strings.Split(list, ",") {
-		e = strings.TrimSpace(e)
-		if e == "*" || trimETag(e) == etag {
-			return true
-		}
-	}
-	return false
-}
-
-func parseHTTPDate(s string) (time.Time, bool) {
-	if s == "" {
-		return time.Time{}, false
-	}
-	t, err := http.ParseTime(s)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return t, true
 }
 
 // parseRange parses a Range header the way S3 does: one range of bytes is honoured; a header

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
@@ -18,17 +19,17 @@ import (
 // parseCopySource reads x-amz-copy-source: "[/]bucket/key[?versionId=...]", URL-encoded. Only
 // the "null" version exists in a Cairn bucket.
 func parseCopySource(v string) (bucket, key string, err error) {
-	path, query, _ := strings.Cut(v, "?")
-	decoded, uerr := url.PathUnescape(path)
-	if uerr != nil {
-		return "", "", errInvalidArgument.withMessage("Invalid copy source encoding.")
-	}
-	if query != "" {
+	path, query, hasQuery := strings.Cut(v, "?")
+	decoded := httpwire.UnescapeLenient(path)
+	if hasQuery {
+		// versionId is the one parameter a copy source has; anything else is refused rather
+		// than ignored, so that a mistyped parameter does not copy the wrong thing.
+		unsupported := errInvalidArgument.withMessage("Unsupported copy source parameter.")
 		q, qerr := url.ParseQuery(query)
-		if qerr != nil {
-			return "", "", errInvalidArgument.withMessage("Invalid copy source encoding.")
+		if qerr != nil || len(q) != 1 || len(q["versionId"]) != 1 {
+			return "", "", unsupported
 		}
-		if vid := q.Get("versionId"); vid != "" && vid != "null" {
+		if vid := q.Get("versionId"); vid != "null" {
 			return "", "", errInvalidArgument.withMessage("Invalid version id specified")
 		}
 	}

@@ -17,6 +17,11 @@ const deleteConcurrency = 8
 func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
 	body, err := h.readSmallBody(r, rq, maxDeleteBodyBytes, true)
+	if errors.Is(err, errMaxMessageLength) {
+		// A Delete document that long cannot be valid (1000 keys of 1024 bytes fit well
+		// within it); S3 and Swift's s3api call it malformed.
+		return errMalformedXML.withMessage("The XML you provided was not well-formed or did not validate against our published schema: a Delete document is at most %d bytes.", maxDeleteBodyBytes)
+	}
 	if err != nil {
 		return err
 	}
@@ -27,6 +32,12 @@ func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	if len(req.Objects) == 0 || len(req.Objects) > maxDeleteObjects {
 		return errMalformedXML.withMessage("The XML you provided was not well-formed or did not validate against our published schema: a Delete lists 1 to %d objects.", maxDeleteObjects)
 	}
+	for _, o := range req.Objects {
+		if o.Key == "" {
+			// Swift's s3api refuses the whole request, as S3 does for a missing field.
+			return errUserKeyMustBeSpecified
+		}
+	}
 	if _, err := h.requireBucket(ctx, rq); err != nil {
 		return err
 	}
@@ -36,10 +47,6 @@ func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	for i, o := range req.Objects {
 		if err := checkKey(o.Key); err != nil {
 			results[i] = err
-			continue
-		}
-		if o.Key == "" {
-			results[i] = errInvalidArgument.withMessage("The key must not be empty.")
 			continue
 		}
 		if o.VersionID != "" && o.VersionID != "null" {

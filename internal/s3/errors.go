@@ -38,40 +38,42 @@ func (e *apiError) withMessage(format string, args ...any) *apiError {
 // S3 errors the front end raises itself. Messages are S3's own texts where clients or people
 // are likely to recognise them.
 var (
-	errAccessDenied            = &apiError{"AccessDenied", http.StatusForbidden, "Access Denied"}
-	errBadDigest               = &apiError{"BadDigest", http.StatusBadRequest, "The Content-MD5 you specified did not match what we received."}
-	errBucketAlreadyOwnedByYou = &apiError{"BucketAlreadyOwnedByYou", http.StatusConflict, "Your previous request to create the named bucket succeeded and you already own it."}
-	errBucketAlreadyExists     = &apiError{"BucketAlreadyExists", http.StatusConflict, "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again."}
-	errBucketNotEmpty          = &apiError{"BucketNotEmpty", http.StatusConflict, "The bucket you tried to delete is not empty"}
-	errEntityTooSmall          = &apiError{"EntityTooSmall", http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."}
-	errEntityTooLarge          = &apiError{"EntityTooLarge", http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."}
-	errIncompleteBody          = &apiError{"IncompleteBody", http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header"}
-	errInternal                = &apiError{"InternalError", http.StatusInternalServerError, "We encountered an internal error. Please try again."}
-	errInvalidArgument         = &apiError{"InvalidArgument", http.StatusBadRequest, "Invalid Argument"}
-	errInvalidBucketName       = &apiError{"InvalidBucketName", http.StatusBadRequest, "The specified bucket is not valid."}
-	errInvalidDigest           = &apiError{"InvalidDigest", http.StatusBadRequest, "The Content-MD5 you specified is not valid."}
-	errInvalidPart             = &apiError{"InvalidPart", http.StatusBadRequest, "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."}
-	errInvalidPartOrder        = &apiError{"InvalidPartOrder", http.StatusBadRequest, "The list of parts was not in ascending order. Parts must be ordered by part number."}
-	errInvalidRange            = &apiError{"InvalidRange", http.StatusRequestedRangeNotSatisfiable, "The requested range is not satisfiable"}
-	errInvalidRequest          = &apiError{"InvalidRequest", http.StatusBadRequest, "Invalid Request"}
-	errInvalidURI              = &apiError{"InvalidURI", http.StatusBadRequest, "Couldn't parse the specified URI."}
-	errKeyTooLong              = &apiError{"KeyTooLongError", http.StatusBadRequest, "Your key is too long"}
-	errMalformedXML            = &apiError{"MalformedXML", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema"}
-	errMaxMessageLength        = &apiError{"MaxMessageLengthExceeded", http.StatusBadRequest, "Your request was too big."}
-	errMetadataTooLarge        = &apiError{"MetadataTooLarge", http.StatusBadRequest, "Your metadata headers exceed the maximum allowed metadata size."}
-	errMethodNotAllowed        = &apiError{"MethodNotAllowed", http.StatusMethodNotAllowed, "The specified method is not allowed against this resource."}
-	errMissingContentLength    = &apiError{"MissingContentLength", http.StatusLengthRequired, "You must provide the Content-Length HTTP header."}
-	errMissingRequestBody      = &apiError{"MissingRequestBodyError", http.StatusBadRequest, "Request Body is empty"}
-	errNoSuchBucket            = &apiError{"NoSuchBucket", http.StatusNotFound, "The specified bucket does not exist"}
-	errNoSuchKey               = &apiError{"NoSuchKey", http.StatusNotFound, "The specified key does not exist."}
-	errNoSuchUpload            = &apiError{"NoSuchUpload", http.StatusNotFound, "The specified multipart upload does not exist. The upload ID might be invalid, or the multipart upload might have been aborted or completed."}
-	errNotImplemented          = &apiError{"NotImplemented", http.StatusNotImplemented, "A header or query you provided implies functionality that is not implemented."}
-	errNotModified             = &apiError{"NotModified", http.StatusNotModified, "Not Modified"}
-	errOperationAborted        = &apiError{"OperationAborted", http.StatusConflict, "A conflicting conditional operation is currently in progress against this resource. Please try again."}
-	errPreconditionFailed      = &apiError{"PreconditionFailed", http.StatusPreconditionFailed, "At least one of the pre-conditions you specified did not hold"}
-	errServiceUnavailable      = &apiError{"ServiceUnavailable", http.StatusServiceUnavailable, "Please reduce your request rate."}
-	errInsufficientStorage     = &apiError{"InsufficientStorage", http.StatusInsufficientStorage, "The storage is full; the request could not be stored."}
-	errRequestTimeout          = &apiError{"RequestTimeout", http.StatusBadRequest, "Your socket connection to the server was not read from or written to within the timeout period."}
+	errAccessDenied                 = &apiError{"AccessDenied", http.StatusForbidden, "Access Denied"}
+	errBadDigest                    = &apiError{"BadDigest", http.StatusBadRequest, "The Content-MD5 you specified did not match what we received."}
+	errBucketAlreadyOwnedByYou      = &apiError{"BucketAlreadyOwnedByYou", http.StatusConflict, "Your previous request to create the named bucket succeeded and you already own it."}
+	errBucketAlreadyExists          = &apiError{"BucketAlreadyExists", http.StatusConflict, "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again."}
+	errBucketNotEmpty               = &apiError{"BucketNotEmpty", http.StatusConflict, "The bucket you tried to delete is not empty"}
+	errEntityTooSmall               = &apiError{"EntityTooSmall", http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."}
+	errEntityTooLarge               = &apiError{"EntityTooLarge", http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."}
+	errIncompleteBody               = &apiError{"IncompleteBody", http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header"}
+	errInternal                     = &apiError{"InternalError", http.StatusInternalServerError, "We encountered an internal error. Please try again."}
+	errInvalidArgument              = &apiError{"InvalidArgument", http.StatusBadRequest, "Invalid Argument"}
+	errInvalidBucketName            = &apiError{"InvalidBucketName", http.StatusBadRequest, "The specified bucket is not valid."}
+	errInvalidDigest                = &apiError{"InvalidDigest", http.StatusBadRequest, "The Content-MD5 you specified is not valid."}
+	errInvalidPart                  = &apiError{"InvalidPart", http.StatusBadRequest, "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."}
+	errInvalidPartOrder             = &apiError{"InvalidPartOrder", http.StatusBadRequest, "The list of parts was not in ascending order. Parts must be ordered by part number."}
+	errInvalidRange                 = &apiError{"InvalidRange", http.StatusRequestedRangeNotSatisfiable, "The requested range is not satisfiable"}
+	errInvalidRequest               = &apiError{"InvalidRequest", http.StatusBadRequest, "Invalid Request"}
+	errInvalidURI                   = &apiError{"InvalidURI", http.StatusBadRequest, "Couldn't parse the specified URI."}
+	errKeyTooLong                   = &apiError{"KeyTooLongError", http.StatusBadRequest, "Your key is too long"}
+	errMalformedXML                 = &apiError{"MalformedXML", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema"}
+	errMaxMessageLength             = &apiError{"MaxMessageLengthExceeded", http.StatusBadRequest, "Your request was too big."}
+	errAuthorizationQueryParameters = &apiError{"AuthorizationQueryParametersError", http.StatusBadRequest, "Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters."}
+	errUserKeyMustBeSpecified       = &apiError{"UserKeyMustBeSpecified", http.StatusBadRequest, "The bucket POST must contain the specified field name. If it is specified, please check the order of the fields."}
+	errMetadataTooLarge             = &apiError{"MetadataTooLarge", http.StatusBadRequest, "Your metadata headers exceed the maximum allowed metadata size."}
+	errMethodNotAllowed             = &apiError{"MethodNotAllowed", http.StatusMethodNotAllowed, "The specified method is not allowed against this resource."}
+	errMissingContentLength         = &apiError{"MissingContentLength", http.StatusLengthRequired, "You must provide the Content-Length HTTP header."}
+	errMissingRequestBody           = &apiError{"MissingRequestBodyError", http.StatusBadRequest, "Request Body is empty"}
+	errNoSuchBucket                 = &apiError{"NoSuchBucket", http.StatusNotFound, "The specified bucket does not exist"}
+	errNoSuchKey                    = &apiError{"NoSuchKey", http.StatusNotFound, "The specified key does not exist."}
+	errNoSuchUpload                 = &apiError{"NoSuchUpload", http.StatusNotFound, "The specified multipart upload does not exist. The upload ID might be invalid, or the multipart upload might have been aborted or completed."}
+	errNotImplemented               = &apiError{"NotImplemented", http.StatusNotImplemented, "A header or query you provided implies functionality that is not implemented."}
+	errNotModified                  = &apiError{"NotModified", http.StatusNotModified, "Not Modified"}
+	errOperationAborted             = &apiError{"OperationAborted", http.StatusConflict, "A conflicting conditional operation is currently in progress against this resource. Please try again."}
+	errPreconditionFailed           = &apiError{"PreconditionFailed", http.StatusPreconditionFailed, "At least one of the pre-conditions you specified did not hold"}
+	errServiceUnavailable           = &apiError{"ServiceUnavailable", http.StatusServiceUnavailable, "Please reduce your request rate."}
+	errInsufficientStorage          = &apiError{"InsufficientStorage", http.StatusInsufficientStorage, "The storage is full; the request could not be stored."}
+	errRequestTimeout               = &apiError{"RequestTimeout", http.StatusBadRequest, "Your socket connection to the server was not read from or written to within the timeout period."}
 
 	// Access control (acl.go, policy.go).
 	errMalformedACL        = &apiError{"MalformedACLError", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema"}
@@ -123,7 +125,10 @@ var errorTable = []struct {
 	{sigv4.ErrUnsupportedAuthType, errInvalidArgument.withMessage("Unsupported Authorization Type")},
 	{sigv4.ErrMultipleAuthMechanisms, errInvalidArgument.withMessage("Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified")},
 	{sigv4.ErrAuthorizationHeaderMalformed, &apiError{"AuthorizationHeaderMalformed", http.StatusBadRequest, "The authorization header is malformed."}},
-	{sigv4.ErrAuthorizationQueryParametersError, &apiError{"AuthorizationQueryParametersError", http.StatusBadRequest, "Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters."}},
+	{sigv4.ErrExpiresNotNumber, errAuthorizationQueryParameters.withMessage("X-Amz-Expires should be a number")},
+	{sigv4.ErrExpiresNegative, errAuthorizationQueryParameters.withMessage("X-Amz-Expires must be non-negative")},
+	{sigv4.ErrExpiresTooLong, errAuthorizationQueryParameters.withMessage("X-Amz-Expires must be less than 604800 seconds")},
+	{sigv4.ErrAuthorizationQueryParametersError, errAuthorizationQueryParameters},
 	{sigv4.ErrInvalidAccessKeyID, &apiError{"InvalidAccessKeyId", http.StatusForbidden, "The AWS access key Id you provided does not exist in our records."}},
 	{sigv4.ErrSignatureDoesNotMatch, &apiError{"SignatureDoesNotMatch", http.StatusForbidden, "The request signature we calculated does not match the signature you provided. Check your key and signing method."}},
 	{sigv4.ErrRequestTimeTooSkewed, &apiError{"RequestTimeTooSkewed", http.StatusForbidden, "The difference between the request time and the current time is too large."}},
@@ -174,14 +179,16 @@ func toAPIError(err error) *apiError {
 	return errInternal
 }
 
-// errorDocument is S3's XML error body.
+// errorDocument is S3's XML error body. Like S3's own answers it names the bucket, key or
+// upload only for the errors about them (NoSuchBucket, NoSuchKey, NoSuchUpload), not the
+// request path for every error.
 type errorDocument struct {
 	XMLName    xml.Name `xml:"Error"`
 	Code       string   `xml:"Code"`
 	Message    string   `xml:"Message"`
 	BucketName string   `xml:"BucketName,omitempty"`
 	Key        string   `xml:"Key,omitempty"`
-	Resource   string   `xml:"Resource"`
+	UploadID   string   `xml:"UploadId,omitempty"`
 	RequestID  string   `xml:"RequestId"`
 	HostID     string   `xml:"HostId"`
 }
@@ -212,13 +219,16 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 		hdr.Set("Allow", "GET, HEAD, PUT, POST, DELETE")
 	}
 	doc := errorDocument{
-		Code: api.code, Message: api.message, Resource: r.URL.Path, RequestID: rq.id, HostID: rq.hostID,
+		Code: api.code, Message: api.message, RequestID: rq.id, HostID: rq.hostID,
 	}
 	if api == errNoSuchBucket || errors.Is(api, errNoSuchBucket) {
 		doc.BucketName = rq.bucket
 	}
 	if errors.Is(api, errNoSuchKey) {
 		doc.Key = rq.key
+	}
+	if errors.Is(api, errNoSuchUpload) {
+		doc.UploadID = rq.query.Get("uploadId")
 	}
 	writeXML(w, api.status, doc)
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
@@ -205,8 +206,7 @@ func (h *Handler) uploadPart(w http.ResponseWriter, r *http.Request, rq *request
 	if body.checksum != "" {
 		hdr.Set(body.spec.Algorithm.HeaderName(), body.checksum)
 	}
-	hdr.Set("Content-Length", "0")
-	w.WriteHeader(http.StatusOK)
+	writeEmpty(w, http.StatusOK)
 	return nil
 }
 
@@ -301,6 +301,19 @@ func (h *Handler) listUploadParts(ctx context.Context, rq *request, uploadID str
 
 func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
+	// The upload is looked up before the body is read, as S3 does: a completion of an upload
+	// that does not exist is NoSuchUpload whatever its body holds.
+	up, err := h.openUpload(ctx, rq)
+	if errors.Is(err, errNoSuchUpload) {
+		// A retried completion whose first attempt succeeded: answer as before.
+		if obj, herr := h.proxy.HeadObject(ctx, rq.objectName()); herr == nil && obj.SysMeta[sysUploadID] == rq.query.Get("uploadId") {
+			h.writeCompleteResult(w, r, rq, &obj)
+			return nil
+		}
+	}
+	if err != nil {
+		return err
+	}
 	data, err := h.readSmallBody(r, rq, maxCompleteBodyBytes, false)
 	if err != nil {
 		return err
@@ -323,17 +336,6 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 			return errInvalidPartOrder
 		}
 	}
-	up, err := h.openUpload(ctx, rq)
-	if errors.Is(err, errNoSuchUpload) {
-		// A retried completion whose first attempt succeeded: answer as before.
-		if obj, herr := h.proxy.HeadObject(ctx, rq.objectName()); herr == nil && obj.SysMeta[sysUploadID] == rq.query.Get("uploadId") {
-			h.writeCompleteResult(w, r, rq, &obj)
-			return nil
-		}
-	}
-	if err != nil {
-		return err
-	}
 	stored, err := h.listUploadParts(ctx, rq, up.id)
 	if err != nil {
 		return err
@@ -343,7 +345,7 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	sums := make([]partChecksum, 0, len(req.Parts))
 	for i, p := range req.Parts {
 		e, ok := stored[p.PartNumber]
-		if !ok || !strings.EqualFold(trimETag(p.ETag), e.ETag) {
+		if !ok || !strings.EqualFold(httpwire.TrimETag(p.ETag), e.ETag) {
 			return fmt.Errorf("part %d: %w", p.PartNumber, errInvalidPart)
 		}
 		if i < len(req.Parts)-1 && e.Size < minPartSize {
@@ -478,7 +480,7 @@ func (h *Handler) abortMultipartUpload(w http.ResponseWriter, r *http.Request, r
 			h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), e.Name)
 		}
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeEmpty(w, http.StatusNoContent)
 	return nil
 }
 

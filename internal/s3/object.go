@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 )
@@ -70,7 +71,7 @@ func (h *Handler) checkConditionalWrite(ctx context.Context, r *http.Request, rq
 		if !exists {
 			return h.notFound(ctx, rq, err)
 		}
-		if !etagListMatches(im, cur.ETag) {
+		if !httpwire.ETagListMatches(im, cur.ETag) {
 			return errPreconditionFailed.withMessage("At least one of the pre-conditions you specified did not hold: If-Match")
 		}
 	}
@@ -110,8 +111,7 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 		hdr.Set(body.spec.Algorithm.HeaderName(), body.checksum)
 		hdr.Set("X-Amz-Checksum-Type", checksumFullObject)
 	}
-	hdr.Set("Content-Length", "0")
-	w.WriteHeader(http.StatusOK)
+	writeEmpty(w, http.StatusOK)
 	return nil
 }
 
@@ -305,7 +305,7 @@ func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return fmt.Errorf("delete object %q: %w", rq.key, err)
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeEmpty(w, http.StatusNoContent)
 	return nil
 }
 

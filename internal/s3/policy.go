@@ -44,7 +44,7 @@ func (h *Handler) putBucketPolicy(w http.ResponseWriter, r *http.Request, rq *re
 	if err := h.setBucketMeta(ctx, rq, map[string]string{access.MetaPolicy: p.Raw}); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeEmpty(w, http.StatusNoContent)
 	return nil
 }
 
@@ -69,7 +69,7 @@ func (h *Handler) deleteBucketPolicy(w http.ResponseWriter, r *http.Request, rq 
 	if err := h.setBucketMeta(r.Context(), rq, map[string]string{access.MetaPolicy: ""}); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeEmpty(w, http.StatusNoContent)
 	return nil
 }
 

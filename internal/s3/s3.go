@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -223,6 +224,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			err = errAbortResponse
 		} else {
 			h.writeError(rec, r, rq, err)
+			drainRefusedBody(w, r)
 		}
 	}
 	status := rec.Status
@@ -233,6 +235,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, errAbortResponse) {
 		panic(http.ErrAbortHandler) // net/http cuts the connection without logging a stack
 	}
+}
+
+// maxRefusedBodyDrain bounds how much of a refused request's body is read and discarded, and
+// refusedBodyDrainTime how long that may take.
+const (
+	maxRefusedBodyDrain  = 256 << 20
+	refusedBodyDrainTime = 30 * time.Second
+)
+
+// drainRefusedBody sends the error already written, then reads what is left of the refused
+// request's body. A client that does not wait for 100 Continue (boto2, Python's http.client)
+// sends its whole body before it reads the answer; if net/http closed the connection with more
+// than 256 KiB unread, such a client would see a broken pipe instead of the error. Swift's server
+// reads on, and so do we, within bounds no larger than an upload we would accept anyway. A
+// client that asked for 100 Continue and was not told to go on has sent nothing, and reading
+// would invite it to.
+func drainRefusedBody(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody || strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		return
+	}
+	rc := http.NewResponseController(w)
+	if rc.Flush() != nil {
+		return
+	}
+	rc.SetReadDeadline(time.Now().Add(refusedBodyDrainTime))
+	io.Copy(io.Discard, io.LimitReader(r.Body, maxRefusedBodyDrain))
 }
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) error {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
 )
@@ -243,7 +244,7 @@ func TestDecodeXML(t *testing.T) {
 	if err := decodeXML([]byte(`<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"e"</ETag><ChecksumCRC32>AAAAAA==</ChecksumCRC32></Part></CompleteMultipartUpload>`), &c); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Parts) != 1 || c.Parts[0].ChecksumCRC32 != "AAAAAA==" || trimETag(c.Parts[0].ETag) != "e" {
+	if len(c.Parts) != 1 || c.Parts[0].ChecksumCRC32 != "AAAAAA==" || httpwire.TrimETag(c.Parts[0].ETag) != "e" {
 		t.Fatalf("%+v", c)
 	}
 }

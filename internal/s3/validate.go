@@ -165,13 +165,6 @@ func quoteETag(etag string) string {
 	return `"` + etag + `"`
 }
 
-// trimETag strips quotes (and a weak prefix) from an ETag a client sent.
-func trimETag(s string) string {
-	s = strings.TrimSpace(s)
-	s = strings.TrimPrefix(s, "W/")
-	return strings.Trim(s, `"`)
-}
-
 // Capabilities describes the S3 front end's limits in the form of Swift's /info "s3api" entry,
 // which Swift clients and Swift's own functional tests read to learn that a cluster speaks S3
 // too, and within which limits.

@@ -106,7 +106,7 @@ func (h *Handler) putBucketVersioning(w http.ResponseWriter, r *http.Request, rq
 	}
 	switch v.Status {
 	case "Suspended":
-		w.WriteHeader(http.StatusOK) // a no-op: the bucket never kept versions
+		writeEmpty(w, http.StatusOK) // a no-op: the bucket never kept versions
 		return nil
 	case "Enabled":
 		return errNotImplemented.withMessage("Versioning is not supported by this server: a bucket keeps one version of each object.")

@@ -50,6 +50,17 @@ func writeXML(w http.ResponseWriter, status int, doc any) {
 	w.Write(buf.Bytes())
 }
 
+// writeEmpty ends a successful response that has no body. It carries Content-Length: 0 and the
+// Content-Type Swift's s3api gives such answers, which clients written against Swift check.
+func writeEmpty(w http.ResponseWriter, status int) {
+	hdr := w.Header()
+	if hdr.Get("Content-Type") == "" {
+		hdr.Set("Content-Type", "text/html; charset=UTF-8")
+	}
+	hdr.Set("Content-Length", "0")
+	w.WriteHeader(status)
+}
+
 // decodeXML parses an S3 request document strictly enough to reject garbage (anything that is
 // not one well-formed element of the expected name, trailing content included) as MalformedXML.
 func decodeXML(body []byte, v any) error {

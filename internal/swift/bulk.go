@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
@@ -159,10 +159,7 @@ func (h *Handler) bulkDelete(w http.ResponseWriter, r *http.Request, rq *request
 			res.status, res.body = "400 Bad Request", "Max delete failures exceeded"
 			break
 		}
-		name := p
-		if u, err := url.PathUnescape(p); err == nil {
-			name = u
-		}
+		name := httpwire.UnescapeLenient(p)
 		c, o, _ := strings.Cut(strings.TrimPrefix(name, "/"), "/")
 		if c == "" {
 			res.failed = append(res.failed, [2]string{p, "400 Bad Request"})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
@@ -24,45 +25,19 @@ func checkConditions(r *http.Request, etag string, lm time.Time) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		notModified = errPreconditionFailed
 	}
-	if im := hdr.Get("If-Match"); im != "" && !etagListMatches(im, etag) {
+	if im := hdr.Get("If-Match"); im != "" && !httpwire.ETagListMatches(im, etag) {
 		return errPreconditionFailed
 	}
-	if inm := hdr.Get("If-None-Match"); inm != "" && etagListMatches(inm, etag) {
+	if inm := hdr.Get("If-None-Match"); inm != "" && httpwire.ETagListMatches(inm, etag) {
 		return notModified
 	}
-	if t, ok := parseHTTPDate(hdr.Get("If-Unmodified-Since")); ok && lm.After(t) {
+	if t, ok := httpwire.ParseDate(hdr.Get("If-Unmodified-Since")); ok && lm.After(t) {
 		return errPreconditionFailed
 	}
-	if t, ok := parseHTTPDate(hdr.Get("If-Modified-Since")); ok && !lm.After(t) {
+	if t, ok := httpwire.ParseDate(hdr.Get("If-Modified-Since")); ok && !lm.After(t) {
 		return notModified
 	}
 	return nil
-}
-
-// etagListMatches reports whether a comma-separated If-Match/If-None-Match list names etag (or
-// is "*"). Quotes and weak prefixes are ignored: Swift sends its ETags bare.
-func etagListMatches(list, etag string) bool {
-	for _, e := range strings.Split(list, ",") {
-		e = strings.TrimSpace(e)
-		if e == "*" || trimETag(e) == trimETag(etag) {
-			return true
-		}
-	}
-	return false
-}
-
-func trimETag(s string) string {
-	s = strings.TrimSpace(s)
-	s = strings.TrimPrefix(s, "W/")
-	return strings.Trim(s, `"`)
-}
-
-func parseHTTPDate(s string) (time.Time, bool) {
-	if s == "" {
-		return time.Time{}, false
-	}
-	t, err := http.ParseTime(s)
-	return t, err == nil
 }
 
 // maxRanges is Swift's limit on the ranges of one request; beyond it the header is ignored.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 )
@@ -14,9 +15,7 @@ import (
 // parseCopyPath parses a Destination or X-Copy-From header: "[/]container/object", URL-quoted
 // or not (Swift unquotes it).
 func parseCopyPath(v string) (container, object string, ok bool) {
-	if u, err := url.PathUnescape(v); err == nil {
-		v = u
-	}
+	v = httpwire.UnescapeLenient(v)
 	v = strings.TrimPrefix(v, "/")
 	container, object, ok = strings.Cut(v, "/")
 	return container, object, ok && container != "" && object != ""

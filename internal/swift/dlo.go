@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
@@ -37,9 +37,7 @@ func parseDLOManifest(v string) (container, prefix string, err error) {
 	if strings.ContainsAny(v, "?&") {
 		return "", "", bad
 	}
-	if u, uerr := url.PathUnescape(v); uerr == nil {
-		v = u
-	}
+	v = httpwire.UnescapeLenient(v)
 	container, prefix, ok := strings.Cut(v, "/")
 	if !ok || container == "" || prefix == "" || strings.HasPrefix(prefix, "/") {
 		return "", "", bad

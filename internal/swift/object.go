@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 )
@@ -20,7 +21,7 @@ func (rq *request) objectName() meta.ObjectName {
 // etagMatcher returns the BeforeCommit hook that compares a PUT's ETag header with the MD5 of
 // what arrived: on a mismatch nothing is stored and the answer is 422.
 func etagMatcher(want string) func(*meta.Object) error {
-	want = strings.ToLower(trimETag(want))
+	want = strings.ToLower(httpwire.TrimETag(want))
 	return func(o *meta.Object) error {
 		if want != "" && o.ETag != want {
 			return fmt.Errorf("body MD5 %s, ETag header %s: %w", o.ETag, want, errUnprocessable)

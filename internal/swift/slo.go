@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 )
@@ -154,7 +155,7 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 	}
 	obj.Manifest = segs
 	obj.ETag = sloETag(segs)
-	if want := r.Header.Get("ETag"); want != "" && trimETag(want) != obj.ETag {
+	if want := r.Header.Get("ETag"); want != "" && httpwire.TrimETag(want) != obj.ETag {
 		if heartbeat {
 			return answer("", map[string]any{"Response Status": "422 Unprocessable Entity", "Response Body": unprocessableText}, nil)
 		}
@@ -266,7 +267,7 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, account string, en
 		if e.SizeBytes != nil && *e.SizeBytes != seg.Size {
 			problems = append(problems, [2]string{quoted, "Size Mismatch"})
 		}
-		if e.ETag != nil && trimETag(*e.ETag) != seg.ETag {
+		if e.ETag != nil && httpwire.TrimETag(*e.ETag) != seg.ETag {
 			problems = append(problems, [2]string{quoted, "Etag Mismatch"})
 		}
 		segs = append(segs, s)

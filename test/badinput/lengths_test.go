@@ -72,7 +72,7 @@ func TestWrongLengthsAndCopySources(t *testing.T) {
 		{"/%00mpu%00" + bucket + "/x", 400, "InvalidBucketName"}, // the hidden multipart container
 		{"/" + bucket + "/a%00b", 400, "InvalidArgument"},
 		{"/" + bucket + "/%FF", 400, "InvalidURI"},
-		{"/" + bucket + "/%zz", 400, "InvalidArgument"},
+		{"/" + bucket + "/%zz", 404, "NoSuchKey"}, // a '%' starting no escape is taken as it is, as Swift's s3api does
 		{"/" + bucket + "/" + strings.Repeat("k", 1025), 400, "KeyTooLongError"},
 		{"/" + bucket + "/src?versionId=123", 400, "InvalidArgument"},
 		{"/" + bucket + "/../" + bucket + "/src", 404, "NoSuchKey"}, // a key "../lengths/src", not a path
@@ -86,7 +86,7 @@ func TestWrongLengthsAndCopySources(t *testing.T) {
 	// others are deleted, the request as a whole succeeds.
 	s.put(bucket, "gone", []byte("to delete"))
 	body := []byte("<Delete><Object><Key>" + strings.Repeat("k", 1025) + "</Key></Object><Object><Key>gone</Key></Object>" +
-		"<Object><Key>src</Key><VersionId>v1</VersionId></Object><Object><Key></Key></Object></Delete>")
+		"<Object><Key>src</Key><VersionId>v1</VersionId></Object></Delete>")
 	r = s.call(http.MethodPost, bucket, "", "delete", body, "Content-Md5", md5B64(body))
 	var res struct {
 		Deleted []string `xml:"Deleted>Key"`
@@ -105,13 +105,19 @@ func TestWrongLengthsAndCopySources(t *testing.T) {
 	if len(res.Deleted) != 1 || res.Deleted[0] != "gone" {
 		t.Errorf("DeleteObjects deleted %q, want only gone", res.Deleted)
 	}
-	want := map[string]string{strings.Repeat("k", 1025): "KeyTooLongError", "src": "NoSuchVersion", "": "InvalidArgument"}
+	want := map[string]string{strings.Repeat("k", 1025): "KeyTooLongError", "src": "NoSuchVersion"}
 	for k, code := range want {
 		if codes[k] != code {
 			t.Errorf("DeleteObjects: key %.20q reported %q, want %s", k, codes[k], code)
 		}
 	}
 	s.expectNoKey("deleted", bucket, "gone")
+
+	// An empty key refuses the whole request (Swift's s3api: UserKeyMustBeSpecified); nothing
+	// in it is deleted.
+	body = []byte("<Delete><Object><Key>dst</Key></Object><Object><Key></Key></Object></Delete>")
+	r = s.call(http.MethodPost, bucket, "", "delete", body, "Content-Md5", md5B64(body))
+	expectError(t, "DeleteObjects with an empty key", r, http.StatusBadRequest, "UserKeyMustBeSpecified")
 	s.expectUnchanged("after DeleteObjects with bad keys", bucket, before)
 	s.expectObject("after everything", bucket, "dst", old)
 }

@@ -55,7 +55,7 @@ func malformedDocuments(root, inner string, limit int) map[string]string {
 
 // TestMalformedXMLBodies sends broken, hostile and oversized documents to every operation that
 // reads one (DeleteObjects, CompleteMultipartUpload, CreateBucket): each gets MalformedXML (or,
-// when too big, MaxMessageLengthExceeded), nothing is deleted, completed or created, and the
+// when too big, MaxMessageLengthExceeded; a Delete that long is MalformedXML), nothing is deleted, completed or created, and the
 // server keeps serving.
 func TestMalformedXMLBodies(t *testing.T) {
 	s := startServer(t, "")
@@ -135,26 +135,37 @@ func TestMalformedXMLBodies(t *testing.T) {
 		for _, c := range []struct {
 			name, method, key, query string
 			limit                    int
+			code                     string
 		}{
-			{"DeleteObjects", http.MethodPost, "", "delete", 2 * MiB},
-			{"CompleteMultipartUpload", http.MethodPost, "k", "uploadId=nosuchupload", 4 * MiB},
-			{"CreateBucket", http.MethodPut, "", "", 64 * KiB},
+			// A Delete document that long cannot be valid: S3 and Swift's s3api say malformed.
+			{"DeleteObjects", http.MethodPost, "", "delete", 2 * MiB, "MalformedXML"},
+			{"CompleteMultipartUpload", http.MethodPost, "big", "uploadId=", 4 * MiB, "MaxMessageLengthExceeded"},
+			{"CreateBucket", http.MethodPut, "", "", 64 * KiB, "MaxMessageLengthExceeded"},
 		} {
 			b := "otherbucket"
 			if c.name != "CreateBucket" {
 				b = bucket
 			}
+			if c.name == "CompleteMultipartUpload" {
+				// The upload must exist: an unknown one is NoSuchUpload before the body is read.
+				r := s.call(http.MethodPost, bucket, c.key, "uploads", nil)
+				uploadID := between(string(r.Body), "<UploadId>", "</UploadId>")
+				if uploadID == "" {
+					t.Fatalf("CreateMultipartUpload: %s", r)
+				}
+				c.query += uploadID
+			}
 			// Valid-looking XML that just goes on: padding in a comment.
 			body := []byte("<Delete><!--" + strings.Repeat("x", c.limit) + "--><Object><Key>k</Key></Object></Delete>")
 			r := s.call(c.method, b, c.key, c.query, body, "Content-Md5", md5B64(body))
-			expectError(t, c.name+" with a declared length over the limit", r, http.StatusBadRequest, "MaxMessageLengthExceeded")
+			expectError(t, c.name+" with a declared length over the limit", r, http.StatusBadRequest, c.code)
 
 			req := newRequest(t, c.method, s.url(b, c.key, c.query), nil)
 			req.Body = io.NopCloser(bytes.NewReader(body))
 			req.ContentLength = -1 // Transfer-Encoding: chunked
 			req.Header.Set("Content-Md5", md5B64(body))
 			sign(t, req, rootCred, time.Now(), body)
-			expectError(t, c.name+" of unknown length over the limit", s.send(req), http.StatusBadRequest, "MaxMessageLengthExceeded")
+			expectError(t, c.name+" of unknown length over the limit", s.send(req), http.StatusBadRequest, c.code)
 		}
 		expectError(t, "HEAD of the bucket never created", s.call(http.MethodHead, "otherbucket", "", "", nil), http.StatusNotFound, "")
 	})

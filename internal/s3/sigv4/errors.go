@@ -1,6 +1,9 @@
 package sigv4
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. Each maps to exactly one S3 error code (given in its
 // comment as Code / HTTP status), so the S3 front end can translate them in
@@ -37,6 +40,14 @@ var (
 	// parameters are missing or malformed (including X-Amz-Expires out of
 	// range). S3: AuthorizationQueryParametersError / 400.
 	ErrAuthorizationQueryParametersError = errors.New("sigv4: authorization query parameters malformed")
+
+	// ErrExpiresNotNumber, ErrExpiresNegative and ErrExpiresTooLong are the
+	// ErrAuthorizationQueryParametersError cases a client most needs told
+	// apart: X-Amz-Expires is not a 64-bit integer, is below zero, or is
+	// beyond a week.
+	ErrExpiresNotNumber = fmt.Errorf("%w: X-Amz-Expires is not a number", ErrAuthorizationQueryParametersError)
+	ErrExpiresNegative  = fmt.Errorf("%w: X-Amz-Expires is negative", ErrAuthorizationQueryParametersError)
+	ErrExpiresTooLong   = fmt.Errorf("%w: X-Amz-Expires is beyond a week", ErrAuthorizationQueryParametersError)
 
 	// ErrInvalidAccessKeyID: the access key is unknown to the
 	// CredentialStore. S3: InvalidAccessKeyId / 403 ("The AWS access key

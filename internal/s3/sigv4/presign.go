@@ -50,11 +50,13 @@ func verifyQuery(ctx context.Context, r *http.Request, q url.Values, store Crede
 		return nil, fmt.Errorf("%w: the region %q is wrong; expecting %q", ErrAuthorizationQueryParametersError, cred.region, o.Region)
 	}
 	secs, err := strconv.ParseInt(expStr, 10, 64)
-	if err != nil || secs < 1 {
-		return nil, fmt.Errorf("%w: X-Amz-Expires %.40q must be a positive integer", ErrAuthorizationQueryParametersError, expStr)
-	}
-	if secs > int64(maxPresignExpiry/time.Second) {
-		return nil, fmt.Errorf("%w: X-Amz-Expires must be less than a week (in seconds) that is; 604800", ErrAuthorizationQueryParametersError)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: %.40q", ErrExpiresNotNumber, expStr)
+	case secs < 0:
+		return nil, ErrExpiresNegative
+	case secs > int64(maxPresignExpiry/time.Second):
+		return nil, ErrExpiresTooLong
 	}
 	signed, err := parseSignedHeaders(shStr)
 	if err != nil {

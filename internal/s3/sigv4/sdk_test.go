@@ -171,7 +171,9 @@ func TestSDKPresign(t *testing.T) {
 		{name: "unicode", key: "/bucket/é/€", expires: 60, verifyAt: now.Add(59 * time.Second)},
 		{name: "expired", key: "/bucket/k", expires: 60, verifyAt: now.Add(61 * time.Second), want: ErrRequestExpired},
 		{name: "seven days", key: "/bucket/k", expires: 604800, verifyAt: now.Add(6 * 24 * time.Hour)},
-		{name: "over seven days", key: "/bucket/k", expires: 604801, verifyAt: now, want: ErrAuthorizationQueryParametersError},
+		{name: "over seven days", key: "/bucket/k", expires: 604801, verifyAt: now, want: ErrExpiresTooLong},
+		{name: "negative", key: "/bucket/k", expires: -1, verifyAt: now, want: ErrExpiresNegative},
+		{name: "zero", key: "/bucket/k", expires: 0, verifyAt: now.Add(time.Second), want: ErrRequestExpired},
 		{name: "future", key: "/bucket/k", expires: 3600, verifyAt: now.Add(-20 * time.Minute), want: ErrRequestNotYetValid},
 	}
 	for _, tc := range tests {
