@@ -62,6 +62,16 @@ step "pytest test/clients (boto3, aws cli, s3cmd, rclone)"
 PATH="$CAIRN_CACHE/venv/bin:$PATH" timeout 20m \
   "$CAIRN_CACHE/venv/bin/python" -m pytest test/clients ${PYTEST_ARGS:-} || failed+=("pytest test/clients")
 
+step "OpenStack Swift's functional tests against Cairn (scripts/swift-functests.sh)"
+# Every test OpenStack Swift itself passes on the same test tree must pass on Cairn, except the
+# features docs/api.md lists as unsupported (test/swift-functests/expected-failures.txt).
+if [ -x "$peers/swift/functests.sh" ]; then
+  CAIRN_PEERS=$peers timeout 25m scripts/swift-functests.sh || failed+=("Swift functional tests")
+else
+  echo "no peers kit at $peers: cannot run Swift's functional tests"
+  failed+=("Swift functional tests (no peers kit)")
+fi
+
 step "done"
 if ((${#failed[@]})); then
   echo "FAILED: ${failed[*]}"
