@@ -21,7 +21,7 @@ const policyName = "Policy-0"
 // unsupportedContainerHeaders are container settings Swift stores and acts on that Cairn has
 // not implemented: refusing them is better than storing a container without them.
 var unsupportedContainerHeaders = []string{"X-Container-Sync-To",
-	"X-Container-Sync-Key", "X-Versions-Location", "X-History-Location", "X-Versions-Enabled"}
+	"X-Container-Sync-Key", "X-Versions-Enabled"}
 
 // readContainerSettings reads the metadata of a container PUT or POST, as the keys of
 // meta.Container.Meta (an empty value removes a key).
@@ -47,6 +47,9 @@ func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	}
 	readRFCEtags(hdr, "Container", m)
 	if err := readContainerACLs(hdr, m); err != nil {
+		return nil, err
+	}
+	if err := readVersioningSettings(hdr, m); err != nil {
 		return nil, err
 	}
 	if len(m) == 0 {
@@ -105,6 +108,7 @@ func writeContainerHeaders(hdr http.Header, c meta.Container, showACLs bool) {
 	hdr.Set("Last-Modified", lastModified(containerModified(c)).Format(http.TimeFormat))
 	hdr.Set("X-Storage-Policy", policyName)
 	writeRFCEtags(hdr, "Container", c.Meta)
+	writeVersioningHeaders(hdr, c)
 	for k, v := range c.Meta {
 		if name, ok := strings.CutPrefix(k, containerMetaPrefix); ok && v != "" {
 			if !showACLs && strings.HasPrefix(name, "temp-url-key") {

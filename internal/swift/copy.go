@@ -172,6 +172,9 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 			return err
 		}
 	}
+	if err := h.archiveBeforeWrite(ctx, dst); err != nil {
+		return err
+	}
 	if manifestCopy && isSLO(&srcObj) {
 		// The manifest itself, checked again as a manifest PUT in the destination's account.
 		return h.copyManifest(w, r, rq, src, dst, &srcObj, obj)

@@ -12,8 +12,8 @@ import (
 const apiVersion = "2.30.1"
 
 // info serves GET /info: Swift's capabilities document. It lists only what this front end
-// does (tempauth-style v1 auth, static large objects, bulk delete; no DLO, tempurl, bulk upload
-// or ACL middleware yet) and the limits it enforces.
+// does, under the names Swift's middlewares register (DLO, which Swift 2.30 does not register,
+// is served without an entry), and the limits it enforces.
 func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -54,6 +54,7 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 		"bulk_upload": map[string]any{"max_containers_per_extraction": maxContainersPerExtraction,
 			"max_failed_extractions": maxFailedExtractions},
 		"bulk_delete": map[string]any{"max_deletes_per_request": maxDeletesPerRequest, "max_failed_deletes": maxFailedDeletes},
+		"versioned_writes": map[string]any{"allowed_flags": []string{"x-versions-location", "x-history-location"}},
 	}
 	for name, v := range h.cfg.Capabilities {
 		doc[name] = v

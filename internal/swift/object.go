@@ -41,6 +41,9 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err := h.checkPutIfNoneMatch(r, rq); err != nil {
 		return err
 	}
+	if err := h.archiveBeforeWrite(ctx, rq.objectName()); err != nil {
+		return err
+	}
 	if q := r.URL.Query(); q.Has("multipart-manifest") {
 		if q.Get("multipart-manifest") != "put" {
 			return errBadRequest.withText("multipart-manifest must be put on a PUT")
@@ -285,6 +288,20 @@ func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *reque
 		}
 		if deleteAt(&cur) != want {
 			return errPreconditionFailed.withText("X-If-Delete-At and X-Delete-At do not match")
+		}
+	}
+	v, err := h.containerVersioning(r.Context(), rq.tenant, rq.container)
+	if err != nil {
+		return err
+	}
+	if v.archive != "" {
+		done, err := h.deleteVersioned(r.Context(), rq.objectName(), v)
+		if err != nil {
+			return err
+		}
+		if done {
+			writeStatus(w, r, http.StatusNoContent)
+			return nil
 		}
 	}
 	if err := h.proxy.DeleteObject(r.Context(), rq.objectName()); err != nil {
