@@ -50,7 +50,7 @@ func (rq *request) requireAdmin(account, what string) error {
 // containerState reads a container's access state; a container that does not exist has an
 // empty one (its administrators then get the 404 the operation answers, others a refusal).
 func (h *Handler) containerState(ctx context.Context, account, container string) (*access.BucketState, error) {
-	c, err := h.proxy.HeadContainer(ctx, account, container)
+	c, err := h.headContainer(ctx, account, container)
 	if errors.Is(err, meta.ErrNotFound) {
 		return &access.BucketState{}, nil
 	}

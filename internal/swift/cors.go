@@ -26,7 +26,7 @@ func (h *Handler) corsOf(ctx context.Context, rq *request) corsRules {
 	if rq.container == "" || rq.tenant == "" {
 		return corsRules{}
 	}
-	c, err := h.proxy.HeadContainer(ctx, rq.tenant, rq.container)
+	c, err := h.headContainer(ctx, rq.tenant, rq.container)
 	if err != nil {
 		return corsRules{}
 	}

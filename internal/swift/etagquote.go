@@ -46,7 +46,7 @@ func writeRFCEtags(hdr http.Header, kind string, m map[string]string) {
 // quoteEtags reports whether answers about objects of the request's container carry quoted
 // ETags: the container's setting, else the account's, else no.
 func (h *Handler) quoteEtags(ctx context.Context, rq *request) bool {
-	if c, err := h.proxy.HeadContainer(ctx, rq.tenant, rq.container); err == nil {
+	if c, err := h.headContainer(ctx, rq.tenant, rq.container); err == nil {
 		if v := c.Meta[rfcEtagsKey]; v != "" {
 			return v == "true"
 		}

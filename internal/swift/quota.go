@@ -33,7 +33,7 @@ func checkQuotaHeaders(hdr http.Header) error {
 // account when it would pass the container's or the account's quota. It runs before anything
 // is stored and is not atomic with the write (as in Swift).
 func (h *Handler) checkQuota(ctx context.Context, account, container string, add access.Usage) error {
-	c, err := h.proxy.HeadContainer(ctx, account, container)
+	c, err := h.headContainer(ctx, account, container)
 	if errors.Is(err, meta.ErrNotFound) {
 		return nil // the write answers 404 itself
 	}

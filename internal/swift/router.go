@@ -169,6 +169,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 		_, allow := route("", nil, t)
 		return h.options(w, r, rq, allow)
 	}
+	if t.object != "" {
+		r = r.WithContext(withContainerMemo(r.Context()))
+	}
 	if t.object != "" && h.quoteEtags(r.Context(), rq) {
 		w = &etagQuoter{ResponseWriter: w}
 	}

@@ -193,7 +193,7 @@ func (h *Handler) tempURLKeys(ctx context.Context, rq *request) []tempURLKey {
 			}
 		}
 	}
-	if c, err := h.proxy.HeadContainer(ctx, rq.tenant, rq.container); err == nil {
+	if c, err := h.headContainer(ctx, rq.tenant, rq.container); err == nil {
 		for _, k := range []string{"temp-url-key", "temp-url-key-2"} {
 			if v := c.Meta[containerMetaPrefix+k]; v != "" {
 				keys = append(keys, tempURLKey{key: v, container: true})

@@ -109,7 +109,7 @@ type versioning struct {
 }
 
 func (h *Handler) containerVersioning(ctx context.Context, account, container string) (versioning, error) {
-	c, err := h.proxy.HeadContainer(ctx, account, container)
+	c, err := h.headContainer(ctx, account, container)
 	if errors.Is(err, meta.ErrNotFound) {
 		return versioning{}, nil // the write itself will say so
 	}
