@@ -230,6 +230,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	if err := h.checkAccess(r, rq); err != nil {
 		return err
 	}
+	if webMode(r, rq) {
+		if handled, err := h.serveWeb(w, r, rq); handled || err != nil {
+			return err
+		}
+	}
 	return h.ops(op)(w, r, rq)
 }
 
