@@ -94,7 +94,7 @@ func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *request
 		}
 		items = merge(items, lr.opts.Reverse)
 	}
-	writeListing(w, r, lr, "account", rq.account, items)
+	writeListing(w, r, lr, "account", rq.account, rq.account, items)
 	return nil
 }
 

@@ -161,7 +161,7 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 		}
 		items = merge(items, lr.opts.Reverse)
 	}
-	writeListing(w, r, lr, "container", rq.container, items)
+	writeListing(w, r, lr, "container", rq.container, rq.account, items)
 	return nil
 }
 

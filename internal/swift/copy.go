@@ -104,6 +104,22 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if expired(&srcObj, now) {
 		return fmt.Errorf("copy source %s/%s expired: %w", src.Container, src.Object, errNotFound)
 	}
+	// A symlink copies as its target, or with ?symlink=get as the link itself.
+	linkCopy := isSymlink(&srcObj) && wantsSymlinkItself(r)
+	if isSymlink(&srcObj) && !linkCopy {
+		target, _, err := h.resolveSymlinks(r, rq, src.Account, srcObj)
+		if err != nil {
+			return fmt.Errorf("copy source %s/%s: %w", src.Container, src.Object, err)
+		}
+		rd.Close()
+		if rd, err = h.proxy.GetObject(ctx, target, rng); err != nil {
+			return fmt.Errorf("copy source %s/%s: %w", target.Container, target.Object, err)
+		}
+		defer rd.Close()
+		if srcObj = rd.Object; expired(&srcObj, now) {
+			return fmt.Errorf("copy source %s/%s expired: %w", target.Container, target.Object, errNotFound)
+		}
+	}
 	// A DLO source copies as its bytes (the segments' concatenation), or with
 	// ?multipart-manifest=get as the manifest itself, as Swift copies it.
 	manifestCopy := r.URL.Query().Get("multipart-manifest") == "get"
@@ -138,6 +154,22 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		return err
 	}
 	obj := meta.Object{Size: rd.Length, ContentType: srcObj.ContentType, SysMeta: req.SysMeta}
+	if linkCopy {
+		// The link itself: its settings, and the account the request names for its target
+		// (as a symlink PUT would take it).
+		keep := map[string]string{}
+		for _, k := range []string{sysSymlinkTarget, sysSymlinkAccount, sysSymlinkETag, sysSymlinkBytes} {
+			if v := srcObj.SysMeta[k]; v != "" {
+				keep[k] = v
+			}
+		}
+		if v := r.Header.Get("X-Symlink-Target-Account"); v != "" {
+			keep[sysSymlinkAccount] = pyQuote(httpwire.UnescapeLenient(v))
+		}
+		_, params := parseListingETag(srcObj.SysMeta[meta.SysListingETag])
+		keep[meta.SysListingETag] = symlinkListingETag(keep, params["slo_etag"])
+		obj.SysMeta = overlay(obj.SysMeta, keep)
+	}
 	if manifestCopy && isDLO(&srcObj) && req.SysMeta[sysDLO] == "" {
 		obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysDLO: srcObj.SysMeta[sysDLO]})
 	}

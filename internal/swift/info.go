@@ -55,6 +55,7 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 			"max_failed_extractions": maxFailedExtractions},
 		"bulk_delete":      map[string]any{"max_deletes_per_request": maxDeletesPerRequest, "max_failed_deletes": maxFailedDeletes},
 		"staticweb":        map[string]any{},
+		"symlink":          map[string]any{"symloop_max": symloopMax, "static_links": true},
 		"versioned_writes": map[string]any{"allowed_flags": []string{"x-versions-location", "x-history-location"}},
 	}
 	for name, v := range h.cfg.Capabilities {

@@ -186,6 +186,9 @@ type (
 		ContentType  string `json:"content_type"`
 		LastModified string `json:"last_modified"`
 		SLOETag      string `json:"slo_etag,omitempty"`
+		SymlinkPath  string `json:"symlink_path,omitempty"`
+		SymlinkETag  string `json:"symlink_etag,omitempty"`
+		SymlinkBytes *int64 `json:"symlink_bytes,omitempty"`
 	}
 	jsonContainer struct {
 		Name         string `json:"name"`
@@ -199,8 +202,9 @@ type (
 )
 
 // renderListing writes the body of a listing. kind is "account" or "container", name the
-// account or container listed (the XML root's name attribute).
-func renderListing(format listFormat, kind, name string, items []listItem) []byte {
+// account or container listed (the XML root's name attribute), account the listed account's
+// AUTH_ name (symlinks' paths start there).
+func renderListing(format listFormat, kind, name, account string, items []listItem) []byte {
 	var b bytes.Buffer
 	switch format {
 	case formatPlain:
@@ -215,9 +219,11 @@ func renderListing(format listFormat, kind, name string, items []listItem) []byt
 			case it.subdir:
 				out = append(out, jsonSubdir{it.name})
 			case it.obj != nil:
-				hash, slo := splitListingETag(it.obj.ETag)
-				out = append(out, jsonObject{Name: it.name, Hash: hash, Bytes: it.obj.Size,
-					ContentType: it.obj.ContentType, LastModified: listingTime(it.obj.Timestamp), SLOETag: slo})
+				hash, params := parseListingETag(it.obj.ETag)
+				o := jsonObject{Name: it.name, Hash: hash, Bytes: it.obj.Size,
+					ContentType: it.obj.ContentType, LastModified: listingTime(it.obj.Timestamp), SLOETag: params["slo_etag"]}
+				o.SymlinkPath, o.SymlinkETag, o.SymlinkBytes = symlinkListingFields(params, account)
+				out = append(out, o)
 			default:
 				out = append(out, jsonContainer{Name: it.name, Count: it.ctr.ObjectCount, Bytes: it.ctr.BytesUsed,
 					LastModified: listingTime(it.ctr.Created)})
@@ -247,7 +253,8 @@ func renderListing(format listFormat, kind, name string, items []listItem) []byt
 			case it.obj != nil:
 				b.WriteString("<object>")
 				xmlElem(&b, "name", it.name)
-				hash, slo := splitListingETag(it.obj.ETag)
+				hash, params := parseListingETag(it.obj.ETag)
+				slo := params["slo_etag"]
 				xmlElem(&b, "hash", hash)
 				xmlElem(&b, "bytes", strconv.FormatInt(it.obj.Size, 10))
 				xmlElem(&b, "content_type", it.obj.ContentType)
@@ -280,8 +287,8 @@ func xmlElem(b *bytes.Buffer, name, value string) {
 
 // writeListing answers a listing GET or HEAD. An empty plain-text listing is 204, as in Swift;
 // JSON and XML always have a body.
-func writeListing(w http.ResponseWriter, r *http.Request, lr listRequest, kind, name string, items []listItem) {
-	body := renderListing(lr.format, kind, name, items)
+func writeListing(w http.ResponseWriter, r *http.Request, lr listRequest, kind, name, account string, items []listItem) {
+	body := renderListing(lr.format, kind, name, account, items)
 	hdr := w.Header()
 	hdr.Set("Content-Type", lr.contentType+"; charset=utf-8")
 	hdr.Set("Accept-Ranges", "bytes")
@@ -305,9 +312,21 @@ func writeListing(w http.ResponseWriter, r *http.Request, lr listRequest, kind, 
 	w.Write(body)
 }
 
-// splitListingETag splits a listing ETag into the hash and a static large object's slo_etag
-// (see meta.SysListingETag).
-func splitListingETag(e string) (hash, slo string) {
-	hash, slo, _ = strings.Cut(e, "; slo_etag=")
-	return hash, slo
+// parseListingETag splits a listing ETag into the hash and its parameters: a static large
+// object's slo_etag, a symlink's symlink_target and the rest (see meta.SysListingETag), as
+// "hash; key=value; ..." with optionally quoted values.
+func parseListingETag(e string) (hash string, params map[string]string) {
+	parts := strings.Split(e, ";")
+	hash = strings.TrimSpace(parts[0])
+	for _, p := range parts[1:] {
+		k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+		if !ok {
+			continue
+		}
+		if params == nil {
+			params = map[string]string{}
+		}
+		params[k] = v
+	}
+	return hash, params
 }

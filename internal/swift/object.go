@@ -50,6 +50,9 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 		}
 		return h.putManifest(w, r, rq, obj)
 	}
+	if _, ok := r.Header["X-Symlink-Target"]; ok {
+		return h.putSymlink(w, r, rq, obj)
+	}
 	chunked := len(r.TransferEncoding) > 0
 	if !chunked && r.Header.Get("Content-Length") == "" {
 		return errLengthRequired
@@ -110,6 +113,7 @@ func writeObjectHeaders(hdr http.Header, obj *meta.Object) {
 	if at := deleteAt(obj); at > 0 {
 		hdr.Set("X-Delete-At", strconv.FormatInt(at, 10))
 	}
+	writeSymlinkHeaders(hdr, obj)
 	hdr.Set("Etag", servedETag(obj))
 	hdr.Set("Last-Modified", lastModified(obj.Timestamp).Format(http.TimeFormat))
 	hdr.Set("X-Timestamp", swiftTimestamp(obj.Timestamp))
@@ -127,6 +131,9 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 		}
 		if expired(&obj, h.cfg.Now()) {
 			return fmt.Errorf("object %q expired: %w", rq.object, errNotFound)
+		}
+		if followed, err := h.symlinkHop(w, r, rq, &obj); followed {
+			return err
 		}
 		if r.URL.Query().Get("multipart-manifest") == "get" && isSLO(&obj) {
 			return getManifest(w, r, &obj)
@@ -183,6 +190,9 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 		if expired(&obj, h.cfg.Now()) {
 			return fmt.Errorf("object %q expired: %w", rq.object, errNotFound)
 		}
+		if followed, err := h.symlinkHop(w, r, rq, &obj); followed {
+			return err
+		}
 		if isDLO(&obj) && r.URL.Query().Get("multipart-manifest") != "get" {
 			return h.serveDLO(w, r, rq, &obj, rng)
 		}
@@ -200,6 +210,12 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 	obj := &rd.Object
 	if expired(obj, h.cfg.Now()) {
 		return fmt.Errorf("object %q expired: %w", rq.object, errNotFound)
+	}
+	if isSymlink(obj) || rq.symlinkETag != "" {
+		if followed, err := h.symlinkHop(w, r, rq, obj); followed {
+			rd.Close()
+			return err
+		}
 	}
 	hdr := w.Header()
 	if isDLO(obj) {
@@ -236,6 +252,9 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 // are those of the request; the content type changes only when the request has one.
 func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
+	if _, ok := r.Header["X-Symlink-Target"]; ok {
+		return errBadRequest.withText("A PUT request is required to set a symlink target")
+	}
 	upd, err := objectMetaFromRequest(r.Header, rq.object, h.cfg.Now())
 	if err != nil {
 		return err
@@ -265,6 +284,9 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	if _, err := h.proxy.PostObject(ctx, rq.objectName(), upd); err != nil {
 		return fmt.Errorf("post object %q: %w", rq.object, err)
+	}
+	if isSymlink(&cur) {
+		return symlinkRedirect(w, r, rq, &cur)
 	}
 	writeStatus(w, r, http.StatusAccepted)
 	return nil

@@ -67,6 +67,9 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *requ
 	if expired(&obj, h.cfg.Now()) {
 		return fmt.Errorf("object %q expired: %w", rq.object, errNotFound)
 	}
+	if followed, err := h.symlinkHop(w, r, rq, &obj); followed {
+		return err
+	}
 	hdr := w.Header()
 	writeObjectHeaders(hdr, &obj)
 	if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {

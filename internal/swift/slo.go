@@ -200,6 +200,7 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, account string, en
 	type looked struct {
 		obj     meta.Object
 		problem string
+		c, o    string // the segment object: the path's, or a symlink's target
 	}
 	seen := map[string]*looked{}
 	var problems [][2]string
@@ -227,6 +228,21 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, account string, en
 				if tick != nil {
 					tick()
 				}
+				if err == nil && isSymlink(&seg) {
+					// A symlink segment stands for its target, as Swift's SLO reads segments
+					// through the symlink middleware; the manifest records the target.
+					var target meta.ObjectName
+					target, seg, err = h.resolveSymlinks(r, rq, account, seg)
+					if err == nil && target.Account != account {
+						err = fmt.Errorf("segment %s: a symlink into another account: %w", e.Path, errConflict)
+					}
+					c, o = target.Container, target.Object
+					if se := (*swiftError)(nil); errors.As(err, &se) {
+						l.problem, err = se.statusLine(), nil
+						break
+					}
+				}
+				l.c, l.o = c, o
 				switch {
 				case errors.Is(err, meta.ErrNotFound):
 					l.problem = "404 Not Found"
@@ -245,8 +261,7 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, account string, en
 			continue
 		}
 		seg := l.obj
-		c, o, _ := strings.Cut(strings.TrimLeft(e.Path, "/"), "/")
-		s := meta.Segment{Container: c, Object: o, Size: seg.Size, ETag: seg.ETag, SubManifest: seg.Manifest != nil,
+		s := meta.Segment{Container: l.c, Object: l.o, Size: seg.Size, ETag: seg.ETag, SubManifest: seg.Manifest != nil,
 			ContentType: seg.ContentType, Timestamp: seg.Timestamp}
 		length := seg.Size
 		if e.Range != nil {
@@ -545,7 +560,8 @@ func (h *Handler) checkSegmentAccess(r *http.Request, rq *request, name meta.Obj
 				continue
 			}
 			if depth >= proxy.MaxManifestDepth {
-				return errConflict.withText("While processing manifest %s, max recursion depth was exceeded", manifestPath)
+				// Swift logs "max recursion depth was exceeded" and answers its plain 409.
+				return fmt.Errorf("manifest %s: max recursion depth was exceeded: %w", manifestPath, errConflict)
 			}
 			sub, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: name.Account, Container: s.Container, Object: s.Object})
 			if err != nil || sub.Manifest == nil {

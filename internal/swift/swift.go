@@ -141,6 +141,12 @@ type request struct {
 	id        Identity
 	anonymous bool          // no token: ACLs alone decide
 	tempURL   *tempURLScope // a valid temp URL let the request in (tempurl.go)
+
+	// While a GET or HEAD follows symlinks (symlink.go): links followed so far, the ETag a
+	// static link requires of what comes next, and where the last link pointed.
+	symlinkHops     int
+	symlinkETag     string
+	symlinkLocation string
 }
 
 // ServeHTTP routes, authenticates and serves one request.

@@ -98,15 +98,15 @@ func TestParseListing(t *testing.T) {
 func TestRenderListing(t *testing.T) {
 	e := meta.ListEntry{Name: "a&b", Size: 3, ETag: "e", ContentType: "t/x", Timestamp: meta.Timestamp(1_700_000_000_123_456_789)}
 	items := merge([]listItem{{name: "z/", subdir: true}, {name: "a&b", obj: &e}}, false)
-	if got := string(renderListing(formatJSON, "container", "c", items)); got !=
+	if got := string(renderListing(formatJSON, "container", "c", "AUTH_a", items)); got !=
 		`[{"name":"a&b","hash":"e","bytes":3,"content_type":"t/x","last_modified":"2023-11-14T22:13:20.123456"},{"subdir":"z/"}]` {
 		t.Errorf("json %s", got)
 	}
-	if got := string(renderListing(formatXML, "container", "c<", items)); !strings.Contains(got, `<container name="c&lt;"><object><name>a&amp;b</name>`) ||
+	if got := string(renderListing(formatXML, "container", "c<", "AUTH_a", items)); !strings.Contains(got, `<container name="c&lt;"><object><name>a&amp;b</name>`) ||
 		!strings.HasSuffix(got, `<subdir name="z/"><name>z/</name></subdir></container>`) {
 		t.Errorf("xml %s", got)
 	}
-	if got := string(renderListing(formatPlain, "container", "c", merge(items, true))); got != "z/\na&b\n" {
+	if got := string(renderListing(formatPlain, "container", "c", "AUTH_a", merge(items, true))); got != "z/\na&b\n" {
 		t.Errorf("plain reversed %q", got)
 	}
 }

@@ -1,0 +1,347 @@
+package swift
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/httpwire"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/proxy"
+)
+
+// Symlinks, as Swift's symlink middleware: a zero-byte object whose X-Symlink-Target names
+// another object ("container/object", optionally in X-Symlink-Target-Account). GET and HEAD
+// follow it (at most symloopMax links in a row) and answer with the target, and a
+// Content-Location naming it; ?symlink=get answers the link itself. A static link
+// (X-Symlink-Target-Etag) must find the target with that ETag, at creation and on every read.
+// COPY follows the link unless ?symlink=get; POST changes the link's metadata and answers 307
+// pointing at the target; DELETE deletes the link. Reading through a link needs read access to
+// the target, decided as for a direct read.
+
+// SysMeta keys of a symlink: the target as "container/object" (URL-quoted, as Swift keeps and
+// shows it), its account when it was given (as sent, with AUTH_), and a static link's ETag and
+// the target's size.
+const (
+	sysSymlinkTarget  = "symlink-target"
+	sysSymlinkAccount = "symlink-target-account"
+	sysSymlinkETag    = "symlink-target-etag"
+	sysSymlinkBytes   = "symlink-target-bytes"
+)
+
+// symloopMax is how many links one read follows in a row (Swift's default).
+const symloopMax = 2
+
+// emptyMD5 is the ETag of a symlink (it has no bytes).
+var emptyMD5 = func() string { s := md5.Sum(nil); return hex.EncodeToString(s[:]) }()
+
+func isSymlink(obj *meta.Object) bool { return obj.SysMeta[sysSymlinkTarget] != "" }
+
+// wantsSymlinkItself reports whether a request addresses a symlink rather than its target.
+func wantsSymlinkItself(r *http.Request) bool { return r.URL.Query().Get("symlink") == "get" }
+
+// symlinkTarget is the account (AUTH_ name), container and object a symlink names, and its
+// Content-Location path.
+func symlinkTarget(obj *meta.Object, rq *request) (account, tenant, container, object, location string) {
+	account = obj.SysMeta[sysSymlinkAccount]
+	if account == "" {
+		account = rq.account
+	}
+	tenant = strings.TrimPrefix(account, resellerPrefix)
+	quoted := obj.SysMeta[sysSymlinkTarget]
+	container, object, _ = strings.Cut(httpwire.UnescapeLenient(quoted), "/")
+	return account, tenant, container, object, "/v1/" + pyQuote(account) + "/" + quoted
+}
+
+// writeSymlinkHeaders shows a symlink's settings, as ?symlink=get does.
+func writeSymlinkHeaders(hdr http.Header, obj *meta.Object) {
+	if !isSymlink(obj) {
+		return
+	}
+	hdr.Set("X-Symlink-Target", obj.SysMeta[sysSymlinkTarget])
+	if a := obj.SysMeta[sysSymlinkAccount]; a != "" {
+		hdr.Set("X-Symlink-Target-Account", a)
+	}
+	if e := obj.SysMeta[sysSymlinkETag]; e != "" {
+		hdr.Set("X-Symlink-Target-Etag", e)
+		hdr.Set("X-Symlink-Target-Bytes", obj.SysMeta[sysSymlinkBytes])
+	}
+}
+
+// symlinkHop is called wherever a GET or HEAD has read an object's metadata, before it answers.
+// For a symlink (unless the request wants the link itself) it serves the target instead:
+// followed is true and err is what serving it returned. At the end of a chain that began with a
+// static link it checks the final object's ETag.
+func (h *Handler) symlinkHop(w http.ResponseWriter, r *http.Request, rq *request, obj *meta.Object) (followed bool, err error) {
+	if wantsSymlinkItself(r) && rq.symlinkHops == 0 {
+		return false, nil
+	}
+	if !isSymlink(obj) {
+		if want := rq.symlinkETag; want != "" {
+			if got := symlinkComparableETag(obj); got != want {
+				return true, errConflict.withText("Object Etag %s does not match X-Symlink-Target-Etag header %s", pyRepr(got), pyRepr(want))
+			}
+		}
+		return false, nil
+	}
+	if rq.symlinkETag != "" {
+		// A static link onto a link: each link's ETag must agree.
+		found := obj.SysMeta[sysSymlinkETag]
+		if found == "" {
+			found = emptyMD5
+		}
+		if found != rq.symlinkETag {
+			return true, errConflict.withText("X-Symlink-Target-Etag headers do not match")
+		}
+	}
+	if rq.symlinkHops >= symloopMax {
+		return true, errConflict.withText("Too many levels of symbolic links, maximum allowed is %d", symloopMax)
+	}
+	account, tenant, container, object, location := symlinkTarget(obj, rq)
+	w.Header().Set("Content-Location", location)
+	if err := h.allow(r.Context(), r, rq, tenant, container, object, access.GetObject); err != nil {
+		return true, err
+	}
+	sub := *rq
+	sub.account, sub.tenant, sub.container, sub.object = account, tenant, container, object
+	sub.symlinkHops++
+	sub.symlinkLocation = location
+	// What comes next is checked against this link's ETag if it is static; past a dynamic
+	// link nothing is (Swift's rule).
+	sub.symlinkETag = obj.SysMeta[sysSymlinkETag]
+	return true, h.getObject(w, r, &sub)
+}
+
+// symlinkComparableETag is the ETag a static link records for an object: a manifest's own for
+// a static large object (its X-Manifest-Etag), the MD5 otherwise.
+func symlinkComparableETag(obj *meta.Object) string {
+	if isSLO(obj) {
+		return manifestETag(obj)
+	}
+	return obj.ETag
+}
+
+// pyRepr quotes a string as Python's repr does for plain text (Swift's messages use it).
+func pyRepr(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
+
+// putSymlink stores a symlink (PUT with X-Symlink-Target): no body, a well-formed target that
+// is not the link itself; a static link's target must exist with the ETag given.
+func (h *Handler) putSymlink(w http.ResponseWriter, r *http.Request, rq *request, obj meta.Object) error {
+	ctx := r.Context()
+	if hasBody, err := requestHasBody(r); err != nil {
+		return err
+	} else if hasBody {
+		return errBadRequest.withText("Symlink requests require a zero byte body")
+	}
+	formErr := errPreconditionFailed.withText("X-Symlink-Target header must be of the form <container name>/<object name>")
+	raw := httpwire.UnescapeLenient(r.Header.Get("X-Symlink-Target"))
+	container, object, ok := strings.Cut(raw, "/")
+	if strings.HasPrefix(raw, "/") || !ok || container == "" || object == "" {
+		return formErr
+	}
+	if err := checkContainerName(container); err != nil {
+		return err
+	}
+	if err := checkObjectName(object); err != nil {
+		return err
+	}
+	sys := map[string]string{sysSymlinkTarget: pyQuote(container + "/" + object)}
+	account := rq.account
+	if v, ok := r.Header["X-Symlink-Target-Account"]; ok {
+		account = httpwire.UnescapeLenient(strings.Join(v, ","))
+		switch {
+		case account == "":
+			return errPreconditionFailed.withText("Account name cannot be empty")
+		case strings.Contains(account, "/"):
+			return errPreconditionFailed.withText("Account name cannot contain slashes")
+		case len(account) > maxAccountNameLength:
+			return errPreconditionFailed.withText("Account name length of %d longer than %d", len(account), maxAccountNameLength)
+		}
+		sys[sysSymlinkAccount] = pyQuote(account)
+	}
+	if account == rq.account && container == rq.container && object == rq.object {
+		return errBadRequest.withText("Symlink cannot target itself")
+	}
+	tenant := strings.TrimPrefix(account, resellerPrefix)
+	slo := ""
+	etag := httpwire.TrimETag(r.Header.Get("X-Symlink-Target-Etag"))
+	if etag != "" {
+		if strings.ContainsAny(etag, `;"\`) {
+			return errBadRequest.withText("Bad X-Symlink-Target-Etag format")
+		}
+		w.Header().Set("Content-Location", "/v1/"+pyQuote(account)+"/"+sys[sysSymlinkTarget]) // for the refusals
+		target, err := h.staticSymlinkTarget(r, rq, tenant, container, object, etag)
+		if err != nil {
+			return err
+		}
+		w.Header().Del("Content-Location")
+		size := target.Size
+		if isSymlink(&target) {
+			size, _ = strconv.ParseInt(target.SysMeta[sysSymlinkBytes], 10, 64)
+		}
+		sys[sysSymlinkETag], sys[sysSymlinkBytes] = etag, strconv.FormatInt(size, 10)
+		if r.Header.Get("Content-Type") == "" {
+			obj.ContentType = target.ContentType
+		}
+		if isSLO(&target) {
+			slo = `"` + target.ETag + `"`
+		}
+	} else if r.Header.Get("Content-Type") == "" {
+		obj.ContentType = "application/symlink"
+	}
+	sys[meta.SysListingETag] = symlinkListingETag(sys, slo)
+	obj.SysMeta = overlay(obj.SysMeta, sys)
+	obj.Size = 0
+	if err := h.checkQuota(ctx, rq.tenant, rq.container, access.Usage{Objects: 1}); err != nil {
+		return err
+	}
+	if err := h.queueExpiry(ctx, rq.objectName(), obj.SysMeta); err != nil {
+		return err
+	}
+	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, strings.NewReader(""), proxy.PutOptions{})
+	if err != nil {
+		return fmt.Errorf("put symlink %q: %w", rq.object, err)
+	}
+	hdr := w.Header()
+	hdr.Set("Etag", stored.ETag)
+	hdr.Set("Last-Modified", lastModified(stored.Timestamp).Format(http.TimeFormat))
+	if etag != "" {
+		hdr.Set("X-Symlink-Target-Etag", etag)
+	}
+	writeStatus(w, r, http.StatusCreated)
+	return nil
+}
+
+// symlinkListingETag is the listing ETag of a symlink with settings sys: the MD5 of nothing,
+// then the link's settings as parameters, which JSON listings show as symlink_path,
+// symlink_etag and symlink_bytes (and slo_etag, for a static link to a static large object).
+func symlinkListingETag(sys map[string]string, slo string) string {
+	e := emptyMD5
+	if slo != "" {
+		e += "; slo_etag=" + slo
+	}
+	e += "; symlink_target=" + sys[sysSymlinkTarget]
+	if a := sys[sysSymlinkAccount]; a != "" {
+		e += "; symlink_target_account=" + a
+	}
+	if t := sys[sysSymlinkETag]; t != "" {
+		e += "; symlink_target_etag=" + t + "; symlink_target_bytes=" + sys[sysSymlinkBytes]
+	}
+	return e
+}
+
+// staticSymlinkTarget reads the target of a static link being made: it must exist, the writer
+// must be able to read it, and its ETag (a link's own, for a link) must be etag.
+func (h *Handler) staticSymlinkTarget(r *http.Request, rq *request, tenant, container, object, etag string) (meta.Object, error) {
+	if err := h.allow(r.Context(), r, rq, tenant, container, object, access.GetObject); err != nil {
+		return meta.Object{}, err
+	}
+	target, err := h.proxy.HeadObject(r.Context(), meta.ObjectName{Account: tenant, Container: container, Object: object})
+	if errors.Is(err, meta.ErrNotFound) || err == nil && expired(&target, h.cfg.Now()) {
+		return meta.Object{}, errConflict.withText("X-Symlink-Target does not exist")
+	}
+	if err != nil {
+		return meta.Object{}, fmt.Errorf("symlink target %s/%s: %w", container, object, err)
+	}
+	found := symlinkComparableETag(&target)
+	if isSymlink(&target) {
+		found = target.SysMeta[sysSymlinkETag]
+		if found == "" {
+			found = emptyMD5
+		}
+		if found != etag {
+			return meta.Object{}, errConflict.withText("X-Symlink-Target-Etag headers do not match")
+		}
+		return target, nil
+	}
+	if found != etag {
+		return meta.Object{}, errConflict.withText("Object Etag %s does not match X-Symlink-Target-Etag header %s", pyRepr(found), pyRepr(etag))
+	}
+	return target, nil
+}
+
+// requestHasBody reports whether a request carries any body bytes (a chunked one is peeked at).
+func requestHasBody(r *http.Request) (bool, error) {
+	if len(r.TransferEncoding) == 0 {
+		return r.ContentLength > 0, nil
+	}
+	var b [1]byte
+	n, err := r.Body.Read(b[:])
+	if n > 0 {
+		return true, nil
+	}
+	if err != nil && err != io.EOF {
+		return false, fmt.Errorf("symlink body: %w", err)
+	}
+	return false, nil
+}
+
+// symlinkRedirect answers a POST that was applied to a symlink: 307 pointing at the target, as
+// Swift does, so that the client learns its metadata went to the link.
+func symlinkRedirect(w http.ResponseWriter, r *http.Request, rq *request, obj *meta.Object) error {
+	_, _, _, _, location := symlinkTarget(obj, rq)
+	hdr := w.Header()
+	hdr.Set("Location", location)
+	if e := obj.SysMeta[sysSymlinkETag]; e != "" {
+		hdr.Set("X-Symlink-Target-Etag", e)
+	}
+	body := "The requested POST was applied to a symlink. POST directly to the target to apply requested metadata."
+	hdr.Set("Content-Type", contentTypeHTML)
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusTemporaryRedirect)
+	io.WriteString(w, body)
+	return nil
+}
+
+// resolveSymlinks follows a symlink of account (a copy's source, a manifest's segment) to the
+// object it stands for, within symloopMax links, each target readable by the caller, as a GET
+// through it would.
+func (h *Handler) resolveSymlinks(r *http.Request, rq *request, account string, link meta.Object) (meta.ObjectName, meta.Object, error) {
+	hop := *rq
+	hop.account, hop.tenant = resellerPrefix+account, account
+	obj := link
+	var name meta.ObjectName
+	for i := 0; isSymlink(&obj); i++ {
+		if i >= symloopMax {
+			return name, obj, errConflict.withText("Too many levels of symbolic links, maximum allowed is %d", symloopMax)
+		}
+		acct, tenant, container, object, _ := symlinkTarget(&obj, &hop)
+		if err := h.allow(r.Context(), r, rq, tenant, container, object, access.GetObject); err != nil {
+			return name, obj, err
+		}
+		name = meta.ObjectName{Account: tenant, Container: container, Object: object}
+		next, err := h.proxy.HeadObject(r.Context(), name)
+		if errors.Is(err, meta.ErrNotFound) {
+			return name, obj, fmt.Errorf("symlink target %s/%s: %w", container, object, errNotFound)
+		}
+		if err != nil {
+			return name, obj, err
+		}
+		hop.account, hop.tenant, obj = acct, tenant, next
+	}
+	return name, obj, nil
+}
+
+// symlinkListingFields are the JSON listing's fields for a symlink, from its listing ETag's
+// parameters (symlink_target, symlink_target_account, _etag, _bytes).
+func symlinkListingFields(params map[string]string, account string) (path, etag string, bytes *int64) {
+	target := params["symlink_target"]
+	if target == "" {
+		return "", "", nil
+	}
+	if a := params["symlink_target_account"]; a != "" {
+		account = a
+	}
+	if v := params["symlink_target_bytes"]; v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			bytes = &n
+		}
+	}
+	return "/v1/" + account + "/" + target, params["symlink_target_etag"], bytes
+}
