@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // AccountStore keeps the metadata of accounts, which Cairn's tenant store holds (the listing
@@ -45,7 +46,7 @@ func writeAccountHeaders(hdr http.Header, a meta.Account, m map[string]string, o
 	hdr.Set("X-Account-Object-Count", strconv.FormatInt(a.ObjectCount, 10))
 	hdr.Set("X-Account-Bytes-Used", strconv.FormatInt(a.BytesUsed, 10))
 	// Cairn keeps no creation time for accounts; Swift clients only display it.
-	hdr.Set("X-Timestamp", swiftTimestamp(0))
+	hdr.Set("X-Timestamp", swiftwire.Timestamp(0))
 	for k, v := range m {
 		if name, ok := strings.CutPrefix(k, accountMetaPrefix); ok && v != "" {
 			if !owner && strings.HasPrefix(name, "temp-url-key") {
@@ -159,7 +160,7 @@ func checkAccountQuotaHeaders(hdr http.Header, rq *request) error {
 	if !rq.id.Root {
 		return fmt.Errorf("X-Account-Meta-Quota-Bytes from %s:%s, not a reseller admin: %w", rq.id.Account, rq.id.User, errForbidden)
 	}
-	if set && !remove && v[0] != "" && !isDigits(v[0]) {
+	if set && !remove && v[0] != "" && !swiftwire.IsDigits(v[0]) {
 		return errBadRequest.withText("Invalid quota %.40q", v[0])
 	}
 	return nil

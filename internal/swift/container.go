@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // containerMetaPrefix keeps user metadata (X-Container-Meta-*) apart from the settings Cairn
@@ -104,8 +105,8 @@ func writeContainerHeaders(hdr http.Header, c meta.Container, showACLs bool) {
 	}
 	hdr.Set("X-Container-Object-Count", strconv.FormatInt(c.ObjectCount, 10))
 	hdr.Set("X-Container-Bytes-Used", strconv.FormatInt(c.BytesUsed, 10))
-	hdr.Set("X-Timestamp", swiftTimestamp(c.Created))
-	hdr.Set("Last-Modified", lastModified(containerModified(c)).Format(http.TimeFormat))
+	hdr.Set("X-Timestamp", swiftwire.Timestamp(c.Created))
+	hdr.Set("Last-Modified", swiftwire.LastModified(containerModified(c)).Format(http.TimeFormat))
 	hdr.Set("X-Storage-Policy", policyName)
 	writeRFCEtags(hdr, "Container", c.Meta)
 	writeVersioningHeaders(hdr, c)

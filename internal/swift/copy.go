@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // parseCopyPath parses a Destination or X-Copy-From header: "[/]container/object", URL-quoted
@@ -144,7 +145,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		srcObj.ETag = strings.Trim(etag, `"`)
 		srcObj.Manifest = segs // a fresh MD5 for the copy, as for any manifest source
 	}
-	if err := checkConditions(r, srcObj.ETag, lastModified(srcObj.Timestamp)); err != nil {
+	if err := checkConditions(r, srcObj.ETag, swiftwire.LastModified(srcObj.Timestamp)); err != nil {
 		return err
 	}
 	if rd.Length > h.cfg.MaxObjectSize {
@@ -164,7 +165,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 			}
 		}
 		if v := r.Header.Get("X-Symlink-Target-Account"); v != "" {
-			keep[sysSymlinkAccount] = pyQuote(httpwire.UnescapeLenient(v))
+			keep[sysSymlinkAccount] = swiftwire.PyQuote(httpwire.UnescapeLenient(v))
 		}
 		_, params := parseListingETag(srcObj.SysMeta[meta.SysListingETag])
 		keep[meta.SysListingETag] = symlinkListingETag(keep, params["slo_etag"])
@@ -176,7 +177,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if r.Header.Get("Content-Type") != "" {
 		obj.ContentType = req.ContentType
 	}
-	if !truthy(r.Header.Get("X-Fresh-Metadata")) {
+	if !swiftwire.Truthy(r.Header.Get("X-Fresh-Metadata")) {
 		obj.Headers = cloneMap(srcObj.Headers)
 		obj.UserMeta = cloneMap(srcObj.UserMeta)
 	}
@@ -217,10 +218,10 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	hdr := w.Header()
 	hdr.Set("Etag", stored.ETag)
-	hdr.Set("Last-Modified", lastModified(stored.Timestamp).Format(http.TimeFormat))
+	hdr.Set("Last-Modified", swiftwire.LastModified(stored.Timestamp).Format(http.TimeFormat))
 	hdr.Set("X-Copied-From", (&url.URL{Path: src.Container + "/" + src.Object}).EscapedPath())
 	hdr.Set("X-Copied-From-Account", resellerPrefix+src.Account)
-	hdr.Set("X-Copied-From-Last-Modified", lastModified(srcObj.Timestamp).Format(http.TimeFormat))
+	hdr.Set("X-Copied-From-Last-Modified", swiftwire.LastModified(srcObj.Timestamp).Format(http.TimeFormat))
 	for k, v := range obj.UserMeta {
 		hdr.Set(metaHeader("Object", k), v)
 	}

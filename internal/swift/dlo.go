@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // Dynamic large objects (Swift's dlo middleware). An object stored with X-Object-Manifest:
@@ -117,7 +118,7 @@ func (h *Handler) serveDLO(w http.ResponseWriter, r *http.Request, rq *request, 
 	writeObjectHeaders(hdr, obj)
 	hdr.Set("Etag", etag)
 	hdr.Set("X-Object-Manifest", obj.SysMeta[sysDLO])
-	if err := checkConditions(r, strings.Trim(etag, `"`), lastModified(obj.Timestamp)); err != nil {
+	if err := checkConditions(r, strings.Trim(etag, `"`), swiftwire.LastModified(obj.Timestamp)); err != nil {
 		return err
 	}
 	off, n := int64(0), total

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // swiftError is an error as Swift puts it on the wire: a status and a body. Swift answers most
@@ -27,6 +27,9 @@ const (
 )
 
 func (e *swiftError) Error() string { return fmt.Sprintf("%d %s", e.status, e.body) }
+
+// HTTPStatus lets errors of internal/swift/swiftwire match these by status.
+func (e *swiftError) HTTPStatus() int { return e.status }
 
 // Is makes a re-worded error match the sentinel it came from.
 func (e *swiftError) Is(target error) bool {
@@ -90,6 +93,14 @@ func toSwiftError(err error) *swiftError {
 	if errors.As(err, &se) {
 		return se
 	}
+	var we *swiftwire.Error
+	if errors.As(err, &we) {
+		ct := contentTypePlain
+		if we.HTML {
+			ct = contentTypeHTML
+		}
+		return &swiftError{status: we.Status, body: we.Body, contentType: ct}
+	}
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -131,7 +142,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 			realm = rq.account
 		}
 		// The realm comes from the URL: quoted, so that it cannot end the header value.
-		hdr.Set("Www-Authenticate", `Swift realm="`+pyQuote(realm)+`"`)
+		hdr.Set("Www-Authenticate", `Swift realm="`+swiftwire.PyQuote(realm)+`"`)
 	}
 	if se.status == http.StatusNotModified {
 		// A 304 keeps the object's headers (Content-Type included) and has no body.
@@ -148,26 +159,4 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 	hdr.Set("Content-Length", fmt.Sprint(len(se.body)))
 	w.WriteHeader(se.status)
 	w.Write([]byte(se.body))
-}
-
-// pyQuote percent-encodes every byte but letters, digits, "_.-~" and "/", as Python's
-// urllib quote does: Swift quotes so the account in WWW-Authenticate and the paths in bulk
-// answers.
-func pyQuote(s string) string { return pyQuoteSafe(s, "/") }
-
-// pyQuoteSafe is Python's quote with its safe characters.
-func pyQuoteSafe(s, safe string) string {
-	const hexDigits = "0123456789ABCDEF"
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_.-~", c) >= 0 || strings.IndexByte(safe, c) >= 0 {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hexDigits[c>>4])
-		b.WriteByte(hexDigits[c&15])
-	}
-	return b.String()
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"strings"
+
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // Swift's etag_quoter: an account or container may ask for RFC 9110 ETags (quoted) on its
@@ -18,7 +20,7 @@ func readRFCEtags(hdr http.Header, kind string, changes map[string]string) {
 	if v, ok := hdr[http.CanonicalHeaderKey(name)]; ok {
 		changes[rfcEtagsKey] = ""
 		if s := strings.Join(v, ","); s != "" {
-			changes[rfcEtagsKey] = boolString(truthy(s))
+			changes[rfcEtagsKey] = boolString(swiftwire.Truthy(s))
 		}
 	}
 	if hdr.Get("X-Remove-"+kind+"-Rfc-Compliant-Etags") != "" {

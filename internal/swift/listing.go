@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // listFormat is the body format of a listing.
@@ -45,7 +46,7 @@ type listRequest struct {
 func parseListing(q url.Values, accept string) (listRequest, error) {
 	lr := listRequest{opts: meta.ListOptions{
 		Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), Marker: q.Get("marker"),
-		EndMarker: q.Get("end_marker"), Limit: listingLimit, Reverse: truthy(q.Get("reverse")),
+		EndMarker: q.Get("end_marker"), Limit: listingLimit, Reverse: swiftwire.Truthy(q.Get("reverse")),
 	}}
 	// Swift 2.30 asks only that each parameter be UTF-8: a delimiter may be several characters
 	// long, and a marker may hold a NUL (clients use "name\x00" as "just after name").
@@ -54,7 +55,7 @@ func parseListing(q url.Values, accept string) (listRequest, error) {
 			return lr, errBadRequest.withText("%q parameter not valid UTF-8", name)
 		}
 	}
-	if v := q.Get("limit"); v != "" && isDigits(v) {
+	if v := q.Get("limit"); v != "" && swiftwire.IsDigits(v) {
 		n, err := strconv.Atoi(v)
 		if err != nil || n > listingLimit {
 			return lr, errPreconditionFailed.withText("Maximum limit is %d", listingLimit)
@@ -95,15 +96,6 @@ func parseListing(q url.Values, accept string) (listRequest, error) {
 		lr.format = formatXML
 	}
 	return lr, nil
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // offered are the listing media types, in Swift's order of preference.
@@ -221,12 +213,12 @@ func renderListing(format listFormat, kind, name, account string, items []listIt
 			case it.obj != nil:
 				hash, params := parseListingETag(it.obj.ETag)
 				o := jsonObject{Name: it.name, Hash: hash, Bytes: it.obj.Size,
-					ContentType: it.obj.ContentType, LastModified: listingTime(it.obj.Timestamp), SLOETag: params["slo_etag"]}
+					ContentType: it.obj.ContentType, LastModified: swiftwire.ListingTime(it.obj.Timestamp), SLOETag: params["slo_etag"]}
 				o.SymlinkPath, o.SymlinkETag, o.SymlinkBytes = symlinkListingFields(params, account)
 				out = append(out, o)
 			default:
 				out = append(out, jsonContainer{Name: it.name, Count: it.ctr.ObjectCount, Bytes: it.ctr.BytesUsed,
-					LastModified: listingTime(it.ctr.Created)})
+					LastModified: swiftwire.ListingTime(it.ctr.Created)})
 			}
 		}
 		enc := json.NewEncoder(&b)
@@ -258,7 +250,7 @@ func renderListing(format listFormat, kind, name, account string, items []listIt
 				xmlElem(&b, "hash", hash)
 				xmlElem(&b, "bytes", strconv.FormatInt(it.obj.Size, 10))
 				xmlElem(&b, "content_type", it.obj.ContentType)
-				xmlElem(&b, "last_modified", listingTime(it.obj.Timestamp))
+				xmlElem(&b, "last_modified", swiftwire.ListingTime(it.obj.Timestamp))
 				if slo != "" {
 					xmlElem(&b, "slo_etag", slo)
 				}
@@ -268,7 +260,7 @@ func renderListing(format listFormat, kind, name, account string, items []listIt
 				xmlElem(&b, "name", it.name)
 				xmlElem(&b, "count", strconv.FormatInt(it.ctr.ObjectCount, 10))
 				xmlElem(&b, "bytes", strconv.FormatInt(it.ctr.BytesUsed, 10))
-				xmlElem(&b, "last_modified", listingTime(it.ctr.Created))
+				xmlElem(&b, "last_modified", swiftwire.ListingTime(it.ctr.Created))
 				b.WriteString("</container>")
 			}
 		}

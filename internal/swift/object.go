@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 func (rq *request) objectName() meta.ObjectName {
@@ -79,7 +80,7 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	}
 	hdr := w.Header()
 	hdr.Set("Etag", stored.ETag)
-	hdr.Set("Last-Modified", lastModified(stored.Timestamp).Format(http.TimeFormat))
+	hdr.Set("Last-Modified", swiftwire.LastModified(stored.Timestamp).Format(http.TimeFormat))
 	writeStatus(w, r, http.StatusCreated)
 	return nil
 }
@@ -115,8 +116,8 @@ func writeObjectHeaders(hdr http.Header, obj *meta.Object) {
 	}
 	writeSymlinkHeaders(hdr, obj)
 	hdr.Set("Etag", servedETag(obj))
-	hdr.Set("Last-Modified", lastModified(obj.Timestamp).Format(http.TimeFormat))
-	hdr.Set("X-Timestamp", swiftTimestamp(obj.Timestamp))
+	hdr.Set("Last-Modified", swiftwire.LastModified(obj.Timestamp).Format(http.TimeFormat))
+	hdr.Set("X-Timestamp", swiftwire.Timestamp(obj.Timestamp))
 	hdr.Set("Accept-Ranges", "bytes")
 }
 
@@ -146,7 +147,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 			}
 		}
 		writeObjectHeaders(w.Header(), &obj)
-		if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {
+		if err := checkConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
 			return err
 		}
 		w.Header().Set("Content-Length", strconv.FormatInt(obj.Size, 10))
@@ -197,7 +198,7 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 			return h.serveDLO(w, r, rq, &obj, rng)
 		}
 		writeObjectHeaders(w.Header(), &obj)
-		if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {
+		if err := checkConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
 			return err
 		}
 		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(obj.Size, 10))
@@ -226,7 +227,7 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 		hdr.Set("X-Object-Manifest", obj.SysMeta[sysDLO])
 	}
 	writeObjectHeaders(hdr, obj)
-	if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {
+	if err := checkConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
 		return err
 	}
 	if isSLO(obj) && r.URL.Query().Get("multipart-manifest") != "get" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // Quotas, as Swift's container_quotas and account_quotas middlewares keep them: a container's
@@ -20,10 +21,10 @@ var errQuotaExceeded = &swiftError{status: http.StatusRequestEntityTooLarge, bod
 
 // checkQuotaHeaders refuses quota metadata that is not a non-negative integer, as Swift does.
 func checkQuotaHeaders(hdr http.Header) error {
-	if v := hdr.Get("X-Container-Meta-Quota-Bytes"); v != "" && !isDigits(v) {
+	if v := hdr.Get("X-Container-Meta-Quota-Bytes"); v != "" && !swiftwire.IsDigits(v) {
 		return errBadRequest.withText("Invalid bytes quota.").asHTML()
 	}
-	if v := hdr.Get("X-Container-Meta-Quota-Count"); v != "" && !isDigits(v) {
+	if v := hdr.Get("X-Container-Meta-Quota-Count"); v != "" && !swiftwire.IsDigits(v) {
 		return errBadRequest.withText("Invalid count quota.").asHTML()
 	}
 	return nil

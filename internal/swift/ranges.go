@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // span is one satisfiable range of an object.
@@ -72,7 +73,7 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *requ
 	}
 	hdr := w.Header()
 	writeObjectHeaders(hdr, &obj)
-	if err := checkConditions(r, obj.ETag, lastModified(obj.Timestamp)); err != nil {
+	if err := checkConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
 		return err
 	}
 	if isSLO(&obj) {

@@ -1,9 +1,6 @@
 package swift
 
 import (
-	"crypto/md5"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +15,7 @@ import (
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // Static large objects (Swift's SLO middleware) are built on the proxy's manifests: the
@@ -45,28 +43,6 @@ const sysSLO = "slo"
 
 func isSLO(obj *meta.Object) bool { return obj.Manifest != nil && obj.SysMeta[sysSLO] != "" }
 
-// rangeText is a ranged segment's range as Swift stores it: "first-last".
-func rangeText(s meta.Segment) string {
-	return strconv.FormatInt(s.Offset, 10) + "-" + strconv.FormatInt(s.Offset+s.Length-1, 10)
-}
-
-// sloETag is Swift's ETag of a static large object: the MD5 of its segments' contributions,
-// the segment's ETag, "etag:first-last;" for a ranged one, the MD5 of an inline one's bytes.
-func sloETag(segs []meta.Segment) string {
-	h := md5.New()
-	for _, s := range segs {
-		switch {
-		case s.Data != nil:
-			io.WriteString(h, md5hex(s.Data))
-		case s.Ranged:
-			io.WriteString(h, s.ETag+":"+rangeText(s)+";")
-		default:
-			io.WriteString(h, s.ETag)
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 // Swift's texts for a 400 and a 422 without a body of their own (heartbeat answers use them).
 const (
 	badRequestText    = "Bad Request\nThe server could not comply with the request since it is either malformed or otherwise incorrect."
@@ -92,14 +68,14 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 	if err != nil {
 		return fmt.Errorf("read manifest: %w", err)
 	}
-	entries, err := parseManifest(body, rq.container+"/"+rq.object)
+	entries, err := swiftwire.ParseManifest(body, rq.container+"/"+rq.object)
 	if err != nil {
 		return err
 	}
-	if n := len(entries) - countFunc(entries, func(e sloEntry) bool { return e.Data != nil }); n > maxManifestSegments {
+	if n := len(entries) - countFunc(entries, func(e swiftwire.ManifestEntry) bool { return e.Data != nil }); n > maxManifestSegments {
 		return errTooLarge.withText("Number of object-backed segments must be <= %d", maxManifestSegments)
 	}
-	heartbeat := truthy(r.URL.Query().Get("heartbeat"))
+	heartbeat := swiftwire.Truthy(r.URL.Query().Get("heartbeat"))
 	sep := ""
 	if heartbeat {
 		ct, _ := negotiate(r.Header.Get("Accept"))
@@ -154,7 +130,7 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 		return answer("400", fields, problems)
 	}
 	obj.Manifest = segs
-	obj.ETag = sloETag(segs)
+	obj.ETag = swiftwire.SLOETag(segs)
 	if want := r.Header.Get("ETag"); want != "" && httpwire.TrimETag(want) != obj.ETag {
 		if heartbeat {
 			return answer("", map[string]any{"Response Status": "422 Unprocessable Entity", "Response Body": unprocessableText}, nil)
@@ -170,7 +146,7 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 		return err
 	}
 	etag := `"` + stored.ETag + `"`
-	lm := lastModified(stored.Timestamp).Format(http.TimeFormat)
+	lm := swiftwire.LastModified(stored.Timestamp).Format(http.TimeFormat)
 	if heartbeat {
 		return answer("", map[string]any{"Response Status": "201 Created", "Etag": etag, "Last Modified": lm, "Response Body": ""}, nil)
 	}
@@ -195,7 +171,7 @@ func countFunc[T any](s []T, f func(T) bool) int {
 // segment must be readable by it, or the manifest would hand out what its writer may not
 // read) and returns the manifest's segments, or the problems found as Swift lists them.
 // tick, when not nil, runs after each lookup (heartbeats).
-func (h *Handler) checkSegments(r *http.Request, rq *request, account string, entries []sloEntry, tick func()) ([]meta.Segment, [][2]string, error) {
+func (h *Handler) checkSegments(r *http.Request, rq *request, account string, entries []swiftwire.ManifestEntry, tick func()) ([]meta.Segment, [][2]string, error) {
 	ctx := r.Context()
 	type looked struct {
 		obj     meta.Object
@@ -210,7 +186,7 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, account string, en
 			segs = append(segs, meta.Segment{Data: e.Data})
 			continue
 		}
-		quoted := pyQuote(e.Path)
+		quoted := swiftwire.PyQuote(e.Path)
 		l := seen[e.Path]
 		if l == nil {
 			l = &looked{}
@@ -322,13 +298,13 @@ func (h *Handler) storeManifest(r *http.Request, name meta.ObjectName, obj meta.
 // checked as a manifest PUT in the destination's account would check them (Swift's copy
 // middleware PUTs the manifest with ?multipart-manifest=put). obj is the destination's metadata.
 func (h *Handler) copyManifest(w http.ResponseWriter, r *http.Request, rq *request, src, dst meta.ObjectName, srcObj *meta.Object, obj meta.Object) error {
-	entries := make([]sloEntry, 0, len(srcObj.Manifest))
+	entries := make([]swiftwire.ManifestEntry, 0, len(srcObj.Manifest))
 	for _, s := range srcObj.Manifest {
 		if s.Data != nil {
-			entries = append(entries, sloEntry{Data: s.Data})
+			entries = append(entries, swiftwire.ManifestEntry{Data: s.Data})
 			continue
 		}
-		e := sloEntry{Path: "/" + s.Container + "/" + s.Object, ETag: &s.ETag, SizeBytes: &s.Size}
+		e := swiftwire.ManifestEntry{Path: "/" + s.Container + "/" + s.Object, ETag: &s.ETag, SizeBytes: &s.Size}
 		if s.Ranged {
 			e.Range = &meta.Range{Start: s.Offset, End: s.Offset + s.Length - 1}
 		}
@@ -347,118 +323,32 @@ func (h *Handler) copyManifest(w http.ResponseWriter, r *http.Request, rq *reque
 		w.Write(out)
 		return nil
 	}
-	obj.Manifest, obj.ETag = segs, sloETag(segs)
+	obj.Manifest, obj.ETag = segs, swiftwire.SLOETag(segs)
 	stored, err := h.storeManifest(r, dst, obj)
 	if err != nil {
 		return fmt.Errorf("copy manifest to %s/%s: %w", dst.Container, dst.Object, err)
 	}
 	hdr := w.Header()
 	hdr.Set("Etag", `"`+stored.ETag+`"`)
-	hdr.Set("Last-Modified", lastModified(stored.Timestamp).Format(http.TimeFormat))
+	hdr.Set("Last-Modified", swiftwire.LastModified(stored.Timestamp).Format(http.TimeFormat))
 	hdr.Set("X-Copied-From", (&url.URL{Path: src.Container + "/" + src.Object}).EscapedPath())
 	hdr.Set("X-Copied-From-Account", resellerPrefix+src.Account)
-	hdr.Set("X-Copied-From-Last-Modified", lastModified(srcObj.Timestamp).Format(http.TimeFormat))
+	hdr.Set("X-Copied-From-Last-Modified", swiftwire.LastModified(srcObj.Timestamp).Format(http.TimeFormat))
 	writeStatus(w, r, http.StatusCreated)
 	return nil
 }
 
-// manifestJSON is a static large object's manifest as Swift stores it (and answers
-// ?multipart-manifest=get), written as Python's json.dumps does, so that its MD5 (the
-// X-Manifest-Etag) is Swift's.
-func manifestJSON(segs []meta.Segment) []byte {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, s := range segs {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if s.Data != nil {
-			b.WriteString(`{"data": ` + pyJSON(base64.StdEncoding.EncodeToString(s.Data)) + "}")
-			continue
-		}
-		fmt.Fprintf(&b, `{"name": %s, "bytes": %d, "hash": %s, "content_type": %s, "last_modified": %s`,
-			pyJSON("/"+s.Container+"/"+s.Object), s.Size, pyJSON(s.ETag), pyJSON(s.ContentType),
-			pyJSON(lastModified(s.Timestamp).UTC().Format("2006-01-02T15:04:05.000000")))
-		if s.Ranged {
-			b.WriteString(`, "range": ` + pyJSON(rangeText(s)))
-		}
-		if s.SubManifest {
-			b.WriteString(`, "sub_slo": true`)
-		}
-		b.WriteByte('}')
-	}
-	b.WriteByte(']')
-	return []byte(b.String())
-}
-
-// rawManifestJSON is the manifest in the form PUT accepts (format=raw), keys sorted as Swift's.
-func rawManifestJSON(segs []meta.Segment) []byte {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, s := range segs {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if s.Data != nil {
-			b.WriteString(`{"data": ` + pyJSON(base64.StdEncoding.EncodeToString(s.Data)) + "}")
-			continue
-		}
-		b.WriteString(`{"etag": ` + pyJSON(s.ETag) + `, "path": ` + pyJSON("/"+s.Container+"/"+s.Object))
-		if s.Ranged {
-			b.WriteString(`, "range": ` + pyJSON(rangeText(s)))
-		}
-		fmt.Fprintf(&b, `, "size_bytes": %d}`, s.Size)
-	}
-	b.WriteByte(']')
-	return []byte(b.String())
-}
-
-// pyJSON is a JSON string as Python's json.dumps writes it.
-func pyJSON(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || (r >= 0x7f && r <= 0xffff):
-			if r == 0x7f {
-				b.WriteRune(r)
-				continue
-			}
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case r > 0xffff:
-			r -= 0x10000
-			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
 // manifestETag is the X-Manifest-Etag of a static large object: the MD5 of its stored manifest.
-func manifestETag(obj *meta.Object) string { return md5hex(manifestJSON(obj.Manifest)) }
+func manifestETag(obj *meta.Object) string {
+	return swiftwire.MD5Hex(swiftwire.ManifestJSON(obj.Manifest))
+}
 
 // getManifest serves GET ?multipart-manifest=get on a static large object: its manifest as
 // Swift stores it or, with format=raw, in the PUT shape.
 func getManifest(w http.ResponseWriter, r *http.Request, obj *meta.Object) error {
-	body := manifestJSON(obj.Manifest)
+	body := swiftwire.ManifestJSON(obj.Manifest)
 	if r.URL.Query().Get("format") == "raw" {
-		body = rawManifestJSON(obj.Manifest)
+		body = swiftwire.RawManifestJSON(obj.Manifest)
 	}
 	hdr := w.Header()
 	writeObjectHeaders(hdr, obj)
@@ -466,18 +356,13 @@ func getManifest(w http.ResponseWriter, r *http.Request, obj *meta.Object) error
 	if r.URL.Query().Get("format") != "raw" { // raw keeps the manifest object's, as Swift
 		hdr.Set("Content-Type", "application/json; charset=utf-8")
 	}
-	hdr.Set("Etag", md5hex(body)) // as Swift: the ETag of the manifest document itself
+	hdr.Set("Etag", swiftwire.MD5Hex(body)) // as Swift: the ETag of the manifest document itself
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodGet {
 		w.Write(body)
 	}
 	return nil
-}
-
-func md5hex(b []byte) string {
-	sum := md5.Sum(b)
-	return hex.EncodeToString(sum[:])
 }
 
 // deleteManifest serves DELETE ?multipart-manifest=delete on a static large object: its

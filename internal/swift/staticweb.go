@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // Static web, as Swift's staticweb middleware: a container whose X-Container-Meta-Web-* settings
@@ -34,7 +34,7 @@ func webSettingsOf(c meta.Container) webSettings {
 	get := func(name string) string { return strings.TrimSpace(c.Meta[containerMetaPrefix+name]) }
 	s := webSettings{
 		index: get("web-index"), errorSuffix: get("web-error"), listingsCSS: get("web-listings-css"),
-		listingsLabel: get("web-listings-label"), dirType: get("web-directory-type"), listings: truthy(get("web-listings")),
+		listingsLabel: get("web-listings-label"), dirType: get("web-directory-type"), listings: swiftwire.Truthy(get("web-listings")),
 	}
 	if s.dirType == "" {
 		s.dirType = "application/directory"
@@ -46,7 +46,7 @@ func webSettingsOf(c meta.Container) webSettings {
 // anonymous or asking for it with X-Web-Mode.
 func webMode(r *http.Request, rq *request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && rq.container != "" && rq.tempURL == nil &&
-		(rq.anonymous || truthy(r.Header.Get("X-Web-Mode")))
+		(rq.anonymous || swiftwire.Truthy(r.Header.Get("X-Web-Mode")))
 }
 
 // serveWeb serves a static web request for a container or an object; handled is false when
@@ -60,7 +60,7 @@ func (h *Handler) serveWeb(w http.ResponseWriter, r *http.Request, rq *request) 
 	s := webSettingsOf(c)
 	if rq.object == "" {
 		if !s.active() {
-			if truthy(r.Header.Get("X-Web-Mode")) {
+			if swiftwire.Truthy(r.Header.Get("X-Web-Mode")) {
 				return true, h.webError(w, r, rq, s, errNotFound)
 			}
 			return false, nil
@@ -206,7 +206,7 @@ func (h *Handler) webListing(w http.ResponseWriter, r *http.Request, rq *request
 	for _, sub := range page.CommonPrefixes {
 		sub = strings.TrimPrefix(sub, prefix)
 		fmt.Fprintf(&b, "   <tr class=\"item subdir\">\n    <td class=\"colname\"><a href=\"%s\">%s</a></td>\n    <td class=\"colsize\">&nbsp;</td>\n    <td class=\"coldate\">&nbsp;</td>\n   </tr>\n",
-			pyQuote(sub), html.EscapeString(sub))
+			swiftwire.PyQuote(sub), html.EscapeString(sub))
 	}
 	for _, o := range page.Objects {
 		name := strings.TrimPrefix(o.Name, prefix)
@@ -216,7 +216,7 @@ func (h *Handler) webListing(w http.ResponseWriter, r *http.Request, rq *request
 		}
 		date := o.Timestamp.Time().UTC().Format("2006-01-02 15:04:05")
 		fmt.Fprintf(&b, "   <tr class=\"item %s\">\n    <td class=\"colname\"><a href=\"%s\">%s</a></td>\n    <td class=\"colsize\">%s</td>\n    <td class=\"coldate\">%s</td>\n   </tr>\n",
-			strings.Join(types, " "), pyQuote(name), html.EscapeString(name), humanReadable(o.Size), date)
+			strings.Join(types, " "), swiftwire.PyQuote(name), html.EscapeString(name), swiftwire.HumanReadable(o.Size), date)
 	}
 	b.WriteString("  </table>\n </body>\n</html>\n")
 	return writeWebPage(w, r, http.StatusOK, b.String())
@@ -237,21 +237,7 @@ func writeWebPage(w http.ResponseWriter, r *http.Request, status int, body strin
 // relative to the container's top, from the listed pseudo-directory.
 func cssPath(css, prefix string) string {
 	if strings.HasPrefix(css, "/") || strings.HasPrefix(css, "http://") || strings.HasPrefix(css, "https://") {
-		return pyQuoteSafe(css, ":/")
+		return swiftwire.PyQuoteSafe(css, ":/")
 	}
-	return strings.Repeat("../", strings.Count(prefix, "/")) + pyQuote(css)
-}
-
-// humanReadable is Swift's human_readable: bytes in binary units, rounded ("1Ki", "5Mi").
-func humanReadable(n int64) string {
-	const suffixes = "KMGTPEZY"
-	v, i := float64(n), -1
-	for v >= 1024 && i+1 < len(suffixes) {
-		i++
-		v = math.RoundToEven(v / 1024) // Python's round
-	}
-	if i < 0 {
-		return strconv.FormatInt(n, 10)
-	}
-	return fmt.Sprintf("%d%ci", int64(v), suffixes[i])
+	return strings.Repeat("../", strings.Count(prefix, "/")) + swiftwire.PyQuote(css)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // Symlinks, as Swift's symlink middleware: a zero-byte object whose X-Symlink-Target names
@@ -56,7 +57,7 @@ func symlinkTarget(obj *meta.Object, rq *request) (account, tenant, container, o
 	tenant = strings.TrimPrefix(account, resellerPrefix)
 	quoted := obj.SysMeta[sysSymlinkTarget]
 	container, object, _ = strings.Cut(httpwire.UnescapeLenient(quoted), "/")
-	return account, tenant, container, object, "/v1/" + pyQuote(account) + "/" + quoted
+	return account, tenant, container, object, "/v1/" + swiftwire.PyQuote(account) + "/" + quoted
 }
 
 // writeSymlinkHeaders shows a symlink's settings, as ?symlink=get does.
@@ -85,7 +86,7 @@ func (h *Handler) symlinkHop(w http.ResponseWriter, r *http.Request, rq *request
 	if !isSymlink(obj) {
 		if want := rq.symlinkETag; want != "" {
 			if got := symlinkComparableETag(obj); got != want {
-				return true, errConflict.withText("Object Etag %s does not match X-Symlink-Target-Etag header %s", pyRepr(got), pyRepr(want))
+				return true, errConflict.withText("Object Etag %s does not match X-Symlink-Target-Etag header %s", swiftwire.PyRepr(got), swiftwire.PyRepr(want))
 			}
 		}
 		return false, nil
@@ -127,9 +128,6 @@ func symlinkComparableETag(obj *meta.Object) string {
 	return obj.ETag
 }
 
-// pyRepr quotes a string as Python's repr does for plain text (Swift's messages use it).
-func pyRepr(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
-
 // putSymlink stores a symlink (PUT with X-Symlink-Target): no body, a well-formed target that
 // is not the link itself; a static link's target must exist with the ETag given.
 func (h *Handler) putSymlink(w http.ResponseWriter, r *http.Request, rq *request, obj meta.Object) error {
@@ -151,7 +149,7 @@ func (h *Handler) putSymlink(w http.ResponseWriter, r *http.Request, rq *request
 	if err := checkObjectName(object); err != nil {
 		return err
 	}
-	sys := map[string]string{sysSymlinkTarget: pyQuote(container + "/" + object)}
+	sys := map[string]string{sysSymlinkTarget: swiftwire.PyQuote(container + "/" + object)}
 	account := rq.account
 	if v, ok := r.Header["X-Symlink-Target-Account"]; ok {
 		account = httpwire.UnescapeLenient(strings.Join(v, ","))
@@ -163,7 +161,7 @@ func (h *Handler) putSymlink(w http.ResponseWriter, r *http.Request, rq *request
 		case len(account) > maxAccountNameLength:
 			return errPreconditionFailed.withText("Account name length of %d longer than %d", len(account), maxAccountNameLength)
 		}
-		sys[sysSymlinkAccount] = pyQuote(account)
+		sys[sysSymlinkAccount] = swiftwire.PyQuote(account)
 	}
 	if account == rq.account && container == rq.container && object == rq.object {
 		return errBadRequest.withText("Symlink cannot target itself")
@@ -175,7 +173,7 @@ func (h *Handler) putSymlink(w http.ResponseWriter, r *http.Request, rq *request
 		if strings.ContainsAny(etag, `;"\`) {
 			return errBadRequest.withText("Bad X-Symlink-Target-Etag format")
 		}
-		w.Header().Set("Content-Location", "/v1/"+pyQuote(account)+"/"+sys[sysSymlinkTarget]) // for the refusals
+		w.Header().Set("Content-Location", "/v1/"+swiftwire.PyQuote(account)+"/"+sys[sysSymlinkTarget]) // for the refusals
 		target, err := h.staticSymlinkTarget(r, rq, tenant, container, object, etag)
 		if err != nil {
 			return err
@@ -210,7 +208,7 @@ func (h *Handler) putSymlink(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	hdr := w.Header()
 	hdr.Set("Etag", stored.ETag)
-	hdr.Set("Last-Modified", lastModified(stored.Timestamp).Format(http.TimeFormat))
+	hdr.Set("Last-Modified", swiftwire.LastModified(stored.Timestamp).Format(http.TimeFormat))
 	if etag != "" {
 		hdr.Set("X-Symlink-Target-Etag", etag)
 	}
@@ -261,7 +259,7 @@ func (h *Handler) staticSymlinkTarget(r *http.Request, rq *request, tenant, cont
 		return target, nil
 	}
 	if found != etag {
-		return meta.Object{}, errConflict.withText("Object Etag %s does not match X-Symlink-Target-Etag header %s", pyRepr(found), pyRepr(etag))
+		return meta.Object{}, errConflict.withText("Object Etag %s does not match X-Symlink-Target-Etag header %s", swiftwire.PyRepr(found), swiftwire.PyRepr(etag))
 	}
 	return target, nil
 }

@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // TempURL (Swift's tempurl middleware): a request carrying temp_url_sig and temp_url_expires
@@ -241,7 +243,7 @@ type tempURLWriter struct {
 
 // dispositionValue is Swift's disposition_format.
 func dispositionValue(kind, filename string) string {
-	return fmt.Sprintf(`%s; filename="%s"; filename*=UTF-8''%s`, kind, pyQuoteSafe(filename, " /"), pyQuote(filename))
+	return fmt.Sprintf(`%s; filename="%s"; filename*=UTF-8''%s`, kind, swiftwire.PyQuoteSafe(filename, " /"), swiftwire.PyQuote(filename))
 }
 
 func (tw *tempURLWriter) fix(status int) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 func TestParsePath(t *testing.T) {
@@ -267,14 +268,14 @@ func TestTokenStore(t *testing.T) {
 
 func TestSwiftTimestamps(t *testing.T) {
 	ts := meta.Timestamp(1_795_337_705_073_280_123)
-	if got := swiftTimestamp(ts); got != "1795337705.07328" {
-		t.Errorf("swiftTimestamp %q", got)
+	if got := swiftwire.Timestamp(ts); got != "1795337705.07328" {
+		t.Errorf("swiftwire.Timestamp %q", got)
 	}
-	if got := lastModified(ts); !got.Equal(time.Unix(1_795_337_706, 0)) {
-		t.Errorf("lastModified %v (Swift rounds up)", got)
+	if got := swiftwire.LastModified(ts); !got.Equal(time.Unix(1_795_337_706, 0)) {
+		t.Errorf("swiftwire.LastModified %v (Swift rounds up)", got)
 	}
-	if got := listingTime(ts); got != "2026-11-22T08:55:05.073280" {
-		t.Errorf("listingTime %q", got)
+	if got := swiftwire.ListingTime(ts); got != "2026-11-22T08:55:05.073280" {
+		t.Errorf("swiftwire.ListingTime %q", got)
 	}
 	if guessContentType("a.txt") != "text/plain" || guessContentType("noext") != "application/octet-stream" || guessContentType("b.WAV") != "audio/x-wav" || guessContentType("c.zip") != "application/zip" {
 		t.Error("guessContentType")

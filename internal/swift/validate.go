@@ -2,7 +2,6 @@ package swift
 
 import (
 	"context"
-	"fmt"
 	"mime"
 	"net/http"
 	"path"
@@ -12,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // Swift's default constraints (swift.conf [swift-constraints]), enforced as Swift enforces them
@@ -212,7 +212,7 @@ func readDeleteAt(hdr http.Header, now time.Time) (int64, error) {
 		digits := strings.TrimSpace(v)
 		neg := strings.HasPrefix(digits, "-")
 		digits = strings.TrimLeft(digits, "+-")
-		if digits == "" || len(digits) < len(strings.TrimSpace(v))-1 || !isDigits(digits) {
+		if digits == "" || len(digits) < len(strings.TrimSpace(v))-1 || !swiftwire.IsDigits(digits) {
 			return 0, errBadRequest.withText("Non-integer X-Delete-At")
 		}
 		at, err := strconv.ParseInt(digits, 10, 64)
@@ -281,7 +281,7 @@ func objectMetaFromRequest(hdr http.Header, objectName string, now time.Time) (m
 		}
 	}
 	obj.ContentType = hdr.Get("Content-Type")
-	if obj.ContentType == "" || truthy(hdr.Get("X-Detect-Content-Type")) {
+	if obj.ContentType == "" || swiftwire.Truthy(hdr.Get("X-Detect-Content-Type")) {
 		obj.ContentType = guessContentType(objectName)
 	}
 	at, err := readDeleteAt(hdr, now)
@@ -318,34 +318,4 @@ func guessContentType(name string) string {
 	}
 	t, _, _ = strings.Cut(t, ";")
 	return t
-}
-
-// truthy is Swift's config_true_value.
-func truthy(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "true", "1", "yes", "on", "t", "y":
-		return true
-	}
-	return false
-}
-
-// swiftTimestamp formats a timestamp as Swift's X-Timestamp: seconds with five decimals.
-func swiftTimestamp(t meta.Timestamp) string {
-	n := int64(t)
-	return fmt.Sprintf("%010d.%05d", n/1e9, n%1e9/1e4)
-}
-
-// lastModified is Swift's Last-Modified of a timestamp: HTTP dates have whole seconds and Swift
-// rounds up, so that the date is never earlier than the write.
-func lastModified(t meta.Timestamp) time.Time {
-	tm := t.Time()
-	if tm.Truncate(time.Second).Equal(tm) {
-		return tm
-	}
-	return tm.Truncate(time.Second).Add(time.Second)
-}
-
-// listingTime is the last_modified of a listing entry: ISO 8601 with microseconds, no zone.
-func listingTime(t meta.Timestamp) string {
-	return t.Time().Format("2006-01-02T15:04:05.000000")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // Versioned writes, Swift's X-Versions-Location and X-History-Location: a container names an
@@ -156,7 +157,7 @@ func (h *Handler) archiveCurrent(ctx context.Context, name meta.ObjectName, v ve
 	if expired(&cur, h.cfg.Now()) {
 		return false, nil
 	}
-	dst := meta.ObjectName{Account: name.Account, Container: v.archive, Object: versionsPrefix(name.Object) + swiftTimestamp(cur.Timestamp)}
+	dst := meta.ObjectName{Account: name.Account, Container: v.archive, Object: versionsPrefix(name.Object) + swiftwire.Timestamp(cur.Timestamp)}
 	if err := h.copyAsStored(ctx, name, cur, dst); err != nil {
 		return false, err
 	}
@@ -208,7 +209,7 @@ func (h *Handler) deleteVersioned(ctx context.Context, name meta.ObjectName, v v
 		if _, err := h.archiveCurrent(ctx, name, v); err != nil {
 			return false, err
 		}
-		marker := meta.ObjectName{Account: name.Account, Container: v.archive, Object: versionsPrefix(name.Object) + swiftTimestamp(meta.Now())}
+		marker := meta.ObjectName{Account: name.Account, Container: v.archive, Object: versionsPrefix(name.Object) + swiftwire.Timestamp(meta.Now())}
 		if _, err := h.proxy.PutObject(ctx, marker, meta.Object{ContentType: deleteMarkerType}, strings.NewReader(""), proxy.PutOptions{}); err != nil {
 			return false, versioningError(fmt.Errorf("versioning: delete marker: %w", err))
 		}

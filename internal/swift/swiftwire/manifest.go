@@ -1,9 +1,12 @@
-package swift
+package swiftwire
 
 import (
+	"crypto/md5"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -12,9 +15,9 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
-// sloEntry is one validated entry of a manifest PUT body: an object-backed segment (path, with
+// ManifestEntry is one validated entry of a manifest PUT body: an object-backed segment (path, with
 // optional etag, size_bytes and range) or an inline data segment.
-type sloEntry struct {
+type ManifestEntry struct {
 	Path      string
 	ETag      *string
 	SizeBytes *int64
@@ -22,23 +25,23 @@ type sloEntry struct {
 	Data      []byte      // not nil: an inline data segment
 }
 
-// parseManifest reads a manifest PUT body, Swift's JSON list of segments, checked as Swift's
+// ParseManifest reads a manifest PUT body, Swift's JSON list of segments, checked as Swift's
 // parse_and_validate_input does; self is the manifest's own "container/object". Every problem
 // found is reported, one "Index N: ..." line each.
-func parseManifest(body []byte, self string) ([]sloEntry, error) {
+func ParseManifest(body []byte, self string) ([]ManifestEntry, error) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
 		var v any
 		if json.Unmarshal(body, &v) == nil {
-			return nil, errBadRequest.withText("Manifest must be a list.\n")
+			return nil, BadRequest("Manifest must be a list.\n")
 		}
-		return nil, errBadRequest.withText("Manifest must be valid JSON.\n")
+		return nil, BadRequest("Manifest must be valid JSON.\n")
 	}
 	if raw == nil {
-		return nil, errBadRequest.withText("Manifest must be a list.\n")
+		return nil, BadRequest("Manifest must be a list.\n")
 	}
 	var problems []string
-	out := make([]sloEntry, 0, len(raw))
+	out := make([]ManifestEntry, 0, len(raw))
 	for i, m := range raw {
 		e, problem := parseEntry(m, i, i == len(raw)-1, self)
 		if problem != "" {
@@ -58,14 +61,14 @@ func parseManifest(body []byte, self string) ([]sloEntry, error) {
 		problems = append(problems, "Inline data segments require at least one object-backed segment.")
 	}
 	if len(problems) > 0 {
-		return nil, errBadRequest.withText("%s", strings.Join(problems, "\n")+"\n")
+		return nil, BadRequest("%s", strings.Join(problems, "\n")+"\n")
 	}
 	return out, nil
 }
 
 // parseEntry checks one manifest entry; a non-empty problem is its error text.
-func parseEntry(m json.RawMessage, i int, last bool, self string) (sloEntry, string) {
-	var e sloEntry
+func parseEntry(m json.RawMessage, i int, last bool, self string) (ManifestEntry, string) {
+	var e ManifestEntry
 	var keys map[string]json.RawMessage
 	if json.Unmarshal(m, &keys) != nil || keys == nil {
 		return e, "not a JSON object"
@@ -88,7 +91,7 @@ func parseEntry(m json.RawMessage, i int, last bool, self string) (sloEntry, str
 	for k := range keys {
 		if !slices.Contains(allowed, k) {
 			q, _ := json.Marshal(k)
-			extra = append(extra, pyJSONString(string(q)))
+			extra = append(extra, PyJSONString(string(q)))
 		}
 	}
 	if len(extra) > 0 {
@@ -100,7 +103,7 @@ func parseEntry(m json.RawMessage, i int, last bool, self string) (sloEntry, str
 		if json.Unmarshal(keys["data"], &s) != nil {
 			return e, "data must be valid base64"
 		}
-		data, ok := strictB64(s)
+		data, ok := StrictB64(s)
 		if !ok {
 			return e, "data must be valid base64"
 		}
@@ -141,7 +144,7 @@ func parseEntry(m json.RawMessage, i int, last bool, self string) (sloEntry, str
 		if json.Unmarshal(v, &s) != nil {
 			s = string(v)
 		}
-		rs, err := parseSegmentRange(s)
+		rs, err := ParseSegmentRange(s)
 		if err != nil {
 			return e, "invalid range"
 		}
@@ -192,9 +195,9 @@ func pyInt(v json.RawMessage) (int64, bool) {
 	return 0, false
 }
 
-// parseSegmentRange parses a segment's "range" as Swift's Range("bytes=" + s) does: spaces are
+// ParseSegmentRange parses a segment's "range" as Swift's Range("bytes=" + s) does: spaces are
 // ignored, ranges are comma-separated, each "a-b", "a-" or "-n".
-func parseSegmentRange(s string) ([]meta.Range, error) {
+func ParseSegmentRange(s string) ([]meta.Range, error) {
 	s = strings.ReplaceAll(s, " ", "")
 	var out []meta.Range
 	for _, part := range strings.Split(s, ",") {
@@ -232,9 +235,9 @@ func parseSegmentRange(s string) ([]meta.Range, error) {
 	return out, nil
 }
 
-// strictB64 decodes standard base64 as Swift's strict_b64decode does: only the base64
+// StrictB64 decodes standard base64 as Swift's strict_b64decode does: only the base64
 // alphabet, with '=' padding that may be longer than needed but not missing.
-func strictB64(s string) ([]byte, bool) {
+func StrictB64(s string) ([]byte, bool) {
 	core := strings.Trim(s, "=")
 	if strings.Trim(core, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") != "" {
 		return nil, false
@@ -250,8 +253,8 @@ func strictB64(s string) ([]byte, bool) {
 	return b, err == nil
 }
 
-// pyJSONString returns Go's JSON string as Python's json.dumps writes it (non-ASCII escaped).
-func pyJSONString(q string) string {
+// PyJSONString returns Go's JSON string as Python's json.dumps writes it (non-ASCII escaped).
+func PyJSONString(q string) string {
 	var sb strings.Builder
 	for _, r := range q {
 		switch {
@@ -265,4 +268,119 @@ func pyJSONString(q string) string {
 		}
 	}
 	return strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(sb.String())
+}
+
+// RangeText is a ranged segment's range as Swift stores it: "first-last".
+func RangeText(s meta.Segment) string {
+	return strconv.FormatInt(s.Offset, 10) + "-" + strconv.FormatInt(s.Offset+s.Length-1, 10)
+}
+
+// SLOETag is Swift's ETag of a static large object: the MD5 of its segments' contributions,
+// the segment's ETag, "etag:first-last;" for a ranged one, the MD5 of an inline one's bytes.
+func SLOETag(segs []meta.Segment) string {
+	h := md5.New()
+	for _, s := range segs {
+		switch {
+		case s.Data != nil:
+			io.WriteString(h, MD5Hex(s.Data))
+		case s.Ranged:
+			io.WriteString(h, s.ETag+":"+RangeText(s)+";")
+		default:
+			io.WriteString(h, s.ETag)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ManifestJSON is a static large object's manifest as Swift stores it (and answers
+// ?multipart-manifest=get), written as Python's json.dumps does, so that its MD5 (the
+// X-Manifest-Etag) is Swift's.
+func ManifestJSON(segs []meta.Segment) []byte {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, s := range segs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if s.Data != nil {
+			b.WriteString(`{"data": ` + PyJSON(base64.StdEncoding.EncodeToString(s.Data)) + "}")
+			continue
+		}
+		fmt.Fprintf(&b, `{"name": %s, "bytes": %d, "hash": %s, "content_type": %s, "last_modified": %s`,
+			PyJSON("/"+s.Container+"/"+s.Object), s.Size, PyJSON(s.ETag), PyJSON(s.ContentType),
+			PyJSON(LastModified(s.Timestamp).UTC().Format("2006-01-02T15:04:05.000000")))
+		if s.Ranged {
+			b.WriteString(`, "range": ` + PyJSON(RangeText(s)))
+		}
+		if s.SubManifest {
+			b.WriteString(`, "sub_slo": true`)
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+	return []byte(b.String())
+}
+
+// RawManifestJSON is the manifest in the form PUT accepts (format=raw), keys sorted as Swift's.
+func RawManifestJSON(segs []meta.Segment) []byte {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, s := range segs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if s.Data != nil {
+			b.WriteString(`{"data": ` + PyJSON(base64.StdEncoding.EncodeToString(s.Data)) + "}")
+			continue
+		}
+		b.WriteString(`{"etag": ` + PyJSON(s.ETag) + `, "path": ` + PyJSON("/"+s.Container+"/"+s.Object))
+		if s.Ranged {
+			b.WriteString(`, "range": ` + PyJSON(RangeText(s)))
+		}
+		fmt.Fprintf(&b, `, "size_bytes": %d}`, s.Size)
+	}
+	b.WriteByte(']')
+	return []byte(b.String())
+}
+
+// PyJSON is a JSON string as Python's json.dumps writes it.
+func PyJSON(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20 || (r >= 0x7f && r <= 0xffff):
+			if r == 0x7f {
+				b.WriteRune(r)
+				continue
+			}
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r > 0xffff:
+			r -= 0x10000
+			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func MD5Hex(b []byte) string {
+	sum := md5.Sum(b)
+	return hex.EncodeToString(sum[:])
 }

@@ -1,6 +1,7 @@
-package swift
+package swiftwire
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -8,10 +9,10 @@ import (
 )
 
 func TestParseManifest(t *testing.T) {
-	segs, err := parseManifest([]byte(`[{"path": "/c/o", "etag": "e", "size_bytes": 3}, {"path": "c/p", "etag": null, "range": "-2"}, {"data": "eA=="}]`), "c/m")
+	segs, err := ParseManifest([]byte(`[{"path": "/c/o", "etag": "e", "size_bytes": 3}, {"path": "c/p", "etag": null, "range": "-2"}, {"data": "eA=="}]`), "c/m")
 	if err != nil || len(segs) != 3 || *segs[0].ETag != "e" || *segs[0].SizeBytes != 3 || segs[1].ETag != nil ||
 		*segs[1].Range != (meta.Range{End: -1, Suffix: 2}) || string(segs[2].Data) != "x" {
-		t.Fatalf("parseManifest = %+v, %v", segs, err)
+		t.Fatalf("ParseManifest = %+v, %v", segs, err)
 	}
 	for _, c := range []struct{ body, want string }{
 		{`{}`, "Manifest must be a list.\n"},
@@ -35,17 +36,18 @@ func TestParseManifest(t *testing.T) {
 		{`[{"data": "eA=="}]`, "Inline data segments require at least one object-backed segment.\n"},
 		{`[1, {"path": "/c"}]`, "Index 0: not a JSON object\nIndex 1: path does not refer to an object. Path must be of the form /container/object.\n"},
 	} {
-		_, err := parseManifest([]byte(c.body), "c/m")
-		if se := toSwiftError(err); err == nil || se.status != 400 || se.body != c.want {
-			t.Errorf("parseManifest(%s) = %v, want 400 %q", c.body, err, c.want)
+		_, err := ParseManifest([]byte(c.body), "c/m")
+		var we *Error
+		if !errors.As(err, &we) || we.Status != 400 || we.Body != c.want {
+			t.Errorf("ParseManifest(%s) = %v, want 400 %q", c.body, err, c.want)
 		}
 	}
-	if got := sloETag([]meta.Segment{{ETag: "a"}, {ETag: "b"}}); got != "187ef4436122d1cc2f40dc2b92f0eba0" { // md5("ab")
-		t.Errorf("sloETag %s", got)
+	if got := SLOETag([]meta.Segment{{ETag: "a"}, {ETag: "b"}}); got != "187ef4436122d1cc2f40dc2b92f0eba0" { // md5("ab")
+		t.Errorf("SLOETag %s", got)
 	}
 	// md5("a:1-2;" + md5("x")) as Swift computes it
-	if got, want := sloETag([]meta.Segment{{ETag: "a", Ranged: true, Offset: 1, Length: 2}, {Data: []byte("x")}}), md5hex([]byte("a:1-2;"+md5hex([]byte("x")))); got != want {
-		t.Errorf("sloETag with range and data %s, want %s", got, want)
+	if got, want := SLOETag([]meta.Segment{{ETag: "a", Ranged: true, Offset: 1, Length: 2}, {Data: []byte("x")}}), MD5Hex([]byte("a:1-2;"+MD5Hex([]byte("x")))); got != want {
+		t.Errorf("SLOETag with range and data %s, want %s", got, want)
 	}
 }
 
@@ -61,14 +63,14 @@ func TestParseSegmentRange(t *testing.T) {
 		{in: "0-0,5-", want: []meta.Range{{Start: 0, End: 0}, {Start: 5, End: -1}}},
 		{in: "-", bad: true}, {in: "5", bad: true}, {in: "2-1", bad: true}, {in: "1--2", bad: true}, {in: "a-", bad: true},
 	} {
-		got, err := parseSegmentRange(c.in)
+		got, err := ParseSegmentRange(c.in)
 		if c.bad != (err != nil) || (!c.bad && len(got) != len(c.want)) {
-			t.Errorf("parseSegmentRange(%q) = %+v, %v", c.in, got, err)
+			t.Errorf("ParseSegmentRange(%q) = %+v, %v", c.in, got, err)
 			continue
 		}
 		for i := range c.want {
 			if got[i] != c.want[i] {
-				t.Errorf("parseSegmentRange(%q) = %+v, want %+v", c.in, got, c.want)
+				t.Errorf("ParseSegmentRange(%q) = %+v, want %+v", c.in, got, c.want)
 			}
 		}
 	}
@@ -78,22 +80,22 @@ func TestParseSegmentRange(t *testing.T) {
 }
 
 func mustRange(t *testing.T, s string) meta.Range {
-	rs, err := parseSegmentRange(s)
+	rs, err := ParseSegmentRange(s)
 	if err != nil || len(rs) != 1 {
-		t.Fatalf("parseSegmentRange(%q) = %v, %v", s, rs, err)
+		t.Fatalf("ParseSegmentRange(%q) = %v, %v", s, rs, err)
 	}
 	return rs[0]
 }
 
 func TestStrictB64(t *testing.T) {
 	for in, want := range map[string]string{"eA==": "x", "eA===": "x", "eHk=": "xy", "eHl6": "xyz", "": ""} {
-		if got, ok := strictB64(in); !ok || string(got) != want {
-			t.Errorf("strictB64(%q) = %q, %v", in, got, ok)
+		if got, ok := StrictB64(in); !ok || string(got) != want {
+			t.Errorf("StrictB64(%q) = %q, %v", in, got, ok)
 		}
 	}
 	for _, in := range []string{"eA", "e", "e A=", "eA==\n", "=eA=", "e-A="} {
-		if _, ok := strictB64(in); ok {
-			t.Errorf("strictB64(%q) accepted", in)
+		if _, ok := StrictB64(in); ok {
+			t.Errorf("StrictB64(%q) accepted", in)
 		}
 	}
 }
@@ -102,9 +104,9 @@ func FuzzParseManifest(f *testing.F) {
 	f.Add([]byte(`[{"path": "/c/o", "etag": "e", "size_bytes": 3}]`))
 	f.Add([]byte(`[{"path": "/c/o", "range": "1-2"}, {"data": "eA=="}, {"path": "c/p", "range": "-3", "size_bytes": "7"}]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		segs, err := parseManifest(b, "c/m")
+		segs, err := ParseManifest(b, "c/m")
 		if err != nil {
-			if se := toSwiftError(err); se.status != 400 {
+			if we := (*Error)(nil); !errors.As(err, &we) || we.Status != 400 {
 				t.Fatalf("error %v", err)
 			}
 			return
