@@ -65,7 +65,7 @@ func writeAccountHeaders(hdr http.Header, a meta.Account, m map[string]string, o
 // containers.
 func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	lr, err := parseListing(r.URL.Query(), r.Header.Get("Accept"))
+	lr, err := swiftwire.ParseListing(r.URL.Query(), r.Header.Get("Accept"))
 	if err != nil {
 		return err
 	}
@@ -78,22 +78,22 @@ func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *request
 		return err
 	}
 	writeAccountHeaders(w.Header(), acct, m, h.isOwner(ctx, rq, rq.tenant))
-	var items []listItem
-	if r.Method == http.MethodGet && !lr.empty {
-		page, err := h.proxy.ListContainers(ctx, rq.tenant, lr.opts)
+	var items []swiftwire.ListItem
+	if r.Method == http.MethodGet && !lr.Empty {
+		page, err := h.proxy.ListContainers(ctx, rq.tenant, lr.Opts)
 		if err != nil {
 			return fmt.Errorf("list containers of %s: %w", rq.account, err)
 		}
 		for i := range page.Containers {
 			c := &page.Containers[i]
-			items = append(items, listItem{name: c.Name, ctr: c})
+			items = append(items, swiftwire.ListItem{Name: c.Name, Ctr: c})
 		}
 		for _, p := range page.CommonPrefixes {
-			if !lr.dirOnly {
-				items = append(items, listItem{name: p, subdir: true})
+			if !lr.DirOnly {
+				items = append(items, swiftwire.ListItem{Name: p, Subdir: true})
 			}
 		}
-		items = merge(items, lr.opts.Reverse)
+		items = swiftwire.Merge(items, lr.Opts.Reverse)
 	}
 	writeListing(w, r, lr, "account", rq.account, rq.account, items)
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // Bulk delete (Swift's bulk middleware, ?bulk-delete), limits as Swift's defaults.
@@ -23,7 +24,7 @@ const (
 	maxFailedDeletes     = 1000
 	// maxBulkLine bounds one line of a bulk-delete body: a URL-encoded /container/object may
 	// triple the bytes of the names.
-	maxBulkLine = 3 * (maxContainerNameLen + maxObjectNameLength + 2)
+	maxBulkLine = 3 * (swiftwire.MaxContainerNameLength + swiftwire.MaxObjectNameLength + 2)
 )
 
 // bulkResult is the outcome of a bulk delete (or of an SLO delete, which answers alike).
@@ -65,7 +66,7 @@ func writeBulkAnswer(w http.ResponseWriter, r *http.Request, root string, fields
 // bulkBody formats a bulk answer's body for the client's Accept header, with its content type.
 func bulkBody(r *http.Request, root string, fields map[string]any, failed [][2]string) (body []byte, ctype string) {
 	keys := slices.Sorted(maps.Keys(fields))
-	switch ct, _ := negotiate(r.Header.Get("Accept")); ct {
+	switch ct, _ := swiftwire.Negotiate(r.Header.Get("Accept")); ct {
 	case "application/json":
 		errs := make([][]string, 0, len(failed))
 		for _, f := range failed {
@@ -79,14 +80,14 @@ func bulkBody(r *http.Request, root string, fields map[string]any, failed [][2]s
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "<%s>\n", root)
 		for _, k := range keys {
-			xmlElem(&b, strings.ToLower(strings.ReplaceAll(k, " ", "_")), fmt.Sprint(fields[k]))
+			swiftwire.XMLElem(&b, strings.ToLower(strings.ReplaceAll(k, " ", "_")), fmt.Sprint(fields[k]))
 			b.WriteByte('\n')
 		}
 		b.WriteString("<errors>\n")
 		for _, f := range failed {
 			b.WriteString("<object>")
-			xmlElem(&b, "name", f[0])
-			xmlElem(&b, "status", f[1])
+			swiftwire.XMLElem(&b, "name", f[0])
+			swiftwire.XMLElem(&b, "status", f[1])
 			b.WriteString("</object>\n")
 		}
 		fmt.Fprintf(&b, "</errors>\n</%s>\n", root)

@@ -123,7 +123,7 @@ func writeContainerHeaders(hdr http.Header, c meta.Container, showACLs bool) {
 // getContainer serves GET and HEAD on a container: its usage, metadata and, for GET, objects.
 func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	lr, err := parseListing(r.URL.Query(), r.Header.Get("Accept"))
+	lr, err := swiftwire.ParseListing(r.URL.Query(), r.Header.Get("Accept"))
 	if err != nil {
 		return err
 	}
@@ -132,22 +132,22 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 		return fmt.Errorf("head container %q: %w", rq.container, err)
 	}
 	writeContainerHeaders(w.Header(), c, h.isOwner(ctx, rq, rq.tenant))
-	var items []listItem
-	if r.Method == http.MethodGet && !lr.empty {
-		page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, lr.opts)
+	var items []swiftwire.ListItem
+	if r.Method == http.MethodGet && !lr.Empty {
+		page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, lr.Opts)
 		if err != nil {
 			return fmt.Errorf("list container %q: %w", rq.container, err)
 		}
 		for i := range page.Objects {
 			o := &page.Objects[i]
-			if lr.dirOnly && o.Name == lr.opts.Prefix {
+			if lr.DirOnly && o.Name == lr.Opts.Prefix {
 				continue // path= lists a directory's children, not its own marker
 			}
-			items = append(items, listItem{name: o.Name, obj: o})
+			items = append(items, swiftwire.ListItem{Name: o.Name, Obj: o})
 		}
 		for _, p := range page.CommonPrefixes {
-			if !lr.dirOnly {
-				items = append(items, listItem{name: p, subdir: true})
+			if !lr.DirOnly {
+				items = append(items, swiftwire.ListItem{Name: p, Subdir: true})
 				continue
 			}
 			// path=: a pseudo-directory is listed only when an object of its name (a
@@ -157,10 +157,10 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 				return err
 			}
 			if marker != nil {
-				items = append(items, listItem{name: p, obj: marker})
+				items = append(items, swiftwire.ListItem{Name: p, Obj: marker})
 			}
 		}
-		items = merge(items, lr.opts.Reverse)
+		items = swiftwire.Merge(items, lr.Opts.Reverse)
 	}
 	writeListing(w, r, lr, "container", rq.container, rq.account, items)
 	return nil

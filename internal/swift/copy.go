@@ -30,7 +30,7 @@ func (rq *request) copyAccount(v string) (string, error) {
 		return rq.tenant, nil
 	}
 	tenant, ok := strings.CutPrefix(v, resellerPrefix)
-	if !ok || tenant == "" || len(v) > maxAccountNameLength {
+	if !ok || tenant == "" || len(v) > swiftwire.MaxAccountNameLength {
 		return "", errPreconditionFailed.withText("Invalid account %q", v)
 	}
 	return tenant, nil
@@ -167,7 +167,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		if v := r.Header.Get("X-Symlink-Target-Account"); v != "" {
 			keep[sysSymlinkAccount] = swiftwire.PyQuote(httpwire.UnescapeLenient(v))
 		}
-		_, params := parseListingETag(srcObj.SysMeta[meta.SysListingETag])
+		_, params := swiftwire.ParseListingETag(srcObj.SysMeta[meta.SysListingETag])
 		keep[meta.SysListingETag] = symlinkListingETag(keep, params["slo_etag"])
 		obj.SysMeta = overlay(obj.SysMeta, keep)
 	}

@@ -28,7 +28,7 @@ const sysDLO = "dlo-manifest"
 
 // maxDLOSegments bounds the segments one read lists (Swift reads one listing page of 10000 and
 // then pages on; this keeps a read's listing work bounded).
-const maxDLOSegments = 100 * listingLimit
+const maxDLOSegments = 100 * swiftwire.ListingLimit
 
 // parseDLOManifest checks an X-Object-Manifest value: "container/prefix" with both parts
 // non-empty, no '?' or '&', and a prefix not starting with '/', as Swift requires. The value
@@ -78,7 +78,7 @@ func (h *Handler) dloSegments(r *http.Request, rq *request, account, manifest st
 	}
 	var segs []meta.Segment
 	sum := md5.New()
-	opts := meta.ListOptions{Prefix: prefix, Limit: listingLimit}
+	opts := meta.ListOptions{Prefix: prefix, Limit: swiftwire.ListingLimit}
 	for {
 		page, err := h.proxy.ListObjects(ctx, account, container, opts)
 		if err != nil && !(len(segs) == 0 && errors.Is(err, meta.ErrNotFound)) {

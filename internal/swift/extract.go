@@ -25,7 +25,7 @@ const (
 	maxContainersPerExtraction = 10000
 	maxFailedExtractions       = 1000
 	// maxBulkPathLength bounds the paths quoted in the answer, as Swift's max_path_length.
-	maxBulkPathLength = maxContainerNameLen + maxObjectNameLength + 2
+	maxBulkPathLength = swiftwire.MaxContainerNameLength + swiftwire.MaxObjectNameLength + 2
 )
 
 // extractHeaders are the request headers each extracted object's PUT carries over.

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // apiVersion is the Swift release whose API this front end follows; /info reports it so that
@@ -23,16 +25,16 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 		"swift": map[string]any{
 			"version":                   apiVersion,
 			"max_file_size":             h.cfg.MaxObjectSize,
-			"max_meta_name_length":      maxMetaNameLength,
-			"max_meta_value_length":     maxMetaValueLength,
-			"max_meta_count":            maxMetaCount,
-			"max_meta_overall_size":     maxMetaOverallSize,
-			"max_header_size":           maxHeaderSize,
-			"max_object_name_length":    maxObjectNameLength,
-			"container_listing_limit":   listingLimit,
-			"account_listing_limit":     listingLimit,
-			"max_account_name_length":   maxAccountNameLength,
-			"max_container_name_length": maxContainerNameLen,
+			"max_meta_name_length":      swiftwire.MaxMetaNameLength,
+			"max_meta_value_length":     swiftwire.MaxMetaValueLength,
+			"max_meta_count":            swiftwire.MaxMetaCount,
+			"max_meta_overall_size":     swiftwire.MaxMetaOverallSize,
+			"max_header_size":           swiftwire.MaxHeaderSize,
+			"max_object_name_length":    swiftwire.MaxObjectNameLength,
+			"container_listing_limit":   swiftwire.ListingLimit,
+			"account_listing_limit":     swiftwire.ListingLimit,
+			"max_account_name_length":   swiftwire.MaxAccountNameLength,
+			"max_container_name_length": swiftwire.MaxContainerNameLength,
 			"extra_header_count":        0,
 			"valid_api_versions":        []string{"v1"},
 			"strict_cors_mode":          true,

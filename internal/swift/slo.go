@@ -78,7 +78,7 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 	heartbeat := swiftwire.Truthy(r.URL.Query().Get("heartbeat"))
 	sep := ""
 	if heartbeat {
-		ct, _ := negotiate(r.Header.Get("Accept"))
+		ct, _ := swiftwire.Negotiate(r.Header.Get("Accept"))
 		if ct == "" || ct == "text/html" {
 			ct = "text/plain"
 		}

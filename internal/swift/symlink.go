@@ -158,8 +158,8 @@ func (h *Handler) putSymlink(w http.ResponseWriter, r *http.Request, rq *request
 			return errPreconditionFailed.withText("Account name cannot be empty")
 		case strings.Contains(account, "/"):
 			return errPreconditionFailed.withText("Account name cannot contain slashes")
-		case len(account) > maxAccountNameLength:
-			return errPreconditionFailed.withText("Account name length of %d longer than %d", len(account), maxAccountNameLength)
+		case len(account) > swiftwire.MaxAccountNameLength:
+			return errPreconditionFailed.withText("Account name length of %d longer than %d", len(account), swiftwire.MaxAccountNameLength)
 		}
 		sys[sysSymlinkAccount] = swiftwire.PyQuote(account)
 	}
@@ -324,22 +324,4 @@ func (h *Handler) resolveSymlinks(r *http.Request, rq *request, account string, 
 		hop.account, hop.tenant, obj = acct, tenant, next
 	}
 	return name, obj, nil
-}
-
-// symlinkListingFields are the JSON listing's fields for a symlink, from its listing ETag's
-// parameters (symlink_target, symlink_target_account, _etag, _bytes).
-func symlinkListingFields(params map[string]string, account string) (path, etag string, bytes *int64) {
-	target := params["symlink_target"]
-	if target == "" {
-		return "", "", nil
-	}
-	if a := params["symlink_target_account"]; a != "" {
-		account = a
-	}
-	if v := params["symlink_target_bytes"]; v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			bytes = &n
-		}
-	}
-	return "/v1/" + account + "/" + target, params["symlink_target_etag"], bytes
 }

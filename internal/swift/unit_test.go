@@ -47,71 +47,6 @@ func TestIsSwiftPath(t *testing.T) {
 	}
 }
 
-func TestNegotiate(t *testing.T) {
-	for accept, want := range map[string]string{
-		"":                 "text/plain",
-		"*/*":              "text/plain",
-		"application/json": "application/json",
-		"application/*":    "application/json",
-		"text/xml":         "text/xml",
-		"application/xml;q=0.9, application/json;q=0.8": "application/xml",
-		"application/json;q=0, */*;q=0.1":               "text/plain",
-		"text/*;q=0.5, application/json":                "application/json",
-		"image/png":                                     "",
-		"application/json;q=0":                          "",
-	} {
-		got, ok := negotiate(accept)
-		if got != want || ok != (want != "") {
-			t.Errorf("negotiate(%q) = %q, %v; want %q", accept, got, ok, want)
-		}
-	}
-}
-
-func TestParseListing(t *testing.T) {
-	q := url.Values{"prefix": {"p"}, "delimiter": {"/"}, "marker": {"m"}, "end_marker": {"z"}, "limit": {"7"}, "reverse": {"yes"}, "format": {"xml"}}
-	lr, err := parseListing(q, "application/json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := meta.ListOptions{Prefix: "p", Delimiter: "/", Marker: "m", EndMarker: "z", Limit: 7, Reverse: true}
-	if lr.opts != want || lr.format != formatXML {
-		t.Errorf("got %+v %v", lr.opts, lr.format)
-	}
-	for _, bad := range []url.Values{{"limit": {"10001"}}, {"prefix": {"\xff"}}, {"end_marker": {"a\xff"}}} {
-		if _, err := parseListing(bad, ""); err == nil {
-			t.Errorf("parseListing(%v) accepted", bad)
-		}
-	}
-	// As Swift 2.30: multi-character delimiters, and a NUL in a marker ("just after a").
-	for _, good := range []url.Values{{"delimiter": {"ab"}}, {"marker": {"a\x00"}}} {
-		if _, err := parseListing(good, ""); err != nil {
-			t.Errorf("parseListing(%v): %v", good, err)
-		}
-	}
-	if lr, err := parseListing(url.Values{"limit": {"-3"}}, ""); err != nil || lr.opts.Limit != listingLimit {
-		t.Errorf("non-numeric limit: %+v %v", lr.opts, err)
-	}
-	if lr, err := parseListing(url.Values{"format": {"weird"}}, "application/json"); err != nil || lr.format != formatPlain {
-		t.Errorf("unknown format: %v %v", lr.format, err)
-	}
-}
-
-func TestRenderListing(t *testing.T) {
-	e := meta.ListEntry{Name: "a&b", Size: 3, ETag: "e", ContentType: "t/x", Timestamp: meta.Timestamp(1_700_000_000_123_456_789)}
-	items := merge([]listItem{{name: "z/", subdir: true}, {name: "a&b", obj: &e}}, false)
-	if got := string(renderListing(formatJSON, "container", "c", "AUTH_a", items)); got !=
-		`[{"name":"a&b","hash":"e","bytes":3,"content_type":"t/x","last_modified":"2023-11-14T22:13:20.123456"},{"subdir":"z/"}]` {
-		t.Errorf("json %s", got)
-	}
-	if got := string(renderListing(formatXML, "container", "c<", "AUTH_a", items)); !strings.Contains(got, `<container name="c&lt;"><object><name>a&amp;b</name>`) ||
-		!strings.HasSuffix(got, `<subdir name="z/"><name>z/</name></subdir></container>`) {
-		t.Errorf("xml %s", got)
-	}
-	if got := string(renderListing(formatPlain, "container", "c", "AUTH_a", merge(items, true))); got != "z/\na&b\n" {
-		t.Errorf("plain reversed %q", got)
-	}
-}
-
 func TestParseRange(t *testing.T) {
 	for h, want := range map[string]*meta.Range{
 		"bytes=0-4":     {Start: 0, End: 4},
@@ -292,27 +227,6 @@ func TestErrorTable(t *testing.T) {
 	}
 }
 
-func FuzzParseListing(f *testing.F) {
-	f.Add("limit=10&prefix=a&delimiter=/&format=json&reverse=1", "application/json;q=0.5, */*")
-	f.Add("limit=99999&delimiter=%FF", "text/*")
-	f.Fuzz(func(t *testing.T, query, accept string) {
-		q, err := url.ParseQuery(query)
-		if err != nil {
-			return
-		}
-		lr, err := parseListing(q, accept)
-		if err != nil {
-			return
-		}
-		if lr.opts.Limit < 0 || lr.opts.Limit > listingLimit {
-			t.Fatalf("limit %d", lr.opts.Limit)
-		}
-		if lr.contentType == "" {
-			t.Fatal("no content type")
-		}
-	})
-}
-
 func FuzzParseRanges(f *testing.F) {
 	f.Add("bytes=0-10", int64(5))
 	f.Add("bytes=-3,4-", int64(0))
@@ -353,12 +267,12 @@ func FuzzReadMeta(f *testing.F) {
 		}
 		size := 0
 		for k, v := range m {
-			if k == "" || len(k) > maxMetaNameLength || len(v) > maxMetaValueLength {
+			if k == "" || len(k) > swiftwire.MaxMetaNameLength || len(v) > swiftwire.MaxMetaValueLength {
 				t.Fatalf("accepted %q=%q", k, v)
 			}
 			size += len(k) + len(v)
 		}
-		if len(m) > maxMetaCount || size > maxMetaOverallSize {
+		if len(m) > swiftwire.MaxMetaCount || size > swiftwire.MaxMetaOverallSize {
 			t.Fatalf("accepted %d items, %d bytes", len(m), size)
 		}
 	})

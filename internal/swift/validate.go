@@ -14,32 +14,18 @@ import (
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
-// Swift's default constraints (swift.conf [swift-constraints]), enforced as Swift enforces them
-// and reported by /info.
-const (
-	maxMetaNameLength    = 128
-	maxMetaValueLength   = 256
-	maxMetaCount         = 90
-	maxMetaOverallSize   = 4096
-	maxHeaderSize        = 8192
-	maxObjectNameLength  = 1024
-	maxContainerNameLen  = 256
-	maxAccountNameLength = 256
-	listingLimit         = 10000
-)
-
 // checkRequest applies the checks every /v1 request gets: header sizes and the names in its
 // path.
 func checkRequest(r *http.Request, rq *request) error {
 	for k, vs := range r.Header {
 		for _, v := range vs {
-			if len(v) > maxHeaderSize {
-				return errBadRequest.withText("Header value too long: %s", truncate(k, maxMetaNameLength))
+			if len(v) > swiftwire.MaxHeaderSize {
+				return errBadRequest.withText("Header value too long: %s", truncate(k, swiftwire.MaxMetaNameLength))
 			}
 		}
 	}
-	if len(rq.account) > maxAccountNameLength {
-		return errBadRequest.withText("Account name length of %d longer than %d", len(rq.account), maxAccountNameLength).asHTML()
+	if len(rq.account) > swiftwire.MaxAccountNameLength {
+		return errBadRequest.withText("Account name length of %d longer than %d", len(rq.account), swiftwire.MaxAccountNameLength).asHTML()
 	}
 	if rq.container != "" {
 		if err := checkContainerName(rq.container); err != nil {
@@ -67,8 +53,8 @@ var errBadName = errPreconditionFailed.withText("Invalid UTF8 or contains NULL")
 // checkContainerName applies Swift's container name rules. Names starting with NUL are also
 // Cairn's reserved containers, which clients must never reach.
 func checkContainerName(name string) error {
-	if len(name) > maxContainerNameLen {
-		return errBadRequest.withText("Container name length of %d longer than %d", len(name), maxContainerNameLen).asHTML()
+	if len(name) > swiftwire.MaxContainerNameLength {
+		return errBadRequest.withText("Container name length of %d longer than %d", len(name), swiftwire.MaxContainerNameLength).asHTML()
 	}
 	if strings.Contains(name, "/") {
 		return errBadRequest.withText("Container name cannot contain slashes")
@@ -82,8 +68,8 @@ func checkContainerName(name string) error {
 // checkObjectName applies Swift's object name rules (NUL is also refused by S3 multipart's
 // bookkeeping, which uses it as a separator).
 func checkObjectName(name string) error {
-	if len(name) > maxObjectNameLength {
-		return errBadRequest.withText("Object name length of %d longer than %d", len(name), maxObjectNameLength)
+	if len(name) > swiftwire.MaxObjectNameLength {
+		return errBadRequest.withText("Object name length of %d longer than %d", len(name), swiftwire.MaxObjectNameLength)
 	}
 	if !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
 		return errBadName
@@ -118,17 +104,17 @@ func readMeta(hdr http.Header, kind string) (metaUpdate, error) {
 		}
 		count++
 		size += len(name) + len(value)
-		if len(name) > maxMetaNameLength {
+		if len(name) > swiftwire.MaxMetaNameLength {
 			return nil, errBadRequest.withText("Metadata name too long: %s%s", shown, name)
 		}
-		if len(value) > maxMetaValueLength {
-			return nil, errBadRequest.withText("Metadata value longer than %d: %s%s", maxMetaValueLength, shown, name)
+		if len(value) > swiftwire.MaxMetaValueLength {
+			return nil, errBadRequest.withText("Metadata value longer than %d: %s%s", swiftwire.MaxMetaValueLength, shown, name)
 		}
-		if count > maxMetaCount {
-			return nil, errBadRequest.withText("Too many metadata items; max %d", maxMetaCount)
+		if count > swiftwire.MaxMetaCount {
+			return nil, errBadRequest.withText("Too many metadata items; max %d", swiftwire.MaxMetaCount)
 		}
-		if size > maxMetaOverallSize {
-			return nil, errBadRequest.withText("Total metadata too large; max %d", maxMetaOverallSize)
+		if size > swiftwire.MaxMetaOverallSize {
+			return nil, errBadRequest.withText("Total metadata too large; max %d", swiftwire.MaxMetaOverallSize)
 		}
 		if out == nil {
 			out = metaUpdate{}
@@ -161,11 +147,11 @@ func checkMergedMeta(stored map[string]string, prefix string, changes metaUpdate
 	for k, v := range merged {
 		size += len(k) + len(v)
 	}
-	if len(merged) > maxMetaCount {
-		return errBadRequest.withText("Too many metadata items; max %d", maxMetaCount)
+	if len(merged) > swiftwire.MaxMetaCount {
+		return errBadRequest.withText("Too many metadata items; max %d", swiftwire.MaxMetaCount)
 	}
-	if size > maxMetaOverallSize {
-		return errBadRequest.withText("Total metadata too large; max %d", maxMetaOverallSize)
+	if size > swiftwire.MaxMetaOverallSize {
+		return errBadRequest.withText("Total metadata too large; max %d", swiftwire.MaxMetaOverallSize)
 	}
 	return nil
 }
