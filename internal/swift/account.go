@@ -52,7 +52,7 @@ func writeAccountHeaders(hdr http.Header, a meta.Account, m map[string]string, o
 			if !owner && strings.HasPrefix(name, "temp-url-key") {
 				continue // a secret: for the account's owners only
 			}
-			hdr.Set(metaHeader("Account", name), v)
+			hdr.Set(swiftwire.MetaHeader("Account", name), v)
 		}
 	}
 	if owner && m[accountACLKey] != "" {
@@ -106,7 +106,7 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *reques
 	if err := checkAccountQuotaHeaders(r.Header, rq); err != nil {
 		return err
 	}
-	um, err := readMeta(r.Header, "Account")
+	um, err := swiftwire.ReadMeta(r.Header, "Account")
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *reques
 		if err != nil {
 			return err
 		}
-		if err := checkMergedMeta(stored, accountMetaPrefix, um); err != nil {
+		if err := swiftwire.CheckMergedMeta(stored, accountMetaPrefix, um); err != nil {
 			return err
 		}
 		if m, err = h.cfg.Accounts.UpdateAccountMetadata(ctx, rq.tenant, changes); err != nil {

@@ -166,9 +166,9 @@ func (h *Handler) bulkDelete(w http.ResponseWriter, r *http.Request, rq *request
 			res.failed = append(res.failed, [2]string{p, "400 Bad Request"})
 			continue
 		}
-		err := checkContainerName(c)
+		err := swiftwire.CheckContainerName(c)
 		if err == nil && o != "" {
-			err = checkObjectName(o)
+			err = swiftwire.CheckObjectName(o)
 		}
 		if err != nil {
 			res.failed = append(res.failed, [2]string{p, toSwiftError(err).statusLine()})

@@ -35,7 +35,7 @@ func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	if p := hdr.Get("X-Storage-Policy"); p != "" && !strings.EqualFold(p, policyName) {
 		return nil, errBadRequest.withText("Invalid X-Storage-Policy %q", p)
 	}
-	um, err := readMeta(hdr, "Container")
+	um, err := swiftwire.ReadMeta(hdr, "Container")
 	if err != nil {
 		return nil, err
 	}
@@ -79,13 +79,13 @@ func (h *Handler) updateContainer(ctx context.Context, rq *request, m map[string
 	if err != nil {
 		return fmt.Errorf("head container %q: %w", rq.container, err)
 	}
-	changes := metaUpdate{}
+	changes := swiftwire.MetaUpdate{}
 	for k, v := range m {
 		if name, ok := strings.CutPrefix(k, containerMetaPrefix); ok {
 			changes[name] = v
 		}
 	}
-	if err := checkMergedMeta(c.Meta, containerMetaPrefix, changes); err != nil {
+	if err := swiftwire.CheckMergedMeta(c.Meta, containerMetaPrefix, changes); err != nil {
 		return err
 	}
 	update := map[string]string{containerModifiedKey: strconv.FormatInt(h.cfg.Now().UnixNano(), 10)}
@@ -115,7 +115,7 @@ func writeContainerHeaders(hdr http.Header, c meta.Container, showACLs bool) {
 			if !showACLs && strings.HasPrefix(name, "temp-url-key") {
 				continue // a secret: for those who may change it, as Swift shows it
 			}
-			hdr.Set(metaHeader("Container", name), v)
+			hdr.Set(swiftwire.MetaHeader("Container", name), v)
 		}
 	}
 }

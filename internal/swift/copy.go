@@ -71,10 +71,10 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		src, dst = meta.ObjectName{Account: acct, Container: c, Object: o}, rq.objectName()
 	}
 	for _, n := range []meta.ObjectName{src, dst} {
-		if err := checkContainerName(n.Container); err != nil {
+		if err := swiftwire.CheckContainerName(n.Container); err != nil {
 			return err
 		}
-		if err := checkObjectName(n.Object); err != nil {
+		if err := swiftwire.CheckObjectName(n.Object); err != nil {
 			return err
 		}
 	}
@@ -182,7 +182,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		obj.UserMeta = cloneMap(srcObj.UserMeta)
 	}
 	obj.Headers = overlay(obj.Headers, req.Headers)
-	reqMeta, _ := readMeta(r.Header, "Object") // checked by objectMetaFromRequest
+	reqMeta, _ := swiftwire.ReadMeta(r.Header, "Object") // checked by objectMetaFromRequest
 	for k := range reqMeta {
 		if v, set := req.UserMeta[k]; set {
 			obj.UserMeta = overlay(obj.UserMeta, map[string]string{k: v})
@@ -223,7 +223,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	hdr.Set("X-Copied-From-Account", resellerPrefix+src.Account)
 	hdr.Set("X-Copied-From-Last-Modified", swiftwire.LastModified(srcObj.Timestamp).Format(http.TimeFormat))
 	for k, v := range obj.UserMeta {
-		hdr.Set(metaHeader("Object", k), v)
+		hdr.Set(swiftwire.MetaHeader("Object", k), v)
 	}
 	writeStatus(w, r, http.StatusCreated)
 	return nil

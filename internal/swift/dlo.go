@@ -43,7 +43,7 @@ func parseDLOManifest(v string) (container, prefix string, err error) {
 	if !ok || container == "" || prefix == "" || strings.HasPrefix(prefix, "/") {
 		return "", "", bad
 	}
-	if err := checkContainerName(container); err != nil {
+	if err := swiftwire.CheckContainerName(container); err != nil {
 		return "", "", err
 	}
 	return container, prefix, nil

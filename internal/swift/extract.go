@@ -126,7 +126,7 @@ func (h *Handler) extractArchive(w http.ResponseWriter, r *http.Request, rq *req
 		return nil
 	}
 	fail := func(path, status string) {
-		failed = append(failed, [2]string{swiftwire.PyQuote(truncate(path, maxBulkPathLength)), status})
+		failed = append(failed, [2]string{swiftwire.PyQuote(swiftwire.Truncate(path, maxBulkPathLength)), status})
 	}
 	base := strings.TrimRight(strings.TrimPrefix(strings.Join(nonEmpty(rq.container, rq.object), "/"), "/"), "/")
 	rd, err := open(r.Body)

@@ -105,7 +105,7 @@ func writeObjectHeaders(hdr http.Header, obj *meta.Object) {
 		hdr.Set(k, v)
 	}
 	for k, v := range obj.UserMeta {
-		hdr.Set(metaHeader("Object", k), v)
+		hdr.Set(swiftwire.MetaHeader("Object", k), v)
 	}
 	if isSLO(obj) {
 		hdr.Set("X-Static-Large-Object", "True")

@@ -193,7 +193,7 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, account string, en
 			seen[e.Path] = l
 			c, o, _ := strings.Cut(strings.TrimLeft(e.Path, "/"), "/")
 			switch {
-			case c == "" || o == "" || checkContainerName(c) != nil || checkObjectName(o) != nil:
+			case c == "" || o == "" || swiftwire.CheckContainerName(c) != nil || swiftwire.CheckObjectName(o) != nil:
 				l.problem = "400 Bad Request"
 			default:
 				if err := h.allow(ctx, r, rq, account, c, o, access.GetObject); err != nil {

@@ -143,10 +143,10 @@ func (h *Handler) putSymlink(w http.ResponseWriter, r *http.Request, rq *request
 	if strings.HasPrefix(raw, "/") || !ok || container == "" || object == "" {
 		return formErr
 	}
-	if err := checkContainerName(container); err != nil {
+	if err := swiftwire.CheckContainerName(container); err != nil {
 		return err
 	}
-	if err := checkObjectName(object); err != nil {
+	if err := swiftwire.CheckObjectName(object); err != nil {
 		return err
 	}
 	sys := map[string]string{sysSymlinkTarget: swiftwire.PyQuote(container + "/" + object)}

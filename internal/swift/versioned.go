@@ -84,7 +84,7 @@ func versionsContainer(loc string) (string, error) {
 	if name == "" {
 		return "", errPreconditionFailed.withText("Container name cannot be empty")
 	}
-	if err := checkContainerName(name); err != nil {
+	if err := swiftwire.CheckContainerName(name); err != nil {
 		return "", err
 	}
 	return name, nil
