@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,63 +37,6 @@ func checkConditions(r *http.Request, etag string, lm time.Time) error {
 		return notModified
 	}
 	return nil
-}
-
-// maxRanges is Swift's limit on the ranges of one request; beyond it the header is ignored.
-const maxRanges = 50
-
-// parseRanges parses a Range header as Swift's swob does: "bytes=" and a comma-separated list
-// of "first-last", "first-" or "-suffix". A header that is malformed in any part, not in bytes,
-// or lists more than maxRanges ranges is ignored (nil: the whole object is served).
-func parseRanges(h string) []meta.Range {
-	// Swift accepts any case and whitespace around the unit and the '=' ("BYTES = 0 - 999").
-	unit, spec, ok := strings.Cut(h, "=")
-	if !ok || !strings.EqualFold(strings.TrimSpace(unit), "bytes") {
-		return nil
-	}
-	parts := strings.Split(spec, ",")
-	if len(parts) > maxRanges {
-		return nil
-	}
-	out := make([]meta.Range, 0, len(parts))
-	for _, p := range parts {
-		first, last, ok := strings.Cut(strings.TrimSpace(p), "-")
-		if !ok {
-			return nil
-		}
-		first, last = strings.TrimSpace(first), strings.TrimSpace(last)
-		switch {
-		case first == "":
-			n, err := strconv.ParseInt(last, 10, 64)
-			if err != nil || n < 0 {
-				return nil
-			}
-			// bytes=-0 selects nothing: Resolve refuses a range starting at -1.
-			out = append(out, meta.Range{Suffix: n, Start: -1, End: -1})
-		default:
-			start, err := strconv.ParseInt(first, 10, 64)
-			if err != nil || start < 0 {
-				return nil
-			}
-			end := int64(-1)
-			if last != "" {
-				if end, err = strconv.ParseInt(last, 10, 64); err != nil || end < start {
-					return nil
-				}
-			}
-			out = append(out, meta.Range{Start: start, End: end})
-		}
-	}
-	return out
-}
-
-// parseRange is parseRanges for a header of one range (nil otherwise).
-func parseRange(h string) *meta.Range {
-	rs := parseRanges(h)
-	if len(rs) != 1 {
-		return nil
-	}
-	return &rs[0]
 }
 
 // checkPutIfNoneMatch applies a PUT's If-None-Match: Swift supports only "*" (store only if no

@@ -90,7 +90,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	// A Range on the copy request copies that range of the source, as Swift's copy middleware
 	// does (its GET of the source carries the request's headers).
-	rng := parseRange(r.Header.Get("Range"))
+	rng := swiftwire.ParseRange(r.Header.Get("Range"))
 	rd, err := h.proxy.GetObject(ctx, src, rng)
 	if err != nil {
 		return fmt.Errorf("copy source %s/%s: %w", src.Container, src.Object, err)

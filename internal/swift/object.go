@@ -163,7 +163,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 			return getManifest(w, r, &obj)
 		}
 	}
-	rs := parseRanges(r.Header.Get("Range"))
+	rs := swiftwire.ParseRanges(r.Header.Get("Range"))
 	if len(rs) > 1 {
 		// A DLO answers several ranges with the whole object, as Swift's does.
 		if obj, err := h.proxy.HeadObject(ctx, rq.objectName()); err == nil && isDLO(&obj) && !expired(&obj, h.cfg.Now()) &&

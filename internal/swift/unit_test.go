@@ -47,59 +47,6 @@ func TestIsSwiftPath(t *testing.T) {
 	}
 }
 
-func TestParseRange(t *testing.T) {
-	for h, want := range map[string]*meta.Range{
-		"bytes=0-4":     {Start: 0, End: 4},
-		"bytes=5-":      {Start: 5, End: -1},
-		"bytes=-3":      {Suffix: 3, Start: -1, End: -1},
-		"bytes= 1 - 2":  {Start: 1, End: 2},
-		"BYTES = 0 - 9": {Start: 0, End: 9},
-		"bytes=0-999 ":  {Start: 0, End: 999},
-		"octets=0-1":    nil,
-		"bytes=4-2":     nil,
-		"bytes=0-1,3-4": nil,
-		"items=0-1":     nil,
-		"bytes=x-1":     nil,
-		"":              nil,
-	} {
-		got := parseRange(h)
-		if (got == nil) != (want == nil) || got != nil && *got != *want {
-			t.Errorf("parseRange(%q) = %+v, want %+v", h, got, want)
-		}
-	}
-	if _, _, err := parseRange("bytes=-0").Resolve(10); err == nil {
-		t.Error("bytes=-0 resolved")
-	}
-}
-
-func TestParseRanges(t *testing.T) {
-	rs := parseRanges("bytes=0-1, 5-, -3")
-	want := []meta.Range{{Start: 0, End: 1}, {Start: 5, End: -1}, {Suffix: 3, Start: -1, End: -1}}
-	if len(rs) != len(want) {
-		t.Fatalf("parseRanges = %+v", rs)
-	}
-	for i := range rs {
-		if rs[i] != want[i] {
-			t.Errorf("range %d = %+v, want %+v", i, rs[i], want[i])
-		}
-	}
-	if rs := parseRanges("bytes=" + strings.Repeat("0-1,", maxRanges) + "0-1"); rs != nil {
-		t.Errorf("%d ranges accepted", len(rs))
-	}
-	if got := resolveRanges(rs[:0], 10); got != nil {
-		t.Errorf("resolve nothing = %v", got)
-	}
-	if got := resolveRanges(want, 4); len(got) != 2 || got[0] != (span{0, 2}) || got[1] != (span{1, 3}) {
-		t.Errorf("resolveRanges = %v", got)
-	}
-	m := multipartLayout{boundary: "B", contentType: "t/x", size: 10}
-	spans := []span{{0, 2}, {5, 3}}
-	body := m.partHeader(spans[0]) + "01\r\n" + m.partHeader(spans[1]) + "567\r\n" + m.trailer()
-	if m.contentLength(spans) != int64(len(body)) || m.partHeader(spans[1]) != "--B\r\nContent-Type: t/x\r\nContent-Range: bytes 5-7/10\r\n\r\n" {
-		t.Errorf("layout %q, length %d", body, m.contentLength(spans))
-	}
-}
-
 func TestCheckConditions(t *testing.T) {
 	lm := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	get := func(h map[string]string, method string) error {
@@ -180,22 +127,6 @@ func TestErrorTable(t *testing.T) {
 			t.Errorf("%v → %d, want %d", err, got, status)
 		}
 	}
-}
-
-func FuzzParseRanges(f *testing.F) {
-	f.Add("bytes=0-10", int64(5))
-	f.Add("bytes=-3,4-", int64(0))
-	f.Fuzz(func(t *testing.T, h string, size int64) {
-		rs := parseRanges(h)
-		if len(rs) > maxRanges || size < 0 {
-			t.Skip()
-		}
-		for _, s := range resolveRanges(rs, size) {
-			if s.offset < 0 || s.length <= 0 || s.offset+s.length > size {
-				t.Fatalf("%q on %d: %+v", h, size, s)
-			}
-		}
-	})
 }
 
 func FuzzParsePath(f *testing.F) {
