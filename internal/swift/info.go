@@ -50,7 +50,7 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 		// Container quotas are set with X-Container-Meta-Quota-*; account quotas are enforced
 		// too, but set by Cairn's tenant administration, so account_quotas is not claimed.
 		"container_quotas": map[string]any{},
-		"tempurl": map[string]any{"methods": tempURLMethods, "allowed_digests": []string{"sha1", "sha256", "sha512"},
+		"tempurl": map[string]any{"methods": swiftwire.TempURLMethods, "allowed_digests": []string{"sha1", "sha256", "sha512"},
 			"incoming_remove_headers": []string{"x-timestamp"}, "incoming_allow_headers": []string{},
 			"outgoing_remove_headers": []string{"x-object-meta-*"}, "outgoing_allow_headers": []string{"x-object-meta-public-*"}},
 		"bulk_upload": map[string]any{"max_containers_per_extraction": maxContainersPerExtraction,

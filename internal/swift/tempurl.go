@@ -2,18 +2,9 @@ package swift
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/sha512"
 	"crypto/subtle"
-	"encoding/base64"
-	"encoding/hex"
 	"fmt"
-	"hash"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"path"
 	"strconv"
@@ -30,12 +21,6 @@ import (
 // first with temp_url_ip_range), before it expires. It allows that method on that object (or
 // objects under the prefix) only; segments of a large object it reads stay within the key's
 // scope (the container for a container key, the account for an account key).
-
-// tempURLMethods are the methods a temp URL may allow, as Swift's default.
-var tempURLMethods = []string{"GET", "HEAD", "PUT", "POST", "DELETE"}
-
-// tempURLDigests are the signature digests accepted, as Swift 2.30's default allowed_digests.
-var tempURLDigests = map[string]func() hash.Hash{"sha1": sha1.New, "sha256": sha256.New, "sha512": sha512.New}
 
 // tempURLScope is what a valid temp URL lets in: its account, and its container when signed
 // with a container key.
@@ -70,44 +55,6 @@ func readTempURLParams(q url.Values) tempURLParams {
 	return p
 }
 
-// parseTempURLSig reads a signature: hex (its length names the digest), or
-// "<digest>:<base64>" (standard or URL-safe). It returns the digest name and the raw MAC.
-func parseTempURLSig(sig string) (string, []byte, bool) {
-	if alg, b64, ok := strings.Cut(sig, ":"); ok {
-		if strings.ContainsAny(b64, "-_") && !strings.ContainsAny(b64, "+/") {
-			b64 = strings.NewReplacer("-", "+", "_", "/").Replace(b64)
-		}
-		raw, err := base64.StdEncoding.DecodeString(b64 + strings.Repeat("=", (4-len(b64)%4)%4))
-		if err != nil {
-			return "", nil, false
-		}
-		return alg, raw, true
-	}
-	raw, err := hex.DecodeString(sig)
-	if err != nil {
-		return "", nil, false
-	}
-	switch len(raw) {
-	case sha1.Size:
-		return "sha1", raw, true
-	case sha256.Size:
-		return "sha256", raw, true
-	case sha512.Size:
-		return "sha512", raw, true
-	}
-	return "", nil, false
-}
-
-// tempURLMAC is the HMAC Swift's get_hmac computes.
-func tempURLMAC(newHash func() hash.Hash, key, method string, expires int64, signedPath, ipRange string) []byte {
-	m := hmac.New(newHash, []byte(key))
-	if ipRange != "" {
-		fmt.Fprintf(m, "ip=%s\n", ipRange)
-	}
-	fmt.Fprintf(m, "%s\n%d\n%s", method, expires, signedPath)
-	return m.Sum(nil)
-}
-
 // checkTempURL validates a temp URL request for an object of account/container; nil scope and
 // nil error when the request carries no temp URL parameters at all.
 func (h *Handler) checkTempURL(r *http.Request, rq *request) (*tempURLScope, error) {
@@ -119,12 +66,12 @@ func (h *Handler) checkTempURL(r *http.Request, rq *request) (*tempURLScope, err
 	if p.sig == "" || p.expires == 0 || p.expires < h.cfg.Now().Unix() {
 		return nil, invalid
 	}
-	alg, mac, ok := parseTempURLSig(p.sig)
-	newHash := tempURLDigests[alg]
+	alg, mac, ok := swiftwire.ParseTempURLSig(p.sig)
+	newHash := swiftwire.TempURLDigests[alg]
 	if !ok || newHash == nil || rq.object == "" || strings.Trim(rq.object, "/") == "" || !isTempURLMethod(r.Method) {
 		return nil, invalid
 	}
-	if p.ipRange != "" && !ipInRange(r.RemoteAddr, p.ipRange) {
+	if p.ipRange != "" && !swiftwire.IPInRange(r.RemoteAddr, p.ipRange) {
 		return nil, invalid
 	}
 	signedPath := "/v1/" + rq.account + "/" + rq.container + "/" + rq.object
@@ -141,7 +88,7 @@ func (h *Handler) checkTempURL(r *http.Request, rq *request) (*tempURLScope, err
 	keys := h.tempURLKeys(r.Context(), rq)
 	for _, k := range keys {
 		for _, m := range methods {
-			if subtle.ConstantTimeCompare(tempURLMAC(newHash, k.key, m, p.expires, signedPath, p.ipRange), mac) == 1 {
+			if subtle.ConstantTimeCompare(swiftwire.TempURLMAC(newHash, k.key, m, p.expires, signedPath, p.ipRange), mac) == 1 {
 				scope := &tempURLScope{account: rq.tenant, expires: p.expires, filename: p.filename, inline: p.inline}
 				if k.container {
 					scope.container = rq.container
@@ -154,28 +101,10 @@ func (h *Handler) checkTempURL(r *http.Request, rq *request) (*tempURLScope, err
 }
 
 func isTempURLMethod(m string) bool {
-	for _, x := range tempURLMethods {
+	for _, x := range swiftwire.TempURLMethods {
 		if x == m {
 			return true
 		}
-	}
-	return false
-}
-
-func ipInRange(remote, rng string) bool {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		return false
-	}
-	if pfx, err := netip.ParsePrefix(rng); err == nil {
-		return pfx.Contains(addr.Unmap())
-	}
-	if a, err := netip.ParseAddr(rng); err == nil {
-		return a == addr.Unmap()
 	}
 	return false
 }
