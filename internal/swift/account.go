@@ -120,7 +120,7 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *reques
 	}
 	readRFCEtags(r.Header, "Account", changes)
 	if v, ok := r.Header["X-Account-Access-Control"]; ok {
-		acl, err := parseAccountACL(strings.Join(v, ","))
+		acl, err := swiftwire.ParseAccountACL(strings.Join(v, ","))
 		if err != nil {
 			return err
 		}

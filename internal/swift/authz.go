@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // Authorization, as tempauth decides it, through the one decision module both front ends use
@@ -66,9 +67,9 @@ func (h *Handler) allow(ctx context.Context, r *http.Request, rq *request, accou
 		return nil // skip reading the state: rule 1 and 3 decide before any grant is read
 	}
 	switch h.accountRole(ctx, rq, account) {
-	case roleAdmin, roleReadWrite:
+	case swiftwire.RoleAdmin, swiftwire.RoleReadWrite:
 		return nil
-	case roleReadOnly:
+	case swiftwire.RoleReadOnly:
 		if a == access.GetObject || a == access.ListBucket {
 			return nil
 		}
@@ -107,7 +108,7 @@ func (h *Handler) checkAccess(r *http.Request, rq *request) error {
 			return nil
 		}
 		role := h.accountRole(ctx, rq, rq.tenant)
-		if roleAllows(role, r.Method, "") && (rq.op != opPostAccount || role == roleAdmin) {
+		if roleAllows(role, r.Method, "") && (rq.op != opPostAccount || role == swiftwire.RoleAdmin) {
 			return nil
 		}
 		return rq.refused("use the account")
@@ -116,9 +117,9 @@ func (h *Handler) checkAccess(r *http.Request, rq *request) error {
 			return nil
 		}
 		switch h.accountRole(ctx, rq, rq.tenant) {
-		case roleAdmin:
+		case swiftwire.RoleAdmin:
 			return nil
-		case roleReadWrite:
+		case swiftwire.RoleReadWrite:
 			// Not an owner: privileged settings are dropped, as Swift drops them.
 			for _, k := range privilegedContainerHeaders {
 				r.Header.Del(k)

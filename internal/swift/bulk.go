@@ -2,13 +2,9 @@ package swift
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -53,7 +49,7 @@ func (b *bulkResult) write(w http.ResponseWriter, r *http.Request) {
 // accepts them (python-swiftclient asks for JSON). The status line is always 200, as in Swift,
 // whose answer starts before the work is done; the outcome is in the body.
 func writeBulkAnswer(w http.ResponseWriter, r *http.Request, root string, fields map[string]any, failed [][2]string) {
-	body, ct := bulkBody(r, root, fields, failed)
+	body, ct := swiftwire.BulkBody(r.Header.Get("Accept"), root, fields, failed)
 	hdr := w.Header()
 	hdr.Set("Content-Type", ct)
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
@@ -61,51 +57,6 @@ func writeBulkAnswer(w http.ResponseWriter, r *http.Request, root string, fields
 	if r.Method != http.MethodHead {
 		w.Write(body)
 	}
-}
-
-// bulkBody formats a bulk answer's body for the client's Accept header, with its content type.
-func bulkBody(r *http.Request, root string, fields map[string]any, failed [][2]string) (body []byte, ctype string) {
-	keys := slices.Sorted(maps.Keys(fields))
-	switch ct, _ := swiftwire.Negotiate(r.Header.Get("Accept")); ct {
-	case "application/json":
-		errs := make([][]string, 0, len(failed))
-		for _, f := range failed {
-			errs = append(errs, []string{f[0], f[1]})
-		}
-		out := maps.Clone(fields)
-		out["Errors"] = errs
-		body, _ = json.Marshal(out)
-		ctype = "application/json; charset=utf-8"
-	case "application/xml", "text/xml":
-		var b bytes.Buffer
-		fmt.Fprintf(&b, "<%s>\n", root)
-		for _, k := range keys {
-			swiftwire.XMLElem(&b, strings.ToLower(strings.ReplaceAll(k, " ", "_")), fmt.Sprint(fields[k]))
-			b.WriteByte('\n')
-		}
-		b.WriteString("<errors>\n")
-		for _, f := range failed {
-			b.WriteString("<object>")
-			swiftwire.XMLElem(&b, "name", f[0])
-			swiftwire.XMLElem(&b, "status", f[1])
-			b.WriteString("</object>\n")
-		}
-		fmt.Fprintf(&b, "</errors>\n</%s>\n", root)
-		body = b.Bytes()
-		ctype = ct + "; charset=utf-8"
-	default:
-		var sb strings.Builder
-		for _, k := range keys {
-			fmt.Fprintf(&sb, "%s: %v\n", k, fields[k])
-		}
-		sb.WriteString("Errors:\n")
-		for _, f := range failed {
-			fmt.Fprintf(&sb, "%s, %s\n", f[0], f[1])
-		}
-		body = []byte(sb.String())
-		ctype = "text/plain"
-	}
-	return body, ctype
 }
 
 // record counts the outcome of one delete.

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/access"
-	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
@@ -30,25 +29,6 @@ const sysDLO = "dlo-manifest"
 // then pages on; this keeps a read's listing work bounded).
 const maxDLOSegments = 100 * swiftwire.ListingLimit
 
-// parseDLOManifest checks an X-Object-Manifest value: "container/prefix" with both parts
-// non-empty, no '?' or '&', and a prefix not starting with '/', as Swift requires. The value
-// may be URL-quoted.
-func parseDLOManifest(v string) (container, prefix string, err error) {
-	bad := errBadRequest.withText("X-Object-Manifest must be in the format container/prefix")
-	if strings.ContainsAny(v, "?&") {
-		return "", "", bad
-	}
-	v = httpwire.UnescapeLenient(v)
-	container, prefix, ok := strings.Cut(v, "/")
-	if !ok || container == "" || prefix == "" || strings.HasPrefix(prefix, "/") {
-		return "", "", bad
-	}
-	if err := swiftwire.CheckContainerName(container); err != nil {
-		return "", "", err
-	}
-	return container, prefix, nil
-}
-
 // readDLOHeader reads a PUT's or POST's X-Object-Manifest into the object's SysMeta ("" on a
 // POST without it clears it, as Swift's POST replaces the object's metadata).
 func readDLOHeader(hdr http.Header, obj *meta.Object) error {
@@ -56,7 +36,7 @@ func readDLOHeader(hdr http.Header, obj *meta.Object) error {
 	if !ok {
 		return nil
 	}
-	c, p, err := parseDLOManifest(strings.Join(v, ","))
+	c, p, err := swiftwire.ParseDLOManifest(strings.Join(v, ","))
 	if err != nil {
 		return err
 	}

@@ -40,24 +40,6 @@ func extractHeaders(hdr http.Header, tok string) http.Header {
 	return out
 }
 
-// paxHeader maps a tar PAX record to the header Swift derives from it: extended attributes
-// user.mime_type and user.meta.* (as GNU tar and bsdtar record them).
-func paxHeader(key string) string {
-	for _, p := range []string{"SCHILY.xattr.user.", "LIBARCHIVE.xattr.user."} {
-		rest, ok := strings.CutPrefix(key, p)
-		if !ok {
-			continue
-		}
-		if rest == "mime_type" {
-			return "Content-Type"
-		}
-		if name, ok := strings.CutPrefix(rest, "meta."); ok && name != "" {
-			return "X-Object-Meta-" + name
-		}
-	}
-	return ""
-}
-
 // statusRecorder keeps a subrequest's status and drops its body.
 type statusRecorder struct {
 	hdr    http.Header
@@ -185,7 +167,7 @@ func (h *Handler) extractArchive(w http.ResponseWriter, r *http.Request, rq *req
 		}
 		hdr := extractHeaders(r.Header, tok)
 		for k, v := range th.PAXRecords {
-			if name := paxHeader(k); name != "" {
+			if name := swiftwire.PaxHeader(k); name != "" {
 				hdr.Set(name, v)
 			}
 		}

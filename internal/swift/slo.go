@@ -90,7 +90,7 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 	}
 	// answer writes the outcome: in the body after a heartbeat, else with its own status.
 	answer := func(status string, fields map[string]any, problems [][2]string) error {
-		out, ct := bulkBody(r, "upload", fields, problems)
+		out, ct := swiftwire.BulkBody(r.Header.Get("Accept"), "upload", fields, problems)
 		if heartbeat {
 			_, err := io.WriteString(w, sep+string(out))
 			return err
@@ -316,7 +316,7 @@ func (h *Handler) copyManifest(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 	if len(problems) > 0 {
 		slices.SortFunc(problems, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
-		out, ct := bulkBody(r, "upload", map[string]any{}, problems)
+		out, ct := swiftwire.BulkBody(r.Header.Get("Accept"), "upload", map[string]any{}, problems)
 		w.Header().Set("Content-Type", ct)
 		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 		w.WriteHeader(http.StatusBadRequest)
