@@ -47,6 +47,7 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&cfg.RootSecretKey, "root-secret-key", "", "root secret key (with --root-access-key)")
 	f.StringVar(&cfg.Region, "region", "us-east-1", "S3 region name")
 	f.StringSliceVar(&cfg.Domains, "domain", nil, "serve virtual-hosted-style requests for BUCKET.DOMAIN (repeatable; path-style always works)")
+	f.StringSliceVar(&cfg.SwiftDomains, "swift-domain", nil, "serve Swift requests for AUTH_account.DOMAIN and CONTAINER.AUTH_account.DOMAIN (Swift's domain_remap; repeatable)")
 	f.Int64Var(&cfg.InlineThreshold, "inline-threshold", 0, "objects up to this many bytes are stored inline in the LSM (0: default)")
 	f.StringVar(&cfg.DebugListen, "debug-listen", "", "serve Go's profiler (/debug/pprof) on this address (loopback only)")
 	f.DurationVar(&cfg.ExpirerInterval, "expirer-interval", expirer.DefaultInterval, "time between passes of the object expirer, which removes objects whose X-Delete-At has passed (negative: off)")

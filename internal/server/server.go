@@ -14,6 +14,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +27,7 @@ import (
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/ring"
 	"github.com/cairn-store/cairn/internal/storage"
+	"github.com/cairn-store/cairn/internal/swift"
 )
 
 // Config configures a server.
@@ -39,6 +41,10 @@ type Config struct {
 	// Domains enable virtual-hosted-style addressing: a request to BUCKET.DOMAIN addresses
 	// BUCKET (path-style always works).
 	Domains []string
+	// SwiftDomains enable Swift's domain remapping: an unsigned request to
+	// AUTH_account.DOMAIN or CONTAINER.AUTH_account.DOMAIN is a Swift request for that account
+	// (and container). They must differ from Domains.
+	SwiftDomains []string
 	// DebugListen, when set, serves Go's profiler (net/http/pprof) on its own listener, meant
 	// for loopback only.
 	DebugListen string
@@ -72,6 +78,13 @@ func (c *Config) Validate() error {
 	}
 	if c.InlineThreshold < 0 {
 		return errors.New("server: negative inline threshold")
+	}
+	for _, sd := range c.SwiftDomains {
+		for _, d := range c.Domains {
+			if strings.EqualFold(strings.Trim(sd, "."), strings.Trim(d, ".")) {
+				return fmt.Errorf("server: %q is both an S3 domain and a Swift storage domain", d)
+			}
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -224,8 +237,11 @@ func (s *Server) Serve(ctx context.Context) error {
 // (see swiftRequest) to the Swift front end and everything else to the S3 front end untouched.
 // (http.ServeMux would redirect paths holding "//" or "/../", which are legal in object keys,
 // and would take buckets named "healthz" from S3.)
-func routes(front, sw, metrics http.Handler) http.Handler {
+func routes(front http.Handler, sw *swift.Handler, metrics http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !signed(r) && sw.ServeDomain(w, r) {
+			return
+		}
 		if swiftRequest(r) {
 			sw.ServeHTTP(w, r)
 			return

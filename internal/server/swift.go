@@ -28,9 +28,9 @@ func (a swiftAuth) AuthenticateSwift(ctx context.Context, account, user, key str
 	return swift.Identity{Account: id.Account, User: id.User, Admin: id.Admin, Root: id.Root}, nil
 }
 
-func newSwift(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Registry, changed func(account, container string)) (http.Handler, error) {
+func newSwift(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Registry, changed func(account, container string)) (*swift.Handler, error) {
 	h, err := swift.New(swift.Config{Proxy: px, Auth: swiftAuth{keys}, Accounts: swiftAccounts{keys}, Quotas: accountQuotas{keys}, ContainerChanged: changed,
-		Capabilities: map[string]any{"s3api": s3.Capabilities()}, Logger: cfg.Logger, Registry: reg})
+		Capabilities: map[string]any{"s3api": s3.Capabilities()}, StorageDomains: cfg.SwiftDomains, Logger: cfg.Logger, Registry: reg})
 	if err != nil {
 		return nil, fmt.Errorf("server: Swift front end: %w", err)
 	}

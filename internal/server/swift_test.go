@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/cairn-store/cairn/internal/server"
 	"github.com/cairn-store/cairn/internal/testserver"
 )
 
@@ -228,4 +229,57 @@ func TestSwiftRouting(t *testing.T) {
 		t.Fatalf("healthz: %v %v", resp, err)
 	}
 	resp.Body.Close()
+}
+
+// TestSwiftDomainRemap: with --swift-domain, AUTH_account.DOMAIN and container.AUTH_account.DOMAIN
+// are Swift paths; other hosts under the domain, and signed requests, are routed as before.
+func TestSwiftDomainRemap(t *testing.T) {
+	endpoint := testserver.StartConfig(t, server.Config{RootAccessKey: testAccess, RootSecretKey: testSecret, SwiftDomains: []string{"example.net"}})
+	sw := swiftLogin(t, endpoint)
+	sw.do("PUT", "/web", map[string]string{"X-Container-Read": ".r:*,.rlistings", "X-Container-Meta-Web-Listings": "true"}, nil)
+	sw.do("PUT", "/web/dir/page.html", nil, []byte("hello"))
+	get := func(host, path string, hdr map[string]string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", endpoint+path, nil)
+		req.Host = host
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	for _, host := range []string{"web.AUTH_root.example.net", "web.auth-root.example.net:80"} {
+		if resp, body := get(host, "/dir/page.html", nil); resp.StatusCode != 200 || body != "hello" {
+			t.Fatalf("%s: %s %q", host, resp.Status, body)
+		}
+	}
+	if resp, body := get("AUTH_root.example.net", "/web/dir/page.html", map[string]string{"X-Auth-Token": sw.token}); resp.StatusCode != 200 || body != "hello" {
+		t.Fatalf("account host: %s %q", resp.Status, body)
+	}
+	// A static web redirect names the path the client asked for, on its host.
+	if resp, _ := get("web.AUTH_root.example.net", "/dir", nil); resp.StatusCode != 301 || resp.Header.Get("Location") != "http://web.AUTH_root.example.net/dir/" {
+		t.Fatalf("redirect: %s Location %q", resp.Status, resp.Header.Get("Location"))
+	}
+	if resp, _ := get("a.b.AUTH_root.example.net", "/", nil); resp.StatusCode != 400 {
+		t.Fatalf("too many labels: %s", resp.Status)
+	}
+	// Not an account label: S3's (which refuses an anonymous request).
+	if resp, body := get("web.example.net", "/dir/page.html", nil); resp.StatusCode != 403 || !strings.Contains(body, "<Code>AccessDenied</Code>") {
+		t.Fatalf("non-account host: %s %q", resp.Status, body)
+	}
+	// /info says so.
+	if _, body := get("127.0.0.1", "/info", nil); !strings.Contains(body, `"domain_remap"`) {
+		t.Errorf("/info lacks domain_remap: %s", body)
+	}
+	// One domain cannot be both S3's and Swift's.
+	bad := server.Config{DataDir: t.TempDir(), Domains: []string{"example.net"}, SwiftDomains: []string{".example.net"}}
+	if err := bad.Validate(); err == nil {
+		t.Error("a domain that is both S3's and Swift's was accepted")
+	}
 }

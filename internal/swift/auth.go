@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // Identity is whom a set of credentials belongs to.
@@ -30,7 +32,7 @@ type Authenticator interface {
 var ErrBadCredentials = errors.New("swift: bad credentials")
 
 // Swift's reseller prefix: the URL names Cairn's account a as AUTH_a.
-const resellerPrefix = "AUTH_"
+const resellerPrefix = swiftwire.ResellerPrefix
 
 const (
 	authPath = "/auth/v1.0"

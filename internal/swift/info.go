@@ -60,6 +60,11 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 		"symlink":          map[string]any{"symloop_max": symloopMax, "static_links": true},
 		"versioned_writes": map[string]any{"allowed_flags": []string{"x-versions-location", "x-history-location"}},
 	}
+	if len(h.cfg.StorageDomains) > 0 {
+		// Swift's domain_remap registers itself with this one setting (storage domains are not
+		// shown; clients are told them).
+		doc["domain_remap"] = map[string]any{"default_reseller_prefix": nil}
+	}
 	for name, v := range h.cfg.Capabilities {
 		doc[name] = v
 	}

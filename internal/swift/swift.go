@@ -30,6 +30,7 @@ import (
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/reqmetrics"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // Config configures the Swift front end.
@@ -57,6 +58,9 @@ type Config struct {
 	Registry prometheus.Registerer
 	// Now is the clock of tokens and expiry (default time.Now); tests set it.
 	Now func() time.Time
+	// StorageDomains turn on domain remapping (Swift's domain_remap): requests for
+	// <account>.<domain> and <container>.<account>.<domain> are served by ServeDomain.
+	StorageDomains []string
 }
 
 // DefaultMaxObjectSize is Swift's default max_file_size.
@@ -150,7 +154,11 @@ type request struct {
 }
 
 // ServeHTTP routes, authenticates and serves one request.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serveRemapped(w, r, nil) }
+
+// serveRemapped serves a request, or answers refused when that is set (a host name that
+// domain remapping refuses).
+func (h *Handler) serveRemapped(w http.ResponseWriter, r *http.Request, refused error) {
 	start := time.Now()
 	rq := &request{transID: newTransID(start), op: opUnknown}
 	rec := &reqmetrics.StatusRecorder{ResponseWriter: w}
@@ -163,7 +171,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hdr.Set("Connection", "keep-alive")
 	}
 
-	err := h.serve(rec, r, rq)
+	err := refused
+	if err == nil {
+		err = h.serve(rec, r, rq)
+	}
 	if err != nil && !errors.Is(err, errAbortResponse) {
 		if rec.WroteHeader {
 			h.log.WarnContext(r.Context(), "swift response failed after its header", "trans_id", rq.transID, "op", rq.op, "err", err)
@@ -213,3 +224,63 @@ func writeStatus(w http.ResponseWriter, r *http.Request, status int) {
 		w.Write([]byte(body))
 	}
 }
+
+// ServeDomain serves a request addressed by host name (Swift's domain_remap), when Config's
+// StorageDomains name its host: <account>.<domain> or <container>.<account>.<domain>, the path
+// inside. It reports whether it served the request; the server routes the others as usual.
+// Location headers that name the rewritten path are written back in the host's terms, as
+// Swift's middleware writes them.
+func (h *Handler) ServeDomain(w http.ResponseWriter, r *http.Request) bool {
+	if len(h.cfg.StorageDomains) == 0 {
+		return false
+	}
+	newPath, remapped, err := swiftwire.RemapDomain(r.Host, r.URL.Path, h.cfg.StorageDomains)
+	if err == nil && !remapped {
+		return false
+	}
+	r2 := r.Clone(r.Context())
+	if err == nil {
+		r2.URL.Path, r2.URL.RawPath = newPath, ""
+		r2.RequestURI = r2.URL.RequestURI()
+		w = &locationRewriter{ResponseWriter: w, from: r2.URL.EscapedPath(), to: r.URL.EscapedPath()}
+	} else {
+		r2.URL.Path = "/v1/" // answered below with the host's error
+	}
+	h.serveRemapped(w, r2, err)
+	return true
+}
+
+// locationRewriter writes Location back from a remapped path to the one the client asked for.
+type locationRewriter struct {
+	http.ResponseWriter
+	from, to    string
+	wroteHeader bool
+}
+
+func (lw *locationRewriter) WriteHeader(status int) {
+	if !lw.wroteHeader {
+		lw.wroteHeader = true
+		hdr := lw.Header()
+		for _, k := range []string{"Location", "Content-Location"} {
+			v := hdr.Get(k)
+			scheme, rest, ok := strings.Cut(v, "://")
+			if !ok || (scheme != "http" && scheme != "https") {
+				continue
+			}
+			host, path, _ := strings.Cut(rest, "/")
+			if p, ok := strings.CutPrefix("/"+path, lw.from); ok {
+				hdr.Set(k, scheme+"://"+host+lw.to+p)
+			}
+		}
+	}
+	lw.ResponseWriter.WriteHeader(status)
+}
+
+func (lw *locationRewriter) Write(b []byte) (int, error) {
+	if !lw.wroteHeader {
+		lw.WriteHeader(http.StatusOK)
+	}
+	return lw.ResponseWriter.Write(b)
+}
+
+func (lw *locationRewriter) Unwrap() http.ResponseWriter { return lw.ResponseWriter }

@@ -14,8 +14,15 @@ import (
 // key, stopped (and checked for a clean shutdown) when the test ends. It returns the endpoint.
 func Start(t testing.TB, accessKey, secretKey string) string {
 	t.Helper()
-	s, err := server.Start(server.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0",
-		RootAccessKey: accessKey, RootSecretKey: secretKey})
+	return StartConfig(t, server.Config{RootAccessKey: accessKey, RootSecretKey: secretKey})
+}
+
+// StartConfig is Start with more of the server's configuration: its data directory and listen
+// address are the test's own.
+func StartConfig(t testing.TB, cfg server.Config) string {
+	t.Helper()
+	cfg.DataDir, cfg.Listen = t.TempDir(), "127.0.0.1:0"
+	s, err := server.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
