@@ -109,7 +109,7 @@ func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 		typ = checksumFullObject // the only kind CRC64NVME has
 	case typ == "" && alg != "":
 		typ = checksumComposite
-	case typ == checksumFullObject && !canCombine(alg):
+	case typ == checksumFullObject && !checksum.CanCombine(alg):
 		return errInvalidRequest.withMessage("The %s algorithm is not supported for the FULL_OBJECT checksum type.", alg)
 	case typ == checksumComposite && alg == checksum.CRC64NVME:
 		return errInvalidRequest.withMessage("The CRC64NVME algorithm is not supported for the COMPOSITE checksum type.")
@@ -342,7 +342,7 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	}
 	segments := make([]meta.Segment, 0, len(req.Parts))
 	etags := make([]string, 0, len(req.Parts))
-	sums := make([]partChecksum, 0, len(req.Parts))
+	sums := make([]checksum.Part, 0, len(req.Parts))
 	for i, p := range req.Parts {
 		e, ok := stored[p.PartNumber]
 		if !ok || !strings.EqualFold(httpwire.TrimETag(p.ETag), e.ETag) {
@@ -358,7 +358,7 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 			if err != nil {
 				return fmt.Errorf("part %d: %w", p.PartNumber, err)
 			}
-			if want := checksumField(&p.checksumFields, up.alg); want != "" && want != pc.value {
+			if want := checksumField(&p.checksumFields, up.alg); want != "" && want != pc.Value {
 				return errInvalidPart.withMessage("The %s of part %d does not match the one uploaded.", up.alg, p.PartNumber)
 			}
 			sums = append(sums, pc)
@@ -388,11 +388,11 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	if up.alg != "" {
 		var whole string
 		if up.typ == checksumFullObject {
-			whole, err = combineFullObject(up.alg, sums)
+			whole, err = checksum.CombineFullObject(up.alg, sums)
 		} else {
 			values := make([]string, len(sums))
 			for i, s := range sums {
-				values[i] = s.value
+				values[i] = s.Value
 			}
 			whole, err = checksum.Composite(up.alg, values)
 		}
@@ -438,19 +438,19 @@ func (h *Handler) writeCompleteResult(w http.ResponseWriter, r *http.Request, rq
 }
 
 // partChecksum reads the checksum stored with a part.
-func (h *Handler) partChecksum(ctx context.Context, rq *request, part string, alg checksum.Algorithm) (partChecksum, error) {
+func (h *Handler) partChecksum(ctx context.Context, rq *request, part string, alg checksum.Algorithm) (checksum.Part, error) {
 	o, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: part})
 	if err != nil {
 		if errors.Is(err, meta.ErrNotFound) {
-			return partChecksum{}, errInvalidPart
+			return checksum.Part{}, errInvalidPart
 		}
-		return partChecksum{}, err
+		return checksum.Part{}, err
 	}
 	v := o.SysMeta[sysChecksumKey(alg)]
 	if v == "" {
-		return partChecksum{}, errInvalidPart.withMessage("The part was uploaded without its %s checksum.", alg)
+		return checksum.Part{}, errInvalidPart.withMessage("The part was uploaded without its %s checksum.", alg)
 	}
-	return partChecksum{value: v, size: o.Size}, nil
+	return checksum.Part{Value: v, Size: o.Size}, nil
 }
 
 func (h *Handler) deleteQuietly(ctx context.Context, account, container, object string) {

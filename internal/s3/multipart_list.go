@@ -55,7 +55,7 @@ func (h *Handler) listParts(w http.ResponseWriter, r *http.Request, rq *request)
 			p := partInfo{PartNumber: n, LastModified: formatISO(e.Timestamp.Time()), ETag: quoteETag(e.ETag), Size: e.Size}
 			if up.alg != "" {
 				if pc, err := h.partChecksum(ctx, rq, e.Name, up.alg); err == nil {
-					setChecksumFields(&p.checksumFields, up.alg, pc.value)
+					setChecksumFields(&p.checksumFields, up.alg, pc.Value)
 				}
 			}
 			res.Parts = append(res.Parts, p)

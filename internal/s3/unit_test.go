@@ -1,7 +1,6 @@
 package s3
 
 import (
-	"encoding/binary"
 	"errors"
 	"net/http"
 	"net/url"
@@ -201,28 +200,6 @@ func TestMultipartETag(t *testing.T) {
 	}
 	if _, err := multipartETag([]string{"nothex"}); !errors.Is(err, errInvalidPart) {
 		t.Fatalf("bad part ETag: %v", err)
-	}
-}
-
-func TestCRCCombine(t *testing.T) {
-	data := []byte("The quick brown fox jumps over the lazy dog, again and again and again.")
-	for _, alg := range []checksum.Algorithm{checksum.CRC32, checksum.CRC32C, checksum.CRC64NVME} {
-		for _, cut := range []int{0, 1, 7, 33, len(data) - 1} {
-			parts := []partChecksum{
-				{value: alg.Sum(data[:cut]), size: int64(cut)},
-				{value: alg.Sum(data[cut:]), size: int64(len(data) - cut)},
-			}
-			got, err := combineFullObject(alg, parts)
-			if err != nil || got != alg.Sum(data) {
-				t.Errorf("%s cut %d: %s, want %s (%v)", alg, cut, got, alg.Sum(data), err)
-			}
-		}
-	}
-	// CRC-64/NVME check value, to be sure the polynomial is the right one.
-	var want [8]byte
-	binary.BigEndian.PutUint64(want[:], 0xae8b14860a799888)
-	if got := checksum.CRC64NVME.Sum([]byte("123456789")); got != checksum.Encode(want[:]) {
-		t.Errorf("CRC64NVME check value: %s", got)
 	}
 }
 

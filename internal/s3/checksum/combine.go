@@ -1,13 +1,8 @@
-package s3
+package checksum
 
 import (
-	"crypto/md5"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
-	"strconv"
-
-	"github.com/cairn-store/cairn/internal/s3/checksum"
 )
 
 // A multipart upload with a FULL_OBJECT CRC checksum reports the CRC of the whole object. The
@@ -17,36 +12,36 @@ import (
 // CRC64NVME.
 
 // reflectedPolys are the bit-reversed polynomials of the combinable algorithms.
-var reflectedPolys = map[checksum.Algorithm]struct {
+var reflectedPolys = map[Algorithm]struct {
 	poly  uint64
 	width int
 }{
-	checksum.CRC32:     {0xedb88320, 32},
-	checksum.CRC32C:    {0x82f63b78, 32},
-	checksum.CRC64NVME: {0x9a6c9329ac4bc9b5, 64},
+	CRC32:     {0xedb88320, 32},
+	CRC32C:    {0x82f63b78, 32},
+	CRC64NVME: {0x9a6c9329ac4bc9b5, 64},
 }
 
-// canCombine reports whether alg supports FULL_OBJECT checksums of multipart uploads.
-func canCombine(alg checksum.Algorithm) bool {
+// CanCombine reports whether alg supports FULL_OBJECT checksums of multipart uploads.
+func CanCombine(alg Algorithm) bool {
 	_, ok := reflectedPolys[alg]
 	return ok
 }
 
 // partChecksum is one part's stored checksum and length.
-type partChecksum struct {
-	value string // base64
-	size  int64
+type Part struct {
+	Value string // base64
+	Size  int64
 }
 
-// combineFullObject returns the whole-object CRC (base64) of parts in order.
-func combineFullObject(alg checksum.Algorithm, parts []partChecksum) (string, error) {
+// CombineFullObject returns the whole-object CRC (base64) of parts in order.
+func CombineFullObject(alg Algorithm, parts []Part) (string, error) {
 	p, ok := reflectedPolys[alg]
 	if !ok {
-		return "", fmt.Errorf("%w: %s cannot be a full-object multipart checksum", checksum.ErrInvalidChecksumRequest, alg)
+		return "", fmt.Errorf("%w: %s cannot be a full-object multipart checksum", ErrInvalidChecksumRequest, alg)
 	}
 	var crc uint64
 	for i, part := range parts {
-		b, err := alg.Decode(part.value)
+		b, err := alg.Decode(part.Value)
 		if err != nil {
 			return "", fmt.Errorf("part %d: %w", i+1, err)
 		}
@@ -60,7 +55,7 @@ func combineFullObject(alg checksum.Algorithm, parts []partChecksum) (string, er
 			crc = c
 			continue
 		}
-		crc = crcCombine(p.poly, p.width, crc, c, part.size)
+		crc = crcCombine(p.poly, p.width, crc, c, part.Size)
 	}
 	out := make([]byte, p.width/8)
 	if p.width == 32 {
@@ -68,7 +63,7 @@ func combineFullObject(alg checksum.Algorithm, parts []partChecksum) (string, er
 	} else {
 		binary.BigEndian.PutUint64(out, crc)
 	}
-	return checksum.Encode(out), nil
+	return Encode(out), nil
 }
 
 // crcCombine returns the CRC of A||B from crc1 = CRC(A), crc2 = CRC(B) and len2 = len(B).
@@ -122,18 +117,4 @@ func gf2Square(square, mat []uint64) {
 	for n := range mat {
 		square[n] = gf2Times(mat, mat[n])
 	}
-}
-
-// multipartETag is S3's ETag of a completed upload: the hex MD5 of the concatenated binary
-// MD5s of its parts, "-", the number of parts.
-func multipartETag(partETags []string) (string, error) {
-	h := md5.New()
-	for i, e := range partETags {
-		b, err := hex.DecodeString(e)
-		if err != nil || len(b) != 16 {
-			return "", fmt.Errorf("part %d has ETag %q, not an MD5: %w", i+1, e, errInvalidPart)
-		}
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil)) + "-" + strconv.Itoa(len(partETags)), nil
 }
