@@ -23,6 +23,8 @@ var forbidden = []struct {
 		"front ends never touch disks: they reach storage only through the proxy"},
 	{"internal/swift/...", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/s3", "internal/auth", "github.com/cockroachdb/pebble"},
 		"front ends never touch disks: they reach storage only through the proxy (and never import each other or the tenant store: the server wires them)"},
+	{"internal/s3/s3xml", []string{"internal/"},
+		"S3's XML documents are types and encoders only: no HTTP handling, no errors of the front end, nothing of Cairn's"},
 	{"internal/swift/swiftwire", []string{"internal/proxy", "internal/access", "internal/auth", "internal/server", "internal/nodeclient", "internal/swift"},
 		"Swift's wire rules are pure: strings and headers in, values or refusals out; the front end serves with them"},
 	{"internal/proxy", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/s3", "github.com/cockroachdb/pebble"},

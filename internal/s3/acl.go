@@ -10,9 +10,10 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/s3/s3xml"
 )
 
-// ACLs: canned (x-amz-acl) and grants (x-amz-grant-* headers or an AccessControlPolicy
+// ACLs: canned (x-amz-acl) and grants (x-amz-grant-* headers or an s3xml.AccessControlPolicy
 // document), on buckets (kept in the container's metadata, access.MetaACL) and objects (in the
 // object's SysMeta, access.ObjectMetaACL). Cairn's canonical user ID is the account name, and
 // the bucket's account owns every object in it.
@@ -127,7 +128,7 @@ func (h *Handler) checkGrantees(r *http.Request, a access.ACL) error {
 	return nil
 }
 
-// aclInput is an AccessControlPolicy document a client sends.
+// aclInput is an s3xml.AccessControlPolicy document a client sends.
 type aclInput struct {
 	XMLName xml.Name `xml:"AccessControlPolicy"`
 	Owner   *struct {
@@ -146,7 +147,7 @@ type aclInput struct {
 	} `xml:"AccessControlList"`
 }
 
-// parseACLDocument reads an AccessControlPolicy. The owner it names must be the bucket's
+// parseACLDocument reads an s3xml.AccessControlPolicy. The owner it names must be the bucket's
 // owner; the owner's own grants are dropped (the owner always has full control).
 func parseACLDocument(body []byte, bucketOwner string) (access.ACL, error) {
 	var in aclInput
@@ -197,16 +198,16 @@ func parseACLDocument(body []byte, bucketOwner string) (access.ACL, error) {
 }
 
 // aclDocument is the answer of GET ?acl: the owner with full control, then the grants.
-func aclDocument(ownerAccount string, acl access.ACL) accessControlPolicy {
-	doc := cannedACL(ownerAccount)
+func aclDocument(ownerAccount string, acl access.ACL) s3xml.AccessControlPolicy {
+	doc := s3xml.CannedACL(ownerAccount)
 	for _, g := range acl.Grants {
-		ge := grantee{XMLNSXSI: xsiNamespace}
+		ge := s3xml.Grantee{XMLNSXSI: s3xml.XSINamespace}
 		if g.Grantee.ID != "" {
 			ge.XSIType, ge.ID, ge.DisplayName = "CanonicalUser", g.Grantee.ID, g.Grantee.ID
 		} else {
 			ge.XSIType, ge.URI = "Group", g.Grantee.URI
 		}
-		doc.Grants = append(doc.Grants, grant{Grantee: ge, Permission: string(g.Permission)})
+		doc.Grants = append(doc.Grants, s3xml.Grant{Grantee: ge, Permission: string(g.Permission)})
 	}
 	return doc
 }

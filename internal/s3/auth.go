@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
+	"github.com/cairn-store/cairn/internal/s3/s3xml"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 )
 
@@ -46,7 +47,7 @@ func storedChecksum(obj *meta.Object) (alg checksum.Algorithm, value, typ string
 }
 
 // setChecksumFields fills the ChecksumXXX element matching alg.
-func setChecksumFields(f *checksumFields, alg checksum.Algorithm, value string) {
+func setChecksumFields(f *s3xml.ChecksumFields, alg checksum.Algorithm, value string) {
 	switch alg {
 	case checksum.CRC32:
 		f.ChecksumCRC32 = value
@@ -62,7 +63,7 @@ func setChecksumFields(f *checksumFields, alg checksum.Algorithm, value string) 
 }
 
 // checksumField returns the ChecksumXXX element matching alg.
-func checksumField(f *checksumFields, alg checksum.Algorithm) string {
+func checksumField(f *s3xml.ChecksumFields, alg checksum.Algorithm) string {
 	switch alg {
 	case checksum.CRC32:
 		return f.ChecksumCRC32

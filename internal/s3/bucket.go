@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/s3/s3xml"
 )
 
 // Buckets are containers of their owner's account: each account has its own bucket namespace,
@@ -45,7 +46,7 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 		return err
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
-		var cfg createBucketConfiguration
+		var cfg s3xml.CreateBucketConfiguration
 		if err := decodeXML(body, &cfg); err != nil {
 			return err
 		}
@@ -119,7 +120,7 @@ func (h *Handler) getBucketLocation(w http.ResponseWriter, r *http.Request, rq *
 	if region == "us-east-1" {
 		region = ""
 	}
-	writeXML(w, http.StatusOK, locationConstraint{Xmlns: s3Namespace, Region: region})
+	writeXML(w, http.StatusOK, s3xml.LocationConstraint{Xmlns: s3xml.Namespace, Region: region})
 	return nil
 }
 
@@ -127,7 +128,7 @@ func (h *Handler) getBucketVersioning(w http.ResponseWriter, r *http.Request, rq
 	if _, err := h.requireBucket(r.Context(), rq); err != nil {
 		return err
 	}
-	writeXML(w, http.StatusOK, versioningConfiguration{Xmlns: s3Namespace})
+	writeXML(w, http.StatusOK, s3xml.VersioningConfiguration{Xmlns: s3xml.Namespace})
 	return nil
 }
 
@@ -135,7 +136,7 @@ func (h *Handler) getBucketRequestPayment(w http.ResponseWriter, r *http.Request
 	if _, err := h.requireBucket(r.Context(), rq); err != nil {
 		return err
 	}
-	writeXML(w, http.StatusOK, requestPaymentConfiguration{Xmlns: s3Namespace, Payer: "BucketOwner"})
+	writeXML(w, http.StatusOK, s3xml.RequestPaymentConfiguration{Xmlns: s3xml.Namespace, Payer: "BucketOwner"})
 	return nil
 }
 
@@ -143,7 +144,7 @@ func (h *Handler) getBucketLogging(w http.ResponseWriter, r *http.Request, rq *r
 	if _, err := h.requireBucket(r.Context(), rq); err != nil {
 		return err
 	}
-	writeXML(w, http.StatusOK, bucketLoggingStatus{Xmlns: s3Namespace})
+	writeXML(w, http.StatusOK, s3xml.BucketLoggingStatus{Xmlns: s3xml.Namespace})
 	return nil
 }
 
@@ -161,7 +162,7 @@ func (h *Handler) getBucketUnconfigured(w http.ResponseWriter, r *http.Request, 
 }
 
 func (h *Handler) listBuckets(w http.ResponseWriter, r *http.Request, rq *request) error {
-	res := listAllMyBucketsResult{Xmlns: s3Namespace, Owner: rq.owner(), Buckets: []bucketInfo{}}
+	res := s3xml.ListAllMyBucketsResult{Xmlns: s3xml.Namespace, Owner: rq.owner(), Buckets: []s3xml.BucketInfo{}}
 	prefix := rq.query.Get("prefix")
 	maxBuckets := 0
 	if v := rq.query.Get("max-buckets"); v != "" {
@@ -187,7 +188,7 @@ func (h *Handler) listBuckets(w http.ResponseWriter, r *http.Request, rq *reques
 			return fmt.Errorf("list buckets: %w", err)
 		}
 		for _, c := range l.Containers {
-			res.Buckets = append(res.Buckets, bucketInfo{Name: c.Name, CreationDate: formatISO(c.Created.Time()), BucketRegion: h.cfg.Region})
+			res.Buckets = append(res.Buckets, s3xml.BucketInfo{Name: c.Name, CreationDate: s3xml.FormatISO(c.Created.Time()), BucketRegion: h.cfg.Region})
 		}
 		if err != nil || !l.Truncated || (maxBuckets > 0 && len(res.Buckets) > maxBuckets) {
 			break

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
+	"github.com/cairn-store/cairn/internal/s3/s3xml"
 )
 
 // parseCopySource reads x-amz-copy-source: "[/]bucket/key[?versionId=...]", URL-encoded. Only
@@ -146,9 +147,9 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 			if err != nil {
 				return h.notFound(ctx, rq, fmt.Errorf("copy %q onto itself: %w", rq.key, err))
 			}
-			res := copyObjectResult{Xmlns: s3Namespace, LastModified: formatISO(updated.LastModified()), ETag: quoteETag(updated.ETag)}
+			res := s3xml.CopyObjectResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(updated.LastModified()), ETag: quoteETag(updated.ETag)}
 			if a, v, _ := storedChecksum(&updated); a != "" {
-				setChecksumFields(&res.checksumFields, a, v)
+				setChecksumFields(&res.ChecksumFields, a, v)
 			}
 			writeXML(w, http.StatusOK, res)
 			return nil
@@ -166,9 +167,9 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return fmt.Errorf("copy %s/%s to %q: %w", src.Container, src.Object, rq.key, err)
 	}
-	res := copyObjectResult{Xmlns: s3Namespace, LastModified: formatISO(stored.LastModified()), ETag: quoteETag(stored.ETag)}
+	res := s3xml.CopyObjectResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(stored.LastModified()), ETag: quoteETag(stored.ETag)}
 	if body.checksum != "" {
-		setChecksumFields(&res.checksumFields, alg, body.checksum)
+		setChecksumFields(&res.ChecksumFields, alg, body.checksum)
 	}
 	writeXML(w, http.StatusOK, res)
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/s3/s3xml"
 )
 
 // deleteConcurrency bounds the deletes one DeleteObjects request runs at once.
@@ -25,7 +26,7 @@ func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	if err != nil {
 		return err
 	}
-	var req deleteRequest
+	var req s3xml.DeleteRequest
 	if err := decodeXML(body, &req); err != nil {
 		return err
 	}
@@ -73,18 +74,18 @@ func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 		}()
 	}
 	wg.Wait()
-	res := deleteResult{Xmlns: s3Namespace}
+	res := s3xml.DeleteResult{Xmlns: s3xml.Namespace}
 	for i, o := range req.Objects {
 		if err := results[i]; err != nil {
 			api := toAPIError(err)
 			if api.status >= 500 {
 				h.log.ErrorContext(ctx, "s3 multi-delete entry failed", "request_id", rq.id, "bucket", rq.bucket, "key", o.Key, "err", err)
 			}
-			res.Errors = append(res.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: api.code, Message: api.message})
+			res.Errors = append(res.Errors, s3xml.DeleteError{Key: o.Key, VersionID: o.VersionID, Code: api.code, Message: api.message})
 			continue
 		}
 		if !req.Quiet {
-			res.Deleted = append(res.Deleted, deletedEntry{Key: o.Key, VersionID: o.VersionID})
+			res.Deleted = append(res.Deleted, s3xml.DeletedEntry{Key: o.Key, VersionID: o.VersionID})
 		}
 	}
 	writeXML(w, http.StatusOK, res)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/s3/s3xml"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 )
 
@@ -90,8 +91,8 @@ func (h *Handler) listPage(r *http.Request, rq *request, p listParams, marker st
 	return l, nil
 }
 
-func (p listParams) fill(res *listBucketResult, l meta.ObjectListing, withOwner *owner) {
-	res.Xmlns = s3Namespace
+func (p listParams) fill(res *s3xml.ListBucketResult, l meta.ObjectListing, withOwner *s3xml.Owner) {
+	res.Xmlns = s3xml.Namespace
 	res.Prefix = p.encode(p.prefix)
 	res.Delimiter = p.encode(p.delimiter)
 	res.MaxKeys = p.maxKeys
@@ -100,13 +101,13 @@ func (p listParams) fill(res *listBucketResult, l meta.ObjectListing, withOwner 
 	}
 	res.IsTruncated = l.Truncated
 	for _, e := range l.Objects {
-		res.Contents = append(res.Contents, objectInfo{
-			Key: p.encode(e.Name), LastModified: formatISO(e.Timestamp.Time()), ETag: quoteETag(e.ETag),
+		res.Contents = append(res.Contents, s3xml.ObjectInfo{
+			Key: p.encode(e.Name), LastModified: s3xml.FormatISO(e.Timestamp.Time()), ETag: quoteETag(e.ETag),
 			Size: e.Size, StorageClass: "STANDARD", Owner: withOwner,
 		})
 	}
 	for _, cp := range l.CommonPrefixes {
-		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: p.encode(cp)})
+		res.CommonPrefixes = append(res.CommonPrefixes, s3xml.CommonPrefix{Prefix: p.encode(cp)})
 	}
 }
 
@@ -121,7 +122,7 @@ func (h *Handler) listObjectsV1(w http.ResponseWriter, r *http.Request, rq *requ
 		return err
 	}
 	o := rq.owner()
-	res := listBucketResult{Name: rq.bucket}
+	res := s3xml.ListBucketResult{Name: rq.bucket}
 	encodedMarker := p.encode(marker)
 	res.Marker = &encodedMarker
 	p.fill(&res, l, &o)
@@ -152,12 +153,12 @@ func (h *Handler) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *requ
 	if err != nil {
 		return err
 	}
-	var o *owner
+	var o *s3xml.Owner
 	if rq.query.Get("fetch-owner") == "true" {
 		ow := rq.owner()
 		o = &ow
 	}
-	res := listBucketResult{Name: rq.bucket, ContToken: token}
+	res := s3xml.ListBucketResult{Name: rq.bucket, ContToken: token}
 	if _, ok := rq.query["start-after"]; ok {
 		sa := p.encode(startAfter)
 		res.StartAfter = &sa

@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
+	"github.com/cairn-store/cairn/internal/s3/s3xml"
 )
 
 // Multipart uploads are built on ordinary objects, as Swift's s3api does. Each bucket has a
@@ -145,7 +146,7 @@ func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 		w.Header().Set("X-Amz-Checksum-Algorithm", string(alg))
 		w.Header().Set("X-Amz-Checksum-Type", typ)
 	}
-	writeXML(w, http.StatusOK, initiateMultipartUploadResult{Xmlns: s3Namespace, Bucket: rq.bucket, Key: rq.key, UploadID: id})
+	writeXML(w, http.StatusOK, s3xml.InitiateMultipartUploadResult{Xmlns: s3xml.Namespace, Bucket: rq.bucket, Key: rq.key, UploadID: id})
 	return nil
 }
 
@@ -269,9 +270,9 @@ func (h *Handler) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *req
 	if err != nil {
 		return fmt.Errorf("upload part %d of %q by copy: %w", n, rq.key, err)
 	}
-	res := copyPartResult{Xmlns: s3Namespace, LastModified: formatISO(stored.LastModified()), ETag: quoteETag(stored.ETag)}
+	res := s3xml.CopyPartResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(stored.LastModified()), ETag: quoteETag(stored.ETag)}
 	if body.checksum != "" {
-		setChecksumFields(&res.checksumFields, up.alg, body.checksum)
+		setChecksumFields(&res.ChecksumFields, up.alg, body.checksum)
 	}
 	writeXML(w, http.StatusOK, res)
 	return nil
@@ -318,7 +319,7 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	var req completeMultipartUpload
+	var req s3xml.CompleteMultipartUpload
 	if err := decodeXML(data, &req); err != nil {
 		return err
 	}
@@ -358,7 +359,7 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 			if err != nil {
 				return fmt.Errorf("part %d: %w", p.PartNumber, err)
 			}
-			if want := checksumField(&p.checksumFields, up.alg); want != "" && want != pc.Value {
+			if want := checksumField(&p.ChecksumFields, up.alg); want != "" && want != pc.Value {
 				return errInvalidPart.withMessage("The %s of part %d does not match the one uploaded.", up.alg, p.PartNumber)
 			}
 			sums = append(sums, pc)
@@ -413,7 +414,7 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), uploadMarkerName(rq.key, up.id))
 	inUse := h.partsInUse(ctx, rq, up.id) // a racing Complete of the same upload may have won
 	for n, e := range stored {
-		if !slices.ContainsFunc(req.Parts, func(p completePart) bool { return p.PartNumber == n }) && !inUse[e.Name] {
+		if !slices.ContainsFunc(req.Parts, func(p s3xml.CompletePart) bool { return p.PartNumber == n }) && !inUse[e.Name] {
 			h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), e.Name)
 		}
 	}
@@ -426,12 +427,12 @@ func (h *Handler) writeCompleteResult(w http.ResponseWriter, r *http.Request, rq
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	res := completeMultipartUploadResult{
-		Xmlns: s3Namespace, Location: scheme + "://" + r.Host + "/" + rq.bucket + "/" + s3URLEncode(rq.key),
+	res := s3xml.CompleteMultipartUploadResult{
+		Xmlns: s3xml.Namespace, Location: scheme + "://" + r.Host + "/" + rq.bucket + "/" + s3URLEncode(rq.key),
 		Bucket: rq.bucket, Key: rq.key, ETag: quoteETag(obj.ETag),
 	}
 	if alg, v, typ := storedChecksum(obj); alg != "" {
-		setChecksumFields(&res.checksumFields, alg, v)
+		setChecksumFields(&res.ChecksumFields, alg, v)
 		res.ChecksumType = typ
 	}
 	writeXML(w, http.StatusOK, res)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/s3/s3xml"
 )
 
 func (h *Handler) listParts(w http.ResponseWriter, r *http.Request, rq *request) error {
@@ -32,8 +33,8 @@ func (h *Handler) listParts(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	res := listPartsResult{
-		Xmlns: s3Namespace, Bucket: rq.bucket, Key: rq.key, UploadID: up.id,
+	res := s3xml.ListPartsResult{
+		Xmlns: s3xml.Namespace, Bucket: rq.bucket, Key: rq.key, UploadID: up.id,
 		Initiator: rq.owner(), Owner: rq.owner(), StorageClass: "STANDARD",
 		PartNumberMarker: after, MaxParts: maxParts, ChecksumAlgorithm: string(up.alg), ChecksumType: up.typ,
 	}
@@ -52,10 +53,10 @@ func (h *Handler) listParts(w http.ResponseWriter, r *http.Request, rq *request)
 			if err != nil {
 				continue
 			}
-			p := partInfo{PartNumber: n, LastModified: formatISO(e.Timestamp.Time()), ETag: quoteETag(e.ETag), Size: e.Size}
+			p := s3xml.PartInfo{PartNumber: n, LastModified: s3xml.FormatISO(e.Timestamp.Time()), ETag: quoteETag(e.ETag), Size: e.Size}
 			if up.alg != "" {
 				if pc, err := h.partChecksum(ctx, rq, e.Name, up.alg); err == nil {
-					setChecksumFields(&p.checksumFields, up.alg, pc.Value)
+					setChecksumFields(&p.ChecksumFields, up.alg, pc.Value)
 				}
 			}
 			res.Parts = append(res.Parts, p)
@@ -89,8 +90,8 @@ func (h *Handler) listMultipartUploads(w http.ResponseWriter, r *http.Request, r
 	if _, err := h.requireBucket(ctx, rq); err != nil {
 		return err
 	}
-	res := listMultipartUploadsResult{
-		Xmlns: s3Namespace, Bucket: rq.bucket, KeyMarker: p.encode(keyMarker), UploadIDMarker: idMarker,
+	res := s3xml.ListMultipartUploadsResult{
+		Xmlns: s3xml.Namespace, Bucket: rq.bucket, KeyMarker: p.encode(keyMarker), UploadIDMarker: idMarker,
 		Prefix: p.encode(p.prefix), Delimiter: p.encode(p.delimiter), MaxUploads: p.maxKeys,
 	}
 	if p.urlEncode {
@@ -126,14 +127,14 @@ func (h *Handler) listMultipartUploads(w http.ResponseWriter, r *http.Request, r
 				if !ok || strings.ContainsRune(id, 0) {
 					continue // a part
 				}
-				res.Uploads = append(res.Uploads, uploadInfo{
+				res.Uploads = append(res.Uploads, s3xml.UploadInfo{
 					Key: p.encode(key), UploadID: id, Initiator: rq.owner(), Owner: rq.owner(),
-					StorageClass: "STANDARD", Initiated: formatISO(e.Timestamp.Time()),
+					StorageClass: "STANDARD", Initiated: s3xml.FormatISO(e.Timestamp.Time()),
 				})
 				res.NextKeyMarker, res.NextUploadIDMarker = p.encode(key), id
 			} else {
 				marker = cps[0]
-				res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: p.encode(cps[0])})
+				res.CommonPrefixes = append(res.CommonPrefixes, s3xml.CommonPrefix{Prefix: p.encode(cps[0])})
 				res.NextKeyMarker, res.NextUploadIDMarker = p.encode(cps[0]), ""
 				cps = cps[1:]
 			}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/s3/s3xml"
 )
 
 // Bucket policies (GET, PUT and DELETE ?policy, GET ?policyStatus) and quotas.
@@ -77,7 +78,7 @@ func (h *Handler) getBucketPolicyStatus(w http.ResponseWriter, r *http.Request, 
 	if rq.state.Policy == nil {
 		return errNoSuchBucketPolicy
 	}
-	writeXML(w, http.StatusOK, policyStatus{Xmlns: s3Namespace, IsPublic: rq.state.Policy.Public()})
+	writeXML(w, http.StatusOK, s3xml.PolicyStatus{Xmlns: s3xml.Namespace, IsPublic: rq.state.Policy.Public()})
 	return nil
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/reqmetrics"
+	"github.com/cairn-store/cairn/internal/s3/s3xml"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 )
 
@@ -336,6 +337,6 @@ func newHostID() string {
 	return base64.StdEncoding.EncodeToString(b[:])
 }
 
-// owner returns the Owner element of the request's account: the bucket's owner (or the
+// owner returns the s3xml.Owner element of the request's account: the bucket's owner (or the
 // caller's own account, for ListBuckets).
-func (rq *request) owner() owner { return owner{ID: rq.account, DisplayName: rq.account} }
+func (rq *request) owner() s3xml.Owner { return s3xml.Owner{ID: rq.account, DisplayName: rq.account} }

@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
+	"github.com/cairn-store/cairn/internal/s3/s3xml"
 )
 
 func TestResolveOperation(t *testing.T) {
@@ -204,7 +205,7 @@ func TestMultipartETag(t *testing.T) {
 }
 
 func TestDecodeXML(t *testing.T) {
-	var d deleteRequest
+	var d s3xml.DeleteRequest
 	if err := decodeXML([]byte(`<?xml version="1.0"?><Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Quiet>true</Quiet><Object><Key>a&amp;b</Key></Object><Object><Key>c</Key><VersionId>null</VersionId></Object></Delete>`), &d); err != nil {
 		t.Fatal(err)
 	}
@@ -212,12 +213,12 @@ func TestDecodeXML(t *testing.T) {
 		t.Fatalf("%+v", d)
 	}
 	for _, bad := range []string{"", "<Delete>", "<Delete></Delete><Delete></Delete>", "<Other/>", "<Delete/>trailing"} {
-		var d deleteRequest
+		var d s3xml.DeleteRequest
 		if err := decodeXML([]byte(bad), &d); !errors.Is(err, errMalformedXML) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
-	var c completeMultipartUpload
+	var c s3xml.CompleteMultipartUpload
 	if err := decodeXML([]byte(`<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"e"</ETag><ChecksumCRC32>AAAAAA==</ChecksumCRC32></Part></CompleteMultipartUpload>`), &c); err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func FuzzDecodeDelete(f *testing.F) {
 	f.Add([]byte(`<Delete><Quiet>true</Quiet><Object><Key>a</Key></Object></Delete>`))
 	f.Add([]byte(`<Delete><Object><Key></Key><VersionId>x</VersionId></Object></Delete>`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var d deleteRequest
+		var d s3xml.DeleteRequest
 		_ = decodeXML(b, &d)
 	})
 }
@@ -277,7 +278,7 @@ func FuzzDecodeDelete(f *testing.F) {
 func FuzzDecodeComplete(f *testing.F) {
 	f.Add([]byte(`<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"e"</ETag></Part></CompleteMultipartUpload>`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var c completeMultipartUpload
+		var c s3xml.CompleteMultipartUpload
 		_ = decodeXML(b, &c)
 	})
 }
@@ -285,7 +286,7 @@ func FuzzDecodeComplete(f *testing.F) {
 func FuzzDecodeCreateBucket(f *testing.F) {
 	f.Add([]byte(`<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><LocationConstraint>eu-west-1</LocationConstraint></CreateBucketConfiguration>`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var c createBucketConfiguration
+		var c s3xml.CreateBucketConfiguration
 		_ = decodeXML(b, &c)
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/xml"
 	"net/http"
 	"strings"
+
+	"github.com/cairn-store/cairn/internal/s3/s3xml"
 )
 
 // Versioning. Cairn keeps one version of each object: a bucket is always in the state AWS calls
@@ -11,34 +13,6 @@ import (
 // GET ?versioning answers no Status, ListObjectVersions lists each object as its latest (and
 // only) version, and PUT ?versioning accepts Suspended (a no-op on such a bucket) but refuses
 // Enabled as NotImplemented: storing several versions is not supported.
-
-type listVersionsResult struct {
-	XMLName             xml.Name        `xml:"ListVersionsResult"`
-	Xmlns               string          `xml:"xmlns,attr"`
-	Name                string          `xml:"Name"`
-	Prefix              string          `xml:"Prefix"`
-	KeyMarker           string          `xml:"KeyMarker"`
-	VersionIDMarker     string          `xml:"VersionIdMarker"`
-	NextKeyMarker       string          `xml:"NextKeyMarker,omitempty"`
-	NextVersionIDMarker string          `xml:"NextVersionIdMarker,omitempty"`
-	MaxKeys             int             `xml:"MaxKeys"`
-	Delimiter           *string         `xml:"Delimiter"` // echoed when sent, even empty, as S3 does
-	EncodingType        string          `xml:"EncodingType,omitempty"`
-	IsTruncated         bool            `xml:"IsTruncated"`
-	Versions            []objectVersion `xml:"Version"`
-	CommonPrefixes      []commonPrefix  `xml:"CommonPrefixes"`
-}
-
-type objectVersion struct {
-	Key          string `xml:"Key"`
-	VersionID    string `xml:"VersionId"`
-	IsLatest     bool   `xml:"IsLatest"`
-	LastModified string `xml:"LastModified"`
-	ETag         string `xml:"ETag"`
-	Size         int64  `xml:"Size"`
-	Owner        owner  `xml:"Owner"`
-	StorageClass string `xml:"StorageClass"`
-}
 
 // nullVersion is the version ID of the one version an unversioned object has.
 const nullVersion = "null"
@@ -59,7 +33,7 @@ func (h *Handler) listObjectVersions(w http.ResponseWriter, r *http.Request, rq 
 	if err != nil {
 		return err
 	}
-	res := listVersionsResult{Xmlns: s3Namespace, Name: rq.bucket, Prefix: p.encode(p.prefix), KeyMarker: p.encode(keyMarker),
+	res := s3xml.ListVersionsResult{Xmlns: s3xml.Namespace, Name: rq.bucket, Prefix: p.encode(p.prefix), KeyMarker: p.encode(keyMarker),
 		VersionIDMarker: versionMarker, MaxKeys: p.maxKeys, IsTruncated: l.Truncated}
 	if rq.query.Has("delimiter") {
 		d := p.encode(p.delimiter)
@@ -70,11 +44,11 @@ func (h *Handler) listObjectVersions(w http.ResponseWriter, r *http.Request, rq 
 	}
 	o := rq.owner()
 	for _, e := range l.Objects {
-		res.Versions = append(res.Versions, objectVersion{Key: p.encode(e.Name), VersionID: nullVersion, IsLatest: true,
-			LastModified: formatISO(e.Timestamp.Time()), ETag: quoteETag(e.ETag), Size: e.Size, Owner: o, StorageClass: "STANDARD"})
+		res.Versions = append(res.Versions, s3xml.ObjectVersion{Key: p.encode(e.Name), VersionID: nullVersion, IsLatest: true,
+			LastModified: s3xml.FormatISO(e.Timestamp.Time()), ETag: quoteETag(e.ETag), Size: e.Size, Owner: o, StorageClass: "STANDARD"})
 	}
 	for _, cp := range l.CommonPrefixes {
-		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: p.encode(cp)})
+		res.CommonPrefixes = append(res.CommonPrefixes, s3xml.CommonPrefix{Prefix: p.encode(cp)})
 	}
 	if l.Truncated {
 		res.NextKeyMarker = p.encode(l.NextMarker)
@@ -86,18 +60,12 @@ func (h *Handler) listObjectVersions(w http.ResponseWriter, r *http.Request, rq 
 	return nil
 }
 
-type versioningRequest struct {
-	XMLName   xml.Name `xml:"VersioningConfiguration"`
-	Status    string   `xml:"Status"`
-	MfaDelete string   `xml:"MfaDelete"`
-}
-
 func (h *Handler) putBucketVersioning(w http.ResponseWriter, r *http.Request, rq *request) error {
 	body, err := h.readSmallBody(r, rq, 64<<10, false)
 	if err != nil {
 		return err
 	}
-	var v versioningRequest
+	var v s3xml.VersioningRequest
 	if err := xml.Unmarshal(body, &v); err != nil {
 		return errMalformedXML
 	}

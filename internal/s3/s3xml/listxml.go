@@ -1,4 +1,4 @@
-package s3
+package s3xml
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 // an entry. appendXML writes the same document (TestListXMLMatchesEncodingXML holds it to
 // byte-for-byte equality) by appending.
 
-func (r *listBucketResult) appendXML(b []byte) []byte {
+func (r *ListBucketResult) AppendXML(b []byte) []byte {
 	b = append(b, `<ListBucketResult xmlns="`...)
 	b = appendEscaped(b, r.Xmlns)
 	b = append(b, `">`...)

@@ -1,4 +1,4 @@
-package s3
+package s3xml
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ func TestListXMLMatchesEncodingXML(t *testing.T) {
 	for i := range 300 {
 		marker, n := pick(), rng.IntN(5)
 		startAfter := pick()
-		r := listBucketResult{Xmlns: s3Namespace, Name: pick(), Prefix: pick(), NextMarker: pick(), StartAfter: &startAfter,
+		r := ListBucketResult{Xmlns: Namespace, Name: pick(), Prefix: pick(), NextMarker: pick(), StartAfter: &startAfter,
 			ContToken: pick(), NextContToken: pick(), MaxKeys: rng.IntN(1001), Delimiter: pick(), EncodingType: pick(), IsTruncated: i%2 == 0}
 		if i%3 == 0 {
 			r.Marker = &marker
@@ -23,9 +23,9 @@ func TestListXMLMatchesEncodingXML(t *testing.T) {
 			r.KeyCount = &n
 		}
 		for range rng.IntN(4) {
-			o := objectInfo{Key: pick(), LastModified: "2026-11-22T06:00:00.000Z", ETag: `"abc"`, Size: rng.Int64N(1 << 40), StorageClass: "STANDARD"}
+			o := ObjectInfo{Key: pick(), LastModified: "2026-11-22T06:00:00.000Z", ETag: `"abc"`, Size: rng.Int64N(1 << 40), StorageClass: "STANDARD"}
 			if rng.IntN(2) == 0 {
-				o.Owner = &owner{ID: pick(), DisplayName: pick()}
+				o.Owner = &Owner{ID: pick(), DisplayName: pick()}
 			}
 			if rng.IntN(3) == 0 {
 				o.ChecksumAlgorithm = []string{"CRC32"}
@@ -33,26 +33,26 @@ func TestListXMLMatchesEncodingXML(t *testing.T) {
 			r.Contents = append(r.Contents, o)
 		}
 		for range rng.IntN(3) {
-			r.CommonPrefixes = append(r.CommonPrefixes, commonPrefix{Prefix: pick()})
+			r.CommonPrefixes = append(r.CommonPrefixes, CommonPrefix{Prefix: pick()})
 		}
 		var want bytes.Buffer
 		if err := xml.NewEncoder(&want).Encode(r); err != nil {
 			t.Fatal(err)
 		}
-		if got := r.appendXML(nil); !bytes.Equal(got, want.Bytes()) {
+		if got := r.AppendXML(nil); !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("case %d:\n got %s\nwant %s", i, got, want.Bytes())
 		}
 	}
 }
 
 func BenchmarkListXML1000(b *testing.B) {
-	r := listBucketResult{Xmlns: s3Namespace, Name: "bucket", MaxKeys: 1000}
+	r := ListBucketResult{Xmlns: Namespace, Name: "bucket", MaxKeys: 1000}
 	for i := range 1000 {
-		r.Contents = append(r.Contents, objectInfo{Key: "obj-" + string(rune('a'+i%26)) + "/0000012345", LastModified: "2026-11-22T06:00:00.000Z", ETag: `"0123456789abcdef0123456789abcdef"`, Size: 4096, StorageClass: "STANDARD"})
+		r.Contents = append(r.Contents, ObjectInfo{Key: "obj-" + string(rune('a'+i%26)) + "/0000012345", LastModified: "2026-11-22T06:00:00.000Z", ETag: `"0123456789abcdef0123456789abcdef"`, Size: 4096, StorageClass: "STANDARD"})
 	}
 	b.Run("append", func(b *testing.B) {
 		for b.Loop() {
-			r.appendXML(nil)
+			r.AppendXML(nil)
 		}
 	})
 	b.Run("encoding/xml", func(b *testing.B) {
