@@ -75,6 +75,9 @@ func (h *Handler) serveWeb(w http.ResponseWriter, r *http.Request, rq *request) 
 		}
 		return true, h.webListing(w, r, rq, s, "")
 	}
+	if !s.active() {
+		return false, nil // no web site: a plain request (Swift's staticweb passes it through)
+	}
 	obj, err := h.proxy.HeadObject(ctx, rq.objectName())
 	found := err == nil && !expired(&obj, h.cfg.Now())
 	if err != nil && !errors.Is(err, meta.ErrNotFound) {
@@ -82,12 +85,6 @@ func (h *Handler) serveWeb(w http.ResponseWriter, r *http.Request, rq *request) 
 	}
 	if found && !(obj.ContentType == s.dirType && obj.Size <= 1) {
 		return false, nil // an object: served as it is
-	}
-	if !s.active() {
-		if found {
-			return false, nil // a directory marker, served as it is when no web site asks otherwise
-		}
-		return true, h.webError(w, r, rq, s, errNotFound)
 	}
 	if s.index != "" {
 		index := strings.TrimSuffix(rq.object, "/") + "/" + s.index
