@@ -8,6 +8,8 @@ package meta
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -233,6 +235,39 @@ const SysManifestETag = "manifest-etag"
 // object's (Swift's static large objects list the MD5 of their manifest document, followed by
 // "; slo_etag=" and their served ETag, as Swift's container servers keep them).
 const SysListingETag = "listing-etag"
+
+// SysMeta keys of a symlink (an object that stands for another, made through Swift's API and
+// followed by both front ends): the target as "container/object", URL-quoted; the target's
+// account as "AUTH_account", URL-quoted, when it is not the link's own; for a static link, the
+// ETag the target must have and the target's size.
+const (
+	SysSymlinkTarget  = "symlink-target"
+	SysSymlinkAccount = "symlink-target-account"
+	SysSymlinkETag    = "symlink-target-etag"
+	SysSymlinkBytes   = "symlink-target-bytes"
+)
+
+// SymlinkTarget reads where a symlink points: the target's account (account, the link's own,
+// unless the link names another), container and object. ok is false for an object that is not
+// a symlink.
+func (o *Object) SymlinkTarget(account string) (targetAccount, container, object string, ok bool) {
+	target := o.SysMeta[SysSymlinkTarget]
+	if target == "" {
+		return "", "", "", false
+	}
+	unquote := func(s string) string {
+		if u, err := url.PathUnescape(s); err == nil {
+			return u
+		}
+		return s
+	}
+	container, object, _ = strings.Cut(unquote(target), "/")
+	targetAccount = account
+	if a := o.SysMeta[SysSymlinkAccount]; a != "" {
+		targetAccount = strings.TrimPrefix(unquote(a), "AUTH_") // Swift URLs name account a "AUTH_a"
+	}
+	return targetAccount, container, object, true
+}
 
 // AsServed returns the object as clients see it: a manifest's size is the sum of its segments'
 // and its ETag the one it was given; other objects are unchanged.

@@ -214,6 +214,14 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 	}
 	rd, err := h.proxy.GetObject(ctx, rq.objectName(), rng)
 	if errors.Is(err, meta.ErrInvalidRange) {
+		// A range of a symlink is a range of its target (the link itself has no bytes).
+		if link, herr := h.proxy.HeadObject(ctx, rq.objectName()); herr == nil && link.SysMeta[meta.SysSymlinkTarget] != "" {
+			target, ferr := h.followSymlink(ctx, r, rq, &link)
+			if ferr != nil {
+				return ferr
+			}
+			return h.getObject(w, r, target)
+		}
 		return h.invalidRange(ctx, rq, err)
 	}
 	if err != nil {
@@ -221,6 +229,17 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 	}
 	defer rd.Close()
 	obj := &rd.Object
+	if obj.SysMeta[meta.SysSymlinkTarget] != "" {
+		target, err := h.followSymlink(ctx, r, rq, obj)
+		if err != nil {
+			return err
+		}
+		rd.Close()
+		return h.getObject(w, r, target)
+	}
+	if err := checkSymlinkETag(rq, obj); err != nil {
+		return err
+	}
 	if err := readConditions(r.Header).evaluate(obj.ETag, obj.LastModified(), errNotModified); err != nil {
 		w.Header().Set("ETag", quoteETag(obj.ETag))
 		w.Header().Set("Last-Modified", obj.LastModified().Format(http.TimeFormat))
@@ -262,6 +281,16 @@ func (h *Handler) headObject(w http.ResponseWriter, r *http.Request, rq *request
 	obj, err := h.proxy.HeadObject(ctx, rq.objectName())
 	if err != nil {
 		return h.notFound(ctx, rq, fmt.Errorf("head object %q: %w", rq.key, err))
+	}
+	if obj.SysMeta[meta.SysSymlinkTarget] != "" {
+		target, err := h.followSymlink(ctx, r, rq, &obj)
+		if err != nil {
+			return err
+		}
+		return h.headObject(w, r, target)
+	}
+	if err := checkSymlinkETag(rq, &obj); err != nil {
+		return err
 	}
 	if err := readConditions(r.Header).evaluate(obj.ETag, obj.LastModified(), errNotModified); err != nil {
 		w.Header().Set("ETag", quoteETag(obj.ETag))

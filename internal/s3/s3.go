@@ -198,6 +198,10 @@ type request struct {
 	account string
 	// state is the bucket's access state, once authorize resolved the bucket.
 	state *access.BucketState
+	// While a read follows Swift symlinks (symlink.go): links followed, and the ETag a static
+	// link requires of what comes next.
+	symlinkHops int
+	symlinkETag string
 }
 
 // ServeHTTP routes, authenticates and serves one request.

@@ -283,3 +283,68 @@ func TestSwiftDomainRemap(t *testing.T) {
 		t.Error("a domain that is both S3's and Swift's was accepted")
 	}
 }
+
+// TestSymlinkThroughS3: a symlink made through Swift reads through S3 as its target, as through
+// Swift's s3api.
+func TestSymlinkThroughS3(t *testing.T) {
+	endpoint := testserver.Start(t, testAccess, testSecret)
+	ctx := ctxT(t)
+	c := s3Client(endpoint)
+	sw := swiftLogin(t, endpoint)
+	zero := map[string]string{"Content-Length": "0"}
+	link := func(path, target string, hdr map[string]string) {
+		t.Helper()
+		h := map[string]string{"X-Symlink-Target": target, "Content-Length": "0"}
+		for k, v := range hdr {
+			h[k] = v
+		}
+		if resp, b := sw.do("PUT", path, h, nil); resp.StatusCode != 201 {
+			t.Fatalf("PUT link %s: %s %s", path, resp.Status, b)
+		}
+	}
+	sw.do("PUT", "/data", zero, nil)
+	sw.do("PUT", "/links", zero, nil)
+	if resp, b := sw.do("PUT", "/data/obj", map[string]string{"Content-Type": "text/plain"}, []byte("0123456789")); resp.StatusCode != 201 {
+		t.Fatalf("PUT target: %s %s", resp.Status, b)
+	}
+	link("/links/l1", "data/obj", nil)
+	link("/links/l2", "links/l1", nil)
+	link("/links/l3", "links/l2", nil)
+	link("/links/static", "data/obj", map[string]string{"X-Symlink-Target-Etag": "781e5e245d69b566979b86e28d23f2c7"}) // md5("0123456789")
+	link("/links/dangling", "data/none", nil)
+
+	get := func(key string, rng *string) (string, error) {
+		out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("links"), Key: aws.String(key), Range: rng})
+		if err != nil {
+			return "", err
+		}
+		defer out.Body.Close()
+		b, err := io.ReadAll(out.Body)
+		return string(b), err
+	}
+	for _, key := range []string{"l1", "l2", "static"} {
+		if got, err := get(key, nil); err != nil || got != "0123456789" {
+			t.Errorf("S3 GET of link %s: %q %v", key, got, err)
+		}
+	}
+	if got, err := get("l1", aws.String("bytes=2-4")); err != nil || got != "234" {
+		t.Errorf("ranged S3 GET of a link: %q %v", got, err)
+	}
+	if head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("links"), Key: aws.String("l2")}); err != nil || aws.ToInt64(head.ContentLength) != 10 {
+		t.Errorf("S3 HEAD of a link: %+v %v", head, err)
+	}
+	if _, err := get("l3", nil); err == nil || !strings.Contains(err.Error(), "InvalidRequest") {
+		t.Errorf("three links in a row: %v", err)
+	}
+	if _, err := get("dangling", nil); err == nil || !strings.Contains(err.Error(), "NoSuchKey") {
+		t.Errorf("a link to nothing: %v", err)
+	}
+	// The static link's target changes: the link no longer reads.
+	sw.do("PUT", "/data/obj", nil, []byte("changed"))
+	if _, err := get("static", nil); err == nil || !strings.Contains(err.Error(), "PreconditionFailed") {
+		t.Errorf("a static link whose target changed: %v", err)
+	}
+	if got, err := get("l1", nil); err != nil || got != "changed" {
+		t.Errorf("a dynamic link after the change: %q %v", got, err)
+	}
+}

@@ -30,10 +30,10 @@ import (
 // shows it), its account when it was given (as sent, with AUTH_), and a static link's ETag and
 // the target's size.
 const (
-	sysSymlinkTarget  = "symlink-target"
-	sysSymlinkAccount = "symlink-target-account"
-	sysSymlinkETag    = "symlink-target-etag"
-	sysSymlinkBytes   = "symlink-target-bytes"
+	sysSymlinkTarget  = meta.SysSymlinkTarget
+	sysSymlinkAccount = meta.SysSymlinkAccount
+	sysSymlinkETag    = meta.SysSymlinkETag
+	sysSymlinkBytes   = meta.SysSymlinkBytes
 )
 
 // symloopMax is how many links one read follows in a row (Swift's default).
@@ -50,14 +50,9 @@ func wantsSymlinkItself(r *http.Request) bool { return r.URL.Query().Get("symlin
 // symlinkTarget is the account (AUTH_ name), container and object a symlink names, and its
 // Content-Location path.
 func symlinkTarget(obj *meta.Object, rq *request) (account, tenant, container, object, location string) {
-	account = obj.SysMeta[sysSymlinkAccount]
-	if account == "" {
-		account = rq.account
-	}
-	tenant = strings.TrimPrefix(account, resellerPrefix)
-	quoted := obj.SysMeta[sysSymlinkTarget]
-	container, object, _ = strings.Cut(httpwire.UnescapeLenient(quoted), "/")
-	return account, tenant, container, object, "/v1/" + swiftwire.PyQuote(account) + "/" + quoted
+	tenant, container, object, _ = obj.SymlinkTarget(rq.tenant)
+	account = resellerPrefix + tenant
+	return account, tenant, container, object, "/v1/" + swiftwire.PyQuote(account) + "/" + obj.SysMeta[sysSymlinkTarget]
 }
 
 // writeSymlinkHeaders shows a symlink's settings, as ?symlink=get does.
