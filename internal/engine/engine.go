@@ -97,6 +97,9 @@ type PutOptions struct {
 	// object, atomically with it. It runs with the object's name locked; prev is the version
 	// being replaced (a tombstone included), nil if there is none.
 	InBatch func(b *pebble.Batch, obj, prev *meta.Object) error
+	// If is checked against the version being replaced with the name locked, in the commit:
+	// a write whose condition fails stores nothing and returns meta.ErrPreconditionFailed.
+	If meta.Precondition
 }
 
 // Reader is an open object version: its metadata and (a range of) its bytes. Reads verify
@@ -264,9 +267,16 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 	// repeated under the lock below. For a small body the early lookup would cost more than
 	// reading the body it saves (most PUTs create a name, and a lookup of a missing name
 	// visits every LSM level).
-	if obj.Size < 0 || obj.Size > e.cfg.InlineThreshold {
-		if cur, _, err := e.load(key); err == nil && cur != nil && cur.obj.Timestamp >= obj.Timestamp {
-			return meta.Object{}, fmt.Errorf("engine: put at %d, have %d: %w", obj.Timestamp, cur.obj.Timestamp, meta.ErrConflict)
+	// A conditional write is checked early too, so that a doomed upload is refused before its
+	// body is read.
+	if obj.Size < 0 || obj.Size > e.cfg.InlineThreshold || !opts.If.IsZero() {
+		if cur, _, err := e.load(key); err == nil {
+			if err := opts.If.Check(cur.object()); err != nil {
+				return meta.Object{}, fmt.Errorf("engine: put: %w", err)
+			}
+			if cur != nil && cur.obj.Timestamp >= obj.Timestamp {
+				return meta.Object{}, fmt.Errorf("engine: put at %d, have %d: %w", obj.Timestamp, cur.obj.Timestamp, meta.ErrConflict)
+			}
 		}
 	}
 	declared := obj.Size
@@ -323,7 +333,7 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 		}
 		committed = true // the temp name is gone; the final file is handled below
 	}
-	_, old, err := e.commit(ctx, key, obj.Timestamp, func(*record) (*record, error) { return rec, nil },
+	_, old, err := e.commit(ctx, key, obj.Timestamp, opts.If, func(*record) (*record, error) { return rec, nil },
 		func(b *pebble.Batch, rec, old *record) error {
 			if opts.InBatch != nil {
 				return opts.InBatch(b, &rec.obj, old.object())
@@ -358,13 +368,13 @@ func (e *Engine) visible(key []byte, rec *record) bool {
 	return cur != nil && cur.isFile && cur.file == rec.file
 }
 
-// commit writes the record build returns under key, if ts is newer than the current version's
-// timestamp, together with what extra adds to the batch, and syncs. build and extra see the
+// commit writes the record build returns under key, if cond holds for the current version and
+// ts is newer than its timestamp, together with what extra adds to the batch, and syncs. build and extra see the
 // version being replaced (nil if none, or if its record is corrupt: a corrupt record must not
 // block the write that repairs it). The name stays locked from reading the old record until
 // the batch is durable, so concurrent writers of one name are ordered by timestamp while
 // writers of different names share WAL syncs.
-func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp,
+func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond meta.Precondition,
 	build func(old *record) (*record, error),
 	extra func(b *pebble.Batch, rec, old *record) error,
 ) (rec, old *record, err error) {
@@ -379,6 +389,11 @@ func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp,
 		e.log.Error("overwriting corrupt record", "key", fmt.Sprintf("%q", key), "err", err)
 		e.saveQuarantined(key, raw)
 		old = nil
+	}
+	// The condition first: a conditional write that lost a race fails its condition (412),
+	// whichever of the two writers carried the newer timestamp.
+	if err := cond.Check(old.object()); err != nil {
+		return nil, nil, fmt.Errorf("engine: %w", err)
 	}
 	if old != nil && old.obj.Timestamp >= ts {
 		return nil, nil, fmt.Errorf("engine: write at %d, have %d: %w", ts, old.obj.Timestamp, meta.ErrConflict)
@@ -490,6 +505,9 @@ type DeleteOptions struct {
 	// InBatch adds further writes (removing the listing entry) to the batch that commits the
 	// tombstone. prev is the version being deleted.
 	InBatch func(b *pebble.Batch, prev *meta.Object) error
+	// If is checked against the current version in the commit (see PutOptions.If): the
+	// expirer deletes only the version whose expiry it saw.
+	If meta.Precondition
 }
 
 // Delete writes a tombstone at ts, removing the current version (meta.ErrNotFound if there is
@@ -506,7 +524,7 @@ func (e *Engine) Delete(ctx context.Context, name meta.ObjectName, ts meta.Times
 		return err
 	}
 	key := objectKey(nil, name)
-	_, old, err := e.commit(ctx, key, ts, func(old *record) (*record, error) {
+	_, old, err := e.commit(ctx, key, ts, opts.If, func(old *record) (*record, error) {
 		if old == nil {
 			return nil, fmt.Errorf("engine: %q: %w", name.Object, meta.ErrNotFound)
 		}
@@ -542,7 +560,7 @@ func (e *Engine) UpdateMeta(ctx context.Context, name meta.ObjectName, ts meta.T
 		return meta.Object{}, err
 	}
 	key := objectKey(nil, name)
-	rec, _, err := e.commit(ctx, key, ts, func(old *record) (*record, error) {
+	rec, _, err := e.commit(ctx, key, ts, opts.If, func(old *record) (*record, error) {
 		if old == nil || old.obj.Deleted {
 			return nil, fmt.Errorf("engine: %q: %w", name.Object, meta.ErrNotFound)
 		}

@@ -6,9 +6,9 @@
 // moved, object overwritten or deleted) is stale and only removed; a moved expiry has its own
 // entry. Errors are logged and counted, and the entry is retried on the next pass.
 //
-// The check and the delete are two requests: an object rewritten without an expiry in the
-// moment between them can be deleted. Swift's object servers close that window with a lock
-// around X-If-Delete-At; Cairn's storage has no conditional delete yet.
+// The check and the delete are one: the delete carries the queued expiry as a precondition
+// that the storage engine evaluates in its commit, as Swift's object servers evaluate
+// X-If-Delete-At under their lock.
 package expirer
 
 import (
@@ -219,30 +219,23 @@ func (d *Daemon) bucket(ctx context.Context, bucket string, now int64, res *Pass
 	return nil
 }
 
-// expire deletes entry's object if its expiry is still the entry's, then the entry.
+// expire deletes entry's object if its expiry is still the entry's, then the entry. The
+// condition is decided by the storage engine in the delete's commit (Swift's X-If-Delete-At),
+// so that an object rewritten after the entry was queued is never deleted by it.
 func (d *Daemon) expire(ctx context.Context, bucket, entryName string, entry proxy.ExpiryEntry, res *PassResult) {
-	o, err := d.px.HeadObject(ctx, entry.Name)
+	err := d.px.DeleteObjectIf(ctx, entry.Name, meta.Precondition{IfDeleteAt: entry.At})
 	switch {
-	case errors.Is(err, meta.ErrNotFound):
-		d.m.stale.Inc()
-		res.Stale++
-	case err != nil:
-		d.log.Warn("expirer: cannot read an expiring object; retrying next pass", "account", entry.Name.Account, "container", entry.Name.Container, "object", entry.Name.Object, "err", err)
-		d.m.errs.Inc()
-		res.Errors++
-		return
-	case o.SysMeta[meta.SysDeleteAt] != strconv.FormatInt(entry.At, 10):
+	case err == nil:
+		d.m.expired.Inc()
+		res.Expired++
+	case errors.Is(err, meta.ErrNotFound), errors.Is(err, meta.ErrPreconditionFailed):
 		d.m.stale.Inc()
 		res.Stale++
 	default:
-		if err := d.px.DeleteObject(ctx, entry.Name); err != nil && !errors.Is(err, meta.ErrNotFound) {
-			d.log.Warn("expirer: cannot delete an expired object; retrying next pass", "account", entry.Name.Account, "container", entry.Name.Container, "object", entry.Name.Object, "err", err)
-			d.m.errs.Inc()
-			res.Errors++
-			return
-		}
-		d.m.expired.Inc()
-		res.Expired++
+		d.log.Warn("expirer: cannot delete an expired object; retrying next pass", "account", entry.Name.Account, "container", entry.Name.Container, "object", entry.Name.Object, "err", err)
+		d.m.errs.Inc()
+		res.Errors++
+		return
 	}
 	d.removeEntry(ctx, bucket, entryName)
 }

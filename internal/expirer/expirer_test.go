@@ -151,3 +151,47 @@ func TestConfigValidate(t *testing.T) {
 		t.Error("negative interval accepted")
 	}
 }
+
+// TestExpirerNeverDeletesAFreshWrite races an expirer pass against an overwrite of the expiring
+// object without an expiry. Whichever commits first, the object must exist afterwards: either
+// the overwrite came first (and the expiry no longer holds), or the delete did (and the
+// overwrite recreated the object). A check-then-delete expirer loses the overwrite whenever it
+// lands between the check and the delete.
+func TestExpirerNeverDeletesAFreshWrite(t *testing.T) {
+	ctx := context.Background()
+	px := newProxy(t)
+	if err := px.CreateContainer(ctx, "acme", "box", nil); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Unix(1_800_000_000, 0)
+	clk := &clock{t: base}
+	d, err := New(Config{Proxy: px, Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rounds := 300
+	if testing.Short() {
+		rounds = 50
+	}
+	for i := range rounds {
+		name := put(t, px, "obj-"+strconv.Itoa(i), base.Unix()-1)
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if _, err := d.Pass(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if _, err := px.PutObject(ctx, name, meta.Object{Size: 5}, strings.NewReader("fresh"), proxy.PutOptions{}); err != nil {
+				t.Error(err)
+			}
+		}()
+		wg.Wait()
+		if _, err := px.HeadObject(ctx, name); err != nil {
+			t.Fatalf("round %d: the overwrite was lost to the expirer: %v", i, err)
+		}
+	}
+}

@@ -46,6 +46,20 @@ func ETagListMatches(list, etag string) bool {
 	return false
 }
 
+// ETagList splits an If-Match/If-None-Match list into bare entity tags ("*" kept as is), the
+// form meta.Precondition compares.
+func ETagList(list string) []string {
+	var out []string
+	for _, e := range strings.Split(list, ",") {
+		if e = strings.TrimSpace(e); e == "*" {
+			out = append(out, e)
+		} else if e != "" {
+			out = append(out, TrimETag(e))
+		}
+	}
+	return out
+}
+
 // TrimETag strips the weak prefix and quotes from an entity tag.
 func TrimETag(s string) string {
 	s = strings.TrimSpace(s)

@@ -20,6 +20,9 @@ type PutOptions struct {
 	// UpdateListing asks the node to commit the container listing entry in the same batch as
 	// the object, because the container's listing lives on the same device.
 	UpdateListing bool
+	// If is checked by the node against the version the PUT replaces, atomically with the
+	// commit (meta.ErrPreconditionFailed when it fails).
+	If meta.Precondition
 }
 
 // PutResult is the outcome of an object PUT.
@@ -33,6 +36,7 @@ type PutResult struct {
 // DeleteOptions hook into an object DELETE on a node.
 type DeleteOptions struct {
 	UpdateListing bool // see PutOptions.UpdateListing
+	If            meta.Precondition // see PutOptions.If
 }
 
 // ObjectReader is an open object: metadata plus the bytes of the requested range.

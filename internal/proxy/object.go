@@ -25,6 +25,9 @@ type PutOptions struct {
 	// with its final Size and ETag; it may add SysMeta (verified checksums). An error aborts the
 	// PUT and nothing is stored.
 	BeforeCommit func(obj *meta.Object) error
+	// If is a condition on the version the PUT replaces, evaluated by each replica in its
+	// commit (meta.ErrPreconditionFailed when a quorum finds it false).
+	If meta.Precondition
 }
 
 // ObjectReader is an open object: its metadata and the bytes of the requested range.
@@ -56,6 +59,7 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 	nopts := func(t target) nodeclient.PutOptions {
 		return nodeclient.PutOptions{
 			BeforeCommit:  opts.BeforeCommit,
+			If:            opts.If,
 			UpdateListing: slices.ContainsFunc(listing, func(d ring.Device) bool { return sameDevice(d, t.dev) }),
 		}
 	}
@@ -205,6 +209,12 @@ func (p *Proxy) getStored(ctx context.Context, name meta.ObjectName, rng *meta.R
 // DeleteObject deletes an object (meta.ErrNotFound if there is none), and the segments of a
 // manifest that owns them.
 func (p *Proxy) DeleteObject(ctx context.Context, name meta.ObjectName) error {
+	return p.DeleteObjectIf(ctx, name, meta.Precondition{})
+}
+
+// DeleteObjectIf is DeleteObject when cond holds for the current version, decided by each
+// replica in its commit (meta.ErrPreconditionFailed otherwise).
+func (p *Proxy) DeleteObjectIf(ctx context.Context, name meta.ObjectName, cond meta.Precondition) error {
 	part := p.ring.Partition(name.Account, name.Container, name.Object)
 	ts, err := p.targets(part)
 	if err != nil {
@@ -215,7 +225,7 @@ func (p *Proxy) DeleteObject(ctx context.Context, name meta.ObjectName) error {
 	var prev meta.Object
 	var mu sync.Mutex // replicas answer concurrently
 	err = fanOut(ts, p.quorum(), func(t target) error {
-		opts := nodeclient.DeleteOptions{UpdateListing: slices.ContainsFunc(listing, func(d ring.Device) bool { return sameDevice(d, t.dev) })}
+		opts := nodeclient.DeleteOptions{If: cond, UpdateListing: slices.ContainsFunc(listing, func(d ring.Device) bool { return sameDevice(d, t.dev) })}
 		o, err := t.client.DeleteObject(ctx, t.dev.Name, part, name, now, opts)
 		if err == nil {
 			mu.Lock()

@@ -163,7 +163,7 @@ func fanOut(ts []target, quorum int, op func(t target) error) error {
 }
 
 // answerErrors are node errors that report a state of the data rather than a failure.
-var answerErrors = []error{meta.ErrNotFound, meta.ErrConflict, meta.ErrNotEmpty, meta.ErrExists, meta.ErrInsufficientStorage}
+var answerErrors = []error{meta.ErrNotFound, meta.ErrConflict, meta.ErrNotEmpty, meta.ErrExists, meta.ErrInsufficientStorage, meta.ErrPreconditionFailed}
 
 // firstAnswer asks each target in turn until one answers with success or an answer error.
 func firstAnswer[T any](ts []target, op func(t target) (T, error)) (T, error) {

@@ -112,6 +112,7 @@ var errorTable = []struct {
 	{meta.ErrNotEmpty, errBucketNotEmpty},
 	{meta.ErrExists, errBucketAlreadyOwnedByYou},
 	{meta.ErrConflict, errOperationAborted},
+	{meta.ErrPreconditionFailed, errPreconditionFailed},
 	{meta.ErrInsufficientStorage, errInsufficientStorage},
 	{meta.ErrIncompleteBody, errIncompleteBody},
 	{meta.ErrBodyTooLong, errIncompleteBody.withMessage("The request body is longer than its declared length.")},

@@ -49,33 +49,40 @@ func checkWriteHeaders(hdr http.Header) error {
 	return nil
 }
 
-// checkConditionalWrite applies If-None-Match: * and If-Match to a PUT. The check and the write
-// are not atomic: two racing conditional PUTs can both pass.
-func (h *Handler) checkConditionalWrite(ctx context.Context, r *http.Request, rq *request) error {
+// conditionalWrite applies If-None-Match: * and If-Match to a PUT. It refuses at once what
+// the current version already fails (before the body is read), and returns the condition for
+// the storage engine to evaluate again in the commit, where it is atomic: of two racing
+// conditional PUTs, one gets PreconditionFailed.
+func (h *Handler) conditionalWrite(ctx context.Context, r *http.Request, rq *request) (meta.Precondition, error) {
+	var cond meta.Precondition
 	inm, im := r.Header.Get("If-None-Match"), r.Header.Get("If-Match")
 	if inm == "" && im == "" {
-		return nil
+		return cond, nil
 	}
 	if inm != "" && strings.TrimSpace(inm) != "*" {
-		return errNotImplemented.withMessage("If-None-Match on a write accepts only *.")
+		return cond, errNotImplemented.withMessage("If-None-Match on a write accepts only *.")
+	}
+	cond.IfNoneMatch = inm != ""
+	if im != "" {
+		cond.IfMatch = httpwire.ETagList(im)
 	}
 	cur, err := h.proxy.HeadObject(ctx, rq.objectName())
 	exists := err == nil
 	if err != nil && !errors.Is(err, meta.ErrNotFound) {
-		return fmt.Errorf("conditional write: %w", err)
+		return cond, fmt.Errorf("conditional write: %w", err)
 	}
 	if inm != "" && exists {
-		return errPreconditionFailed.withMessage("At least one of the pre-conditions you specified did not hold: If-None-Match")
+		return cond, errPreconditionFailed.withMessage("At least one of the pre-conditions you specified did not hold: If-None-Match")
 	}
 	if im != "" {
 		if !exists {
-			return h.notFound(ctx, rq, err)
+			return cond, h.notFound(ctx, rq, err)
 		}
 		if !httpwire.ETagListMatches(im, cur.ETag) {
-			return errPreconditionFailed.withMessage("At least one of the pre-conditions you specified did not hold: If-Match")
+			return cond, errPreconditionFailed.withMessage("At least one of the pre-conditions you specified did not hold: If-Match")
 		}
 	}
-	return nil
+	return cond, nil
 }
 
 func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request) error {
@@ -94,14 +101,15 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	if err := h.checkConditionalWrite(ctx, r, rq); err != nil {
+	cond, err := h.conditionalWrite(ctx, r, rq)
+	if err != nil {
 		return err
 	}
 	if err := h.checkQuota(ctx, rq, access.Usage{Bytes: size, Objects: 1}); err != nil {
 		return err
 	}
 	obj.Size = size
-	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: body.beforeCommit})
+	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: body.beforeCommit, If: cond})
 	if err != nil {
 		return fmt.Errorf("put object %q: %w", rq.key, err)
 	}

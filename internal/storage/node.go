@@ -206,7 +206,7 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 	var prev *meta.Object
 	var hold usageHold
 	defer hold.release()
-	eopts := engine.PutOptions{BeforeCommit: opts.BeforeCommit, InBatch: func(b *pebble.Batch, o, old *meta.Object) error {
+	eopts := engine.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, InBatch: func(b *pebble.Batch, o, old *meta.Object) error {
 		if old != nil && !old.Deleted {
 			p := *old
 			prev = &p
@@ -269,7 +269,7 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 	var prev meta.Object
 	var hold usageHold
 	defer hold.release()
-	err = d.engine.Delete(ctx, name, ts, engine.DeleteOptions{InBatch: func(b *pebble.Batch, p *meta.Object) error {
+	err = d.engine.Delete(ctx, name, ts, engine.DeleteOptions{If: opts.If, InBatch: func(b *pebble.Batch, p *meta.Object) error {
 		prev = *p
 		if !opts.UpdateListing {
 			return nil

@@ -39,26 +39,28 @@ func checkConditions(r *http.Request, etag string, lm time.Time) error {
 	return nil
 }
 
-// checkPutIfNoneMatch applies a PUT's If-None-Match: Swift supports only "*" (store only if no
-// object of that name exists; 412 otherwise) and refuses other values (400). The check is made
-// before the body is read, as Swift's object servers make it when the PUT arrives: two
-// concurrent creates may both pass it, in Cairn as in Swift.
-func (h *Handler) checkPutIfNoneMatch(r *http.Request, rq *request) error {
+// putIfNoneMatch applies a PUT's If-None-Match: Swift supports only "*" (store only if no
+// object of that name exists; 412 otherwise) and refuses other values (400). An existing object
+// is refused at once, before the body is read, as Swift's object servers refuse it when the PUT
+// arrives; the condition it returns is evaluated again in the commit, so that of two racing
+// creates exactly one succeeds (an expired object counts as none).
+func (h *Handler) putIfNoneMatch(r *http.Request, rq *request) (meta.Precondition, error) {
 	v, ok := r.Header["If-None-Match"]
 	if !ok {
-		return nil
+		return meta.Precondition{}, nil
 	}
 	if strings.TrimSpace(strings.Join(v, ",")) != "*" {
-		return errBadRequest.withText("If-None-Match only supports *")
+		return meta.Precondition{}, errBadRequest.withText("If-None-Match only supports *")
 	}
+	cond := meta.Precondition{IfNoneMatch: true, ExpiredAt: h.cfg.Now().Unix()}
 	o, err := h.proxy.HeadObject(r.Context(), rq.objectName())
 	switch {
 	case errors.Is(err, meta.ErrNotFound):
-		return nil
+		return cond, nil
 	case err != nil:
-		return fmt.Errorf("If-None-Match: head %q: %w", rq.object, err)
+		return cond, fmt.Errorf("If-None-Match: head %q: %w", rq.object, err)
 	case expired(&o, h.cfg.Now()):
-		return nil
+		return cond, nil
 	}
-	return errPreconditionFailed
+	return cond, errPreconditionFailed
 }

@@ -109,6 +109,8 @@ func toSwiftError(err error) *swiftError {
 		return errNotFound
 	case errors.Is(err, meta.ErrNotEmpty), errors.Is(err, meta.ErrConflict), errors.Is(err, meta.ErrExists):
 		return errConflict
+	case errors.Is(err, meta.ErrPreconditionFailed):
+		return errPreconditionFailed
 	case errors.Is(err, swiftwire.ErrNotAcceptable):
 		return errNotAcceptable
 	case errors.Is(err, meta.ErrInvalidRange):

@@ -39,7 +39,8 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	if err := h.checkPutIfNoneMatch(r, rq); err != nil {
+	cond, err := h.putIfNoneMatch(r, rq)
+	if err != nil {
 		return err
 	}
 	if err := h.archiveBeforeWrite(ctx, rq.objectName()); err != nil {
@@ -74,7 +75,13 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err := h.queueExpiry(ctx, rq.objectName(), obj.SysMeta); err != nil {
 		return err
 	}
-	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: etagMatcher(r.Header.Get("ETag"))})
+	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: etagMatcher(r.Header.Get("ETag")), If: cond})
+	if errors.Is(err, meta.ErrConflict) {
+		// A newer write of the name won: Swift's proxy accepts the PUT that lost (202), since
+		// newest-wins made it a no-op rather than a failure.
+		writeStatus(w, r, http.StatusAccepted)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("put object %q: %w", rq.object, err)
 	}
