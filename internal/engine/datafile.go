@@ -281,16 +281,7 @@ func (e *Engine) install(tmp, rel string) error {
 }
 
 func (e *Engine) syncDir(dir string) error {
-	d, err := e.cfg.FS.OpenDir(dir)
-	if err != nil {
-		return storageErr("opening directory", err)
-	}
-	err = d.Sync()
-	cerr := d.Close()
-	if err != nil {
-		return storageErr("syncing directory", err)
-	}
-	return storageErr("closing directory", cerr)
+	return storageErr("syncing directory", vfs.SyncDir(e.cfg.FS, dir))
 }
 
 // removeData removes a data file no record refers to any more. A failure only leaves garbage

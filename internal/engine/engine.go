@@ -51,10 +51,6 @@ type Config struct {
 	// fatal (it exits the process), so a full disk must be refused before it reaches the WAL.
 	// 0 means DefaultReserveBytes; negative disables the check.
 	ReserveBytes int64
-	// OnDrop, when set, adds to the batch that drops a record found corrupt the removal of
-	// whatever else describes the object (its listing entry), so that the two keep agreeing.
-	// release runs once that batch has committed or failed.
-	OnDrop func(b *pebble.Batch, name meta.ObjectName) (release func(), err error)
 }
 
 // DefaultReserveBytes is the default Config.ReserveBytes.
@@ -129,6 +125,12 @@ type Engine struct {
 	chunks  sync.Pool // *[]byte of copyChunk bytes
 	closed  atomic.Bool
 
+	// Versions flagged corrupt (object key → struct{}), mirrored from their 'q' keys.
+	flagged          sync.Map
+	flaggedN         atomic.Int64
+	checksumFailures atomic.Int64
+	orphans          atomic.Int64
+
 	// Free space, sampled at most every diskCheckInterval (a statfs per PUT would be waste).
 	availAt atomic.Int64 // unix nanos of the sample
 	avail   atomic.Int64
@@ -175,6 +177,9 @@ func Open(cfg Config) (*Engine, error) {
 	if err := e.prepareDirs(); err != nil {
 		return nil, err
 	}
+	if err := e.loadCorrupt(); err != nil {
+		return nil, err
+	}
 	if err := e.collectGarbage(); err != nil {
 		return nil, err
 	}
@@ -186,7 +191,7 @@ func Open(cfg Config) (*Engine, error) {
 func (e *Engine) prepareDirs() error {
 	fs := e.cfg.FS
 	for _, d := range []string{e.tmpPath, e.quaPath} {
-		if err := fs.MkdirAll(d, 0o755); err != nil {
+		if err := vfs.MkdirAllDurable(fs, d, 0o755); err != nil {
 			return storageErr("creating directories", err)
 		}
 	}
@@ -386,9 +391,14 @@ func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond
 		if !errors.Is(err, meta.ErrCorrupt) {
 			return nil, nil, err
 		}
-		e.log.Error("overwriting corrupt record", "key", fmt.Sprintf("%q", key), "err", err)
-		e.saveQuarantined(key, raw)
-		old = nil
+		// A record that does not decode stands for a version that exists but cannot be read:
+		// a write or delete of the name replaces it (that is how it gets repaired), without
+		// knowing what it held.
+		e.log.Warn("replacing a corrupt record", "key", fmt.Sprintf("%q", key), "err", err)
+		if !e.isFlagged(key) {
+			e.saveQuarantined(key, raw)
+		}
+		old = &record{corrupt: true}
 	}
 	// The condition first: a conditional write that lost a race fails its condition (412),
 	// whichever of the two writers carried the newer timestamp.
@@ -415,8 +425,15 @@ func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond
 	if err := trackDataFiles(b, key, rec, old); err != nil {
 		return nil, nil, storageErr("building batch", err)
 	}
+	unflag, err := e.clearFlag(b, key)
+	if err != nil {
+		return nil, nil, storageErr("building batch", err)
+	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		return nil, nil, storageErr("committing record", err)
+	}
+	if unflag {
+		e.forgetFlag(key)
 	}
 	return rec, old, nil
 }
@@ -436,6 +453,9 @@ func (e *Engine) Get(ctx context.Context, name meta.ObjectName, rng *meta.Range)
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if e.isFlagged(key) {
+			return nil, e.errFlagged(name)
 		}
 		rec, raw, err := e.load(key)
 		if err != nil {
@@ -487,6 +507,9 @@ func (e *Engine) Stat(ctx context.Context, name meta.ObjectName) (meta.Object, e
 		return meta.Object{}, err
 	}
 	key := objectKey(nil, name)
+	if e.isFlagged(key) {
+		return meta.Object{}, e.errFlagged(name)
+	}
 	rec, raw, err := e.load(key)
 	if err != nil {
 		if errors.Is(err, meta.ErrCorrupt) {
@@ -563,6 +586,9 @@ func (e *Engine) UpdateMeta(ctx context.Context, name meta.ObjectName, ts meta.T
 	rec, _, err := e.commit(ctx, key, ts, opts.If, func(old *record) (*record, error) {
 		if old == nil || old.obj.Deleted {
 			return nil, fmt.Errorf("engine: %q: %w", name.Object, meta.ErrNotFound)
+		}
+		if old.corrupt || e.isFlagged(key) {
+			return nil, e.errFlagged(name)
 		}
 		o := old.obj
 		if err := update(&o); err != nil {

@@ -107,13 +107,27 @@ func TestCorruption(t *testing.T) {
 	if !containsSuffix(q, dataSuffix) {
 		t.Fatalf("not quarantined: %v", q)
 	}
-	if _, err := v.e.Stat(ctx, nb); !errors.Is(err, meta.ErrNotFound) {
-		t.Fatalf("after quarantine: %v", err)
+	// The version is kept, flagged: reads and HEADs answer ErrCorrupt, across a restart too.
+	if _, err := v.e.Stat(ctx, nb); !errors.Is(err, meta.ErrCorrupt) {
+		t.Fatalf("stat after quarantine: %v, want ErrCorrupt", err)
+	}
+	if st := v.e.Stats(); st.CorruptObjects != 1 || st.ChecksumFailures != 1 {
+		t.Fatalf("stats %+v, want one corrupt object", st)
+	}
+	v.reopen()
+	if _, _, err := v.read(nb, &meta.Range{Start: 0, End: 9}); !errors.Is(err, meta.ErrCorrupt) {
+		t.Fatalf("read after restart: %v, want ErrCorrupt", err)
+	}
+	if st := v.e.Stats(); st.CorruptObjects != 1 {
+		t.Fatalf("stats after restart %+v, want one corrupt object", st)
 	}
 	// The good copy can be restored with the same timestamp (replication).
 	v.mustPut(nb, big)
 	if !bytes.Equal(v.mustRead(nb), big) {
 		t.Fatal("restored copy differs")
+	}
+	if st := v.e.Stats(); st.CorruptObjects != 0 {
+		t.Fatalf("stats after repair %+v, want no corrupt object", st)
 	}
 
 	// Flip a byte of each kind of record: inline object, file object.
@@ -133,6 +147,9 @@ func TestCorruption(t *testing.T) {
 		}
 		if _, _, err := v.read(n, nil); !errors.Is(err, meta.ErrCorrupt) {
 			t.Fatalf("size %d: corrupt record read: %v", size, err)
+		}
+		if _, err := v.e.Stat(ctx, n); !errors.Is(err, meta.ErrCorrupt) {
+			t.Fatalf("size %d: corrupt record stat: %v", size, err)
 		}
 		// It can be overwritten with a good version.
 		v.mustPut(n, []byte("good"))
@@ -191,6 +208,11 @@ func TestOrphanGC(t *testing.T) {
 	got := dataFiles(t, v.fs, v.dir)
 	if len(got) != 1 || got[0] != kept[0] {
 		t.Fatalf("after GC: %v, want %v", got, kept)
+	}
+	// The two files without a record are kept in quarantine, not deleted, and counted.
+	q, err := v.fs.List(v.fs.PathJoin(v.dir, quarantineDir, orphansDir))
+	if err != nil || len(q) != 2 || v.e.Stats().OrphansQuarantined != 2 {
+		t.Fatalf("quarantined orphans %v (%v), stats %+v; want 2", q, err, v.e.Stats())
 	}
 	assertTmpEmpty(t, v)
 	if len(v.mustRead(name("keep"))) != 100<<10 {

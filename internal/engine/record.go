@@ -89,6 +89,9 @@ type record struct {
 	file    string   // data file path relative to Dir/objects
 	block   int64    // block size of blockCRC
 	blocks  []uint32 // CRC32C of each block of the data file
+	// corrupt stands for a record that exists but does not decode (never encoded): commit
+	// passes it to the write that replaces it.
+	corrupt bool
 }
 
 // encode appends the record's encoding to dst.

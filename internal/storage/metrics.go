@@ -21,10 +21,13 @@ var (
 	descCacheSize = prometheus.NewDesc("cairn_lsm_block_cache_bytes", "Bytes in the device's block cache.", []string{"device"}, nil)
 	descCacheHits = prometheus.NewDesc("cairn_lsm_block_cache_hits_total", "Block cache hits.", []string{"device"}, nil)
 	descCacheMiss = prometheus.NewDesc("cairn_lsm_block_cache_misses_total", "Block cache misses.", []string{"device"}, nil)
+	descCorrupt   = prometheus.NewDesc("cairn_device_corrupt_objects", "Object versions found corrupt and kept, flagged, until rewritten or repaired; reads of them fail.", []string{"device"}, nil)
+	descChecksum  = prometheus.NewDesc("cairn_device_checksum_failures_total", "Object versions found corrupt since the device was opened.", []string{"device"}, nil)
+	descOrphans   = prometheus.NewDesc("cairn_device_orphans_quarantined_total", "Data files without a record moved to the device's quarantine directory when it was opened.", []string{"device"}, nil)
 )
 
 func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descL0Files, descTables, descReadAmp, descDebt, descCompacts, descMemtable, descCacheSize, descCacheHits, descCacheMiss} {
+	for _, d := range []*prometheus.Desc{descL0Files, descTables, descReadAmp, descDebt, descCompacts, descMemtable, descCacheSize, descCacheHits, descCacheMiss, descCorrupt, descChecksum, descOrphans} {
 		ch <- d
 	}
 }
@@ -51,5 +54,9 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descCacheSize, float64(m.BlockCache.Size))
 		counter(descCacheHits, float64(m.BlockCache.Hits))
 		counter(descCacheMiss, float64(m.BlockCache.Misses))
+		st := d.engine.Stats()
+		gauge(descCorrupt, float64(st.CorruptObjects))
+		counter(descChecksum, float64(st.ChecksumFailures))
+		counter(descOrphans, float64(st.OrphansQuarantined))
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -31,6 +30,9 @@ var ErrNoDevice = errors.New("no such device")
 type DeviceConfig struct {
 	Name string
 	Dir  string
+	// IndexDir is where the device's LSM (object records and listings) lives: Dir/lsm by
+	// default, or a directory on a faster device of its own (seed 002).
+	IndexDir string
 }
 
 // Config configures a Node.
@@ -75,7 +77,11 @@ func (c *Config) Validate() error {
 // Node serves the devices of one storage node.
 type Node struct {
 	devices map[string]*device
-	log     *slog.Logger
+	// failed holds the devices that could not be opened, with why: requests for them fail
+	// with meta.ErrUnavailable (as Swift answers 507 for an unmounted device) while the
+	// node's other devices serve.
+	failed map[string]error
+	log    *slog.Logger
 }
 
 var _ nodeclient.Client = (*Node)(nil)
@@ -95,50 +101,62 @@ func Open(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{devices: map[string]*device{}, log: cfg.Logger}
+	n := &Node{devices: map[string]*device{}, failed: map[string]error{}, log: cfg.Logger}
+	var errs []error
 	for _, dc := range cfg.Devices {
 		d, err := openDevice(cfg, dc)
 		if err != nil {
-			n.Close()
-			return nil, fmt.Errorf("storage: device %s: %w", dc.Name, err)
+			err = fmt.Errorf("storage: device %s: %w", dc.Name, err)
+			cfg.Logger.Error("device not opened; the node serves without it", "device", dc.Name, "err", err)
+			n.failed[dc.Name] = err
+			errs = append(errs, err)
+			continue
 		}
 		n.devices[dc.Name] = d
+	}
+	if len(n.devices) == 0 {
+		return nil, errors.Join(errs...)
 	}
 	return n, nil
 }
 
+// Failed returns the devices that could not be opened, with why.
+func (n *Node) Failed() map[string]error { return n.failed }
+
 func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
-	if err := cfg.FS.MkdirAll(dc.Dir, 0o755); err != nil {
+	if err := vfs.MkdirAllDurable(cfg.FS, dc.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dc.Dir, err)
+	}
+	lsmDir := dc.IndexDir
+	if lsmDir == "" {
+		lsmDir = filepath.Join(dc.Dir, "lsm")
 	}
 	cache := pebble.NewCache(cfg.CacheBytes)
 	defer cache.Unref()
-	opts := &pebble.Options{
-		FS:           cfg.FS,
-		Merger:       index.Merger,
-		Cache:        cache,
-		MemTableSize: 32 << 20,
-		Logger:       pebbleLogger{cfg.Logger.With("device", dc.Name)},
-	}
-	for i := range opts.Levels {
-		// Most PUTs look up a name that does not exist yet; a bloom filter answers that
-		// without reading a block of every level.
-		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-	}
-	engine.TunePebble(opts)
-	db, err := pebble.Open(filepath.Join(dc.Dir, "lsm"), opts)
+	db, err := openIndex(cfg.FS, dc.Dir, lsmDir, func(mustExist bool) (*pebble.DB, error) {
+		opts := &pebble.Options{
+			FS:               cfg.FS,
+			Merger:           index.Merger,
+			Cache:            cache,
+			MemTableSize:     32 << 20,
+			Logger:           pebbleLogger{cfg.Logger.With("device", dc.Name)},
+			ErrorIfNotExists: mustExist,
+		}
+		for i := range opts.Levels {
+			// Most PUTs look up a name that does not exist yet; a bloom filter answers that
+			// without reading a block of every level.
+			opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		}
+		engine.TunePebble(opts)
+		return pebble.Open(lsmDir, opts)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("open LSM: %w", err)
+		return nil, err
 	}
 	ix := index.New(db, cfg.Logger.With("device", dc.Name))
 	eng, err := engine.Open(engine.Config{
 		Dir: dc.Dir, FS: cfg.FS, DB: db, InlineThreshold: cfg.InlineThreshold,
 		Logger: cfg.Logger.With("device", dc.Name),
-		// A record dropped as corrupt takes its listing entry with it.
-		OnDrop: func(b *pebble.Batch, name meta.ObjectName) (func(), error) {
-			release := ix.HoldUsage()
-			return release, ix.DeleteEntry(b, name.Account, name.Container, name.Object, math.MaxInt64)
-		},
 	})
 	if err != nil {
 		db.Close()
@@ -165,6 +183,9 @@ func (n *Node) Close() error {
 func (n *Node) device(name string) (*device, error) {
 	d, ok := n.devices[name]
 	if !ok {
+		if err, failed := n.failed[name]; failed {
+			return nil, fmt.Errorf("%w: %w", err, meta.ErrUnavailable)
+		}
 		return nil, fmt.Errorf("%q: %w", name, ErrNoDevice)
 	}
 	return d, nil
@@ -215,6 +236,11 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 			return nil
 		}
 		hold.take(d.index)
+		if old != nil && old.Timestamp == 0 {
+			// The engine replaces a record it could not read: the listing knows what it was.
+			prev = nil
+			return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
+		}
 		// The listing entry commits with the record in every batch, so the version the engine
 		// replaces is the entry listed now.
 		var listed *meta.ListEntry

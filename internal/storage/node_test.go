@@ -27,9 +27,9 @@ func openNode(t *testing.T) (*Node, string) {
 	return n, dir
 }
 
-// A record dropped as corrupt takes its listing entry and usage with it, so that the listing
-// never names an object that reads as missing, and a new PUT of the name counts once.
-func TestCorruptObjectLeavesTheListingWithIt(t *testing.T) {
+// A version found corrupt is kept, flagged: it stays listed (it exists, and replication or a
+// rewrite must repair it), reads answer ErrCorrupt, and a new PUT of the name counts once.
+func TestCorruptObjectStaysListedAndFlagged(t *testing.T) {
 	ctx := context.Background()
 	n, dir := openNode(t)
 	if err := n.PutContainer(ctx, "d0", 0, "a", meta.Container{Name: "c"}); err != nil {
@@ -67,22 +67,51 @@ func TestCorruptObjectLeavesTheListingWithIt(t *testing.T) {
 	if !errors.Is(err, meta.ErrCorrupt) {
 		t.Fatalf("read of a corrupted object: %v, want ErrCorrupt", err)
 	}
-	l, err := n.ListObjects(ctx, "d0", 0, "a", "c", meta.ListOptions{})
-	if err != nil || len(l.Objects) != 0 {
-		t.Fatalf("listing after the object was dropped: %+v, %v", l.Objects, err)
+	if _, err := n.HeadObject(ctx, "d0", 0, name); !errors.Is(err, meta.ErrCorrupt) {
+		t.Fatalf("HEAD of a corrupted object: %v, want ErrCorrupt", err)
 	}
-	c, err := n.HeadContainer(ctx, "d0", 0, "a", "c")
-	if err != nil || c.ObjectCount != 0 || c.BytesUsed != 0 {
-		t.Fatalf("usage after drop: %+v, %v", c, err)
+	l, err := n.ListObjects(ctx, "d0", 0, "a", "c", meta.ListOptions{})
+	if err != nil || len(l.Objects) != 1 || l.Objects[0].Name != "victim" {
+		t.Fatalf("listing after the object was found corrupt: %+v, %v", l.Objects, err)
+	}
+	if got := gatherValue(t, n, "cairn_device_corrupt_objects"); got != 1 {
+		t.Fatalf("cairn_device_corrupt_objects = %v, want 1", got)
 	}
 	// Writing the name again counts it once.
 	if _, err := n.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: meta.Now(), Size: 3}, bytes.NewReader([]byte("new")), nodeclient.PutOptions{UpdateListing: true}); err != nil {
 		t.Fatal(err)
 	}
-	c, err = n.HeadContainer(ctx, "d0", 0, "a", "c")
+	c, err := n.HeadContainer(ctx, "d0", 0, "a", "c")
 	if err != nil || c.ObjectCount != 1 || c.BytesUsed != 3 {
 		t.Fatalf("usage after rewrite: %+v, %v", c, err)
 	}
+	if got := gatherValue(t, n, "cairn_device_corrupt_objects"); got != 0 {
+		t.Fatalf("cairn_device_corrupt_objects = %v after the rewrite, want 0", got)
+	}
+}
+
+// gatherValue returns the value of a metric of the node's collector for device d0.
+func gatherValue(t *testing.T, n *Node, metric string) float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(n.Collector())
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != metric {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("metric %s not found", metric)
+	return 0
 }
 
 func TestCollectorReportsEveryDevice(t *testing.T) {
