@@ -124,10 +124,10 @@ var tmpSeq atomic.Uint64
 // receive reads body to its end, enforcing the declared size (-1: unknown). Up to the inline
 // threshold it buffers in memory; beyond, it streams to a synced temp file. Any error leaves
 // nothing behind.
-func (e *Engine) receive(ctx context.Context, declared int64, body io.Reader) (*received, error) {
+func (e *Engine) receive(ctx context.Context, declared int64, body io.Reader, space *spaceHold) (*received, error) {
 	if declared > e.cfg.InlineThreshold {
 		// Known to need a file: stream it there without buffering a head first.
-		return e.receiveFile(ctx, declared, nil, body)
+		return e.receiveFile(ctx, declared, nil, body, space)
 	}
 	limit := e.cfg.InlineThreshold
 	if declared >= 0 && declared < limit {
@@ -162,14 +162,14 @@ func (e *Engine) receive(ctx context.Context, declared int64, body io.Reader) (*
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return e.receiveFile(ctx, declared, buf, body)
+	return e.receiveFile(ctx, declared, buf, body, space)
 }
 
 // receiveFile streams head and the rest of body into a new temp file and syncs it. The body is
 // read into a pooled buffer aligned for direct I/O, hashed right after each read (while the
 // bytes are in the CPU cache) and written a full buffer at a time, so that on a file system
 // with direct I/O every write but the tail skips the page cache.
-func (e *Engine) receiveFile(ctx context.Context, declared int64, head []byte, body io.Reader) (_ *received, err error) {
+func (e *Engine) receiveFile(ctx context.Context, declared int64, head []byte, body io.Reader, space *spaceHold) (_ *received, err error) {
 	fs := e.cfg.FS
 	name := fs.PathJoin(e.tmpPath, fmt.Sprintf("%x-%d%s", tmpSeq.Add(1), meta.Now(), tmpSuffix))
 	var f vfs.File
@@ -205,6 +205,12 @@ func (e *Engine) receiveFile(ctx context.Context, declared int64, head []byte, b
 	took := func(p []byte) error {
 		if declared >= 0 && s.n+int64(len(p)) > declared {
 			return fmt.Errorf("engine: more than %d bytes: %w", declared, meta.ErrBodyTooLong)
+		}
+		if declared < 0 {
+			// A body of unknown length holds space as it arrives.
+			if err := space.growTo(s.n + int64(len(p))); err != nil {
+				return err
+			}
 		}
 		s.write(p)
 		if len(buf) == cap(buf) {

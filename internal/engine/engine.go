@@ -16,7 +16,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -131,31 +130,11 @@ type Engine struct {
 	checksumFailures atomic.Int64
 	orphans          atomic.Int64
 
-	// Free space, sampled at most every diskCheckInterval (a statfs per PUT would be waste).
-	availAt atomic.Int64 // unix nanos of the sample
-	avail   atomic.Int64
-}
-
-const diskCheckInterval = 50 * time.Millisecond
-
-// checkSpace refuses a write of n bytes that would eat into the reserve.
-func (e *Engine) checkSpace(n int64) error {
-	if e.cfg.ReserveBytes < 0 {
-		return nil
-	}
-	now := time.Now().UnixNano()
-	if now-e.availAt.Load() > int64(diskCheckInterval) {
-		u, err := e.cfg.FS.GetDiskUsage(e.cfg.Dir)
-		if err != nil {
-			return nil // unknown (e.g. an in-memory FS): let the write itself tell
-		}
-		e.avail.Store(int64(min(u.AvailBytes, 1<<62)))
-		e.availAt.Store(now)
-	}
-	if avail := e.avail.Load(); avail-max(n, 0) < e.cfg.ReserveBytes {
-		return fmt.Errorf("engine: %d bytes free, %d reserved: %w", avail, e.cfg.ReserveBytes, meta.ErrInsufficientStorage)
-	}
-	return nil
+	// Free space, sampled at most every diskCheckInterval, and the bytes writes in flight
+	// hold (see space.go).
+	availAt  atomic.Int64 // unix nanos of the sample
+	avail    atomic.Int64
+	inflight atomic.Int64
 }
 
 // Open opens the engine on a device, removing data files that no record refers to (what a crash
@@ -288,18 +267,19 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 	if obj.Manifest != nil {
 		declared = -1
 	}
-	if err := e.checkSpace(declared); err != nil {
-		return meta.Object{}, err
+	initial := declared
+	if initial < 0 {
+		initial = e.cfg.InlineThreshold // what a body of unknown length may buffer in memory
 	}
-	got, err := e.receive(ctx, declared, body)
+	space, err := e.holdSpace(initial)
 	if err != nil {
 		return meta.Object{}, err
 	}
-	if declared < 0 && got.tmp == "" {
-		// A chunked body that turned out small: check what it needs now that it is known.
-		if err := e.checkSpace(got.sum.n); err != nil {
-			return meta.Object{}, err
-		}
+	written := int64(0)
+	defer func() { space.release(written) }()
+	got, err := e.receive(ctx, declared, body, space)
+	if err != nil {
+		return meta.Object{}, err
 	}
 	committed := false
 	if got.tmp != "" {
@@ -351,6 +331,7 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 		}
 		return meta.Object{}, err
 	}
+	written = got.sum.n
 	if old != nil && old.isFile && old.file != rec.file {
 		e.removeData(old.file)
 	}
@@ -579,7 +560,7 @@ func (e *Engine) UpdateMeta(ctx context.Context, name meta.ObjectName, ts meta.T
 	if err := checkName(name); err != nil {
 		return meta.Object{}, err
 	}
-	if err := e.checkSpace(0); err != nil {
+	if err := e.checkSpace(); err != nil {
 		return meta.Object{}, err
 	}
 	key := objectKey(nil, name)

@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/vfs"
+)
+
+// Concurrent uploads hold the space they will use from before their bodies arrive: with room
+// for two 4 MiB objects above the reserve, of four slow uploads two are admitted and two are
+// refused at once, although all four saw the same free-space sample. Released holds let later
+// uploads in.
+func TestSpaceIsReservedByUploadsInFlight(t *testing.T) {
+	ffs := vfs.NewFaulty(vfs.Default)
+	v := newEnv(t, ffs, "")
+	const reserve, size = 1 << 20, 4 << 20
+	v.reserve = reserve
+	v.reopen()
+	ffs.SetFilter(func(string) bool { return false }) // writes are real; only the reported free space is small
+	ffs.SetWriteLimit(reserve + 2*size + 2*size/3)
+	ffs.SetFilter(nil)
+	time.Sleep(diskCheckInterval + time.Millisecond)
+
+	type upload struct {
+		w   *io.PipeWriter
+		err chan error
+	}
+	var ups []upload
+	for i := range 4 {
+		pr, pw := io.Pipe()
+		u := upload{w: pw, err: make(chan error, 1)}
+		go func() {
+			_, err := v.e.Put(ctx, name(string(rune('a'+i))), meta.Object{Timestamp: meta.Now(), Size: size}, pr, PutOptions{})
+			pr.CloseWithError(err)
+			u.err <- err
+		}()
+		ups = append(ups, u)
+	}
+	// The refused ones answer without reading a byte; the admitted ones wait for their bodies.
+	refused := 0
+	deadline := time.After(30 * time.Second)
+	for refused < 2 {
+		for i := range ups {
+			select {
+			case err := <-ups[i].err:
+				if !errors.Is(err, meta.ErrInsufficientStorage) {
+					t.Fatalf("upload %d: %v before its body was sent, want ErrInsufficientStorage", i, err)
+				}
+				refused++
+				ups[i].err = nil
+			default:
+			}
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("%d uploads refused, want 2: the reservation did not count uploads in flight", refused)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	var wg sync.WaitGroup
+	for _, u := range ups {
+		if u.err == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			u.w.Write(bytes.Repeat([]byte("x"), size))
+			u.w.Close()
+			if err := <-u.err; err != nil {
+				t.Errorf("admitted upload: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// A body of unknown length reserves as it arrives: one larger than the free space above the
+// reserve is refused part way, leaves no temp file, and does not damage what is stored.
+func TestUnknownLengthBodyRunsOutOfReservation(t *testing.T) {
+	ffs := vfs.NewFaulty(vfs.Default)
+	v := newEnv(t, ffs, "")
+	v.reserve = 1 << 20
+	v.reopen()
+	n := name("chunked")
+	v.mustPut(n, []byte("old"))
+	ffs.SetFilter(func(string) bool { return false })
+	ffs.SetWriteLimit(v.reserve + 20<<20)
+	ffs.SetFilter(nil)
+	time.Sleep(diskCheckInterval + time.Millisecond)
+	_, err := v.e.Put(ctx, n, meta.Object{Timestamp: meta.Now(), Size: -1}, bytes.NewReader(make([]byte, 64<<20)), PutOptions{})
+	if !errors.Is(err, meta.ErrInsufficientStorage) {
+		t.Fatalf("64 MiB of unknown length with 20 MiB free: %v, want ErrInsufficientStorage", err)
+	}
+	ffs.SetWriteLimit(0)
+	assertTmpEmpty(t, v)
+	if got := v.mustRead(n); string(got) != "old" {
+		t.Fatalf("stored object after the refusal: %q", got)
+	}
+	if held := v.e.inflight.Load(); held != 0 {
+		t.Fatalf("%d bytes still held after every write ended", held)
+	}
+}
