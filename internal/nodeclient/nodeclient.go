@@ -35,7 +35,7 @@ type PutResult struct {
 
 // DeleteOptions hook into an object DELETE on a node.
 type DeleteOptions struct {
-	UpdateListing bool // see PutOptions.UpdateListing
+	UpdateListing bool              // see PutOptions.UpdateListing
 	If            meta.Precondition // see PutOptions.If
 }
 

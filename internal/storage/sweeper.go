@@ -1,0 +1,151 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+
+	"github.com/cairn-store/cairn/internal/meta"
+)
+
+// SweeperConfig configures the node's sweeper, the daemon that reclaims what the engine keeps
+// only for a while: tombstones older than the reclaim age.
+type SweeperConfig struct {
+	// ReclaimAge is how long a tombstone is kept (Swift's reclaim_age, default a week): long
+	// enough for every replica that missed the delete to have learnt it.
+	ReclaimAge time.Duration
+	// Interval is the time between passes (default 1h).
+	Interval time.Duration
+	// RecordsPerSecond bounds how fast a pass visits records (default 2000), so that it
+	// never competes with clients for the disk.
+	RecordsPerSecond int
+	Logger           *slog.Logger
+	// Registry receives the sweeper's metrics; nil registers none.
+	Registry prometheus.Registerer
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Validate fills in defaults and checks the rest.
+func (c *SweeperConfig) Validate() error {
+	if c.ReclaimAge == 0 {
+		c.ReclaimAge = 7 * 24 * time.Hour
+	}
+	if c.Interval == 0 {
+		c.Interval = time.Hour
+	}
+	if c.RecordsPerSecond == 0 {
+		c.RecordsPerSecond = 2000
+	}
+	if c.ReclaimAge < 0 || c.Interval < 0 || c.RecordsPerSecond < 0 {
+		return errors.New("storage: sweeper: negative reclaim age, interval or rate")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}
+
+// Sweeper is the running daemon.
+type Sweeper struct {
+	cfg                      SweeperConfig
+	n                        *Node
+	limit                    *rate.Limiter
+	scanned, reclaimed, errs prometheus.Counter
+	passes                   prometheus.Counter
+	stop                     chan struct{}
+	done                     chan struct{}
+	once                     sync.Once
+}
+
+// NewSweeper returns the node's sweeper; Start runs it.
+func (n *Node) NewSweeper(cfg SweeperConfig) (*Sweeper, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Sweeper{
+		cfg: cfg, n: n,
+		limit:     rate.NewLimiter(rate.Limit(cfg.RecordsPerSecond), max(1, cfg.RecordsPerSecond/10)),
+		scanned:   prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_records_scanned_total", Help: "Object records the sweeper visited."}),
+		reclaimed: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_tombstones_reclaimed_total", Help: "Tombstones older than the reclaim age that the sweeper removed."}),
+		errs:      prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_errors_total", Help: "Sweeper passes over a device that stopped on an error."}),
+		passes:    prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_passes_total", Help: "Completed sweeper passes over all devices."}),
+		stop:      make(chan struct{}), done: make(chan struct{}),
+	}
+	if cfg.Registry != nil {
+		for _, c := range []prometheus.Collector{s.scanned, s.reclaimed, s.errs, s.passes} {
+			if err := cfg.Registry.Register(c); err != nil {
+				return nil, fmt.Errorf("storage: sweeper metrics: %w", err)
+			}
+		}
+	}
+	return s, nil
+}
+
+// Start runs a pass every Interval (the first after one Interval) until Stop.
+func (s *Sweeper) Start() {
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(s.cfg.Interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				select {
+				case <-s.stop:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			s.Pass(ctx)
+			cancel()
+		}
+	}()
+}
+
+// Stop ends the daemon, waiting for a running pass to stop.
+func (s *Sweeper) Stop() {
+	s.once.Do(func() { close(s.stop) })
+	<-s.done
+}
+
+// Pass sweeps every device once and returns the tombstones reclaimed.
+func (s *Sweeper) Pass(ctx context.Context) int64 {
+	before := meta.Timestamp(s.cfg.Now().Add(-s.cfg.ReclaimAge).UnixNano())
+	var total int64
+	for name, d := range s.n.devices {
+		st, err := d.engine.SweepTombstones(ctx, before, func(ctx context.Context) error {
+			s.scanned.Inc()
+			return s.limit.Wait(ctx)
+		})
+		s.reclaimed.Add(float64(st.Reclaimed))
+		total += st.Reclaimed
+		if err != nil {
+			if ctx.Err() != nil {
+				return total
+			}
+			s.errs.Inc()
+			s.cfg.Logger.Warn("sweeper pass stopped; retried next pass", "device", name, "err", err)
+			continue
+		}
+		if st.Reclaimed > 0 {
+			s.cfg.Logger.Info("sweeper reclaimed tombstones", "device", name, "tombstones", st.Reclaimed, "scanned", st.Scanned)
+		}
+	}
+	s.passes.Inc()
+	return total
+}
