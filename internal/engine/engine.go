@@ -387,6 +387,9 @@ func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond
 		return nil, nil, fmt.Errorf("engine: %w", err)
 	}
 	if old != nil && old.obj.Timestamp >= ts {
+		// A version from a clock ahead of ours: later writes of this process must stamp above
+		// it, or every one of them would lose too.
+		meta.AdvanceClock(old.obj.Timestamp)
 		return nil, nil, fmt.Errorf("engine: write at %d, have %d: %w", ts, old.obj.Timestamp, meta.ErrConflict)
 	}
 	if rec, err = build(old); err != nil {

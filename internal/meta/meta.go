@@ -49,6 +49,18 @@ func Now() Timestamp {
 	}
 }
 
+// AdvanceClock makes every later Now return a timestamp greater than ts: a process that
+// restarts with its clock behind the timestamps it wrote before (or that meets a version
+// written by a clock ahead of its own) would otherwise stamp writes that lose to them.
+func AdvanceClock(ts Timestamp) {
+	for {
+		last := lastTimestamp.Load()
+		if int64(ts) <= last || lastTimestamp.CompareAndSwap(last, int64(ts)) {
+			return
+		}
+	}
+}
+
 // Time converts the timestamp to a time.Time in UTC.
 func (t Timestamp) Time() time.Time { return time.Unix(0, int64(t)).UTC() }
 

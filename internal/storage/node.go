@@ -82,6 +82,8 @@ type Node struct {
 	// node's other devices serve.
 	failed map[string]error
 	log    *slog.Logger
+	// The timestamp floor's persister (clock.go).
+	clockStop, clockDone chan struct{}
 }
 
 var _ nodeclient.Client = (*Node)(nil)
@@ -117,6 +119,10 @@ func Open(cfg Config) (*Node, error) {
 	if len(n.devices) == 0 {
 		return nil, errors.Join(errs...)
 	}
+	n.restoreClock()
+	n.persistClock()
+	n.clockStop, n.clockDone = make(chan struct{}), make(chan struct{})
+	go n.keepClock(n.clockStop, n.clockDone)
 	return n, nil
 }
 
@@ -167,6 +173,11 @@ func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
 
 // Close closes every device.
 func (n *Node) Close() error {
+	if n.clockStop != nil {
+		close(n.clockStop)
+		<-n.clockDone
+		n.clockStop = nil
+	}
 	var errs []error
 	for name, d := range n.devices {
 		d.index.Close()
