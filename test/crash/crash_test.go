@@ -2,6 +2,10 @@
 // data directory, that every acknowledged write survived byte for byte, every acknowledged delete
 // stayed deleted, and every write that was in flight left either the old or the new version.
 //
+// One more worker writes through Swift objects that expire within a second and overwrites them
+// without an expiry while the expirer (every 200 ms here) deletes what is due: an acknowledged
+// overwrite must never be deleted by an expiry it replaced, kill or no kill.
+//
 // Knobs (environment): CAIRN_CRASH_ITERATIONS (default 15), CAIRN_CRASH_SEED (default: time),
 // CAIRN_CRASH_WORKERS (default 6).
 package crash
@@ -13,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"net/http"
 	"os"
 	"sort"
 	"strconv"
@@ -57,6 +62,9 @@ func (v version) String() string {
 // version to the allowed ones (it may or may not have happened).
 type keyState struct {
 	allowed []version
+	// expiring holds the versions written with an expiry: whichever of them is current may
+	// be deleted by the expirer at any time.
+	expiring map[[32]byte]bool
 }
 
 func (k *keyState) ack(v version)       { k.allowed = []version{v} }
@@ -70,7 +78,7 @@ func (k *keyState) allows(v version) bool {
 	return false
 }
 
-type stats struct{ puts, bigPuts, deletes, multiparts, unacked, errsAlive atomic.Int64 }
+type stats struct{ puts, bigPuts, deletes, multiparts, expiring, overwrites, unacked, errsAlive atomic.Int64 }
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
@@ -90,7 +98,7 @@ func TestCrashKillNine(t *testing.T) {
 	dataDir := t.TempDir()
 	ak, sk := "CRASH"+e2e.RandomKey(8), e2e.RandomKey(20)
 	start := func() *e2e.Server {
-		return e2e.Start(t, e2e.Options{DataDir: dataDir, AccessKey: ak, SecretKey: sk})
+		return e2e.Start(t, e2e.Options{DataDir: dataDir, AccessKey: ak, SecretKey: sk, Args: []string{"--expirer-interval", "200ms"}})
 	}
 	srv := start()
 	ctx := e2e.Context(t)
@@ -104,6 +112,9 @@ func TestCrashKillNine(t *testing.T) {
 		for k := 0; k < keysPerWork; k++ {
 			state[fmt.Sprintf("w%02d/k%02d", w, k)] = &keyState{allowed: []version{{absent: true}}}
 		}
+	}
+	for k := 0; k < keysPerWork; k++ {
+		state[expiryKey(k)] = &keyState{allowed: []version{{absent: true}}}
 	}
 
 	for it := 0; it < iterations; it++ {
@@ -122,14 +133,20 @@ func TestCrashKillNine(t *testing.T) {
 				runWorker(loadCtx, t, client, bucket, w, rand.New(rand.NewSource(wseed)), state, &mu, &killed, &st)
 			}(w)
 		}
+		wg.Add(1)
+		eseed := rng.Int63()
+		go func() {
+			defer wg.Done()
+			runExpiryWorker(loadCtx, t, srv, bucket, rand.New(rand.NewSource(eseed)), state, &mu, &killed, &st)
+		}()
 		wait := time.Duration(500+rng.Intn(5500)) * time.Millisecond
 		time.Sleep(wait)
 		killed.Store(true)
 		srv.Kill()
 		stopLoad()
 		wg.Wait()
-		t.Logf("iteration %d: killed after %v: %d small PUTs, %d large PUTs, %d DELETEs, %d multipart uploads acknowledged; %d in flight; %d errors before the kill",
-			it, wait, st.puts.Load(), st.bigPuts.Load(), st.deletes.Load(), st.multiparts.Load(), st.unacked.Load(), st.errsAlive.Load())
+		t.Logf("iteration %d: killed after %v: %d small PUTs, %d large PUTs, %d DELETEs, %d multipart uploads, %d expiring PUTs, %d overwrites of expiring objects acknowledged; %d in flight; %d errors before the kill",
+			it, wait, st.puts.Load(), st.bigPuts.Load(), st.deletes.Load(), st.multiparts.Load(), st.expiring.Load(), st.overwrites.Load(), st.unacked.Load(), st.errsAlive.Load())
 		if st.puts.Load()+st.bigPuts.Load()+st.deletes.Load()+st.multiparts.Load() == 0 {
 			t.Errorf("iteration %d: no operation was acknowledged in %v", it, wait)
 		}
@@ -240,7 +257,11 @@ func verify(ctx context.Context, t *testing.T, c *s3.Client, bucket string, stat
 				continue
 			}
 			got = version{sum: sha256.Sum256(b), size: len(b)}
-			present[key] = len(b)
+			if !isExpiryKey(key) {
+				// An expiring version may be deleted by the expirer at any moment, also
+				// between this GET and the listing below: these keys are checked by GET.
+				present[key] = len(b)
+			}
 		}
 		if !ks.allows(got) {
 			t.Errorf("iteration %d: %s reads back as %v; allowed: %v", it, key, got, ks.allowed)
@@ -252,6 +273,9 @@ func verify(ctx context.Context, t *testing.T, c *s3.Client, bucket string, stat
 			}
 		}
 		ks.ack(got) // what is there now is the known state for the next iteration
+		if !got.absent && ks.expiring[got.sum] {
+			ks.uncertain(version{absent: true})
+		}
 	}
 
 	t.Logf("iteration %d: after restart %d keys verified; operations in flight at the kill left %d new and %d old versions",
@@ -269,7 +293,9 @@ func verify(ctx context.Context, t *testing.T, c *s3.Client, bucket string, stat
 				return
 			}
 			for _, o := range page.Contents {
-				listed[aws.ToString(o.Key)] = int(aws.ToInt64(o.Size))
+				if !isExpiryKey(aws.ToString(o.Key)) {
+					listed[aws.ToString(o.Key)] = int(aws.ToInt64(o.Size))
+				}
 			}
 		}
 		diff = ""
@@ -293,4 +319,107 @@ func verify(ctx context.Context, t *testing.T, c *s3.Client, bucket string, stat
 	if diff != "" {
 		t.Errorf("iteration %d: listing disagrees with GET after restart:%s", it, diff)
 	}
+}
+
+func expiryKey(k int) string      { return fmt.Sprintf("x/k%02d", k) }
+func isExpiryKey(key string) bool { return len(key) > 2 && key[:2] == "x/" }
+
+// runExpiryWorker writes its keys through Swift: an object that expires within a second, then,
+// after a random pause (often after the expiry is due, while the expirer works on it), an
+// overwrite without an expiry. The expiring version is allowed to vanish; the acknowledged
+// overwrite must stay, however the expirer's pass and the kill fall.
+func runExpiryWorker(ctx context.Context, t *testing.T, srv *e2e.Server, bucket string, rng *rand.Rand,
+	state map[string]*keyState, mu *sync.Mutex, killed *atomic.Bool, st *stats) {
+	token, storage, err := swiftAuth(ctx, srv)
+	if err != nil {
+		if !killed.Load() {
+			t.Errorf("expiry worker: Swift auth: %v", err)
+		}
+		return
+	}
+	for ctx.Err() == nil {
+		key := expiryKey(rng.Intn(keysPerWork))
+		expiring := rng.Intn(2) == 0
+		body := make([]byte, 1*KiB+rng.Intn(200*KiB))
+		rng.Read(body)
+		v := version{sum: sha256.Sum256(body), size: len(body)}
+		hdr := map[string]string{}
+		if expiring {
+			hdr["X-Delete-After"] = "1"
+		}
+		err := swiftPut(ctx, token, storage+"/"+bucket+"/"+key, hdr, body)
+		mu.Lock()
+		if expiring {
+			if state[key].expiring == nil {
+				state[key].expiring = map[[32]byte]bool{}
+			}
+			state[key].expiring[v.sum] = true
+		}
+		switch {
+		case err == nil && expiring:
+			state[key].ack(v)
+			state[key].uncertain(version{absent: true}) // it may expire before the check
+			st.expiring.Add(1)
+		case err == nil:
+			state[key].ack(v)
+			st.overwrites.Add(1)
+		default:
+			state[key].uncertain(v)
+			if expiring {
+				state[key].uncertain(version{absent: true})
+			}
+			st.unacked.Add(1)
+		}
+		mu.Unlock()
+		if err != nil {
+			if !killed.Load() && ctx.Err() == nil {
+				st.errsAlive.Add(1)
+				t.Errorf("expiry worker: PUT %s failed while the server was up: %v", key, err)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(rng.Intn(1000)) * time.Millisecond):
+		}
+	}
+}
+
+// swiftAuth logs in as the root user over Swift's v1 auth.
+func swiftAuth(ctx context.Context, srv *e2e.Server) (token, storageURL string, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.Endpoint+"/auth/v1.0", nil)
+	if err != nil {
+		return "", "", err
+	}
+	req.Header.Set("X-Auth-User", "root:root")
+	req.Header.Set("X-Auth-Key", srv.SecretKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", "", err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", "", fmt.Errorf("auth: status %d", resp.StatusCode)
+	}
+	return resp.Header.Get("X-Auth-Token"), resp.Header.Get("X-Storage-Url"), nil
+}
+
+func swiftPut(ctx context.Context, token, url string, hdr map[string]string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("X-Auth-Token", token)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		return fmt.Errorf("PUT: status %d", resp.StatusCode)
+	}
+	return nil
 }
