@@ -2,6 +2,7 @@ package storage
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Collector returns a Prometheus collector of the node's LSM state per device, read when
@@ -21,13 +22,14 @@ var (
 	descCacheSize = prometheus.NewDesc("cairn_lsm_block_cache_bytes", "Bytes in the device's block cache.", []string{"device"}, nil)
 	descCacheHits = prometheus.NewDesc("cairn_lsm_block_cache_hits_total", "Block cache hits.", []string{"device"}, nil)
 	descCacheMiss = prometheus.NewDesc("cairn_lsm_block_cache_misses_total", "Block cache misses.", []string{"device"}, nil)
+	descWALSyncs  = prometheus.NewDesc("cairn_lsm_wal_syncs_total", "WAL fsyncs of the device's LSM: PUTs that share one (group commit) count once.", []string{"device"}, nil)
 	descCorrupt   = prometheus.NewDesc("cairn_device_corrupt_objects", "Object versions found corrupt and kept, flagged, until rewritten or repaired; reads of them fail.", []string{"device"}, nil)
 	descChecksum  = prometheus.NewDesc("cairn_device_checksum_failures_total", "Object versions found corrupt since the device was opened.", []string{"device"}, nil)
 	descOrphans   = prometheus.NewDesc("cairn_device_orphans_quarantined_total", "Data files without a record moved to the device's quarantine directory when it was opened.", []string{"device"}, nil)
 )
 
 func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descL0Files, descTables, descReadAmp, descDebt, descCompacts, descMemtable, descCacheSize, descCacheHits, descCacheMiss, descCorrupt, descChecksum, descOrphans} {
+	for _, d := range []*prometheus.Desc{descL0Files, descTables, descReadAmp, descDebt, descCompacts, descMemtable, descCacheSize, descCacheHits, descCacheMiss, descWALSyncs, descCorrupt, descChecksum, descOrphans} {
 		ch <- d
 	}
 }
@@ -54,6 +56,12 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descCacheSize, float64(m.BlockCache.Size))
 		counter(descCacheHits, float64(m.BlockCache.Hits))
 		counter(descCacheMiss, float64(m.BlockCache.Misses))
+		if h := m.LogWriter.FsyncLatency; h != nil {
+			var pm dto.Metric
+			if h.Write(&pm) == nil && pm.Histogram != nil {
+				counter(descWALSyncs, float64(pm.Histogram.GetSampleCount()))
+			}
+		}
 		st := d.engine.Stats()
 		gauge(descCorrupt, float64(st.CorruptObjects))
 		counter(descChecksum, float64(st.ChecksumFailures))
