@@ -1,7 +1,8 @@
 // Package httpwire owns the details of HTTP requests that both front ends read the same way:
 // the dates clients send in If-Modified-Since and its kin, entity-tag lists, and the lenient
-// percent-decoding of names in headers. The front ends keep their own precedence and errors
-// (S3's and Swift's differ); this package only parses and compares.
+// percent-decoding of names in headers, and the error of a request body that stopped arriving
+// (ErrBodyTimeout). The front ends keep their own precedence and errors (S3's and Swift's
+// differ); this package only parses and compares.
 package httpwire
 
 import (

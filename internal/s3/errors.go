@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
@@ -74,6 +75,8 @@ var (
 	errServiceUnavailable           = &apiError{"ServiceUnavailable", http.StatusServiceUnavailable, "Please reduce your request rate."}
 	errInsufficientStorage          = &apiError{"InsufficientStorage", http.StatusInsufficientStorage, "The storage is full; the request could not be stored."}
 	errRequestTimeout               = &apiError{"RequestTimeout", http.StatusBadRequest, "Your socket connection to the server was not read from or written to within the timeout period."}
+	// errSlowDown: the server has too many requests in flight (ServeSlowDown).
+	errSlowDown = &apiError{"SlowDown", http.StatusServiceUnavailable, "Please reduce your request rate."}
 
 	// Access control (acl.go, policy.go).
 	errMalformedACL        = &apiError{"MalformedACLError", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema"}
@@ -107,6 +110,7 @@ var errorTable = []struct {
 	err error
 	api *apiError
 }{
+	{httpwire.ErrBodyTimeout, errRequestTimeout},
 	{meta.ErrNoContainer, errNoSuchBucket},
 	{meta.ErrNotFound, errNoSuchKey},
 	{meta.ErrNotEmpty, errBucketNotEmpty},
@@ -198,6 +202,8 @@ type errorDocument struct {
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request, err error) {
 	api := toAPIError(err)
 	switch {
+	case api == errSlowDown:
+		// Shedding load is not a failure; the server counts these (cairn_http_requests_rejected_total).
 	case api.status >= 500:
 		h.log.ErrorContext(r.Context(), "s3 request failed", "request_id", rq.id, "op", rq.op, "bucket", rq.bucket, "key", rq.key, "status", api.status, "err", err)
 	case !errors.Is(err, errNotModified):

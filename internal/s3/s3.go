@@ -242,6 +242,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ServeSlowDown answers a request the server will not serve now, because too many are in flight,
+// with S3's 503 SlowDown (as S3 answers a request rate it cannot take). The body is not read:
+// net/http discards a small one and closes the connection on a large one.
+func (h *Handler) ServeSlowDown(w http.ResponseWriter, r *http.Request) {
+	rq := &request{id: newRequestID(), hostID: newHostID(), op: opUnknown}
+	hdr := w.Header()
+	hdr.Set("X-Amz-Request-Id", rq.id)
+	hdr.Set("X-Amz-Id-2", rq.hostID)
+	hdr.Set("Server", h.cfg.ServerName)
+	h.writeError(w, r, rq, errSlowDown)
+	h.metrics.Observe(rq.op, errSlowDown.status, 0)
+}
+
 // maxRefusedBodyDrain bounds how much of a refused request's body is read and discarded, and
 // refusedBodyDrainTime how long that may take.
 const (

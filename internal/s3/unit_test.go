@@ -2,6 +2,7 @@ package s3
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"testing"
@@ -258,6 +259,7 @@ func TestErrorTable(t *testing.T) {
 		{checksum.ErrInvalidDigest, "InvalidDigest"},
 		{errors.New("anything else"), "InternalError"},
 		{errNoSuchUpload.withMessage("x"), "NoSuchUpload"},
+		{fmt.Errorf("engine: reading body: %w", httpwire.ErrBodyTimeout), "RequestTimeout"},
 	}
 	for _, c := range cases {
 		if got := toAPIError(c.err).code; got != c.code {

@@ -53,7 +53,17 @@ type Config struct {
 	// ExpirerInterval is the time between passes of the object expirer (0: its default;
 	// negative: the expirer does not run).
 	ExpirerInterval time.Duration
-	Logger          *slog.Logger
+	// BodyIdleTimeout: a request body that sends no byte for this long fails (S3
+	// RequestTimeout, Swift 408) and its upload is dropped (0: DefaultBodyIdleTimeout;
+	// negative: bodies may stall forever). Headers have their own 30 s timeout.
+	BodyIdleTimeout time.Duration
+	// MaxConcurrentRequests bounds the S3, Swift and admin requests served at once (0:
+	// DefaultMaxConcurrentRequests; negative: no limit). One over it waits up to AdmissionWait
+	// for a slot (0: DefaultAdmissionWait; negative: not at all), then gets 503 (S3 SlowDown).
+	// /healthz and /metrics are never refused.
+	MaxConcurrentRequests int
+	AdmissionWait         time.Duration
+	Logger                *slog.Logger
 	// Console receives the lines meant for the operator's eyes (the endpoint, a generated key
 	// shown once); never the log, so that secrets stay out of logs.
 	Console io.Writer
@@ -85,6 +95,15 @@ func (c *Config) Validate() error {
 				return fmt.Errorf("server: %q is both an S3 domain and a Swift storage domain", d)
 			}
 		}
+	}
+	if c.BodyIdleTimeout == 0 {
+		c.BodyIdleTimeout = DefaultBodyIdleTimeout
+	}
+	if c.MaxConcurrentRequests == 0 {
+		c.MaxConcurrentRequests = DefaultMaxConcurrentRequests
+	}
+	if c.AdmissionWait == 0 {
+		c.AdmissionWait = DefaultAdmissionWait
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -156,7 +175,18 @@ func Start(cfg Config) (*Server, error) {
 		node.Close()
 		return nil, err
 	}
-	mux := routes(front, sw, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	g, err := newGuard(cfg, api(front, sw), func(w http.ResponseWriter, r *http.Request) {
+		if swiftRequest(r) || (!signed(r) && sw.IsDomainRequest(r)) {
+			sw.ServeOverloaded(w, r)
+		} else {
+			s3h.ServeSlowDown(w, r)
+		}
+	}, reg)
+	if err != nil {
+		node.Close()
+		return nil, err
+	}
+	mux := routes(g, sw, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	var exp *expirer.Daemon
 	if cfg.ExpirerInterval >= 0 {
 		if exp, err = expirer.New(expirer.Config{Proxy: px, Interval: cfg.ExpirerInterval, Logger: cfg.Logger, Registry: reg}); err != nil {
@@ -233,11 +263,28 @@ func (s *Server) Serve(ctx context.Context) error {
 	return errors.Join(err, s.node.Close())
 }
 
-// routes sends unsigned GET /healthz and /metrics to the server's own handlers, Swift requests
-// (see swiftRequest) to the Swift front end and everything else to the S3 front end untouched.
-// (http.ServeMux would redirect paths holding "//" or "/../", which are legal in object keys,
-// and would take buckets named "healthz" from S3.)
-func routes(front http.Handler, sw *swift.Handler, metrics http.Handler) http.Handler {
+// routes sends unsigned GET /healthz and /metrics to the server's own handlers, never refused
+// nor counted in flight, and everything else through the guard (guard.go) to api. (http.ServeMux
+// would redirect paths holding "//" or "/../", which are legal in object keys, and would take
+// buckets named "healthz" from S3.)
+func routes(guarded http.Handler, sw *swift.Handler, metrics http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && (r.URL.Path == "/healthz" || r.URL.Path == "/metrics") &&
+			!signed(r) && !sw.IsDomainRequest(r) {
+			if r.URL.Path == "/healthz" {
+				io.WriteString(w, "ok\n")
+			} else {
+				metrics.ServeHTTP(w, r)
+			}
+			return
+		}
+		guarded.ServeHTTP(w, r)
+	})
+}
+
+// api sends Swift requests (see swiftRequest), and unsigned ones to a Swift storage domain, to
+// the Swift front end and everything else to front (admin and S3) untouched.
+func api(front http.Handler, sw *swift.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !signed(r) && sw.ServeDomain(w, r) {
 			return
@@ -245,16 +292,6 @@ func routes(front http.Handler, sw *swift.Handler, metrics http.Handler) http.Ha
 		if swiftRequest(r) {
 			sw.ServeHTTP(w, r)
 			return
-		}
-		if r.Method == http.MethodGet && !signed(r) {
-			switch r.URL.Path {
-			case "/healthz":
-				io.WriteString(w, "ok\n")
-				return
-			case "/metrics":
-				metrics.ServeHTTP(w, r)
-				return
-			}
 		}
 		front.ServeHTTP(w, r)
 	})

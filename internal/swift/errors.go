@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
@@ -80,6 +81,9 @@ var (
 	errInternal            = htmlError(http.StatusInternalServerError, "Internal Error", "The server has either erred or is incapable of performing the requested operation.")
 	errNotImplemented      = htmlError(http.StatusNotImplemented, "Not Implemented", "The server has no support for this request.")
 	errUnavailable         = htmlError(http.StatusServiceUnavailable, "Service Unavailable", "The server is currently unavailable. Please try again at a later time.")
+	// errOverloaded is errUnavailable for a request the server will not serve now, because too
+	// many are in flight (ServeOverloaded): shedding load, not a failure to log.
+	errOverloaded          = htmlError(http.StatusServiceUnavailable, "Service Unavailable", "The server is currently unavailable. Please try again at a later time.")
 	errInsufficientStorage = htmlError(http.StatusInsufficientStorage, "Insufficient Storage", "There was not enough space to save the resource. Drive: unknown")
 
 	// errNotModified carries no body (a 304 never has one).
@@ -105,6 +109,8 @@ func toSwiftError(err error) *swiftError {
 	switch {
 	case errors.As(err, &tooBig):
 		return errTooLarge
+	case errors.Is(err, httpwire.ErrBodyTimeout):
+		return errRequestTimeout
 	case errors.Is(err, meta.ErrNotFound), errors.Is(err, ErrNoAccount):
 		return errNotFound
 	case errors.Is(err, meta.ErrNotEmpty), errors.Is(err, meta.ErrConflict), errors.Is(err, meta.ErrExists):
@@ -134,7 +140,7 @@ func toSwiftError(err error) *swiftError {
 // writeError writes err as Swift would. HEAD answers carry no body.
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request, err error) {
 	se := toSwiftError(err)
-	if se.status >= 500 {
+	if se.status >= 500 && se != errOverloaded {
 		h.log.ErrorContext(r.Context(), "swift request failed", "trans_id", rq.transID, "op", rq.op, "err", err)
 	} else {
 		h.log.DebugContext(r.Context(), "swift request refused", "trans_id", rq.transID, "op", rq.op, "status", se.status, "err", err)

@@ -156,6 +156,13 @@ type request struct {
 // ServeHTTP routes, authenticates and serves one request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serveRemapped(w, r, nil) }
 
+// ServeOverloaded answers a request the server will not serve now, because too many are in
+// flight, with Swift's 503 (its proxy's answer when it cannot take a request). The body is not
+// read: net/http discards a small one and closes the connection on a large one.
+func (h *Handler) ServeOverloaded(w http.ResponseWriter, r *http.Request) {
+	h.serveRemapped(w, r, errOverloaded)
+}
+
 // serveRemapped serves a request, or answers refused when that is set (a host name that
 // domain remapping refuses).
 func (h *Handler) serveRemapped(w http.ResponseWriter, r *http.Request, refused error) {
@@ -248,6 +255,15 @@ func (h *Handler) ServeDomain(w http.ResponseWriter, r *http.Request) bool {
 	}
 	h.serveRemapped(w, r2, err)
 	return true
+}
+
+// IsDomainRequest reports whether ServeDomain takes r (a host name under a storage domain).
+func (h *Handler) IsDomainRequest(r *http.Request) bool {
+	if len(h.cfg.StorageDomains) == 0 {
+		return false
+	}
+	_, remapped, err := swiftwire.RemapDomain(r.Host, r.URL.Path, h.cfg.StorageDomains)
+	return remapped || err != nil
 }
 
 // locationRewriter writes Location back from a remapped path to the one the client asked for.

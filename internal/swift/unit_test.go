@@ -1,12 +1,14 @@
 package swift
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
@@ -121,7 +123,8 @@ func TestSwiftTimestamps(t *testing.T) {
 func TestErrorTable(t *testing.T) {
 	for err, status := range map[error]int{meta.ErrNotFound: 404, meta.ErrNotEmpty: 409, meta.ErrInvalidRange: 416,
 		meta.ErrIncompleteBody: 499, meta.ErrUnavailable: 503, meta.ErrInsufficientStorage: 507, errUnprocessable: 422,
-		&http.MaxBytesError{Limit: 1}: 413, http.ErrBodyNotAllowed: 500} {
+		&http.MaxBytesError{Limit: 1}: 413, http.ErrBodyNotAllowed: 500,
+		fmt.Errorf("engine: reading body: %w", httpwire.ErrBodyTimeout): 408, errOverloaded: 503} {
 		if got := toSwiftError(err).status; got != status {
 			t.Errorf("%v → %d, want %d", err, got, status)
 		}

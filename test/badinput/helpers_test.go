@@ -50,15 +50,22 @@ type testServer struct {
 	cancel   context.CancelFunc
 	done     chan error
 	client   *http.Client
+	tune     func(*server.Config) // changes the configuration of every start (nil: none)
 }
 
 // startServer starts a server on data (a fresh temp dir when empty), stopped when the test ends.
 func startServer(t testing.TB, data string) *testServer {
 	t.Helper()
+	return startTuned(t, data, nil)
+}
+
+// startTuned is startServer with tune applied to the server's configuration.
+func startTuned(t testing.TB, data string, tune func(*server.Config)) *testServer {
+	t.Helper()
 	if data == "" {
 		data = filepath.Join(t.TempDir(), "data")
 	}
-	s := &testServer{t: t, data: data}
+	s := &testServer{t: t, data: data, tune: tune}
 	s.start()
 	t.Cleanup(s.stop)
 	return s
@@ -66,9 +73,13 @@ func startServer(t testing.TB, data string) *testServer {
 
 func (s *testServer) start() {
 	s.t.Helper()
-	srv, err := server.Start(server.Config{
+	cfg := server.Config{
 		DataDir: s.data, Listen: "127.0.0.1:0", RootAccessKey: accessKey, RootSecretKey: secretKey,
-	})
+	}
+	if s.tune != nil {
+		s.tune(&cfg)
+	}
+	srv, err := server.Start(cfg)
 	if err != nil {
 		s.t.Fatalf("server.Start: %v", err)
 	}
