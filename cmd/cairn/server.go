@@ -54,6 +54,9 @@ func newServerCommand() *cobra.Command {
 	f.DurationVar(&cfg.BodyIdleTimeout, "body-idle-timeout", server.DefaultBodyIdleTimeout, "a request body that sends no byte for this long fails (S3 RequestTimeout, Swift 408) and its upload is dropped (negative: off)")
 	f.IntVar(&cfg.MaxConcurrentRequests, "max-requests", server.DefaultMaxConcurrentRequests, "S3, Swift and admin requests served at once; more wait --admission-wait, then get 503 SlowDown (negative: no limit)")
 	f.DurationVar(&cfg.AdmissionWait, "admission-wait", server.DefaultAdmissionWait, "how long a request over --max-requests waits for a slot before 503 SlowDown (negative: not at all)")
+	f.StringVar(&cfg.IndexDir, "index-dir", "", "keep the device's index (LSM of object records and listings) in this directory, e.g. on a faster device (default: DATA/devices/d0/lsm); it and the data directory must belong together, or the device is refused")
+	f.DurationVar(&cfg.ReclaimAge, "reclaim-age", 0, "how long tombstones of deleted objects are kept before the sweeper removes them (0: 168h, Swift's reclaim_age)")
+	f.DurationVar(&cfg.SweepInterval, "sweep-interval", 0, "time between passes of the sweeper (0: 1h; negative: off)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
 }

@@ -53,6 +53,13 @@ type Config struct {
 	// ExpirerInterval is the time between passes of the object expirer (0: its default;
 	// negative: the expirer does not run).
 	ExpirerInterval time.Duration
+	// IndexDir, when set, puts the device's index (its LSM: object records and listings) in
+	// this directory, typically on a faster device, instead of DataDir/devices/d0/lsm.
+	IndexDir string
+	// ReclaimAge is how long tombstones are kept before the sweeper removes them (0: a week,
+	// Swift's reclaim_age); SweepInterval is the time between its passes (0: an hour;
+	// negative: the sweeper does not run).
+	ReclaimAge, SweepInterval time.Duration
 	// BodyIdleTimeout: a request body that sends no byte for this long fails (S3
 	// RequestTimeout, Swift 408) and its upload is dropped (0: DefaultBodyIdleTimeout;
 	// negative: bodies may stall forever). Headers have their own 30 s timeout.
@@ -123,6 +130,7 @@ type Server struct {
 	http     *http.Server
 	debug    *http.Server
 	expirer  *expirer.Daemon // nil when disabled
+	sweeper  *storage.Sweeper // nil when disabled
 }
 
 // localNode is the ring's name for this process's own storage node in the embedded default.
@@ -141,7 +149,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	node, err := storage.Open(storage.Config{
-		Devices:         []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(cfg.DataDir, "devices", "d0")}},
+		Devices:         []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(cfg.DataDir, "devices", "d0"), IndexDir: cfg.IndexDir}},
 		InlineThreshold: cfg.InlineThreshold,
 		Logger:          cfg.Logger,
 	})
@@ -187,6 +195,13 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	mux := routes(g, sw, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	var sweeper *storage.Sweeper
+	if cfg.SweepInterval >= 0 {
+		if sweeper, err = node.NewSweeper(storage.SweeperConfig{ReclaimAge: cfg.ReclaimAge, Interval: cfg.SweepInterval, Logger: cfg.Logger, Registry: reg}); err != nil {
+			node.Close()
+			return nil, fmt.Errorf("server: %w", err)
+		}
+	}
 	var exp *expirer.Daemon
 	if cfg.ExpirerInterval >= 0 {
 		if exp, err = expirer.New(expirer.Config{Proxy: px, Interval: cfg.ExpirerInterval, Logger: cfg.Logger, Registry: reg}); err != nil {
@@ -200,7 +215,7 @@ func Start(cfg Config) (*Server, error) {
 		node.Close()
 		return nil, fmt.Errorf("server: listen: %w", err)
 	}
-	s := &Server{cfg: cfg, proxy: px, node: node, listener: ln, expirer: exp, http: &http.Server{
+	s := &Server{cfg: cfg, proxy: px, node: node, listener: ln, expirer: exp, sweeper: sweeper, http: &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -237,6 +252,9 @@ func (s *Server) Endpoint() string { return "http://" + s.listener.Addr().String
 func (s *Server) Serve(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(s.listener) }()
+	if s.sweeper != nil {
+		s.sweeper.Start()
+	}
 	if s.expirer != nil {
 		s.expirer.Start()
 	}
@@ -252,6 +270,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	if s.debug != nil {
 		s.debug.Close()
+	}
+	if s.sweeper != nil {
+		s.sweeper.Stop()
 	}
 	if s.expirer != nil {
 		s.expirer.Stop()
