@@ -17,11 +17,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cairn-store/cairn/internal/daemon"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 )
@@ -76,9 +76,7 @@ type Daemon struct {
 	px   *proxy.Proxy
 	log  *slog.Logger
 	m    metrics
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	loop *daemon.Loop
 }
 
 type metrics struct {
@@ -104,41 +102,23 @@ func New(cfg Config) (*Daemon, error) {
 			}
 		}
 	}
-	return &Daemon{cfg: cfg, px: cfg.Proxy, log: cfg.Logger, m: m, stop: make(chan struct{}), done: make(chan struct{})}, nil
+	return &Daemon{cfg: cfg, px: cfg.Proxy, log: cfg.Logger, m: m}, nil
 }
 
-// Start runs passes every Interval until Stop.
+// Start runs a pass at once and then every Interval until Stop.
 func (d *Daemon) Start() {
-	go func() {
-		defer close(d.done)
-		t := time.NewTicker(d.cfg.Interval)
-		defer t.Stop()
-		for {
-			ctx, cancel := context.WithCancel(context.Background())
-			go func() {
-				select {
-				case <-d.stop:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
-			if _, err := d.Pass(ctx); err != nil && ctx.Err() == nil {
-				d.log.Warn("expirer pass failed; retrying next pass", "err", err)
-			}
-			cancel()
-			select {
-			case <-d.stop:
-				return
-			case <-t.C:
-			}
+	d.loop = daemon.Start(d.cfg.Interval, true, func(ctx context.Context) {
+		if _, err := d.Pass(ctx); err != nil && ctx.Err() == nil {
+			d.log.Warn("expirer pass failed; retrying next pass", "err", err)
 		}
-	}()
+	})
 }
 
 // Stop ends the daemon, waiting for a running pass to stop.
 func (d *Daemon) Stop() {
-	d.once.Do(func() { close(d.stop) })
-	<-d.done
+	if d.loop != nil {
+		d.loop.Stop()
+	}
 }
 
 // PassResult counts what a pass did.
@@ -223,7 +203,14 @@ func (d *Daemon) bucket(ctx context.Context, bucket string, now int64, res *Pass
 // condition is decided by the storage engine in the delete's commit (Swift's X-If-Delete-At),
 // so that an object rewritten after the entry was queued is never deleted by it.
 func (d *Daemon) expire(ctx context.Context, bucket, entryName string, entry proxy.ExpiryEntry, res *PassResult) {
-	err := d.px.DeleteObjectIf(ctx, entry.Name, meta.Precondition{IfDeleteAt: entry.At})
+	// As of the expiry time, as Swift's expirer deletes: a write stamped after it wins over
+	// this delete even if it commits later. An expiry set at or before the object's own write
+	// (possible only by setting one in the past) is deleted as of now instead.
+	cond := meta.Precondition{IfDeleteAt: entry.At}
+	err := d.px.DeleteObjectAt(ctx, entry.Name, meta.Timestamp(entry.At*int64(time.Second)), cond)
+	if errors.Is(err, meta.ErrConflict) {
+		err = d.px.DeleteObjectIf(ctx, entry.Name, cond)
+	}
 	switch {
 	case err == nil:
 		d.m.expired.Inc()

@@ -215,13 +215,19 @@ func (p *Proxy) DeleteObject(ctx context.Context, name meta.ObjectName) error {
 // DeleteObjectIf is DeleteObject when cond holds for the current version, decided by each
 // replica in its commit (meta.ErrPreconditionFailed otherwise).
 func (p *Proxy) DeleteObjectIf(ctx context.Context, name meta.ObjectName, cond meta.Precondition) error {
+	return p.DeleteObjectAt(ctx, name, meta.Now(), cond)
+}
+
+// DeleteObjectAt is DeleteObjectIf with the tombstone's timestamp given: the expirer deletes an
+// object as of its expiry time, as Swift's does, so that any write stamped after the expiry
+// wins over the delete whichever commits first.
+func (p *Proxy) DeleteObjectAt(ctx context.Context, name meta.ObjectName, now meta.Timestamp, cond meta.Precondition) error {
 	part := p.ring.Partition(name.Account, name.Container, name.Object)
 	ts, err := p.targets(part)
 	if err != nil {
 		return err
 	}
 	listing := p.ring.Nodes(p.ring.Partition(name.Account, name.Container, ""))
-	now := meta.Now()
 	var prev meta.Object
 	var mu sync.Mutex // replicas answer concurrently
 	err = fanOut(ts, p.quorum(), func(t target) error {

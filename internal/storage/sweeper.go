@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
+	"github.com/cairn-store/cairn/internal/daemon"
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
@@ -62,9 +62,7 @@ type Sweeper struct {
 	limit                    *rate.Limiter
 	scanned, reclaimed, errs prometheus.Counter
 	passes                   prometheus.Counter
-	stop                     chan struct{}
-	done                     chan struct{}
-	once                     sync.Once
+	loop                     *daemon.Loop
 }
 
 // NewSweeper returns the node's sweeper; Start runs it.
@@ -79,7 +77,6 @@ func (n *Node) NewSweeper(cfg SweeperConfig) (*Sweeper, error) {
 		reclaimed: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_tombstones_reclaimed_total", Help: "Tombstones older than the reclaim age that the sweeper removed."}),
 		errs:      prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_errors_total", Help: "Sweeper passes over a device that stopped on an error."}),
 		passes:    prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_passes_total", Help: "Completed sweeper passes over all devices."}),
-		stop:      make(chan struct{}), done: make(chan struct{}),
 	}
 	if cfg.Registry != nil {
 		for _, c := range []prometheus.Collector{s.scanned, s.reclaimed, s.errs, s.passes} {
@@ -93,34 +90,14 @@ func (n *Node) NewSweeper(cfg SweeperConfig) (*Sweeper, error) {
 
 // Start runs a pass every Interval (the first after one Interval) until Stop.
 func (s *Sweeper) Start() {
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(s.cfg.Interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.stop:
-				return
-			case <-t.C:
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			go func() {
-				select {
-				case <-s.stop:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
-			s.Pass(ctx)
-			cancel()
-		}
-	}()
+	s.loop = daemon.Start(s.cfg.Interval, false, func(ctx context.Context) { s.Pass(ctx) })
 }
 
 // Stop ends the daemon, waiting for a running pass to stop.
 func (s *Sweeper) Stop() {
-	s.once.Do(func() { close(s.stop) })
-	<-s.done
+	if s.loop != nil {
+		s.loop.Stop()
+	}
 }
 
 // Pass sweeps every device once and returns the tombstones reclaimed.

@@ -1,0 +1,62 @@
+// Package daemon runs the passes of Cairn's background daemons (expirer, sweeper, and the
+// cluster's replicator and auditor to come): one pass at a time, at an interval, until stopped,
+// with the running pass's context canceled by Stop. It owns only the schedule; each daemon
+// owns what a pass does.
+package daemon
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Loop is a running schedule of passes.
+type Loop struct {
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// Start runs pass every interval until Stop: at once and then every interval when immediate,
+// otherwise first after one interval. A pass that outlasts the interval delays the next one
+// rather than overlapping it.
+func Start(interval time.Duration, immediate bool, pass func(ctx context.Context)) *Loop {
+	l := &Loop{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		if !immediate {
+			select {
+			case <-l.stop:
+				return
+			case <-t.C:
+			}
+		}
+		for {
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				select {
+				case <-l.stop:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			pass(ctx)
+			cancel()
+			select {
+			case <-l.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return l
+}
+
+// Stop ends the schedule, canceling a running pass and waiting for it to return. It may be
+// called more than once.
+func (l *Loop) Stop() {
+	l.once.Do(func() { close(l.stop) })
+	<-l.done
+}
