@@ -129,7 +129,7 @@ type Server struct {
 	listener net.Listener
 	http     *http.Server
 	debug    *http.Server
-	expirer  *expirer.Daemon // nil when disabled
+	expirer  *expirer.Daemon  // nil when disabled
 	sweeper  *storage.Sweeper // nil when disabled
 }
 
