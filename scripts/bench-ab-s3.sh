@@ -18,35 +18,14 @@ DURATION=${DURATION:-15s}
 CONCURRENCY=${CONCURRENCY:-16}
 OUT=${OUT:-/var/tmp/cairn-bench-ab/$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"
-go build -o "$OUT/cairn" ./cmd/cairn # the client side is always this build
-labels=()
-for spec in "$@"; do
-  label=$(basename "$spec")
-  if [ -x "$spec" ]; then
-    cp "$spec" "$OUT/server-$label"
-  else
-    wt=$(mktemp -d)
-    git worktree add -q --detach "$wt" "$spec"
-    (cd "$wt" && go build -o "$OUT/server-$label" ./cmd/cairn)
-    git worktree remove --force "$wt"
-  fi
-  labels+=("$label")
-done
+. scripts/ab-lib.sh
+ab_build_servers "$@"
 
 walsyncs() { curl -sf "$1/metrics" | awk '/^cairn_lsm_wal_syncs_total/ {s += $2} END {print s + 0}'; }
 
 run() { # label round
   local label=$1 round=$2 data pid ep t s0 s1
-  data=$(mktemp -d /var/tmp/cairn-ab.XXXXXX)
-  "$OUT/server-$label" server --data "$data" --listen 127.0.0.1:0 --root-access-key abroot \
-    --root-secret-key abroot-secret-0123456789 --log-level warn >"$OUT/$label.log" 2>&1 &
-  pid=$!
-  ep=
-  for _ in $(seq 100); do
-    ep=$(sed -n 's/^cairn: S3 endpoint \(http[^ ]*\).*/\1/p' "$OUT/$label.log" | head -1)
-    [ -n "$ep" ] && curl -sf -m 1 "$ep/healthz" >/dev/null && break
-    sleep 0.1
-  done
+  ab_start "$label"
   for t in put4k get4k put1m get1m; do
     local op=(--op put) size=4KiB
     case $t in
@@ -55,7 +34,7 @@ run() { # label round
       get1m) op=(--op get --objects 200); size=1MiB ;;
     esac
     s0=$(walsyncs "$ep")
-    "$OUT/cairn" bench --endpoint "$ep" --access-key abroot --secret-key abroot-secret-0123456789 \
+    "$OUT/cairn" bench --endpoint "$ep" --access-key abroot --secret-key "$AB_SECRET" \
       --concurrency "$CONCURRENCY" --bucket "ab-$t" run "${op[@]}" --size "$size" --duration "$DURATION" \
       --json "$OUT/$label-$t-$round.json" >/dev/null 2>"$OUT/$label-$t-$round.err"
     s1=$(walsyncs "$ep")
@@ -71,7 +50,7 @@ print("%-10s %-6s round %s  ops/s %9.1f  MB/s %7.1f  p50 %7.3f ms  p99 %7.3f ms 
     main["latency_ms"]["p50"], main["latency_ms"]["p99"], per))
 PY
   done
-  kill "$pid"; wait "$pid" 2>/dev/null || true; rm -rf "$data"
+  ab_stop
 }
 for round in $(seq "$ROUNDS"); do
   for label in "${labels[@]}"; do run "$label" "$round"; done

@@ -16,34 +16,13 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-15s}
 OUT=${OUT:-/var/tmp/cairn-bench-ab/$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"
-go build -o "$OUT/cairn" ./cmd/cairn # the client side (bench, admin) is always this build
-labels=()
-for spec in "$@"; do
-  label=$(basename "$spec")
-  if [ -x "$spec" ]; then
-    cp "$spec" "$OUT/server-$label"
-  else
-    wt=$(mktemp -d)
-    git worktree add -q --detach "$wt" "$spec"
-    (cd "$wt" && go build -o "$OUT/server-$label" ./cmd/cairn)
-    git worktree remove --force "$wt"
-  fi
-  labels+=("$label")
-done
+. scripts/ab-lib.sh
+ab_build_servers "$@"
 
 run() { # label round
   local label=$1 round=$2 data pid ep key cpu0 cpu1 t
-  data=$(mktemp -d /var/tmp/cairn-ab.XXXXXX)
-  "$OUT/server-$label" server --data "$data" --listen 127.0.0.1:0 --root-access-key abroot \
-    --root-secret-key abroot-secret --log-level warn >"$OUT/$label.log" 2>&1 &
-  pid=$!
-  ep=
-  for _ in $(seq 100); do
-    ep=$(sed -n 's/^cairn: S3 endpoint \(http[^ ]*\).*/\1/p' "$OUT/$label.log" | head -1)
-    [ -n "$ep" ] && curl -sf -m 1 "$ep/healthz" >/dev/null && break
-    sleep 0.1
-  done
-  adm() { "$OUT/cairn" admin --endpoint "$ep" --access-key abroot --secret-key abroot-secret "$@"; }
+  ab_start "$label"
+  adm() { "$OUT/cairn" admin --endpoint "$ep" --access-key abroot --secret-key "$AB_SECRET" "$@"; }
   adm account create bench >/dev/null
   key=$(adm user create bench:b --admin --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["swift_key"])')
   for t in put4k get4k; do
@@ -64,7 +43,7 @@ print("%-10s %-6s round %s  ops/s %9.1f  p50 %6.3f ms  p99 %6.3f ms  server CPU 
     main["latency_ms"]["p99"], cpu / ops * 1000))
 PY
   done
-  kill "$pid"; wait "$pid" 2>/dev/null || true; rm -rf "$data"
+  ab_stop
 }
 for round in $(seq "$ROUNDS"); do
   for label in "${labels[@]}"; do run "$label" "$round"; done

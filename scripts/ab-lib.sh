@@ -1,0 +1,43 @@
+# Shared by the before/after benchmark scripts (bench-ab-s3.sh, bench-ab-swift.sh); source it.
+#
+# ab_build_servers SPEC...: builds the client (this checkout) as $OUT/cairn and each SPEC (a
+# revision, or a binary) as $OUT/server-<label>; sets the array labels.
+# ab_start LABEL: starts $OUT/server-LABEL on a fresh data directory with the root key
+# abroot/$AB_SECRET; sets pid, data and ep (the endpoint, once healthy).
+# ab_stop: stops it and removes its data.
+AB_SECRET=abroot-secret-0123456789
+
+ab_build_servers() {
+  go build -o "$OUT/cairn" ./cmd/cairn # the client side is always this build
+  labels=()
+  local spec label wt
+  for spec in "$@"; do
+    label=$(basename "$spec")
+    if [ -x "$spec" ]; then
+      cp "$spec" "$OUT/server-$label"
+    else
+      wt=$(mktemp -d)
+      git worktree add -q --detach "$wt" "$spec"
+      (cd "$wt" && go build -o "$OUT/server-$label" ./cmd/cairn)
+      git worktree remove --force "$wt"
+    fi
+    labels+=("$label")
+  done
+}
+
+ab_start() {
+  data=$(mktemp -d /var/tmp/cairn-ab.XXXXXX)
+  "$OUT/server-$1" server --data "$data" --listen 127.0.0.1:0 --root-access-key abroot \
+    --root-secret-key "$AB_SECRET" --log-level warn >"$OUT/$1.log" 2>&1 &
+  pid=$!
+  ep=
+  for _ in $(seq 100); do
+    ep=$(sed -n 's/^cairn: S3 endpoint \(http[^ ]*\).*/\1/p' "$OUT/$1.log" | head -1)
+    [ -n "$ep" ] && curl -sf -m 1 "$ep/healthz" >/dev/null && break
+    sleep 0.1
+  done
+}
+
+ab_stop() {
+  kill "$pid"; wait "$pid" 2>/dev/null || true; rm -rf "$data"
+}
