@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -182,21 +181,12 @@ func (h *Handler) uploadPart(w http.ResponseWriter, r *http.Request, rq *request
 	if err := h.checkQuota(ctx, rq, access.Usage{Bytes: size, Objects: 1}); err != nil {
 		return err
 	}
-	name := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: partName(rq.key, up.id, n)}
-	// The upload may have been completed or aborted while the body streamed; a part stored
-	// then would overwrite a segment a completed object owns. Look again just before commit
-	// (this narrows the window to the commit itself; per-attempt part names would close it).
+	name := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: newPartAttemptName(rq.key, up.id, n)}
 	stillOpen := func(obj *meta.Object) error {
 		if err := body.beforeCommit(obj); err != nil {
 			return err
 		}
-		if _, err := h.proxy.HeadObject(ctx, up.markerName(rq)); err != nil {
-			if errors.Is(err, meta.ErrNotFound) {
-				return fmt.Errorf("upload %s ended during the part: %w", up.id, errNoSuchUpload)
-			}
-			return err
-		}
-		return nil
+		return h.stillOpen(ctx, rq, up)
 	}
 	stored, err := h.proxy.PutObject(ctx, name, meta.Object{Size: size}, body, proxy.PutOptions{BeforeCommit: stillOpen})
 	if err != nil {
@@ -265,8 +255,14 @@ func (h *Handler) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *req
 	if up.alg != "" {
 		body.sum = up.alg.New()
 	}
-	name := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: partName(rq.key, up.id, n)}
-	stored, err := h.proxy.PutObject(ctx, name, meta.Object{Size: rd.Length}, body, proxy.PutOptions{BeforeCommit: body.beforeCommit})
+	name := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: newPartAttemptName(rq.key, up.id, n)}
+	stillOpen := func(obj *meta.Object) error {
+		if err := body.beforeCommit(obj); err != nil {
+			return err
+		}
+		return h.stillOpen(ctx, rq, up)
+	}
+	stored, err := h.proxy.PutObject(ctx, name, meta.Object{Size: rd.Length}, body, proxy.PutOptions{BeforeCommit: stillOpen})
 	if err != nil {
 		return fmt.Errorf("upload part %d of %q by copy: %w", n, rq.key, err)
 	}
@@ -278,26 +274,25 @@ func (h *Handler) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *req
 	return nil
 }
 
-// listUploadParts returns every part stored for an upload, by part number.
-func (h *Handler) listUploadParts(ctx context.Context, rq *request, uploadID string) (map[int]meta.ListEntry, error) {
-	prefix := partPrefix(rq.key, uploadID)
-	parts := map[int]meta.ListEntry{}
-	opts := meta.ListOptions{Prefix: prefix}
-	for {
-		l, err := h.proxy.ListObjects(ctx, rq.account, uploadsContainer(rq.bucket), opts)
-		if err != nil {
-			return nil, fmt.Errorf("list parts of upload %s: %w", uploadID, err)
-		}
-		for _, e := range l.Objects {
-			if n, err := strconv.Atoi(strings.TrimPrefix(e.Name, prefix)); err == nil {
-				parts[n] = e
-			}
-		}
-		if !l.Truncated {
-			return parts, nil
-		}
-		opts.Marker = l.NextMarker
+// stillOpen checks, just before a part commits, that its upload was neither completed nor
+// aborted while the body streamed. Parts are immutable attempts, so one that slips past this
+// check cannot damage a completed object; it is only garbage for the cleanup.
+func (h *Handler) stillOpen(ctx context.Context, rq *request, up *upload) error {
+	m, err := h.proxy.HeadObject(ctx, up.markerName(rq))
+	if errors.Is(err, meta.ErrNotFound) || err == nil && h.claimBusy(&m) {
+		return fmt.Errorf("upload %s ended during the part: %w", up.id, errNoSuchUpload)
 	}
+	return err
+}
+
+// listUploadParts returns the parts of an upload (each number's newest attempt), by number.
+func (h *Handler) listUploadParts(ctx context.Context, rq *request, uploadID string) (map[int]meta.ListEntry, error) {
+	parts := map[int]meta.ListEntry{}
+	err := h.partAttempts(ctx, rq, uploadID, 0, func(n int, part meta.ListEntry, _ []meta.ListEntry) bool {
+		parts[n] = part
+		return true
+	})
+	return parts, err
 }
 
 func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
@@ -305,12 +300,8 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	// The upload is looked up before the body is read, as S3 does: a completion of an upload
 	// that does not exist is NoSuchUpload whatever its body holds.
 	up, err := h.openUpload(ctx, rq)
-	if errors.Is(err, errNoSuchUpload) {
-		// A retried completion whose first attempt succeeded: answer as before.
-		if obj, herr := h.proxy.HeadObject(ctx, rq.objectName()); herr == nil && obj.SysMeta[sysUploadID] == rq.query.Get("uploadId") {
-			h.writeCompleteResult(w, r, rq, &obj)
-			return nil
-		}
+	if errors.Is(err, errNoSuchUpload) && h.answerCompleted(w, r, rq) {
+		return nil
 	}
 	if err != nil {
 		return err
@@ -337,6 +328,27 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 			return errInvalidPartOrder
 		}
 	}
+	// The upload is claimed before its parts are read, so that an Abort cannot remove them
+	// between the reading and the object's write: the Abort then answers NoSuchUpload. From the
+	// claim on, the completion runs to its end even if the client goes away; if it fails, the
+	// upload is open again.
+	claimed, release, err := h.claimUpload(ctx, rq, up)
+	if errors.Is(err, errNoSuchUpload) && h.answerCompleted(w, r, rq) {
+		return nil // another Complete of this upload finished first
+	}
+	if errors.Is(err, errUploadCompleting) {
+		return errSlowDown.withMessage("Another CompleteMultipartUpload of this upload is in progress; retry.")
+	}
+	if err != nil {
+		return err
+	}
+	completed := false
+	defer func() {
+		if !completed {
+			release()
+		}
+	}()
+	ctx = context.WithoutCancel(ctx)
 	stored, err := h.listUploadParts(ctx, rq, up.id)
 	if err != nil {
 		return err
@@ -410,16 +422,28 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return fmt.Errorf("complete upload %s of %q: %w", up.id, rq.key, err)
 	}
+	completed = true
 	// The object is complete; what follows only tidies up, so failures are logged, not returned.
-	h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), uploadMarkerName(rq.key, up.id))
-	inUse := h.partsInUse(ctx, rq, up.id) // a racing Complete of the same upload may have won
-	for n, e := range stored {
-		if !slices.ContainsFunc(req.Parts, func(p s3xml.CompletePart) bool { return p.PartNumber == n }) && !inUse[e.Name] {
-			h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), e.Name)
+	if h.finishCompletion(ctx, rq, up, claimed) {
+		keep := h.partsInUse(ctx, rq, up.id) // a stale claim's Complete may have won after all
+		for _, s := range segments {
+			keep[s.Object] = true
 		}
+		h.deleteParts(ctx, rq, up.id, keep)
 	}
 	h.writeCompleteResult(w, r, rq, &done)
 	return nil
+}
+
+// answerCompleted answers a Complete of an upload that no longer exists because a completion
+// of it succeeded (a retry, or a racing Complete that won), as that completion was answered.
+func (h *Handler) answerCompleted(w http.ResponseWriter, r *http.Request, rq *request) bool {
+	obj, err := h.proxy.HeadObject(r.Context(), rq.objectName())
+	if err != nil || obj.SysMeta[sysUploadID] != rq.query.Get("uploadId") {
+		return false
+	}
+	h.writeCompleteResult(w, r, rq, &obj)
+	return true
 }
 
 func (h *Handler) writeCompleteResult(w http.ResponseWriter, r *http.Request, rq *request, obj *meta.Object) {
@@ -467,32 +491,43 @@ func (h *Handler) abortMultipartUpload(w http.ResponseWriter, r *http.Request, r
 	if err != nil {
 		return err
 	}
-	// The marker goes first: from then on no part can be added to the upload.
-	if err := h.proxy.DeleteObject(ctx, up.markerName(rq)); err != nil && !errors.Is(err, meta.ErrNotFound) {
-		return fmt.Errorf("abort upload %s: %w", up.id, err)
-	}
-	parts, err := h.listUploadParts(ctx, rq, up.id)
-	if err != nil {
+	// The marker goes first, and only if it is still the open upload we read: from then on no
+	// part can be added, and no Complete can claim it.
+	if err := h.endUpload(ctx, rq, up); err != nil {
 		return err
 	}
-	inUse := h.partsInUse(ctx, rq, up.id) // a Complete racing with this abort may have won
-	for _, e := range parts {
-		if !inUse[e.Name] {
-			h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), e.Name)
-		}
-	}
+	h.deleteParts(context.WithoutCancel(ctx), rq, up.id, h.partsInUse(ctx, rq, up.id))
 	writeEmpty(w, http.StatusNoContent)
 	return nil
+}
+
+// deleteParts deletes every part attempt of an ended upload except those in keep.
+func (h *Handler) deleteParts(ctx context.Context, rq *request, uploadID string, keep map[string]bool) {
+	var doomed []string
+	err := h.partAttempts(ctx, rq, uploadID, 0, func(_ int, part meta.ListEntry, older []meta.ListEntry) bool {
+		for _, e := range append(older, part) {
+			if !keep[e.Name] {
+				doomed = append(doomed, e.Name)
+			}
+		}
+		return true
+	})
+	if err != nil {
+		h.log.WarnContext(ctx, "s3 cannot list an ended upload's parts; leaving garbage", "upload", uploadID, "err", err)
+	}
+	for _, name := range doomed {
+		h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), name)
+	}
 }
 
 // partsInUse returns the part names that the object now under the key uses, if a Complete of
 // upload id wrote it; cleanup must never delete those.
 func (h *Handler) partsInUse(ctx context.Context, rq *request, id string) map[string]bool {
+	inUse := map[string]bool{}
 	cur, err := h.proxy.HeadObject(ctx, rq.objectName())
 	if err != nil || cur.SysMeta[sysUploadID] != id {
-		return nil
+		return inUse
 	}
-	inUse := make(map[string]bool, len(cur.Manifest))
 	for _, s := range cur.Manifest {
 		inUse[s.Object] = true
 	}

@@ -39,19 +39,10 @@ func (h *Handler) listParts(w http.ResponseWriter, r *http.Request, rq *request)
 		PartNumberMarker: after, MaxParts: maxParts, ChecksumAlgorithm: string(up.alg), ChecksumType: up.typ,
 	}
 	if maxParts > 0 {
-		prefix := partPrefix(rq.key, up.id)
-		opts := meta.ListOptions{Prefix: prefix, Limit: maxParts}
-		if after > 0 {
-			opts.Marker = partName(rq.key, up.id, after)
-		}
-		l, err := h.proxy.ListObjects(ctx, rq.account, uploadsContainer(rq.bucket), opts)
-		if err != nil {
-			return fmt.Errorf("list parts of upload %s: %w", up.id, err)
-		}
-		for _, e := range l.Objects {
-			n, err := strconv.Atoi(strings.TrimPrefix(e.Name, prefix))
-			if err != nil {
-				continue
+		err := h.partAttempts(ctx, rq, up.id, after, func(n int, e meta.ListEntry, _ []meta.ListEntry) bool {
+			if len(res.Parts) == maxParts {
+				res.IsTruncated = true
+				return false
 			}
 			p := s3xml.PartInfo{PartNumber: n, LastModified: s3xml.FormatISO(e.Timestamp.Time()), ETag: quoteETag(e.ETag), Size: e.Size}
 			if up.alg != "" {
@@ -61,8 +52,11 @@ func (h *Handler) listParts(w http.ResponseWriter, r *http.Request, rq *request)
 			}
 			res.Parts = append(res.Parts, p)
 			res.NextPartNumberMarker = n
+			return true
+		})
+		if err != nil {
+			return err
 		}
-		res.IsTruncated = l.Truncated
 	}
 	writeXML(w, http.StatusOK, res)
 	return nil

@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -119,6 +120,11 @@ type Handler struct {
 	verify  sigv4.Options
 	ops     map[string]opFunc
 	states  *stateCache
+
+	// Completes of multipart uploads running in this process, by claim (multipart_state.go).
+	claimsMu sync.Mutex
+	claims   map[string]bool
+	claimSeq uint64
 }
 
 // opFunc serves one operation. It returns an error instead of writing one, so that every error

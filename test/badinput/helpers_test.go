@@ -417,13 +417,18 @@ func (s *testServer) expectNoKey(what, bucket, key string) {
 // front end counts a request after its handler returned, cleanup included).
 func (s *testServer) opCount(op string) float64 {
 	s.t.Helper()
+	return s.metricSum(`cairn_s3_requests_total{operation="` + op + `",`)
+}
+
+// metricSum adds up the /metrics samples whose line starts with prefix.
+func (s *testServer) metricSum(prefix string) float64 {
+	s.t.Helper()
 	resp, err := s.client.Get(s.endpoint + "/metrics")
 	if err != nil {
 		s.t.Fatalf("GET /metrics: %v", err)
 	}
 	defer resp.Body.Close()
 	var n float64
-	prefix := `cairn_s3_requests_total{operation="` + op + `",`
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64*KiB), MiB)
 	for sc.Scan() {
