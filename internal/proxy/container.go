@@ -131,6 +131,23 @@ func (p *Proxy) ListContainers(ctx context.Context, account string, opts meta.Li
 	return l, nil
 }
 
+// ListReservedContainers returns a page of an account's reserved containers whose names start
+// with prefix (itself starting with meta.ReservedPrefix), for the daemons that tend them.
+func (p *Proxy) ListReservedContainers(ctx context.Context, account, prefix string, opts meta.ListOptions) (meta.ContainerListing, error) {
+	if !strings.HasPrefix(prefix, meta.ReservedPrefix) {
+		return meta.ContainerListing{}, fmt.Errorf("list reserved containers of %q: prefix %q is not reserved", account, prefix)
+	}
+	part := p.ring.Partition(account, "", "")
+	ts, err := p.targets(part)
+	if err != nil {
+		return meta.ContainerListing{}, err
+	}
+	opts.Prefix = prefix
+	return firstAnswer(ts, func(t target) (meta.ContainerListing, error) {
+		return t.client.ListContainers(ctx, t.dev.Name, part, account, opts)
+	})
+}
+
 // reservedMarker sorts after every reserved container name Cairn makes.
 const reservedMarker = meta.ReservedPrefix + "\xff\xff\xff\xff"
 

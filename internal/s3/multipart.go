@@ -425,11 +425,14 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	completed = true
 	// The object is complete; what follows only tidies up, so failures are logged, not returned.
 	if h.finishCompletion(ctx, rq, up, claimed) {
-		keep := h.partsInUse(ctx, rq, up.id) // a stale claim's Complete may have won after all
-		for _, s := range segments {
-			keep[s.Object] = true
+		// A stale claim's Complete may have won after all: what its object uses stays. If that
+		// cannot be told, the upload sweeper removes the leftovers later.
+		if keep, err := h.partsInUse(ctx, rq, up.id); err == nil {
+			for _, s := range segments {
+				keep[s.Object] = true
+			}
+			h.deleteParts(ctx, rq, up.id, keep)
 		}
-		h.deleteParts(ctx, rq, up.id, keep)
 	}
 	h.writeCompleteResult(w, r, rq, &done)
 	return nil
@@ -496,7 +499,10 @@ func (h *Handler) abortMultipartUpload(w http.ResponseWriter, r *http.Request, r
 	if err := h.endUpload(ctx, rq, up); err != nil {
 		return err
 	}
-	h.deleteParts(context.WithoutCancel(ctx), rq, up.id, h.partsInUse(ctx, rq, up.id))
+	// The parts go now; if that cannot be done safely, the upload sweeper removes them later.
+	if keep, err := h.partsInUse(ctx, rq, up.id); err == nil {
+		h.deleteParts(context.WithoutCancel(ctx), rq, up.id, keep)
+	}
 	writeEmpty(w, http.StatusNoContent)
 	return nil
 }
@@ -521,17 +527,22 @@ func (h *Handler) deleteParts(ctx context.Context, rq *request, uploadID string,
 }
 
 // partsInUse returns the part names that the object now under the key uses, if a Complete of
-// upload id wrote it; cleanup must never delete those.
-func (h *Handler) partsInUse(ctx context.Context, rq *request, id string) map[string]bool {
+// upload id wrote it; cleanup must never delete those. An error means it cannot tell.
+func (h *Handler) partsInUse(ctx context.Context, rq *request, id string) (map[string]bool, error) {
 	inUse := map[string]bool{}
 	cur, err := h.proxy.HeadObject(ctx, rq.objectName())
-	if err != nil || cur.SysMeta[sysUploadID] != id {
-		return inUse
+	if errors.Is(err, meta.ErrNotFound) {
+		return inUse, nil
 	}
-	for _, s := range cur.Manifest {
-		inUse[s.Object] = true
+	if err != nil {
+		return nil, fmt.Errorf("object of upload %s: %w", id, err)
 	}
-	return inUse
+	if cur.SysMeta[sysUploadID] == id {
+		for _, s := range cur.Manifest {
+			inUse[s.Object] = true
+		}
+	}
+	return inUse, nil
 }
 
 // markerName names the object that says the upload is open.

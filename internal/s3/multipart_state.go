@@ -107,13 +107,8 @@ func (h *Handler) claimUpload(ctx context.Context, rq *request, up *upload) (cla
 	m := up.marker
 	for {
 		if h.claimBusy(&m) {
-			if time.Now().After(deadline) {
-				return meta.Object{}, nil, errUploadCompleting
-			}
-			select {
-			case <-ctx.Done():
-				return meta.Object{}, nil, ctx.Err()
-			case <-time.After(50 * time.Millisecond):
+			if err := pause(ctx, deadline); err != nil {
+				return meta.Object{}, nil, err
 			}
 		} else {
 			token := h.newClaim()
@@ -165,23 +160,45 @@ func (h *Handler) finishCompletion(ctx context.Context, rq *request, up *upload,
 // it is gone or being completed.
 func (h *Handler) endUpload(ctx context.Context, rq *request, up *upload) error {
 	name := up.markerName(rq)
+	deadline := time.Now().Add(claimWait)
 	m := up.marker
 	for {
 		if h.claimBusy(&m) {
-			return fmt.Errorf("upload %s is being completed: %w", up.id, errNoSuchUpload)
+			// A Complete runs: if it succeeds the upload is gone, if it fails it is open again
+			// and this Abort goes on. One that outlasts the wait counts as done.
+			if err := pause(ctx, deadline); errors.Is(err, errUploadCompleting) {
+				return fmt.Errorf("upload %s is being completed: %w", up.id, errNoSuchUpload)
+			} else if err != nil {
+				return err
+			}
+		} else {
+			err := h.proxy.DeleteObjectIf(ctx, name, meta.Precondition{IfTimestamp: m.Timestamp})
+			if err == nil {
+				return nil
+			}
+			if !errors.Is(err, meta.ErrPreconditionFailed) && !errors.Is(err, meta.ErrNotFound) {
+				return fmt.Errorf("abort upload %s: %w", up.id, err)
+			}
 		}
-		err := h.proxy.DeleteObjectIf(ctx, name, meta.Precondition{IfTimestamp: m.Timestamp})
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, meta.ErrPreconditionFailed) && !errors.Is(err, meta.ErrNotFound) {
-			return fmt.Errorf("abort upload %s: %w", up.id, err)
-		}
+		var err error
 		if m, err = h.proxy.HeadObject(ctx, name); errors.Is(err, meta.ErrNotFound) {
 			return fmt.Errorf("upload %s ended: %w", up.id, errNoSuchUpload)
 		} else if err != nil {
 			return fmt.Errorf("upload %s: %w", up.id, err)
 		}
+	}
+}
+
+// pause waits a moment before the marker is read again, errUploadCompleting past deadline.
+func pause(ctx context.Context, deadline time.Time) error {
+	if time.Now().After(deadline) {
+		return errUploadCompleting
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(20 * time.Millisecond):
+		return nil
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cairn-store/cairn/internal/s3"
 	"io"
 	"log/slog"
 	"net"
@@ -60,6 +61,10 @@ type Config struct {
 	// Swift's reclaim_age); SweepInterval is the time between its passes (0: an hour;
 	// negative: the sweeper does not run).
 	ReclaimAge, SweepInterval time.Duration
+	// AbortUploadsAfter: the upload sweeper (which runs with the sweeper, removing what ended
+	// multipart uploads left behind) also aborts uploads initiated longer ago (0: never, as S3
+	// without a lifecycle rule).
+	AbortUploadsAfter time.Duration
 	// BodyIdleTimeout: a request body that sends no byte for this long fails (S3
 	// RequestTimeout, Swift 408) and its upload is dropped (0: DefaultBodyIdleTimeout;
 	// negative: bodies may stall forever). Headers have their own 30 s timeout.
@@ -129,8 +134,9 @@ type Server struct {
 	listener net.Listener
 	http     *http.Server
 	debug    *http.Server
-	expirer  *expirer.Daemon  // nil when disabled
-	sweeper  *storage.Sweeper // nil when disabled
+	expirer  *expirer.Daemon   // nil when disabled
+	sweeper  *storage.Sweeper  // nil when disabled
+	uploads  *s3.UploadSweeper // nil when disabled
 }
 
 // localNode is the ring's name for this process's own storage node in the embedded default.
@@ -202,6 +208,21 @@ func Start(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: %w", err)
 		}
 	}
+	var uploads *s3.UploadSweeper
+	if cfg.SweepInterval >= 0 {
+		accounts := func(ctx context.Context) ([]string, error) {
+			as, err := keys.Accounts(ctx)
+			names := make([]string, len(as))
+			for i, a := range as {
+				names[i] = a.Name
+			}
+			return names, err
+		}
+		if uploads, err = s3h.NewUploadSweeper(s3.UploadSweeperConfig{Accounts: accounts, Interval: cfg.SweepInterval, AbandonAfter: cfg.AbortUploadsAfter, Logger: cfg.Logger, Registry: reg}); err != nil {
+			node.Close()
+			return nil, fmt.Errorf("server: %w", err)
+		}
+	}
 	var exp *expirer.Daemon
 	if cfg.ExpirerInterval >= 0 {
 		if exp, err = expirer.New(expirer.Config{Proxy: px, Interval: cfg.ExpirerInterval, Logger: cfg.Logger, Registry: reg}); err != nil {
@@ -215,7 +236,7 @@ func Start(cfg Config) (*Server, error) {
 		node.Close()
 		return nil, fmt.Errorf("server: listen: %w", err)
 	}
-	s := &Server{cfg: cfg, proxy: px, node: node, listener: ln, expirer: exp, sweeper: sweeper, http: &http.Server{
+	s := &Server{cfg: cfg, proxy: px, node: node, listener: ln, expirer: exp, sweeper: sweeper, uploads: uploads, http: &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -255,6 +276,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.sweeper != nil {
 		s.sweeper.Start()
 	}
+	if s.uploads != nil {
+		s.uploads.Start()
+	}
 	if s.expirer != nil {
 		s.expirer.Start()
 	}
@@ -273,6 +297,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	if s.sweeper != nil {
 		s.sweeper.Stop()
+	}
+	if s.uploads != nil {
+		s.uploads.Stop()
 	}
 	if s.expirer != nil {
 		s.expirer.Stop()

@@ -6,6 +6,10 @@
 // without an expiry while the expirer (every 200 ms here) deletes what is due: an acknowledged
 // overwrite must never be deleted by an expiry it replaced, kill or no kill.
 //
+// A third kind of worker races, on each upload, a CompleteMultipartUpload against an
+// AbortMultipartUpload and a late re-upload of the part: exactly one of Complete and Abort may
+// win while the server is up, and a completed object must read back whole after the kill.
+//
 // Knobs (environment): CAIRN_CRASH_ITERATIONS (default 15), CAIRN_CRASH_SEED (default: time),
 // CAIRN_CRASH_WORKERS (default 6).
 package crash
@@ -78,7 +82,9 @@ func (k *keyState) allows(v version) bool {
 	return false
 }
 
-type stats struct{ puts, bigPuts, deletes, multiparts, expiring, overwrites, unacked, errsAlive atomic.Int64 }
+type stats struct {
+	puts, bigPuts, deletes, multiparts, expiring, overwrites, raceCompleted, raceAborted, unacked, errsAlive atomic.Int64
+}
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
@@ -115,6 +121,7 @@ func TestCrashKillNine(t *testing.T) {
 	}
 	for k := 0; k < keysPerWork; k++ {
 		state[expiryKey(k)] = &keyState{allowed: []version{{absent: true}}}
+		state[raceKey(k)] = &keyState{allowed: []version{{absent: true}}}
 	}
 
 	for it := 0; it < iterations; it++ {
@@ -139,14 +146,21 @@ func TestCrashKillNine(t *testing.T) {
 			defer wg.Done()
 			runExpiryWorker(loadCtx, t, srv, bucket, rand.New(rand.NewSource(eseed)), state, &mu, &killed, &st)
 		}()
+		wg.Add(1)
+		mseed := rng.Int63()
+		go func() {
+			defer wg.Done()
+			runRaceWorker(loadCtx, t, client, bucket, rand.New(rand.NewSource(mseed)), state, &mu, &killed, &st)
+		}()
 		wait := time.Duration(500+rng.Intn(5500)) * time.Millisecond
 		time.Sleep(wait)
 		killed.Store(true)
 		srv.Kill()
 		stopLoad()
 		wg.Wait()
-		t.Logf("iteration %d: killed after %v: %d small PUTs, %d large PUTs, %d DELETEs, %d multipart uploads, %d expiring PUTs, %d overwrites of expiring objects acknowledged; %d in flight; %d errors before the kill",
-			it, wait, st.puts.Load(), st.bigPuts.Load(), st.deletes.Load(), st.multiparts.Load(), st.expiring.Load(), st.overwrites.Load(), st.unacked.Load(), st.errsAlive.Load())
+		t.Logf("iteration %d: killed after %v: %d small PUTs, %d large PUTs, %d DELETEs, %d multipart uploads, %d expiring PUTs, %d overwrites of expiring objects, %d raced uploads completed and %d aborted acknowledged; %d in flight; %d errors before the kill",
+			it, wait, st.puts.Load(), st.bigPuts.Load(), st.deletes.Load(), st.multiparts.Load(), st.expiring.Load(), st.overwrites.Load(),
+			st.raceCompleted.Load(), st.raceAborted.Load(), st.unacked.Load(), st.errsAlive.Load())
 		if st.puts.Load()+st.bigPuts.Load()+st.deletes.Load()+st.multiparts.Load() == 0 {
 			t.Errorf("iteration %d: no operation was acknowledged in %v", it, wait)
 		}
@@ -422,4 +436,94 @@ func swiftPut(ctx context.Context, token, url string, hdr map[string]string, bod
 		return fmt.Errorf("PUT: status %d", resp.StatusCode)
 	}
 	return nil
+}
+
+func raceKey(k int) string { return fmt.Sprintf("m/k%02d", k) }
+
+// runRaceWorker uploads one part, then sends at once a CompleteMultipartUpload, an
+// AbortMultipartUpload and (every other time) a re-upload of the part with other bytes. While
+// the server is up exactly one of Complete and Abort succeeds and the other answers
+// NoSuchUpload; a completed object holds the part the Complete named, whatever the late part did.
+func runRaceWorker(ctx context.Context, t *testing.T, c *s3.Client, bucket string, rng *rand.Rand,
+	state map[string]*keyState, mu *sync.Mutex, killed *atomic.Bool, st *stats) {
+	for ctx.Err() == nil {
+		key := raceKey(rng.Intn(keysPerWork))
+		body := make([]byte, 1*KiB+rng.Intn(256*KiB))
+		rng.Read(body)
+		v := version{sum: sha256.Sum256(body), size: len(body)}
+		cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+		var up *s3.UploadPartOutput
+		if err == nil {
+			up, err = c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: cr.UploadId,
+				PartNumber: aws.Int32(1), Body: bytes.NewReader(body)})
+		}
+		if err != nil {
+			if !killed.Load() && ctx.Err() == nil {
+				st.errsAlive.Add(1)
+				t.Errorf("race worker: starting an upload of %s failed while the server was up: %v", key, err)
+			}
+			return
+		}
+		var completeErr, abortErr error
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, completeErr = c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key),
+				UploadId: cr.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: up.ETag, PartNumber: aws.Int32(1)}}}})
+		}()
+		go func() {
+			defer wg.Done()
+			_, abortErr = c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: cr.UploadId})
+		}()
+		var lateErr error = errors.New("not sent")
+		if rng.Intn(2) == 0 {
+			late := make([]byte, len(body))
+			rng.Read(late)
+			// It may land before the Complete reads the parts (the Complete then answers
+			// InvalidPart, as S3 does for a part replaced since it was listed) or after (200
+			// or NoSuchUpload): either way it must not change a completed object.
+			_, lateErr = c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: cr.UploadId,
+				PartNumber: aws.Int32(1), Body: bytes.NewReader(late)})
+		}
+		wg.Wait()
+		code := func(err error) string {
+			var ae smithy.APIError
+			if errors.As(err, &ae) {
+				return ae.ErrorCode()
+			}
+			return ""
+		}
+		lostWith := func(err error) bool {
+			return code(err) == "NoSuchUpload" || lateErr == nil && code(err) == "InvalidPart"
+		}
+		mu.Lock()
+		var fault string
+		switch {
+		case completeErr == nil && lostWith(abortErr):
+			state[key].ack(v)
+			st.raceCompleted.Add(1)
+		case abortErr == nil && lostWith(completeErr):
+			st.raceAborted.Add(1) // the key keeps what it had
+		case completeErr == nil && abortErr == nil:
+			fault = "both the Complete and the Abort succeeded"
+			state[key].ack(v)
+		case completeErr == nil:
+			state[key].ack(v)
+			fault = fmt.Sprintf("the Abort that lost answered %v, not NoSuchUpload", abortErr)
+		default:
+			state[key].uncertain(v)
+			st.unacked.Add(1)
+			fault = "the Complete failed and the Abort did not win, or the Abort won and the Complete did not answer NoSuchUpload"
+		}
+		mu.Unlock()
+		if killed.Load() || ctx.Err() != nil {
+			return
+		}
+		if fault != "" {
+			st.errsAlive.Add(1)
+			t.Errorf("race worker: %s: %s while the server was up (Complete: %v; Abort: %v)", key, fault, completeErr, abortErr)
+			return
+		}
+	}
 }
