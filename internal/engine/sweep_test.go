@@ -53,3 +53,36 @@ func TestSweepTombstones(t *testing.T) {
 		t.Fatalf("pace error: %v", err)
 	}
 }
+
+// A file object whose record stopped decoding, then overwritten: the new version cannot know the
+// old file, so its key stays behind; SweepDataFiles removes it and the file, and nothing else.
+func TestSweepDataFilesRemovesWhatACorruptRecordLeft(t *testing.T) {
+	v := newEnv(t, nil, "")
+	keep, broken := name("keep"), name("broken")
+	v.mustPut(keep, make([]byte, 100<<10))
+	v.mustPut(broken, make([]byte, 100<<10))
+	if n := len(dataFiles(t, v.fs, v.dir)); n != 2 {
+		t.Fatalf("%d data files, want 2", n)
+	}
+	if err := v.db.Set(objectKey(nil, broken), []byte("not a record"), nil); err != nil {
+		t.Fatal(err)
+	}
+	replacement := []byte("a small replacement")
+	v.mustPut(broken, replacement)
+	if n := len(dataFiles(t, v.fs, v.dir)); n != 2 {
+		t.Fatalf("after the overwrite of the corrupt record: %d data files, want 2 (one leaked)", n)
+	}
+	removed, err := v.e.SweepDataFiles(ctx, func(context.Context) error { return nil })
+	if err != nil || removed != 1 {
+		t.Fatalf("SweepDataFiles: removed %d, %v; want 1", removed, err)
+	}
+	if n := len(dataFiles(t, v.fs, v.dir)); n != 1 {
+		t.Fatalf("after the sweep: %d data files, want 1", n)
+	}
+	if len(v.mustRead(keep)) != 100<<10 || string(v.mustRead(broken)) != string(replacement) {
+		t.Fatal("the sweep damaged a live object")
+	}
+	if removed, err := v.e.SweepDataFiles(ctx, func(context.Context) error { return nil }); err != nil || removed != 0 {
+		t.Fatalf("second sweep removed %d, %v", removed, err)
+	}
+}
