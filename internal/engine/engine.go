@@ -50,6 +50,10 @@ type Config struct {
 	// fatal (it exits the process), so a full disk must be refused before it reaches the WAL.
 	// 0 means DefaultReserveBytes; negative disables the check.
 	ReserveBytes int64
+	// BallastBytes is the size of the ballast file kept in Dir, removed when a disk filled by
+	// someone else leaves the index no room (see ballast.go). 0 means DefaultBallastBytes;
+	// negative means none.
+	BallastBytes int64
 }
 
 // DefaultReserveBytes is the default Config.ReserveBytes.
@@ -78,6 +82,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ReserveBytes == 0 {
 		c.ReserveBytes = DefaultReserveBytes
+	}
+	if c.BallastBytes == 0 {
+		c.BallastBytes = DefaultBallastBytes
 	}
 	return nil
 }
@@ -135,6 +142,9 @@ type Engine struct {
 	availAt  atomic.Int64 // unix nanos of the sample
 	avail    atomic.Int64
 	inflight atomic.Int64
+	// ballast is the size of the ballast file in place (0: none, or released).
+	ballast        atomic.Int64
+	ballastPending atomic.Bool // a re-creation runs
 }
 
 // Open opens the engine on a device, removing data files that no record refers to (what a crash
@@ -162,6 +172,7 @@ func Open(cfg Config) (*Engine, error) {
 	if err := e.collectGarbage(); err != nil {
 		return nil, err
 	}
+	e.ensureBallast()
 	return e, nil
 }
 
@@ -530,6 +541,9 @@ func (e *Engine) Delete(ctx context.Context, name meta.ObjectName, ts meta.Times
 	if err := checkName(name); err != nil {
 		return err
 	}
+	if err := e.CheckDeleteSpace(); err != nil {
+		return err
+	}
 	key := objectKey(nil, name)
 	_, old, err := e.commit(ctx, key, ts, opts.If, func(old *record) (*record, error) {
 		if old == nil {
@@ -563,7 +577,7 @@ func (e *Engine) UpdateMeta(ctx context.Context, name meta.ObjectName, ts meta.T
 	if err := checkName(name); err != nil {
 		return meta.Object{}, err
 	}
-	if err := e.checkSpace(); err != nil {
+	if err := e.CheckWriteSpace(); err != nil {
 		return meta.Object{}, err
 	}
 	key := objectKey(nil, name)

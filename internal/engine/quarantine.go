@@ -243,9 +243,11 @@ type Stats struct {
 	ChecksumFailures int64
 	// OrphansQuarantined counts data files without a record that Open moved to quarantine.
 	OrphansQuarantined int64
+	// BallastBytes is the size of the ballast file in place (0: released, or none).
+	BallastBytes int64
 }
 
 // Stats returns the engine's counters.
 func (e *Engine) Stats() Stats {
-	return Stats{CorruptObjects: e.flaggedN.Load(), ChecksumFailures: e.checksumFailures.Load(), OrphansQuarantined: e.orphans.Load()}
+	return Stats{CorruptObjects: e.flaggedN.Load(), ChecksumFailures: e.checksumFailures.Load(), OrphansQuarantined: e.orphans.Load(), BallastBytes: e.ballast.Load()}
 }

@@ -82,8 +82,9 @@ func (e *Engine) takeSpace(n int64) error {
 	}
 }
 
-// checkSpace refuses a metadata-only write when free space is already under the reserve.
-func (e *Engine) checkSpace() error {
+// CheckWriteSpace refuses a metadata-only write when free space is already under the reserve.
+// Writers that share the device's LSM (the listing index) call it before a write that adds.
+func (e *Engine) CheckWriteSpace() error {
 	if e.cfg.ReserveBytes < 0 {
 		return nil
 	}
@@ -104,8 +105,20 @@ func (e *Engine) sampleSpace() {
 	if err != nil {
 		// Unknown (an in-memory FS): let the write itself tell.
 		e.avail.Store(1 << 62)
-	} else {
-		e.avail.Store(int64(min(u.AvailBytes, 1<<62)))
+		e.availAt.Store(now)
+		return
 	}
+	avail := int64(min(u.AvailBytes, 1<<62))
+	e.avail.Store(avail)
 	e.availAt.Store(now)
+	switch {
+	case e.cfg.ReserveBytes < 0 || e.cfg.BallastBytes <= 0:
+	case avail < 2*e.deleteFloor():
+		e.releaseBallast(avail)
+	case e.ballast.Load() == 0 && avail >= e.cfg.ReserveBytes+2*e.cfg.BallastBytes && e.ballastPending.CompareAndSwap(false, true):
+		go func() { // allocation syncs: not on a request's path
+			defer e.ballastPending.Store(false)
+			e.ensureBallast()
+		}()
+	}
 }

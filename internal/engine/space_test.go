@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	pebblevfs "github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/vfs"
 )
@@ -105,5 +107,76 @@ func TestUnknownLengthBodyRunsOutOfReservation(t *testing.T) {
 	}
 	if held := v.e.inflight.Load(); held != 0 {
 		t.Fatalf("%d bytes still held after every write ended", held)
+	}
+}
+
+// reportedDisk is the real FS with the free space it reports set by the test.
+type reportedDisk struct {
+	vfs.FS
+	avail sync.Mutex
+	bytes uint64
+}
+
+func (d *reportedDisk) set(n uint64) {
+	d.avail.Lock()
+	d.bytes = n
+	d.avail.Unlock()
+	time.Sleep(diskCheckInterval + time.Millisecond) // past the sample
+}
+
+func (d *reportedDisk) GetDiskUsage(path string) (pebblevfs.DiskUsage, error) {
+	u, err := d.FS.GetDiskUsage(path)
+	d.avail.Lock()
+	u.AvailBytes = d.bytes
+	d.avail.Unlock()
+	return u, err
+}
+
+// A disk filled by someone else: the ballast file goes to give the index room, deletes go on
+// above the delete floor and are refused under it (instead of the WAL write that would kill
+// the process), and the ballast comes back once there is room again.
+func TestBallastGivesAFullDiskRoom(t *testing.T) {
+	disk := &reportedDisk{FS: vfs.Default, bytes: 1 << 40}
+	v := newEnv(t, disk, "")
+	v.reserve = 64 << 20 // delete floor: 4 MiB
+	v.reopen()
+	ballast := disk.PathJoin(v.dir, ballastName)
+	if st, err := disk.Stat(ballast); err != nil || st.Size() != DefaultBallastBytes || v.e.Stats().BallastBytes != DefaultBallastBytes {
+		t.Fatalf("ballast after open: %v, %v, stats %+v", st, err, v.e.Stats())
+	}
+	for _, n := range []string{"a", "b"} {
+		v.mustPut(name(n), []byte(n))
+	}
+
+	disk.set(1 << 20)
+	if err := v.e.Delete(ctx, name("a"), meta.Now(), DeleteOptions{}); !errors.Is(err, meta.ErrInsufficientStorage) {
+		t.Fatalf("delete under the floor: %v, want ErrInsufficientStorage", err)
+	}
+	if _, err := disk.Stat(ballast); err == nil || v.e.Stats().BallastBytes != 0 {
+		t.Fatalf("ballast still there under the floor (stats %+v)", v.e.Stats())
+	}
+	if !bytes.Equal(v.mustRead(name("a")), []byte("a")) {
+		t.Fatal("the refused delete changed the object")
+	}
+
+	disk.set(10 << 20) // above the floor, under the reserve: deletes yes, writes no
+	if err := v.e.Delete(ctx, name("a"), meta.Now(), DeleteOptions{}); err != nil {
+		t.Fatalf("delete above the floor: %v", err)
+	}
+	if _, err := v.e.Put(ctx, name("c"), meta.Object{Timestamp: meta.Now(), Size: 1}, bytes.NewReader([]byte("c")), PutOptions{}); !errors.Is(err, meta.ErrInsufficientStorage) {
+		t.Fatalf("put under the reserve: %v, want ErrInsufficientStorage", err)
+	}
+
+	disk.set(1 << 40)
+	v.mustPut(name("c"), []byte("c"))
+	deadline := time.Now().Add(10 * time.Second)
+	for v.e.Stats().BallastBytes != DefaultBallastBytes {
+		if time.Now().After(deadline) {
+			t.Fatal("the ballast did not come back once the disk had room")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st, err := disk.Stat(ballast); err != nil || st.Size() != DefaultBallastBytes {
+		t.Fatalf("ballast file after it came back: %v, %v", st, err)
 	}
 }

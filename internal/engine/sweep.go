@@ -50,6 +50,9 @@ func (e *Engine) SweepTombstones(ctx context.Context, before meta.Timestamp, pac
 		if err != nil || !rec.obj.Deleted || rec.obj.Timestamp >= before {
 			continue
 		}
+		if err := e.CheckDeleteSpace(); err != nil {
+			return st, err
+		}
 		gone, err := e.reclaim(bytes.Clone(it.Key()), rec.obj.Timestamp)
 		if err != nil {
 			return st, err
@@ -96,6 +99,9 @@ func (e *Engine) SweepDataFiles(ctx context.Context, pace func(context.Context) 
 			return removed, err
 		}
 		file, key := string(it.Key()[1:]), bytes.Clone(it.Value())
+		if err := e.CheckDeleteSpace(); err != nil {
+			return removed, err
+		}
 		gone, err := e.dropLeakedFile(file, key)
 		if err != nil {
 			return removed, err

@@ -54,6 +54,9 @@ func (n *Node) persistClock() {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], uint64(meta.Now())+uint64(clockLead))
 	for name, d := range n.devices {
+		if d.engine.CheckDeleteSpace() != nil {
+			continue // a full disk: its WAL must not grow (the floor in place still holds)
+		}
 		if err := d.db.Set(clockKey, b[:], pebble.NoSync); err != nil {
 			n.log.Warn("writing the timestamp floor", "device", name, "err", err)
 		}

@@ -11,6 +11,9 @@ func (n *Node) PutContainer(ctx context.Context, devName string, part uint32, ac
 	if err != nil {
 		return err
 	}
+	if err := d.engine.CheckWriteSpace(); err != nil {
+		return err
+	}
 	d.containerMu.Lock()
 	defer d.containerMu.Unlock()
 	return d.index.CreateContainer(ctx, account, c)
@@ -31,6 +34,9 @@ func (n *Node) PostContainer(ctx context.Context, devName string, part uint32, a
 	if err != nil {
 		return meta.Container{}, err
 	}
+	if err := d.engine.CheckWriteSpace(); err != nil {
+		return meta.Container{}, err
+	}
 	return d.index.UpdateContainerMeta(ctx, account, container, func(cur map[string]string) error {
 		for k, v := range m {
 			if v == "" {
@@ -47,6 +53,9 @@ func (n *Node) PostContainer(ctx context.Context, devName string, part uint32, a
 func (n *Node) DeleteContainer(ctx context.Context, devName string, part uint32, account, container string) error {
 	d, err := n.device(devName)
 	if err != nil {
+		return err
+	}
+	if err := d.engine.CheckDeleteSpace(); err != nil {
 		return err
 	}
 	d.containerMu.Lock()

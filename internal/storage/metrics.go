@@ -25,11 +25,12 @@ var (
 	descWALSyncs  = prometheus.NewDesc("cairn_lsm_wal_syncs_total", "WAL fsyncs of the device's LSM: PUTs that share one (group commit) count once.", []string{"device"}, nil)
 	descCorrupt   = prometheus.NewDesc("cairn_device_corrupt_objects", "Object versions found corrupt and kept, flagged, until rewritten or repaired; reads of them fail.", []string{"device"}, nil)
 	descChecksum  = prometheus.NewDesc("cairn_device_checksum_failures_total", "Object versions found corrupt since the device was opened.", []string{"device"}, nil)
+	descBallast   = prometheus.NewDesc("cairn_device_ballast_bytes", "Size of the device's ballast file: 0 when it was removed to give a full disk room (free space, then it comes back).", []string{"device"}, nil)
 	descOrphans   = prometheus.NewDesc("cairn_device_orphans_quarantined_total", "Data files without a record moved to the device's quarantine directory when it was opened.", []string{"device"}, nil)
 )
 
 func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descL0Files, descTables, descReadAmp, descDebt, descCompacts, descMemtable, descCacheSize, descCacheHits, descCacheMiss, descWALSyncs, descCorrupt, descChecksum, descOrphans} {
+	for _, d := range []*prometheus.Desc{descL0Files, descTables, descReadAmp, descDebt, descCompacts, descMemtable, descCacheSize, descCacheHits, descCacheMiss, descWALSyncs, descCorrupt, descChecksum, descOrphans, descBallast} {
 		ch <- d
 	}
 }
@@ -66,5 +67,6 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descCorrupt, float64(st.CorruptObjects))
 		counter(descChecksum, float64(st.ChecksumFailures))
 		counter(descOrphans, float64(st.OrphansQuarantined))
+		gauge(descBallast, float64(st.BallastBytes))
 	}
 }
