@@ -39,7 +39,8 @@ type Config struct {
 	// FS is the file system all file I/O goes through (vfs.Default in production).
 	FS vfs.FS
 	// DB is the device's LSM, shared with the listing index. The engine owns keys that start
-	// with 'o' (object records) and 'd' (data files in use).
+	// with 'o' (object records), 'd' (data files in use), 'q' (versions flagged corrupt) and
+	// 'm' (long manifest segment lists).
 	DB *pebble.DB
 	// InlineThreshold: objects of at most this many bytes are stored inline in the LSM.
 	InlineThreshold int64
@@ -312,6 +313,7 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 		obj.Deleted = false
 	}
 	rec := &record{obj: obj, dataLen: got.sum.n, dataCRC: got.sum.crc}
+	rec.keepSegmentsApart()
 	if got.tmp == "" {
 		rec.inline = got.inline
 	} else {
@@ -392,6 +394,11 @@ func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond
 		}
 		old = &record{corrupt: true}
 	}
+	// The version being replaced is handed back whole (the proxy releases the segments a
+	// manifest owned), so a segment list kept apart is read before the batch removes it.
+	if err := e.loadSegments(key, old); err != nil {
+		e.log.Warn("the segment list of a replaced manifest cannot be read; its segments are not released", "key", fmt.Sprintf("%q", key), "err", err)
+	}
 	// The condition first: a conditional write that lost a race fails its condition (412),
 	// whichever of the two writers carried the newer timestamp.
 	if err := cond.Check(old.object()); err != nil {
@@ -418,6 +425,9 @@ func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond
 		return nil, nil, storageErr("building batch", err)
 	}
 	if err := trackDataFiles(b, key, rec, old); err != nil {
+		return nil, nil, storageErr("building batch", err)
+	}
+	if err := trackSegments(b, key, rec, old); err != nil {
 		return nil, nil, storageErr("building batch", err)
 	}
 	unflag, err := e.clearFlag(b, key)
@@ -452,10 +462,10 @@ func (e *Engine) Get(ctx context.Context, name meta.ObjectName, rng *meta.Range)
 		if e.isFlagged(key) {
 			return nil, e.errFlagged(name)
 		}
-		rec, raw, err := e.load(key)
+		rec, raw, err := e.loadWhole(key)
 		if err != nil {
 			if errors.Is(err, meta.ErrCorrupt) {
-				return nil, e.corrupt(key, raw, nil, err.Error())
+				return nil, e.corrupt(key, raw, rec, err.Error())
 			}
 			return nil, err
 		}
@@ -495,6 +505,15 @@ func (e *Engine) Get(ctx context.Context, name meta.ObjectName, rng *meta.Range)
 // Stat returns the current version's metadata, including a tombstone (Deleted set, no error).
 // A name never written is meta.ErrNotFound.
 func (e *Engine) Stat(ctx context.Context, name meta.ObjectName) (meta.Object, error) {
+	return e.stat(ctx, name, false)
+}
+
+// StatBrief is Stat without a long manifest's segment list: Summary instead of Manifest.
+func (e *Engine) StatBrief(ctx context.Context, name meta.ObjectName) (meta.Object, error) {
+	return e.stat(ctx, name, true)
+}
+
+func (e *Engine) stat(ctx context.Context, name meta.ObjectName, brief bool) (meta.Object, error) {
 	if e.closed.Load() {
 		return meta.Object{}, errClosed
 	}
@@ -505,10 +524,14 @@ func (e *Engine) Stat(ctx context.Context, name meta.ObjectName) (meta.Object, e
 	if e.isFlagged(key) {
 		return meta.Object{}, e.errFlagged(name)
 	}
-	rec, raw, err := e.load(key)
+	load := e.loadWhole
+	if brief {
+		load = e.load
+	}
+	rec, raw, err := load(key)
 	if err != nil {
 		if errors.Is(err, meta.ErrCorrupt) {
-			return meta.Object{}, e.corrupt(key, raw, nil, err.Error())
+			return meta.Object{}, e.corrupt(key, raw, rec, err.Error())
 		}
 		return meta.Object{}, err
 	}

@@ -68,6 +68,10 @@ const (
 	// data, sub-manifests). Records without it (all written before it existed, and every S3
 	// multipart manifest) decode as before.
 	flagSegExt = 1 << 3
+	// flagSegsApart: the manifest's segment list is stored under its own key (segmentsKey), and
+	// the record holds only its summary: count(uvarint) servedSize(varint) crc32c(uint32) of
+	// the list's encoding.
+	flagSegsApart = 1 << 4
 )
 
 // Segment kinds of the extension fields.
@@ -92,6 +96,12 @@ type record struct {
 	// corrupt stands for a record that exists but does not decode (never encoded): commit
 	// passes it to the write that replaces it.
 	corrupt bool
+	// apart: a manifest whose segment list lives under segmentsKey (see segments.go). Decoded,
+	// such a record has obj.Summary and no obj.Manifest until loadSegments; apartCRC is the
+	// list's checksum, apartEnc its encoding when this record is new (written in its batch).
+	apart    bool
+	apartCRC uint32
+	apartEnc []byte
 }
 
 // encode appends the record's encoding to dst.
@@ -105,12 +115,15 @@ func (r *record) encode(dst []byte) []byte {
 	if !r.isFile {
 		flags |= flagInline
 	}
-	if r.obj.Manifest != nil {
+	if r.obj.Manifest != nil || r.apart {
 		flags |= flagManifest
 	}
-	ext := slices.ContainsFunc(r.obj.Manifest, meta.Segment.Extended)
+	ext := !r.apart && slices.ContainsFunc(r.obj.Manifest, meta.Segment.Extended)
 	if ext {
 		flags |= flagSegExt
+	}
+	if r.apart {
+		flags |= flagSegsApart
 	}
 	dst = append(dst, flags)
 	dst = binary.AppendUvarint(dst, uint64(r.obj.Timestamp))
@@ -120,15 +133,13 @@ func (r *record) encode(dst []byte) []byte {
 	dst = binenc.AppendMap(dst, r.obj.Headers)
 	dst = binenc.AppendMap(dst, r.obj.UserMeta)
 	dst = binenc.AppendMap(dst, r.obj.SysMeta)
-	dst = binary.AppendUvarint(dst, uint64(len(r.obj.Manifest)))
-	for _, s := range r.obj.Manifest {
-		dst = binenc.AppendString(dst, s.Container)
-		dst = binenc.AppendString(dst, s.Object)
-		dst = binary.AppendVarint(dst, s.Size)
-		dst = binenc.AppendString(dst, s.ETag)
-		if ext {
-			dst = appendSegExt(dst, &s)
-		}
+	if r.apart {
+		sum := r.summary()
+		dst = binary.AppendUvarint(dst, uint64(sum.Segments))
+		dst = binary.AppendVarint(dst, sum.Size)
+		dst = binary.LittleEndian.AppendUint32(dst, r.apartCRC)
+	} else {
+		dst = appendSegments(dst, r.obj.Manifest, ext)
 	}
 	dst = binary.AppendUvarint(dst, uint64(r.dataLen))
 	dst = binary.LittleEndian.AppendUint32(dst, r.dataCRC)
@@ -169,17 +180,14 @@ func decodeRecord(buf []byte) (*record, error) {
 	r.obj.Headers = d.Map()
 	r.obj.UserMeta = d.Map()
 	r.obj.SysMeta = d.Map()
-	if n := d.Count(4); n > 0 || flags&flagManifest != 0 {
-		r.obj.Manifest = make([]meta.Segment, n)
-		for i := range r.obj.Manifest {
-			s := &r.obj.Manifest[i]
-			s.Container = d.Str()
-			s.Object = d.Str()
-			s.Size = d.Varint()
-			s.ETag = d.Str()
-			if flags&flagSegExt != 0 {
-				decodeSegExt(&d, s)
-			}
+	if flags&flagSegsApart != 0 {
+		r.apart = true
+		r.obj.Summary = &meta.ManifestSummary{Segments: int(d.Uvarint()), Size: d.Varint()}
+		r.apartCRC = d.Uint32()
+	} else if segs := decodeSegments(&d, flags&flagSegExt != 0); segs != nil || flags&flagManifest != 0 {
+		r.obj.Manifest = segs
+		if r.obj.Manifest == nil {
+			r.obj.Manifest = []meta.Segment{}
 		}
 	}
 	r.dataLen = int64(d.Uvarint())
@@ -210,6 +218,42 @@ func decodeRecord(buf []byte) (*record, error) {
 
 // blockCount is the number of blocks of size block that hold n bytes.
 func blockCount(n, block int64) int64 { return (n + block - 1) / block }
+
+// appendSegments appends a segment list: uvarint count, then each segment (with the extension
+// fields if ext).
+func appendSegments(dst []byte, segs []meta.Segment, ext bool) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(segs)))
+	for _, s := range segs {
+		dst = binenc.AppendString(dst, s.Container)
+		dst = binenc.AppendString(dst, s.Object)
+		dst = binary.AppendVarint(dst, s.Size)
+		dst = binenc.AppendString(dst, s.ETag)
+		if ext {
+			dst = appendSegExt(dst, &s)
+		}
+	}
+	return dst
+}
+
+// decodeSegments is the inverse of appendSegments; nil for an empty list.
+func decodeSegments(d *binenc.Decoder, ext bool) []meta.Segment {
+	n := d.Count(4)
+	if n == 0 {
+		return nil
+	}
+	segs := make([]meta.Segment, n)
+	for i := range segs {
+		s := &segs[i]
+		s.Container = d.Str()
+		s.Object = d.Str()
+		s.Size = d.Varint()
+		s.ETag = d.Str()
+		if ext {
+			decodeSegExt(d, s)
+		}
+	}
+	return segs
+}
 
 func appendSegExt(dst []byte, s *meta.Segment) []byte {
 	var kind byte

@@ -93,6 +93,28 @@ type Object struct {
 	// Manifest, when not nil, makes this object a manifest: its bytes are the concatenation of
 	// the segments, and Size/ETag describe the whole.
 	Manifest []Segment
+	// Summary stands in for Manifest when a manifest's segment list was left out: a brief
+	// HEAD (see IsManifest, SegmentCount, AsServed) of a manifest whose list is stored apart
+	// because it is long (thousands of parts with long names would be megabytes read by
+	// every HEAD). Nil otherwise.
+	Summary *ManifestSummary
+}
+
+// ManifestSummary describes a manifest's segment list without holding it.
+type ManifestSummary struct {
+	Segments int
+	Size     int64 // the bytes the manifest serves: the sum of its segments' Len
+}
+
+// IsManifest reports whether the object is a manifest, its segment list loaded or not.
+func (o *Object) IsManifest() bool { return o.Manifest != nil || o.Summary != nil }
+
+// SegmentCount is the number of segments of a manifest (0 for any other object).
+func (o *Object) SegmentCount() int {
+	if o.Manifest == nil && o.Summary != nil {
+		return o.Summary.Segments
+	}
+	return len(o.Manifest)
 }
 
 // Segment is one piece of a manifest object, stored as an ordinary object, or (Swift SLO)
@@ -284,12 +306,16 @@ func (o *Object) SymlinkTarget(account string) (targetAccount, container, object
 // AsServed returns the object as clients see it: a manifest's size is the sum of its segments'
 // and its ETag the one it was given; other objects are unchanged.
 func (o Object) AsServed() Object {
-	if o.Manifest == nil {
+	switch {
+	case o.Manifest != nil:
+		o.Size = 0
+		for _, s := range o.Manifest {
+			o.Size += s.Len()
+		}
+	case o.Summary != nil:
+		o.Size = o.Summary.Size
+	default:
 		return o
-	}
-	o.Size = 0
-	for _, s := range o.Manifest {
-		o.Size += s.Len()
 	}
 	o.ETag = o.SysMeta[SysManifestETag]
 	return o

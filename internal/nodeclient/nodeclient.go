@@ -39,6 +39,13 @@ type DeleteOptions struct {
 	If            meta.Precondition // see PutOptions.If
 }
 
+// HeadOptions shape an object HEAD on a node.
+type HeadOptions struct {
+	// Brief leaves out a long manifest's segment list (meta.Object.Summary instead of
+	// Manifest), for the HEADs that need only what clients see.
+	Brief bool
+}
+
 // ObjectReader is an open object: metadata plus the bytes of the requested range.
 type ObjectReader struct {
 	Object         meta.Object
@@ -52,7 +59,7 @@ type Client interface {
 	// GetObject opens an object or a range of it. A manifest is returned whole (its stored
 	// body) whatever rng asks: ranges over segments are the proxy's to resolve.
 	GetObject(ctx context.Context, device string, part uint32, name meta.ObjectName, rng *meta.Range) (*ObjectReader, error)
-	HeadObject(ctx context.Context, device string, part uint32, name meta.ObjectName) (meta.Object, error)
+	HeadObject(ctx context.Context, device string, part uint32, name meta.ObjectName, opts HeadOptions) (meta.Object, error)
 	// DeleteObject writes a tombstone at ts and returns the version it removed.
 	DeleteObject(ctx context.Context, device string, part uint32, name meta.ObjectName, ts meta.Timestamp, opts DeleteOptions) (meta.Object, error)
 	// PostObject replaces the object's ContentType, Headers and UserMeta with those of update

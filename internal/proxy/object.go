@@ -154,13 +154,23 @@ func feed(body io.Reader, writers []*io.PipeWriter) error {
 
 // HeadObject returns an object's metadata.
 func (p *Proxy) HeadObject(ctx context.Context, name meta.ObjectName) (meta.Object, error) {
+	return p.headObject(ctx, name, nodeclient.HeadOptions{})
+}
+
+// HeadObjectBrief is HeadObject for the HEADs that need only what clients see: a long
+// manifest comes without its segment list (Summary instead of Manifest).
+func (p *Proxy) HeadObjectBrief(ctx context.Context, name meta.ObjectName) (meta.Object, error) {
+	return p.headObject(ctx, name, nodeclient.HeadOptions{Brief: true})
+}
+
+func (p *Proxy) headObject(ctx context.Context, name meta.ObjectName, opts nodeclient.HeadOptions) (meta.Object, error) {
 	part := p.ring.Partition(name.Account, name.Container, name.Object)
 	ts, err := p.targets(part)
 	if err != nil {
 		return meta.Object{}, err
 	}
 	o, err := firstAnswer(ts, func(t target) (meta.Object, error) {
-		return t.client.HeadObject(ctx, t.dev.Name, part, name)
+		return t.client.HeadObject(ctx, t.dev.Name, part, name, opts)
 	})
 	if err != nil {
 		return o, err

@@ -187,8 +187,8 @@ func (h *Handler) writeReadHeaders(w http.ResponseWriter, r *http.Request, rq *r
 	hdr := w.Header()
 	writeObjectMeta(hdr, obj)
 	hdr.Set("Accept-Ranges", "bytes")
-	if obj.Manifest != nil {
-		hdr.Set("X-Amz-Mp-Parts-Count", strconv.Itoa(len(obj.Manifest)))
+	if obj.IsManifest() {
+		hdr.Set("X-Amz-Mp-Parts-Count", strconv.Itoa(obj.SegmentCount()))
 	}
 	// The stored checksum describes the whole object, so it goes out only with the whole.
 	if whole && strings.EqualFold(r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") {
@@ -286,7 +286,11 @@ func (h *Handler) headObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
-	obj, err := h.proxy.HeadObject(ctx, rq.objectName())
+	// Brief: a long manifest's segment list is read only to find a part's range.
+	obj, err := h.proxy.HeadObjectBrief(ctx, rq.objectName())
+	if err == nil && obj.Manifest == nil && obj.Summary != nil && sel.partNumber > 0 {
+		obj, err = h.proxy.HeadObject(ctx, rq.objectName())
+	}
 	if err != nil {
 		return h.notFound(ctx, rq, fmt.Errorf("head object %q: %w", rq.key, err))
 	}

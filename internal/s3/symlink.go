@@ -48,7 +48,7 @@ func (h *Handler) followSymlink(ctx context.Context, r *http.Request, rq *reques
 // checkSymlinkETag applies a static link's ETag to the object it reached. (A static link to a
 // Swift static large object names the manifest's ETag, which S3 does not serve: not checked.)
 func checkSymlinkETag(rq *request, obj *meta.Object) error {
-	if rq.symlinkETag == "" || obj.Manifest != nil || obj.SysMeta[meta.SysSymlinkTarget] != "" {
+	if rq.symlinkETag == "" || obj.IsManifest() || obj.SysMeta[meta.SysSymlinkTarget] != "" {
 		return nil
 	}
 	if obj.ETag != rq.symlinkETag {

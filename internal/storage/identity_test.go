@@ -138,7 +138,7 @@ func TestSeparateIndexMismatchRefusesOnlyThatDevice(t *testing.T) {
 	if err := n.Failed()["d0"]; !errors.Is(err, ErrDeviceIdentity) {
 		t.Fatalf("d0 failure %v", err)
 	}
-	if _, err := n.HeadObject(context.Background(), "d0", 0, meta.ObjectName{Account: "a", Container: "c", Object: "x"}); !errors.Is(err, meta.ErrUnavailable) {
+	if _, err := n.HeadObject(context.Background(), "d0", 0, meta.ObjectName{Account: "a", Container: "c", Object: "x"}, nodeclient.HeadOptions{}); !errors.Is(err, meta.ErrUnavailable) {
 		t.Fatalf("request to the refused device: %v, want ErrUnavailable", err)
 	}
 	for k := range objects {

@@ -282,12 +282,16 @@ func (n *Node) GetObject(ctx context.Context, devName string, part uint32, name 
 }
 
 // HeadObject returns an object's metadata; a deleted object is meta.ErrNotFound.
-func (n *Node) HeadObject(ctx context.Context, devName string, part uint32, name meta.ObjectName) (meta.Object, error) {
+func (n *Node) HeadObject(ctx context.Context, devName string, part uint32, name meta.ObjectName, opts nodeclient.HeadOptions) (meta.Object, error) {
 	d, err := n.device(devName)
 	if err != nil {
 		return meta.Object{}, err
 	}
-	o, err := d.engine.Stat(ctx, name)
+	stat := d.engine.Stat
+	if opts.Brief {
+		stat = d.engine.StatBrief
+	}
+	o, err := stat(ctx, name)
 	if err != nil {
 		return meta.Object{}, err
 	}

@@ -67,7 +67,7 @@ func TestCorruptObjectStaysListedAndFlagged(t *testing.T) {
 	if !errors.Is(err, meta.ErrCorrupt) {
 		t.Fatalf("read of a corrupted object: %v, want ErrCorrupt", err)
 	}
-	if _, err := n.HeadObject(ctx, "d0", 0, name); !errors.Is(err, meta.ErrCorrupt) {
+	if _, err := n.HeadObject(ctx, "d0", 0, name, nodeclient.HeadOptions{}); !errors.Is(err, meta.ErrCorrupt) {
 		t.Fatalf("HEAD of a corrupted object: %v, want ErrCorrupt", err)
 	}
 	l, err := n.ListObjects(ctx, "d0", 0, "a", "c", meta.ListOptions{})

@@ -60,7 +60,7 @@ func TestSweeperReclaimsOldTombstones(t *testing.T) {
 	if _, err := d.engine.Stat(ctx, meta.ObjectName{Account: "a", Container: "c", Object: "gone1"}); !errors.Is(err, meta.ErrNotFound) {
 		t.Fatalf("reclaimed tombstone: %v", err)
 	}
-	if o, err := n.HeadObject(ctx, "d0", 0, meta.ObjectName{Account: "a", Container: "c", Object: "kept"}); err != nil || o.Size != 1 {
+	if o, err := n.HeadObject(ctx, "d0", 0, meta.ObjectName{Account: "a", Container: "c", Object: "kept"}, nodeclient.HeadOptions{}); err != nil || o.Size != 1 {
 		t.Fatalf("kept object: %+v, %v", o, err)
 	}
 }

@@ -47,7 +47,7 @@ func readDLOHeader(hdr http.Header, obj *meta.Object) error {
 	return nil
 }
 
-func isDLO(obj *meta.Object) bool { return obj.SysMeta[sysDLO] != "" && obj.Manifest == nil }
+func isDLO(obj *meta.Object) bool { return obj.SysMeta[sysDLO] != "" && !obj.IsManifest() }
 
 // dloSegments lists a DLO's segments, checking that the caller may list and read them.
 func (h *Handler) dloSegments(r *http.Request, rq *request, account, manifest string) ([]meta.Segment, string, error) {

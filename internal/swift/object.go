@@ -95,7 +95,7 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 // servedETag is an object's ETag as Swift shows it: bare hex for plain objects, quoted for
 // manifests (as Swift shows a static large object's).
 func servedETag(obj *meta.Object) string {
-	if obj.Manifest != nil {
+	if obj.IsManifest() {
 		return `"` + obj.ETag + `"`
 	}
 	return obj.ETag
@@ -133,7 +133,12 @@ func writeObjectHeaders(hdr http.Header, obj *meta.Object) {
 func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
 	if r.Method == http.MethodHead {
-		obj, err := h.proxy.HeadObject(ctx, rq.objectName())
+		// Brief: a long manifest's segment list is not read, except for the answers that
+		// show it.
+		obj, err := h.proxy.HeadObjectBrief(ctx, rq.objectName())
+		if err == nil && obj.Manifest == nil && obj.Summary != nil && r.URL.Query().Get("multipart-manifest") == "get" {
+			obj, err = h.proxy.HeadObject(ctx, rq.objectName())
+		}
 		if err != nil {
 			return fmt.Errorf("head object %q: %w", rq.object, err)
 		}

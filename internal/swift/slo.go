@@ -41,7 +41,7 @@ const (
 // live in a container clients cannot name, do not carry it.
 const sysSLO = "slo"
 
-func isSLO(obj *meta.Object) bool { return obj.Manifest != nil && obj.SysMeta[sysSLO] != "" }
+func isSLO(obj *meta.Object) bool { return obj.IsManifest() && obj.SysMeta[sysSLO] != "" }
 
 // Swift's texts for a 400 and a 422 without a body of their own (heartbeat answers use them).
 const (
@@ -340,6 +340,11 @@ func (h *Handler) copyManifest(w http.ResponseWriter, r *http.Request, rq *reque
 
 // manifestETag is the X-Manifest-Etag of a static large object: the MD5 of its stored manifest.
 func manifestETag(obj *meta.Object) string {
+	if obj.Manifest == nil {
+		// A brief HEAD: the ETag was stored with the manifest, first in its listing ETag.
+		v, _, _ := strings.Cut(obj.SysMeta[meta.SysListingETag], ";")
+		return strings.TrimSpace(v)
+	}
 	return swiftwire.MD5Hex(swiftwire.ManifestJSON(obj.Manifest))
 }
 

@@ -210,3 +210,56 @@ func TestSwiftSLODepthLimit(t *testing.T) {
 	}
 	c.must("HEAD", "/segs/m11", nil, "", 200)
 }
+
+// A manifest long enough for its segment list to be stored apart from its record (so that a
+// HEAD does not read it): HEAD answers what GET does, ranges read across segments, a POST keeps
+// the list, and ?multipart-manifest=get still shows it whole.
+func TestSwiftSLOLongManifest(t *testing.T) {
+	s := newStack(t)
+	c := s.client(t, "acme:alice", "alice-key")
+	c.must("PUT", "/segs", nil, "", 201)
+	var entries []string
+	var want strings.Builder
+	for i := range 40 {
+		name := fmt.Sprintf("/segs/%02d-%s", i, strings.Repeat("s", 800))
+		data := strings.Repeat(string(rune('a'+i%26)), 10+i)
+		c.must("PUT", name, nil, data, 201)
+		want.WriteString(data)
+		entries = append(entries, fmt.Sprintf(`{"path": %q, "etag": %q, "size_bytes": %d}`, name, md5hex(data), len(data)))
+	}
+	c.must("PUT", "/segs/long?multipart-manifest=put", nil, "["+strings.Join(entries, ",")+"]", 201)
+	get, body := c.must("GET", "/segs/long", nil, "", 200)
+	if body != want.String() {
+		t.Fatalf("GET of the long manifest: %d bytes, want %d", len(body), want.Len())
+	}
+	check := func(when string) {
+		t.Helper()
+		head, _ := c.must("HEAD", "/segs/long", nil, "", 200)
+		for _, h := range []string{"Etag", "X-Manifest-Etag", "Content-Length", "X-Static-Large-Object", "Content-Type"} {
+			if head.Header.Get(h) != get.Header.Get(h) || head.Header.Get(h) == "" {
+				t.Errorf("%s: HEAD %s %q, GET %q", when, h, head.Header.Get(h), get.Header.Get(h))
+			}
+		}
+	}
+	check("after PUT")
+	_, part := c.must("GET", "/segs/long", map[string]string{"Range": "bytes=100-499"}, "", 206)
+	if part != want.String()[100:500] {
+		t.Errorf("ranged GET across segments: %q", part)
+	}
+	c.must("POST", "/segs/long", map[string]string{"X-Object-Meta-Color": "blue"}, "", 202)
+	check("after POST")
+	if head, _ := c.must("HEAD", "/segs/long", nil, "", 200); head.Header.Get("X-Object-Meta-Color") != "blue" {
+		t.Errorf("metadata after POST: %v", head.Header)
+	}
+	if _, body := c.must("GET", "/segs/long", nil, "", 200); body != want.String() {
+		t.Error("GET after POST differs")
+	}
+	_, manifest := c.must("GET", "/segs/long?multipart-manifest=get", nil, "", 200)
+	var got []map[string]any
+	if err := json.Unmarshal([]byte(manifest), &got); err != nil || len(got) != 40 {
+		t.Fatalf("stored manifest: %d entries, %v", len(got), err)
+	}
+	if _, body := c.must("HEAD", "/segs/long?multipart-manifest=get", nil, "", 200); body != "" {
+		t.Errorf("HEAD ?multipart-manifest=get with a body")
+	}
+}
