@@ -272,11 +272,13 @@ const (
 // request's body. A client that does not wait for 100 Continue (boto2, Python's http.client)
 // sends its whole body before it reads the answer; if net/http closed the connection with more
 // than 256 KiB unread, such a client would see a broken pipe instead of the error. Swift's server
-// reads on, and so do we, within bounds no larger than an upload we would accept anyway. A
-// client that asked for 100 Continue and was not told to go on has sent nothing, and reading
-// would invite it to.
+// reads on, and so do we, within bounds no larger than an upload we would accept anyway.
+// Also when the client asked for 100 Continue: the answer is already out, so reading sends no
+// 100 Continue (net/http stops that once a response is written), and the response says
+// Connection: close, on which a client that waited closes and the read ends. The AWS SDK for
+// Go sends its body without waiting, and saw a broken pipe instead of the 507 of a full disk.
 func drainRefusedBody(w http.ResponseWriter, r *http.Request) {
-	if r.Body == nil || r.Body == http.NoBody || strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+	if r.Body == nil || r.Body == http.NoBody {
 		return
 	}
 	rc := http.NewResponseController(w)

@@ -23,6 +23,8 @@ import (
 	"math/rand"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
@@ -84,6 +86,19 @@ func (k *keyState) allows(v version) bool {
 
 type stats struct {
 	puts, bigPuts, deletes, multiparts, expiring, overwrites, raceCompleted, raceAborted, unacked, errsAlive atomic.Int64
+	// refused counts writes answered 507 on a full disk (only allowed with fullDisk).
+	refused  atomic.Int64
+	fullDisk bool
+}
+
+// refusedForSpace reports whether err is a 507 that the test allows: nothing was stored.
+func (st *stats) refusedForSpace(err error) bool {
+	var ae smithy.APIError
+	if st.fullDisk && errors.As(err, &ae) && ae.ErrorCode() == "InsufficientStorage" {
+		st.refused.Add(1)
+		return true
+	}
+	return false
 }
 
 func envInt(name string, def int) int {
@@ -95,13 +110,34 @@ func envInt(name string, def int) int {
 
 func TestCrashKillNine(t *testing.T) {
 	e2e.SkipShort(t)
-	iterations := envInt("CAIRN_CRASH_ITERATIONS", 15)
+	runCrash(t, t.TempDir(), envInt("CAIRN_CRASH_ITERATIONS", 15), false)
+}
+
+// TestCrashKillNineOnFullDisk runs the same load on a file system too small for it (a 360 MiB
+// tmpfs, of which the server keeps 256 MiB in reserve and 32 MiB as ballast), so that writes
+// are refused with 507 much of the time and the kills land on a full disk: a refused write
+// changes nothing, and every acknowledged one survives.
+func TestCrashKillNineOnFullDisk(t *testing.T) {
+	e2e.SkipShort(t)
+	if os.Geteuid() != 0 {
+		t.Skip("full-disk crash test: needs root to mount a small tmpfs")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=360m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("full-disk crash test: cannot mount a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	runCrash(t, filepath.Join(dir, "data"), max(envInt("CAIRN_CRASH_ITERATIONS", 15)/3, 1), true)
+}
+
+// runCrash is the kill -9 loop over dataDir. fullDisk: 507 InsufficientStorage is an expected
+// answer (nothing changed), and the test checks that the disk was indeed full at times.
+func runCrash(t *testing.T, dataDir string, iterations int, fullDisk bool) {
 	workers := envInt("CAIRN_CRASH_WORKERS", 6)
 	seed := int64(envInt("CAIRN_CRASH_SEED", int(time.Now().UnixNano()%1e9)))
 	t.Logf("seed %d (CAIRN_CRASH_SEED), %d iterations, %d workers", seed, iterations, workers)
 	rng := rand.New(rand.NewSource(seed))
 
-	dataDir := t.TempDir()
 	ak, sk := "CRASH"+e2e.RandomKey(8), e2e.RandomKey(20)
 	start := func() *e2e.Server {
 		return e2e.Start(t, e2e.Options{DataDir: dataDir, AccessKey: ak, SecretKey: sk, Args: []string{"--expirer-interval", "200ms"}})
@@ -124,8 +160,9 @@ func TestCrashKillNine(t *testing.T) {
 		state[raceKey(k)] = &keyState{allowed: []version{{absent: true}}}
 	}
 
+	var refused int64
 	for it := 0; it < iterations; it++ {
-		var st stats
+		st := stats{fullDisk: fullDisk}
 		// Each worker owns its keys, so operations on one key never overlap.
 		client := srv.S3Client(e2e.NoRetries)
 		loadCtx, stopLoad := context.WithCancel(ctx)
@@ -164,12 +201,19 @@ func TestCrashKillNine(t *testing.T) {
 		if st.puts.Load()+st.bigPuts.Load()+st.deletes.Load()+st.multiparts.Load() == 0 {
 			t.Errorf("iteration %d: no operation was acknowledged in %v", it, wait)
 		}
+		if fullDisk {
+			t.Logf("iteration %d: %d writes refused for space", it, st.refused.Load())
+			refused += st.refused.Load()
+		}
 
 		srv = start()
 		verify(ctx, t, srv.S3Client(), bucket, state, it)
 		if t.Failed() {
 			t.Fatalf("iteration %d failed (seed %d); data dir kept in the test's temp dir until cleanup", it, seed)
 		}
+	}
+	if fullDisk && refused == 0 {
+		t.Errorf("no write was refused for space: the disk never filled, so the test proved nothing")
 	}
 }
 
@@ -203,6 +247,9 @@ func runWorker(ctx context.Context, t *testing.T, c *s3.Client, bucket string, w
 			v = version{sum: sha256.Sum256(body), size: len(body)}
 			err = multipart(ctx, c, bucket, key, body)
 			counter = &st.multiparts
+		}
+		if err != nil && !killed.Load() && st.refusedForSpace(err) {
+			continue // refused before anything was stored: the key keeps what it had
 		}
 		mu.Lock()
 		if err == nil {
@@ -362,6 +409,10 @@ func runExpiryWorker(ctx context.Context, t *testing.T, srv *e2e.Server, bucket 
 			hdr["X-Delete-After"] = "1"
 		}
 		err := swiftPut(ctx, token, storage+"/"+bucket+"/"+key, hdr, body)
+		if err != nil && st.fullDisk && !killed.Load() && errors.Is(err, errSwiftFull) {
+			st.refused.Add(1)
+			continue
+		}
 		mu.Lock()
 		if expiring {
 			if state[key].expiring == nil {
@@ -432,11 +483,17 @@ func swiftPut(ctx context.Context, token, url string, hdr map[string]string, bod
 		return err
 	}
 	resp.Body.Close()
+	if resp.StatusCode == http.StatusInsufficientStorage {
+		return errSwiftFull
+	}
 	if resp.StatusCode != http.StatusCreated {
 		return fmt.Errorf("PUT: status %d", resp.StatusCode)
 	}
 	return nil
 }
+
+// errSwiftFull is a Swift PUT answered 507: nothing was stored.
+var errSwiftFull = errors.New("PUT: 507 Insufficient Storage")
 
 func raceKey(k int) string { return fmt.Sprintf("m/k%02d", k) }
 
@@ -458,6 +515,9 @@ func runRaceWorker(ctx context.Context, t *testing.T, c *s3.Client, bucket strin
 				PartNumber: aws.Int32(1), Body: bytes.NewReader(body)})
 		}
 		if err != nil {
+			if !killed.Load() && ctx.Err() == nil && st.refusedForSpace(err) {
+				continue
+			}
 			if !killed.Load() && ctx.Err() == nil {
 				st.errsAlive.Add(1)
 				t.Errorf("race worker: starting an upload of %s failed while the server was up: %v", key, err)
@@ -495,11 +555,14 @@ func runRaceWorker(ctx context.Context, t *testing.T, c *s3.Client, bucket strin
 			return ""
 		}
 		lostWith := func(err error) bool {
-			return code(err) == "NoSuchUpload" || lateErr == nil && code(err) == "InvalidPart"
+			return code(err) == "NoSuchUpload" || lateErr == nil && code(err) == "InvalidPart" ||
+				st.fullDisk && code(err) == "InsufficientStorage"
 		}
 		mu.Lock()
 		var fault string
 		switch {
+		case lostWith(completeErr) && lostWith(abortErr) && st.fullDisk:
+			st.refused.Add(1) // both refused for space: nothing changed
 		case completeErr == nil && lostWith(abortErr):
 			state[key].ack(v)
 			st.raceCompleted.Add(1)
