@@ -57,7 +57,7 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&cfg.IndexDir, "index-dir", "", "keep the device's index (LSM of object records and listings) in this directory, e.g. on a faster device (default: DATA/devices/d0/lsm); it and the data directory must belong together, or the device is refused")
 	f.DurationVar(&cfg.ReclaimAge, "reclaim-age", 0, "how long tombstones of deleted objects are kept before the sweeper removes them (0: 168h, Swift's reclaim_age)")
 	f.DurationVar(&cfg.SweepInterval, "sweep-interval", 0, "time between passes of the sweepers (tombstones; leftovers of ended multipart uploads) (0: 1h; negative: off)")
-	f.DurationVar(&cfg.AbortUploadsAfter, "abort-uploads-after", 0, "the upload sweeper aborts multipart uploads initiated longer ago (0: never, as S3 without a lifecycle rule)")
+	f.DurationVar(&cfg.AbortUploadsAfter, "abort-uploads-after", 0, "the upload sweeper aborts multipart uploads with no new part for longer (0: never, as S3 without a lifecycle rule)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
 }

@@ -27,8 +27,8 @@ type UploadSweeperConfig struct {
 	// Grace is how old an unreferenced part must be before it is removed (default 1h): the
 	// requests that could still reference it (a Complete, an Abort's own cleanup) are long over.
 	Grace time.Duration
-	// AbandonAfter aborts uploads whose marker is older (0: never, as S3 without a lifecycle
-	// rule; uploads then live until aborted).
+	// AbandonAfter aborts uploads with no activity (initiation, part, completion attempt) for
+	// longer (0: never, as S3 without a lifecycle rule; uploads then live until aborted).
 	AbandonAfter time.Duration
 	// ObjectsPerSecond bounds how fast a pass visits names (default 500).
 	ObjectsPerSecond int
@@ -218,7 +218,13 @@ func (s *UploadSweeper) sweepBucket(ctx context.Context, account, bucket string,
 func (s *UploadSweeper) sweepUpload(ctx context.Context, rq *request, id string, marker *meta.ListEntry, parts []meta.ListEntry, st *SweepStats) error {
 	now := s.cfg.Now()
 	if marker != nil {
-		if s.cfg.AbandonAfter <= 0 || now.Sub(marker.Timestamp.Time()) < s.cfg.AbandonAfter {
+		// Abandoned: nothing happened to it (no part, no claim) for AbandonAfter, so that an
+		// upload that runs for days but keeps sending parts is left alone.
+		last := marker.Timestamp
+		for _, p := range parts {
+			last = max(last, p.Timestamp)
+		}
+		if s.cfg.AbandonAfter <= 0 || now.Sub(last.Time()) < s.cfg.AbandonAfter {
 			return nil // open: its parts are the client's until it completes or aborts
 		}
 		m, err := s.h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: uploadMarkerName(rq.key, id)})

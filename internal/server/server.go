@@ -62,8 +62,8 @@ type Config struct {
 	// negative: the sweeper does not run).
 	ReclaimAge, SweepInterval time.Duration
 	// AbortUploadsAfter: the upload sweeper (which runs with the sweeper, removing what ended
-	// multipart uploads left behind) also aborts uploads initiated longer ago (0: never, as S3
-	// without a lifecycle rule).
+	// multipart uploads left behind) also aborts uploads with no new part for longer (0: never,
+	// as S3 without a lifecycle rule).
 	AbortUploadsAfter time.Duration
 	// BodyIdleTimeout: a request body that sends no byte for this long fails (S3
 	// RequestTimeout, Swift 408) and its upload is dropped (0: DefaultBodyIdleTimeout;
