@@ -26,6 +26,8 @@ const (
 //   - a request body that delivers no byte for idle fails its read with
 //     httpwire.ErrBodyTimeout (S3 RequestTimeout, Swift 408), so the handler returns, its temp
 //     file is removed and its slot is freed; the connection is closed after the answer;
+//   - a response the client takes no byte of for idle fails its write (idleWriter), so the
+//     handler returns and the connection is closed;
 //   - at most cap(slots) requests are served at once; one over that waits up to wait for a slot,
 //     then gets the reject answer of its protocol (S3 503 SlowDown, Swift 503).
 //
@@ -38,9 +40,10 @@ type guard struct {
 	slots  chan struct{}                            // nil: no limit
 	wait   time.Duration                            // 0: refuse at once when full
 
-	inFlight     atomic.Int64
-	rejected     prometheus.Counter
-	bodyTimeouts prometheus.Counter
+	inFlight      atomic.Int64
+	rejected      prometheus.Counter
+	bodyTimeouts  prometheus.Counter
+	writeTimeouts prometheus.Counter
 }
 
 func newGuard(cfg Config, next http.Handler, reject func(http.ResponseWriter, *http.Request), reg prometheus.Registerer) (*guard, error) {
@@ -49,6 +52,8 @@ func newGuard(cfg Config, next http.Handler, reject func(http.ResponseWriter, *h
 			Help: "Requests refused with 503 (S3 SlowDown) because the limit of requests in flight was reached."}),
 		bodyTimeouts: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_http_body_timeouts_total",
 			Help: "Requests whose body sent no byte for the body idle timeout (S3 RequestTimeout, Swift 408)."}),
+		writeTimeouts: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_http_response_timeouts_total",
+			Help: "Responses cut off because the client took no byte of them for the idle timeout."}),
 	}
 	if cfg.MaxConcurrentRequests > 0 {
 		g.slots = make(chan struct{}, cfg.MaxConcurrentRequests)
@@ -59,7 +64,7 @@ func newGuard(cfg Config, next http.Handler, reject func(http.ResponseWriter, *h
 	limit := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_http_requests_in_flight_limit",
 		Help: "The limit of requests in flight (--max-requests; 0: none)."},
 		func() float64 { return float64(cap(g.slots)) })
-	for _, c := range []prometheus.Collector{g.rejected, g.bodyTimeouts, inFlight, limit} {
+	for _, c := range []prometheus.Collector{g.rejected, g.bodyTimeouts, g.writeTimeouts, inFlight, limit} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("server: metrics: %w", err)
 		}
@@ -68,6 +73,12 @@ func newGuard(cfg Config, next http.Handler, reject func(http.ResponseWriter, *h
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.idle > 0 {
+		iw := &idleWriter{ResponseWriter: w, rc: http.NewResponseController(w), idle: g.idle, timeouts: g.writeTimeouts}
+		iw.arm()
+		defer iw.finish()
+		w = iw
+	}
 	if g.idle > 0 && r.Body != nil && r.Body != http.NoBody {
 		// A copy of the request carries the watched body; net/http keeps the original, whose
 		// state (read to the end or not) decides whether the connection can be reused.

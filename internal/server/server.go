@@ -66,8 +66,9 @@ type Config struct {
 	// as S3 without a lifecycle rule).
 	AbortUploadsAfter time.Duration
 	// BodyIdleTimeout: a request body that sends no byte for this long fails (S3
-	// RequestTimeout, Swift 408) and its upload is dropped (0: DefaultBodyIdleTimeout;
-	// negative: bodies may stall forever). Headers have their own 30 s timeout.
+	// RequestTimeout, Swift 408) and its upload is dropped, and a response the client takes
+	// no byte of for this long is cut off (0: DefaultBodyIdleTimeout; negative: bodies and
+	// responses may stall forever). Headers have their own 30 s timeout.
 	BodyIdleTimeout time.Duration
 	// MaxConcurrentRequests bounds the S3, Swift and admin requests served at once (0:
 	// DefaultMaxConcurrentRequests; negative: no limit). One over it waits up to AdmissionWait

@@ -1,6 +1,7 @@
 package badinput
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -396,4 +398,92 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("not within a minute: %s", what)
 		}
 	}
+}
+
+// A client that stops reading a download: the server's write to it fails once it has taken no
+// byte for the idle timeout, the request ends (its slot and the open object are freed) and the
+// connection is closed, while other clients are served; a slow reader that keeps reading is
+// not cut off.
+func TestStalledReaderIsCutOff(t *testing.T) {
+	s := startTuned(t, "", func(c *server.Config) { c.BodyIdleTimeout = stallIdle })
+	const bucket = "slowread"
+	s.createBucket(bucket)
+	data := randomBytes(48 * MiB) // far more than the socket buffers of both ends hold
+	s.put(bucket, "big", data)
+
+	req := newRequest(t, http.MethodGet, s.url(bucket, "big", ""), nil)
+	sign(t, req, rootCred, time.Now(), nil)
+	// A small receive buffer set before connecting, so that the window never grows.
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10) })
+	}}
+	c, err := d.Dial("tcp", s.host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(rawHead(req, -1)); err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 4096)
+	if _, err := io.ReadFull(c, head); err != nil || !bytes.HasPrefix(head, []byte("HTTP/1.1 200")) {
+		t.Fatalf("start of the download: %q, %v", head[:min(len(head), 40)], err)
+	}
+	// Now the client reads nothing. Others are served meanwhile, and the download is still
+	// being served (its write waits for the client).
+	s.expectObject("a GET beside the stalled one", bucket, "big", data)
+	if n := s.metricSum("cairn_http_requests_in_flight "); n != 1 {
+		t.Fatalf("requests in flight while the client stalls: %v, want the stalled download", n)
+	}
+	deadline := time.Now().Add(60 * time.Second) // a safety net, not a timing assertion
+	for s.metricSum("cairn_http_response_timeouts_total ") < 1 || s.metricSum("cairn_http_requests_in_flight ") > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stalled download still holds the server after 60s (timeouts %v, in flight %v)",
+				s.metricSum("cairn_http_response_timeouts_total "), s.metricSum("cairn_http_requests_in_flight "))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The connection was closed: what is buffered drains, then EOF (or a reset), well short
+	// of the whole object.
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	n, _ := io.Copy(io.Discard, c)
+	if n+int64(len(head)) >= int64(len(data)) {
+		t.Fatalf("the stalled client got %d bytes of %d: the response was not cut off", n+int64(len(head)), len(data))
+	}
+
+	// A slow reader that keeps taking bytes (here 4 MiB every 100 ms, well inside the idle
+	// timeout) gets the whole object.
+	c2 := s.dial()
+	defer c2.Close()
+	req2 := newRequest(t, http.MethodGet, s.url(bucket, "big", ""), nil)
+	sign(t, req2, rootCred, time.Now(), nil)
+	if _, err := c2.Write(rawHead(req2, -1)); err != nil {
+		t.Fatal(err)
+	}
+	rd := &pacedReader{r: c2, every: 100 * time.Millisecond, chunk: 4 * MiB}
+	resp, err := http.ReadResponse(bufio.NewReader(rd), req2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("slow but steady reader: %d bytes of %d, %v", len(got), len(data), err)
+	}
+}
+
+// pacedReader lets through at most chunk bytes every interval.
+type pacedReader struct {
+	r           io.Reader
+	every       time.Duration
+	chunk, left int
+}
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	if p.left == 0 {
+		time.Sleep(p.every)
+		p.left = p.chunk
+	}
+	n, err := p.r.Read(b[:min(len(b), p.left)])
+	p.left -= n
+	return n, err
 }
