@@ -30,26 +30,14 @@ func TestPartStreamingAcrossCompleteIsRefused(t *testing.T) {
 
 	// Part 1 again, with other bytes, sent slowly: half now, half after the Complete.
 	second := randomBytes(100 * KiB)
-	pr, pw := io.Pipe()
-	req := newRequest(t, http.MethodPut, s.url(bucket, "obj", "partNumber=1&uploadId="+id), nil)
-	req.Body, req.ContentLength = pr, int64(len(second))
-	req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
-	sign(t, req, rootCred, time.Now(), nil)
-	answer := make(chan response, 1)
-	go func() { answer <- s.send(req) }()
-	if _, err := pw.Write(second[:50*KiB]); err != nil {
-		t.Fatal(err)
-	}
+	rest, answer := s.sendInTwo(t, http.MethodPut, s.url(bucket, "obj", "partNumber=1&uploadId="+id), second, 50*KiB)
 
 	complete := fmt.Sprintf(`<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>%s</ETag></Part></CompleteMultipartUpload>`, etag)
 	r = s.call(http.MethodPost, bucket, "obj", "uploadId="+id, []byte(complete))
 	if r.Status != http.StatusOK {
 		t.Fatalf("CompleteMultipartUpload: %s", r)
 	}
-	if _, err := pw.Write(second[50*KiB:]); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
+	rest()
 	expectError(t, "UploadPart that outlived its upload", <-answer, http.StatusNotFound, "NoSuchUpload")
 
 	got := s.call(http.MethodGet, bucket, "obj", "", nil)
@@ -190,24 +178,34 @@ func TestAbortDuringCompleteBodyWins(t *testing.T) {
 	// Whitespace pads the document past the client's write buffer, so that the server sees the
 	// request (and looks the upload up) before the Abort.
 	body := append(bytes.Repeat([]byte(" "), 16*KiB), completeBody(etag)...)
-	pr, pw := io.Pipe()
-	req := newRequest(t, http.MethodPost, s.url(bucket, "obj", "uploadId="+id), nil)
-	req.Body, req.ContentLength = pr, int64(len(body))
-	req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
-	sign(t, req, rootCred, time.Now(), nil)
-	answer := make(chan response, 1)
-	go func() { answer <- s.send(req) }()
-	if _, err := pw.Write(body[:12*KiB]); err != nil {
-		t.Fatal(err)
-	}
+	rest, answer := s.sendInTwo(t, http.MethodPost, s.url(bucket, "obj", "uploadId="+id), body, 12*KiB)
 	for s.metricSum("cairn_http_requests_in_flight ") < 1 {
 		time.Sleep(time.Millisecond)
 	}
 	expectStatus(t, "Abort while the Complete's body arrives", s.call(http.MethodDelete, bucket, "obj", "uploadId="+id, nil), http.StatusNoContent)
-	if _, err := pw.Write(body[12*KiB:]); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
+	rest()
 	expectError(t, "Complete of the aborted upload", <-answer, http.StatusNotFound, "NoSuchUpload")
 	s.expectNoKey("aborted upload", bucket, "obj")
+}
+
+// sendInTwo sends a signed request (unsigned payload) whose body arrives in two goes: the first
+// n bytes now, the rest when the caller calls rest. answer delivers the response.
+func (s *testServer) sendInTwo(t *testing.T, method, url string, body []byte, n int) (rest func(), answer <-chan response) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	req := newRequest(t, method, url, nil)
+	req.Body, req.ContentLength = pr, int64(len(body))
+	req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
+	sign(t, req, rootCred, time.Now(), nil)
+	ch := make(chan response, 1)
+	go func() { ch <- s.send(req) }()
+	if _, err := pw.Write(body[:n]); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if _, err := pw.Write(body[n:]); err != nil {
+			t.Fatal(err)
+		}
+		pw.Close()
+	}, ch
 }
