@@ -248,6 +248,11 @@ type ContainerListing struct {
 	NextMarker     string
 }
 
+// StoredHeaders are the content headers that round-trip with an object (meta.Object.Headers,
+// under these canonical names): the same in S3 and Swift, and the ones Swift's object servers
+// keep by default.
+var StoredHeaders = []string{"Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires", "X-Robots-Tag"}
+
 // SysDeleteAt is the SysMeta key of an object's expiry (Unix seconds, decimal), which Swift's
 // X-Delete-At / X-Delete-After set: reads hide the object from then on, and the expirer
 // removes it.

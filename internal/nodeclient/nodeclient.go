@@ -17,9 +17,10 @@ type PutOptions struct {
 	// with its final metadata (Size and ETag set); it may add SysMeta. An error aborts the PUT
 	// and nothing is stored. (Over HTTP this becomes the proxy's footer phase.)
 	BeforeCommit func(obj *meta.Object) error
-	// UpdateListing asks the node to commit the container listing entry in the same batch as
-	// the object, because the container's listing lives on the same device.
-	UpdateListing bool
+	// Container is the container replica whose listing this write updates (nil: none). When
+	// it is a device of the same node the entry commits in the object's batch; otherwise the
+	// node sends it after the commit, and keeps it to retry if that fails.
+	Container *ContainerUpdate
 	// If is checked by the node against the version the PUT replaces, atomically with the
 	// commit (meta.ErrPreconditionFailed when it fails).
 	If meta.Precondition
@@ -35,8 +36,21 @@ type PutResult struct {
 
 // DeleteOptions hook into an object DELETE on a node.
 type DeleteOptions struct {
-	UpdateListing bool              // see PutOptions.UpdateListing
-	If            meta.Precondition // see PutOptions.If
+	Container *ContainerUpdate  // see PutOptions.Container
+	If        meta.Precondition // see PutOptions.If
+}
+
+// PostOptions hook into an object POST on a node.
+type PostOptions struct {
+	Container *ContainerUpdate // see PutOptions.Container
+}
+
+// ContainerUpdate names one replica of a container's listing: Swift's X-Container-Host,
+// -Device and -Partition.
+type ContainerUpdate struct {
+	Node   string // the node's address as the ring names it
+	Device string
+	Part   uint32
 }
 
 // HeadOptions shape an object HEAD on a node.
@@ -64,7 +78,11 @@ type Client interface {
 	DeleteObject(ctx context.Context, device string, part uint32, name meta.ObjectName, ts meta.Timestamp, opts DeleteOptions) (meta.Object, error)
 	// PostObject replaces the object's ContentType, Headers and UserMeta with those of update
 	// and merges update.SysMeta, keeping its bytes; it is a new version at update.Timestamp.
-	PostObject(ctx context.Context, device string, part uint32, name meta.ObjectName, update meta.Object) (meta.Object, error)
+	PostObject(ctx context.Context, device string, part uint32, name meta.ObjectName, update meta.Object, opts PostOptions) (meta.Object, error)
+
+	// UpdateListing records an object version in a container replica's listing, or its
+	// removal (deleted): newest timestamp wins (Swift's container server object PUT/DELETE).
+	UpdateListing(ctx context.Context, device string, part uint32, account, container string, e meta.ListEntry, deleted bool) error
 
 	PutContainer(ctx context.Context, device string, part uint32, account string, c meta.Container) error
 	HeadContainer(ctx context.Context, device string, part uint32, account, container string) (meta.Container, error)

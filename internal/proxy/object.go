@@ -12,7 +12,6 @@ import (
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
-	"github.com/cairn-store/cairn/internal/ring"
 )
 
 // SysOwnsSegments marks a manifest whose segments exist only for it (S3 multipart): deleting or
@@ -55,13 +54,9 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 	if err != nil {
 		return meta.Object{}, err
 	}
-	listing := p.ring.Nodes(p.ring.Partition(name.Account, name.Container, ""))
+	listing := p.listingFor(name)
 	nopts := func(t target) nodeclient.PutOptions {
-		return nodeclient.PutOptions{
-			BeforeCommit:  opts.BeforeCommit,
-			If:            opts.If,
-			UpdateListing: slices.ContainsFunc(listing, func(d ring.Device) bool { return sameDevice(d, t.dev) }),
-		}
+		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Container: listing(t.replica)}
 	}
 	var res nodeclient.PutResult
 	if len(ts) == 1 && ts[0].err == nil {
@@ -237,11 +232,11 @@ func (p *Proxy) DeleteObjectAt(ctx context.Context, name meta.ObjectName, now me
 	if err != nil {
 		return err
 	}
-	listing := p.ring.Nodes(p.ring.Partition(name.Account, name.Container, ""))
+	listing := p.listingFor(name)
 	var prev meta.Object
 	var mu sync.Mutex // replicas answer concurrently
 	err = fanOut(ts, p.quorum(), func(t target) error {
-		opts := nodeclient.DeleteOptions{If: cond, UpdateListing: slices.ContainsFunc(listing, func(d ring.Device) bool { return sameDevice(d, t.dev) })}
+		opts := nodeclient.DeleteOptions{If: cond, Container: listing(t.replica)}
 		o, err := t.client.DeleteObject(ctx, t.dev.Name, part, name, now, opts)
 		if err == nil {
 			mu.Lock()
@@ -266,10 +261,11 @@ func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update met
 		return meta.Object{}, err
 	}
 	update.Timestamp = meta.Now()
+	listing := p.listingFor(name)
 	var out meta.Object
 	var mu sync.Mutex // replicas answer concurrently
 	err = fanOut(ts, p.quorum(), func(t target) error {
-		o, err := t.client.PostObject(ctx, t.dev.Name, part, name, update)
+		o, err := t.client.PostObject(ctx, t.dev.Name, part, name, update, nodeclient.PostOptions{Container: listing(t.replica)})
 		if err == nil {
 			mu.Lock()
 			out = o

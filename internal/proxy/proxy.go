@@ -83,9 +83,10 @@ func (p *Proxy) Close() {
 
 // target is one replica of a partition, with the client that reaches it, or why none does.
 type target struct {
-	dev    ring.Device
-	client nodeclient.Client
-	err    error
+	replica int // the replica's index in the ring's assignment
+	dev     ring.Device
+	client  nodeclient.Client
+	err     error
 }
 
 // targets returns every replica of a partition, reachable or not: quorum is counted against the
@@ -94,7 +95,7 @@ func (p *Proxy) targets(part uint32) ([]target, error) {
 	devs := p.ring.Nodes(part)
 	ts := make([]target, 0, len(devs))
 	reachable := 0
-	for _, d := range devs {
+	for i, d := range devs {
 		c, err := p.dialer.Dial(d.Node)
 		if err != nil {
 			p.log.Warn("cannot reach storage node", "node", d.Node, "err", err)
@@ -102,7 +103,7 @@ func (p *Proxy) targets(part uint32) ([]target, error) {
 		} else {
 			reachable++
 		}
-		ts = append(ts, target{dev: d, client: c, err: err})
+		ts = append(ts, target{replica: i, dev: d, client: c, err: err})
 	}
 	if reachable == 0 {
 		return nil, fmt.Errorf("partition %d: no replica reachable: %w", part, meta.ErrUnavailable)
@@ -112,8 +113,17 @@ func (p *Proxy) targets(part uint32) ([]target, error) {
 
 func (p *Proxy) quorum() int { return p.ring.Replicas()/2 + 1 }
 
-// sameDevice reports whether two ring devices are one disk.
-func sameDevice(a, b ring.Device) bool { return a.Node == b.Node && a.Name == b.Name }
+// listingFor assigns each replica of an object one replica of its container's listing to
+// update, round robin as Swift's proxy does, so that with at least as many object replicas
+// as listing replicas every listing replica hears of every write.
+func (p *Proxy) listingFor(name meta.ObjectName) func(replica int) *nodeclient.ContainerUpdate {
+	part := p.ring.Partition(name.Account, name.Container, "")
+	devs := p.ring.Nodes(part)
+	return func(replica int) *nodeclient.ContainerUpdate {
+		d := devs[replica%len(devs)]
+		return &nodeclient.ContainerUpdate{Node: d.Node, Device: d.Name, Part: part}
+	}
+}
 
 // fanOut runs op against every target and succeeds when a quorum does. Errors that are answers
 // (not found, conflict, not empty) rather than failures win over unavailability when they reach

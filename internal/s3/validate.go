@@ -82,9 +82,6 @@ func checkKey(key string) error {
 	return nil
 }
 
-// storedHeaders are the content headers that round-trip with an object, as in meta.Object.
-var storedHeaders = []string{"Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires", "X-Robots-Tag"}
-
 // objectMetaFromRequest reads the metadata a PUT, copy (REPLACE) or multipart initiation
 // gives the object: content type, content headers and user metadata.
 func objectMetaFromRequest(hdr http.Header) (meta.Object, error) {
@@ -93,7 +90,7 @@ func objectMetaFromRequest(hdr http.Header) (meta.Object, error) {
 	if obj.ContentType == "" {
 		obj.ContentType = "binary/octet-stream" // S3's default
 	}
-	for _, k := range storedHeaders {
+	for _, k := range meta.StoredHeaders {
 		v := hdr.Get(k)
 		if k == "Content-Encoding" {
 			v = withoutAWSChunked(v)

@@ -159,6 +159,7 @@ func Start(cfg Config) (*Server, error) {
 		Devices:         []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(cfg.DataDir, "devices", "d0"), IndexDir: cfg.IndexDir}},
 		InlineThreshold: cfg.InlineThreshold,
 		Logger:          cfg.Logger,
+		Address:         localNode,
 	})
 	if err != nil {
 		return nil, err

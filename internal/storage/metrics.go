@@ -29,13 +29,32 @@ var (
 	descOrphans   = prometheus.NewDesc("cairn_device_orphans_quarantined_total", "Data files without a record moved to the device's quarantine directory when it was opened.", []string{"device"}, nil)
 )
 
+// nodeMetrics are the node's own counters, beside the per-device state read when scraped.
+type nodeMetrics struct {
+	listingUpdates *prometheus.CounterVec
+	pendingUpdates prometheus.Gauge
+}
+
+func newNodeMetrics() nodeMetrics {
+	return nodeMetrics{
+		listingUpdates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_listing_updates_total",
+			Help: "Listing updates sent to container replicas on other devices, by outcome: sent, or deferred to the updater."}, []string{"outcome"}),
+		pendingUpdates: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_listing_updates_pending",
+			Help: "Listing updates waiting for their container replica, as of the updater's last pass."}),
+	}
+}
+
 func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
+	c.n.metrics.listingUpdates.Describe(ch)
+	c.n.metrics.pendingUpdates.Describe(ch)
 	for _, d := range []*prometheus.Desc{descL0Files, descTables, descReadAmp, descDebt, descCompacts, descMemtable, descCacheSize, descCacheHits, descCacheMiss, descWALSyncs, descCorrupt, descChecksum, descOrphans, descBallast} {
 		ch <- d
 	}
 }
 
 func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
+	c.n.metrics.listingUpdates.Collect(ch)
+	c.n.metrics.pendingUpdates.Collect(ch)
 	for name, d := range c.n.devices {
 		m := d.db.Metrics()
 		var tables int64

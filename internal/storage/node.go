@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -45,6 +46,14 @@ type Config struct {
 	// CacheBytes is the LSM block cache per device.
 	CacheBytes int64
 	Logger     *slog.Logger
+	// Address is this node's address as the ring names it: a listing update for one of its
+	// own devices is not sent over the network.
+	Address string
+	// Peers reaches the other storage nodes, for listing updates (nil: a node alone, every
+	// address the ring names is its own).
+	Peers nodeclient.Dialer
+	// UpdaterInterval is how often pending listing updates are resent (default 5s).
+	UpdaterInterval time.Duration
 }
 
 // Validate checks the configuration and fills in defaults.
@@ -71,6 +80,9 @@ func (c *Config) Validate() error {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.UpdaterInterval == 0 {
+		c.UpdaterInterval = 5 * time.Second
+	}
 	return nil
 }
 
@@ -84,6 +96,11 @@ type Node struct {
 	log    *slog.Logger
 	// The timestamp floor's persister (clock.go).
 	clockStop, clockDone chan struct{}
+	address              string
+	peers                nodeclient.Dialer
+	metrics              nodeMetrics
+	// The listing updater (listing.go).
+	updaterStop, updaterDone chan struct{}
 }
 
 var _ nodeclient.Client = (*Node)(nil)
@@ -96,6 +113,8 @@ type device struct {
 	index  *index.Index
 	// containerMu serializes container creation and deletion, which check and then write.
 	containerMu sync.Mutex
+	// rowLocks serialize listing updates sent by other devices, by name (see rowLock).
+	rowLocks [64]sync.Mutex
 }
 
 // Open opens every device of the node, recovering each from whatever a crash left.
@@ -103,7 +122,8 @@ func Open(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{devices: map[string]*device{}, failed: map[string]error{}, log: cfg.Logger}
+	n := &Node{devices: map[string]*device{}, failed: map[string]error{}, log: cfg.Logger,
+		address: cfg.Address, peers: cfg.Peers, metrics: newNodeMetrics()}
 	var errs []error
 	for _, dc := range cfg.Devices {
 		d, err := openDevice(cfg, dc)
@@ -123,6 +143,8 @@ func Open(cfg Config) (*Node, error) {
 	n.persistClock()
 	n.clockStop, n.clockDone = make(chan struct{}), make(chan struct{})
 	go n.keepClock(n.clockStop, n.clockDone)
+	n.updaterStop, n.updaterDone = make(chan struct{}), make(chan struct{})
+	go n.runUpdater(cfg.UpdaterInterval, n.updaterStop, n.updaterDone)
 	return n, nil
 }
 
@@ -177,6 +199,11 @@ func (n *Node) Close() error {
 		close(n.clockStop)
 		<-n.clockDone
 		n.clockStop = nil
+	}
+	if n.updaterStop != nil {
+		close(n.updaterStop)
+		<-n.updaterDone
+		n.updaterStop = nil
 	}
 	var errs []error
 	for name, d := range n.devices {
@@ -238,13 +265,18 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 	var prev *meta.Object
 	var hold usageHold
 	defer hold.release()
+	var pending *pendingUpdate
 	eopts := engine.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, InBatch: func(b *pebble.Batch, o, old *meta.Object) error {
 		if old != nil && !old.Deleted {
 			p := *old
 			prev = &p
 		}
-		if !opts.UpdateListing {
+		if opts.Container == nil {
 			return nil
+		}
+		if !n.inBatch(devName, opts.Container) {
+			pending = &pendingUpdate{target: *opts.Container, account: name.Account, cont: name.Container, entry: listEntry(name.Object, o)}
+			return b.Set(pending.key(), pending.encode(), nil)
 		}
 		hold.take(d.index)
 		if old != nil && old.Timestamp == 0 {
@@ -264,6 +296,10 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 	o, err := d.engine.Put(ctx, name, obj, body, eopts)
 	if err != nil {
 		return nodeclient.PutResult{}, err
+	}
+	hold.release()
+	if pending != nil {
+		n.sendPending(ctx, d, pending)
 	}
 	return nodeclient.PutResult{Object: o, Previous: prev}, nil
 }
@@ -310,19 +346,29 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 	var prev meta.Object
 	var hold usageHold
 	defer hold.release()
+	var pending *pendingUpdate
 	err = d.engine.Delete(ctx, name, ts, engine.DeleteOptions{If: opts.If, InBatch: func(b *pebble.Batch, p *meta.Object) error {
 		prev = *p
-		if !opts.UpdateListing {
+		if opts.Container == nil {
 			return nil
+		}
+		if !n.inBatch(devName, opts.Container) {
+			pending = &pendingUpdate{target: *opts.Container, account: name.Account, cont: name.Container,
+				entry: meta.ListEntry{Name: name.Object, Timestamp: ts}, deleted: true}
+			return b.Set(pending.key(), pending.encode(), nil)
 		}
 		hold.take(d.index)
 		return d.index.DeleteEntry(b, name.Account, name.Container, name.Object, ts)
 	}})
+	hold.release()
+	if pending != nil && err == nil {
+		n.sendPending(ctx, d, pending)
+	}
 	return prev, err
 }
 
 // PostObject rewrites an object's metadata, keeping its bytes.
-func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name meta.ObjectName, update meta.Object) (meta.Object, error) {
+func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name meta.ObjectName, update meta.Object, opts nodeclient.PostOptions) (meta.Object, error) {
 	d, err := n.device(devName)
 	if err != nil {
 		return meta.Object{}, err
@@ -341,10 +387,23 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 	}
 	var hold usageHold
 	defer hold.release()
-	return d.engine.UpdateMeta(ctx, name, update.Timestamp, apply, engine.PutOptions{InBatch: func(b *pebble.Batch, o, _ *meta.Object) error {
+	var pending *pendingUpdate
+	o, err := d.engine.UpdateMeta(ctx, name, update.Timestamp, apply, engine.PutOptions{InBatch: func(b *pebble.Batch, o, _ *meta.Object) error {
+		if opts.Container == nil {
+			return nil
+		}
+		if !n.inBatch(devName, opts.Container) {
+			pending = &pendingUpdate{target: *opts.Container, account: name.Account, cont: name.Container, entry: listEntry(name.Object, o)}
+			return b.Set(pending.key(), pending.encode(), nil)
+		}
 		hold.take(d.index)
 		return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
 	}})
+	hold.release()
+	if pending != nil && err == nil {
+		n.sendPending(ctx, d, pending)
+	}
+	return o, err
 }
 
 // usageHold keeps the index's usage counters from being consolidated while a batch that adds

@@ -1,6 +1,8 @@
 package swiftwire
 
 import (
+	"github.com/cairn-store/cairn/internal/meta"
+
 	"mime"
 	"net/http"
 	"path"
@@ -139,9 +141,8 @@ func MetaHeader(kind, name string) string {
 	return http.CanonicalHeaderKey("X-" + kind + "-Meta-" + name)
 }
 
-// StoredHeaders are the content headers that round-trip with an object (those of meta.Object,
-// shared with S3).
-var StoredHeaders = []string{"Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires", "X-Robots-Tag"}
+// StoredHeaders are the content headers that round-trip with an object.
+var StoredHeaders = meta.StoredHeaders
 
 // MaxDeleteAt is the latest expiry Swift keeps (its timestamps have ten digits).
 const MaxDeleteAt = 9999999999

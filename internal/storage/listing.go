@@ -1,0 +1,232 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/cairn-store/cairn/internal/binenc"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+)
+
+// Container listings in a cluster. An object write names the container replica whose listing it
+// updates (nodeclient.ContainerUpdate). When that replica is the write's own device, the entry
+// commits in the object's batch, as in the embedded default. Otherwise the update is kept as a
+// pending record in the object's batch (so that a crash cannot lose it), sent once the object is
+// durable, and removed when the container replica has it; the updater resends what is left.
+
+// pendingPrefix starts the keys of pending listing updates ('u', then the object's name and the
+// write's timestamp, so that two writes of a name are two updates).
+const pendingPrefix = 'u'
+
+// updateTimeout bounds the listing update sent after a write (Swift's container_update_timeout):
+// past it the client is answered and the updater finishes the job.
+const updateTimeout = time.Second
+
+// pendingUpdate is a listing update waiting to reach its container replica.
+type pendingUpdate struct {
+	target  nodeclient.ContainerUpdate
+	account string
+	cont    string
+	entry   meta.ListEntry
+	deleted bool
+}
+
+func (u *pendingUpdate) key() []byte {
+	k := []byte{pendingPrefix}
+	k = binenc.AppendString(k, u.account)
+	k = binenc.AppendString(k, u.cont)
+	k = binenc.AppendString(k, u.entry.Name)
+	return fmt.Appendf(k, "%016x", uint64(u.entry.Timestamp))
+}
+
+func (u *pendingUpdate) encode() []byte {
+	b := []byte{1} // version
+	b = binenc.AppendString(b, u.target.Node)
+	b = binenc.AppendString(b, u.target.Device)
+	b = fmt.Appendf(b, "%08x", u.target.Part)
+	b = binenc.AppendString(b, u.account)
+	b = binenc.AppendString(b, u.cont)
+	b = binenc.AppendString(b, u.entry.Name)
+	b = fmt.Appendf(b, "%016x%016x", uint64(u.entry.Timestamp), uint64(u.entry.Size))
+	b = binenc.AppendString(b, u.entry.ETag)
+	b = binenc.AppendString(b, u.entry.ContentType)
+	if u.deleted {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+func decodePending(v []byte) (*pendingUpdate, error) {
+	if len(v) < 1 || v[0] != 1 {
+		return nil, fmt.Errorf("storage: pending update version: %w", meta.ErrCorrupt)
+	}
+	d := binenc.Decoder{B: v[1:]}
+	u := &pendingUpdate{}
+	u.target.Node = d.Str()
+	u.target.Device = d.Str()
+	var part uint32
+	if _, err := fmt.Sscanf(string(d.Bytes(8)), "%08x", &part); err != nil && d.Err == nil {
+		d.Err = err
+	}
+	u.target.Part = part
+	u.account = d.Str()
+	u.cont = d.Str()
+	u.entry.Name = d.Str()
+	var ts, size uint64
+	if _, err := fmt.Sscanf(string(d.Bytes(32)), "%016x%016x", &ts, &size); err != nil && d.Err == nil {
+		d.Err = err
+	}
+	u.entry.Timestamp, u.entry.Size = meta.Timestamp(ts), int64(size)
+	u.entry.ETag = d.Str()
+	u.entry.ContentType = d.Str()
+	last := d.Bytes(1)
+	if d.Err != nil || len(last) != 1 || len(d.B) != 0 {
+		return nil, fmt.Errorf("storage: pending update: %v: %w", d.Err, meta.ErrCorrupt)
+	}
+	u.deleted = last[0] == 1
+	return u, nil
+}
+
+// inBatch reports whether a write on device devName updates the listing of upd in its own
+// batch: upd names this very device.
+func (n *Node) inBatch(devName string, upd *nodeclient.ContainerUpdate) bool {
+	return upd != nil && upd.Device == devName && n.isSelf(upd.Node)
+}
+
+// isSelf reports whether a ring address is this node's: a node without peers is alone, and
+// every address is its own.
+func (n *Node) isSelf(node string) bool { return n.peers == nil || node == n.address }
+
+// sendPending delivers a pending update after its write committed, and forgets it once the
+// container replica has it. A failure leaves it for the updater.
+func (n *Node) sendPending(ctx context.Context, d *device, u *pendingUpdate) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), updateTimeout)
+	defer cancel()
+	if err := n.deliver(ctx, u); err != nil {
+		n.log.Debug("listing update left for the updater", "container", u.cont, "object", u.entry.Name, "node", u.target.Node, "err", err)
+		n.metrics.listingUpdates.WithLabelValues("deferred").Inc()
+		return
+	}
+	n.metrics.listingUpdates.WithLabelValues("sent").Inc()
+	// NoSync: a removal lost in a crash only makes the updater send the update again, and
+	// updates are idempotent (newest timestamp wins).
+	if err := d.db.Delete(u.key(), pebble.NoSync); err != nil {
+		n.log.Warn("cannot forget a delivered listing update", "err", err)
+	}
+}
+
+// deliver sends one listing update to its container replica.
+func (n *Node) deliver(ctx context.Context, u *pendingUpdate) error {
+	var c nodeclient.Client = n
+	if !n.isSelf(u.target.Node) {
+		var err error
+		if c, err = n.peers.Dial(u.target.Node); err != nil {
+			return err
+		}
+	}
+	return c.UpdateListing(ctx, u.target.Device, u.target.Part, u.account, u.cont, u.entry, u.deleted)
+}
+
+// rowLock returns the lock that serializes listing updates of one name on a device, so that
+// two updates of a name cannot both read the entry before either writes it.
+func (d *device) rowLock(account, container, object string) func() {
+	h := fnv.New32a()
+	h.Write([]byte(account))
+	h.Write([]byte{0})
+	h.Write([]byte(container))
+	h.Write([]byte{0})
+	h.Write([]byte(object))
+	mu := &d.rowLocks[h.Sum32()%uint32(len(d.rowLocks))]
+	mu.Lock()
+	return mu.Unlock
+}
+
+// UpdateListing records an object version in this device's listing of a container (Swift's
+// container server object PUT and DELETE); newest timestamp wins.
+func (n *Node) UpdateListing(ctx context.Context, devName string, part uint32, account, container string, e meta.ListEntry, deleted bool) error {
+	d, err := n.device(devName)
+	if err != nil {
+		return err
+	}
+	if err := d.engine.CheckWriteSpace(); err != nil {
+		return err
+	}
+	if _, err := d.index.GetContainer(ctx, account, container); err != nil {
+		return err
+	}
+	unlock := d.rowLock(account, container, e.Name)
+	defer unlock()
+	var hold usageHold
+	defer hold.release()
+	hold.take(d.index)
+	b := d.db.NewBatch()
+	defer b.Close()
+	if deleted {
+		err = d.index.DeleteEntry(b, account, container, e.Name, e.Timestamp)
+	} else {
+		err = d.index.PutEntry(b, account, container, e)
+	}
+	if err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("storage: listing update: %w", err)
+	}
+	return nil
+}
+
+// runUpdater resends the pending listing updates of every device, every interval, until stop.
+func (n *Node) runUpdater(interval time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		for _, d := range n.devices {
+			if err := n.flushPending(stop, d); err != nil {
+				n.log.Warn("listing updater pass failed", "err", err)
+			}
+		}
+	}
+}
+
+// flushPending sends every pending update of a device once.
+func (n *Node) flushPending(stop <-chan struct{}, d *device) error {
+	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pendingPrefix}, UpperBound: []byte{pendingPrefix + 1}})
+	if err != nil {
+		return err
+	}
+	var todo []*pendingUpdate
+	for ok := it.First(); ok && len(todo) < 10_000; ok = it.Next() {
+		u, err := decodePending(it.Value())
+		if err != nil {
+			n.log.Error("dropping an unreadable pending listing update", "key", fmt.Sprintf("%q", it.Key()), "err", err)
+			d.db.Delete(it.Key(), pebble.NoSync)
+			continue
+		}
+		todo = append(todo, u)
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return err
+	}
+	n.metrics.pendingUpdates.Set(float64(len(todo)))
+	for _, u := range todo {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		n.sendPending(context.Background(), d, u)
+	}
+	return nil
+}
