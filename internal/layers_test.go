@@ -31,6 +31,8 @@ var forbidden = []struct {
 		"the proxy talks to nodes only through nodeclient and never parses a client protocol"},
 	{"internal/nodeclient", []string{"internal/engine", "internal/index", "internal/storage", "internal/proxy", "internal/s3"},
 		"the node contract depends on the shared vocabulary only"},
+	{"internal/backend", []string{"internal/engine", "internal/index", "internal/storage", "internal/proxy", "internal/s3", "internal/swift", "internal/server", "internal/auth", "github.com/cockroachdb/pebble"},
+		"the node protocol carries the node contract over HTTP; it serves any nodeclient.Client and stores nothing itself"},
 	{"internal/meta", []string{"internal/"},
 		"the shared vocabulary depends on nothing of Cairn's"},
 	{"internal/engine", []string{"internal/index", "internal/storage", "internal/proxy", "internal/s3", "internal/server"},

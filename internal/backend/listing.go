@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/meta"
@@ -83,7 +85,9 @@ func readListQuery(q url.Values) (meta.ListOptions, error) {
 
 func listedTime(ts meta.Timestamp) string { return ts.Time().Format(listedTimeLayout) }
 
-func encodeObjectListing(l meta.ObjectListing) ([]byte, error) {
+// encodeObjectListing writes a page as Swift does: objects and common prefixes in one list, in
+// listing order (so that the last row is the next page's marker).
+func encodeObjectListing(l meta.ObjectListing, reverse bool) ([]byte, error) {
 	rows := make([]objectRow, 0, len(l.Objects)+len(l.CommonPrefixes))
 	for _, e := range l.Objects {
 		rows = append(rows, objectRow{Name: e.Name, Hash: e.ETag, Bytes: e.Size, ContentType: e.ContentType,
@@ -92,7 +96,17 @@ func encodeObjectListing(l meta.ObjectListing) ([]byte, error) {
 	for _, p := range l.CommonPrefixes {
 		rows = append(rows, objectRow{Subdir: p})
 	}
+	sortRows(rows, func(r objectRow) string { return r.Name + r.Subdir }, reverse)
 	return json.Marshal(rows)
+}
+
+func sortRows[T any](rows []T, key func(T) string, reverse bool) {
+	slices.SortStableFunc(rows, func(a, b T) int {
+		if reverse {
+			return strings.Compare(key(b), key(a))
+		}
+		return strings.Compare(key(a), key(b))
+	})
 }
 
 // decodeObjectListing reads a listing page; truncated says whether the node said more follow
@@ -135,7 +149,7 @@ func isTruncated(said string, rows, limit int) bool {
 	return rows >= limit
 }
 
-func encodeContainerListing(l meta.ContainerListing) ([]byte, error) {
+func encodeContainerListing(l meta.ContainerListing, reverse bool) ([]byte, error) {
 	rows := make([]containerRow, 0, len(l.Containers)+len(l.CommonPrefixes))
 	for _, c := range l.Containers {
 		rows = append(rows, containerRow{Name: c.Name, Count: c.ObjectCount, Bytes: c.BytesUsed,
@@ -144,6 +158,7 @@ func encodeContainerListing(l meta.ContainerListing) ([]byte, error) {
 	for _, p := range l.CommonPrefixes {
 		rows = append(rows, containerRow{Subdir: p})
 	}
+	sortRows(rows, func(r containerRow) string { return r.Name + r.Subdir }, reverse)
 	return json.Marshal(rows)
 }
 

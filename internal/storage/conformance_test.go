@@ -1,0 +1,22 @@
+package storage_test
+
+import (
+	"testing"
+
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/nodeclient/nodeclienttest"
+	"github.com/cairn-store/cairn/internal/storage"
+)
+
+// The storage node called in-process passes the node contract's conformance test (as the HTTP
+// client of the node protocol does, in internal/backend).
+func TestConformance(t *testing.T) {
+	nodeclienttest.Run(t, func(t *testing.T) nodeclienttest.Target {
+		n, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: "d0", Dir: t.TempDir()}}, Address: "local"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.Close() })
+		return nodeclienttest.Target{Client: n, Device: "d0", Update: &nodeclient.ContainerUpdate{Node: "local", Device: "d0", Part: 3}}
+	})
+}
