@@ -154,6 +154,10 @@ func FormatTimestamp(ts meta.Timestamp) string {
 	return s
 }
 
+// maxTimestampSeconds keeps a parsed timestamp within meta.Timestamp's nanoseconds (the year
+// 2262); Swift's timestamps have ten digits of seconds, which stay far below it.
+const maxTimestampSeconds = 9_000_000_000
+
 // ParseTimestamp reads a timestamp in Swift's forms: "1700000000", "1700000000.12345" and
 // either followed by "_" and a hex offset.
 func ParseTimestamp(s string) (meta.Timestamp, error) {
@@ -166,7 +170,7 @@ func ParseTimestamp(s string) (meta.Timestamp, error) {
 		return bad()
 	}
 	sec, err := strconv.ParseInt(secs, 10, 64)
-	if err != nil || sec < 0 {
+	if err != nil || sec < 0 || sec >= maxTimestampSeconds {
 		return bad()
 	}
 	var fracNS int64
