@@ -612,42 +612,38 @@ func (c *Client) DeleteContainer(ctx context.Context, device string, part uint32
 
 // ListObjects returns a page of a container's listing.
 func (c *Client) ListObjects(ctx context.Context, device string, part uint32, account, container string, opts meta.ListOptions) (meta.ObjectListing, error) {
-	resp, err := c.do(ctx, call{method: http.MethodGet, path: Path{Device: device, Part: part, Account: account, Container: container}, query: listQuery(opts)})
-	if err != nil {
+	b, truncated, err := c.list(ctx, Path{Device: device, Part: part, Account: account, Container: container}, opts)
+	if err != nil || len(b) == 0 {
 		return meta.ObjectListing{}, err
 	}
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent {
-		return meta.ObjectListing{}, failed(resp, "list "+container)
-	}
-	defer drain(resp)
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return meta.ObjectListing{}, fmt.Errorf("backend: list %q: %v: %w", container, err, meta.ErrUnavailable)
-	}
-	if len(b) == 0 {
-		return meta.ObjectListing{}, nil
-	}
-	return decodeObjectListing(b, opts.Limit, resp.Header.Get(hdrTruncated))
+	return decodeObjectListing(b, opts.Limit, truncated)
 }
 
 // ListContainers returns a page of an account's containers.
 func (c *Client) ListContainers(ctx context.Context, device string, part uint32, account string, opts meta.ListOptions) (meta.ContainerListing, error) {
-	resp, err := c.do(ctx, call{method: http.MethodGet, path: Path{Device: device, Part: part, Account: account}, query: listQuery(opts)})
-	if err != nil {
+	b, truncated, err := c.list(ctx, Path{Device: device, Part: part, Account: account}, opts)
+	if err != nil || len(b) == 0 {
 		return meta.ContainerListing{}, err
 	}
+	return decodeContainerListing(b, opts.Limit, truncated)
+}
+
+// list fetches a listing page (of a container, or of an account): its JSON and what the node
+// said of truncation.
+func (c *Client) list(ctx context.Context, p Path, opts meta.ListOptions) ([]byte, string, error) {
+	resp, err := c.do(ctx, call{method: http.MethodGet, path: p, query: listQuery(opts)})
+	if err != nil {
+		return nil, "", err
+	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent {
-		return meta.ContainerListing{}, failed(resp, "list account "+account)
+		return nil, "", failed(resp, "list "+p.String())
 	}
 	defer drain(resp)
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return meta.ContainerListing{}, fmt.Errorf("backend: list account %q: %v: %w", account, err, meta.ErrUnavailable)
+		return nil, "", fmt.Errorf("backend: list %s: %v: %w", p, err, meta.ErrUnavailable)
 	}
-	if len(b) == 0 {
-		return meta.ContainerListing{}, nil
-	}
-	return decodeContainerListing(b, opts.Limit, resp.Header.Get(hdrTruncated))
+	return b, resp.Header.Get(hdrTruncated), nil
 }
 
 // HeadAccount returns an account's usage totals.
