@@ -5,9 +5,10 @@
 #
 #   PEERS=path/to/shared/peers scripts/bench-peers.sh
 #
-# PEERS is the directory holding bench/anchors.sh and minio/start.sh (the peers kit; see its
-# README for building MinIO and warp, and swift/setup.sh for the Swift cluster, which must
-# already run). Environment: ROUNDS (1), TARGETS ("cairn minio-single swift"), and every
+# Optional, and not part of the test suite: it needs a peers kit that is not in the repository
+# (the team's ../shared/peers, say), the directory PEERS holding bench/anchors.sh and
+# minio/start.sh (see its README for building MinIO and warp). The Swift peer must already run
+# (test/peers/swift/setup.sh). Environment: ROUNDS (1), TARGETS ("cairn minio-single swift"), and every
 # anchors.sh variable (DURATION, CONCURRENCY, TESTS, ...).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

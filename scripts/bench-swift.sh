@@ -4,16 +4,19 @@
 # bench's own client cost against warp's on the same target. Writes JSON per run and a
 # markdown summary (summary.md) to $OUT. Used for the tables in docs/benchmarks.md.
 #
-#   PEERS=/path/to/shared/peers scripts/bench-swift.sh
+#   scripts/bench-swift.sh
 #
-# Environment: PEERS (the peers kit; its swift/ must be set up: swift/setup.sh), OUT (default
-# /var/tmp/cairn-bench-swift/<time>), DURATION (20s), CONCURRENCY (16), TESTS (put4k get4k put1m
-# get1m A D), TARGETS (cairn swift swift-s3), WARP (default /var/tmp/cairn-peers/bin/warp; the
-# warp comparison is skipped when it is missing), D_OBJECTS (20: workload D's objects are 1-128
-# MiB and Swift keeps three replicas on an 8 GiB image).
+# The Swift peer is the repository's: test/peers/swift/setup.sh reuses a Swift that already
+# answers on 127.0.0.1:8080, else installs and starts one (root). Environment: PEERS (optional:
+# another peers kit of the same layout, such as the team's ../shared/peers, whose swift/setup.sh
+# is used instead), OUT (default /var/tmp/cairn-bench-swift/<time>), DURATION (20s), CONCURRENCY
+# (16), TESTS (put4k get4k put1m get1m A D), TARGETS (cairn swift swift-s3), WARP (optional:
+# a built warp, default /var/tmp/cairn-peers/bin/warp; the warp comparison is skipped when it
+# is missing), D_OBJECTS (20: workload D's objects are 1-128 MiB and Swift keeps three replicas
+# on an 8 GiB image).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-PEERS=${PEERS:?set PEERS to the peers kit directory}
+PEERS=${PEERS:-$PWD/test/peers}
 OUT=${OUT:-/var/tmp/cairn-bench-swift/$(date -u +%Y%m%dT%H%M%SZ)}
 DURATION=${DURATION:-20s}
 CONCURRENCY=${CONCURRENCY:-16}
@@ -36,7 +39,7 @@ for _ in $(seq 50); do
     sleep 0.2
 done
 [ -n "$ep" ] || { cat "$OUT/server.log"; exit 1; }
-curl -sf -m 5 http://127.0.0.1:8080/info >/dev/null || "$PEERS/swift/start.sh"
+curl -sf -m 5 http://127.0.0.1:8080/info >/dev/null || SWIFT_SKIP_VERIFY=1 "$PEERS/swift/setup.sh"
 
 # CPU seconds (user+system) used so far by a set of processes.
 cpu_of() { python3 - "$@" <<'EOF'

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs, skipping whatever is already there:
 #   - Debian packages: rclone (a real S3 client), python3-venv (on Debian's own python3),
-#     chromium (renders the HTML bench report in internal/bench/htmlreport's browser test);
+#     chromium (renders the HTML bench report in internal/bench/htmlreport's browser test),
+#     curl, and python3-swift, python3-swiftclient, python3-boto3 (OpenStack Swift 2.30.1,
+#     which Swift's functional tests import);
 #   - a Python venv with the pinned real clients of test/clients/requirements.txt
-#     (boto3, aws cli v1, s3cmd, pytest) under the cache dir (default .cache/venv).
+#     (boto3, aws cli v1, s3cmd, pytest) under the cache dir (default .cache/venv);
+#   - for Swift's functional tests (test/peers/swift/functests.sh --prepare): swift 2.30.1's
+#     test tree from its source distribution on PyPI and a venv with the test runner, both
+#     pinned by hash (.cache/swift-2.30.1, .cache/venv-swift).
 # Needs root (or sudo) only when a Debian package is missing. Safe to re-run: a second run
 # with nothing to do takes about a second.
 set -euo pipefail
@@ -30,6 +35,14 @@ apt_install() {
 }
 
 command -v rclone >/dev/null || apt_install rclone
+command -v curl >/dev/null || apt_install curl
+# Swift's functional tests run on Debian's OpenStack Swift (the version their tree is pinned to).
+swift_pkgs=()
+for p in python3-swift python3-swiftclient python3-boto3 python3-venv; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || swift_pkgs+=("$p")
+done
+((${#swift_pkgs[@]} == 0)) || apt_install "${swift_pkgs[@]}"
+test/peers/swift/functests.sh --prepare pypi >/dev/null
 # Any browser the htmlreport test would use will do (CAIRN_CHROMIUM names one explicitly);
 # Debian's package is chromium.
 [[ -n ${CAIRN_CHROMIUM:-} ]] || command -v chromium >/dev/null || command -v chromium-browser >/dev/null ||

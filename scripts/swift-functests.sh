@@ -6,44 +6,41 @@
 #   scripts/swift-functests.sh [FILTER...]        # FILTER: stestr regexes, e.g. test.functional.test_dlo
 #   scripts/swift-functests.sh --baseline         # record OpenStack Swift's result (needs the Swift peer)
 #
+# Everything it needs comes from the repository's test/peers/swift/functests.sh, which makes
+# what is missing and caches it under $CAIRN_CACHE: Debian's python3-swift 2.30.1 (apt-get, as
+# root), the test tree from swift 2.30.1's source distribution on PyPI (pinned by hash) and a
+# venv with the test runner (pinned by hash). No running OpenStack Swift is needed, except for
+# --baseline (test/peers/swift/setup.sh starts one).
+#
 # Cairn is started on a loopback port with a temporary data directory, and the tempauth users
-# the tests expect are made with `cairn admin` (test:tester/testing and so on). The tests run
-# through the peers kit's functests.sh (CAIRN_PEERS, default ../shared/peers). Then
+# the tests expect are made with `cairn admin` (test:tester/testing and so on). Then
 # test/swift-functests/compare.py checks the result: every test that OpenStack Swift passes
 # (swift-baseline.txt) must pass on Cairn unless expected-failures.txt names it with a reason.
 # Exit status: 0 when that holds, 1 when it does not, 2 when the run could not be made.
 #
 # Environment: CAIRN_BIN (a built cairn; default: build into $CAIRN_CACHE/bin), CAIRN_CACHE
-# (default .cache), OUT (default $CAIRN_CACHE/swift-functests), SUITES (default both).
+# (default .cache), OUT (default $CAIRN_CACHE/swift-functests), SUITES (default both), VENV
+# (default $CAIRN_CACHE/venv-swift), CAIRN_LOG_LEVEL.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo=$PWD
-peers=${CAIRN_PEERS:-$repo/../shared/peers}
 cache=${CAIRN_CACHE:-$repo/.cache}
+export CAIRN_CACHE=$cache
 OUT=${OUT:-$cache/swift-functests}
 here=$repo/test/swift-functests
-VENV=${VENV:-/var/tmp/cairn-peers/venv-swift}
+functests=$repo/test/peers/swift/functests.sh
+VENV=${VENV:-$cache/venv-swift}
 export VENV
 
-if [ ! -x "$peers/swift/functests.sh" ]; then
-  echo "swift-functests: no peers kit at $peers (set CAIRN_PEERS)" >&2
-  exit 2
-fi
-# The tests import Debian's python3-swift (the same 2.30 the peer runs).
-if ! /usr/bin/python3 -c 'import swift' 2>/dev/null; then
-  if [ "$(id -u)" = 0 ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-swift python3-venv >/dev/null ||
-      { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-swift python3-venv >/dev/null; }
-  fi
-  /usr/bin/python3 -c 'import swift' 2>/dev/null || { echo "swift-functests: python3-swift is missing" >&2; exit 2; }
-fi
+# Debian's python3-swift, the test tree and the venv (quick when they are cached).
+"$functests" --prepare pypi || exit 2
 rm -rf "$OUT"; mkdir -p "$OUT"
 
 if [ "${1:-}" = --baseline ]; then
   shift
   endpoint=${SWIFT_ENDPOINT:-http://127.0.0.1:8080}
   curl -sf -m 3 "$endpoint/info" >/dev/null || { echo "swift-functests: no OpenStack Swift at $endpoint" >&2; exit 2; }
-  ENDPOINT=$endpoint OUT=$OUT/run "$peers/swift/functests.sh" pypi "$@" | tail -3
+  ENDPOINT=$endpoint OUT=$OUT/run "$functests" pypi "$@" | tail -3
   "$VENV/bin/python" "$here/compare.py" results "$OUT/run" > "$OUT/results.txt" || exit 2
   grep '^success ' "$OUT/results.txt" | cut -d' ' -f2 | sort > "$here/swift-baseline.txt"
   echo "recorded $(wc -l < "$here/swift-baseline.txt") tests that OpenStack Swift passes in $here/swift-baseline.txt"
@@ -74,7 +71,7 @@ done
 [ -n "$endpoint" ] || { echo "swift-functests: cairn did not start" >&2; exit 2; }
 echo "cairn at $endpoint (log $OUT/cairn.log)"
 
-# tempauth's users as the peers kit's Swift has them (see its README): account admins, a
+# tempauth's users as the Swift peer has them (test/peers/swift/setup.sh): account admins, a
 # non-admin (tester3), and the service and reseller users, whose special roles Cairn lacks.
 adm() {
   "$bin" admin --endpoint "$endpoint" --access-key "$root_ak" --secret-key "$root_sk" "$@" >/dev/null 2>"$OUT/admin.err" ||
@@ -92,9 +89,14 @@ mkuser test5:tester5 testing5 --admin
 mkuser test6:tester6 testing6 --admin
 
 started=$SECONDS
-ENDPOINT=$endpoint OUT=$OUT/run "$peers/swift/functests.sh" pypi "$@" > "$OUT/functests.log" 2>&1
+ENDPOINT=$endpoint OUT=$OUT/run "$functests" pypi "$@" > "$OUT/functests.log" 2>&1
+status=$?
 tail -1 "$OUT/functests.log"
 echo "functional tests took $((SECONDS - started)) s"
+if [ "$status" = 2 ]; then
+  echo "swift-functests: the tests could not be run ($OUT/functests.log)" >&2
+  exit 2
+fi
 "$VENV/bin/python" "$here/compare.py" results "$OUT/run" > "$OUT/results.txt" || exit 2
 filtered=
 [ $# -gt 0 ] && filtered=--filtered

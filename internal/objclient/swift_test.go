@@ -21,7 +21,7 @@ func swiftEnv(t *testing.T) (authURL, user, key string) {
 	authURL = os.Getenv("CAIRN_TEST_SWIFT_AUTH")
 	if authURL == "" {
 		t.Skip("no Swift to test against: set CAIRN_TEST_SWIFT_AUTH=http://127.0.0.1:8080/auth/v1.0 " +
-			"(and CAIRN_TEST_SWIFT_USER, CAIRN_TEST_SWIFT_KEY unless test:tester/testing); see the peers kit's swift/README.md (../shared/peers)")
+			"(and CAIRN_TEST_SWIFT_USER, CAIRN_TEST_SWIFT_KEY unless test:tester/testing); start one with test/peers/swift/setup.sh (as root; docs/testing.md)")
 	}
 	user, key = os.Getenv("CAIRN_TEST_SWIFT_USER"), os.Getenv("CAIRN_TEST_SWIFT_KEY")
 	if user == "" {

@@ -122,9 +122,9 @@ stages:
 	c.fails("cannot reach", "bench", "run", "--workload", "A", "--endpoint", closedEndpoint(t))
 }
 
-// TestBenchAgainstSwiftPeer runs the bench against the real OpenStack Swift of the peers kit,
-// through its native API and its s3api, when CAIRN_TEST_SWIFT_AUTH names it (scripts/test.sh
-// sets it up and exports it when the kit is on the machine).
+// TestBenchAgainstSwiftPeer runs the bench against the real OpenStack Swift peer, through its
+// native API and its s3api, when CAIRN_TEST_SWIFT_AUTH names it (scripts/test.sh starts it with
+// test/peers/swift/setup.sh and exports it when it can run there: root and apt-get).
 func TestBenchAgainstSwiftPeer(t *testing.T) {
 	auth := os.Getenv("CAIRN_TEST_SWIFT_AUTH")
 	if auth == "" {
