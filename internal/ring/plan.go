@@ -18,7 +18,7 @@ import (
 //     rounded down the tree so that children add up to their parent exactly (largest
 //     remainders get the extra ones).
 type plan struct {
-	nodes []planNode // nodes[0] is the cluster
+	nodes []planNode  // nodes[0] is the cluster
 	leaf  map[int]int // device index (in Builder.Devices) -> its leaf node
 }
 
@@ -49,7 +49,9 @@ func newPlan(devs []BuilderDevice, active []int, replicas, parts int) *plan {
 	// Devices sorted by tier keys, so that the tree (and every tie) comes out the same for the
 	// same devices whatever order they were added in.
 	order := append([]int(nil), active...)
-	sort.Slice(order, func(i, j int) bool { return lessKey(devTiers(&devs[order[i]].Device)[3], devTiers(&devs[order[j]].Device)[3]) })
+	sort.Slice(order, func(i, j int) bool {
+		return lessKey(devTiers(&devs[order[i]].Device)[3], devTiers(&devs[order[j]].Device)[3])
+	})
 	for _, di := range order {
 		parent := 0
 		for _, k := range devTiers(&devs[di].Device) {

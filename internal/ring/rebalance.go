@@ -64,7 +64,7 @@ type rebalancer struct {
 	parts   int
 	row     [][]int // [replica][part] -> index in b.Devices, -1 for none
 	orig    [][]int
-	moved   []bool // the partition moved (or lost a replica) in this rebalance
+	moved   []bool   // the partition moved (or lost a replica) in this rebalance
 	placed  [][]bool // [replica][part]: this replica moved in this rebalance, and may again
 	now     int64
 	minAge  int64
