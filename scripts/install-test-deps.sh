@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs, skipping whatever is already there:
 #   - Debian packages: rclone (a real S3 client), python3-venv (on Debian's own python3),
-#     chromium (renders the HTML bench report in internal/bench/htmlreport's browser test);
+#     chromium (renders the HTML bench report in internal/bench/htmlreport's browser test),
+#     swift (swift-ring-builder and Swift's Python ring code, which internal/ring's tests
+#     compare Cairn's ring files and builder with);
 #   - a Python venv with the pinned real clients of test/clients/requirements.txt
 #     (boto3, aws cli v1, s3cmd, pytest) under the cache dir (default .cache/venv).
 # Needs root (or sudo) only when a Debian package is missing. Safe to re-run: a second run
@@ -30,6 +32,8 @@ apt_install() {
 }
 
 command -v rclone >/dev/null || apt_install rclone
+{ command -v swift-ring-builder >/dev/null && /usr/bin/python3 -c 'import swift.common.ring' 2>/dev/null; } ||
+  apt_install swift
 # Any browser the htmlreport test would use will do (CAIRN_CHROMIUM names one explicitly);
 # Debian's package is chromium.
 [[ -n ${CAIRN_CHROMIUM:-} ]] || command -v chromium >/dev/null || command -v chromium-browser >/dev/null ||

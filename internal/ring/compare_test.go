@@ -22,7 +22,13 @@ func TestCompareWithSwiftRingBuilder(t *testing.T) {
 	if err != nil {
 		t.Skip("swift-ring-builder is not installed (Debian's swift package): nothing to compare with")
 	}
-	const power, replicas, seed = 10, 3, 1
+	const power, replicas = 10, 3
+	seed := 1
+	if s := os.Getenv("CAIRN_RING_COMPARE_SEED"); s != "" {
+		if seed, err = strconv.Atoi(s); err != nil {
+			t.Fatalf("CAIRN_RING_COMPARE_SEED: %v", err)
+		}
+	}
 	type dev struct {
 		region, zone int
 		ip, name     string
@@ -124,14 +130,14 @@ func TestCompareWithSwiftRingBuilder(t *testing.T) {
 			addCairn(d)
 		}
 		start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
-		if _, err := b.Rebalance(start, seed); err != nil {
+		if _, err := b.Rebalance(start, uint64(seed)); err != nil {
 			t.Fatal(err)
 		}
 		caBefore, _ := b.Ring()
 		for _, d := range tc.added {
 			addCairn(d)
 		}
-		if _, err := b.Rebalance(start.Add(time.Hour), seed); err != nil {
+		if _, err := b.Rebalance(start.Add(time.Hour), uint64(seed)); err != nil {
 			t.Fatal(err)
 		}
 		caAfter, _ := b.Ring()
