@@ -3,7 +3,8 @@
 #   - Debian packages: rclone (a real S3 client), python3-venv (on Debian's own python3),
 #     chromium (renders the HTML bench report in internal/bench/htmlreport's browser test),
 #     curl, and python3-swift, python3-swiftclient, python3-boto3 (OpenStack Swift 2.30.1,
-#     which Swift's functional tests import);
+#     which Swift's functional tests import); swift (swift-ring-builder and Swift's Python
+#     ring code, which internal/ring's tests compare Cairn's ring files and builder with);
 #   - a Python venv with the pinned real clients of test/clients/requirements.txt
 #     (boto3, aws cli v1, s3cmd, pytest) under the cache dir (default .cache/venv);
 #   - for Swift's functional tests (test/peers/swift/functests.sh --prepare): swift 2.30.1's
@@ -43,6 +44,8 @@ for p in python3-swift python3-swiftclient python3-boto3 python3-venv; do
 done
 ((${#swift_pkgs[@]} == 0)) || apt_install "${swift_pkgs[@]}"
 test/peers/swift/functests.sh --prepare pypi >/dev/null
+{ command -v swift-ring-builder >/dev/null && /usr/bin/python3 -c 'import swift.common.ring' 2>/dev/null; } ||
+  apt_install swift
 # Any browser the htmlreport test would use will do (CAIRN_CHROMIUM names one explicitly);
 # Debian's package is chromium.
 [[ -n ${CAIRN_CHROMIUM:-} ]] || command -v chromium >/dev/null || command -v chromium-browser >/dev/null ||

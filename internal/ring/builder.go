@@ -173,6 +173,14 @@ func (b *Builder) SetWeight(id int, weight float64) error {
 	return nil
 }
 
+// ForgetMoves lets every partition move at the next rebalance, as if min_part_hours had passed
+// since each last moved (for when data must move now, a failed disk's partitions elsewhere).
+func (b *Builder) ForgetMoves() {
+	for p := range b.LastMoved {
+		b.LastMoved[p] = math.MinInt64 / 2
+	}
+}
+
 // Ring returns the ring of the current assignment (devices marked for removal included, until
 // the rebalance that removes them).
 func (b *Builder) Ring() (*Ring, error) {

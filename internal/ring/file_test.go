@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // pyRing is what Swift's own Python ring code makes of a ring file (testdata/swiftring.py).
@@ -353,6 +354,33 @@ func TestSwiftReadsCairnRing(t *testing.T) {
 	got, err := Load(path)
 	if err != nil || !sameRing(r, got) {
 		t.Fatalf("Load after WriteFile: %v", err)
+	}
+	compareWithSwift(t, path, got, true)
+
+	// And a ring the builder made: three regions, zones, nodes with two devices.
+	b, err := NewBuilder(7, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 9 {
+		d := Device{ID: -1, Region: 1 + i%3, Zone: 1 + i%2, Node: fmt.Sprintf("10.%d.0.%d:6200", i%3, i/2), Name: fmt.Sprintf("sd%c", 'a'+i%2), Weight: float64(100 + 10*i)}
+		if _, err := b.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Rebalance(time.Unix(1e9, 0), 5); err != nil {
+		t.Fatal(err)
+	}
+	built, err := b.Ring()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(t.TempDir(), "container.ring.gz")
+	if err := WriteFile(path, built); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = Load(path); err != nil {
+		t.Fatal(err)
 	}
 	compareWithSwift(t, path, got, true)
 }

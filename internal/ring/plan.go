@@ -11,8 +11,8 @@ import (
 //   - Each device's share of a partition's replicas ("replicanths") follows its weight, but a
 //     device holds at most one replica of a partition, so a device whose weight asks for more
 //     gets 1 and the rest is shared among the others by weight. A tier's share is its devices'.
-//   - A partition may have at most ceil(share) replicas in a tier: as widely dispersed as the
-//     weights allow. Where weights ask for more than an even spread (a zone with most of the
+//   - A partition may have at most ceil(share) replicas in a tier, and gets floor(share) there
+//     first: as widely dispersed as the weights allow. Where weights ask for more than an even spread (a zone with most of the
 //     weight), weight wins, as in Swift with overload 0, and the dispersion figure shows it.
 //   - The partition-replicas a tier wants (its quota) is its share times the partitions,
 //     rounded down the tree so that children add up to their parent exactly (largest
@@ -29,6 +29,7 @@ type planNode struct {
 	dev      int     // device index for a leaf, else -1
 	share    float64 // replicas of each partition
 	max      int     // replicas of one partition at most
+	min      int     // replicas of one partition at least, where it can be had
 	quota    int     // partition-replicas wanted
 	have     int     // partition-replicas held (kept up to date while rebalancing)
 }
@@ -104,6 +105,7 @@ func newPlan(devs []BuilderDevice, active []int, replicas, parts int) *plan {
 	for i := range pl.nodes {
 		n := &pl.nodes[i]
 		n.max = int(math.Ceil(n.share - 1e-9))
+		n.min = int(math.Floor(n.share + 1e-9))
 		if n.dev >= 0 {
 			n.max = min(n.max, 1)
 		}

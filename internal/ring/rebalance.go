@@ -2,6 +2,7 @@ package ring
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -69,7 +70,7 @@ type rebalancer struct {
 	now     int64
 	minAge  int64
 	rng     *rand.Rand
-	tie     []uint64 // per plan node: a random rank that breaks ties between equal tiers
+	tie     []uint64 // per plan node: a random rank that orders equal tiers (drawn per pick)
 	cnt     []int    // per plan node: replicas of the partition at hand (see count)
 	touched []int
 	scratch [5][]int
@@ -193,9 +194,10 @@ func (s *rebalancer) assign(p, r, leaf int) {
 	s.add(leaf, 1)
 }
 
-// pick finds a leaf for one more replica of the counted partition, below tier n: the child
-// furthest below its quota first, among those the partition may still use; with strict, only
-// tiers below their quota.
+// pick finds a leaf for one more replica of the counted partition, below tier n, among the
+// children the partition may still use (with strict, only those below their quota): first a
+// child where the partition has fewer replicas than the plan's minimum, then the child
+// furthest below its quota.
 func (s *rebalancer) pick(n int, strict bool) int {
 	node := &s.pl.nodes[n]
 	if node.dev >= 0 {
@@ -210,9 +212,20 @@ func (s *rebalancer) pick(n int, strict bool) int {
 		}
 		cands = append(cands, c)
 	}
+	// Tiers within one sixteenth of their quota of each other count as equal and are taken in
+	// a random order: always taking the very roomiest would deal partitions round-robin, so
+	// that each device would share its partitions with the same few others, and could later
+	// hand them to a new device only by way of those (more moves), and a failed device's
+	// partitions would be re-replicated from few sources.
+	for _, c := range cands {
+		s.tie[c] = s.rng.Uint64()
+	}
 	sort.Slice(cands, func(i, j int) bool {
 		a, b := &s.pl.nodes[cands[i]], &s.pl.nodes[cands[j]]
-		if ra, rb := a.room(), b.room(); ra != rb {
+		if na, nb := s.cnt[cands[i]] < a.min, s.cnt[cands[j]] < b.min; na != nb {
+			return na
+		}
+		if ra, rb := bucket(a.room()), bucket(b.room()); ra != rb {
 			return ra > rb
 		}
 		return s.tie[cands[i]] < s.tie[cands[j]]
@@ -225,6 +238,9 @@ func (s *rebalancer) pick(n int, strict bool) int {
 	}
 	return -1
 }
+
+// bucket groups relative rooms into sixteenths.
+func bucket(room float64) float64 { return math.Floor(room * 16) }
 
 // place puts replica r of partition p (unassigned, and counted) on the best device: below
 // quota if it can, else anywhere the plan allows, else on any device not holding it.
@@ -366,26 +382,47 @@ func (s *rebalancer) balanceDirect() {
 			continue
 		}
 		start := s.rng.IntN(len(list))
-		for i := range list {
-			if s.pl.nodes[leaf].have <= s.pl.nodes[leaf].quota {
-				break
-			}
-			p := list[(start+i)%len(list)]
-			r := s.replicaOn(p, di)
-			if r < 0 || !s.mayMove(p, r) {
-				continue
-			}
-			s.unassign(p, r)
-			s.count(p, -1)
-			if l := s.pick(0, true); l >= 0 {
-				s.assign(p, r, l)
-				s.moved[p] = true
-				s.placed[r][p] = true
-			} else {
-				s.assign(p, r, leaf)
+		// First the partitions that have more than one replica (and more than the plan's
+		// minimum) in a region, zone or node of this device: moving those disperses too.
+		for pass := range 2 {
+			for i := range list {
+				if s.pl.nodes[leaf].have <= s.pl.nodes[leaf].quota {
+					break
+				}
+				p := list[(start+i)%len(list)]
+				r := s.replicaOn(p, di)
+				if r < 0 || !s.mayMove(p, r) || pass == 0 && !s.crowded(p, leaf) {
+					continue
+				}
+				s.give(p, r, leaf)
 			}
 		}
 	}
+}
+
+// crowded says whether partition p has more than one replica, and more than the plan's
+// minimum, in the region, zone or node of a leaf.
+func (s *rebalancer) crowded(p, leaf int) bool {
+	s.count(p, -1)
+	for t := s.pl.nodes[leaf].parent; t > 0; t = s.pl.nodes[t].parent {
+		if s.cnt[t] > max(s.pl.nodes[t].min, 1) {
+			return true
+		}
+	}
+	return false
+}
+
+// give moves replica r of partition p from a leaf to the best leaf below its quota, if any.
+func (s *rebalancer) give(p, r, leaf int) {
+	s.unassign(p, r)
+	s.count(p, -1)
+	if l := s.pick(0, true); l >= 0 {
+		s.assign(p, r, l)
+		s.moved[p] = true
+		s.placed[r][p] = true
+		return
+	}
+	s.assign(p, r, leaf)
 }
 
 // balanceChains moves what balanceDirect could not, along chains of devices: the device above
