@@ -456,24 +456,29 @@ func (h *Handler) container(ctx context.Context, w http.ResponseWriter, r *http.
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	case http.MethodGet:
-		opts, err := readListQuery(r.URL.Query())
-		if err != nil {
-			return err
-		}
-		l, err := h.node.ListObjects(ctx, p.Device, p.Part, p.Account, p.Container, opts)
-		if err != nil {
-			return err
-		}
-		b, err := encodeObjectListing(l, opts.Reverse)
-		if err != nil {
-			return err
-		}
-		return writeListing(w, b, l.Truncated)
+		return serveListing(w, r, func(opts meta.ListOptions) ([]byte, bool, error) {
+			l, err := h.node.ListObjects(ctx, p.Device, p.Part, p.Account, p.Container, opts)
+			if err != nil {
+				return nil, false, err
+			}
+			b, err := encodeObjectListing(l, opts.Reverse)
+			return b, l.Truncated, err
+		})
 	}
 	return methodNotAllowed(r.Method)
 }
 
-func writeListing(w http.ResponseWriter, b []byte, truncated bool) error {
+// serveListing answers a listing GET (of a container or of an account): the page that list
+// encodes for the query's options, and whether more follow.
+func serveListing(w http.ResponseWriter, r *http.Request, list func(meta.ListOptions) ([]byte, bool, error)) error {
+	opts, err := readListQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	b, truncated, err := list(opts)
+	if err != nil {
+		return err
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set(hdrTruncated, strconv.FormatBool(truncated))
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
@@ -493,19 +498,14 @@ func (h *Handler) account(ctx context.Context, w http.ResponseWriter, r *http.Re
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	case http.MethodGet:
-		opts, err := readListQuery(r.URL.Query())
-		if err != nil {
-			return err
-		}
-		l, err := h.node.ListContainers(ctx, p.Device, p.Part, p.Account, opts)
-		if err != nil {
-			return err
-		}
-		b, err := encodeContainerListing(l, opts.Reverse)
-		if err != nil {
-			return err
-		}
-		return writeListing(w, b, l.Truncated)
+		return serveListing(w, r, func(opts meta.ListOptions) ([]byte, bool, error) {
+			l, err := h.node.ListContainers(ctx, p.Device, p.Part, p.Account, opts)
+			if err != nil {
+				return nil, false, err
+			}
+			b, err := encodeContainerListing(l, opts.Reverse)
+			return b, l.Truncated, err
+		})
 	}
 	return methodNotAllowed(r.Method)
 }
