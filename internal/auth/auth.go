@@ -10,6 +10,10 @@
 // by temp file → fsync → rename → fsync dir, so that a crash leaves the old or the new file,
 // never a mix. Changes are rare (an administrator's), lookups are on every request: readers
 // share an immutable snapshot under an RWMutex, and writers build the next snapshot aside.
+//
+// In a cluster (OpenCluster, cluster.go) the same state is one encrypted object in the cluster
+// instead of the file, changed by compare-and-swap and read by every proxy; the root key is the
+// operator's, given to every proxy alike.
 package auth
 
 import (
@@ -86,6 +90,11 @@ func (c *Config) Validate() error {
 	if c.Dir == "" {
 		return errors.New("auth: no directory")
 	}
+	return c.validateKeys()
+}
+
+// validateKeys checks what is not about where the store is kept, and fills in defaults.
+func (c *Config) validateKeys() error {
 	if (c.RootAccessKey == "") != (c.RootSecretKey == "") {
 		return fmt.Errorf("auth: give both the root access key and the root secret key, or neither: %w", ErrInvalidKey)
 	}
@@ -115,9 +124,13 @@ func validKey(access, secret string) error {
 
 // Store is the tenant store. It is safe for concurrent use.
 type Store struct {
-	cfg  Config
-	root Key
-	path string // the tenants file
+	cfg     Config
+	root    Key
+	backend backend
+	// cluster is the cluster's side of a store OpenCluster made (nil for the file).
+	cluster *clusterSync
+	// tokenKey signs Swift tokens (SwiftTokenKey).
+	tokenKey []byte
 
 	// wmu serializes changes, so that each builds on the last one written; mu guards the
 	// snapshot pointer only, so that lookups never wait for a change's fsync.
@@ -130,10 +143,11 @@ type Store struct {
 const (
 	credentialsFile = "root-credentials.json"
 	tenantsFile     = "tenants.json"
+	tokenKeyFile    = "swift-token-key.json"
 )
 
-// Open loads the store. generated is the root key when Open just created it (the caller shows
-// it once), nil otherwise.
+// Open loads the store kept in Config.Dir (the embedded default). generated is the root key
+// when Open just created it (the caller shows it once), nil otherwise.
 func Open(cfg Config) (s *Store, generated *Key, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
@@ -146,24 +160,44 @@ func Open(cfg Config) (s *Store, generated *Key, err error) {
 		}
 	}
 	root.Account, root.User, root.Admin, root.Root = RootAccount, RootUser, true, true
-	s = &Store{cfg: cfg, root: root, path: filepath.Join(cfg.Dir, tenantsFile)}
-	removeTemps(s.path)
-	st, err := loadTenants(s.path)
+	path := filepath.Join(cfg.Dir, tenantsFile)
+	s = &Store{cfg: cfg, root: root, backend: fileBackend{path: path}}
+	if s.tokenKey, err = loadOrGenerateTokenKey(cfg.Dir); err != nil {
+		return nil, nil, err
+	}
+	removeTemps(path)
+	st, err := loadTenants(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	if st == nil {
-		// First start: the root account gets its created time now, and the file exists from
-		// here on, so that the time does not change with every restart.
-		st = &state{Version: stateVersion, Accounts: map[string]*accountRecord{}}
-		st.Accounts[RootAccount] = &accountRecord{Created: cfg.Now().UTC(), Users: map[string]*userRecord{}}
-		if err := writeFileDurably(s.path, st); err != nil {
+		// First start: the file exists from here on, so that the root account's created time
+		// does not change with every restart.
+		st = initialState(cfg.Now())
+		if err := writeFileDurably(path, st); err != nil {
 			return nil, nil, err
 		}
 	}
 	s.snap = newSnapshot(st, root, cfg.Logger)
 	return s, generated, nil
 }
+
+// Close stops what the store runs in the background (a cluster store's polling); lookups and
+// changes still work after it, without news from other proxies.
+func (s *Store) Close() {
+	if s.cluster != nil {
+		s.cluster.stop()
+	}
+}
+
+// SwiftTokenKey is the key the Swift front end signs its tokens with (swift.Config.TokenKey).
+// In the embedded default it is random, made on first start and kept in the data directory
+// (swift-token-key.json, mode 0600), so that tokens survive a restart; it is not derived from
+// the root secret, because every Swift user holds tokens, and a token tagged with a key derived
+// from a weak operator-chosen root secret would let any of them guess that secret offline. In
+// a cluster it is derived from the cluster secret, so that every proxy accepts the tokens of
+// every other.
+func (s *Store) SwiftTokenKey() []byte { return s.tokenKey }
 
 // current returns the snapshot lookups read.
 func (s *Store) current() *snapshot {
@@ -173,12 +207,17 @@ func (s *Store) current() *snapshot {
 }
 
 // Lookup returns the key with the given access key. The secret is for the front end's HMAC
-// check; the lookup itself is a map access, which reveals nothing about any secret.
+// check; the lookup itself is a map access, which reveals nothing about any secret. In a
+// cluster, a key this proxy does not know may have just been made through another: the store
+// looks at the cluster's state again (at most once per ClusterConfig.MissRefreshGap) first.
 func (s *Store) Lookup(ctx context.Context, accessKey string) (Key, error) {
 	if err := ctx.Err(); err != nil {
 		return Key{}, err
 	}
 	k, ok := s.current().byAccess[accessKey]
+	if !ok && s.refreshOnMiss(ctx) {
+		k, ok = s.current().byAccess[accessKey]
+	}
 	if !ok {
 		return Key{}, fmt.Errorf("auth: %w", ErrUnknownKey)
 	}
@@ -189,29 +228,70 @@ func (s *Store) Lookup(ctx context.Context, accessKey string) (Key, error) {
 // mismatch, unknown account or user included, is ErrBadSwiftKey, and the comparison is made in
 // constant time against a stand-in when the user does not exist, so that neither the answer
 // nor its timing tells which part was wrong. The root user is "root:root" with the root key's
-// secret.
+// secret. In a cluster a failure looks at the cluster's state again, as Lookup does: the user,
+// or its rotated key, may be another proxy's news.
 func (s *Store) AuthenticateSwift(ctx context.Context, account, user, key string) (Identity, error) {
 	if err := ctx.Err(); err != nil {
 		return Identity{}, err
 	}
-	snap := s.current()
-	want, id, found := "", Identity{}, false
-	if account == RootAccount && user == RootUser {
-		want, id, found = s.root.SecretKey, Identity{Account: RootAccount, User: RootUser, Admin: true, Root: true}, true
-	} else if a, ok := snap.state.Accounts[account]; ok {
-		if u, ok := a.Users[user]; ok {
-			want, id, found = u.SwiftKey, Identity{Account: account, User: user, Admin: u.Admin}, true
-		}
+	id, ok := s.checkSwift(s.current(), account, user, key)
+	if !ok && s.refreshOnMiss(ctx) {
+		id, ok = s.checkSwift(s.current(), account, user, key)
 	}
+	if !ok {
+		return Identity{}, fmt.Errorf("auth: swift user %q: %w", account+":"+user, ErrBadSwiftKey)
+	}
+	return id, nil
+}
+
+func (s *Store) checkSwift(snap *snapshot, account, user, key string) (Identity, bool) {
+	want, id, found := s.swiftUser(snap, account, user)
 	if !found {
 		want = snap.decoy
 	}
 	// Hashing first makes the comparison independent of the lengths too.
 	w, g := sha256.Sum256([]byte(want)), sha256.Sum256([]byte(key))
 	if subtle.ConstantTimeCompare(w[:], g[:]) != 1 || !found || key == "" {
-		return Identity{}, fmt.Errorf("auth: swift user %q: %w", account+":"+user, ErrBadSwiftKey)
+		return Identity{}, false
 	}
-	return id, nil
+	return id, true
+}
+
+// swiftUser returns a Swift user's key and identity.
+func (s *Store) swiftUser(snap *snapshot, account, user string) (key string, id Identity, found bool) {
+	if account == RootAccount && user == RootUser {
+		return s.root.SecretKey, Identity{Account: RootAccount, User: RootUser, Admin: true, Root: true}, true
+	}
+	if a, ok := snap.state.Accounts[account]; ok {
+		if u, ok := a.Users[user]; ok {
+			return u.SwiftKey, Identity{Account: account, User: user, Admin: u.Admin}, true
+		}
+	}
+	return "", Identity{}, false
+}
+
+// swiftFingerprintLabel keeps the fingerprint of a Swift key from being the plain hash of it.
+const swiftFingerprintLabel = "cairn swift key fingerprint v1\x00"
+
+// SwiftKeyFingerprint returns a Swift user's identity and a fingerprint of its current Swift
+// key: a hash that changes when the key is rotated (and is gone when the user is deleted), so
+// that the Swift front end can bind its tokens to the key they were issued for. It is the
+// same on every proxy of a cluster, and is meant to stay inside the process (the front end
+// folds it into a token's tag, never into the token). An unknown user is ErrNoUser; in a
+// cluster it is first looked for again as by Lookup.
+func (s *Store) SwiftKeyFingerprint(ctx context.Context, account, user string) (Identity, []byte, error) {
+	if err := ctx.Err(); err != nil {
+		return Identity{}, nil, err
+	}
+	key, id, ok := s.swiftUser(s.current(), account, user)
+	if !ok && s.refreshOnMiss(ctx) {
+		key, id, ok = s.swiftUser(s.current(), account, user)
+	}
+	if !ok {
+		return Identity{}, nil, fmt.Errorf("auth: swift user %q: %w", account+":"+user, ErrNoUser)
+	}
+	fp := sha256.Sum256([]byte(swiftFingerprintLabel + key))
+	return id, fp[:], nil
 }
 
 func loadOrGenerateRoot(dir string) (Key, *Key, error) {

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -60,6 +61,11 @@ func (st *state) clone() *state {
 type snapshot struct {
 	state    *state
 	byAccess map[string]Key
+	// version is the stored state's version in the cluster (the object's ETag), which a change
+	// must still find there to replace it; generation counts the cluster's changes, so that a
+	// replica's older copy is never taken for news. Both are zero for the file.
+	version    string
+	generation uint64
 	// decoy stands in for the Swift key of a user that does not exist, so that a failed
 	// lookup costs the same comparison as a wrong key.
 	decoy string
@@ -95,8 +101,17 @@ func loadTenants(path string) (*state, error) {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return nil, fmt.Errorf("auth: read %s: %w", path, err)
 	}
+	if err := checkState(&st, path); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// checkState checks a decoded state against the rules every writer follows, and fills in what
+// an older writer may have left out; where names the state's source in errors.
+func checkState(st *state, where string) error {
 	if st.Version != stateVersion {
-		return nil, fmt.Errorf("auth: %s: format version %d, this binary reads %d", path, st.Version, stateVersion)
+		return fmt.Errorf("auth: %s: format version %d, this binary reads %d", where, st.Version, stateVersion)
 	}
 	if st.Accounts == nil {
 		st.Accounts = map[string]*accountRecord{}
@@ -104,24 +119,24 @@ func loadTenants(path string) (*state, error) {
 	seen := map[string]bool{}
 	for an, a := range st.Accounts {
 		if a == nil {
-			return nil, fmt.Errorf("auth: %s: account %q has no record", path, an)
+			return fmt.Errorf("auth: %s: account %q has no record", where, an)
 		}
 		if err := validName("account", an); err != nil {
-			return nil, fmt.Errorf("auth: %s: %w", path, err)
+			return fmt.Errorf("auth: %s: %w", where, err)
 		}
 		if a.Users == nil {
 			a.Users = map[string]*userRecord{}
 		}
 		for un, u := range a.Users {
 			if u == nil || validName("user", un) != nil || (an == RootAccount && un == RootUser) {
-				return nil, fmt.Errorf("auth: %s: user %q of account %q: %w", path, un, an, ErrInvalidName)
+				return fmt.Errorf("auth: %s: user %q of account %q: %w", where, un, an, ErrInvalidName)
 			}
 			keys := GivenKeys{AccessKey: u.AccessKey, SecretKey: u.SecretKey, SwiftKey: u.SwiftKey}
 			if u.AccessKey == "" || u.SecretKey == "" || u.SwiftKey == "" || keys.validate() != nil {
-				return nil, fmt.Errorf("auth: %s: keys of %s:%s: %w", path, an, un, ErrInvalidKey)
+				return fmt.Errorf("auth: %s: keys of %s:%s: %w", where, an, un, ErrInvalidKey)
 			}
 			if seen[u.AccessKey] {
-				return nil, fmt.Errorf("auth: %s: access key of %s:%s is used twice: %w", path, an, un, ErrInvalidKey)
+				return fmt.Errorf("auth: %s: access key of %s:%s is used twice: %w", where, an, un, ErrInvalidKey)
 			}
 			seen[u.AccessKey] = true
 		}
@@ -129,7 +144,15 @@ func loadTenants(path string) (*state, error) {
 	if st.Accounts[RootAccount] == nil {
 		st.Accounts[RootAccount] = &accountRecord{Users: map[string]*userRecord{}}
 	}
-	return &st, nil
+	return nil
+}
+
+// initialState is the state of a store that starts from nothing: the root account only, created
+// now (and kept from then on, so that its created time does not change with every start).
+func initialState(now time.Time) *state {
+	st := &state{Version: stateVersion, Accounts: map[string]*accountRecord{}}
+	st.Accounts[RootAccount] = &accountRecord{Created: now.UTC(), Users: map[string]*userRecord{}}
+	return st
 }
 
 // maxNameLen bounds account and user names.
@@ -172,6 +195,23 @@ func randomString(n int, alphabet string) string {
 		b[i] = alphabet[v.Int64()]
 	}
 	return string(b)
+}
+
+// backend is where a Store keeps its state: a file of the data directory (the embedded default)
+// or an object in the cluster (cluster.go).
+type backend interface {
+	// save makes st the stored state, provided the stored state is still base's; when another
+	// writer changed it, the error wraps ErrBlobConflict (the caller reloads and applies its
+	// change again). It returns the new state's version and generation.
+	save(ctx context.Context, st *state, base *snapshot) (version string, generation uint64, err error)
+}
+
+// fileBackend keeps the state in tenants.json. The process is its only writer (Store.wmu
+// orders the changes), so it never conflicts and needs no versions.
+type fileBackend struct{ path string }
+
+func (f fileBackend) save(_ context.Context, st *state, _ *snapshot) (string, uint64, error) {
+	return "", 0, writeFile(f.path, st)
 }
 
 // writeFile is how changes reach the disk; tests replace it to simulate failures and crashes.

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -41,26 +42,62 @@ type UserCredentials struct {
 	SwiftKey  string `json:"swift_key"`
 }
 
+// maxUpdateAttempts bounds how often a change is applied again after another writer changed
+// the stored state under it (only a cluster's state has other writers).
+const maxUpdateAttempts = 8
+
 // update applies change to a copy of the current state, writes it and only then makes it the
-// state lookups see: a change that cannot be made durable is not made at all.
+// state lookups see: a change that cannot be made durable is not made at all. When another
+// proxy changed the cluster's state since this one read it, the write is refused (compare and
+// swap), and change is applied again to the state as it now is, so that neither change is lost
+// and each is checked against the other (two creations of one account: the second fails).
 func (s *Store) update(ctx context.Context, change func(st *state) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	next := s.current().state.clone()
-	if err := change(next); err != nil {
-		return err
+	for attempt := 1; ; attempt++ {
+		base := s.current()
+		next := base.state.clone()
+		if err := change(next); err != nil {
+			return err
+		}
+		version, gen, err := s.backend.save(ctx, next, base)
+		if errors.Is(err, ErrBlobConflict) && attempt < maxUpdateAttempts {
+			if err := s.reloadAfterConflict(ctx, attempt); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		snap := newSnapshot(next, s.root, s.cfg.Logger)
+		snap.version, snap.generation = version, gen
+		s.install(snap, true)
+		return nil
 	}
-	if err := writeFile(s.path, next); err != nil {
-		return err
-	}
-	snap := newSnapshot(next, s.root, s.cfg.Logger)
+}
+
+// install makes snap the state lookups see, unless it is older than the one they see: a
+// writer's own change replaces a snapshot of the same generation, a reload only a different
+// one (a stale replica's copy of the cluster's object is older, and ignored). It reports
+// whether snap was installed.
+func (s *Store) install(snap *snapshot, written bool) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := s.snap
+	if cur != nil {
+		if snap.generation < cur.generation {
+			return false
+		}
+		if !written && snap.generation == cur.generation && snap.version == cur.version {
+			return false
+		}
+	}
 	s.snap = snap
-	s.mu.Unlock()
-	return nil
+	return true
 }
 
 func accountOf(name string, a *accountRecord) Account {
