@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -74,5 +75,30 @@ func TestConfigValidate(t *testing.T) {
 		if err := c.Validate(); err == nil {
 			t.Errorf("Validate(%+v) accepted", c)
 		}
+	}
+}
+
+// The embedded default's Swift token key is made once and kept, readable by the owner only,
+// so that tokens survive a restart; a file that holds no key stops the store.
+func TestSwiftTokenKeyKept(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	key := s.SwiftTokenKey()
+	if len(key) != tokenKeyLen {
+		t.Fatalf("token key of %d bytes", len(key))
+	}
+	st, err := os.Stat(filepath.Join(dir, tokenKeyFile))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("token key file: %v, %v; want mode 0600", st, err)
+	}
+	if again := openTest(t, dir).SwiftTokenKey(); !bytes.Equal(again, key) {
+		t.Error("the token key changed across a restart")
+	}
+	if other := openTest(t, t.TempDir()).SwiftTokenKey(); bytes.Equal(other, key) {
+		t.Error("two data directories have one token key")
+	}
+	os.WriteFile(filepath.Join(dir, tokenKeyFile), []byte(`{"key":"abcd"}`), 0o600)
+	if _, _, err := Open(Config{Dir: dir, RootAccessKey: "root-ak", RootSecretKey: "root-secret"}); !errors.Is(err, ErrInvalidKey) {
+		t.Errorf("a short token key: %v", err)
 	}
 }
