@@ -28,8 +28,21 @@ func (a swiftAuth) AuthenticateSwift(ctx context.Context, account, user, key str
 	return swift.Identity{Account: id.Account, User: id.User, Admin: id.Admin, Root: id.Root}, nil
 }
 
+func (a swiftAuth) SwiftKeyFingerprint(ctx context.Context, account, user string) (swift.Identity, []byte, error) {
+	id, fp, err := a.store.SwiftKeyFingerprint(ctx, account, user)
+	if errors.Is(err, auth.ErrNoUser) {
+		return swift.Identity{}, nil, fmt.Errorf("%w: %w", swift.ErrBadCredentials, err)
+	}
+	if err != nil {
+		return swift.Identity{}, nil, err
+	}
+	return swift.Identity{Account: id.Account, User: id.User, Admin: id.Admin, Root: id.Root}, fp, nil
+}
+
+// newSwift makes the Swift front end. Its tokens are signed with the tenant store's token key,
+// so that they survive a restart (and, in a cluster, are good at every proxy).
 func newSwift(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Registry, changed func(account, container string)) (*swift.Handler, error) {
-	h, err := swift.New(swift.Config{Proxy: px, Auth: swiftAuth{keys}, Accounts: swiftAccounts{keys}, Quotas: accountQuotas{keys}, ContainerChanged: changed,
+	h, err := swift.New(swift.Config{Proxy: px, Auth: swiftAuth{keys}, TokenKey: keys.SwiftTokenKey(), Accounts: swiftAccounts{keys}, Quotas: accountQuotas{keys}, ContainerChanged: changed,
 		Capabilities: map[string]any{"s3api": s3.Capabilities()}, StorageDomains: cfg.SwiftDomains, Logger: cfg.Logger, Registry: reg})
 	if err != nil {
 		return nil, fmt.Errorf("server: Swift front end: %w", err)

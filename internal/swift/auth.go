@@ -2,15 +2,11 @@ package swift
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
@@ -23,9 +19,15 @@ type Identity struct {
 }
 
 // Authenticator checks v1 credentials (account:user and key) against Cairn's tenant store.
-// It returns an error wrapping ErrBadCredentials when they do not match.
 type Authenticator interface {
+	// AuthenticateSwift returns whom the credentials belong to; an error wrapping
+	// ErrBadCredentials when they do not match.
 	AuthenticateSwift(ctx context.Context, account, user, key string) (Identity, error)
+	// SwiftKeyFingerprint returns a user's identity and a fingerprint of its current Swift key:
+	// bytes that change when the key does, the same on every proxy. A token is bound to the
+	// fingerprint it was issued with, so that rotating the key, or deleting the user (an error
+	// wrapping ErrBadCredentials), revokes it.
+	SwiftKeyFingerprint(ctx context.Context, account, user string) (Identity, []byte, error)
 }
 
 // ErrBadCredentials is what an Authenticator returns for credentials that match no user.
@@ -40,75 +42,6 @@ const (
 	// tokenPrefix is tempauth's: clients and operators recognise Swift tokens by it.
 	tokenPrefix = "AUTH_tk"
 )
-
-// tokenStore keeps issued tokens in memory. Tokens do not survive a restart (clients
-// re-authenticate on 401, as they do when a tempauth token expires from memcache).
-type tokenStore struct {
-	ttl time.Duration
-	now func() time.Time
-
-	mu        sync.Mutex
-	tokens    map[string]tokenEntry
-	lastPurge time.Time
-}
-
-type tokenEntry struct {
-	id      Identity
-	expires time.Time
-}
-
-// purgeEvery bounds how often issuing a token sweeps out expired ones.
-const purgeEvery = time.Minute
-
-func newTokenStore(ttl time.Duration, now func() time.Time) *tokenStore {
-	return &tokenStore{ttl: ttl, now: now, tokens: map[string]tokenEntry{}}
-}
-
-// issue returns a new token for id and when it expires.
-func (s *tokenStore) issue(id Identity) (string, time.Time) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(fmt.Sprintf("crypto/rand failed: %v", err)) // no entropy: no token is safe
-	}
-	tok := tokenPrefix + hex.EncodeToString(b[:])
-	now := s.now()
-	exp := now.Add(s.ttl)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if now.Sub(s.lastPurge) >= purgeEvery {
-		for k, e := range s.tokens {
-			if !now.Before(e.expires) {
-				delete(s.tokens, k)
-			}
-		}
-		s.lastPurge = now
-	}
-	s.tokens[tok] = tokenEntry{id: id, expires: exp}
-	return tok, exp
-}
-
-// lookup returns the identity of a valid token.
-func (s *tokenStore) lookup(tok string) (Identity, time.Time, bool) {
-	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.tokens[tok]
-	if !ok {
-		return Identity{}, time.Time{}, false
-	}
-	if !now.Before(e.expires) {
-		delete(s.tokens, tok)
-		return Identity{}, time.Time{}, false
-	}
-	return e.id, e.expires, true
-}
-
-// len is the number of tokens held (tests).
-func (s *tokenStore) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.tokens)
-}
 
 // getToken serves GET /auth/v1.0: tempauth's v1 authentication.
 func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *request) error {
@@ -136,7 +69,18 @@ func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *request) 
 	if err != nil {
 		return fmt.Errorf("auth: %w", err)
 	}
-	tok, exp := h.tokens.issue(id)
+	_, fp, err := h.cfg.Auth.SwiftKeyFingerprint(r.Context(), id.Account, id.User)
+	if errors.Is(err, ErrBadCredentials) {
+		// Deleted since the key was checked.
+		return fmt.Errorf("auth: %s:%s: %w: %w", account, name, errUnauthorized, err)
+	}
+	if err != nil {
+		return fmt.Errorf("auth: %w", err)
+	}
+	tok, exp, err := h.tokens.issue(id, fp)
+	if err != nil {
+		return fmt.Errorf("auth: %w", err)
+	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
@@ -163,9 +107,9 @@ func (h *Handler) authenticate(r *http.Request, rq *request) error {
 		rq.anonymous = true
 		return nil
 	}
-	id, _, ok := h.tokens.lookup(tok)
-	if !ok {
-		return fmt.Errorf("unknown or expired token: %w", errUnauthorized)
+	id, err := h.tokens.verify(r.Context(), tok, h.cfg.Auth)
+	if err != nil {
+		return err
 	}
 	rq.id = id
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -38,6 +39,15 @@ func (u users) AuthenticateSwift(_ context.Context, account, user, key string) (
 		return swift.Identity{}, fmt.Errorf("user %s:%s: %w", account, user, swift.ErrBadCredentials)
 	}
 	return e.id, nil
+}
+
+func (u users) SwiftKeyFingerprint(_ context.Context, account, user string) (swift.Identity, []byte, error) {
+	e, ok := u[account+":"+user]
+	if !ok {
+		return swift.Identity{}, nil, fmt.Errorf("user %s:%s: %w", account, user, swift.ErrBadCredentials)
+	}
+	fp := sha256.Sum256([]byte(e.key))
+	return e.id, fp[:], nil
 }
 
 var testUsers = users{

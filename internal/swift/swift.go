@@ -1,5 +1,5 @@
 // Package swift is Cairn's OpenStack Swift front end. It owns the Swift protocol (API v1, as
-// Swift 2.30 speaks it): v1 token authentication (/auth/v1.0, tokens kept in memory), the
+// Swift 2.30 speaks it): v1 token authentication (/auth/v1.0, self-verifying tokens), the
 // /info document, account, container and object operations with Swift's listings (plain, JSON,
 // XML), metadata headers and limits, conditional and ranged reads, server-side copies, object
 // expiry headers, static large objects, bulk delete, and Swift's error answers from one table.
@@ -8,7 +8,7 @@
 // and metadata. It reaches storage only through the proxy and never touches disks.
 //
 // Files: swift.go (configuration, request life cycle), router.go (path and method to an
-// operation), auth.go (tokens), info.go, account.go, container.go, object.go, copy.go, slo.go
+// operation), auth.go (v1 auth), token.go (tokens), info.go, account.go, container.go, object.go, copy.go, slo.go
 // (static large objects), bulk.go (bulk delete), listing.go (listing options and formats),
 // validate.go (names, metadata, limits), conditions.go (If-* and Range parsing), ranges.go
 // (multi-range answers), errors.go (the error table), metrics.go.
@@ -43,6 +43,10 @@ type Config struct {
 	Accounts AccountStore
 	// TokenTTL is how long an issued token is valid (default 24 h, as tempauth's token_life).
 	TokenTTL time.Duration
+	// TokenKey signs tokens (at least MinTokenKey bytes): handlers with the same key accept
+	// each other's tokens, across restarts and across the proxies of a cluster. Nil: a random
+	// key, so that tokens are good for this handler only, until it stops.
+	TokenKey []byte
 	// ContainerChanged, when set, is told of every container this front end creates, deletes
 	// or changes the metadata of (the server tells the S3 front end, which caches access state).
 	ContainerChanged func(account, container string)
@@ -86,6 +90,9 @@ func (c *Config) Validate() error {
 	if c.TokenTTL < 0 {
 		return errors.New("swift: negative token TTL")
 	}
+	if len(c.TokenKey) > 0 && len(c.TokenKey) < MinTokenKey {
+		return fmt.Errorf("swift: a token key of %d bytes, want at least %d", len(c.TokenKey), MinTokenKey)
+	}
 	if c.MaxObjectSize == 0 {
 		c.MaxObjectSize = DefaultMaxObjectSize
 	}
@@ -107,7 +114,7 @@ type Handler struct {
 	proxy   *proxy.Proxy
 	log     *slog.Logger
 	metrics *reqmetrics.Metrics
-	tokens  *tokenStore
+	tokens  *tokenSigner
 }
 
 // New returns the Swift handler.
@@ -120,7 +127,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("swift: metrics: %w", err)
 	}
 	return &Handler{cfg: cfg, proxy: cfg.Proxy, log: cfg.Logger, metrics: m,
-		tokens: newTokenStore(cfg.TokenTTL, cfg.Now)}, nil
+		tokens: newTokenSigner(cfg.TokenKey, cfg.TokenTTL, cfg.Now)}, nil
 }
 
 // IsSwiftPath reports whether an unsigned request for path belongs to the Swift front end: the

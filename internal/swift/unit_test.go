@@ -82,28 +82,6 @@ func TestCheckConditions(t *testing.T) {
 	}
 }
 
-func TestTokenStore(t *testing.T) {
-	now := time.Unix(0, 0)
-	s := newTokenStore(time.Hour, func() time.Time { return now })
-	a, _ := s.issue(Identity{Account: "a"})
-	b, _ := s.issue(Identity{Account: "b"})
-	if a == b || !strings.HasPrefix(a, "AUTH_tk") || len(a) != len("AUTH_tk")+32 {
-		t.Fatalf("tokens %q %q", a, b)
-	}
-	if id, _, ok := s.lookup(a); !ok || id.Account != "a" {
-		t.Fatalf("lookup = %+v %v", id, ok)
-	}
-	now = now.Add(2 * time.Hour)
-	if _, _, ok := s.lookup(a); ok {
-		t.Fatal("expired token accepted")
-	}
-	// Issuing sweeps out expired tokens that were never looked up again.
-	s.issue(Identity{Account: "c"})
-	if n := s.len(); n != 1 {
-		t.Errorf("%d tokens held after the sweep, want 1", n)
-	}
-}
-
 func TestSwiftTimestamps(t *testing.T) {
 	ts := meta.Timestamp(1_795_337_705_073_280_123)
 	if got := swiftwire.Timestamp(ts); got != "1795337705.07328" {
