@@ -75,7 +75,8 @@ type Identity struct {
 
 // Config configures a Store.
 type Config struct {
-	// Dir is where the generated root key and the tenants file are kept.
+	// Dir is where the generated root key, the tenants file and the Swift token key are kept
+	// (Open; a cluster's store, OpenCluster, keeps nothing on the proxy's disk).
 	Dir string
 	// RootAccessKey and RootSecretKey, when both set, are the root key for this run (for
 	// scripts and tests); the root key is then not written.

@@ -373,7 +373,8 @@ func (s *Store) DeleteUser(ctx context.Context, account, user string) error {
 }
 
 // RotateKeys replaces all of a user's keys (S3 pair and Swift key); the old ones stop working
-// at once. Swift tokens already issued are the Swift front end's to expire.
+// at once, and so do the Swift tokens issued for the old Swift key (they are bound to its
+// fingerprint: SwiftKeyFingerprint).
 func (s *Store) RotateKeys(ctx context.Context, account, user string) (UserCredentials, error) {
 	if account == RootAccount && user == RootUser {
 		return UserCredentials{}, fmt.Errorf("auth: rotate keys of %s:%s (set the root key by flags or in %s): %w", account, user, credentialsFile, ErrRootAccount)
