@@ -50,7 +50,9 @@ const maxUpdateAttempts = 8
 // state lookups see: a change that cannot be made durable is not made at all. When another
 // proxy changed the cluster's state since this one read it, the write is refused (compare and
 // swap), and change is applied again to the state as it now is, so that neither change is lost
-// and each is checked against the other (two creations of one account: the second fails).
+// and each is checked against the other (two creations of one account: the second fails). A
+// write whose outcome is unknown (the cluster did not answer in time) may still have been made:
+// the change then shows up with the next refresh, though the caller was told it failed.
 func (s *Store) update(ctx context.Context, change func(st *state) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
