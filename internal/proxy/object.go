@@ -73,6 +73,9 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 // a byte (it could not connect) is replaced by a handoff, which the stream waits for.
 func (p *Proxy) putReplicas(ctx context.Context, pl *placement, name meta.ObjectName, obj meta.Object, body io.Reader, nopts func(target) nodeclient.PutOptions) (nodeclient.PutResult, error) {
 	ts := pl.primaries
+	if body == nil { // a manifest, or an empty object
+		body = bytes.NewReader(nil)
+	}
 	type answer struct {
 		res nodeclient.PutResult
 		err error
