@@ -203,14 +203,91 @@ func (p *Proxy) GetObject(ctx context.Context, name meta.ObjectName, rng *meta.R
 
 func (p *Proxy) getStored(ctx context.Context, name meta.ObjectName, rng *meta.Range) (*ObjectReader, error) {
 	pl := p.placeObject(name)
+	var served target
 	r, err := read(ctx, pl, false, func(ctx context.Context, t target) (*nodeclient.ObjectReader, error) {
+		served = t
 		return t.client.GetObject(ctx, t.dev.Name, pl.part, name, rng)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &ObjectReader{Object: r.Object, Offset: r.Offset, Length: r.Length, ReadCloser: r.ReadCloser}, nil
+	body := r.ReadCloser
+	if len(pl.primaries) > 1 && r.Length > 0 {
+		body = &resumingReader{ctx: ctx, pl: pl, name: name, obj: r.Object, pos: r.Offset, end: r.Offset + r.Length,
+			cur: r.ReadCloser, tried: []target{served}}
+	}
+	return &ObjectReader{Object: r.Object, Offset: r.Offset, Length: r.Length, ReadCloser: body}, nil
 }
+
+// resumingReader is an object's body that survives the death of the node sending it: when a
+// read fails before the end, the rest is asked of another replica holding the same version
+// (Swift's proxy resumes GETs the same way), so that the client sees no error.
+type resumingReader struct {
+	ctx      context.Context
+	pl       *placement
+	name     meta.ObjectName
+	obj      meta.Object
+	pos, end int64 // the next byte to send and the end of the range (exclusive)
+	cur      io.ReadCloser
+	tried    []target
+}
+
+func (r *resumingReader) Read(b []byte) (int, error) {
+	for {
+		n, err := r.cur.Read(b)
+		r.pos += int64(n)
+		if err == nil || (err == io.EOF && r.pos == r.end) {
+			return n, err
+		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		if r.ctx.Err() != nil || !r.resume(err) {
+			return n, err
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+// resume opens the rest of the range on a replica not tried yet that has the same version.
+func (r *resumingReader) resume(cause error) bool {
+	r.cur.Close()
+	r.pl.p.health.failed(r.tried[len(r.tried)-1].dev.Node)
+	rng := &meta.Range{Start: r.pos, End: r.end - 1}
+	next := func() (target, bool) {
+		for _, t := range r.pl.readOrder() {
+			if !slices.ContainsFunc(r.tried, func(o target) bool { return o.dev == t.dev }) {
+				return t, true
+			}
+		}
+		return r.pl.handoff(-1)
+	}
+	for {
+		t, ok := next()
+		if !ok {
+			return false
+		}
+		r.tried = append(r.tried, t)
+		if t.err != nil {
+			continue
+		}
+		o, err := t.client.GetObject(r.ctx, t.dev.Name, r.pl.part, r.name, rng)
+		if err != nil {
+			continue
+		}
+		if o.Object.Timestamp != r.obj.Timestamp || o.Object.ETag != r.obj.ETag || o.Offset != r.pos {
+			o.Close() // another version: its bytes cannot continue these
+			continue
+		}
+		r.pl.p.log.Info("object read resumed on another replica", "object", r.name.Object, "at", r.pos, "node", t.dev.Node, "after", cause)
+		r.cur = o.ReadCloser
+		return true
+	}
+}
+
+func (r *resumingReader) Close() error { return r.cur.Close() }
 
 // DeleteObject deletes an object (meta.ErrNotFound if there is none), and the segments of a
 // manifest that owns them.

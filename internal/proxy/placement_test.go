@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/meta"
@@ -26,6 +28,7 @@ type wideCluster struct {
 	mu    sync.Mutex
 	down  map[string]bool
 	hang  map[string]bool // the node accepts requests and never answers HEADs
+	cut   map[string]bool // the node's object bodies break off after 1000 bytes
 	dials map[string]int
 }
 
@@ -38,6 +41,9 @@ func (c *wideCluster) Dial(node string) (nodeclient.Client, error) {
 	}
 	if c.hang[node] {
 		return hangingClient{c.nodes[node]}, nil
+	}
+	if c.cut[node] {
+		return cuttingClient{c.nodes[node]}, nil
 	}
 	return c.nodes[node], nil
 }
@@ -56,9 +62,24 @@ func (hangingClient) HeadObject(ctx context.Context, _ string, _ uint32, _ meta.
 	return meta.Object{}, fmt.Errorf("hung: %w", ctx.Err())
 }
 
+// cuttingClient is a node that dies while it sends an object's body.
+type cuttingClient struct{ *storage.Node }
+
+func (c cuttingClient) GetObject(ctx context.Context, dev string, part uint32, name meta.ObjectName, rng *meta.Range) (*nodeclient.ObjectReader, error) {
+	r, err := c.Node.GetObject(ctx, dev, part, name, rng)
+	if err != nil {
+		return nil, err
+	}
+	r.ReadCloser = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(io.LimitReader(r.ReadCloser, 1000), iotest.ErrReader(errors.New("connection reset"))), r.ReadCloser}
+	return r, nil
+}
+
 func newWideCluster(t *testing.T, cfg Config) *wideCluster {
 	t.Helper()
-	c := &wideCluster{nodes: map[string]*storage.Node{}, down: map[string]bool{}, hang: map[string]bool{}, dials: map[string]int{}}
+	c := &wideCluster{nodes: map[string]*storage.Node{}, down: map[string]bool{}, hang: map[string]bool{}, cut: map[string]bool{}, dials: map[string]int{}}
 	b, err := ring.NewBuilder(6, 3, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -233,5 +254,37 @@ func TestReadsPreferNodesThatWereNotAway(t *testing.T) {
 	c.set(c.down, prim[0], false)
 	if b := readAll(t, c.proxy, name, nil); string(b) != "version-2" {
 		t.Fatalf("read %q after a primary returned with a stale copy, want version-2", b)
+	}
+}
+
+func TestReadsResumeOnAnotherReplicaWhenANodeDiesMidBody(t *testing.T) {
+	ctx := context.Background()
+	c := newWideCluster(t, Config{ContainerCacheTTL: -1})
+	if err := c.proxy.CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "big"}
+	data := randomBytes(300 << 10)
+	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: int64(len(data))}, bytes.NewReader(data), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	prim, _ := c.primaries(name)
+	c.set(c.cut, prim[0], true)
+	c.set(c.cut, prim[1], true)
+	if b := readAll(t, c.proxy, name, nil); !bytes.Equal(b, data) {
+		t.Fatal("whole read: different bytes")
+	}
+	if b := readAll(t, c.proxy, name, &meta.Range{Start: 5000, End: 200_000}); !bytes.Equal(b, data[5000:200_001]) {
+		t.Fatal("ranged read: different bytes")
+	}
+	// Every replica breaks off: the read fails rather than returning short.
+	c.set(c.cut, prim[2], true)
+	r, err := c.proxy.GetObject(ctx, meta.ObjectName{Account: "acct", Container: "bkt", Object: "big"}, nil)
+	if err == nil {
+		_, err = io.ReadAll(r)
+		r.Close()
+	}
+	if err == nil {
+		t.Fatal("read with every replica breaking off succeeded")
 	}
 }
