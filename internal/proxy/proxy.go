@@ -140,7 +140,10 @@ func (p *Proxy) listingFor(name meta.ObjectName) func(replica int) *nodeclient.C
 }
 
 // answerErrors are node errors that report a state of the data rather than a failure.
-var answerErrors = []error{meta.ErrNotFound, meta.ErrConflict, meta.ErrNotEmpty, meta.ErrExists, meta.ErrInsufficientStorage, meta.ErrPreconditionFailed}
+// The client's own mistakes (a range past the end, a body shorter or longer than it said, a
+// name no node accepts) are answers too: asking another node would get the same.
+var answerErrors = []error{meta.ErrNotFound, meta.ErrConflict, meta.ErrNotEmpty, meta.ErrExists, meta.ErrInsufficientStorage, meta.ErrPreconditionFailed,
+	meta.ErrInvalidRange, meta.ErrIncompleteBody, meta.ErrBodyTooLong, meta.ErrInvalidName}
 
 func isAnswer(err error) bool {
 	for _, s := range answerErrors {
