@@ -120,8 +120,9 @@ func (p *Proxy) ListReservedContainers(ctx context.Context, account, prefix stri
 	})
 }
 
-// reservedMarker sorts after every reserved container name Cairn makes.
-const reservedMarker = meta.ReservedPrefix + "\xff\xff\xff\xff"
+// reservedMarker sorts after every reserved container name Cairn makes. It is valid UTF-8 (the
+// last code point), as Swift's servers require of markers.
+const reservedMarker = meta.ReservedPrefix + "\U0010FFFF"
 
 // AccountUsage returns a reader of an account's stored bytes and objects for quota checks
 // (access.CheckAccountQuota); an account with nothing stored yet has none.

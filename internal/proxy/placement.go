@@ -104,13 +104,19 @@ func (pl *placement) call(ctx context.Context, t target, bounded bool, op func(c
 	}
 	err := op(cctx, t)
 	cancel()
-	if err != nil && !isAnswer(err) && ctx.Err() == nil {
-		pl.p.health.failed(t.dev.Node)
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("node %s: no answer within %v: %w", t.dev.Node, pl.p.nodeTimeout, meta.ErrUnavailable)
-		}
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("node %s: no answer within %v: %w", t.dev.Node, pl.p.nodeTimeout, meta.ErrUnavailable)
 	}
+	pl.p.noteFailure(ctx, t, err)
 	return err
+}
+
+// noteFailure counts err against t's node when it says the node failed (it could not be
+// reached, timed out, or answered 5xx), not when the request was refused or the caller left.
+func (p *Proxy) noteFailure(ctx context.Context, t target, err error) {
+	if err != nil && ctx.Err() == nil && errors.Is(err, meta.ErrUnavailable) {
+		p.health.failed(t.dev.Node)
+	}
 }
 
 // fanOut runs op against every primary, a handoff taking the place of each that fails, and
