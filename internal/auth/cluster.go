@@ -113,7 +113,8 @@ type clusterSync struct {
 //
 // and then hands keys to the S3, Swift and admin front ends as the embedded default does with
 // auth.Open's store (the Swift front end takes keys.SwiftTokenKey() as its TokenKey, so that
-// every proxy accepts the others' tokens).
+// every proxy accepts the others' tokens). OpenCluster reads the cluster, so it fails while no
+// quorum of the object's storage nodes answers: a proxy that starts with its nodes retries.
 func OpenCluster(ctx context.Context, cfg Config, cl ClusterConfig) (*Store, error) {
 	if err := cfg.validateKeys(); err != nil {
 		return nil, err

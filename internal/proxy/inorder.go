@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
@@ -18,67 +19,91 @@ import (
 // holds the first replica, which every read asks first, readers see the loser's version and
 // not the winner's, and every later compare-and-swap fails at a quorum.
 //
-// Here the first replica reachable decides: a write it refuses goes no further and leaves
-// nothing anywhere. A write it takes is then made on the other replicas without the condition,
-// ordered by timestamp only: they follow the first replica's decisions, and one of them may
-// not have received the previous decided version yet (its writer is still on its way) when
-// the next arrives. A replica that already holds a newer version (ErrConflict) counts as
-// written, since in a chain of compare-and-swaps that version was decided after this one and
-// built on it. Reads ask replicas in the same order, so they see what the first decided.
-// Success needs a quorum, as PutObject's. Every write of such an object must go through here.
+// Here the first primary reachable decides: a write it refuses goes no further and leaves
+// nothing anywhere. A write it takes is then made on the other primaries (a handoff in the
+// place of one that fails, as PutObject's) without the condition, ordered by timestamp only:
+// they follow the first replica's decisions, and one of them may not have received the
+// previous decided version yet (its writer is still on its way) when the next arrives. A
+// replica that already holds a newer version (ErrConflict) counts as written, since in a chain
+// of compare-and-swaps that version was decided after this one and built on it. Reads ask the
+// primaries in the same order (unless this proxy saw the first fail lately), so they see what
+// it decided. Success needs a quorum, as PutObject's. Every write of such an object must go
+// through here.
 //
 // The order holds while proxies agree on which replicas are reachable, and while the first
 // replica is not behind the others: a proxy that cannot reach it makes the next one decide
 // (and a proxy that can may decide differently at the same time), and a replica that comes
-// back after missing writes decides on the old version it holds until it is brought up to
-// date. Proxies' clocks must agree, as for every write: a writer whose clock is behind the
-// version it replaces gets ErrConflict from the first replica, and tries again later.
+// back after missing writes decides on the old version it holds until replication brings it
+// up to date. Proxies' clocks must agree, as for every write: a writer whose clock is behind
+// the version it replaces gets ErrConflict from the first replica, and tries again later.
 func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj meta.Object, data []byte, opts PutOptions) (meta.Object, error) {
 	if err := p.requireContainer(ctx, name.Account, name.Container); err != nil {
 		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 	}
 	obj.Timestamp = meta.Now()
 	obj.Size = int64(len(data))
-	part := p.ring.Partition(name.Account, name.Container, name.Object)
-	ts, err := p.targets(part)
-	if err != nil {
-		return meta.Object{}, err
-	}
+	pl := p.placeObject(name)
 	listing := p.listingFor(name)
-	var (
-		decided *nodeclient.PutResult // the first replica's answer, once one took the write
-		written int
-		lastErr error
-	)
-	for _, t := range ts {
-		err := t.err
-		if err == nil {
-			popts := nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Container: listing(t.replica)}
-			if decided != nil {
-				popts.If = meta.Precondition{}
-			}
-			var res nodeclient.PutResult
-			res, err = t.client.PutObject(ctx, t.dev.Name, part, name, obj, bytes.NewReader(data), popts)
-			if err == nil && decided == nil {
-				decided = &res
-			}
-			if err == nil || decided != nil && errors.Is(err, meta.ErrConflict) {
-				written++
-				continue
-			}
+	put := func(t target, cond meta.Precondition) (nodeclient.PutResult, error) {
+		var res nodeclient.PutResult
+		err := pl.call(ctx, t, true, func(ctx context.Context, t target) error {
+			var err error
+			res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, obj, bytes.NewReader(data),
+				nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: cond, Container: listing(t.replica)})
+			return err
+		})
+		return res, err
+	}
+
+	followers := slices.Clone(pl.primaries)
+	var decided nodeclient.PutResult
+	var lastErr error
+	found := false
+	for i, t := range followers {
+		if t.err != nil {
+			lastErr = t.err
+			continue
 		}
-		lastErr = err
-		if decided == nil && isAnswer(err) {
+		res, err := put(t, opts.If)
+		if err == nil {
+			decided, found = res, true
+			followers = slices.Delete(followers, i, i+1)
+			break
+		}
+		if isAnswer(err) || ctx.Err() != nil {
 			// The deciding replica refused (a failed condition, a newer version, no
 			// container): nothing was written, and nothing may be.
 			return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 		}
+		lastErr = err
+		followers[i].err = err // its share goes to a handoff below
 	}
-	if written < p.quorum() {
+	if !found {
 		if lastErr == nil {
 			lastErr = meta.ErrUnavailable
 		}
-		return meta.Object{}, fmt.Errorf("put %q: %d of %d replicas: %w", name.Object, written, len(ts), lastErr)
+		return meta.Object{}, fmt.Errorf("put %q: no replica took it: %w", name.Object, lastErr)
+	}
+
+	errs := make(chan error, len(followers))
+	for _, t := range followers {
+		go func() {
+			errs <- pl.withHandoffs(ctx, t, func(t target) error {
+				_, err := put(t, meta.Precondition{})
+				return err
+			})
+		}()
+	}
+	written := 1
+	for range followers {
+		if err := <-errs; err == nil || errors.Is(err, meta.ErrConflict) {
+			written++
+		} else {
+			lastErr = err
+		}
+	}
+	if written < pl.quorum() {
+		return meta.Object{}, fmt.Errorf("put %q: %d of %d replicas: %w", name.Object, written, len(pl.primaries), lastErr)
 	}
 	p.releaseSegments(ctx, name, decided.Previous, &decided.Object)
 	return decided.Object.AsServed(), nil

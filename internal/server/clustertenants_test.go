@@ -17,42 +17,36 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cairn-store/cairn/internal/auth"
+	"github.com/cairn-store/cairn/internal/backend"
 	"github.com/cairn-store/cairn/internal/meta"
-	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/ring"
 	"github.com/cairn-store/cairn/internal/storage"
 )
 
-// nodes are storage nodes in this process that several proxies reach, as a cluster's proxy
-// processes reach its nodes.
-type nodes map[string]*storage.Node
-
-func (n nodes) Dial(node string) (nodeclient.Client, error) {
-	c, ok := n[node]
-	if !ok {
-		return nil, fmt.Errorf("no node %q", node)
-	}
-	return c, nil
-}
-
-// testCluster starts three storage nodes, every partition on all three, and returns a proxy
-// maker over them and the nodes' directories.
+// testCluster starts three storage nodes, each behind the node protocol on a loopback port as
+// a storage process serves it, every partition on all three, and returns a maker of proxies
+// that reach them as proxy processes do (signed with the cluster secret), and the nodes'
+// directories.
 func testCluster(t *testing.T) (newProxy func() *proxy.Proxy, dirs []string) {
 	t.Helper()
 	const partPower = 4
-	ns := nodes{}
 	r := &ring.Ring{PartPower: partPower}
 	for i := range 3 {
-		name := fmt.Sprintf("node%d", i)
-		dir := filepath.Join(t.TempDir(), name)
+		dir := filepath.Join(t.TempDir(), fmt.Sprintf("node%d", i))
 		n, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: "d0", Dir: dir}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { n.Close() })
-		ns[name], dirs = n, append(dirs, dir)
-		r.Devices = append(r.Devices, ring.Device{ID: i, Zone: i, Node: name, Name: "d0", Weight: 1})
+		h, err := backend.NewHandler(backend.HandlerConfig{Node: n, Secret: []byte(testClusterSecret)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		dirs = append(dirs, dir)
+		r.Devices = append(r.Devices, ring.Device{ID: i, Zone: i, Node: srv.Listener.Addr().String(), Name: "d0", Weight: 1})
 		row := make([]int, 1<<partPower)
 		for p := range row {
 			row[p] = i
@@ -60,7 +54,11 @@ func testCluster(t *testing.T) (newProxy func() *proxy.Proxy, dirs []string) {
 		r.Assignments = append(r.Assignments, row)
 	}
 	return func() *proxy.Proxy {
-		px, err := proxy.New(proxy.Config{Ring: r, Dialer: ns, ContainerCacheTTL: -1})
+		d, err := backend.NewDialer(backend.ClientConfig{Secret: []byte(testClusterSecret)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		px, err := proxy.New(proxy.Config{Ring: r, Dialer: d, ContainerCacheTTL: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
