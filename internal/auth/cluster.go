@@ -60,7 +60,7 @@ type ClusterConfig struct {
 // Defaults of ClusterConfig.
 const (
 	DefaultPollInterval   = 2 * time.Second
-	DefaultMissRefreshGap = time.Second
+	DefaultMissRefreshGap = 100 * time.Millisecond
 )
 
 const (

@@ -59,6 +59,11 @@ func (s *Store) update(ctx context.Context, change func(st *state) error) error 
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	// A change is checked against the state as the cluster has it now, not as this proxy last
+	// polled it: an account just created through another proxy must be found.
+	if err := s.Refresh(ctx); err != nil {
+		return err
+	}
 	for attempt := 1; ; attempt++ {
 		base := s.current()
 		next := base.state.clone()
@@ -148,6 +153,10 @@ func (s *Store) Account(ctx context.Context, name string) (Account, error) {
 // Accounts returns every account, root included, in name order.
 func (s *Store) Accounts(ctx context.Context) ([]Account, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// An administrator's listing shows the cluster's state as it is now (see update).
+	if err := s.Refresh(ctx); err != nil {
 		return nil, err
 	}
 	st := s.current().state
@@ -338,6 +347,10 @@ func (s *Store) CreateUserWithKeys(ctx context.Context, account, user string, ad
 // root user too.
 func (s *Store) Users(ctx context.Context, account string) ([]User, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// An administrator's listing shows the cluster's state as it is now (see update).
+	if err := s.Refresh(ctx); err != nil {
 		return nil, err
 	}
 	a, ok := s.current().state.Accounts[account]

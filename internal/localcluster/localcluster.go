@@ -155,8 +155,26 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 	}()
 	front := c.Front()
+	// Storage and sumo nodes all at once (sumo nodes need each other to read the tenants),
+	// then the proxies, which need them.
+	var waits []func(context.Context) error
+	for _, n := range c.Storage() {
+		ready, err := n.launch()
+		if err != nil {
+			return nil, err
+		}
+		waits = append(waits, ready)
+	}
+	for _, ready := range waits {
+		if err := ready(ctx); err != nil {
+			return nil, err
+		}
+	}
 	for _, n := range c.Nodes {
-		if n.Role == "proxy" && len(front) == 1 {
+		if n.Role != "proxy" {
+			continue
+		}
+		if len(front) == 1 && n.listen == "" {
 			n.listen = cfg.Listen // the one proxy is the endpoint itself
 		}
 		if err := n.Start(ctx); err != nil {

@@ -74,13 +74,24 @@ func (n *Node) args() []string {
 // Start starts the node's process (again, after Kill or Stop) and waits until it answers
 // /healthz.
 func (n *Node) Start(ctx context.Context) error {
+	ready, err := n.launch()
+	if err != nil {
+		return err
+	}
+	return ready(ctx)
+}
+
+// launch starts the node's process and returns the wait for it to be ready, so that nodes
+// that need each other to be ready (sumo nodes reading tenants from the cluster) can all be
+// launched first.
+func (n *Node) launch() (ready func(context.Context) error, err error) {
 	if n.Running() {
-		return fmt.Errorf("localcluster: %s is running", n.Name)
+		return nil, fmt.Errorf("localcluster: %s is running", n.Name)
 	}
 	cfg := n.c.cfg
 	logFile, err := os.OpenFile(n.DataDir+".log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return fmt.Errorf("localcluster: %s: %w", n.Name, err)
+		return nil, fmt.Errorf("localcluster: %s: %w", n.Name, err)
 	}
 	cmd := exec.Command(cfg.Binary, n.args()...)
 	env := cfg.Env
@@ -92,18 +103,18 @@ func (n *Node) Start(ctx context.Context) error {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		logFile.Close()
-		return err
+		return nil, err
 	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		logFile.Close()
-		return err
+		return nil, err
 	}
 	// A launcher that dies takes its nodes with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		return fmt.Errorf("localcluster: start %s: %w", n.Name, err)
+		return nil, fmt.Errorf("localcluster: start %s: %w", n.Name, err)
 	}
 	done := make(chan struct{})
 	n.mu.Lock()
@@ -142,24 +153,27 @@ func (n *Node) Start(ctx context.Context) error {
 		close(done)
 	}()
 
-	deadline := time.NewTimer(StartTimeout)
-	defer deadline.Stop()
-	select {
-	case a := <-addr:
-		if n.Role == "proxy" {
+	return func(ctx context.Context) error {
+		deadline := time.NewTimer(StartTimeout)
+		defer deadline.Stop()
+		if n.Role != "proxy" { // its address is known: the ring names it
+			return n.waitHealthy(ctx, deadline.C, done)
+		}
+		select {
+		case a := <-addr:
 			n.Addr = a
 			n.listen = a // a restarted proxy comes back where clients and the balancer expect it
+		case <-done:
+			return fmt.Errorf("localcluster: %s exited before it served (log: %s.log)", n.Name, n.DataDir)
+		case <-deadline.C:
+			n.Kill()
+			return fmt.Errorf("localcluster: %s did not start within %v (log: %s.log)", n.Name, StartTimeout, n.DataDir)
+		case <-ctx.Done():
+			n.Kill()
+			return ctx.Err()
 		}
-	case <-done:
-		return fmt.Errorf("localcluster: %s exited before it served (log: %s.log)", n.Name, n.DataDir)
-	case <-deadline.C:
-		n.Kill()
-		return fmt.Errorf("localcluster: %s did not start within %v (log: %s.log)", n.Name, StartTimeout, n.DataDir)
-	case <-ctx.Done():
-		n.Kill()
-		return ctx.Err()
-	}
-	return n.waitHealthy(ctx, deadline.C, done)
+		return n.waitHealthy(ctx, deadline.C, done)
+	}, nil
 }
 
 func (n *Node) waitHealthy(ctx context.Context, deadline <-chan time.Time, done <-chan struct{}) error {

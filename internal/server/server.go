@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -86,7 +87,10 @@ type Config struct {
 	RingDir, ClusterSecret string
 	// RingReload is how often ring files are checked for changes (0: ring's default, 15s).
 	RingReload time.Duration
-	Logger     *slog.Logger
+	// StartupWait is how long a proxy started before its storage nodes waits for them to
+	// read the tenants (0: 2 minutes).
+	StartupWait time.Duration
+	Logger      *slog.Logger
 	// Console receives the lines meant for the operator's eyes (the endpoint, a generated key
 	// shown once); never the log, so that secrets stay out of logs.
 	Console io.Writer
@@ -105,6 +109,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.validateRole(); err != nil {
 		return err
+	}
+	if c.StartupWait == 0 {
+		c.StartupWait = 2 * time.Minute
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("server: listen address %q: %w", c.Listen, err)
@@ -155,6 +162,8 @@ type Server struct {
 	uploads  *s3.UploadSweeper // nil when disabled
 	// generated is the root key when this start generated it, shown once on the console.
 	generated *auth.Key
+	keys      *auth.Store
+	serving   chan error // the HTTP server's end, when Start already began serving
 }
 
 // localNode is the ring's name for this process's own storage node in the embedded default.
@@ -184,13 +193,6 @@ func Start(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	var front http.Handler
-	if cfg.Role != RoleStorage {
-		var err error
-		if front, err = s.openFront(reg); err != nil {
-			return nil, err
-		}
-	}
 	var nodeAPI http.Handler
 	if cfg.Role == RoleStorage || cfg.Role == RoleSumo {
 		h, err := backend.NewHandler(backend.HandlerConfig{Node: s.node, Secret: []byte(cfg.ClusterSecret), Logger: cfg.Logger})
@@ -199,20 +201,36 @@ func Start(cfg Config) (*Server, error) {
 		}
 		nodeAPI = h
 	}
-	mux := routes(front, nodeAPI, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-
+	var front *frontHolder
+	if cfg.Role != RoleStorage {
+		front = &frontHolder{}
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("server: listen: %w", err)
 	}
 	s.listener = ln
 	s.http = &http.Server{
-		Handler:           mux,
+		Handler:           routes(front, nodeAPI, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})),
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		// S3 limits request headers to 8 KiB; allow more for odd clients, but bounded.
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	if cfg.Role == RoleSumo {
+		// A sumo node serves its devices before its front ends are ready: they read the tenants
+		// from the cluster, which may need this very node (and it the others).
+		s.serving = make(chan error, 1)
+		go func() { s.serving <- s.http.Serve(ln) }()
+	}
+	if front != nil {
+		f, err := s.openFront(reg)
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		front.p.Store(&f)
 	}
 	if cfg.DebugListen != "" {
 		dl, err := net.Listen("tcp", cfg.DebugListen)
@@ -273,7 +291,7 @@ func (s *Server) openNode(reg *prometheus.Registry) error {
 // openFront opens what serves clients: the proxy over the storage nodes, the tenant store, the
 // S3, Swift and admin front ends behind the admission guard, and the daemons that work through
 // the proxy.
-func (s *Server) openFront(reg *prometheus.Registry) (http.Handler, error) {
+func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 	cfg := s.cfg
 	pcfg := proxy.Config{Logger: cfg.Logger}
 	if cfg.Role == RoleEmbedded {
@@ -283,29 +301,25 @@ func (s *Server) openFront(reg *prometheus.Registry) (http.Handler, error) {
 	}
 	px, err := proxy.New(pcfg)
 	if err != nil {
-		return nil, err
+		return frontRoutes{}, err
 	}
 	s.proxy = px
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("server: data directory: %w", err)
-	}
-	keys, generated, err := auth.Open(auth.Config{Dir: cfg.DataDir, RootAccessKey: cfg.RootAccessKey, RootSecretKey: cfg.RootSecretKey, Logger: cfg.Logger})
+	keys, err := s.openTenants(px)
 	if err != nil {
-		return nil, err
+		return frontRoutes{}, err
 	}
-	s.generated = generated
 	s3h, err := newS3(cfg, px, keys, reg)
 	if err != nil {
-		return nil, err
+		return frontRoutes{}, err
 	}
 	front, err := withAdmin(cfg, px, keys, s3h)
 	if err != nil {
-		return nil, err
+		return frontRoutes{}, err
 	}
 	// Swift's changes to a container's access state reach the S3 front end's cache at once.
 	sw, err := newSwift(cfg, px, keys, reg, s3h.ForgetAccessState)
 	if err != nil {
-		return nil, err
+		return frontRoutes{}, err
 	}
 	g, err := newGuard(cfg, api(front, sw), func(w http.ResponseWriter, r *http.Request) {
 		if swiftRequest(r) || (!signed(r) && sw.IsDomainRequest(r)) {
@@ -315,7 +329,7 @@ func (s *Server) openFront(reg *prometheus.Registry) (http.Handler, error) {
 		}
 	}, reg)
 	if err != nil {
-		return nil, err
+		return frontRoutes{}, err
 	}
 	if cfg.SweepInterval >= 0 {
 		accounts := func(ctx context.Context) ([]string, error) {
@@ -327,19 +341,55 @@ func (s *Server) openFront(reg *prometheus.Registry) (http.Handler, error) {
 			return names, err
 		}
 		if s.uploads, err = s3h.NewUploadSweeper(s3.UploadSweeperConfig{Accounts: accounts, Interval: cfg.SweepInterval, AbandonAfter: cfg.AbortUploadsAfter, Logger: cfg.Logger, Registry: reg}); err != nil {
-			return nil, fmt.Errorf("server: %w", err)
+			return frontRoutes{}, fmt.Errorf("server: %w", err)
 		}
 	}
 	if cfg.ExpirerInterval >= 0 {
 		if s.expirer, err = expirer.New(expirer.Config{Proxy: px, Interval: cfg.ExpirerInterval, Logger: cfg.Logger, Registry: reg}); err != nil {
-			return nil, fmt.Errorf("server: %w", err)
+			return frontRoutes{}, fmt.Errorf("server: %w", err)
 		}
 	}
 	return frontRoutes{guarded: g, swift: sw}, nil
 }
 
+// openTenants opens the tenant store: a file in the data directory in the embedded default, an
+// object in the cluster (shared by every proxy, internal/auth's OpenCluster) otherwise. A proxy
+// that starts before its storage nodes waits for them, up to StartupWait.
+func (s *Server) openTenants(px *proxy.Proxy) (*auth.Store, error) {
+	cfg := s.cfg
+	if cfg.Role == RoleEmbedded {
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("server: data directory: %w", err)
+		}
+		keys, generated, err := auth.Open(auth.Config{Dir: cfg.DataDir, RootAccessKey: cfg.RootAccessKey, RootSecretKey: cfg.RootSecretKey, Logger: cfg.Logger})
+		s.generated, s.keys = generated, keys
+		return keys, err
+	}
+	deadline := time.Now().Add(cfg.StartupWait)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		keys, err := auth.OpenCluster(ctx,
+			auth.Config{RootAccessKey: cfg.RootAccessKey, RootSecretKey: cfg.RootSecretKey, Logger: cfg.Logger},
+			auth.ClusterConfig{Blob: NewTenantsBlob(px), Secret: []byte(cfg.ClusterSecret)})
+		cancel()
+		if err == nil {
+			s.keys = keys
+			return keys, nil
+		}
+		// A wrong secret or a damaged object will not mend by waiting.
+		if errors.Is(err, auth.ErrWrongClusterSecret) || errors.Is(err, auth.ErrTenantsCorrupt) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("server: tenants: %w", err)
+		}
+		cfg.Logger.Warn("tenants not readable from the cluster yet; retrying", "err", err)
+		time.Sleep(time.Second)
+	}
+}
+
 // closeParts closes what a failed Start opened.
 func (s *Server) closeParts() {
+	if s.keys != nil {
+		s.keys.Close()
+	}
 	if s.proxy != nil {
 		s.proxy.Close()
 	}
@@ -356,8 +406,11 @@ func (s *Server) Endpoint() string { return "http://" + s.listener.Addr().String
 
 // Serve answers requests until ctx ends, then shuts down gracefully and closes the storage.
 func (s *Server) Serve(ctx context.Context) error {
-	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(s.listener) }()
+	errc := s.serving
+	if errc == nil {
+		errc = make(chan error, 1)
+		go func() { errc <- s.http.Serve(s.listener) }()
+	}
 	if s.sweeper != nil {
 		s.sweeper.Start()
 	}
@@ -401,6 +454,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
+	if s.keys != nil {
+		s.keys.Close()
+	}
 	if s.proxy != nil {
 		s.proxy.Close()
 	}
@@ -418,18 +474,18 @@ func (s *Server) Serve(ctx context.Context) error {
 // (nodeAPI, on storage and sumo nodes), and everything else to the client front ends (front,
 // which is nil on a storage node). (http.ServeMux would redirect paths holding "//" or "/../",
 // which are legal in object keys, and would take buckets named "healthz" from S3.)
-func routes(front, nodeAPI, metrics http.Handler) http.Handler {
-	isDomain := func(*http.Request) bool { return false }
-	if f, ok := front.(frontRoutes); ok {
-		isDomain = f.swift.IsDomainRequest
-	}
+func routes(front *frontHolder, nodeAPI, metrics http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f := front.get()
 		if r.Method == http.MethodGet && (r.URL.Path == "/healthz" || r.URL.Path == "/metrics") &&
-			!signed(r) && !backend.Signed(r) && !isDomain(r) {
-			if r.URL.Path == "/healthz" {
-				io.WriteString(w, "ok\n")
-			} else {
+			!signed(r) && !backend.Signed(r) && (f == nil || !f.swift.IsDomainRequest(r)) {
+			switch {
+			case r.URL.Path == "/metrics":
 				metrics.ServeHTTP(w, r)
+			case front != nil && f == nil:
+				http.Error(w, "starting", http.StatusServiceUnavailable)
+			default:
+				io.WriteString(w, "ok\n")
 			}
 			return
 		}
@@ -437,12 +493,24 @@ func routes(front, nodeAPI, metrics http.Handler) http.Handler {
 			nodeAPI.ServeHTTP(w, r)
 			return
 		}
-		if front == nil {
-			http.Error(w, "not found", http.StatusNotFound)
+		if f == nil {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "starting", http.StatusServiceUnavailable)
 			return
 		}
-		front.ServeHTTP(w, r)
+		f.ServeHTTP(w, r)
 	})
+}
+
+// frontHolder holds the client front ends once they are ready (nil holder: a storage node,
+// which has none).
+type frontHolder struct{ p atomic.Pointer[frontRoutes] }
+
+func (h *frontHolder) get() *frontRoutes {
+	if h == nil {
+		return nil
+	}
+	return h.p.Load()
 }
 
 // frontRoutes is the client front ends behind the guard.

@@ -64,6 +64,12 @@ func (c *cli) run(args ...string) (stdout, stderr string, code int) {
 func (c *cli) ok(args ...string) (stdout, stderr string) {
 	c.t.Helper()
 	stdout, stderr, code := c.run(args...)
+	// In a cluster a key made through one proxy reaches the others within the tenant store's
+	// poll interval (docs/operations.md): a refusal of the credentials is retried that long.
+	for end := time.Now().Add(tenantPropagation()); code != 0 && strings.Contains(stderr, "rejected the credentials") && time.Now().Before(end); {
+		time.Sleep(200 * time.Millisecond)
+		stdout, stderr, code = c.run(args...)
+	}
 	if code != 0 {
 		c.t.Fatalf("cairn %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
 	}
@@ -73,9 +79,22 @@ func (c *cli) ok(args ...string) (stdout, stderr string) {
 // fails runs cairn and checks that it fails with exactly one line on stderr containing want.
 func (c *cli) fails(want string, args ...string) {
 	c.t.Helper()
-	stdout, stderr, code := c.run(args...)
-	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
-	if code == 0 || len(lines) != 1 || !strings.HasPrefix(lines[0], "cairn: ") || !strings.Contains(lines[0], want) {
+	var stdout, stderr string
+	var code int
+	var lines []string
+	failedAsWanted := func() bool {
+		stdout, stderr, code = c.run(args...)
+		lines = strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+		return code != 0 && len(lines) == 1 && strings.HasPrefix(lines[0], "cairn: ") && strings.Contains(lines[0], want)
+	}
+	ok := failedAsWanted()
+	// In a cluster a revoked key stops working on the other proxies within the tenant store's
+	// poll interval: the refusal is waited for that long.
+	for end := time.Now().Add(tenantPropagation()); !ok && time.Now().Before(end); {
+		time.Sleep(200 * time.Millisecond)
+		ok = failedAsWanted()
+	}
+	if !ok {
 		c.t.Errorf("cairn %s: exit %d, stderr %q, stdout %q; want a failure in one line with %q",
 			strings.Join(args, " "), code, stderr, stdout, want)
 	}
@@ -268,4 +287,13 @@ func closedEndpoint(t *testing.T) string {
 	addr := l.Addr().String()
 	l.Close()
 	return "http://" + addr
+}
+
+// tenantPropagation is how long a tenant change may take to reach every proxy: none on a single
+// server, the tenant store's poll interval (2 s) and some in a cluster.
+func tenantPropagation() time.Duration {
+	if ClusterTopology() == nil {
+		return 0
+	}
+	return 5 * time.Second
 }
