@@ -206,7 +206,7 @@ func accountRowsNewestWins(t *testing.T, tg Target) {
 		t.Fatalf("after two rows: %+v", a)
 	}
 	report(meta.ContainerRow{Name: "c", PutTimestamp: t1, ObjectCount: 3, BytesUsed: 9}) // usage changed
-	report(meta.ContainerRow{Name: "c", PutTimestamp: t0, DeleteTimestamp: t0 + 1})     // an older delete
+	report(meta.ContainerRow{Name: "c", PutTimestamp: t0, DeleteTimestamp: t0 + 1})      // an older delete
 	if cs := listContainers(t, tg, dev); len(cs) != 2 || cs[0].Name != "c" || cs[0].ObjectCount != 3 || cs[0].BytesUsed != 9 || cs[0].Created != t1 {
 		t.Fatalf("listing: %+v", cs)
 	}
