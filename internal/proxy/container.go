@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
 )
 
 // CreateContainer creates a container in an account; meta.ErrExists if it exists.
@@ -21,8 +22,9 @@ func (p *Proxy) CreateContainer(ctx context.Context, account, container string, 
 		return err
 	}
 	c := meta.Container{Name: container, Created: meta.Now(), Meta: m}
+	acct := p.accountFor(account)
 	if err := fanOut(ts, p.quorum(), func(t target) error {
-		return t.client.PutContainer(ctx, t.dev.Name, part, account, c)
+		return t.client.PutContainer(ctx, t.dev.Name, part, account, c, nodeclient.ContainerOptions{Account: acct(t.replica)})
 	}); err != nil {
 		return fmt.Errorf("create container %q: %w", container, err)
 	}
@@ -86,8 +88,10 @@ func (p *Proxy) DeleteContainer(ctx context.Context, account, container string) 
 	if err != nil {
 		return err
 	}
+	now := meta.Now() // one timestamp for every replica: newest wins in the account's rows
+	acct := p.accountFor(account)
 	err = fanOut(ts, p.quorum(), func(t target) error {
-		return t.client.DeleteContainer(ctx, t.dev.Name, part, account, container)
+		return t.client.DeleteContainer(ctx, t.dev.Name, part, account, container, now, nodeclient.ContainerOptions{Account: acct(t.replica)})
 	})
 	// After the delete: a lookup that raced with it cannot cache it again (see generation).
 	p.known.forget(account, container)

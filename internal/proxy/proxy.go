@@ -125,6 +125,17 @@ func (p *Proxy) listingFor(name meta.ObjectName) func(replica int) *nodeclient.C
 	}
 }
 
+// accountFor assigns each replica of a container one replica of its account's listing to
+// update, round robin as for listingFor (Swift's proxy does the same with X-Account-Host).
+func (p *Proxy) accountFor(account string) func(replica int) *nodeclient.AccountUpdate {
+	part := p.ring.Partition(account, "", "")
+	devs := p.ring.Nodes(part)
+	return func(replica int) *nodeclient.AccountUpdate {
+		d := devs[replica%len(devs)]
+		return &nodeclient.AccountUpdate{Node: d.Node, Device: d.Name, Part: part}
+	}
+}
+
 // fanOut runs op against every target and succeeds when a quorum does. Errors that are answers
 // (not found, conflict, not empty) rather than failures win over unavailability when they reach
 // quorum, so a client sees "not found" rather than "unavailable".
