@@ -235,9 +235,17 @@ func (ix *Index) Report(account, container string) (r ContainerReport, ok bool, 
 	if errors.Is(err, meta.ErrNotFound) {
 		return r, false, nil
 	}
-	if err != nil || rec.localRow || len(rec.target) == 0 {
+	if err != nil {
 		return r, false, err
 	}
+	return ix.report(account, rec)
+}
+
+func (ix *Index) report(account string, rec containerRecord) (r ContainerReport, ok bool, err error) {
+	if rec.localRow || len(rec.target) == 0 {
+		return r, false, nil
+	}
+	container := rec.Name
 	c := rec.Container
 	if err := ix.usage(account, container, &c); err != nil {
 		return r, false, err
@@ -264,7 +272,12 @@ func (ix *Index) ReportAll(ctx context.Context, fn func(ContainerReport) error) 
 			ix.log.Warn("skipping a malformed container key", "err", err)
 			continue
 		}
-		r, ok, err := ix.Report(account, container)
+		rec, err := decodeContainer(container, it.Value())
+		if err != nil {
+			ix.log.Warn("skipping an unreadable container record", "account", account, "err", err)
+			continue
+		}
+		r, ok, err := ix.report(account, rec)
 		if err != nil {
 			return err
 		}
