@@ -2,7 +2,10 @@ package index
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -256,5 +259,93 @@ func TestUpgradeFromContainerRecords(t *testing.T) {
 	wantAccount(t, ix, "a", 1, 2, 10)
 	if err := ix.DeleteContainer(ctx, "a", "old", meta.Now(), ContainerOptions{}); err == nil {
 		t.Fatal("deleted a container that holds objects")
+	}
+}
+
+// The account totals stay the sum of the live rows while object writes, consolidations, rows
+// reported from elsewhere and an unlinking race each other.
+func TestAccountTotalsStayExactUnderConcurrency(t *testing.T) {
+	ix, db := newIndex(t)
+	for i := range 4 {
+		if err := ix.CreateContainer(ctx, "a", meta.Container{Name: fmt.Sprintf("c%d", i), Created: 100}, local); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 9))
+			for i := range 700 {
+				release := ix.HoldUsage()
+				b := db.NewBatch()
+				c := fmt.Sprintf("c%d", r.IntN(4))
+				name := fmt.Sprintf("o%d", r.IntN(50))
+				var err error
+				if r.IntN(3) == 0 {
+					err = ix.DeleteEntry(b, "a", c, name, meta.Now())
+				} else {
+					err = ix.PutEntry(b, "a", c, meta.ListEntry{Name: name, Timestamp: meta.Now(), Size: int64(i % 13)})
+				}
+				if err == nil {
+					err = b.Commit(pebble.NoSync)
+				}
+				if err != nil {
+					t.Error(err)
+				}
+				b.Close()
+				release()
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r := rand.New(rand.NewPCG(77, 7))
+		for i := range 300 {
+			row := meta.ContainerRow{Name: fmt.Sprintf("r%d", r.IntN(10)), PutTimestamp: meta.Timestamp(1 + r.IntN(5)), ObjectCount: int64(r.IntN(9)), BytesUsed: int64(r.IntN(99))}
+			if r.IntN(4) == 0 {
+				row.DeleteTimestamp = meta.Timestamp(1 + r.IntN(5))
+			}
+			if i == 150 { // c3 deleted elsewhere: unlinked while objects are written into it
+				row = meta.ContainerRow{Name: "c3", PutTimestamp: 100, DeleteTimestamp: 200}
+			}
+			if err := ix.UpdateAccountRow(ctx, "a", row); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	wg.Wait()
+	ix.Close()
+	var want [3]int64
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: rowBase("a"), UpperBound: successor(rowBase("a"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		name := string(it.Key()[len(rowBase("a")):])
+		r, err := decodeRow(name, it.Value())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := ix.contribution("a", &r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			want[i] += c[i]
+		}
+	}
+	it.Close()
+	a, err := ix.GetAccount(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := [3]int64{a.ContainerCount, a.ObjectCount, a.BytesUsed}; got != want {
+		t.Fatalf("account totals %v, sum of the live rows %v", got, want)
+	}
+	if ix.counterState.rounds == 0 {
+		t.Fatal("no consolidation ran among the writes")
 	}
 }
