@@ -181,7 +181,6 @@ func (ix *Index) updateLinkedRow(account string, in meta.ContainerRow) error {
 	if err != nil {
 		return err
 	}
-	key := containerKey(account, in.Name)
 	rec, err := ix.record(account, in.Name)
 	if err != nil && !errors.Is(err, meta.ErrNotFound) {
 		return err
@@ -189,14 +188,14 @@ func (ix *Index) updateLinkedRow(account string, in meta.ContainerRow) error {
 	exists := err == nil
 	if exists && rec.localRow && !linked {
 		rec.localRow = false
-		if err := b.Set(key, encodeContainer(rec), nil); err != nil {
+		if err := b.Set(containerKey(account, in.Name), encodeContainer(rec), nil); err != nil {
 			return fmt.Errorf("index: account row: %w", err)
 		}
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		return storageErr("account row", err)
 	}
-	ix.links.set(key, exists && linked)
+	ix.links.set(cstatsKey(account, in.Name), exists && linked)
 	return nil
 }
 
@@ -238,7 +237,7 @@ func (ix *Index) ListContainers(ctx context.Context, account string, opts meta.L
 	return l, nil
 }
 
-// linkCache remembers, by container key, whether a container's usage feeds this device's
+// linkCache remembers, by container (its usage key), whether a container's usage feeds this device's
 // account totals (its record's localRow), so that object writes do not read the record. It is
 // filled on demand and changed only with usage writers excluded, after the change commits.
 type linkCache struct {
@@ -265,14 +264,14 @@ func (c *linkCache) set(key []byte, local bool) {
 	c.mu.Unlock()
 }
 
-// localRow reports whether a container's usage feeds this device's account totals. The caller
-// holds the usage hold, so the answer cannot change before its batch commits.
-func (ix *Index) localRow(account, container string) (bool, error) {
-	key := containerKey(account, container)
-	if local, ok := ix.links.get(key); ok {
+// localRow reports whether a container's usage feeds this device's account totals; usageKey is
+// its cstatsKey, which the caller has at hand. The caller holds the usage hold, so the answer
+// cannot change before its batch commits.
+func (ix *Index) localRow(usageKey []byte, account, container string) (bool, error) {
+	if local, ok := ix.links.get(usageKey); ok {
 		return local, nil
 	}
-	v, err := ix.get(key)
+	v, err := ix.get(containerKey(account, container))
 	if err != nil {
 		return false, err
 	}
@@ -284,7 +283,7 @@ func (ix *Index) localRow(account, container string) (bool, error) {
 		}
 		local = rec.localRow
 	}
-	ix.links.set(key, local)
+	ix.links.set(usageKey, local)
 	return local, nil
 }
 

@@ -72,7 +72,7 @@ func (ix *Index) CreateContainer(ctx context.Context, account string, c meta.Con
 	if err := b.Commit(pebble.Sync); err != nil {
 		return storageErr("create container", err)
 	}
-	ix.links.set(key, rec.localRow)
+	ix.links.set(cstatsKey(account, c.Name), rec.localRow)
 	return nil
 }
 
@@ -182,7 +182,7 @@ func (ix *Index) DeleteContainer(ctx context.Context, account, container string,
 	if err := b.Commit(pebble.Sync); err != nil {
 		return storageErr("delete container", err)
 	}
-	ix.links.set(key, false)
+	ix.links.set(cstatsKey(account, container), false)
 	return nil
 }
 

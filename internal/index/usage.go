@@ -45,7 +45,7 @@ func (ix *Index) addUsage(b *pebble.Batch, account, container string, objects, s
 		return fmt.Errorf("index: usage: %w", err)
 	}
 	ix.noteOperand(key)
-	local, err := ix.localRow(account, container)
+	local, err := ix.localRow(key, account, container)
 	if err != nil {
 		return err
 	}
