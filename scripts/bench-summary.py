@@ -49,15 +49,16 @@ def measured(report, test):
             t.get("errors", 0), t.get("operations", 0) + t.get("errors", 0))
 
 
-targets = ["cairn", "swift", "swift-s3"]
-names = {"cairn": "Cairn (S3)", "swift": "Swift (native API)", "swift-s3": "Swift (s3api)"}
+targets = ["cairn", "cluster", "over-swift", "swift", "swift-s3"]
+names = {"cairn": "Cairn (S3)", "cluster": "Cairn cluster 1+4 (S3)", "over-swift": "Cairn proxy over Swift's servers (S3)",
+         "swift": "Swift (native API)", "swift-s3": "Swift (s3api)"}
 tests = []
 for test in ["put4k", "get4k", "put1m", "get1m", "A", "D"]:
     if any((t, test) in cpu for t in targets):
         tests.append(test)
 
 print(f"Run: {header}\n")
-print("| test | target | ops/s | MB/s | p50 ms | p99 ms | errors | server CPU s / 1k req | Cairn ops/s ÷ this |")
+print("| test | target | ops/s | MB/s | p50 ms | p99 ms | errors | server CPU s / 1k req | first row's ops/s ÷ this |")
 print("|---|---|---|---|---|---|---|---|---|")
 for test in tests:
     rows = {}
@@ -66,7 +67,8 @@ for test in tests:
         if r is None:
             continue
         rows[target] = measured(r, test)
-    base = rows.get("cairn", (0,))[0]
+    first = next(iter(rows), None)  # the first target in the order above: the one compared
+    base = rows[first][0] if first else 0
     for target, (ops, mb, p50, p99, errs, reqs) in rows.items():
         # The server's CPU covers the whole command, prepare included; per request of the
         # whole command, counted from its stages.
@@ -74,7 +76,7 @@ for test in tests:
         allreq = sum(st["total"]["operations"] + st["total"]["errors"] for st in r.get("stages", []))
         c = cpu.get((target, test), 0)
         per = f"{1000 * c / allreq:.3f}" if allreq else "-"
-        ratio = "" if target == "cairn" or not ops else f"{base / ops:.1f}×"
+        ratio = "" if target == first or not ops else f"{base / ops:.1f}×"
         print(f"| {test} | {names[target]} | {ops:,.1f} | {mb:,.2f} | {p50:.2f} | {p99:.2f} | {errs} | {per} | {ratio} |")
 
 rows = []

@@ -10,7 +10,9 @@
 # answers on 127.0.0.1:8080, else installs and starts one (root). Environment: PEERS (optional:
 # another peers kit of the same layout, such as the team's ../shared/peers, whose swift/setup.sh
 # is used instead), OUT (default /var/tmp/cairn-bench-swift/<time>), DURATION (20s), CONCURRENCY
-# (16), TESTS (put4k get4k put1m get1m A D), TARGETS (cairn swift swift-s3), WARP (optional:
+# (16), TESTS (put4k get4k put1m get1m A D), TARGETS (cairn swift swift-s3; also cluster: a
+# Cairn cluster of 1 proxy + 4 storage processes, and over-swift: a Cairn proxy on the Swift
+# peer's rings over its storage servers), WARP (optional:
 # a built warp, default /var/tmp/cairn-peers/bin/warp; the warp comparison is skipped when it
 # is missing), D_OBJECTS (20: workload D's objects are 1-128 MiB and Swift keeps three replicas
 # on an 8 GiB image).
@@ -41,6 +43,33 @@ done
 [ -n "$ep" ] || { cat "$OUT/server.log"; exit 1; }
 curl -sf -m 5 http://127.0.0.1:8080/info >/dev/null || SWIFT_SKIP_VERIFY=1 "$PEERS/swift/setup.sh"
 
+# Optional targets: a Cairn cluster of processes (1 proxy + 4 storage nodes, 3 replicas, as the
+# SAIO: `cairn local-cluster`), and a Cairn proxy over the Swift peer's own storage servers.
+cluster_pid= over_pid= cep= oep=
+wait_endpoint() { # LOG: prints the endpoint a process wrote there
+    for _ in $(seq 300); do
+        e=$(sed -n 's/^cairn: S3 endpoint \(http[^ ]*\).*/\1/p' "$1" | head -1)
+        [ -n "$e" ] && { echo "$e"; return; }
+        sleep 0.2
+    done
+    cat "$1" >&2; exit 1
+}
+if [[ " $TARGETS " == *" cluster "* ]]; then
+    cdata=$(mktemp -d /var/tmp/cairn-bench-cluster.XXXXXX)
+    "$CAIRN" local-cluster --data "$cdata" --listen 127.0.0.1:0 --root-access-key benchroot \
+        --root-secret-key benchroot-secret >"$OUT/cluster.log" 2>"$OUT/cluster.err" &
+    cluster_pid=$!
+    cep=$(wait_endpoint "$OUT/cluster.log")
+fi
+if [[ " $TARGETS " == *" over-swift "* ]]; then
+    CAIRN_CLUSTER_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n') "$CAIRN" server --role proxy \
+        --ring /etc/swift --data "$data/over-swift" --listen 127.0.0.1:0 --root-access-key benchroot \
+        --root-secret-key benchroot-secret >"$OUT/over-swift.log" 2>&1 &
+    over_pid=$!
+    oep=$(wait_endpoint "$OUT/over-swift.log")
+fi
+trap 'kill $cairn_pid $cluster_pid $over_pid 2>/dev/null; wait $cairn_pid $cluster_pid $over_pid 2>/dev/null; rm -rf "$data" "${cdata:-}"' EXIT
+
 # CPU seconds (user+system) used so far by a set of processes.
 cpu_of() { python3 - "$@" <<'EOF'
 import os, sys
@@ -57,12 +86,16 @@ EOF
 server_pids() {
     case $1 in
     cairn) echo "$cairn_pid";;
+    cluster) echo "$cluster_pid $(pgrep -d ' ' -P "$cluster_pid")";;
+    over-swift) echo "$over_pid $(pgrep -d ' ' -f 'swift-(object|container|account)-server')";;
     *) pgrep -d ' ' -f 'swift-(proxy|object|container|account)-server|memcached' || true;;
     esac
 }
 target_args() {
     case $1 in
     cairn) echo "--endpoint $ep --access-key benchroot --secret-key benchroot-secret";;
+    cluster) echo "--endpoint $cep --access-key benchroot --secret-key benchroot-secret";;
+    over-swift) echo "--endpoint $oep --access-key benchroot --secret-key benchroot-secret";;
     swift) echo "--protocol swift --auth-url http://127.0.0.1:8080/auth/v1.0 --user test:tester --key testing";;
     swift-s3) echo "--endpoint http://127.0.0.1:8080 --access-key test:tester --secret-key testing";;
     esac

@@ -56,7 +56,19 @@ fi
 data=$(mktemp -d)
 root_ak=functests-root
 root_sk=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
-"$bin" server --data "$data" --listen 127.0.0.1:0 --swift-domain "${SWIFT_STORAGE_DOMAIN:-example.net}" --root-access-key "$root_ak" --root-secret-key "$root_sk" --log-level "${CAIRN_LOG_LEVEL:-warn}" \
+# CAIRN_TEST_CLUSTER (e.g. "--storage 4 --proxies 1"): run them against a local cluster of
+# processes (cairn local-cluster) instead of one server.
+mode=(server)
+# shellcheck disable=SC2206 # the topology is a list of words
+[ -n "${CAIRN_TEST_CLUSTER:-}" ] && mode=(local-cluster $CAIRN_TEST_CLUSTER)
+# CAIRN_TEST_OVER_SWIFT=RINGDIR (e.g. /etc/swift): run them against a Cairn proxy over the
+# storage servers of an OpenStack Swift, on its rings (Swift's servers ignore the signature).
+if [ -n "${CAIRN_TEST_OVER_SWIFT:-}" ]; then
+  mode=(server --role proxy --ring "$CAIRN_TEST_OVER_SWIFT")
+  CAIRN_CLUSTER_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  export CAIRN_CLUSTER_SECRET
+fi
+"$bin" "${mode[@]}" --data "$data" --listen 127.0.0.1:0 --swift-domain "${SWIFT_STORAGE_DOMAIN:-example.net}" --root-access-key "$root_ak" --root-secret-key "$root_sk" --log-level "${CAIRN_LOG_LEVEL:-warn}" \
   > "$OUT/cairn.log" 2>&1 &
 pid=$!
 cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$data"; }

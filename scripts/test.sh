@@ -78,6 +78,25 @@ step "OpenStack Swift's functional tests against Cairn (scripts/swift-functests.
 # test tree and its runner were fetched by install-test-deps.sh; no running Swift is needed.
 timeout 25m scripts/swift-functests.sh || failed+=("Swift functional tests")
 
+# The same end-to-end, client and Swift functional tests against a cluster of processes on
+# loopback (cairn local-cluster, docs/operations.md "Clusters"): the cluster must behave as the
+# single node does, with the same expected failures.
+cluster="--storage 4 --proxies 1"
+step "go test ./test/e2e against a cluster ($cluster)"
+CAIRN_TEST_CLUSTER=$cluster go test -count=1 -timeout 10m ./test/e2e/ || failed+=("go test ./test/e2e (cluster)")
+
+step "go test ./test/e2e against two sumo nodes behind a balancer"
+CAIRN_TEST_CLUSTER="--sumo 2" go test -count=1 -timeout 10m ./test/e2e/ || failed+=("go test ./test/e2e (sumo)")
+
+step "pytest test/clients against a cluster ($cluster)"
+# shellcheck disable=SC2086 # PYTEST_ARGS is a list of words
+CAIRN_TEST_CLUSTER=$cluster PATH="$CAIRN_CACHE/venv/bin:$PATH" timeout 20m \
+  "$CAIRN_CACHE/venv/bin/python" -m pytest test/clients ${PYTEST_ARGS:-} || failed+=("pytest test/clients (cluster)")
+
+step "OpenStack Swift's functional tests against a cluster ($cluster)"
+CAIRN_TEST_CLUSTER=$cluster OUT=$CAIRN_CACHE/swift-functests-cluster timeout 25m scripts/swift-functests.sh ||
+  failed+=("Swift functional tests (cluster)")
+
 step "done"
 if ((${#failed[@]})); then
   echo "FAILED: ${failed[*]}"

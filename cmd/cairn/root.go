@@ -21,6 +21,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newClientCommands()...)
 	root.AddCommand(newAdminCommand())
 	root.AddCommand(newRingCommand())
+	root.AddCommand(newLocalClusterCommand())
 	return root
 }
 

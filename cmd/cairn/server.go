@@ -16,7 +16,7 @@ import (
 
 func newServerCommand() *cobra.Command {
 	var cfg server.Config
-	var logLevel string
+	var logLevel, role string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the object store (with no flags: one process, data in ./cairn-data, S3 on " + server.DefaultListen + ")",
@@ -26,8 +26,12 @@ func newServerCommand() *cobra.Command {
 				return err
 			}
 			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+			var err error
+			if err = level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fmt.Errorf("--log-level: %w", err)
+			}
+			if cfg.Role, err = server.ParseRole(role); err != nil {
+				return err
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			cfg.Console = os.Stdout
@@ -41,8 +45,8 @@ func newServerCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.DataDir, "data", "cairn-data", "data directory")
-	f.StringVar(&cfg.Listen, "listen", server.DefaultListen, "address to serve S3 on (host:port; port 0 picks one)")
+	f.StringVar(&cfg.DataDir, "data", "cairn-data", "data directory (a storage or sumo node: its devices are the directories under DATA/devices/, made on first start for each device the rings name for --listen)")
+	f.StringVar(&cfg.Listen, "listen", server.DefaultListen, "address to serve on (host:port; port 0 picks one); a storage or sumo node is the node the rings name by this address")
 	f.StringVar(&cfg.RootAccessKey, "root-access-key", "", "root access key (default: generated on first start and kept in the data directory)")
 	f.StringVar(&cfg.RootSecretKey, "root-secret-key", "", "root secret key (with --root-access-key)")
 	f.StringVar(&cfg.Region, "region", "us-east-1", "S3 region name")
@@ -58,6 +62,10 @@ func newServerCommand() *cobra.Command {
 	f.DurationVar(&cfg.ReclaimAge, "reclaim-age", 0, "how long tombstones of deleted objects are kept before the sweeper removes them (0: 168h, Swift's reclaim_age)")
 	f.DurationVar(&cfg.SweepInterval, "sweep-interval", 0, "time between passes of the sweepers (tombstones; leftovers of ended multipart uploads) (0: 1h; negative: off)")
 	f.DurationVar(&cfg.AbortUploadsAfter, "abort-uploads-after", 0, "the upload sweeper aborts multipart uploads with no new part for longer (0: never, as S3 without a lifecycle rule)")
+	f.StringVar(&role, "role", "", "what this process is in a cluster: proxy (serves S3 and Swift, talks to storage nodes), storage (serves its devices to proxies) or sumo (both, on one port); without it, the embedded default: everything in one process")
+	f.StringVar(&cfg.RingDir, "ring", "", "cluster roles: the directory of the ring files (account.ring.gz, container.ring.gz, object.ring.gz; `cairn ring write`), reloaded when they change")
+	f.StringVar(&cfg.ClusterSecret, "cluster-secret", "", "cluster roles: the secret every node signs and checks node requests with, the same on every node (at least 16 characters; better from the environment, CAIRN_CLUSTER_SECRET)")
+	f.DurationVar(&cfg.RingReload, "ring-reload", 0, "cluster roles: how often the ring files are checked for changes (0: 15s)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
 }

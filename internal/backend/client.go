@@ -146,6 +146,9 @@ func (c *Client) do(ctx context.Context, k call) (*http.Response, error) {
 			req.Body = http.NoBody
 		}
 	}
+	// Cairn keeps its own state under names starting with NUL (meta.ReservedPrefix), which
+	// Swift's servers serve only to a request that says it may see them.
+	req.Header.Set("X-Backend-Allow-Reserved-Names", "true")
 	if req.Header.Get(hdrTimestamp) == "" {
 		req.Header.Set(hdrTimestamp, FormatTimestamp(meta.Now()))
 	}

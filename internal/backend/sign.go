@@ -55,3 +55,8 @@ func verify(r *http.Request, secret []byte, now time.Time) error {
 	}
 	return nil
 }
+
+// Signed reports whether a request carries the cluster's node signature (valid or not): it is
+// meant for the node protocol, which a process serving both clients and the node protocol on
+// one port (a sumo node) uses to route it.
+func Signed(r *http.Request) bool { return r.Header.Get(hdrAuth) != "" }

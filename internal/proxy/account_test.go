@@ -46,12 +46,12 @@ func newSplitCluster(t *testing.T) *cluster {
 func TestAccountListingOfContainersElsewhere(t *testing.T) {
 	ctx := context.Background()
 	c := newSplitCluster(t)
-	r := c.proxy.ring
-	acctNode := r.Nodes(r.Partition("acct", "", ""))[0].Node
+	ar, cr := c.proxy.accountRing(), c.proxy.containerRing()
+	acctNode := ar.Nodes(ar.Partition("acct", "", ""))[0].Node
 	var container, contNode string
 	for i := 0; container == ""; i++ {
 		name := fmt.Sprintf("bucket%d", i)
-		if n := r.Nodes(r.Partition("acct", name, ""))[0].Node; n != acctNode {
+		if n := cr.Nodes(cr.Partition("acct", name, ""))[0].Node; n != acctNode {
 			container, contNode = name, n
 		}
 	}

@@ -16,15 +16,11 @@ import (
 
 // CreateContainer creates a container in an account; meta.ErrExists if it exists.
 func (p *Proxy) CreateContainer(ctx context.Context, account, container string, m map[string]string) error {
-	part := p.ring.Partition(account, container, "")
-	ts, err := p.targets(part)
-	if err != nil {
-		return err
-	}
+	pl := p.placeContainer(account, container)
 	c := meta.Container{Name: container, Created: meta.Now(), Meta: m}
 	acct := p.accountFor(account)
-	if err := fanOut(ts, p.quorum(), func(t target) error {
-		return t.client.PutContainer(ctx, t.dev.Name, part, account, c, nodeclient.ContainerOptions{Account: acct(t.replica)})
+	if err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
+		return t.client.PutContainer(ctx, t.dev.Name, pl.part, account, c, nodeclient.ContainerOptions{Account: acct(t.replica)})
 	}); err != nil {
 		return fmt.Errorf("create container %q: %w", container, err)
 	}
@@ -50,27 +46,19 @@ func (p *Proxy) requireContainer(ctx context.Context, account, container string)
 
 // HeadContainer returns a container and its usage.
 func (p *Proxy) HeadContainer(ctx context.Context, account, container string) (meta.Container, error) {
-	part := p.ring.Partition(account, container, "")
-	ts, err := p.targets(part)
-	if err != nil {
-		return meta.Container{}, err
-	}
-	return firstAnswer(ts, func(t target) (meta.Container, error) {
-		return t.client.HeadContainer(ctx, t.dev.Name, part, account, container)
+	pl := p.placeContainer(account, container)
+	return read(ctx, pl, true, func(ctx context.Context, t target) (meta.Container, error) {
+		return t.client.HeadContainer(ctx, t.dev.Name, pl.part, account, container)
 	})
 }
 
 // PostContainer merges metadata into a container; an empty value removes a key.
 func (p *Proxy) PostContainer(ctx context.Context, account, container string, m map[string]string) (meta.Container, error) {
-	part := p.ring.Partition(account, container, "")
-	ts, err := p.targets(part)
-	if err != nil {
-		return meta.Container{}, err
-	}
+	pl := p.placeContainer(account, container)
 	var out meta.Container
 	var mu sync.Mutex // replicas answer concurrently
-	err = fanOut(ts, p.quorum(), func(t target) error {
-		c, err := t.client.PostContainer(ctx, t.dev.Name, part, account, container, m)
+	err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
+		c, err := t.client.PostContainer(ctx, t.dev.Name, pl.part, account, container, m)
 		if err == nil {
 			mu.Lock()
 			out = c
@@ -83,15 +71,11 @@ func (p *Proxy) PostContainer(ctx context.Context, account, container string, m 
 
 // DeleteContainer deletes an empty container: meta.ErrNotEmpty otherwise.
 func (p *Proxy) DeleteContainer(ctx context.Context, account, container string) error {
-	part := p.ring.Partition(account, container, "")
-	ts, err := p.targets(part)
-	if err != nil {
-		return err
-	}
+	pl := p.placeContainer(account, container)
 	now := meta.Now() // one timestamp for every replica: newest wins in the account's rows
 	acct := p.accountFor(account)
-	err = fanOut(ts, p.quorum(), func(t target) error {
-		return t.client.DeleteContainer(ctx, t.dev.Name, part, account, container, now, nodeclient.ContainerOptions{Account: acct(t.replica)})
+	err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
+		return t.client.DeleteContainer(ctx, t.dev.Name, pl.part, account, container, now, nodeclient.ContainerOptions{Account: acct(t.replica)})
 	})
 	// After the delete: a lookup that raced with it cannot cache it again (see generation).
 	p.known.forget(account, container)
@@ -100,31 +84,23 @@ func (p *Proxy) DeleteContainer(ctx context.Context, account, container string) 
 
 // ListObjects returns a page of a container's listing.
 func (p *Proxy) ListObjects(ctx context.Context, account, container string, opts meta.ListOptions) (meta.ObjectListing, error) {
-	part := p.ring.Partition(account, container, "")
-	ts, err := p.targets(part)
-	if err != nil {
-		return meta.ObjectListing{}, err
-	}
-	return firstAnswer(ts, func(t target) (meta.ObjectListing, error) {
-		return t.client.ListObjects(ctx, t.dev.Name, part, account, container, opts)
+	pl := p.placeContainer(account, container)
+	return read(ctx, pl, true, func(ctx context.Context, t target) (meta.ObjectListing, error) {
+		return t.client.ListObjects(ctx, t.dev.Name, pl.part, account, container, opts)
 	})
 }
 
 // ListContainers returns a page of an account's containers, hiding the ones Cairn reserves for
 // itself.
 func (p *Proxy) ListContainers(ctx context.Context, account string, opts meta.ListOptions) (meta.ContainerListing, error) {
-	part := p.ring.Partition(account, "", "")
-	ts, err := p.targets(part)
-	if err != nil {
-		return meta.ContainerListing{}, err
-	}
+	pl := p.placeAccount(account)
 	// Reserved names sort before every client name (they start with \x00), so skipping them is
 	// a matter of starting after them; the filter below catches any that remain.
 	if !opts.Reverse && opts.Marker < reservedMarker {
 		opts.Marker = reservedMarker
 	}
-	l, err := firstAnswer(ts, func(t target) (meta.ContainerListing, error) {
-		return t.client.ListContainers(ctx, t.dev.Name, part, account, opts)
+	l, err := read(ctx, pl, true, func(ctx context.Context, t target) (meta.ContainerListing, error) {
+		return t.client.ListContainers(ctx, t.dev.Name, pl.part, account, opts)
 	})
 	if err != nil {
 		return l, err
@@ -141,19 +117,16 @@ func (p *Proxy) ListReservedContainers(ctx context.Context, account, prefix stri
 	if !strings.HasPrefix(prefix, meta.ReservedPrefix) {
 		return meta.ContainerListing{}, fmt.Errorf("list reserved containers of %q: prefix %q is not reserved", account, prefix)
 	}
-	part := p.ring.Partition(account, "", "")
-	ts, err := p.targets(part)
-	if err != nil {
-		return meta.ContainerListing{}, err
-	}
+	pl := p.placeAccount(account)
 	opts.Prefix = prefix
-	return firstAnswer(ts, func(t target) (meta.ContainerListing, error) {
-		return t.client.ListContainers(ctx, t.dev.Name, part, account, opts)
+	return read(ctx, pl, true, func(ctx context.Context, t target) (meta.ContainerListing, error) {
+		return t.client.ListContainers(ctx, t.dev.Name, pl.part, account, opts)
 	})
 }
 
-// reservedMarker sorts after every reserved container name Cairn makes.
-const reservedMarker = meta.ReservedPrefix + "\xff\xff\xff\xff"
+// reservedMarker sorts after every reserved container name Cairn makes. It is valid UTF-8 (the
+// last code point), as Swift's servers require of markers.
+const reservedMarker = meta.ReservedPrefix + "\U0010FFFF"
 
 // AccountUsage returns a reader of an account's stored bytes and objects for quota checks
 // (access.CheckAccountQuota); an account with nothing stored yet has none.
@@ -171,21 +144,17 @@ func (p *Proxy) AccountUsage(account string) func(context.Context) (access.Usage
 // Cairn reserves for itself, as its listing does, so that the two agree; their bytes and objects
 // (an upload's parts, a large object's segments) are stored data and count.
 func (p *Proxy) HeadAccount(ctx context.Context, account string) (meta.Account, error) {
-	part := p.ring.Partition(account, "", "")
-	ts, err := p.targets(part)
-	if err != nil {
-		return meta.Account{}, err
-	}
-	a, err := firstAnswer(ts, func(t target) (meta.Account, error) {
-		return t.client.HeadAccount(ctx, t.dev.Name, part, account)
+	pl := p.placeAccount(account)
+	a, err := read(ctx, pl, true, func(ctx context.Context, t target) (meta.Account, error) {
+		return t.client.HeadAccount(ctx, t.dev.Name, pl.part, account)
 	})
 	if err != nil || a.ContainerCount == 0 {
 		return a, err
 	}
 	opts := meta.ListOptions{Prefix: meta.ReservedPrefix, Limit: 1000}
 	for {
-		l, err := firstAnswer(ts, func(t target) (meta.ContainerListing, error) {
-			return t.client.ListContainers(ctx, t.dev.Name, part, account, opts)
+		l, err := read(ctx, pl, true, func(ctx context.Context, t target) (meta.ContainerListing, error) {
+			return t.client.ListContainers(ctx, t.dev.Name, pl.part, account, opts)
 		})
 		if err != nil {
 			return meta.Account{}, err
@@ -198,4 +167,16 @@ func (p *Proxy) HeadAccount(ctx context.Context, account string) (meta.Account, 
 	}
 	a.ContainerCount = max(a.ContainerCount, 0)
 	return a, nil
+}
+
+// placeContainer is where a container's requests go.
+func (p *Proxy) placeContainer(account, container string) *placement {
+	r := p.containerRing()
+	return p.place(r, r.Partition(account, container, ""))
+}
+
+// placeAccount is where an account's requests go.
+func (p *Proxy) placeAccount(account string) *placement {
+	r := p.accountRing()
+	return p.place(r, r.Partition(account, "", ""))
 }

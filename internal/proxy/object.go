@@ -49,20 +49,17 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 		obj.SysMeta = withKey(obj.SysMeta, meta.SysManifestETag, obj.ETag)
 		obj.Size, obj.ETag = 0, ""
 	}
-	part := p.ring.Partition(name.Account, name.Container, name.Object)
-	ts, err := p.targets(part)
-	if err != nil {
-		return meta.Object{}, err
-	}
+	pl := p.placeObject(name)
 	listing := p.listingFor(name)
 	nopts := func(t target) nodeclient.PutOptions {
 		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Container: listing(t.replica)}
 	}
 	var res nodeclient.PutResult
-	if len(ts) == 1 && ts[0].err == nil {
-		res, err = ts[0].client.PutObject(ctx, ts[0].dev.Name, part, name, obj, body, nopts(ts[0]))
+	var err error
+	if t := pl.primaries; len(t) == 1 && t[0].err == nil && pl.ring.Replicas() == 1 {
+		res, err = t[0].client.PutObject(ctx, t[0].dev.Name, pl.part, name, obj, body, nopts(t[0]))
 	} else {
-		res, err = p.putReplicas(ctx, ts, part, name, obj, body, nopts)
+		res, err = p.putReplicas(ctx, pl, name, obj, body, nopts)
 	}
 	if err != nil {
 		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
@@ -72,8 +69,13 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 }
 
 // putReplicas streams one body to every replica at once and succeeds at quorum. A replica that
-// fails drops out of the stream without stopping the others.
-func (p *Proxy) putReplicas(ctx context.Context, ts []target, part uint32, name meta.ObjectName, obj meta.Object, body io.Reader, nopts func(target) nodeclient.PutOptions) (nodeclient.PutResult, error) {
+// fails drops out of the stream without stopping the others; one that fails before it has read
+// a byte (it could not connect) is replaced by a handoff, which the stream waits for.
+func (p *Proxy) putReplicas(ctx context.Context, pl *placement, name meta.ObjectName, obj meta.Object, body io.Reader, nopts func(target) nodeclient.PutOptions) (nodeclient.PutResult, error) {
+	ts := pl.primaries
+	if body == nil { // a manifest, or an empty object
+		body = bytes.NewReader(nil)
+	}
 	type answer struct {
 		res nodeclient.PutResult
 		err error
@@ -83,13 +85,20 @@ func (p *Proxy) putReplicas(ctx context.Context, ts []target, part uint32, name 
 	for i, t := range ts {
 		pr, pw := io.Pipe()
 		writers[i] = pw
-		if t.err != nil {
-			pr.CloseWithError(t.err)
-			answers <- answer{err: t.err}
-			continue
-		}
 		go func() {
-			res, err := t.client.PutObject(ctx, t.dev.Name, part, name, obj, pr, nopts(t))
+			var res nodeclient.PutResult
+			err := pl.withHandoffs(ctx, t, func(t target) error {
+				in := &countingReader{r: pr}
+				var err error
+				res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, obj, in, nopts(t))
+				p.noteFailure(ctx, t, err)
+				if err != nil && !isAnswer(err) && ctx.Err() == nil {
+					if in.n > 0 {
+						return fmt.Errorf("%w (after %d bytes)", errNoHandoff{err}, in.n)
+					}
+				}
+				return err
+			})
 			pr.CloseWithError(errReplicaDone) // unblock the feeder if this replica stopped early
 			answers <- answer{res, err}
 		}()
@@ -108,7 +117,7 @@ func (p *Proxy) putReplicas(ctx context.Context, ts []target, part uint32, name 
 			firstErr = a.err
 		}
 	}
-	if len(good) >= p.quorum() {
+	if len(good) >= pl.quorum() {
 		return good[0], nil
 	}
 	if firstErr == nil {
@@ -159,13 +168,9 @@ func (p *Proxy) HeadObjectBrief(ctx context.Context, name meta.ObjectName) (meta
 }
 
 func (p *Proxy) headObject(ctx context.Context, name meta.ObjectName, opts nodeclient.HeadOptions) (meta.Object, error) {
-	part := p.ring.Partition(name.Account, name.Container, name.Object)
-	ts, err := p.targets(part)
-	if err != nil {
-		return meta.Object{}, err
-	}
-	o, err := firstAnswer(ts, func(t target) (meta.Object, error) {
-		return t.client.HeadObject(ctx, t.dev.Name, part, name, opts)
+	pl := p.placeObject(name)
+	o, err := read(ctx, pl, true, func(ctx context.Context, t target) (meta.Object, error) {
+		return t.client.HeadObject(ctx, t.dev.Name, pl.part, name, opts)
 	})
 	if err != nil {
 		return o, err
@@ -197,19 +202,92 @@ func (p *Proxy) GetObject(ctx context.Context, name meta.ObjectName, rng *meta.R
 }
 
 func (p *Proxy) getStored(ctx context.Context, name meta.ObjectName, rng *meta.Range) (*ObjectReader, error) {
-	part := p.ring.Partition(name.Account, name.Container, name.Object)
-	ts, err := p.targets(part)
-	if err != nil {
-		return nil, err
-	}
-	r, err := firstAnswer(ts, func(t target) (*nodeclient.ObjectReader, error) {
-		return t.client.GetObject(ctx, t.dev.Name, part, name, rng)
+	pl := p.placeObject(name)
+	var served target
+	r, err := read(ctx, pl, false, func(ctx context.Context, t target) (*nodeclient.ObjectReader, error) {
+		served = t
+		return t.client.GetObject(ctx, t.dev.Name, pl.part, name, rng)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &ObjectReader{Object: r.Object, Offset: r.Offset, Length: r.Length, ReadCloser: r.ReadCloser}, nil
+	body := r.ReadCloser
+	if len(pl.primaries) > 1 && r.Length > 0 {
+		body = &resumingReader{ctx: ctx, pl: pl, name: name, obj: r.Object, pos: r.Offset, end: r.Offset + r.Length,
+			cur: r.ReadCloser, tried: []target{served}}
+	}
+	return &ObjectReader{Object: r.Object, Offset: r.Offset, Length: r.Length, ReadCloser: body}, nil
 }
+
+// resumingReader is an object's body that survives the death of the node sending it: when a
+// read fails before the end, the rest is asked of another replica holding the same version
+// (Swift's proxy resumes GETs the same way), so that the client sees no error.
+type resumingReader struct {
+	ctx      context.Context
+	pl       *placement
+	name     meta.ObjectName
+	obj      meta.Object
+	pos, end int64 // the next byte to send and the end of the range (exclusive)
+	cur      io.ReadCloser
+	tried    []target
+}
+
+func (r *resumingReader) Read(b []byte) (int, error) {
+	for {
+		n, err := r.cur.Read(b)
+		r.pos += int64(n)
+		if err == nil || (err == io.EOF && r.pos == r.end) {
+			return n, err
+		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		if r.ctx.Err() != nil || !r.resume(err) {
+			return n, err
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+// resume opens the rest of the range on a replica not tried yet that has the same version.
+func (r *resumingReader) resume(cause error) bool {
+	r.cur.Close()
+	r.pl.p.health.failed(r.tried[len(r.tried)-1].dev.Node)
+	rng := &meta.Range{Start: r.pos, End: r.end - 1}
+	next := func() (target, bool) {
+		for _, t := range r.pl.readOrder() {
+			if !slices.ContainsFunc(r.tried, func(o target) bool { return o.dev == t.dev }) {
+				return t, true
+			}
+		}
+		return r.pl.handoff(-1)
+	}
+	for {
+		t, ok := next()
+		if !ok {
+			return false
+		}
+		r.tried = append(r.tried, t)
+		if t.err != nil {
+			continue
+		}
+		o, err := t.client.GetObject(r.ctx, t.dev.Name, r.pl.part, r.name, rng)
+		if err != nil {
+			continue
+		}
+		if o.Object.Timestamp != r.obj.Timestamp || o.Object.ETag != r.obj.ETag || o.Offset != r.pos {
+			o.Close() // another version: its bytes cannot continue these
+			continue
+		}
+		r.pl.p.log.Info("object read resumed on another replica", "object", r.name.Object, "at", r.pos, "node", t.dev.Node, "after", cause)
+		r.cur = o.ReadCloser
+		return true
+	}
+}
+
+func (r *resumingReader) Close() error { return r.cur.Close() }
 
 // DeleteObject deletes an object (meta.ErrNotFound if there is none), and the segments of a
 // manifest that owns them.
@@ -227,17 +305,13 @@ func (p *Proxy) DeleteObjectIf(ctx context.Context, name meta.ObjectName, cond m
 // object as of its expiry time, as Swift's does, so that any write stamped after the expiry
 // wins over the delete whichever commits first.
 func (p *Proxy) DeleteObjectAt(ctx context.Context, name meta.ObjectName, now meta.Timestamp, cond meta.Precondition) error {
-	part := p.ring.Partition(name.Account, name.Container, name.Object)
-	ts, err := p.targets(part)
-	if err != nil {
-		return err
-	}
+	pl := p.placeObject(name)
 	listing := p.listingFor(name)
 	var prev meta.Object
 	var mu sync.Mutex // replicas answer concurrently
-	err = fanOut(ts, p.quorum(), func(t target) error {
+	err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
 		opts := nodeclient.DeleteOptions{If: cond, Container: listing(t.replica)}
-		o, err := t.client.DeleteObject(ctx, t.dev.Name, part, name, now, opts)
+		o, err := t.client.DeleteObject(ctx, t.dev.Name, pl.part, name, now, opts)
 		if err == nil {
 			mu.Lock()
 			prev = o
@@ -255,17 +329,13 @@ func (p *Proxy) DeleteObjectAt(ctx context.Context, name meta.ObjectName, now me
 // PostObject replaces an object's content type, headers and user metadata (keeping its bytes)
 // and merges update.SysMeta.
 func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update meta.Object) (meta.Object, error) {
-	part := p.ring.Partition(name.Account, name.Container, name.Object)
-	ts, err := p.targets(part)
-	if err != nil {
-		return meta.Object{}, err
-	}
+	pl := p.placeObject(name)
 	update.Timestamp = meta.Now()
 	listing := p.listingFor(name)
 	var out meta.Object
 	var mu sync.Mutex // replicas answer concurrently
-	err = fanOut(ts, p.quorum(), func(t target) error {
-		o, err := t.client.PostObject(ctx, t.dev.Name, part, name, update, nodeclient.PostOptions{Container: listing(t.replica)})
+	err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
+		o, err := t.client.PostObject(ctx, t.dev.Name, pl.part, name, update, nodeclient.PostOptions{Container: listing(t.replica)})
 		if err == nil {
 			mu.Lock()
 			out = o
@@ -486,3 +556,28 @@ func (p *Proxy) ReadSegments(ctx context.Context, account string, o meta.Object,
 	o.Manifest = segs
 	return p.openManifest(ctx, meta.ObjectName{Account: account}, o, off, n)
 }
+
+// placeObject is where an object's requests go.
+func (p *Proxy) placeObject(name meta.ObjectName) *placement {
+	r := p.objectRing()
+	return p.place(r, r.Partition(name.Account, name.Container, name.Object))
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// errNoHandoff wraps a replica's failure after its body began: the stream has moved past what
+// a handoff could be given, so none replaces it (it counts as an answer to withHandoffs).
+type errNoHandoff struct{ err error }
+
+func (e errNoHandoff) Error() string { return e.err.Error() }
+func (e errNoHandoff) Unwrap() error { return e.err }

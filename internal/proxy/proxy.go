@@ -19,24 +19,52 @@ import (
 
 // Config configures a Proxy.
 type Config struct {
-	Ring   *ring.Ring
-	Dialer nodeclient.Dialer
-	Logger *slog.Logger
+	// Ring places accounts, containers and objects alike (the embedded default's one device).
+	// A cluster sets AccountRing, ContainerRing and ObjectRing instead: functions returning the
+	// ring in force, so that a ring.Watcher can swap a changed ring in between requests.
+	Ring                                   *ring.Ring
+	AccountRing, ContainerRing, ObjectRing func() *ring.Ring
+	Dialer                                 nodeclient.Dialer
+	Logger                                 *slog.Logger
 	// ContainerCacheTTL is how long the proxy trusts that a container it has seen exists
 	// (default 5s; negative disables the cache).
 	ContainerCacheTTL time.Duration
 	// SegmentGrace is how long the segments of a replaced or deleted manifest outlive it, so
 	// that downloads already under way can finish (default 5m; negative: delete at once).
 	SegmentGrace time.Duration
+	// NodeTimeout is the deadline of each request to a node that carries no object body
+	// (HEAD, DELETE, POST, container and account requests, listings); bodies are bounded by
+	// the node client's idle timeout instead (default 10s, Swift's node_timeout).
+	NodeTimeout time.Duration
+	// ErrorLimit is how many failures within ErrorInterval make the proxy stop sending a node
+	// requests for ErrorInterval, using handoffs instead (Swift's error_suppression_limit and
+	// _interval; defaults 10 and 60s; a negative limit never suppresses).
+	ErrorLimit    int
+	ErrorInterval time.Duration
 }
 
 // Validate checks the configuration and fills in defaults.
 func (c *Config) Validate() error {
-	if c.Ring == nil {
-		return errors.New("proxy: no ring")
+	if c.Ring != nil {
+		if c.AccountRing != nil || c.ContainerRing != nil || c.ObjectRing != nil {
+			return errors.New("proxy: give one ring for everything or the three rings, not both")
+		}
+		if err := c.Ring.Validate(); err != nil {
+			return fmt.Errorf("proxy: %w", err)
+		}
+		r := c.Ring
+		c.AccountRing, c.ContainerRing, c.ObjectRing = func() *ring.Ring { return r }, func() *ring.Ring { return r }, func() *ring.Ring { return r }
 	}
-	if err := c.Ring.Validate(); err != nil {
-		return fmt.Errorf("proxy: %w", err)
+	for _, rf := range []struct {
+		what string
+		f    func() *ring.Ring
+	}{{"account", c.AccountRing}, {"container", c.ContainerRing}, {"object", c.ObjectRing}} {
+		if rf.f == nil || rf.f() == nil {
+			return fmt.Errorf("proxy: no %s ring", rf.what)
+		}
+		if err := rf.f().Validate(); err != nil {
+			return fmt.Errorf("proxy: %s ring: %w", rf.what, err)
+		}
 	}
 	if c.Dialer == nil {
 		return errors.New("proxy: no dialer")
@@ -50,17 +78,31 @@ func (c *Config) Validate() error {
 	if c.SegmentGrace == 0 {
 		c.SegmentGrace = 5 * time.Minute
 	}
+	if c.NodeTimeout == 0 {
+		c.NodeTimeout = 10 * time.Second
+	}
+	if c.ErrorLimit == 0 {
+		c.ErrorLimit = 10
+	}
+	if c.ErrorInterval == 0 {
+		c.ErrorInterval = time.Minute
+	}
+	if c.NodeTimeout < 0 || c.ErrorInterval < 0 {
+		return errors.New("proxy: negative timeout")
+	}
 	return nil
 }
 
 // Proxy routes requests to storage nodes.
 type Proxy struct {
-	ring   *ring.Ring
-	dialer nodeclient.Dialer
-	log    *slog.Logger
-	known  *containerCache
-	grace  time.Duration
-	later  *releaser
+	accountRing, containerRing, objectRing func() *ring.Ring
+	dialer                                 nodeclient.Dialer
+	log                                    *slog.Logger
+	known                                  *containerCache
+	grace                                  time.Duration
+	later                                  *releaser
+	nodeTimeout                            time.Duration
+	health                                 *health
 }
 
 // New returns a Proxy.
@@ -69,9 +111,12 @@ func New(cfg Config) (*Proxy, error) {
 		return nil, err
 	}
 	return &Proxy{
-		ring: cfg.Ring, dialer: cfg.Dialer, log: cfg.Logger,
+		accountRing: cfg.AccountRing, containerRing: cfg.ContainerRing, objectRing: cfg.ObjectRing,
+		dialer: cfg.Dialer, log: cfg.Logger,
 		known: newContainerCache(cfg.ContainerCacheTTL),
 		grace: cfg.SegmentGrace, later: &releaser{pending: map[*time.Timer]func(){}},
+		nodeTimeout: cfg.NodeTimeout,
+		health:      newHealth(cfg.ErrorLimit, cfg.ErrorInterval, time.Now),
 	}, nil
 }
 
@@ -81,44 +126,13 @@ func (p *Proxy) Close() {
 	p.later.flush()
 }
 
-// target is one replica of a partition, with the client that reaches it, or why none does.
-type target struct {
-	replica int // the replica's index in the ring's assignment
-	dev     ring.Device
-	client  nodeclient.Client
-	err     error
-}
-
-// targets returns every replica of a partition, reachable or not: quorum is counted against the
-// ring's replicas, so an unreachable one must count as a failure, not vanish.
-func (p *Proxy) targets(part uint32) ([]target, error) {
-	devs := p.ring.Nodes(part)
-	ts := make([]target, 0, len(devs))
-	reachable := 0
-	for i, d := range devs {
-		c, err := p.dialer.Dial(d.Node)
-		if err != nil {
-			p.log.Warn("cannot reach storage node", "node", d.Node, "err", err)
-			err = fmt.Errorf("node %s: %v: %w", d.Node, err, meta.ErrUnavailable)
-		} else {
-			reachable++
-		}
-		ts = append(ts, target{replica: i, dev: d, client: c, err: err})
-	}
-	if reachable == 0 {
-		return nil, fmt.Errorf("partition %d: no replica reachable: %w", part, meta.ErrUnavailable)
-	}
-	return ts, nil
-}
-
-func (p *Proxy) quorum() int { return p.ring.Replicas()/2 + 1 }
-
 // listingFor assigns each replica of an object one replica of its container's listing to
 // update, round robin as Swift's proxy does, so that with at least as many object replicas
 // as listing replicas every listing replica hears of every write.
 func (p *Proxy) listingFor(name meta.ObjectName) func(replica int) *nodeclient.ContainerUpdate {
-	part := p.ring.Partition(name.Account, name.Container, "")
-	devs := p.ring.Nodes(part)
+	r := p.containerRing()
+	part := r.Partition(name.Account, name.Container, "")
+	devs := r.Nodes(part)
 	return func(replica int) *nodeclient.ContainerUpdate {
 		d := devs[replica%len(devs)]
 		return &nodeclient.ContainerUpdate{Node: d.Node, Device: d.Name, Part: part}
@@ -126,89 +140,23 @@ func (p *Proxy) listingFor(name meta.ObjectName) func(replica int) *nodeclient.C
 }
 
 // accountFor assigns each replica of a container one replica of its account's listing to
-// update, round robin as for listingFor (Swift's proxy does the same with X-Account-Host).
+// update, round robin as for listingFor (Swift's proxy does the same with X-Account-Host): the
+// account ring's primaries, whatever handoff stands in for a container replica.
 func (p *Proxy) accountFor(account string) func(replica int) *nodeclient.AccountUpdate {
-	part := p.ring.Partition(account, "", "")
-	devs := p.ring.Nodes(part)
+	r := p.accountRing()
+	part := r.Partition(account, "", "")
+	devs := r.Nodes(part)
 	return func(replica int) *nodeclient.AccountUpdate {
 		d := devs[replica%len(devs)]
 		return &nodeclient.AccountUpdate{Node: d.Node, Device: d.Name, Part: part}
 	}
 }
 
-// fanOut runs op against every target and succeeds when a quorum does. Errors that are answers
-// (not found, conflict, not empty) rather than failures win over unavailability when they reach
-// quorum, so a client sees "not found" rather than "unavailable".
-func fanOut(ts []target, quorum int, op func(t target) error) error {
-	if len(ts) == 1 && ts[0].err == nil {
-		return op(ts[0])
-	}
-	errs := make(chan error, len(ts))
-	for _, t := range ts {
-		if t.err != nil {
-			errs <- t.err
-			continue
-		}
-		go func() { errs <- op(t) }()
-	}
-	counts := map[error]int{}
-	var firstErr error
-	ok := 0
-	for range ts {
-		err := <-errs
-		if err == nil {
-			ok++
-			continue
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-		for _, s := range answerErrors {
-			if errors.Is(err, s) {
-				counts[s]++
-			}
-		}
-	}
-	if ok >= quorum {
-		return nil
-	}
-	for _, s := range answerErrors {
-		if counts[s] >= quorum {
-			return s
-		}
-	}
-	if firstErr != nil && ok == 0 {
-		return firstErr
-	}
-	return fmt.Errorf("%d of %d replicas succeeded, need %d: %w", ok, len(ts), quorum, meta.ErrUnavailable)
-}
-
 // answerErrors are node errors that report a state of the data rather than a failure.
-var answerErrors = []error{meta.ErrNotFound, meta.ErrConflict, meta.ErrNotEmpty, meta.ErrExists, meta.ErrInsufficientStorage, meta.ErrPreconditionFailed}
-
-// firstAnswer asks each target in turn until one answers with success or an answer error.
-func firstAnswer[T any](ts []target, op func(t target) (T, error)) (T, error) {
-	var zero T
-	var lastErr error
-	for _, t := range ts {
-		if t.err != nil {
-			lastErr = t.err
-			continue
-		}
-		v, err := op(t)
-		if err == nil {
-			return v, nil
-		}
-		lastErr = err
-		if errors.Is(err, meta.ErrNotFound) && len(ts) > 1 {
-			continue // another replica may have it (handoff, or a write that missed this one)
-		}
-		if isAnswer(err) {
-			return zero, err
-		}
-	}
-	return zero, lastErr
-}
+// The client's own mistakes (a range past the end, a body shorter or longer than it said, a
+// name no node accepts) are answers too: asking another node would get the same.
+var answerErrors = []error{meta.ErrNotFound, meta.ErrConflict, meta.ErrNotEmpty, meta.ErrExists, meta.ErrInsufficientStorage, meta.ErrPreconditionFailed,
+	meta.ErrInvalidRange, meta.ErrIncompleteBody, meta.ErrBodyTooLong, meta.ErrInvalidName}
 
 func isAnswer(err error) bool {
 	for _, s := range answerErrors {

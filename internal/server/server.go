@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cairn-store/cairn/internal/auth"
+	"github.com/cairn-store/cairn/internal/backend"
 	"github.com/cairn-store/cairn/internal/expirer"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/proxy"
@@ -76,7 +77,16 @@ type Config struct {
 	// /healthz and /metrics are never refused.
 	MaxConcurrentRequests int
 	AdmissionWait         time.Duration
-	Logger                *slog.Logger
+	// Role is what this process is: the embedded default (everything in one process over one
+	// device, no ring) or one part of a cluster (cluster.go).
+	Role Role
+	// RingDir holds a cluster's ring files (account.ring.gz, container.ring.gz,
+	// object.ring.gz), followed while running; ClusterSecret signs and checks every request
+	// between the cluster's nodes. Both are required in a cluster, unused otherwise.
+	RingDir, ClusterSecret string
+	// RingReload is how often ring files are checked for changes (0: ring's default, 15s).
+	RingReload time.Duration
+	Logger     *slog.Logger
 	// Console receives the lines meant for the operator's eyes (the endpoint, a generated key
 	// shown once); never the log, so that secrets stay out of logs.
 	Console io.Writer
@@ -92,6 +102,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Listen == "" {
 		c.Listen = DefaultListen
+	}
+	if err := c.validateRole(); err != nil {
+		return err
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("server: listen address %q: %w", c.Listen, err)
@@ -130,14 +143,18 @@ func (c *Config) Validate() error {
 // Server is a running Cairn process.
 type Server struct {
 	cfg      Config
-	proxy    *proxy.Proxy
-	node     *storage.Node
+	proxy    *proxy.Proxy    // nil on a storage node
+	node     *storage.Node   // nil on a proxy
+	dialer   *backend.Dialer // nil in the embedded default
+	rings    []*ring.Watcher // the ring files a cluster node follows
 	listener net.Listener
 	http     *http.Server
 	debug    *http.Server
 	expirer  *expirer.Daemon   // nil when disabled
 	sweeper  *storage.Sweeper  // nil when disabled
 	uploads  *s3.UploadSweeper // nil when disabled
+	// generated is the root key when this start generated it, shown once on the console.
+	generated *auth.Key
 }
 
 // localNode is the ring's name for this process's own storage node in the embedded default.
@@ -148,109 +165,59 @@ func Start(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("server: data directory: %w", err)
-	}
-	keys, generated, err := auth.Open(auth.Config{Dir: cfg.DataDir, RootAccessKey: cfg.RootAccessKey, RootSecretKey: cfg.RootSecretKey, Logger: cfg.Logger})
-	if err != nil {
-		return nil, err
-	}
-	node, err := storage.Open(storage.Config{
-		Devices:         []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(cfg.DataDir, "devices", "d0"), IndexDir: cfg.IndexDir}},
-		InlineThreshold: cfg.InlineThreshold,
-		Logger:          cfg.Logger,
-		Address:         localNode,
-	})
-	if err != nil {
-		return nil, err
-	}
-	px, err := proxy.New(proxy.Config{
-		Ring:   ring.SingleDevice(localNode, "d0", 10, ""),
-		Dialer: nodeclient.Local{Client: node},
-		Logger: cfg.Logger,
-	})
-	if err != nil {
-		node.Close()
-		return nil, err
-	}
+	s := &Server{cfg: cfg}
+	ok := false
+	defer func() {
+		if !ok {
+			s.closeParts()
+		}
+	}()
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), node.Collector())
-	s3h, err := newS3(cfg, px, keys, reg)
-	if err != nil {
-		node.Close()
-		return nil, err
-	}
-	front, err := withAdmin(cfg, px, keys, s3h)
-	if err != nil {
-		node.Close()
-		return nil, err
-	}
-	// Swift's changes to a container's access state reach the S3 front end's cache at once.
-	sw, err := newSwift(cfg, px, keys, reg, s3h.ForgetAccessState)
-	if err != nil {
-		node.Close()
-		return nil, err
-	}
-	g, err := newGuard(cfg, api(front, sw), func(w http.ResponseWriter, r *http.Request) {
-		if swiftRequest(r) || (!signed(r) && sw.IsDomainRequest(r)) {
-			sw.ServeOverloaded(w, r)
-		} else {
-			s3h.ServeSlowDown(w, r)
-		}
-	}, reg)
-	if err != nil {
-		node.Close()
-		return nil, err
-	}
-	mux := routes(g, sw, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	var sweeper *storage.Sweeper
-	if cfg.SweepInterval >= 0 {
-		if sweeper, err = node.NewSweeper(storage.SweeperConfig{ReclaimAge: cfg.ReclaimAge, Interval: cfg.SweepInterval, Logger: cfg.Logger, Registry: reg}); err != nil {
-			node.Close()
-			return nil, fmt.Errorf("server: %w", err)
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if cfg.Role != RoleEmbedded {
+		if err := s.openCluster(reg); err != nil {
+			return nil, err
 		}
 	}
-	var uploads *s3.UploadSweeper
-	if cfg.SweepInterval >= 0 {
-		accounts := func(ctx context.Context) ([]string, error) {
-			as, err := keys.Accounts(ctx)
-			names := make([]string, len(as))
-			for i, a := range as {
-				names[i] = a.Name
-			}
-			return names, err
-		}
-		if uploads, err = s3h.NewUploadSweeper(s3.UploadSweeperConfig{Accounts: accounts, Interval: cfg.SweepInterval, AbandonAfter: cfg.AbortUploadsAfter, Logger: cfg.Logger, Registry: reg}); err != nil {
-			node.Close()
-			return nil, fmt.Errorf("server: %w", err)
+	if cfg.Role != RoleProxy {
+		if err := s.openNode(reg); err != nil {
+			return nil, err
 		}
 	}
-	var exp *expirer.Daemon
-	if cfg.ExpirerInterval >= 0 {
-		if exp, err = expirer.New(expirer.Config{Proxy: px, Interval: cfg.ExpirerInterval, Logger: cfg.Logger, Registry: reg}); err != nil {
-			node.Close()
-			return nil, fmt.Errorf("server: %w", err)
+	var front http.Handler
+	if cfg.Role != RoleStorage {
+		var err error
+		if front, err = s.openFront(reg); err != nil {
+			return nil, err
 		}
 	}
+	var nodeAPI http.Handler
+	if cfg.Role == RoleStorage || cfg.Role == RoleSumo {
+		h, err := backend.NewHandler(backend.HandlerConfig{Node: s.node, Secret: []byte(cfg.ClusterSecret), Logger: cfg.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("server: node protocol: %w", err)
+		}
+		nodeAPI = h
+	}
+	mux := routes(front, nodeAPI, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		node.Close()
 		return nil, fmt.Errorf("server: listen: %w", err)
 	}
-	s := &Server{cfg: cfg, proxy: px, node: node, listener: ln, expirer: exp, sweeper: sweeper, uploads: uploads, http: &http.Server{
+	s.listener = ln
+	s.http = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		// S3 limits request headers to 8 KiB; allow more for odd clients, but bounded.
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
-	}}
+	}
 	if cfg.DebugListen != "" {
 		dl, err := net.Listen("tcp", cfg.DebugListen)
 		if err != nil {
 			ln.Close()
-			node.Close()
 			return nil, fmt.Errorf("server: debug listen: %w", err)
 		}
 		dmux := http.NewServeMux()
@@ -261,11 +228,127 @@ func Start(cfg Config) (*Server, error) {
 		go s.debug.Serve(dl)
 		cfg.Logger.Info("profiler serving", "addr", dl.Addr().String())
 	}
-	if generated != nil {
+	if s.generated != nil {
 		fmt.Fprintf(cfg.Console, "cairn: generated the root key (shown once; kept in %s):\n  access key: %s\n  secret key: %s\n",
-			cfg.DataDir, generated.AccessKey, generated.SecretKey)
+			cfg.DataDir, s.generated.AccessKey, s.generated.SecretKey)
 	}
+	ok = true
 	return s, nil
+}
+
+// openNode opens the storage node: the embedded default's one device, or a cluster node's
+// devices (cluster.go).
+func (s *Server) openNode(reg *prometheus.Registry) error {
+	cfg := s.cfg
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("server: data directory: %w", err)
+	}
+	ncfg := storage.Config{
+		Devices:         []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(cfg.DataDir, "devices", "d0"), IndexDir: cfg.IndexDir}},
+		InlineThreshold: cfg.InlineThreshold,
+		Logger:          cfg.Logger,
+		Address:         localNode,
+	}
+	if cfg.Role != RoleEmbedded {
+		devs, err := s.clusterDevices()
+		if err != nil {
+			return err
+		}
+		ncfg.Devices, ncfg.Address, ncfg.Peers = devs, cfg.Listen, s.dialer
+	}
+	node, err := storage.Open(ncfg)
+	if err != nil {
+		return err
+	}
+	s.node = node
+	reg.MustRegister(node.Collector())
+	if cfg.SweepInterval >= 0 {
+		if s.sweeper, err = node.NewSweeper(storage.SweeperConfig{ReclaimAge: cfg.ReclaimAge, Interval: cfg.SweepInterval, Logger: cfg.Logger, Registry: reg}); err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
+	}
+	return nil
+}
+
+// openFront opens what serves clients: the proxy over the storage nodes, the tenant store, the
+// S3, Swift and admin front ends behind the admission guard, and the daemons that work through
+// the proxy.
+func (s *Server) openFront(reg *prometheus.Registry) (http.Handler, error) {
+	cfg := s.cfg
+	pcfg := proxy.Config{Logger: cfg.Logger}
+	if cfg.Role == RoleEmbedded {
+		pcfg.Ring, pcfg.Dialer = ring.SingleDevice(localNode, "d0", 10, ""), nodeclient.Local{Client: s.node}
+	} else {
+		s.clusterProxyConfig(&pcfg)
+	}
+	px, err := proxy.New(pcfg)
+	if err != nil {
+		return nil, err
+	}
+	s.proxy = px
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("server: data directory: %w", err)
+	}
+	keys, generated, err := auth.Open(auth.Config{Dir: cfg.DataDir, RootAccessKey: cfg.RootAccessKey, RootSecretKey: cfg.RootSecretKey, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	s.generated = generated
+	s3h, err := newS3(cfg, px, keys, reg)
+	if err != nil {
+		return nil, err
+	}
+	front, err := withAdmin(cfg, px, keys, s3h)
+	if err != nil {
+		return nil, err
+	}
+	// Swift's changes to a container's access state reach the S3 front end's cache at once.
+	sw, err := newSwift(cfg, px, keys, reg, s3h.ForgetAccessState)
+	if err != nil {
+		return nil, err
+	}
+	g, err := newGuard(cfg, api(front, sw), func(w http.ResponseWriter, r *http.Request) {
+		if swiftRequest(r) || (!signed(r) && sw.IsDomainRequest(r)) {
+			sw.ServeOverloaded(w, r)
+		} else {
+			s3h.ServeSlowDown(w, r)
+		}
+	}, reg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.SweepInterval >= 0 {
+		accounts := func(ctx context.Context) ([]string, error) {
+			as, err := keys.Accounts(ctx)
+			names := make([]string, len(as))
+			for i, a := range as {
+				names[i] = a.Name
+			}
+			return names, err
+		}
+		if s.uploads, err = s3h.NewUploadSweeper(s3.UploadSweeperConfig{Accounts: accounts, Interval: cfg.SweepInterval, AbandonAfter: cfg.AbortUploadsAfter, Logger: cfg.Logger, Registry: reg}); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+	}
+	if cfg.ExpirerInterval >= 0 {
+		if s.expirer, err = expirer.New(expirer.Config{Proxy: px, Interval: cfg.ExpirerInterval, Logger: cfg.Logger, Registry: reg}); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+	}
+	return frontRoutes{guarded: g, swift: sw}, nil
+}
+
+// closeParts closes what a failed Start opened.
+func (s *Server) closeParts() {
+	if s.proxy != nil {
+		s.proxy.Close()
+	}
+	if s.node != nil {
+		s.node.Close()
+	}
+	if s.dialer != nil {
+		s.dialer.Close()
+	}
 }
 
 // Endpoint is the URL the server answers on.
@@ -284,8 +367,17 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.expirer != nil {
 		s.expirer.Start()
 	}
-	fmt.Fprintf(s.cfg.Console, "cairn: S3 endpoint %s\n", s.Endpoint())
-	s.cfg.Logger.Info("serving", "endpoint", s.Endpoint(), "data", s.cfg.DataDir)
+	watchCtx, stopWatching := context.WithCancel(context.Background())
+	defer stopWatching()
+	for _, w := range s.rings {
+		go w.Run(watchCtx)
+	}
+	if s.cfg.Role == RoleStorage {
+		fmt.Fprintf(s.cfg.Console, "cairn: storage node %s\n", s.Endpoint())
+	} else {
+		fmt.Fprintf(s.cfg.Console, "cairn: S3 endpoint %s\n", s.Endpoint())
+	}
+	s.cfg.Logger.Info("serving", "role", s.cfg.Role.String(), "endpoint", s.Endpoint(), "data", s.cfg.DataDir)
 	var err error
 	select {
 	case err = <-errc:
@@ -309,18 +401,31 @@ func (s *Server) Serve(ctx context.Context) error {
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
-	s.proxy.Close()
-	return errors.Join(err, s.node.Close())
+	if s.proxy != nil {
+		s.proxy.Close()
+	}
+	if s.node != nil {
+		err = errors.Join(err, s.node.Close())
+	}
+	if s.dialer != nil {
+		s.dialer.Close()
+	}
+	return err
 }
 
 // routes sends unsigned GET /healthz and /metrics to the server's own handlers, never refused
-// nor counted in flight, and everything else through the guard (guard.go) to api. (http.ServeMux
-// would redirect paths holding "//" or "/../", which are legal in object keys, and would take
-// buckets named "healthz" from S3.)
-func routes(guarded http.Handler, sw *swift.Handler, metrics http.Handler) http.Handler {
+// nor counted in flight, requests signed with the cluster's node signature to the node protocol
+// (nodeAPI, on storage and sumo nodes), and everything else to the client front ends (front,
+// which is nil on a storage node). (http.ServeMux would redirect paths holding "//" or "/../",
+// which are legal in object keys, and would take buckets named "healthz" from S3.)
+func routes(front, nodeAPI, metrics http.Handler) http.Handler {
+	isDomain := func(*http.Request) bool { return false }
+	if f, ok := front.(frontRoutes); ok {
+		isDomain = f.swift.IsDomainRequest
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && (r.URL.Path == "/healthz" || r.URL.Path == "/metrics") &&
-			!signed(r) && !sw.IsDomainRequest(r) {
+			!signed(r) && !backend.Signed(r) && !isDomain(r) {
 			if r.URL.Path == "/healthz" {
 				io.WriteString(w, "ok\n")
 			} else {
@@ -328,9 +433,25 @@ func routes(guarded http.Handler, sw *swift.Handler, metrics http.Handler) http.
 			}
 			return
 		}
-		guarded.ServeHTTP(w, r)
+		if nodeAPI != nil && (front == nil || backend.Signed(r)) {
+			nodeAPI.ServeHTTP(w, r)
+			return
+		}
+		if front == nil {
+			http.Error(w, "not found", http.StatusNotFound)
+			return
+		}
+		front.ServeHTTP(w, r)
 	})
 }
+
+// frontRoutes is the client front ends behind the guard.
+type frontRoutes struct {
+	guarded http.Handler
+	swift   *swift.Handler
+}
+
+func (f frontRoutes) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.guarded.ServeHTTP(w, r) }
 
 // api sends Swift requests (see swiftRequest), and unsigned ones to a Swift storage domain, to
 // the Swift front end and everything else to front (admin and S3) untouched.

@@ -41,7 +41,10 @@ class CairnServer:
         return self.endpoint.split("://", 1)[1].rstrip("/")
 
     def start(self):
-        args = [str(self.binary), "server", "--data", str(self.data_dir), "--listen", "127.0.0.1:0",
+        # CAIRN_TEST_CLUSTER (e.g. "--storage 4 --proxies 1"): a local cluster of processes.
+        topology = os.environ.get("CAIRN_TEST_CLUSTER", "").split()
+        mode = ["local-cluster", *topology] if topology else ["server"]
+        args = [str(self.binary), *mode, "--data", str(self.data_dir), "--listen", "127.0.0.1:0",
                 "--root-access-key", self.access_key, "--root-secret-key", self.secret_key]
         env = {k: v for k, v in os.environ.items() if not k.startswith("CAIRN_")}
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,

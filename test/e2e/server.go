@@ -53,6 +53,27 @@ func Main(m *testing.M) int {
 	return code
 }
 
+// ClusterTopology returns the local-cluster flags of CAIRN_TEST_CLUSTER (for example
+// "--storage 4 --proxies 1", or "--sumo 2"), nil when it is not set: with it, Start runs a
+// whole cluster (`cairn local-cluster`, one process per node) in place of one server, so that
+// the same tests prove the cluster behaves as the single node does.
+func ClusterTopology() []string {
+	v := strings.TrimSpace(os.Getenv("CAIRN_TEST_CLUSTER"))
+	if v == "" {
+		return nil
+	}
+	return strings.Fields(v)
+}
+
+// SkipInCluster skips a test about one server's own files or process when the tests run
+// against a cluster (ClusterTopology).
+func SkipInCluster(t testing.TB, why string) {
+	t.Helper()
+	if ClusterTopology() != nil {
+		t.Skip("single-server test (" + why + "): skipped against a cluster")
+	}
+}
+
 // SkipShort skips t under `go test -short`: these tests start real servers.
 func SkipShort(t testing.TB) {
 	t.Helper()
@@ -173,6 +194,9 @@ func Start(t testing.TB, o Options) *Server {
 		o.SecretKey = RandomKey(20)
 	}
 	args := []string{"server", "--data", o.DataDir, "--listen", "127.0.0.1:0"}
+	if topo := ClusterTopology(); topo != nil {
+		args = append([]string{"local-cluster"}, append(topo, args[1:]...)...)
+	}
 	if !o.NoKeys {
 		args = append(args, "--root-access-key", o.AccessKey, "--root-secret-key", o.SecretKey)
 	}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-store/cairn/internal/localcluster"
+)
+
+// `cairn local-cluster`: a whole cluster on this machine's loopback, for trying a cluster and
+// for tests (internal/localcluster). It takes `cairn server`'s flags and passes every one it
+// does not own itself to the nodes.
+func newLocalClusterCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "local-cluster [--storage N] [--proxies N] [--sumo N] [--replicas N] [--part-power P] [--data DIR] [--listen HOST:PORT] [cairn server flags]",
+		Short: "Run a whole cluster on this machine: storage, proxy and sumo nodes as separate processes on loopback",
+		Long: "Builds the rings for the storage nodes on first start (DIR/rings), starts each node as a\n" +
+			"`cairn server --role` process with its data in DIR/NAME and its log in DIR/NAME.log, and\n" +
+			"serves clients on --listen (through a round-robin balancer when more than one node serves\n" +
+			"clients). Started again on the same DIR it is the same cluster. Other flags are `cairn\n" +
+			"server` flags, passed to every node. Defaults: 4 storage nodes, 1 proxy, 3 replicas.",
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLocalCluster(cmd, args)
+		},
+	}
+}
+
+// localClusterFlags are the flags local-cluster keeps for itself, with their defaults.
+var localClusterFlags = map[string]string{
+	"storage": "", "proxies": "", "sumo": "", "replicas": "", "part-power": "",
+	"data": "cairn-cluster", "listen": "127.0.0.1:8787", "root-access-key": "", "root-secret-key": "",
+}
+
+func runLocalCluster(cmd *cobra.Command, args []string) error {
+	own, pass, help, err := splitLocalClusterArgs(args)
+	if err != nil {
+		return err
+	}
+	if help {
+		return cmd.Help()
+	}
+	ints := map[string]int{}
+	for _, k := range []string{"storage", "proxies", "sumo", "replicas", "part-power"} {
+		if own[k] == "" {
+			continue
+		}
+		if ints[k], err = strconv.Atoi(own[k]); err != nil || ints[k] < 0 {
+			return fmt.Errorf("--%s: want a number, 0 or more", k)
+		}
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(own["data"])
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	ak, sk := own["root-access-key"], own["root-secret-key"]
+	if (ak == "") != (sk == "") {
+		return errors.New("give both --root-access-key and --root-secret-key, or neither")
+	}
+	if ak == "" {
+		if ak, sk, err = localClusterRootKey(cmd, dir); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, err := localcluster.Start(ctx, localcluster.Config{
+		Binary: bin, Dir: dir, Listen: own["listen"],
+		Storage: ints["storage"], Proxies: ints["proxies"], Sumo: ints["sumo"], Replicas: ints["replicas"], PartPower: uint(ints["part-power"]),
+		RootAccessKey: ak, RootSecretKey: sk, Args: pass, Output: cmd.ErrOrStderr(),
+	})
+	if err != nil {
+		return err
+	}
+	for _, n := range c.Nodes {
+		fmt.Fprintf(cmd.OutOrStdout(), "cairn: %s node %s at %s (log %s.log)\n", n.Role, n.Name, n.Endpoint(), n.DataDir)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "cairn: S3 endpoint %s\n", c.Endpoint)
+	<-ctx.Done()
+	return c.Close()
+}
+
+// splitLocalClusterArgs separates local-cluster's own flags (with their defaults filled in)
+// from those passed to the nodes.
+func splitLocalClusterArgs(args []string) (own map[string]string, pass []string, help bool, err error) {
+	own = map[string]string{}
+	for k, v := range localClusterFlags {
+		own[k] = v
+	}
+	for k := range own {
+		if v, ok := os.LookupEnv("CAIRN_" + strings.ToUpper(strings.ReplaceAll(k, "-", "_"))); ok {
+			own[k] = v
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-h" || a == "--help" {
+			return nil, nil, true, nil
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if _, mine := localClusterFlags[name]; !mine || !strings.HasPrefix(a, "--") {
+			pass = append(pass, a)
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				return nil, nil, false, fmt.Errorf("--%s needs a value", name)
+			}
+			i++
+			value = args[i]
+		}
+		own[name] = value
+	}
+	return own, pass, false, nil
+}
+
+// localClusterRootKey returns the cluster's root key, generated on first start and kept in
+// DIR/root-credentials.json (mode 0600) as a single server keeps its own.
+func localClusterRootKey(cmd *cobra.Command, dir string) (string, string, error) {
+	path := filepath.Join(dir, "root-credentials.json")
+	var k struct {
+		AccessKey string `json:"access_key"`
+		SecretKey string `json:"secret_key"`
+	}
+	data, err := os.ReadFile(path)
+	if err == nil {
+		if err := json.Unmarshal(data, &k); err != nil || k.AccessKey == "" || k.SecretKey == "" {
+			return "", "", fmt.Errorf("%s: not a root key", path)
+		}
+		return k.AccessKey, k.SecretKey, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", "", err
+	}
+	k.AccessKey, k.SecretKey = "CAIRN"+strings.ToUpper(rand.Text()[:15]), rand.Text()+rand.Text()[:14]
+	if data, err = json.Marshal(k); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return "", "", err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "cairn: generated the root key (shown once; kept in %s):\n  access key: %s\n  secret key: %s\n", dir, k.AccessKey, k.SecretKey)
+	return k.AccessKey, k.SecretKey, nil
+}

@@ -1,0 +1,313 @@
+// Package localcluster runs a whole Cairn cluster on one machine's loopback: it builds the
+// rings for its storage nodes, starts every storage, proxy and sumo node as a child process of
+// the cairn binary (`cairn server --role ...`), and, when more than one node serves clients,
+// puts a round-robin TCP balancer in front of them, so that the cluster has one endpoint as a
+// single server does. Tests use it to run real multi-process clusters (and to kill and restart
+// their nodes); users use it, as `cairn local-cluster`, to try a cluster on a laptop. Real
+// clusters start one `cairn server --role` per machine instead (docs/operations.md).
+package localcluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/ring"
+)
+
+// Config says what cluster to run.
+type Config struct {
+	// Binary is the cairn binary the nodes run.
+	Binary string
+	// Dir holds the cluster: its state (cluster.json), rings (rings/) and each node's data
+	// directory (NAME/) and log (NAME.log). A cluster started again on the same Dir is the
+	// same cluster: same rings, ports and secret.
+	Dir string
+	// Storage, Proxies and Sumo are how many nodes of each role run (defaults, when all are
+	// zero: 4 storage nodes and 1 proxy).
+	Storage, Proxies, Sumo int
+	// Replicas is the rings' replica count (default: 3, or fewer when there are fewer storage
+	// and sumo nodes). PartPower is their partition power (default 8).
+	Replicas  int
+	PartPower uint
+	// Listen is the cluster's client endpoint: the one client-serving node's own address, or
+	// the balancer's (default 127.0.0.1:0).
+	Listen string
+	// RootAccessKey and RootSecretKey are the root key of every proxy.
+	RootAccessKey, RootSecretKey string
+	// Args are more flags for every node (`cairn server` flags: front-end flags are used by
+	// proxies, storage flags by storage nodes, and sumo nodes use both).
+	Args []string
+	// Env is the nodes' environment (nil: the launcher's own).
+	Env []string
+	// Output receives every node's output lines, prefixed with its name (nil: discarded; the
+	// node logs in Dir are always written).
+	Output io.Writer
+	Logger *slog.Logger
+}
+
+// Validate checks the configuration and fills in defaults.
+func (c *Config) Validate() error {
+	if c.Binary == "" || c.Dir == "" {
+		return errors.New("localcluster: a binary and a directory are required")
+	}
+	if c.Storage < 0 || c.Proxies < 0 || c.Sumo < 0 {
+		return errors.New("localcluster: negative node count")
+	}
+	if c.Storage == 0 && c.Proxies == 0 && c.Sumo == 0 {
+		c.Storage, c.Proxies = 4, 1
+	}
+	if c.Storage+c.Sumo == 0 {
+		return errors.New("localcluster: no storage or sumo node")
+	}
+	if c.Proxies+c.Sumo == 0 {
+		return errors.New("localcluster: no proxy or sumo node to serve clients")
+	}
+	if c.Replicas == 0 {
+		c.Replicas = min(3, c.Storage+c.Sumo)
+	}
+	if c.Replicas < 1 || c.Replicas > c.Storage+c.Sumo {
+		return fmt.Errorf("localcluster: %d replicas over %d storage nodes", c.Replicas, c.Storage+c.Sumo)
+	}
+	if c.PartPower == 0 {
+		c.PartPower = 8
+	}
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:0"
+	}
+	if c.RootAccessKey == "" || c.RootSecretKey == "" {
+		return errors.New("localcluster: a root access key and secret key are required")
+	}
+	if c.Output == nil {
+		c.Output = io.Discard
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// state is what makes a restarted cluster the same one (cluster.json).
+type state struct {
+	Secret string `json:"cluster_secret"`
+	// HashSuffix salts the rings' placement (Swift's swift_hash_path_suffix).
+	HashSuffix string      `json:"hash_suffix"`
+	Nodes      []nodeState `json:"nodes"`
+}
+
+type nodeState struct {
+	Name string `json:"name"`
+	Role string `json:"role"`
+	Addr string `json:"addr"` // host:port; for a proxy, "" until it has listened once
+}
+
+const stateFile = "cluster.json"
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	// Endpoint is where clients reach the cluster (http://host:port).
+	Endpoint string
+	// Nodes are every node, storage and sumo nodes first, in the order of cluster.json.
+	Nodes []*Node
+	// RingDir holds the cluster's ring files.
+	RingDir string
+	// Secret is the cluster secret.
+	Secret string
+
+	cfg      Config
+	balancer *balancer
+}
+
+// Start starts a cluster (creating it on first start) and returns once every node answers
+// /healthz.
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("localcluster: %w", err)
+	}
+	st, err := loadOrCreate(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{RingDir: filepath.Join(cfg.Dir, "rings"), Secret: st.Secret, cfg: cfg}
+	if err := c.ensureRings(st); err != nil {
+		return nil, err
+	}
+	for _, ns := range st.Nodes {
+		c.Nodes = append(c.Nodes, &Node{Name: ns.Name, Role: ns.Role, Addr: ns.Addr, DataDir: filepath.Join(cfg.Dir, ns.Name), c: c})
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			c.Close()
+		}
+	}()
+	front := c.Front()
+	for _, n := range c.Nodes {
+		if n.Role == "proxy" && len(front) == 1 {
+			n.listen = cfg.Listen // the one proxy is the endpoint itself
+		}
+		if err := n.Start(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if len(front) == 1 {
+		c.Endpoint = front[0].Endpoint()
+	} else {
+		if c.balancer, err = newBalancer(cfg.Listen, front); err != nil {
+			return nil, err
+		}
+		c.Endpoint = "http://" + c.balancer.addr()
+	}
+	ok = true
+	return c, nil
+}
+
+// Front returns the nodes that serve clients (proxies and sumo nodes).
+func (c *Cluster) Front() []*Node {
+	var out []*Node
+	for _, n := range c.Nodes {
+		if n.Role != "storage" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Storage returns the nodes that hold data (storage and sumo nodes).
+func (c *Cluster) Storage() []*Node {
+	var out []*Node
+	for _, n := range c.Nodes {
+		if n.Role != "proxy" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Close stops every node (SIGTERM, then SIGKILL after a grace period) and the balancer.
+func (c *Cluster) Close() error {
+	if c.balancer != nil {
+		c.balancer.close()
+	}
+	var errs []error
+	for _, n := range c.Nodes {
+		if err := n.Stop(15 * time.Second); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func loadOrCreate(cfg Config) (*state, error) {
+	path := filepath.Join(cfg.Dir, stateFile)
+	data, err := os.ReadFile(path)
+	if err == nil {
+		var st state
+		if err := json.Unmarshal(data, &st); err != nil {
+			return nil, fmt.Errorf("localcluster: %s: %w", path, err)
+		}
+		return &st, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("localcluster: %w", err)
+	}
+	st := &state{Secret: randomHex(24), HashSuffix: randomHex(8)}
+	add := func(role string, n int) error {
+		for i := range n {
+			ns := nodeState{Name: fmt.Sprintf("%s%d", role, i+1), Role: role}
+			if role != "proxy" {
+				// The ring names storage nodes by address, so theirs is fixed for good.
+				port, err := freePort()
+				if err != nil {
+					return err
+				}
+				ns.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+			}
+			st.Nodes = append(st.Nodes, ns)
+		}
+		return nil
+	}
+	if err := errors.Join(add("storage", cfg.Storage), add("sumo", cfg.Sumo), add("proxy", cfg.Proxies)); err != nil {
+		return nil, fmt.Errorf("localcluster: %w", err)
+	}
+	data, err = json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return nil, fmt.Errorf("localcluster: %w", err)
+	}
+	return st, nil
+}
+
+// ensureRings writes the account, container and object rings (one device per storage node,
+// each node its own zone) unless they exist.
+func (c *Cluster) ensureRings(st *state) error {
+	if _, err := os.Stat(filepath.Join(c.RingDir, "object.ring.gz")); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(c.RingDir, 0o700); err != nil {
+		return fmt.Errorf("localcluster: %w", err)
+	}
+	for _, kind := range []string{"account", "container", "object"} {
+		b, err := ring.NewBuilder(c.cfg.PartPower, c.cfg.Replicas, 1)
+		if err != nil {
+			return fmt.Errorf("localcluster: %w", err)
+		}
+		b.HashSuffix = st.HashSuffix
+		zone := 0
+		for _, ns := range st.Nodes {
+			if ns.Role == "proxy" {
+				continue
+			}
+			zone++
+			if _, err := b.Add(ring.Device{ID: -1, Region: 1, Zone: zone, Node: ns.Addr, Name: "d1", Weight: 100}); err != nil {
+				return fmt.Errorf("localcluster: %w", err)
+			}
+		}
+		if _, err := b.Rebalance(time.Now(), 1); err != nil {
+			return fmt.Errorf("localcluster: %s ring: %w", kind, err)
+		}
+		r, err := b.Ring()
+		if err != nil {
+			return fmt.Errorf("localcluster: %s ring: %w", kind, err)
+		}
+		if err := ring.WriteFile(filepath.Join(c.RingDir, kind+".ring.gz"), r); err != nil {
+			return fmt.Errorf("localcluster: %w", err)
+		}
+		if err := b.Save(filepath.Join(c.RingDir, kind+".builder")); err != nil {
+			return fmt.Errorf("localcluster: %w", err)
+		}
+	}
+	return nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}

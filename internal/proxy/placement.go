@@ -1,0 +1,336 @@
+package proxy
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/ring"
+)
+
+// Where requests go. A request to a partition goes to its primaries (the ring's devices for
+// it); a primary that cannot be reached, fails, or has failed often lately (health) is replaced
+// by the partition's next handoff, as Swift's proxy does, so that a write still reaches as many
+// devices as the ring has replicas and a read still finds a copy. Handoffs are computed only
+// when one is needed: the common request never walks the ring for them.
+
+// target is one device a request goes to, with the client that reaches it, or why none does.
+type target struct {
+	replica int // the primary's index in the ring's assignment (a handoff keeps the one it replaces)
+	dev     ring.Device
+	client  nodeclient.Client
+	err     error
+}
+
+// placement is the devices of one partition for one request.
+type placement struct {
+	p         *Proxy
+	ring      *ring.Ring
+	part      uint32
+	primaries []target
+
+	mu       sync.Mutex // guards the handoffs, which concurrent replicas draw from
+	handoffs []target
+	computed bool
+	next     int
+}
+
+// place returns where a request for part of r goes.
+func (p *Proxy) place(r *ring.Ring, part uint32) *placement {
+	devs := r.Nodes(part)
+	pl := &placement{p: p, ring: r, part: part, primaries: make([]target, len(devs))}
+	for i, d := range devs {
+		pl.primaries[i] = p.target(i, d)
+	}
+	return pl
+}
+
+// target returns the target of device d, with an error when the node is out of reach: it
+// cannot be dialled, or it is suppressed for its recent errors.
+func (p *Proxy) target(replica int, d ring.Device) target {
+	if p.health.limited(d.Node) {
+		return target{replica: replica, dev: d, err: fmt.Errorf("node %s: suppressed after repeated errors: %w", d.Node, meta.ErrUnavailable)}
+	}
+	c, err := p.dialer.Dial(d.Node)
+	if err != nil {
+		p.log.Warn("cannot reach storage node", "node", d.Node, "err", err)
+		p.health.failed(d.Node)
+		return target{replica: replica, dev: d, err: fmt.Errorf("node %s: %v: %w", d.Node, err, meta.ErrUnavailable)}
+	}
+	return target{replica: replica, dev: d, client: c}
+}
+
+// quorum is how many devices must succeed for a write to: a majority of the ring's replicas.
+func (pl *placement) quorum() int { return pl.ring.Replicas()/2 + 1 }
+
+// handoff returns the next handoff device that can be reached, for the replica it replaces.
+// There are at most as many handoffs as primaries (Swift's request_node_count of 2 × replicas).
+func (pl *placement) handoff(replica int) (target, bool) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if !pl.computed {
+		pl.computed = true
+		for d := range pl.ring.Handoffs(pl.part) {
+			if len(pl.handoffs) == len(pl.primaries) {
+				break
+			}
+			pl.handoffs = append(pl.handoffs, pl.p.target(-1, d))
+		}
+	}
+	for pl.next < len(pl.handoffs) {
+		t := pl.handoffs[pl.next]
+		pl.next++
+		if t.err == nil {
+			t.replica = replica
+			return t, true
+		}
+	}
+	return target{}, false
+}
+
+// call runs op against t under the node deadline (when bounded), and counts a failure of the
+// node against its health.
+func (pl *placement) call(ctx context.Context, t target, bounded bool, op func(context.Context, target) error) error {
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if bounded {
+		cctx, cancel = context.WithTimeout(ctx, pl.p.nodeTimeout)
+	}
+	err := op(cctx, t)
+	cancel()
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("node %s: no answer within %v: %w", t.dev.Node, pl.p.nodeTimeout, meta.ErrUnavailable)
+	}
+	pl.p.noteFailure(ctx, t, err)
+	return err
+}
+
+// noteFailure counts err against t's node when it says the node failed (it could not be
+// reached, timed out, or answered 5xx), not when the request was refused or the caller left.
+func (p *Proxy) noteFailure(ctx context.Context, t target, err error) {
+	if err != nil && ctx.Err() == nil && errors.Is(err, meta.ErrUnavailable) {
+		p.health.failed(t.dev.Node)
+	}
+}
+
+// fanOut runs op against every primary, a handoff taking the place of each that fails, and
+// succeeds when a quorum does. Errors that are answers (not found, conflict, not empty) rather
+// than failures win over unavailability when they reach quorum, so a client sees "not found"
+// rather than "unavailable". op must tolerate running on a handoff after failing on a primary
+// (it carries no body: object PUTs stream theirs in putReplicas).
+func (pl *placement) fanOut(ctx context.Context, op func(context.Context, target) error) error {
+	ts := pl.primaries
+	if len(ts) == 1 && ts[0].err == nil && pl.ring.Replicas() == 1 {
+		return op(ctx, ts[0])
+	}
+	errs := make(chan error, len(ts))
+	for _, t := range ts {
+		go func() { errs <- pl.withHandoffs(ctx, t, func(t target) error { return pl.call(ctx, t, true, op) }) }()
+	}
+	return pl.tally(errs, len(ts))
+}
+
+// withHandoffs runs op on t, and on handoffs in its place while it fails with something other
+// than an answer.
+func (pl *placement) withHandoffs(ctx context.Context, t target, op func(target) error) error {
+	for {
+		err := t.err
+		if err == nil {
+			if err = op(t); err == nil || isAnswer(err) || ctx.Err() != nil || errors.As(err, new(errNoHandoff)) {
+				return err
+			}
+		}
+		h, ok := pl.handoff(t.replica)
+		if !ok {
+			return err
+		}
+		t = h
+	}
+}
+
+// tally collects n replies of a fan-out and decides it by quorum.
+func (pl *placement) tally(errs <-chan error, n int) error {
+	counts := map[error]int{}
+	var firstErr error
+	ok := 0
+	for range n {
+		err := <-errs
+		if err == nil {
+			ok++
+			continue
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		for _, s := range answerErrors {
+			if errors.Is(err, s) {
+				counts[s]++
+			}
+		}
+	}
+	quorum := pl.quorum()
+	if ok >= quorum {
+		return nil
+	}
+	for _, s := range answerErrors {
+		if counts[s] >= quorum {
+			return s
+		}
+	}
+	if firstErr != nil && ok == 0 {
+		return firstErr
+	}
+	return fmt.Errorf("%d of %d replicas succeeded, need %d: %w", ok, n, quorum, meta.ErrUnavailable)
+}
+
+// readOrder is the order reads try the primaries in: the ring's, except that nodes with recent
+// errors go last, since a node that was away may hold stale versions until replication
+// catches it up.
+func (pl *placement) readOrder() []target {
+	ts := pl.primaries
+	if !pl.p.health.anyErrors() {
+		return ts
+	}
+	ts = slices.Clone(ts)
+	slices.SortStableFunc(ts, func(a, b target) int {
+		return cmp.Compare(pl.p.health.rank(a.dev.Node), pl.p.health.rank(b.dev.Node))
+	})
+	return ts
+}
+
+// read asks the primaries in turn until one answers with success or an answer error other than
+// not found (another replica may have what one lacks); when a primary could not answer, the
+// handoffs are asked too, since writes made while it was away went to them. Not found from any
+// device wins over unavailability from the others. bounded puts each request under the node
+// deadline (not for reads that return a stream, which the node client's idle timeout bounds).
+func read[T any](ctx context.Context, pl *placement, bounded bool, op func(context.Context, target) (T, error)) (T, error) {
+	var zero, v T
+	var notFound, lastErr error
+	failed := false
+	try := func(t target) (done bool, err error) {
+		if t.err != nil {
+			failed, lastErr = true, t.err
+			return false, nil
+		}
+		err = pl.call(ctx, t, bounded, func(ctx context.Context, t target) error {
+			var err error
+			v, err = op(ctx, t)
+			return err
+		})
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, meta.ErrNotFound):
+			notFound = err
+			return false, nil
+		case isAnswer(err) || ctx.Err() != nil:
+			return true, err
+		}
+		failed, lastErr = true, err
+		return false, nil
+	}
+	for _, t := range pl.readOrder() {
+		if done, err := try(t); done {
+			return v, err
+		}
+	}
+	for failed {
+		h, ok := pl.handoff(-1)
+		if !ok {
+			break
+		}
+		if done, err := try(h); done {
+			return v, err
+		}
+	}
+	if notFound != nil {
+		return zero, notFound
+	}
+	if lastErr == nil {
+		lastErr = fmt.Errorf("partition %d: no replica: %w", pl.part, meta.ErrUnavailable)
+	}
+	return zero, lastErr
+}
+
+// health remembers the nodes that failed lately (Swift's error limiting): a node with
+// ErrorLimit failures within ErrorInterval is skipped for ErrorInterval, its requests going to
+// handoffs, so that a dead or hanging node costs each request nothing once it is known.
+type health struct {
+	limit    int
+	interval time.Duration
+	now      func() time.Time
+	errored  atomic.Int64 // failures ever counted: lets the healthy path skip the lock
+
+	mu    sync.Mutex
+	nodes map[string]*nodeErrors
+}
+
+type nodeErrors struct {
+	count        int       // failures since first
+	first, last  time.Time // of the current count
+	limitedUntil time.Time
+}
+
+func newHealth(limit int, interval time.Duration, now func() time.Time) *health {
+	return &health{limit: limit, interval: interval, now: now, nodes: map[string]*nodeErrors{}}
+}
+
+func (h *health) anyErrors() bool { return h.errored.Load() != 0 }
+
+// failed counts a failure of node.
+func (h *health) failed(node string) {
+	h.errored.Add(1)
+	now := h.now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.nodes[node]
+	if e == nil {
+		e = &nodeErrors{}
+		h.nodes[node] = e
+	}
+	if now.Sub(e.first) > h.interval {
+		e.count, e.first = 0, now
+	}
+	e.count++
+	e.last = now
+	if h.limit > 0 && e.count >= h.limit {
+		e.limitedUntil = now.Add(h.interval)
+		e.count, e.first = 0, now
+	}
+}
+
+// limited reports whether node is suppressed now.
+func (h *health) limited(node string) bool {
+	if !h.anyErrors() {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.nodes[node]
+	return e != nil && h.now().Before(e.limitedUntil)
+}
+
+// staleFor is how long after its last failure a node is read last.
+const staleFor = 10 * time.Minute
+
+// rank orders nodes for reads: 0 for a node without failures within staleFor, 1 otherwise,
+// 2 while it is suppressed.
+func (h *health) rank(node string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.nodes[node]
+	now := h.now()
+	switch {
+	case e == nil || now.Sub(e.last) > staleFor:
+		return 0
+	case now.Before(e.limitedUntil):
+		return 2
+	}
+	return 1
+}

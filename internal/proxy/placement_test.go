@@ -1,0 +1,290 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/ring"
+	"github.com/cairn-store/cairn/internal/storage"
+)
+
+// wideCluster is a proxy over five storage nodes and a built 3-replica ring, so that every
+// partition has two devices that are not its primaries: handoffs.
+type wideCluster struct {
+	proxy *Proxy
+	ring  *ring.Ring
+	nodes map[string]*storage.Node
+
+	mu    sync.Mutex
+	down  map[string]bool
+	hang  map[string]bool // the node accepts requests and never answers HEADs
+	cut   map[string]bool // the node's object bodies break off after 1000 bytes
+	dials map[string]int
+}
+
+func (c *wideCluster) Dial(node string) (nodeclient.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dials[node]++
+	if c.down[node] {
+		return nil, fmt.Errorf("node %s is down", node)
+	}
+	if c.hang[node] {
+		return hangingClient{c.nodes[node]}, nil
+	}
+	if c.cut[node] {
+		return cuttingClient{c.nodes[node]}, nil
+	}
+	return c.nodes[node], nil
+}
+
+func (c *wideCluster) set(m map[string]bool, node string, v bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m[node] = v
+}
+
+// hangingClient is a node that takes a HEAD and never answers it.
+type hangingClient struct{ *storage.Node }
+
+func (hangingClient) HeadObject(ctx context.Context, _ string, _ uint32, _ meta.ObjectName, _ nodeclient.HeadOptions) (meta.Object, error) {
+	<-ctx.Done()
+	return meta.Object{}, fmt.Errorf("hung: %w", ctx.Err())
+}
+
+// cuttingClient is a node that dies while it sends an object's body.
+type cuttingClient struct{ *storage.Node }
+
+func (c cuttingClient) GetObject(ctx context.Context, dev string, part uint32, name meta.ObjectName, rng *meta.Range) (*nodeclient.ObjectReader, error) {
+	r, err := c.Node.GetObject(ctx, dev, part, name, rng)
+	if err != nil {
+		return nil, err
+	}
+	r.ReadCloser = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(io.LimitReader(r.ReadCloser, 1000), iotest.ErrReader(errors.New("connection reset"))), r.ReadCloser}
+	return r, nil
+}
+
+func newWideCluster(t *testing.T, cfg Config) *wideCluster {
+	t.Helper()
+	c := &wideCluster{nodes: map[string]*storage.Node{}, down: map[string]bool{}, hang: map[string]bool{}, cut: map[string]bool{}, dials: map[string]int{}}
+	b, err := ring.NewBuilder(6, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		name := fmt.Sprintf("127.0.0.1:%d", 7000+i)
+		n, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(t.TempDir(), "n")}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.Close() })
+		c.nodes[name] = n
+		if _, err := b.Add(ring.Device{ID: -1, Zone: i, Node: name, Name: "d0", Weight: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Rebalance(time.Unix(0, 0), 1); err != nil {
+		t.Fatal(err)
+	}
+	if c.ring, err = b.Ring(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Ring, cfg.Dialer = c.ring, c
+	if c.proxy, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// primaries returns the primary node addresses of an object, in ring order, and its handoffs.
+func (c *wideCluster) primaries(name meta.ObjectName) (prim, hand []string) {
+	part := c.ring.Partition(name.Account, name.Container, name.Object)
+	for _, d := range c.ring.Nodes(part) {
+		prim = append(prim, d.Node)
+	}
+	for d := range c.ring.Handoffs(part) {
+		hand = append(hand, d.Node)
+	}
+	return prim, hand
+}
+
+// holders returns the nodes whose device has the object (asked directly, not through the proxy).
+func (c *wideCluster) holders(t *testing.T, name meta.ObjectName) map[string]meta.Timestamp {
+	t.Helper()
+	part := c.ring.Partition(name.Account, name.Container, name.Object)
+	out := map[string]meta.Timestamp{}
+	for addr, n := range c.nodes {
+		if o, err := n.HeadObject(context.Background(), "d0", part, name, nodeclient.HeadOptions{}); err == nil {
+			out[addr] = o.Timestamp
+		}
+	}
+	return out
+}
+
+func TestWritesGoToHandoffsInPlaceOfDownPrimaries(t *testing.T) {
+	ctx := context.Background()
+	c := newWideCluster(t, Config{ContainerCacheTTL: -1})
+	if err := c.proxy.CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, downCount := range []int{1, 2} {
+		name := meta.ObjectName{Account: "acct", Container: "bkt", Object: fmt.Sprintf("obj-%d", i)}
+		prim, hand := c.primaries(name)
+		for _, n := range prim[:downCount] {
+			c.set(c.down, n, true)
+		}
+		data := randomBytes(100 << 10)
+		if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: int64(len(data))}, bytes.NewReader(data), PutOptions{}); err != nil {
+			t.Fatalf("%d primaries down: put: %v", downCount, err)
+		}
+		got := c.holders(t, name)
+		if len(got) != 3 {
+			t.Fatalf("%d primaries down: object on %v, want three devices", downCount, got)
+		}
+		for _, n := range hand[:downCount] {
+			if _, ok := got[n]; !ok {
+				t.Fatalf("%d primaries down: handoff %s lacks the object (holders %v, handoffs %v)", downCount, n, got, hand)
+			}
+		}
+		if b := readAll(t, c.proxy, name, nil); !bytes.Equal(b, data) {
+			t.Fatalf("%d primaries down: read back different bytes", downCount)
+		}
+		// Every primary back but the one that has it: the read finds it on a handoff.
+		for _, n := range prim[:downCount] {
+			c.set(c.down, n, false)
+		}
+		for _, n := range prim[downCount:] {
+			c.set(c.down, n, true)
+		}
+		if b := readAll(t, c.proxy, name, nil); !bytes.Equal(b, data) {
+			t.Fatalf("%d primaries down: read through handoffs: different bytes", downCount)
+		}
+		for _, n := range prim[downCount:] {
+			c.set(c.down, n, false)
+		}
+	}
+}
+
+func TestDeleteLeavesTombstonesOnHandoffs(t *testing.T) {
+	ctx := context.Background()
+	c := newWideCluster(t, Config{ContainerCacheTTL: -1})
+	if err := c.proxy.CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "doomed"}
+	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 3}, bytes.NewReader([]byte("abc")), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	prim, _ := c.primaries(name)
+	c.set(c.down, prim[0], true)
+	if err := c.proxy.DeleteObject(ctx, name); err != nil {
+		t.Fatalf("delete with a primary down: %v", err)
+	}
+	if _, err := c.proxy.HeadObject(ctx, name); !isNotFound(err) {
+		t.Fatalf("head after delete = %v, want not found", err)
+	}
+}
+
+func isNotFound(err error) bool { return err != nil && errors.Is(err, meta.ErrNotFound) }
+
+func TestANodeThatHangsCostsOneDeadline(t *testing.T) {
+	ctx := context.Background()
+	c := newWideCluster(t, Config{ContainerCacheTTL: -1, NodeTimeout: 50 * time.Millisecond, ErrorLimit: 1, ErrorInterval: time.Hour})
+	if err := c.proxy.CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "o"}
+	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 1}, bytes.NewReader([]byte("x")), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	prim, _ := c.primaries(name)
+	c.set(c.hang, prim[0], true)
+	// The hanging node is asked first, gives up at the deadline, and the next replica answers.
+	for i := range 2 {
+		if o, err := c.proxy.HeadObject(ctx, name); err != nil || o.Size != 1 {
+			t.Fatalf("head %d with a hanging primary = %+v, %v", i, o, err)
+		}
+	}
+	// One failure reaches the limit: the node is suppressed and no longer dialled.
+	c.mu.Lock()
+	before := c.dials[prim[0]]
+	c.mu.Unlock()
+	if _, err := c.proxy.HeadObject(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	after := c.dials[prim[0]]
+	c.mu.Unlock()
+	if after != before {
+		t.Fatalf("a suppressed node was dialled %d more times", after-before)
+	}
+}
+
+func TestReadsPreferNodesThatWereNotAway(t *testing.T) {
+	ctx := context.Background()
+	c := newWideCluster(t, Config{ContainerCacheTTL: -1})
+	if err := c.proxy.CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "v"}
+	put := func(body string) {
+		t.Helper()
+		if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: int64(len(body))}, bytes.NewReader([]byte(body)), PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("version-1")
+	prim, _ := c.primaries(name)
+	// The first primary misses the overwrite, then returns with the old version.
+	c.set(c.down, prim[0], true)
+	put("version-2")
+	c.set(c.down, prim[0], false)
+	if b := readAll(t, c.proxy, name, nil); string(b) != "version-2" {
+		t.Fatalf("read %q after a primary returned with a stale copy, want version-2", b)
+	}
+}
+
+func TestReadsResumeOnAnotherReplicaWhenANodeDiesMidBody(t *testing.T) {
+	ctx := context.Background()
+	c := newWideCluster(t, Config{ContainerCacheTTL: -1})
+	if err := c.proxy.CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "big"}
+	data := randomBytes(300 << 10)
+	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: int64(len(data))}, bytes.NewReader(data), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	prim, _ := c.primaries(name)
+	c.set(c.cut, prim[0], true)
+	c.set(c.cut, prim[1], true)
+	if b := readAll(t, c.proxy, name, nil); !bytes.Equal(b, data) {
+		t.Fatal("whole read: different bytes")
+	}
+	if b := readAll(t, c.proxy, name, &meta.Range{Start: 5000, End: 200_000}); !bytes.Equal(b, data[5000:200_001]) {
+		t.Fatal("ranged read: different bytes")
+	}
+	// Every replica breaks off: the read fails rather than returning short.
+	c.set(c.cut, prim[2], true)
+	r, err := c.proxy.GetObject(ctx, meta.ObjectName{Account: "acct", Container: "bkt", Object: "big"}, nil)
+	if err == nil {
+		_, err = io.ReadAll(r)
+		r.Close()
+	}
+	if err == nil {
+		t.Fatal("read with every replica breaking off succeeded")
+	}
+}
