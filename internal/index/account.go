@@ -193,6 +193,7 @@ func (ix *Index) updateLinkedRow(account string, in meta.ContainerRow) error {
 		}
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
+		ix.links.forget(cstatsKey(account, in.Name)) // a failed commit may still have applied
 		return storageErr("account row", err)
 	}
 	ix.links.set(cstatsKey(account, in.Name), exists && linked)
@@ -253,6 +254,13 @@ func (c *linkCache) get(key []byte) (local, ok bool) {
 	local, ok = c.m[string(key)]
 	c.mu.RUnlock()
 	return local, ok
+}
+
+// forget drops what the cache knows of a container, so that the next write reads its record.
+func (c *linkCache) forget(key []byte) {
+	c.mu.Lock()
+	delete(c.m, string(key))
+	c.mu.Unlock()
 }
 
 func (c *linkCache) set(key []byte, local bool) {

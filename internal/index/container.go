@@ -70,6 +70,7 @@ func (ix *Index) CreateContainer(ctx context.Context, account string, c meta.Con
 		}
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
+		ix.links.forget(cstatsKey(account, c.Name)) // a failed commit may still have applied
 		return storageErr("create container", err)
 	}
 	ix.links.set(cstatsKey(account, c.Name), rec.localRow)
@@ -180,6 +181,7 @@ func (ix *Index) DeleteContainer(ctx context.Context, account, container string,
 		}
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
+		ix.links.forget(cstatsKey(account, container)) // a failed commit may still have applied
 		return storageErr("delete container", err)
 	}
 	ix.links.set(cstatsKey(account, container), false)
