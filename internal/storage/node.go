@@ -283,15 +283,15 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 			return b.Set(pending.key(), pending.encode(), nil)
 		}
 		hold.take(d.index)
+		if old != nil && old.Timestamp == 0 {
+			// The engine replaces a record it could not read: the listing knows what it was.
+			prev = nil
+			return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
+		}
 		if !n.alone() {
 			// Other devices' object replicas update this listing too: what it holds, not
 			// this engine's record, says whether the entry is newer (a listing tombstone
 			// included).
-			return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
-		}
-		if old != nil && old.Timestamp == 0 {
-			// The engine replaces a record it could not read: the listing knows what it was.
-			prev = nil
 			return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
 		}
 		// The listing entry commits with the record in every batch, and only this engine feeds
