@@ -17,7 +17,7 @@ import (
 func TestNodeRefusesBadRequests(t *testing.T) {
 	addr, node := startNode(t)
 	ctx := context.Background()
-	if err := node.PutContainer(ctx, "d0", 1, "acct", meta.Container{Name: "box", Created: meta.Now()}); err != nil {
+	if err := node.PutContainer(ctx, "d0", 1, "acct", meta.Container{Name: "box", Created: meta.Now()}, nodeclient.ContainerOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := node.PutObject(ctx, "d0", 1, meta.ObjectName{Account: "acct", Container: "box", Object: "keep"}, meta.Object{Timestamp: meta.Now(), Size: 4}, strings.NewReader("kept"), nodeclient.PutOptions{Container: &nodeclient.ContainerUpdate{Device: "d0", Part: 1}}); err != nil {
@@ -77,6 +77,13 @@ func TestNodeRefusesBadRequests(t *testing.T) {
 		}},
 		{"row with a bad size", func() error {
 			return c.UpdateListing(ctx, "d0", 1, "acct", "box", meta.ListEntry{Name: "x", Timestamp: -5, Size: -1}, false)
+		}},
+		{"several account replicas", func() error {
+			return c.PutContainer(ctx, "d0", 1, "acct", meta.Container{Name: "two", Created: meta.Now()},
+				nodeclient.ContainerOptions{Account: &nodeclient.AccountUpdate{Node: "h1:1,h2:2", Device: "d0,d1"}})
+		}},
+		{"container delete older than the container", func() error {
+			return c.DeleteContainer(ctx, "d0", 1, "acct", "box", 1, nodeclient.ContainerOptions{})
 		}},
 	}
 	for _, b := range bad {

@@ -544,11 +544,21 @@ func (c *Client) UpdateListing(ctx context.Context, device string, part uint32, 
 	return nil
 }
 
+func writeAccountUpdate(h http.Header, u *nodeclient.AccountUpdate) {
+	if u == nil {
+		return
+	}
+	h.Set(hdrAccountHost, u.Node)
+	h.Set(hdrAccountDevice, u.Device)
+	h.Set(hdrAccountPart, strconv.FormatUint(uint64(u.Part), 10))
+}
+
 // PutContainer creates a container (meta.ErrExists if it exists).
-func (c *Client) PutContainer(ctx context.Context, device string, part uint32, account string, ct meta.Container) error {
+func (c *Client) PutContainer(ctx context.Context, device string, part uint32, account string, ct meta.Container, opts nodeclient.ContainerOptions) error {
 	h := http.Header{}
 	h.Set(hdrTimestamp, FormatTimestamp(ct.Created))
 	putMeta(h, containerSysPrefix, ct.Meta)
+	writeAccountUpdate(h, opts.Account)
 	resp, err := c.do(ctx, call{method: http.MethodPut, path: Path{Device: device, Part: part, Account: account, Container: ct.Name}, header: h})
 	if err != nil {
 		return err
@@ -596,9 +606,12 @@ func (c *Client) PostContainer(ctx context.Context, device string, part uint32, 
 	return c.HeadContainer(ctx, device, part, account, container)
 }
 
-// DeleteContainer deletes an empty container.
-func (c *Client) DeleteContainer(ctx context.Context, device string, part uint32, account, container string) error {
-	resp, err := c.do(ctx, call{method: http.MethodDelete, path: Path{Device: device, Part: part, Account: account, Container: container}})
+// DeleteContainer deletes an empty container at ts.
+func (c *Client) DeleteContainer(ctx context.Context, device string, part uint32, account, container string, ts meta.Timestamp, opts nodeclient.ContainerOptions) error {
+	h := http.Header{}
+	h.Set(hdrTimestamp, FormatTimestamp(ts))
+	writeAccountUpdate(h, opts.Account)
+	resp, err := c.do(ctx, call{method: http.MethodDelete, path: Path{Device: device, Part: part, Account: account, Container: container}, header: h})
 	if err != nil {
 		return err
 	}
@@ -647,6 +660,32 @@ func (c *Client) list(ctx context.Context, p Path, opts meta.ListOptions) ([]byt
 		return nil, "", fmt.Errorf("backend: list %s: %v: %w", p, err, meta.ErrUnavailable)
 	}
 	return b, resp.Header.Get(hdrTruncated), nil
+}
+
+// UpdateAccount sends a container's row to an account replica in the form Swift's container
+// server and container updater send it (so that a Swift account server takes it too), marked
+// for Cairn's handler, which serves container creates on the same port.
+func (c *Client) UpdateAccount(ctx context.Context, device string, part uint32, account string, row meta.ContainerRow) error {
+	h := http.Header{}
+	h.Set(hdrRow, "container")
+	h.Set(hdrPutTimestamp, FormatTimestamp(row.PutTimestamp))
+	h.Set(hdrDeleteTimestamp, FormatTimestamp(row.DeleteTimestamp))
+	h.Set(hdrObjectCount, strconv.FormatInt(row.ObjectCount, 10))
+	h.Set(hdrBytesUsed, strconv.FormatInt(row.BytesUsed, 10))
+	h.Set(hdrPolicyIndex, "0")
+	// A Swift account server refuses rows for an account it holds as deleted unless told to
+	// take them, as Swift's own container servers tell it.
+	h.Set(hdrOverrideDeleted, "yes")
+	p := Path{Device: device, Part: part, Account: account, Container: row.Name}
+	resp, err := c.do(ctx, call{method: http.MethodPut, path: p, header: h})
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return failed(resp, "update account "+account+" with "+row.Name)
+	}
+	drain(resp)
+	return nil
 }
 
 // HeadAccount returns an account's usage totals.

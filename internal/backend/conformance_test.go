@@ -1,11 +1,14 @@
 package backend_test
 
 import (
+	"context"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cairn-store/cairn/internal/backend"
+	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/nodeclient/nodeclienttest"
 	"github.com/cairn-store/cairn/internal/storage"
@@ -13,11 +16,13 @@ import (
 
 var secret = []byte("cluster secret for tests")
 
-// startNode serves a storage node with one device over the node protocol and returns its
-// address.
+// startNode serves a storage node with two devices (d0, d1) over the node protocol and returns
+// its address.
 func startNode(t *testing.T) (addr string, node *storage.Node) {
 	t.Helper()
-	n, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: "d0", Dir: t.TempDir()}}})
+	dir := t.TempDir()
+	n, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{
+		{Name: "d0", Dir: filepath.Join(dir, "d0")}, {Name: "d1", Dir: filepath.Join(dir, "d1")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +39,7 @@ func startNode(t *testing.T) (addr string, node *storage.Node) {
 // as the storage node called in-process.
 func TestConformance(t *testing.T) {
 	nodeclienttest.Run(t, func(t *testing.T) nodeclienttest.Target {
-		addr, _ := startNode(t)
+		addr, node := startNode(t)
 		d, err := backend.NewDialer(backend.ClientConfig{Secret: secret})
 		if err != nil {
 			t.Fatal(err)
@@ -44,6 +49,63 @@ func TestConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return nodeclienttest.Target{Client: c, Device: "d0", Update: &nodeclient.ContainerUpdate{Node: addr, Device: "d0", Part: 3}}
+		return nodeclienttest.Target{Client: c, Device: "d0",
+			Update:  &nodeclient.ContainerUpdate{Node: addr, Device: "d0", Part: 3},
+			Account: &nodeclient.AccountUpdate{Node: addr, Device: "d0", Part: 5},
+			Other:   &nodeclient.AccountUpdate{Node: addr, Device: "d1", Part: 5},
+			Flush:   func() { node.FlushUpdates(context.Background()) },
+		}
 	})
+}
+
+// Two nodes over the node protocol: a container on one, its account row on the other; the row
+// and the container's usage travel between the nodes over HTTP.
+func TestAccountRowsBetweenNodes(t *testing.T) {
+	ctx := context.Background()
+	d, err := backend.NewDialer(backend.ClientConfig{Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	start := func() (string, *storage.Node) {
+		srv := httptest.NewUnstartedServer(nil)
+		addr := srv.Listener.Addr().String()
+		n, err := storage.Open(storage.Config{Address: addr, Peers: d, Devices: []storage.DeviceConfig{{Name: "d0", Dir: t.TempDir()}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := backend.NewHandler(backend.HandlerConfig{Node: n, Secret: secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Config.Handler = h
+		srv.Start()
+		t.Cleanup(func() { srv.Close(); n.Close() })
+		return addr, n
+	}
+	addrA, a := start()
+	addrB, b := start()
+	acct := nodeclient.ContainerOptions{Account: &nodeclient.AccountUpdate{Node: addrB, Device: "d0", Part: 2}}
+	if err := a.PutContainer(ctx, "d0", 1, "acct", meta.Container{Name: "box", Created: meta.Now()}, acct); err != nil {
+		t.Fatal(err)
+	}
+	here := nodeclient.PutOptions{Container: &nodeclient.ContainerUpdate{Node: addrA, Device: "d0", Part: 1}}
+	if _, err := a.PutObject(ctx, "d0", 1, meta.ObjectName{Account: "acct", Container: "box", Object: "o"}, meta.Object{Timestamp: meta.Now(), Size: 3}, strings.NewReader("abc"), here); err != nil {
+		t.Fatal(err)
+	}
+	a.FlushUpdates(ctx)
+	got, err := b.HeadAccount(ctx, "d0", 2, "acct")
+	if err != nil || got.ContainerCount != 1 || got.ObjectCount != 1 || got.BytesUsed != 3 {
+		t.Fatalf("account on the other node: %+v, %v", got, err)
+	}
+	if _, err := a.DeleteObject(ctx, "d0", 1, meta.ObjectName{Account: "acct", Container: "box", Object: "o"}, meta.Now(), nodeclient.DeleteOptions{Container: here.Container}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DeleteContainer(ctx, "d0", 1, "acct", "box", meta.Now(), acct); err != nil {
+		t.Fatal(err)
+	}
+	l, err := b.ListContainers(ctx, "d0", 2, "acct", meta.ListOptions{})
+	if err != nil || len(l.Containers) != 0 {
+		t.Fatalf("account listing on the other node after the delete: %+v, %v", l, err)
+	}
 }

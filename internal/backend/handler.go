@@ -75,6 +75,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = h.listingRow(ctx, w, r, p)
 	case p.Object != "":
 		err = h.object(ctx, w, r, p)
+	case p.Container != "" && r.Method == http.MethodPut && isAccountRow(r.Header):
+		err = h.accountRow(ctx, w, r, p)
 	case p.Container != "":
 		err = h.container(ctx, w, r, p)
 	default:
@@ -119,6 +121,66 @@ func readContainerUpdate(r *http.Request) (*nodeclient.ContainerUpdate, error) {
 		return nil, fmt.Errorf("%w: container update headers", ErrBadRequest)
 	}
 	return &nodeclient.ContainerUpdate{Node: host, Device: dev, Part: uint32(part)}, nil
+}
+
+func readAccountUpdate(r *http.Request) (*nodeclient.AccountUpdate, error) {
+	host := r.Header.Get(hdrAccountHost)
+	if host == "" {
+		return nil, nil
+	}
+	part, err := strconv.ParseUint(r.Header.Get(hdrAccountPart), 10, 32)
+	dev := r.Header.Get(hdrAccountDevice)
+	// Swift's proxy lists several account replicas, comma-separated, when there are more of
+	// them than container replicas; Cairn's proxy names one per container replica.
+	if err != nil || dev == "" || strings.Contains(host, ",") || strings.Contains(dev, ",") {
+		return nil, fmt.Errorf("%w: account update headers", ErrBadRequest)
+	}
+	return &nodeclient.AccountUpdate{Node: host, Device: dev, Part: uint32(part)}, nil
+}
+
+// isAccountRow tells an account row (a container server's report to its account server) from
+// a container create, both PUTs of a container path: Cairn's nodes mark theirs, and Swift's
+// container servers send their counts, which a create never carries.
+func isAccountRow(h http.Header) bool {
+	switch h.Get(hdrRow) {
+	case "container":
+		return true
+	case "":
+		return h.Get(hdrPutTimestamp) != "" && h.Get(hdrObjectCount) != "" && h.Get(hdrBytesUsed) != ""
+	}
+	return false
+}
+
+// accountRow serves an account row (Swift's account server container PUT): 201 when the row
+// is live after it, 204 when it stands for a deleted container.
+func (h *Handler) accountRow(ctx context.Context, w http.ResponseWriter, r *http.Request, p Path) error {
+	row := meta.ContainerRow{Name: p.Container}
+	var err error
+	if row.PutTimestamp, err = ParseTimestamp(r.Header.Get(hdrPutTimestamp)); err != nil {
+		return err
+	}
+	if v := r.Header.Get(hdrDeleteTimestamp); v != "" {
+		if row.DeleteTimestamp, err = ParseTimestamp(v); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct {
+		hdr string
+		to  *int64
+	}{{hdrObjectCount, &row.ObjectCount}, {hdrBytesUsed, &row.BytesUsed}} {
+		if *f.to, err = strconv.ParseInt(r.Header.Get(f.hdr), 10, 64); err != nil {
+			return fmt.Errorf("%w: %s %q", ErrBadRequest, f.hdr, r.Header.Get(f.hdr))
+		}
+	}
+	if err := h.node.UpdateAccount(ctx, p.Device, p.Part, p.Account, row); err != nil {
+		return err
+	}
+	if row.Deleted() {
+		w.WriteHeader(http.StatusNoContent)
+	} else {
+		w.WriteHeader(http.StatusCreated)
+	}
+	return nil
 }
 
 func writeJSONResult(w http.ResponseWriter, status int, res writeResult) {
@@ -426,8 +488,12 @@ func (h *Handler) container(ctx context.Context, w http.ResponseWriter, r *http.
 		if err != nil {
 			return err
 		}
+		upd, err := readAccountUpdate(r)
+		if err != nil {
+			return err
+		}
 		c := meta.Container{Name: p.Container, Created: ts, Meta: readMeta(r.Header, containerSysPrefix)}
-		if err := h.node.PutContainer(ctx, p.Device, p.Part, p.Account, c); err != nil {
+		if err := h.node.PutContainer(ctx, p.Device, p.Part, p.Account, c, nodeclient.ContainerOptions{Account: upd}); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusCreated)
@@ -450,7 +516,15 @@ func (h *Handler) container(ctx context.Context, w http.ResponseWriter, r *http.
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	case http.MethodDelete:
-		if err := h.node.DeleteContainer(ctx, p.Device, p.Part, p.Account, p.Container); err != nil {
+		ts, err := requestTimestamp(r)
+		if err != nil {
+			return err
+		}
+		upd, err := readAccountUpdate(r)
+		if err != nil {
+			return err
+		}
+		if err := h.node.DeleteContainer(ctx, p.Device, p.Part, p.Account, p.Container, ts, nodeclient.ContainerOptions{Account: upd}); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)

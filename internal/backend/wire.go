@@ -37,6 +37,17 @@ const (
 	hdrContainerHost   = "X-Container-Host"
 	hdrContainerDevice = "X-Container-Device"
 	hdrContainerPart   = "X-Container-Partition"
+	hdrAccountHost     = "X-Account-Host"
+	hdrAccountDevice   = "X-Account-Device"
+	hdrAccountPart     = "X-Account-Partition"
+	// The account row a container server sends its account server (Swift's account_update
+	// and container-updater): PUT /<dev>/<part>/<account>/<container> with these.
+	hdrPutTimestamp    = "X-Put-Timestamp"
+	hdrDeleteTimestamp = "X-Delete-Timestamp"
+	hdrObjectCount     = "X-Object-Count"
+	hdrBytesUsed       = "X-Bytes-Used"
+	hdrPolicyIndex     = "X-Backend-Storage-Policy-Index"
+	hdrOverrideDeleted = "X-Account-Override-Deleted"
 	objMetaPrefix      = "X-Object-Meta-"
 	objSysPrefix       = "X-Object-Sysmeta-Cairn-"
 	containerSysPrefix = "X-Container-Sysmeta-Cairn-"
@@ -49,8 +60,10 @@ const (
 	hdrIfTimestamp = "X-Backend-Cairn-If-Timestamp"
 	hdrExpiredAt   = "X-Backend-Cairn-Expired-At"
 	hdrTruncated   = "X-Backend-Cairn-Truncated"
-	// hdrRow marks a container server's object-row update (an object PUT or DELETE path on the
-	// same port as the object service, which Swift tells apart by port instead).
+	// hdrRow marks a row update on the port that serves the object, container and account
+	// services alike (Swift tells them apart by port instead): "object" for a container
+	// server's object row (an object path), "container" for an account server's container row
+	// (a container path, which would otherwise be a container create).
 	hdrRow = "X-Backend-Cairn-Row"
 	// hdrManifest marks a manifest object: its stored body is its segment list in JSON, and the
 	// value is "SEGMENTS SIZE" (the summary a brief HEAD needs).

@@ -551,12 +551,14 @@ type DeleteOptions struct {
 	If meta.Precondition
 }
 
-// Delete writes a tombstone at ts, removing the current version (meta.ErrNotFound if there is
-// none; meta.ErrConflict if it is newer than ts).
+// Delete writes a tombstone at ts, removing the current version (meta.ErrConflict if it is
+// newer than ts).
 //
-// As in Swift, deleting over an older tombstone still records the newer tombstone (so that
-// replicas converge) and then reports meta.ErrNotFound; InBatch runs with prev being that
-// tombstone.
+// As in Swift (which writes a .ts file even for a 404), a delete of a name that has no live
+// version still records its tombstone, over an older tombstone or over nothing at all, and then
+// reports meta.ErrNotFound: an older PUT arriving later (from a slow replica, or the
+// replicator) must not bring the name back. InBatch runs with prev being the older tombstone,
+// or nil. So a meta.ErrNotFound from Delete means the tombstone was committed.
 func (e *Engine) Delete(ctx context.Context, name meta.ObjectName, ts meta.Timestamp, opts DeleteOptions) error {
 	if e.closed.Load() {
 		return errClosed
@@ -568,27 +570,35 @@ func (e *Engine) Delete(ctx context.Context, name meta.ObjectName, ts meta.Times
 		return err
 	}
 	key := objectKey(nil, name)
-	_, old, err := e.commit(ctx, key, ts, opts.If, func(old *record) (*record, error) {
-		if old == nil {
-			return nil, fmt.Errorf("engine: %q: %w", name.Object, meta.ErrNotFound)
-		}
+	_, old, err := e.commit(ctx, key, ts, opts.If, func(*record) (*record, error) {
 		return &record{obj: meta.Object{Timestamp: ts, Deleted: true}}, nil
 	}, func(b *pebble.Batch, _, old *record) error {
 		if opts.InBatch != nil {
-			return opts.InBatch(b, &old.obj)
+			return opts.InBatch(b, old.object())
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if old.isFile {
+	if old != nil && old.isFile {
 		e.removeData(old.file)
 	}
-	if old.obj.Deleted {
+	if old == nil || old.obj.Deleted {
 		return fmt.Errorf("engine: %q: %w", name.Object, meta.ErrNotFound)
 	}
 	return nil
+}
+
+// LockName locks an object's name against every write of it on this engine (the lock its
+// writes hold from reading the current version until their batch commits), until unlock. The
+// storage node takes it to change the listing entry of the name from elsewhere (a listing
+// update from another device, the sweeper) without racing the writes that change it in their
+// own batches.
+func (e *Engine) LockName(name meta.ObjectName) (unlock func()) {
+	mu := e.lockFor(objectKey(nil, name))
+	mu.Lock()
+	return mu.Unlock
 }
 
 // UpdateMeta rewrites the current version's metadata at timestamp ts (Swift POST), keeping its

@@ -307,11 +307,27 @@ func TestOverwriteDeleteConflict(t *testing.T) {
 			if err := v.e.Delete(ctx, n, meta.Now(), DeleteOptions{}); !errors.Is(err, meta.ErrNotFound) {
 				t.Fatalf("delete of tombstone: %v", err)
 			}
-			if err := v.e.Delete(ctx, name("never"), meta.Now(), DeleteOptions{}); !errors.Is(err, meta.ErrNotFound) {
-				t.Fatalf("delete of missing: %v", err)
-			}
 			if _, err := v.e.Stat(ctx, name("never")); !errors.Is(err, meta.ErrNotFound) {
 				t.Fatalf("stat of missing: %v", err)
+			}
+			// A delete of a name never written answers not found, and still records its
+			// tombstone (Swift's .ts for a 404): an older PUT arriving later is refused.
+			tNever := meta.Now()
+			var prevNever = &meta.Object{}
+			if err := v.e.Delete(ctx, name("never"), tNever, DeleteOptions{InBatch: func(_ *pebble.Batch, p *meta.Object) error { prevNever = p; return nil }}); !errors.Is(err, meta.ErrNotFound) {
+				t.Fatalf("delete of missing: %v", err)
+			}
+			if prevNever != nil {
+				t.Fatalf("InBatch of a delete of a missing name saw %+v", prevNever)
+			}
+			if st, err := v.e.Stat(ctx, name("never")); err != nil || !st.Deleted || st.Timestamp != tNever {
+				t.Fatalf("stat after a delete of a missing name: %+v, %v", st, err)
+			}
+			if _, err := v.put(name("never"), tNever-1, a); !errors.Is(err, meta.ErrConflict) {
+				t.Fatalf("put older than the tombstone of a missing name: %v", err)
+			}
+			if _, _, err := v.read(name("never"), nil); !errors.Is(err, meta.ErrNotFound) {
+				t.Fatalf("get after a refused older put: %v", err)
 			}
 			// A put after the tombstone resurrects; one older than it conflicts.
 			if _, err := v.put(n, t3, a); !errors.Is(err, meta.ErrConflict) {

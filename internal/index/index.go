@@ -18,13 +18,19 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
-// Index is the listing index of one device. It owns keys that start with 'c', 'a' and 's'.
+// Index is the listing index of one device. It owns keys that start with 'c', 'a', 's', 'r'
+// and 'x', and "!index-version".
 type Index struct {
 	db *pebble.DB
-	// containers serializes the rare container lifecycle changes (create, metadata, delete),
-	// which read-modify-write one record; object entries never take it.
-	containers   sync.Mutex
+	// containers serializes the rare container lifecycle changes (create, metadata, delete,
+	// the usage last reported to the account), which read-modify-write one record; object
+	// entries never take it.
+	containers sync.Mutex
+	// rowLocks serialize the changes of one account row (account.go), by name.
+	rowLocks     [256]sync.Mutex
 	counterState usageState
+	links        linkCache
+	changed      changedSet
 	log          *slog.Logger
 }
 
@@ -73,40 +79,30 @@ func (ix *Index) counters(key []byte, n int) ([]int64, error) {
 	return c, nil
 }
 
-// addUsage adds the usage deltas of one container (and of its account) to b. The caller holds
-// HoldUsage until b commits.
-func (ix *Index) addUsage(b *pebble.Batch, account, container string, containers, objects, size int64) error {
-	if objects != 0 || size != 0 {
-		key := cstatsKey(account, container)
-		if err := b.Merge(key, encodeCounters(objects, size), nil); err != nil {
-			return fmt.Errorf("index: usage: %w", err)
-		}
-		ix.noteOperand(key)
-	}
-	if containers != 0 || objects != 0 || size != 0 {
-		key := astatsKey(account)
-		if err := b.Merge(key, encodeCounters(containers, objects, size), nil); err != nil {
-			return fmt.Errorf("index: usage: %w", err)
-		}
-		ix.noteOperand(key)
-	}
-	return nil
-}
-
 // PutEntry adds to b the listing entry of an object version and the usage change it makes. The
-// caller holds the object's name locked until b commits. An entry older than the one listed is
-// ignored.
+// caller holds the object's name locked until b commits. An entry older than the one listed, or
+// than the listing tombstone of the name, is ignored: a late PUT row must not list again an
+// object deleted after it.
 func (ix *Index) PutEntry(b *pebble.Batch, account, container string, e meta.ListEntry) error {
-	prev, err := ix.entry(account, container, e.Name)
+	prev, deletedAt, err := ix.listed(account, container, e.Name)
 	if err != nil {
 		return err
+	}
+	if prev == nil && deletedAt >= e.Timestamp {
+		return nil
+	}
+	if deletedAt != 0 {
+		// The tombstone gives way; its age key goes with it.
+		if err := b.Delete(tombAgeKey(deletedAt, entryKey(account, container, e.Name)), nil); err != nil {
+			return fmt.Errorf("index: put entry: %w", err)
+		}
 	}
 	return ix.ReplaceEntry(b, account, container, e, prev)
 }
 
 // ReplaceEntry is PutEntry for a caller that knows the entry listed now (nil for none): the
-// object engine, whose record commits in the same batch as the entry, so that the two always
-// agree. It saves a lookup on every PUT.
+// object engine of a device whose listing only that engine feeds, whose record commits in the
+// same batch as the entry, so that the two always agree. It saves a lookup on every PUT.
 func (ix *Index) ReplaceEntry(b *pebble.Batch, account, container string, e meta.ListEntry, prev *meta.ListEntry) error {
 	var objects, size int64 = 1, e.Size
 	if prev != nil {
@@ -118,175 +114,72 @@ func (ix *Index) ReplaceEntry(b *pebble.Batch, account, container string, e meta
 	if err := b.Set(entryKey(account, container, e.Name), encodeEntry(e), nil); err != nil {
 		return fmt.Errorf("index: put entry: %w", err)
 	}
-	return ix.addUsage(b, account, container, 0, objects, size)
+	return ix.addUsage(b, account, container, objects, size)
 }
 
 // DeleteEntry adds to b the removal of an object's listing entry (if not newer than ts) and the
-// usage change it makes. Same locking rule as PutEntry.
+// usage change it makes, and leaves a listing tombstone at ts (Swift's deleted row), which
+// listings skip and which keeps an older PUT row from listing the name again until the sweeper
+// reclaims it. Same locking rule as PutEntry.
 func (ix *Index) DeleteEntry(b *pebble.Batch, account, container, object string, ts meta.Timestamp) error {
-	prev, err := ix.entry(account, container, object)
-	if err != nil || prev == nil {
-		return err
-	}
-	if prev.Timestamp > ts {
-		return nil
-	}
-	if err := b.Delete(entryKey(account, container, object), nil); err != nil {
-		return fmt.Errorf("index: delete entry: %w", err)
-	}
-	return ix.addUsage(b, account, container, 0, -1, -prev.Size)
+	return ix.deleteEntry(b, account, container, object, ts, true)
 }
 
-// entry returns the listing entry of an object, nil if none is listed.
-func (ix *Index) entry(account, container, object string) (*meta.ListEntry, error) {
+// RemoveEntry is DeleteEntry without a listing tombstone, for a listing only its device's
+// engine feeds: the engine's own tombstone already refuses an older PUT, and listings of
+// containers with many deletes stay as fast as any.
+func (ix *Index) RemoveEntry(b *pebble.Batch, account, container, object string, ts meta.Timestamp) error {
+	return ix.deleteEntry(b, account, container, object, ts, false)
+}
+
+func (ix *Index) deleteEntry(b *pebble.Batch, account, container, object string, ts meta.Timestamp, tombstone bool) error {
+	prev, deletedAt, err := ix.listed(account, container, object)
+	if err != nil {
+		return err
+	}
+	if (prev != nil && prev.Timestamp > ts) || (deletedAt != 0 && deletedAt >= ts) {
+		return nil
+	}
+	key := entryKey(account, container, object)
+	if tombstone || deletedAt != 0 {
+		if deletedAt != 0 {
+			if err := b.Delete(tombAgeKey(deletedAt, key), nil); err != nil {
+				return fmt.Errorf("index: delete entry: %w", err)
+			}
+		}
+		err = errors.Join(b.Set(key, encodeTombstone(ts), nil), b.Set(tombAgeKey(ts, key), nil, nil))
+	} else if prev != nil {
+		err = b.Delete(key, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("index: delete entry: %w", err)
+	}
+	if prev == nil {
+		return nil
+	}
+	return ix.addUsage(b, account, container, -1, -prev.Size)
+}
+
+// listed returns what the listing holds for an object: its entry, or the time of its listing
+// tombstone, or neither.
+func (ix *Index) listed(account, container, object string) (*meta.ListEntry, meta.Timestamp, error) {
 	v, err := ix.get(entryKey(account, container, object))
 	if err != nil || v == nil {
-		return nil, err
+		return nil, 0, err
+	}
+	if isTombstone(v) {
+		ts, err := decodeTombstone(object, v)
+		return nil, ts, err
 	}
 	e, err := decodeEntry(object, v)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return &e, nil
+	return &e, 0, nil
 }
 
-// CreateContainer creates a container and adds it to its account's listing (durably).
-// meta.ErrExists if it exists.
-func (ix *Index) CreateContainer(ctx context.Context, account string, c meta.Container) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	ix.containers.Lock()
-	defer ix.containers.Unlock()
-	key := containerKey(account, c.Name)
-	old, err := ix.get(key)
-	if err != nil {
-		return err
-	}
-	if old != nil {
-		return fmt.Errorf("index: container %q: %w", c.Name, meta.ErrExists)
-	}
-	if c.Created == 0 {
-		c.Created = meta.Now()
-	}
-	b := ix.db.NewBatch()
-	defer b.Close()
-	if err := b.Set(key, encodeContainer(c), nil); err != nil {
-		return fmt.Errorf("index: create container: %w", err)
-	}
-	defer ix.HoldUsage()()
-	if err := ix.addUsage(b, account, c.Name, 1, 0, 0); err != nil {
-		return err
-	}
-	return storageErr("create container", b.Commit(pebble.Sync))
-}
-
-// usage fills in a container's object count and bytes.
-func (ix *Index) usage(account, container string, c *meta.Container) error {
-	u, err := ix.counters(cstatsKey(account, container), 2)
-	if err != nil {
-		return err
-	}
-	c.ObjectCount, c.BytesUsed = u[0], u[1]
-	return nil
-}
-
-// GetContainer returns a container with its current usage; meta.ErrNotFound if absent.
-func (ix *Index) GetContainer(ctx context.Context, account, container string) (meta.Container, error) {
-	if err := ctx.Err(); err != nil {
-		return meta.Container{}, err
-	}
-	v, err := ix.get(containerKey(account, container))
-	if err != nil {
-		return meta.Container{}, err
-	}
-	if v == nil {
-		return meta.Container{}, fmt.Errorf("index: container %q: %w", container, meta.ErrNotFound)
-	}
-	c, err := decodeContainer(container, v)
-	if err != nil {
-		return meta.Container{}, err
-	}
-	return c, ix.usage(account, container, &c)
-}
-
-// UpdateContainerMeta changes a container's metadata durably.
-func (ix *Index) UpdateContainerMeta(ctx context.Context, account, container string, update func(m map[string]string) error) (meta.Container, error) {
-	if err := ctx.Err(); err != nil {
-		return meta.Container{}, err
-	}
-	ix.containers.Lock()
-	defer ix.containers.Unlock()
-	key := containerKey(account, container)
-	v, err := ix.get(key)
-	if err != nil {
-		return meta.Container{}, err
-	}
-	if v == nil {
-		return meta.Container{}, fmt.Errorf("index: container %q: %w", container, meta.ErrNotFound)
-	}
-	c, err := decodeContainer(container, v)
-	if err != nil {
-		return meta.Container{}, err
-	}
-	if err := update(c.Meta); err != nil {
-		return meta.Container{}, fmt.Errorf("index: update aborted: %w", err)
-	}
-	if err := ix.db.Set(key, encodeContainer(c), pebble.Sync); err != nil {
-		return meta.Container{}, storageErr("update container", err)
-	}
-	return c, ix.usage(account, container, &c)
-}
-
-// DeleteContainer removes an empty container: meta.ErrNotEmpty if it lists any object.
-//
-// Emptiness is checked with one seek; a PutEntry racing with the delete is the caller's to
-// prevent (as in Swift, the listing may then briefly hold an entry of a deleted container).
-func (ix *Index) DeleteContainer(ctx context.Context, account, container string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	ix.containers.Lock()
-	defer ix.containers.Unlock()
-	key := containerKey(account, container)
-	v, err := ix.get(key)
-	if err != nil {
-		return err
-	}
-	if v == nil {
-		return fmt.Errorf("index: container %q: %w", container, meta.ErrNotFound)
-	}
-	base := containerBase(account, container)
-	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: base, UpperBound: successor(base)})
-	if err != nil {
-		return fmt.Errorf("index: delete container: %w", err)
-	}
-	nonEmpty := it.First()
-	if err := errors.Join(it.Error(), it.Close()); err != nil {
-		return fmt.Errorf("index: delete container: %w", err)
-	}
-	if nonEmpty {
-		return fmt.Errorf("index: container %q: %w", container, meta.ErrNotEmpty)
-	}
-	// Whatever the counters still hold (they should be zero) leaves the account with them.
-	defer ix.HoldUsage()()
-	u, err := ix.counters(cstatsKey(account, container), 2)
-	if err != nil {
-		return err
-	}
-	b := ix.db.NewBatch()
-	defer b.Close()
-	if err := errors.Join(b.Delete(key, nil), b.Delete(cstatsKey(account, container), nil)); err != nil {
-		return fmt.Errorf("index: delete container: %w", err)
-	}
-	if err := b.Merge(astatsKey(account), encodeCounters(-1, -u[0], -u[1]), nil); err != nil {
-		return fmt.Errorf("index: delete container: %w", err)
-	}
-	ix.noteOperand(astatsKey(account))
-	return storageErr("delete container", b.Commit(pebble.Sync))
-}
-
-// GetAccount returns an account's usage totals (zero for an account with no containers).
+// GetAccount returns an account's usage totals (zero for an account with no containers): the
+// sum of its live rows on this device.
 func (ix *Index) GetAccount(ctx context.Context, account string) (meta.Account, error) {
 	if err := ctx.Err(); err != nil {
 		return meta.Account{}, err

@@ -17,6 +17,10 @@ import (
 
 var ctx = context.Background()
 
+// local creates containers with their account row on the same device, as the embedded
+// default does.
+var local = ContainerOptions{LocalRow: true}
+
 type quiet struct{}
 
 func (quiet) Infof(string, ...any)      {}
@@ -242,13 +246,13 @@ func TestPaging(t *testing.T) {
 
 func TestUsageAndEntries(t *testing.T) {
 	ix, db := newIndex(t)
-	if err := ix.CreateContainer(ctx, "acct", meta.Container{Name: "c1", Meta: map[string]string{"quota": "1"}}); err != nil {
+	if err := ix.CreateContainer(ctx, "acct", meta.Container{Name: "c1", Meta: map[string]string{"quota": "1"}}, local); err != nil {
 		t.Fatal(err)
 	}
-	if err := ix.CreateContainer(ctx, "acct", meta.Container{Name: "c1"}); !errors.Is(err, meta.ErrExists) {
+	if err := ix.CreateContainer(ctx, "acct", meta.Container{Name: "c1"}, local); !errors.Is(err, meta.ErrExists) {
 		t.Fatalf("double create: %v", err)
 	}
-	if err := ix.CreateContainer(ctx, "acct", meta.Container{Name: "c2"}); err != nil {
+	if err := ix.CreateContainer(ctx, "acct", meta.Container{Name: "c2"}, local); err != nil {
 		t.Fatal(err)
 	}
 	put := func(c, name string, ts meta.Timestamp, size int64) {
@@ -288,17 +292,17 @@ func TestUsageAndEntries(t *testing.T) {
 	if err != nil || acct.ContainerCount != 2 || acct.ObjectCount != 2 || acct.BytesUsed != 37 {
 		t.Fatalf("account %+v %v", acct, err)
 	}
-	if err := ix.DeleteContainer(ctx, "acct", "c1"); !errors.Is(err, meta.ErrNotEmpty) {
+	if err := ix.DeleteContainer(ctx, "acct", "c1", meta.Now(), ContainerOptions{}); !errors.Is(err, meta.ErrNotEmpty) {
 		t.Fatalf("delete non-empty: %v", err)
 	}
 	del("c1", "a", 30)
-	if err := ix.DeleteContainer(ctx, "acct", "c1"); err != nil {
+	if err := ix.DeleteContainer(ctx, "acct", "c1", meta.Now(), ContainerOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ix.GetContainer(ctx, "acct", "c1"); !errors.Is(err, meta.ErrNotFound) {
 		t.Fatalf("get deleted: %v", err)
 	}
-	if err := ix.DeleteContainer(ctx, "acct", "c1"); !errors.Is(err, meta.ErrNotFound) {
+	if err := ix.DeleteContainer(ctx, "acct", "c1", meta.Now(), ContainerOptions{}); !errors.Is(err, meta.ErrNotFound) {
 		t.Fatalf("delete twice: %v", err)
 	}
 	acct, _ = ix.GetAccount(ctx, "acct")
@@ -306,7 +310,7 @@ func TestUsageAndEntries(t *testing.T) {
 		t.Fatalf("account after delete %+v", acct)
 	}
 	// Recreated, it starts empty.
-	if err := ix.CreateContainer(ctx, "acct", meta.Container{Name: "c1"}); err != nil {
+	if err := ix.CreateContainer(ctx, "acct", meta.Container{Name: "c1"}, local); err != nil {
 		t.Fatal(err)
 	}
 	check("c1", 0, 0)
@@ -327,14 +331,14 @@ func TestListContainers(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	names := append(randomNames(r, 60), meta.ReservedPrefix+"segments")
 	for i, n := range names {
-		if err := ix.CreateContainer(ctx, "acct", meta.Container{Name: n, Created: meta.Timestamp(i + 1)}); err != nil {
+		if err := ix.CreateContainer(ctx, "acct", meta.Container{Name: n, Created: meta.Timestamp(i + 1)}, local); err != nil {
 			t.Fatal(err)
 		}
 	}
 	commit(t, db, func(b *pebble.Batch) error {
 		return ix.PutEntry(b, "acct", names[0], meta.ListEntry{Name: "x", Timestamp: 1, Size: 5})
 	})
-	if err := ix.CreateContainer(ctx, "other", meta.Container{Name: "zzz"}); err != nil {
+	if err := ix.CreateContainer(ctx, "other", meta.Container{Name: "zzz"}, local); err != nil {
 		t.Fatal(err)
 	}
 	for range 1000 {

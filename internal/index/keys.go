@@ -18,14 +18,19 @@ import (
 // prefix-free, so no container's keys can fall inside another's range whatever bytes the names
 // hold.
 //
-//	'c' account container object → listing entry
-//	'a' account container        → container record (created, metadata)
+//	'c' account container object → listing entry, or listing tombstone (deleted at)
+//	'a' account container        → container record (created, metadata, where its account row is)
 //	's' account                  → account usage: containers, objects, bytes (merge operands)
 //	's' account container        → container usage: objects, bytes (merge operands)
+//	'r' account container        → account row of a container (put/delete timestamps, usage)
+//	'x' timestamp(8, big-endian) listing-entry-key → a listing tombstone, by age (the sweeper's)
+//	"!index-version"             → the layout version of this index (see upgrade.go)
 const (
 	prefixEntry     = 'c'
 	prefixContainer = 'a'
 	prefixStats     = 's'
+	prefixRow       = 'r'
+	prefixTombAge   = 'x'
 )
 
 // containerBase is the prefix of the listing entries of a container.
@@ -50,6 +55,46 @@ func cstatsKey(account, container string) []byte {
 	return binenc.AppendString(astatsKey(account), container)
 }
 
+// rowBase is the prefix of the account rows of an account.
+func rowBase(account string) []byte { return binenc.AppendString([]byte{prefixRow}, account) }
+
+func rowKey(account, container string) []byte { return append(rowBase(account), container...) }
+
+// tombAgeKey indexes the listing tombstone under entry by its timestamp, so that the sweeper
+// finds the old ones without reading every entry.
+func tombAgeKey(ts meta.Timestamp, entry []byte) []byte {
+	k := make([]byte, 0, 9+len(entry))
+	k = append(k, prefixTombAge)
+	k = binary.BigEndian.AppendUint64(k, uint64(ts))
+	return append(k, entry...)
+}
+
+// parseEntryKey splits a listing entry key into its names.
+func parseEntryKey(k []byte) (account, container, object string, err error) {
+	if len(k) == 0 || k[0] != prefixEntry {
+		return "", "", "", fmt.Errorf("index: entry key %q: %w: %w", k, errBadValue, meta.ErrCorrupt)
+	}
+	d := binenc.Decoder{B: k[1:]}
+	account, container = d.Str(), d.Str()
+	if d.Err != nil {
+		return "", "", "", fmt.Errorf("index: entry key %q: %w: %w", k, d.Err, meta.ErrCorrupt)
+	}
+	return account, container, string(d.B), nil
+}
+
+// parseContainerKey splits a container record key into its names.
+func parseContainerKey(k []byte) (account, container string, err error) {
+	if len(k) == 0 || k[0] != prefixContainer {
+		return "", "", fmt.Errorf("index: container key %q: %w: %w", k, errBadValue, meta.ErrCorrupt)
+	}
+	d := binenc.Decoder{B: k[1:]}
+	account = d.Str()
+	if d.Err != nil {
+		return "", "", fmt.Errorf("index: container key %q: %w: %w", k, d.Err, meta.ErrCorrupt)
+	}
+	return account, string(d.B), nil
+}
+
 // successor returns the smallest key greater than every key that starts with p, or nil when
 // there is none (p is all 0xff).
 func successor(p []byte) []byte {
@@ -68,6 +113,10 @@ var errBadValue = errors.New("malformed value")
 // Values start with a version byte so that their encoding can evolve.
 const valueVersion = 1
 
+// A listing key holds either an entry (valueVersion) or a listing tombstone (tombstoneValue):
+// the name was deleted at a timestamp, and an older entry must not list it again.
+const tombstoneValue = 2
+
 // encodeEntry: version, timestamp, size, etag, content type.
 func encodeEntry(e meta.ListEntry) []byte {
 	b := make([]byte, 0, 24+len(e.ETag)+len(e.ContentType))
@@ -76,6 +125,24 @@ func encodeEntry(e meta.ListEntry) []byte {
 	b = binary.AppendVarint(b, e.Size)
 	b = binenc.AppendString(b, e.ETag)
 	return binenc.AppendString(b, e.ContentType)
+}
+
+// isTombstone reports whether a listing value is a tombstone: the one test a listing makes of
+// each key before decoding it, so that containers without deletes pay nothing more.
+func isTombstone(v []byte) bool { return len(v) > 0 && v[0] == tombstoneValue }
+
+// encodeTombstone: tombstoneValue, timestamp of the delete.
+func encodeTombstone(ts meta.Timestamp) []byte {
+	return binary.AppendUvarint([]byte{tombstoneValue}, uint64(ts))
+}
+
+func decodeTombstone(name string, v []byte) (meta.Timestamp, error) {
+	r := binenc.Decoder{B: v[1:]}
+	ts := meta.Timestamp(r.Uvarint())
+	if r.Err != nil {
+		return 0, fmt.Errorf("index: tombstone %q: %w: %w", name, r.Err, meta.ErrCorrupt)
+	}
+	return ts, nil
 }
 
 func decodeEntry(name string, v []byte) (meta.ListEntry, error) {
@@ -94,28 +161,106 @@ func decodeEntry(name string, v []byte) (meta.ListEntry, error) {
 	return e, nil
 }
 
-// encodeContainer: version, created, metadata (count, sorted key/value pairs).
-func encodeContainer(c meta.Container) []byte {
-	b := []byte{valueVersion}
-	b = binary.AppendUvarint(b, uint64(c.Created))
-	return binenc.AppendMap(b, c.Meta)
+// containerRecord is what the container server keeps of a container: what meta.Container
+// carries (its usage aside), and where the account's row for it lives.
+type containerRecord struct {
+	meta.Container
+	// localRow: the account row is on this device and follows the container's usage in the
+	// batches that change it (see account.go).
+	localRow bool
+	// target names the account replica to report to when the row is elsewhere (opaque to the
+	// index; empty: none); reported is the usage last reported there.
+	target   []byte
+	reported [2]int64
 }
 
-func decodeContainer(name string, v []byte) (meta.Container, error) {
-	if len(v) == 0 || v[0] != valueVersion {
-		return meta.Container{}, fmt.Errorf("index: container %q: %w: %w", name, errBadValue, meta.ErrCorrupt)
+// Container record versions: 1 (before account rows: every container's account listing was on
+// its own device) and 2.
+const containerVersion = 2
+
+const flagLocalRow = 1 << 0
+
+// encodeContainer: version, created, metadata (count, sorted key/value pairs), flags, target,
+// reported objects and bytes.
+func encodeContainer(c containerRecord) []byte {
+	b := []byte{containerVersion}
+	b = binary.AppendUvarint(b, uint64(c.Created))
+	b = binenc.AppendMap(b, c.Meta)
+	var flags byte
+	if c.localRow {
+		flags |= flagLocalRow
+	}
+	b = append(b, flags)
+	b = binenc.AppendString(b, string(c.target))
+	b = binary.AppendVarint(b, c.reported[0])
+	return binary.AppendVarint(b, c.reported[1])
+}
+
+func decodeContainer(name string, v []byte) (containerRecord, error) {
+	if len(v) == 0 || (v[0] != valueVersion && v[0] != containerVersion) {
+		return containerRecord{}, fmt.Errorf("index: container %q: %w: %w", name, errBadValue, meta.ErrCorrupt)
 	}
 	r := binenc.Decoder{B: v[1:]}
-	c := meta.Container{Name: name}
+	c := containerRecord{Container: meta.Container{Name: name}}
 	c.Created = meta.Timestamp(r.Uvarint())
 	c.Meta = r.Map()
 	if c.Meta == nil {
 		c.Meta = map[string]string{}
 	}
+	if v[0] == valueVersion {
+		c.localRow = true // see upgrade.go
+	} else {
+		flags := r.Bytes(1)
+		c.localRow = len(flags) == 1 && flags[0]&flagLocalRow != 0
+		if t := r.Str(); t != "" {
+			c.target = []byte(t)
+		}
+		c.reported[0], c.reported[1] = r.Varint(), r.Varint()
+	}
 	if r.Err != nil {
-		return meta.Container{}, fmt.Errorf("index: container %q: %w: %w", name, r.Err, meta.ErrCorrupt)
+		return containerRecord{}, fmt.Errorf("index: container %q: %w: %w", name, r.Err, meta.ErrCorrupt)
 	}
 	return c, nil
+}
+
+// accountRow is an account's row for a container (meta.ContainerRow) as this device keeps it.
+type accountRow struct {
+	meta.ContainerRow
+	// linked: the container is on this device too and its usage is the container's own
+	// counters, read live (the stored counts are then unused).
+	linked bool
+}
+
+const flagLinked = 1 << 0
+
+// encodeRow: version, flags, put and delete timestamps, objects, bytes.
+func encodeRow(r accountRow) []byte {
+	b := make([]byte, 0, 2+4*binary.MaxVarintLen64)
+	b = append(b, valueVersion)
+	var flags byte
+	if r.linked {
+		flags |= flagLinked
+	}
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, uint64(r.PutTimestamp))
+	b = binary.AppendUvarint(b, uint64(r.DeleteTimestamp))
+	b = binary.AppendVarint(b, r.ObjectCount)
+	return binary.AppendVarint(b, r.BytesUsed)
+}
+
+func decodeRow(name string, v []byte) (accountRow, error) {
+	if len(v) < 2 || v[0] != valueVersion {
+		return accountRow{}, fmt.Errorf("index: account row %q: %w: %w", name, errBadValue, meta.ErrCorrupt)
+	}
+	r := binenc.Decoder{B: v[2:]}
+	row := accountRow{ContainerRow: meta.ContainerRow{Name: name}, linked: v[1]&flagLinked != 0}
+	row.PutTimestamp = meta.Timestamp(r.Uvarint())
+	row.DeleteTimestamp = meta.Timestamp(r.Uvarint())
+	row.ObjectCount, row.BytesUsed = r.Varint(), r.Varint()
+	if r.Err != nil {
+		return accountRow{}, fmt.Errorf("index: account row %q: %w: %w", name, r.Err, meta.ErrCorrupt)
+	}
+	return row, nil
 }
 
 // Usage counters are vectors of zigzag varints; merge operands are deltas and merging sums them

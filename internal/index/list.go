@@ -22,11 +22,14 @@ const DefaultLimit = 10000
 //   - with Delimiter, a name containing it after Prefix is rolled up into the common prefix
 //     ending with its first such delimiter; each common prefix counts once against Limit, and
 //     a common prefix equal to Marker is not repeated (that is how the next page continues
-//     after a page that ended with it).
+//     after a page that ended with it);
+//   - a key whose value live rejects (a listing tombstone, a deleted account row) is skipped, and
+//     a common prefix is listed only for a live name under it.
 //
 // A common prefix is skipped with one seek past all its members, so a delimiter listing costs
-// one seek per common prefix, however many names each holds.
-func scan(ctx context.Context, db *pebble.DB, base []byte, opts meta.ListOptions,
+// one seek per common prefix, however many names each holds (plus one step per dead key met
+// before a live one: listings of names never deleted pay nothing for tombstones).
+func scan(ctx context.Context, db *pebble.DB, base []byte, opts meta.ListOptions, live func(value []byte) bool,
 	object func(name string, value []byte) error, prefix func(p string),
 ) (truncated bool, next string, err error) {
 	limit := opts.Limit
@@ -72,21 +75,35 @@ func scan(ctx context.Context, db *pebble.DB, base []byte, opts meta.ListOptions
 	if opts.Reverse {
 		valid = it.Last()
 	}
-	n := 0
-	for valid {
-		if n == limit {
-			return true, next, nil
+	advance := func() bool {
+		if opts.Reverse {
+			return it.Prev()
 		}
-		if n%1024 == 1023 {
+		return it.Next()
+	}
+	n := 0
+	for steps := 1; valid; steps++ {
+		if steps%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return false, "", err
 			}
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return false, "", fmt.Errorf("index: listing: %w", err)
+		}
+		if !live(v) {
+			valid = advance()
+			continue
 		}
 		name := string(it.Key()[len(base):])
 		if opts.Delimiter != "" {
 			if i := strings.Index(name[len(opts.Prefix):], opts.Delimiter); i >= 0 {
 				cp := name[:len(opts.Prefix)+i+len(opts.Delimiter)]
 				if cp != opts.Marker {
+					if n == limit {
+						return true, next, nil
+					}
 					prefix(cp)
 					next = cp
 					n++
@@ -102,20 +119,15 @@ func scan(ctx context.Context, db *pebble.DB, base []byte, opts meta.ListOptions
 				continue
 			}
 		}
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return false, "", fmt.Errorf("index: listing: %w", err)
+		if n == limit {
+			return true, next, nil
 		}
 		if err := object(name, v); err != nil {
 			return false, "", err
 		}
 		next = name
 		n++
-		if opts.Reverse {
-			valid = it.Prev()
-		} else {
-			valid = it.Next()
-		}
+		valid = advance()
 	}
 	if err := it.Error(); err != nil {
 		return false, "", fmt.Errorf("index: listing: %w", err)
@@ -127,6 +139,7 @@ func scan(ctx context.Context, db *pebble.DB, base []byte, opts meta.ListOptions
 func (ix *Index) ListObjects(ctx context.Context, account, container string, opts meta.ListOptions) (meta.ObjectListing, error) {
 	var l meta.ObjectListing
 	truncated, next, err := scan(ctx, ix.db, containerBase(account, container), opts,
+		func(v []byte) bool { return !isTombstone(v) },
 		func(name string, v []byte) error {
 			e, err := decodeEntry(name, v)
 			if err != nil {
@@ -138,33 +151,6 @@ func (ix *Index) ListObjects(ctx context.Context, account, container string, opt
 		func(p string) { l.CommonPrefixes = append(l.CommonPrefixes, p) })
 	if err != nil {
 		return meta.ObjectListing{}, err
-	}
-	l.Truncated = truncated
-	if truncated {
-		l.NextMarker = next
-	}
-	return l, nil
-}
-
-// ListContainers returns a page of an account's containers with their usage. It lists every
-// container, reserved names included: what clients may see is the front ends' decision.
-func (ix *Index) ListContainers(ctx context.Context, account string, opts meta.ListOptions) (meta.ContainerListing, error) {
-	var l meta.ContainerListing
-	truncated, next, err := scan(ctx, ix.db, accountBase(account), opts,
-		func(name string, v []byte) error {
-			c, err := decodeContainer(name, v)
-			if err != nil {
-				return err
-			}
-			if err := ix.usage(account, name, &c); err != nil {
-				return err
-			}
-			l.Containers = append(l.Containers, c)
-			return nil
-		},
-		func(p string) { l.CommonPrefixes = append(l.CommonPrefixes, p) })
-	if err != nil {
-		return meta.ContainerListing{}, err
 	}
 	l.Truncated = truncated
 	if truncated {

@@ -2,6 +2,7 @@ package index
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -30,6 +31,44 @@ type usageState struct {
 	running bool
 	wg      sync.WaitGroup
 	rounds  int // consolidations done, for tests
+}
+
+// addUsage adds the usage deltas of one container to b, and to its account's totals when the
+// account row is on this device (see account.go); otherwise it notes the container for the
+// stats pass. The caller holds HoldUsage until b commits.
+func (ix *Index) addUsage(b *pebble.Batch, account, container string, objects, size int64) error {
+	if objects == 0 && size == 0 {
+		return nil
+	}
+	key := cstatsKey(account, container)
+	if err := b.Merge(key, encodeCounters(objects, size), nil); err != nil {
+		return fmt.Errorf("index: usage: %w", err)
+	}
+	ix.noteOperand(key)
+	local, err := ix.localRow(key, account, container)
+	if err != nil {
+		return err
+	}
+	if !local {
+		ix.changed.note(account, container)
+		return nil
+	}
+	key = astatsKey(account)
+	if err := b.Merge(key, encodeCounters(0, objects, size), nil); err != nil {
+		return fmt.Errorf("index: usage: %w", err)
+	}
+	ix.noteOperand(key)
+	return nil
+}
+
+// exclusiveUsage excludes every writer of usage counters (for a change that must read them
+// exactly, or that changes which counters a write feeds) until the returned function runs.
+func (ix *Index) exclusiveUsage() (release func()) {
+	ix.counterState.mu.Lock()
+	return func() {
+		ix.counterState.mu.Unlock()
+		ix.maybeConsolidate()
+	}
 }
 
 // HoldUsage must be called before PutEntry or DeleteEntry add to a batch, and the returned

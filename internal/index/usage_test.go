@@ -17,7 +17,7 @@ import (
 func TestUsageStaysExactAcrossConsolidations(t *testing.T) {
 	ix, db := newIndex(t)
 	ctx := context.Background()
-	if err := ix.CreateContainer(ctx, "a", meta.Container{Name: "c"}); err != nil {
+	if err := ix.CreateContainer(ctx, "a", meta.Container{Name: "c"}, local); err != nil {
 		t.Fatal(err)
 	}
 	const writers, each = 8, 600

@@ -200,6 +200,21 @@ type Container struct {
 	Meta map[string]string
 }
 
+// ContainerRow is what an account keeps of one of its containers (a row of Swift's account
+// server), as the container's replicas report it: when it was created and deleted, and its
+// usage. The newest put and delete timestamps win; a delete newer than the put means the
+// container is deleted, and a deleted row lists and counts nothing.
+type ContainerRow struct {
+	Name            string
+	PutTimestamp    Timestamp
+	DeleteTimestamp Timestamp // 0: never deleted
+	ObjectCount     int64
+	BytesUsed       int64
+}
+
+// Deleted reports whether the row stands for a deleted container.
+func (r ContainerRow) Deleted() bool { return r.DeleteTimestamp > r.PutTimestamp }
+
 // Account is the summary of an account (a tenant).
 type Account struct {
 	Name           string

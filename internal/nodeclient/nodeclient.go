@@ -53,6 +53,23 @@ type ContainerUpdate struct {
 	Part   uint32
 }
 
+// ContainerOptions hook into a container PUT or DELETE on a node.
+type ContainerOptions struct {
+	// Account is the account replica whose listing this change updates (nil: none). When it
+	// is the same device, the account's row commits in the container's batch and follows the
+	// container's usage at once; otherwise the node sends the row after the commit, keeps it
+	// to retry if that fails, and later reports the container's usage there when it changes.
+	Account *AccountUpdate
+}
+
+// AccountUpdate names one replica of an account's listing: Swift's X-Account-Host, -Device and
+// -Partition.
+type AccountUpdate struct {
+	Node   string // the node's address as the ring names it
+	Device string
+	Part   uint32
+}
+
 // HeadOptions shape an object HEAD on a node.
 type HeadOptions struct {
 	// Brief leaves out a long manifest's segment list (meta.Object.Summary instead of
@@ -84,14 +101,24 @@ type Client interface {
 	// removal (deleted): newest timestamp wins (Swift's container server object PUT/DELETE).
 	UpdateListing(ctx context.Context, device string, part uint32, account, container string, e meta.ListEntry, deleted bool) error
 
-	PutContainer(ctx context.Context, device string, part uint32, account string, c meta.Container) error
+	// PutContainer creates a container at c.Created (meta.ErrExists if it exists).
+	PutContainer(ctx context.Context, device string, part uint32, account string, c meta.Container, opts ContainerOptions) error
 	HeadContainer(ctx context.Context, device string, part uint32, account, container string) (meta.Container, error)
 	// PostContainer merges metadata; an empty value removes a key.
 	PostContainer(ctx context.Context, device string, part uint32, account, container string, m map[string]string) (meta.Container, error)
-	DeleteContainer(ctx context.Context, device string, part uint32, account, container string) error
+	// DeleteContainer deletes an empty container at ts (meta.ErrNotEmpty if it lists an
+	// object; meta.ErrConflict if ts is not newer than its creation).
+	DeleteContainer(ctx context.Context, device string, part uint32, account, container string, ts meta.Timestamp, opts ContainerOptions) error
 	ListObjects(ctx context.Context, device string, part uint32, account, container string, opts meta.ListOptions) (meta.ObjectListing, error)
 
+	// UpdateAccount merges a container's row, as a replica of the container reports it, into an
+	// account replica's listing and totals: newest put and delete timestamps win (Swift's
+	// account server container PUT).
+	UpdateAccount(ctx context.Context, device string, part uint32, account string, row meta.ContainerRow) error
+	// ListContainers returns a page of an account's containers: its live rows, each with the
+	// usage last known.
 	ListContainers(ctx context.Context, device string, part uint32, account string, opts meta.ListOptions) (meta.ContainerListing, error)
+	// HeadAccount returns an account's totals: the sum of its live rows.
 	HeadAccount(ctx context.Context, device string, part uint32, account string) (meta.Account, error)
 }
 

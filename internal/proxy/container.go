@@ -11,14 +11,16 @@ import (
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
 )
 
 // CreateContainer creates a container in an account; meta.ErrExists if it exists.
 func (p *Proxy) CreateContainer(ctx context.Context, account, container string, m map[string]string) error {
 	pl := p.placeContainer(account, container)
 	c := meta.Container{Name: container, Created: meta.Now(), Meta: m}
+	acct := p.accountFor(account)
 	if err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
-		return t.client.PutContainer(ctx, t.dev.Name, pl.part, account, c)
+		return t.client.PutContainer(ctx, t.dev.Name, pl.part, account, c, nodeclient.ContainerOptions{Account: acct(t.replica)})
 	}); err != nil {
 		return fmt.Errorf("create container %q: %w", container, err)
 	}
@@ -70,8 +72,10 @@ func (p *Proxy) PostContainer(ctx context.Context, account, container string, m 
 // DeleteContainer deletes an empty container: meta.ErrNotEmpty otherwise.
 func (p *Proxy) DeleteContainer(ctx context.Context, account, container string) error {
 	pl := p.placeContainer(account, container)
+	now := meta.Now() // one timestamp for every replica: newest wins in the account's rows
+	acct := p.accountFor(account)
 	err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
-		return t.client.DeleteContainer(ctx, t.dev.Name, pl.part, account, container)
+		return t.client.DeleteContainer(ctx, t.dev.Name, pl.part, account, container, now, nodeclient.ContainerOptions{Account: acct(t.replica)})
 	})
 	// After the delete: a lookup that raced with it cannot cache it again (see generation).
 	p.known.forget(account, container)

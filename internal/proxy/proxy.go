@@ -139,6 +139,19 @@ func (p *Proxy) listingFor(name meta.ObjectName) func(replica int) *nodeclient.C
 	}
 }
 
+// accountFor assigns each replica of a container one replica of its account's listing to
+// update, round robin as for listingFor (Swift's proxy does the same with X-Account-Host): the
+// account ring's primaries, whatever handoff stands in for a container replica.
+func (p *Proxy) accountFor(account string) func(replica int) *nodeclient.AccountUpdate {
+	r := p.accountRing()
+	part := r.Partition(account, "", "")
+	devs := r.Nodes(part)
+	return func(replica int) *nodeclient.AccountUpdate {
+		d := devs[replica%len(devs)]
+		return &nodeclient.AccountUpdate{Node: d.Node, Device: d.Name, Part: part}
+	}
+}
+
 // answerErrors are node errors that report a state of the data rather than a failure.
 // The client's own mistakes (a range past the end, a body shorter or longer than it said, a
 // name no node accepts) are answers too: asking another node would get the same.

@@ -2,22 +2,9 @@ package storage
 
 import (
 	"context"
+
 	"github.com/cairn-store/cairn/internal/meta"
 )
-
-// PutContainer creates a container (meta.ErrExists if it exists).
-func (n *Node) PutContainer(ctx context.Context, devName string, part uint32, account string, c meta.Container) error {
-	d, err := n.device(devName)
-	if err != nil {
-		return err
-	}
-	if err := d.engine.CheckWriteSpace(); err != nil {
-		return err
-	}
-	d.containerMu.Lock()
-	defer d.containerMu.Unlock()
-	return d.index.CreateContainer(ctx, account, c)
-}
 
 // HeadContainer returns a container with its usage.
 func (n *Node) HeadContainer(ctx context.Context, devName string, part uint32, account, container string) (meta.Container, error) {
@@ -47,20 +34,6 @@ func (n *Node) PostContainer(ctx context.Context, devName string, part uint32, a
 		}
 		return nil
 	})
-}
-
-// DeleteContainer deletes an empty container.
-func (n *Node) DeleteContainer(ctx context.Context, devName string, part uint32, account, container string) error {
-	d, err := n.device(devName)
-	if err != nil {
-		return err
-	}
-	if err := d.engine.CheckDeleteSpace(); err != nil {
-		return err
-	}
-	d.containerMu.Lock()
-	defer d.containerMu.Unlock()
-	return d.index.DeleteContainer(ctx, account, container)
 }
 
 // ListObjects returns a page of a container's listing.

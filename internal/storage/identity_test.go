@@ -30,7 +30,7 @@ func fill(t *testing.T, devs ...DeviceConfig) map[string][]byte {
 	defer n.Close()
 	objects := map[string][]byte{}
 	for _, d := range devs {
-		if err := n.PutContainer(ctx, d.Name, 0, "a", meta.Container{Name: "c"}); err != nil {
+		if err := n.PutContainer(ctx, d.Name, 0, "a", meta.Container{Name: "c"}, nodeclient.ContainerOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		for _, o := range []string{"x", "y", "z"} {

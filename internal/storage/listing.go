@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -103,15 +102,22 @@ func (n *Node) inBatch(devName string, upd *nodeclient.ContainerUpdate) bool {
 // every address is its own.
 func (n *Node) isSelf(node string) bool { return n.peers == nil || node == n.address }
 
+// alone reports whether the node has no peers. Then each listing on its devices is fed by the
+// objects of the same device only, in the objects' own batches (the embedded default), and the
+// engine's record of a name says what its listing holds: a write can replace the entry without
+// reading it, and a delete needs no listing tombstone. (Listing updates that do come from
+// elsewhere, through UpdateListing, still keep theirs.)
+func (n *Node) alone() bool { return n.peers == nil }
+
 // sendPending delivers a pending update after its write committed, and forgets it once the
 // container replica has it. A failure leaves it for the updater.
-func (n *Node) sendPending(ctx context.Context, d *device, u *pendingUpdate) {
+func (n *Node) sendPending(ctx context.Context, d *device, u *pendingUpdate) (sent bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), updateTimeout)
 	defer cancel()
 	if err := n.deliver(ctx, u); err != nil {
 		n.log.Debug("listing update left for the updater", "container", u.cont, "object", u.entry.Name, "node", u.target.Node, "err", err)
 		n.metrics.listingUpdates.WithLabelValues("deferred").Inc()
-		return
+		return false
 	}
 	n.metrics.listingUpdates.WithLabelValues("sent").Inc()
 	// NoSync: a removal lost in a crash only makes the updater send the update again, and
@@ -119,6 +125,7 @@ func (n *Node) sendPending(ctx context.Context, d *device, u *pendingUpdate) {
 	if err := d.db.Delete(u.key(), pebble.NoSync); err != nil {
 		n.log.Warn("cannot forget a delivered listing update", "err", err)
 	}
+	return true
 }
 
 // deliver sends one listing update to its container replica.
@@ -131,20 +138,6 @@ func (n *Node) deliver(ctx context.Context, u *pendingUpdate) error {
 		}
 	}
 	return c.UpdateListing(ctx, u.target.Device, u.target.Part, u.account, u.cont, u.entry, u.deleted)
-}
-
-// rowLock returns the lock that serializes listing updates of one name on a device, so that
-// two updates of a name cannot both read the entry before either writes it.
-func (d *device) rowLock(account, container, object string) func() {
-	h := fnv.New32a()
-	h.Write([]byte(account))
-	h.Write([]byte{0})
-	h.Write([]byte(container))
-	h.Write([]byte{0})
-	h.Write([]byte(object))
-	mu := &d.rowLocks[h.Sum32()%uint32(len(d.rowLocks))]
-	mu.Lock()
-	return mu.Unlock
 }
 
 // UpdateListing records an object version in this device's listing of a container (Swift's
@@ -160,7 +153,9 @@ func (n *Node) UpdateListing(ctx context.Context, devName string, part uint32, a
 	if _, err := d.index.GetContainer(ctx, account, container); err != nil {
 		return err
 	}
-	unlock := d.rowLock(account, container, e.Name)
+	// The engine's lock of the name: the object writes of this device that change the entry
+	// in their own batches hold it too, and so does the sweeper.
+	unlock := d.engine.LockName(meta.ObjectName{Account: account, Container: container, Object: e.Name})
 	defer unlock()
 	var hold usageHold
 	defer hold.release()
@@ -181,30 +176,74 @@ func (n *Node) UpdateListing(ctx context.Context, devName string, part uint32, a
 	return nil
 }
 
-// runUpdater resends the pending listing updates of every device, every interval, until stop.
+// statsFullEvery is how many updater passes go by between two stats passes that visit every
+// container (the others visit those seen to change): with the default interval, five minutes,
+// as Swift's container updater. The first pass after the node opens visits every container, for
+// what a crash kept the node from reporting.
+const statsFullEvery = 60
+
+// runUpdater resends the pending listing updates and account rows of every device, and reports
+// the usage of containers that changed, every interval, until stop.
 func (n *Node) runUpdater(interval time.Duration, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	for {
+	for pass := 0; ; pass++ {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
 		}
-		for _, d := range n.devices {
-			if err := n.flushPending(stop, d); err != nil {
-				n.log.Warn("listing updater pass failed", "err", err)
-			}
-		}
+		n.updatePass(ctx, pass%statsFullEvery == 0)
 	}
 }
 
-// flushPending sends every pending update of a device once.
-func (n *Node) flushPending(stop <-chan struct{}, d *device) error {
+// FlushUpdates sends now, once, every pending listing update and account row of every device,
+// and reports the usage of every container whose account replica is elsewhere and whose usage
+// changed since it was last reported (what the updater does in the background). Failures are
+// left for the updater.
+func (n *Node) FlushUpdates(ctx context.Context) {
+	n.updatePass(ctx, true)
+}
+
+// updatePass is one pass of the updater; passes never overlap.
+func (n *Node) updatePass(ctx context.Context, allStats bool) {
+	n.updaterMu.Lock()
+	defer n.updaterMu.Unlock()
+	var updates, rows int
+	for name, d := range n.devices {
+		left, err := n.flushPending(ctx, d)
+		if err != nil {
+			n.log.Warn("listing updater pass failed", "device", name, "err", err)
+		}
+		updates += left
+		left, err = n.flushRows(ctx, d)
+		if err != nil {
+			n.log.Warn("account updater pass failed", "device", name, "err", err)
+		}
+		rows += left
+		if err := n.reportUsage(ctx, d, allStats); err != nil && ctx.Err() == nil {
+			n.log.Warn("container usage pass failed", "device", name, "err", err)
+		}
+	}
+	n.metrics.pendingUpdates.Set(float64(updates))
+	n.metrics.pendingRows.Set(float64(rows))
+}
+
+// flushPending sends every pending update of a device once, and returns how many are left.
+func (n *Node) flushPending(ctx context.Context, d *device) (left int, err error) {
 	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pendingPrefix}, UpperBound: []byte{pendingPrefix + 1}})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var todo []*pendingUpdate
 	for ok := it.First(); ok && len(todo) < 10_000; ok = it.Next() {
@@ -217,16 +256,16 @@ func (n *Node) flushPending(stop <-chan struct{}, d *device) error {
 		todo = append(todo, u)
 	}
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
-		return err
+		return 0, err
 	}
-	n.metrics.pendingUpdates.Set(float64(len(todo)))
+	left = len(todo)
 	for _, u := range todo {
-		select {
-		case <-stop:
-			return nil
-		default:
+		if ctx.Err() != nil {
+			return left, nil
 		}
-		n.sendPending(context.Background(), d, u)
+		if n.sendPending(ctx, d, u) {
+			left--
+		}
 	}
-	return nil
+	return left, nil
 }

@@ -33,6 +33,8 @@ var (
 type nodeMetrics struct {
 	listingUpdates *prometheus.CounterVec
 	pendingUpdates prometheus.Gauge
+	accountUpdates *prometheus.CounterVec
+	pendingRows    prometheus.Gauge
 }
 
 func newNodeMetrics() nodeMetrics {
@@ -40,13 +42,19 @@ func newNodeMetrics() nodeMetrics {
 		listingUpdates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_listing_updates_total",
 			Help: "Listing updates sent to container replicas on other devices, by outcome: sent, or deferred to the updater."}, []string{"outcome"}),
 		pendingUpdates: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_listing_updates_pending",
-			Help: "Listing updates waiting for their container replica, as of the updater's last pass."}),
+			Help: "Listing updates left waiting for their container replica by the updater's last pass."}),
+		accountUpdates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_account_updates_total",
+			Help: "Account rows sent to account replicas on other devices, by kind (row: a container created or deleted; usage: the stats pass) and outcome (sent, or deferred to the updater)."}, []string{"kind", "outcome"}),
+		pendingRows: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_account_updates_pending",
+			Help: "Account rows of created or deleted containers left waiting for their account replica by the updater's last pass."}),
 	}
 }
 
 func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.n.metrics.listingUpdates.Describe(ch)
 	c.n.metrics.pendingUpdates.Describe(ch)
+	c.n.metrics.accountUpdates.Describe(ch)
+	c.n.metrics.pendingRows.Describe(ch)
 	for _, d := range []*prometheus.Desc{descL0Files, descTables, descReadAmp, descDebt, descCompacts, descMemtable, descCacheSize, descCacheHits, descCacheMiss, descWALSyncs, descCorrupt, descChecksum, descOrphans, descBallast} {
 		ch <- d
 	}
@@ -55,6 +63,8 @@ func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	c.n.metrics.listingUpdates.Collect(ch)
 	c.n.metrics.pendingUpdates.Collect(ch)
+	c.n.metrics.accountUpdates.Collect(ch)
+	c.n.metrics.pendingRows.Collect(ch)
 	for name, d := range c.n.devices {
 		m := d.db.Metrics()
 		var tables int64

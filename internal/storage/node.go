@@ -99,8 +99,9 @@ type Node struct {
 	address              string
 	peers                nodeclient.Dialer
 	metrics              nodeMetrics
-	// The listing updater (listing.go).
+	// The updater (listing.go): its passes never overlap.
 	updaterStop, updaterDone chan struct{}
+	updaterMu                sync.Mutex
 }
 
 var _ nodeclient.Client = (*Node)(nil)
@@ -111,10 +112,9 @@ type device struct {
 	db     *pebble.DB
 	engine *engine.Engine
 	index  *index.Index
-	// containerMu serializes container creation and deletion, which check and then write.
-	containerMu sync.Mutex
-	// rowLocks serialize listing updates sent by other devices, by name (see rowLock).
-	rowLocks [64]sync.Mutex
+	// statsRetry holds the containers whose usage report failed, for the next stats pass.
+	statsMu    sync.Mutex
+	statsRetry map[[2]string]struct{}
 }
 
 // Open opens every device of the node, recovering each from whatever a crash left.
@@ -182,6 +182,10 @@ func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
 		return nil, err
 	}
 	ix := index.New(db, cfg.Logger.With("device", dc.Name))
+	if err := ix.Upgrade(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("upgrade index: %w", err)
+	}
 	eng, err := engine.Open(engine.Config{
 		Dir: dc.Dir, FS: cfg.FS, DB: db, InlineThreshold: cfg.InlineThreshold,
 		Logger: cfg.Logger.With("device", dc.Name),
@@ -190,7 +194,7 @@ func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
 		db.Close()
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
-	return &device{db: db, engine: eng, index: ix}, nil
+	return &device{db: db, engine: eng, index: ix, statsRetry: map[[2]string]struct{}{}}, nil
 }
 
 // Close closes every device.
@@ -284,8 +288,14 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 			prev = nil
 			return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
 		}
-		// The listing entry commits with the record in every batch, so the version the engine
-		// replaces is the entry listed now.
+		if !n.alone() {
+			// Other devices' object replicas update this listing too: what it holds, not
+			// this engine's record, says whether the entry is newer (a listing tombstone
+			// included).
+			return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
+		}
+		// The listing entry commits with the record in every batch, and only this engine feeds
+		// it, so the version the engine replaces is the entry listed now.
 		var listed *meta.ListEntry
 		if prev != nil {
 			e := listEntry(name.Object, prev)
@@ -348,20 +358,30 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 	defer hold.release()
 	var pending *pendingUpdate
 	err = d.engine.Delete(ctx, name, ts, engine.DeleteOptions{If: opts.If, InBatch: func(b *pebble.Batch, p *meta.Object) error {
-		prev = *p
+		if p != nil {
+			prev = *p
+		}
 		if opts.Container == nil {
 			return nil
 		}
+		// The listing hears of the delete even when there was nothing to delete here (as
+		// Swift's object server updates its container on a 404 DELETE): another replica may
+		// have listed the name.
 		if !n.inBatch(devName, opts.Container) {
 			pending = &pendingUpdate{target: *opts.Container, account: name.Account, cont: name.Container,
 				entry: meta.ListEntry{Name: name.Object, Timestamp: ts}, deleted: true}
 			return b.Set(pending.key(), pending.encode(), nil)
 		}
 		hold.take(d.index)
+		if n.alone() {
+			// The engine's tombstone refuses older PUTs; the listing needs none of its own.
+			return d.index.RemoveEntry(b, name.Account, name.Container, name.Object, ts)
+		}
 		return d.index.DeleteEntry(b, name.Account, name.Container, name.Object, ts)
 	}})
 	hold.release()
-	if pending != nil && err == nil {
+	// Not found means the tombstone was committed all the same (engine.Delete).
+	if pending != nil && (err == nil || errors.Is(err, meta.ErrNotFound)) {
 		n.sendPending(ctx, d, pending)
 	}
 	return prev, err

@@ -32,7 +32,7 @@ func openNode(t *testing.T) (*Node, string) {
 func TestCorruptObjectStaysListedAndFlagged(t *testing.T) {
 	ctx := context.Background()
 	n, dir := openNode(t)
-	if err := n.PutContainer(ctx, "d0", 0, "a", meta.Container{Name: "c"}); err != nil {
+	if err := n.PutContainer(ctx, "d0", 0, "a", meta.Container{Name: "c"}, nodeclient.ContainerOptions{Account: &nodeclient.AccountUpdate{Device: "d0"}}); err != nil {
 		t.Fatal(err)
 	}
 	data := make([]byte, 200<<10) // a data file, not inline

@@ -14,9 +14,9 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
-// SweeperConfig configures the node's sweeper, the daemon that reclaims what the engine keeps
-// only for a while: tombstones older than the reclaim age, and data files left behind when a
-// corrupt record was replaced.
+// SweeperConfig configures the node's sweeper, the daemon that reclaims what the engine and the
+// index keep only for a while: tombstones and listing tombstones older than the reclaim age,
+// and data files left behind when a corrupt record was replaced.
 type SweeperConfig struct {
 	// ReclaimAge is how long a tombstone is kept (Swift's reclaim_age, default a week): long
 	// enough for every replica that missed the delete to have learnt it.
@@ -62,6 +62,7 @@ type Sweeper struct {
 	n                        *Node
 	limit                    *rate.Limiter
 	scanned, reclaimed, errs prometheus.Counter
+	listingReclaimed         prometheus.Counter
 	leakedFiles              prometheus.Counter
 	passes                   prometheus.Counter
 	loop                     *daemon.Loop
@@ -77,13 +78,15 @@ func (n *Node) NewSweeper(cfg SweeperConfig) (*Sweeper, error) {
 		limit:     rate.NewLimiter(rate.Limit(cfg.RecordsPerSecond), max(1, cfg.RecordsPerSecond/10)),
 		scanned:   prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_records_scanned_total", Help: "Object records the sweeper visited."}),
 		reclaimed: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_tombstones_reclaimed_total", Help: "Tombstones older than the reclaim age that the sweeper removed."}),
+		listingReclaimed: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_listing_tombstones_reclaimed_total",
+			Help: "Listing tombstones (deleted rows of container listings) older than the reclaim age that the sweeper removed."}),
 		leakedFiles: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_data_files_removed_total",
 			Help: "Data files no record pointed at any more (left when a corrupt record was replaced) that the sweeper removed."}),
 		errs:   prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_errors_total", Help: "Sweeper passes over a device that stopped on an error."}),
 		passes: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_passes_total", Help: "Completed sweeper passes over all devices."}),
 	}
 	if cfg.Registry != nil {
-		for _, c := range []prometheus.Collector{s.scanned, s.reclaimed, s.leakedFiles, s.errs, s.passes} {
+		for _, c := range []prometheus.Collector{s.scanned, s.reclaimed, s.listingReclaimed, s.leakedFiles, s.errs, s.passes} {
 			if err := cfg.Registry.Register(c); err != nil {
 				return nil, fmt.Errorf("storage: sweeper metrics: %w", err)
 			}
@@ -104,8 +107,8 @@ func (s *Sweeper) Stop() {
 	}
 }
 
-// Pass sweeps every device once (tombstones, then leaked data files) and returns the
-// tombstones reclaimed.
+// Pass sweeps every device once (tombstones, listing tombstones, then leaked data files) and
+// returns the tombstones reclaimed (of objects; listing tombstones are counted apart).
 func (s *Sweeper) Pass(ctx context.Context) int64 {
 	before := meta.Timestamp(s.cfg.Now().Add(-s.cfg.ReclaimAge).UnixNano())
 	var total int64
@@ -126,6 +129,18 @@ func (s *Sweeper) Pass(ctx context.Context) int64 {
 		}
 		if st.Reclaimed > 0 {
 			s.cfg.Logger.Info("sweeper reclaimed tombstones", "device", name, "tombstones", st.Reclaimed, "scanned", st.Scanned)
+		}
+		lock := func(account, container, object string) func() {
+			return d.engine.LockName(meta.ObjectName{Account: account, Container: container, Object: object})
+		}
+		listed, err := d.index.SweepTombstones(ctx, before, s.limit.Wait, lock)
+		s.listingReclaimed.Add(float64(listed))
+		if err != nil {
+			if ctx.Err() != nil {
+				return total
+			}
+			s.errs.Inc()
+			s.cfg.Logger.Warn("sweeper pass over listing tombstones stopped; retried next pass", "device", name, "err", err)
 		}
 		files, err := d.engine.SweepDataFiles(ctx, s.limit.Wait)
 		s.leakedFiles.Add(float64(files))

@@ -16,7 +16,7 @@ import (
 func TestSweeperReclaimsOldTombstones(t *testing.T) {
 	ctx := context.Background()
 	n, _ := openNode(t)
-	if err := n.PutContainer(ctx, "d0", 0, "a", meta.Container{Name: "c"}); err != nil {
+	if err := n.PutContainer(ctx, "d0", 0, "a", meta.Container{Name: "c"}, nodeclient.ContainerOptions{Account: &nodeclient.AccountUpdate{Device: "d0"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range []string{"gone1", "gone2", "kept"} {
@@ -62,5 +62,56 @@ func TestSweeperReclaimsOldTombstones(t *testing.T) {
 	}
 	if o, err := n.HeadObject(ctx, "d0", 0, meta.ObjectName{Account: "a", Container: "c", Object: "kept"}, nodeclient.HeadOptions{}); err != nil || o.Size != 1 {
 		t.Fatalf("kept object: %+v, %v", o, err)
+	}
+}
+
+// Listing tombstones (deleted rows that came from other devices) go after the reclaim age too.
+func TestSweeperReclaimsListingTombstones(t *testing.T) {
+	ctx := context.Background()
+	n, _ := openNode(t)
+	if err := n.PutContainer(ctx, "d0", 0, "a", meta.Container{Name: "c"}, nodeclient.ContainerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []string{"x", "y"} {
+		if err := n.UpdateListing(ctx, "d0", 0, "a", "c", meta.ListEntry{Name: o, Timestamp: meta.Now()}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	now := time.Now()
+	s, err := n.NewSweeper(SweeperConfig{Registry: reg, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Pass(ctx)
+	// Still there: an older PUT row is refused.
+	old := meta.ListEntry{Name: "x", Timestamp: 1, Size: 1}
+	if err := n.UpdateListing(ctx, "d0", 0, "a", "c", old, false); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := n.ListObjects(ctx, "d0", 0, "a", "c", meta.ListOptions{}); len(l.Objects) != 0 {
+		t.Fatalf("listed %+v before the reclaim age", l.Objects)
+	}
+	now = now.Add(8 * 24 * time.Hour)
+	s.Pass(ctx)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got float64
+	for _, f := range families {
+		if f.GetName() == "cairn_sweeper_listing_tombstones_reclaimed_total" {
+			got = f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	if got != 2 {
+		t.Fatalf("cairn_sweeper_listing_tombstones_reclaimed_total = %v, want 2", got)
+	}
+	// Past the reclaim age the tombstone is gone, and with it the protection it gave.
+	if err := n.UpdateListing(ctx, "d0", 0, "a", "c", old, false); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := n.ListObjects(ctx, "d0", 0, "a", "c", meta.ListOptions{}); len(l.Objects) != 1 {
+		t.Fatalf("listed %+v after the reclaim", l.Objects)
 	}
 }

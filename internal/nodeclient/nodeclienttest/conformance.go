@@ -18,11 +18,19 @@ import (
 )
 
 // Target is a client under test and the device it serves; the container listing of the
-// objects written lives on the same device (Update names it).
+// objects written lives on the same device (Update names it), and so does the account listing
+// of the containers created (Account names it).
 type Target struct {
-	Client nodeclient.Client
-	Device string
-	Update *nodeclient.ContainerUpdate
+	Client  nodeclient.Client
+	Device  string
+	Update  *nodeclient.ContainerUpdate
+	Account *nodeclient.AccountUpdate
+	// Other names an account replica on another device of the same node, which Client also
+	// serves, for containers whose account row lives elsewhere.
+	Other *nodeclient.AccountUpdate
+	// Flush runs the node's updater once (pending updates, and the usage of containers whose
+	// account row is elsewhere).
+	Flush func()
 }
 
 // Run runs every case against a fresh target from open.
@@ -40,6 +48,11 @@ func Run(t *testing.T, open func(t *testing.T) Target) {
 		{"DeleteAndPost", deleteAndPost},
 		{"Containers", containers},
 		{"ListingRows", listingRows},
+		{"ListingTombstones", listingTombstones},
+		{"DeleteOfMissingObject", deleteOfMissingObject},
+		{"AccountRowHere", accountRowHere},
+		{"AccountRowElsewhere", accountRowElsewhere},
+		{"AccountRowsNewestWins", accountRowsNewestWins},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, open(t)) })
@@ -51,7 +64,7 @@ const account = "acct"
 func mustCreate(t *testing.T, tg Target, container string) {
 	t.Helper()
 	c := meta.Container{Name: container, Created: meta.Now(), Meta: map[string]string{"sys:k": "v"}}
-	if err := tg.Client.PutContainer(context.Background(), tg.Device, tg.Update.Part, account, c); err != nil {
+	if err := tg.Client.PutContainer(context.Background(), tg.Device, tg.Update.Part, account, c, nodeclient.ContainerOptions{Account: tg.Account}); err != nil {
 		t.Fatalf("create container %q: %v", container, err)
 	}
 }
@@ -314,7 +327,7 @@ func containers(t *testing.T, tg Target) {
 	ctx := context.Background()
 	part := tg.Update.Part
 	mustCreate(t, tg, "box")
-	err := tg.Client.PutContainer(ctx, tg.Device, part, account, meta.Container{Name: "box", Created: meta.Now()})
+	err := tg.Client.PutContainer(ctx, tg.Device, part, account, meta.Container{Name: "box", Created: meta.Now()}, nodeclient.ContainerOptions{Account: tg.Account})
 	if !errors.Is(err, meta.ErrExists) {
 		t.Errorf("second create: %v, want ErrExists", err)
 	}
@@ -337,7 +350,7 @@ func containers(t *testing.T, tg Target) {
 	if err != nil || len(l.Objects) != 1 || l.Objects[0].Name != "c" || l.Truncated || l.Objects[0].Size != 1 || l.Objects[0].ETag != md5hex([]byte("c")) || l.Objects[0].Timestamp == 0 {
 		t.Errorf("second page: %+v, %v", l, err)
 	}
-	if err := tg.Client.DeleteContainer(ctx, tg.Device, part, account, "box"); !errors.Is(err, meta.ErrNotEmpty) {
+	if err := tg.Client.DeleteContainer(ctx, tg.Device, part, account, "box", meta.Now(), nodeclient.ContainerOptions{Account: tg.Account}); !errors.Is(err, meta.ErrNotEmpty) {
 		t.Errorf("delete of a full container: %v", err)
 	}
 	mustCreate(t, tg, "other")
@@ -349,7 +362,7 @@ func containers(t *testing.T, tg Target) {
 	if err != nil || a.ContainerCount != 2 || a.ObjectCount != 4 || a.BytesUsed != 8 {
 		t.Errorf("account: %+v, %v", a, err)
 	}
-	if err := tg.Client.DeleteContainer(ctx, tg.Device, part, account, "other"); err != nil {
+	if err := tg.Client.DeleteContainer(ctx, tg.Device, part, account, "other", meta.Now(), nodeclient.ContainerOptions{Account: tg.Account}); err != nil {
 		t.Errorf("delete of an empty container: %v", err)
 	}
 	if _, err := tg.Client.HeadContainer(ctx, tg.Device, part, account, "other"); !errors.Is(err, meta.ErrNotFound) {
