@@ -418,7 +418,7 @@ func (c *Client) GetObject(ctx context.Context, device string, part uint32, name
 
 func rangeHeader(r *meta.Range) string {
 	switch {
-	case r.Suffix > 0:
+	case r.Suffix > 0 || r.Start < 0: // a suffix; "bytes=-0" selects nothing (416)
 		return fmt.Sprintf("bytes=-%d", r.Suffix)
 	case r.End < 0:
 		return fmt.Sprintf("bytes=%d-", r.Start)

@@ -441,8 +441,11 @@ func parseRange(v string) (*meta.Range, error) {
 	}
 	if a == "" {
 		n, err := strconv.ParseInt(b, 10, 64)
-		if err != nil || n <= 0 {
+		if err != nil || n < 0 {
 			return nil, fmt.Errorf("%w: range %q", ErrBadRequest, v)
+		}
+		if n == 0 { // a valid range that selects nothing: the object's answer is 416
+			return &meta.Range{Start: -1, End: -1}, nil
 		}
 		return &meta.Range{Suffix: n}, nil
 	}

@@ -75,3 +75,19 @@ func FuzzParseTimestamp(f *testing.F) {
 		}
 	})
 }
+
+func TestRangeHeaderRoundTrip(t *testing.T) {
+	for _, r := range []meta.Range{{Start: 0, End: 9}, {Start: 5, End: -1}, {Suffix: 7}, {Suffix: 0, Start: -1, End: -1}} {
+		got, err := parseRange(rangeHeader(&r))
+		if err != nil {
+			t.Fatalf("%+v → %q: %v", r, rangeHeader(&r), err)
+		}
+		for _, size := range []int64{0, 1, 20} {
+			wo, wl, werr := r.Resolve(size)
+			go_, gl, gerr := got.Resolve(size)
+			if wo != go_ || wl != gl || (werr == nil) != (gerr == nil) {
+				t.Errorf("%+v over %d bytes: sent as %q resolves to %d+%d (%v), want %d+%d (%v)", r, size, rangeHeader(&r), go_, gl, gerr, wo, wl, werr)
+			}
+		}
+	}
+}

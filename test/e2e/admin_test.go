@@ -88,9 +88,19 @@ func TestAdminTenants(t *testing.T) {
 	root.ok("admin", "user", "delete", "acme:viewer")
 
 	// Usage, and the admin API refusing a tenant's key.
-	out, _ := root.ok("admin", "account", "usage", "acme", "--json")
+	// In a cluster, a container's usage reaches its account's replicas through the storage
+	// nodes' updater (Swift's container updater), seconds later.
+	var out string
+	var err error
 	var u struct{ Bytes, Objects, Containers int64 }
-	if err := json.Unmarshal([]byte(out), &u); err != nil || u.Bytes != 4 || u.Objects != 1 || u.Containers != 1 {
+	for end := time.Now().Add(accountPropagation()); ; time.Sleep(200 * time.Millisecond) {
+		out, _ = root.ok("admin", "account", "usage", "acme", "--json")
+		err = json.Unmarshal([]byte(out), &u)
+		if (err == nil && u.Bytes == 4 && u.Objects == 1 && u.Containers == 1) || time.Now().After(end) {
+			break
+		}
+	}
+	if err != nil || u.Bytes != 4 || u.Objects != 1 || u.Containers != 1 {
 		t.Errorf("usage: %q (%v)", out, err)
 	}
 	a.fails("only the root key may use the admin API", "admin", "account", "list")

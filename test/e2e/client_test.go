@@ -297,3 +297,12 @@ func tenantPropagation() time.Duration {
 	}
 	return 5 * time.Second
 }
+
+// accountPropagation is how long a container's usage may take to show in its account's totals:
+// none on a single server, the storage nodes' updater interval (5 s) and some in a cluster.
+func accountPropagation() time.Duration {
+	if ClusterTopology() == nil {
+		return 0
+	}
+	return 15 * time.Second
+}
