@@ -214,33 +214,7 @@ func (n *Node) deliverRow(ctx context.Context, t nodeclient.AccountUpdate, accou
 
 // flushRows sends every pending account row of a device once, and returns how many are left.
 func (n *Node) flushRows(ctx context.Context, d *device) (left int, err error) {
-	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pendingRowPrefix}, UpperBound: []byte{pendingRowPrefix + 1}})
-	if err != nil {
-		return 0, err
-	}
-	var todo []*pendingRow
-	for ok := it.First(); ok && len(todo) < 10_000; ok = it.Next() {
-		u, err := decodePendingRow(it.Value())
-		if err != nil {
-			n.log.Error("dropping an unreadable pending account update", "key", fmt.Sprintf("%q", it.Key()), "err", err)
-			d.db.Delete(it.Key(), pebble.NoSync)
-			continue
-		}
-		todo = append(todo, u)
-	}
-	if err := errors.Join(it.Error(), it.Close()); err != nil {
-		return 0, err
-	}
-	left = len(todo)
-	for _, u := range todo {
-		if ctx.Err() != nil {
-			return left, nil
-		}
-		if n.sendRow(ctx, d, u) {
-			left--
-		}
-	}
-	return left, nil
+	return flushQueue(ctx, n, d, pendingRowPrefix, "account update", decodePendingRow, n.sendRow)
 }
 
 // reportUsage is the stats pass over one device (Swift's container updater): it sends the row

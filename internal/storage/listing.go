@@ -241,15 +241,23 @@ func (n *Node) updatePass(ctx context.Context, allStats bool) {
 
 // flushPending sends every pending update of a device once, and returns how many are left.
 func (n *Node) flushPending(ctx context.Context, d *device) (left int, err error) {
-	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pendingPrefix}, UpperBound: []byte{pendingPrefix + 1}})
+	return flushQueue(ctx, n, d, pendingPrefix, "listing update", decodePending, n.sendPending)
+}
+
+// flushQueue sends every record of a device's queue of pending updates (the keys under prefix)
+// once, oldest first, at most 10,000 a pass, and returns how many are left. A record that no
+// longer decodes is dropped, loudly: it can never be sent.
+func flushQueue[T any](ctx context.Context, n *Node, d *device, prefix byte, what string,
+	decode func([]byte) (T, error), send func(context.Context, *device, T) bool) (left int, err error) {
+	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
 	if err != nil {
 		return 0, err
 	}
-	var todo []*pendingUpdate
+	var todo []T
 	for ok := it.First(); ok && len(todo) < 10_000; ok = it.Next() {
-		u, err := decodePending(it.Value())
+		u, err := decode(it.Value())
 		if err != nil {
-			n.log.Error("dropping an unreadable pending listing update", "key", fmt.Sprintf("%q", it.Key()), "err", err)
+			n.log.Error("dropping an unreadable pending "+what, "key", fmt.Sprintf("%q", it.Key()), "err", err)
 			d.db.Delete(it.Key(), pebble.NoSync)
 			continue
 		}
@@ -263,7 +271,7 @@ func (n *Node) flushPending(ctx context.Context, d *device) (left int, err error
 		if ctx.Err() != nil {
 			return left, nil
 		}
-		if n.sendPending(ctx, d, u) {
+		if send(ctx, d, u) {
 			left--
 		}
 	}
