@@ -15,7 +15,7 @@
 # peer's rings over its storage servers), WARP (optional:
 # a built warp, default /var/tmp/cairn-peers/bin/warp; the warp comparison is skipped when it
 # is missing), D_OBJECTS (20: workload D's objects are 1-128 MiB and Swift keeps three replicas
-# on an 8 GiB image).
+# on an 8 GiB image), SWIFT_USER and SWIFT_KEY (test:tester, testing).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PEERS=${PEERS:-$PWD/test/peers}
@@ -26,6 +26,9 @@ TESTS=${TESTS:-put4k get4k put1m get1m A D}
 TARGETS=${TARGETS:-cairn swift swift-s3}
 WARP=${WARP:-/var/tmp/cairn-peers/bin/warp}
 D_OBJECTS=${D_OBJECTS:-20}
+# The Swift user the bench acts as (admin:admin is out of the way of Swift's functional tests,
+# which empty the test accounts).
+SWIFT_USER=${SWIFT_USER:-test:tester} SWIFT_KEY=${SWIFT_KEY:-testing}
 mkdir -p "$OUT"
 
 go build -o "$OUT/cairn" ./cmd/cairn
@@ -96,8 +99,8 @@ target_args() {
     cairn) echo "--endpoint $ep --access-key benchroot --secret-key benchroot-secret";;
     cluster) echo "--endpoint $cep --access-key benchroot --secret-key benchroot-secret";;
     over-swift) echo "--endpoint $oep --access-key benchroot --secret-key benchroot-secret";;
-    swift) echo "--protocol swift --auth-url http://127.0.0.1:8080/auth/v1.0 --user test:tester --key testing";;
-    swift-s3) echo "--endpoint http://127.0.0.1:8080 --access-key test:tester --secret-key testing";;
+    swift) echo "--protocol swift --auth-url http://127.0.0.1:8080/auth/v1.0 --user $SWIFT_USER --key $SWIFT_KEY";;
+    swift-s3) echo "--endpoint http://127.0.0.1:8080 --access-key $SWIFT_USER --secret-key $SWIFT_KEY";;
     esac
 }
 test_args() {
