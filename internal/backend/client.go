@@ -192,7 +192,7 @@ func readResult(resp *http.Response) writeResult {
 }
 
 func objectPath(device string, part uint32, name meta.ObjectName) Path {
-	return Path{Device: device, Part: part, Account: name.Account, Container: name.Container, Object: name.Object}
+	return wirePath(device, part, name.Account, name.Container, name.Object)
 }
 
 func writeContainerUpdate(h http.Header, u *nodeclient.ContainerUpdate) {
@@ -532,7 +532,7 @@ func (c *Client) UpdateListing(ctx context.Context, device string, part uint32, 
 		h.Set("X-Content-Type", e.ContentType)
 		h.Set("X-Etag", e.ETag)
 	}
-	p := Path{Device: device, Part: part, Account: account, Container: container, Object: e.Name}
+	p := wirePath(device, part, account, container, e.Name)
 	resp, err := c.do(ctx, call{method: method, path: p, header: h})
 	if err != nil {
 		return err
@@ -559,7 +559,7 @@ func (c *Client) PutContainer(ctx context.Context, device string, part uint32, a
 	h.Set(hdrTimestamp, FormatTimestamp(ct.Created))
 	putMeta(h, containerSysPrefix, ct.Meta)
 	writeAccountUpdate(h, opts.Account)
-	resp, err := c.do(ctx, call{method: http.MethodPut, path: Path{Device: device, Part: part, Account: account, Container: ct.Name}, header: h})
+	resp, err := c.do(ctx, call{method: http.MethodPut, path: wirePath(device, part, account, ct.Name, ""), header: h})
 	if err != nil {
 		return err
 	}
@@ -576,7 +576,7 @@ func (c *Client) PutContainer(ctx context.Context, device string, part uint32, a
 
 // HeadContainer returns a container with its usage.
 func (c *Client) HeadContainer(ctx context.Context, device string, part uint32, account, container string) (meta.Container, error) {
-	resp, err := c.do(ctx, call{method: http.MethodHead, path: Path{Device: device, Part: part, Account: account, Container: container}})
+	resp, err := c.do(ctx, call{method: http.MethodHead, path: wirePath(device, part, account, container, "")})
 	if err != nil {
 		return meta.Container{}, err
 	}
@@ -591,7 +591,7 @@ func (c *Client) HeadContainer(ctx context.Context, device string, part uint32, 
 func (c *Client) PostContainer(ctx context.Context, device string, part uint32, account, container string, m map[string]string) (meta.Container, error) {
 	h := http.Header{}
 	putMeta(h, containerSysPrefix, m)
-	p := Path{Device: device, Part: part, Account: account, Container: container}
+	p := wirePath(device, part, account, container, "")
 	resp, err := c.do(ctx, call{method: http.MethodPost, path: p, header: h})
 	if err != nil {
 		return meta.Container{}, err
@@ -611,7 +611,7 @@ func (c *Client) DeleteContainer(ctx context.Context, device string, part uint32
 	h := http.Header{}
 	h.Set(hdrTimestamp, FormatTimestamp(ts))
 	writeAccountUpdate(h, opts.Account)
-	resp, err := c.do(ctx, call{method: http.MethodDelete, path: Path{Device: device, Part: part, Account: account, Container: container}, header: h})
+	resp, err := c.do(ctx, call{method: http.MethodDelete, path: wirePath(device, part, account, container, ""), header: h})
 	if err != nil {
 		return err
 	}
@@ -628,16 +628,20 @@ func (c *Client) DeleteContainer(ctx context.Context, device string, part uint32
 
 // ListObjects returns a page of a container's listing.
 func (c *Client) ListObjects(ctx context.Context, device string, part uint32, account, container string, opts meta.ListOptions) (meta.ObjectListing, error) {
-	b, truncated, err := c.list(ctx, Path{Device: device, Part: part, Account: account, Container: container}, opts)
+	b, truncated, err := c.list(ctx, wirePath(device, part, account, container, ""), wireListOptions(container, opts))
 	if err != nil || len(b) == 0 {
 		return meta.ObjectListing{}, err
 	}
-	return decodeObjectListing(b, opts.Limit, truncated)
+	l, err := decodeObjectListing(b, opts.Limit, truncated)
+	if err != nil {
+		return l, err
+	}
+	return l, nodeListing(container, &l)
 }
 
 // ListContainers returns a page of an account's containers.
 func (c *Client) ListContainers(ctx context.Context, device string, part uint32, account string, opts meta.ListOptions) (meta.ContainerListing, error) {
-	b, truncated, err := c.list(ctx, Path{Device: device, Part: part, Account: account}, opts)
+	b, truncated, err := c.list(ctx, wirePath(device, part, account, "", ""), opts)
 	if err != nil || len(b) == 0 {
 		return meta.ContainerListing{}, err
 	}
@@ -676,7 +680,7 @@ func (c *Client) UpdateAccount(ctx context.Context, device string, part uint32, 
 	// A Swift account server refuses rows for an account it holds as deleted unless told to
 	// take them, as Swift's own container servers tell it.
 	h.Set(hdrOverrideDeleted, "yes")
-	p := Path{Device: device, Part: part, Account: account, Container: row.Name}
+	p := wirePath(device, part, account, row.Name, "")
 	resp, err := c.do(ctx, call{method: http.MethodPut, path: p, header: h})
 	if err != nil {
 		return err
@@ -688,9 +692,25 @@ func (c *Client) UpdateAccount(ctx context.Context, device string, part uint32, 
 	return nil
 }
 
+// PutAccount creates an account replica (Swift's account server PUT): 201 when it made it, 202
+// when it was there.
+func (c *Client) PutAccount(ctx context.Context, device string, part uint32, account string, ts meta.Timestamp) error {
+	h := http.Header{}
+	h.Set(hdrTimestamp, FormatTimestamp(ts))
+	resp, err := c.do(ctx, call{method: http.MethodPut, path: wirePath(device, part, account, "", ""), header: h})
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusAccepted {
+		return failed(resp, "put account "+account)
+	}
+	drain(resp)
+	return nil
+}
+
 // HeadAccount returns an account's usage totals.
 func (c *Client) HeadAccount(ctx context.Context, device string, part uint32, account string) (meta.Account, error) {
-	resp, err := c.do(ctx, call{method: http.MethodHead, path: Path{Device: device, Part: part, Account: account}})
+	resp, err := c.do(ctx, call{method: http.MethodHead, path: wirePath(device, part, account, "", "")})
 	if err != nil {
 		return meta.Account{}, err
 	}

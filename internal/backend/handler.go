@@ -65,6 +65,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := ParsePath(r.URL.EscapedPath())
+	if err == nil {
+		p, err = p.fromWire()
+	}
 	if err != nil {
 		writeError(w, err)
 		return
@@ -531,10 +534,15 @@ func (h *Handler) container(ctx context.Context, w http.ResponseWriter, r *http.
 		return nil
 	case http.MethodGet:
 		return serveListing(w, r, func(opts meta.ListOptions) ([]byte, bool, error) {
+			opts, err := nodeListOptions(p.Container, opts)
+			if err != nil {
+				return nil, false, err
+			}
 			l, err := h.node.ListObjects(ctx, p.Device, p.Part, p.Account, p.Container, opts)
 			if err != nil {
 				return nil, false, err
 			}
+			wireListing(p.Container, &l)
 			b, err := encodeObjectListing(l, opts.Reverse)
 			return b, l.Truncated, err
 		})
@@ -563,6 +571,17 @@ func serveListing(w http.ResponseWriter, r *http.Request, list func(meta.ListOpt
 
 func (h *Handler) account(ctx context.Context, w http.ResponseWriter, r *http.Request, p Path) error {
 	switch r.Method {
+	case http.MethodPut:
+		ts, err := requestTimestamp(r)
+		if err != nil {
+			return err
+		}
+		if err := h.node.PutAccount(ctx, p.Device, p.Part, p.Account, ts); err != nil {
+			return err
+		}
+		// Swift's 202: the account was there (a Cairn node holds every account implicitly).
+		w.WriteHeader(http.StatusAccepted)
+		return nil
 	case http.MethodHead:
 		a, err := h.node.HeadAccount(ctx, p.Device, p.Part, p.Account)
 		if err != nil {

@@ -53,6 +53,8 @@ func Run(t *testing.T, open func(t *testing.T) Target) {
 		{"AccountRowHere", accountRowHere},
 		{"AccountRowElsewhere", accountRowElsewhere},
 		{"AccountRowsNewestWins", accountRowsNewestWins},
+		{"ReservedNames", reservedNames},
+		{"PutAccount", putAccount},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, open(t)) })
