@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/meta"
@@ -105,6 +106,9 @@ func (d *Dialer) Close() { d.http.CloseIdleConnections() }
 type Client struct {
 	d    *Dialer
 	base string
+	// cairn says whether the node's last answer was a Cairn node's (hdrNode) rather than a
+	// Swift server's, for the few requests whose form differs (see PostObject).
+	cairn atomic.Bool
 }
 
 var _ nodeclient.Client = (*Client)(nil)
@@ -162,6 +166,7 @@ func (c *Client) do(ctx context.Context, k call) (*http.Response, error) {
 		}
 		return nil, fmt.Errorf("backend: %s %s: %v: %w", k.method, k.path, err, meta.ErrUnavailable)
 	}
+	c.cairn.Store(resp.Header.Get(hdrNode) != "")
 	resp.Body = &responseBody{ReadCloser: resp.Body, t: idle, cancel: cancel}
 	idle.reset()
 	return resp, nil
@@ -376,6 +381,12 @@ func (c *Client) GetObject(ctx context.Context, device string, part uint32, name
 	if err != nil {
 		return nil, err
 	}
+	if resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && rng != nil && resp.Header.Get(hdrManifest) != "" {
+		// A server that ranged the stored segment list (Swift's) past its end: ask for all of
+		// it, as for a 206 below.
+		drain(resp)
+		return c.GetObject(ctx, device, part, name, nil)
+	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent {
 		return nil, failed(resp, "get "+name.Object)
 	}
@@ -499,24 +510,6 @@ func (c *Client) DeleteObject(ctx context.Context, device string, part uint32, n
 		return *res.Previous, nil
 	}
 	return meta.Object{}, nil
-}
-
-// PostObject replaces an object's metadata, keeping its bytes.
-func (c *Client) PostObject(ctx context.Context, device string, part uint32, name meta.ObjectName, update meta.Object, opts nodeclient.PostOptions) (meta.Object, error) {
-	h := http.Header{}
-	writeObjectMeta(h, &update)
-	writeContainerUpdate(h, opts.Container)
-	resp, err := c.do(ctx, call{method: http.MethodPost, path: objectPath(device, part, name), header: h})
-	if err != nil {
-		return meta.Object{}, err
-	}
-	if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent {
-		return meta.Object{}, failed(resp, "post "+name.Object)
-	}
-	if res := readResult(resp); res.Object != nil {
-		return *res.Object, nil
-	}
-	return c.HeadObject(ctx, device, part, name, nodeclient.HeadOptions{})
 }
 
 // UpdateListing records an object version in a container replica's listing (Swift's container

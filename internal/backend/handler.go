@@ -59,6 +59,7 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 
 // ServeHTTP answers one request of the node protocol.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set(hdrNode, "1")
 	if err := verify(r, h.secret, time.Now()); err != nil {
 		h.log.Warn("refused unsigned node request", "method", r.Method, "remote", r.RemoteAddr, "err", err)
 		writeError(w, err)

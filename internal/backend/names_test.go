@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -90,6 +91,46 @@ func TestHandlerRefusesNonSwiftNames(t *testing.T) {
 	for _, path := range []string{"/d0/7/AUTH_acct/%00mpu%00box/k%00up", "/d0/7/AUTH_acct/%00mpu%00box/%00"} {
 		if code := serve(t, h, "HEAD", path, nil); code != http.StatusBadRequest {
 			t.Errorf("%s: status %d, want 400", path, code)
+		}
+	}
+}
+
+// A Swift object server ranges a manifest's stored segment list as it ranges any body: the
+// client asks again for all of it, whether the range fell inside the list (206) or past it
+// (416).
+func TestManifestRangedBySwift(t *testing.T) {
+	segs := []meta.Segment{{Container: "c", Object: "s1", Size: 3, ETag: "e1"}, {Container: "c", Object: "s2", Size: 4, ETag: "e2"}}
+	doc, err := encodeManifest(segs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(hdrTimestamp, "1700000000.00000")
+		w.Header().Set(hdrManifest, "2 7")
+		rng, err := parseRange(r.Header.Get("Range"))
+		switch {
+		case r.Header.Get("Range") == "":
+			w.Write(doc)
+		case err == nil && rng.Start < int64(len(doc)) && rng.Suffix == 0:
+			w.Header().Set("Content-Range", "bytes 0-0/"+strconv.Itoa(len(doc)))
+			w.WriteHeader(http.StatusPartialContent)
+			w.Write(doc[:1])
+		default:
+			w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
+		}
+	}))
+	defer srv.Close()
+	d, _ := NewDialer(ClientConfig{Secret: testSecret})
+	defer d.Close()
+	c, _ := d.Dial(strings.TrimPrefix(srv.URL, "http://"))
+	for _, rng := range []*meta.Range{{Start: 0, End: 0}, {Start: 5000, End: -1}} {
+		r, err := c.GetObject(context.Background(), "sdb", 1, meta.ObjectName{Account: "a", Container: "c", Object: "m"}, rng)
+		if err != nil {
+			t.Fatalf("range %+v: %v", rng, err)
+		}
+		r.Close()
+		if len(r.Object.Manifest) != 2 || r.Object.Manifest[1].Object != "s2" {
+			t.Errorf("range %+v: manifest %+v", rng, r.Object.Manifest)
 		}
 	}
 }

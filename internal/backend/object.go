@@ -53,7 +53,7 @@ func readObjectMeta(h http.Header) (meta.Object, error) {
 		}
 	}
 	o.UserMeta = readMeta(h, objMetaPrefix)
-	o.SysMeta = readMeta(h, objSysPrefix+"M-")
+	o.SysMeta = mergeMaps(readMeta(h, objSysPrefix+"M-"), readMeta(h, objPostedPrefix+"M-"))
 	return o, nil
 }
 

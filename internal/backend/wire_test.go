@@ -75,3 +75,23 @@ func FuzzParseTimestamp(f *testing.F) {
 		}
 	})
 }
+
+// System metadata values travel as printable ASCII (Swift 2.30 cannot send back a footer's
+// value past Latin-1) and come back as they were.
+func TestSysValuesAreASCII(t *testing.T) {
+	for _, v := range []string{"", "plain", "蔈☃/ः鐉/seg", " 100% \t", "a\x00b\x7f", "\xff\xfe not UTF-8"} {
+		enc := encodeSysValue(v)
+		for i := 0; i < len(enc); i++ {
+			if enc[i] < 0x20 || enc[i] >= 0x7f {
+				t.Errorf("%q -> %q: byte %#x", v, enc, enc[i])
+				break
+			}
+		}
+		if got := decodeValue(enc); got != v {
+			t.Errorf("%q -> %q -> %q", v, enc, got)
+		}
+	}
+	if got := encodeValue("蔈☃"); got != "蔈☃" {
+		t.Errorf("user metadata escaped: %q", got)
+	}
+}

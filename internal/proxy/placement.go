@@ -126,6 +126,7 @@ func (pl *placement) call(ctx context.Context, t target, bounded bool, op func(c
 // reached, timed out, or answered 5xx), not when the request was refused or the caller left.
 func (p *Proxy) noteFailure(ctx context.Context, t target, err error) {
 	if err != nil && ctx.Err() == nil && errors.Is(err, meta.ErrUnavailable) {
+		p.log.Debug("storage node failed", "node", t.dev.Node, "device", t.dev.Name, "err", err)
 		p.health.failed(t.dev.Node)
 	}
 }
