@@ -340,6 +340,7 @@ func (f *footerBody) finish() error {
 	footer := map[string]string{"Etag": etag}
 	fh := http.Header{}
 	putMeta(fh, objSysPrefix+"M-", f.stored.SysMeta)
+	writeListingOverride(fh, &f.stored, f.n, etag)
 	for k := range fh {
 		footer[k] = fh.Get(k)
 	}
@@ -431,6 +432,8 @@ func rangeHeader(r *meta.Range) string {
 	switch {
 	case r.Suffix > 0:
 		return fmt.Sprintf("bytes=-%d", r.Suffix)
+	case r.Start < 0:
+		return "bytes=-0" // selects nothing (meta.Range.Resolve): 416 from every server
 	case r.End < 0:
 		return fmt.Sprintf("bytes=%d-", r.Start)
 	}

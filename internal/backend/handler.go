@@ -436,7 +436,8 @@ func (h *Handler) getObject(ctx context.Context, w http.ResponseWriter, r *http.
 	return nil
 }
 
-// parseRange reads the one byte range the proxy sends (bytes=a-b, bytes=a-, bytes=-n).
+// parseRange reads the one byte range the proxy sends (bytes=a-b, bytes=a-, bytes=-n, and
+// bytes=-0, which selects nothing).
 func parseRange(v string) (*meta.Range, error) {
 	spec, ok := strings.CutPrefix(v, "bytes=")
 	a, b, ok2 := strings.Cut(spec, "-")
@@ -445,8 +446,11 @@ func parseRange(v string) (*meta.Range, error) {
 	}
 	if a == "" {
 		n, err := strconv.ParseInt(b, 10, 64)
-		if err != nil || n <= 0 {
+		if err != nil || n < 0 {
 			return nil, fmt.Errorf("%w: range %q", ErrBadRequest, v)
+		}
+		if n == 0 {
+			return &meta.Range{Start: -1, End: -1}, nil // selects nothing: the node answers 416
 		}
 		return &meta.Range{Suffix: n}, nil
 	}

@@ -2,7 +2,9 @@ package backend
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -104,5 +106,64 @@ func TestPostOverSwiftMergesSysMeta(t *testing.T) {
 	}
 	if len(o.UserMeta) != 0 {
 		t.Errorf("user metadata %q: a POST replaces it", o.UserMeta)
+	}
+}
+
+// A PUT asks a Swift object server to list a manifest, or an object with a listing ETag, as
+// Cairn's nodes list it (Swift's container update overrides, in the metadata footer); an
+// ordinary object needs none.
+func TestListingOverridesInFooter(t *testing.T) {
+	var footer map[string]string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mr := multipart.NewReader(r.Body, r.Header.Get(hdrMimeBoundary))
+		footer = nil
+		for {
+			p, err := mr.NextPart()
+			if err != nil {
+				break
+			}
+			if p.Header.Get("X-Document") == "object metadata" {
+				json.NewDecoder(p).Decode(&footer)
+			}
+		}
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer srv.Close()
+	d, _ := NewDialer(ClientConfig{Secret: testSecret})
+	defer d.Close()
+	c, _ := d.Dial(strings.TrimPrefix(srv.URL, "http://"))
+	ctx := context.Background()
+	name := meta.ObjectName{Account: "a", Container: "c", Object: "o"}
+	manifest := meta.Object{Timestamp: meta.Now(), Manifest: []meta.Segment{{Container: "c", Object: "s", Size: 7, ETag: "e"}},
+		SysMeta: map[string]string{meta.SysManifestETag: "served", meta.SysListingETag: `m; slo_etag="served"`}}
+	if _, err := c.PutObject(ctx, "sdb", 1, name, manifest, nil, nodeclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if footer[hdrListingOverride+"Size"] != "7" || footer[hdrListingOverride+"Etag"] != `m; slo_etag="served"` {
+		t.Errorf("manifest's footer: %q", footer)
+	}
+	plain := meta.Object{Timestamp: meta.Now(), Size: 2}
+	if _, err := c.PutObject(ctx, "sdb", 1, name, plain, strings.NewReader("ab"), nodeclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for k := range footer {
+		if strings.HasPrefix(k, hdrListingOverride) {
+			t.Errorf("an ordinary object's footer has %s", k)
+		}
+	}
+}
+
+// An object without a content type crosses Swift's servers (which require one) as it is.
+func TestUntypedObjects(t *testing.T) {
+	for _, ct := range []string{"", untypedContentType, "text/plain"} {
+		h := http.Header{}
+		writeObjectMeta(h, &meta.Object{Timestamp: meta.Now(), ContentType: ct})
+		if h.Get("Content-Type") == "" {
+			t.Errorf("%q: sent without a content type", ct)
+		}
+		o, err := readObjectMeta(h)
+		if err != nil || o.ContentType != ct {
+			t.Errorf("%q: read back %q, %v", ct, o.ContentType, err)
+		}
 	}
 }

@@ -214,13 +214,14 @@ func ParseTimestamp(s string) (meta.Timestamp, error) {
 }
 
 // encodeKey makes a metadata key (any string) into a header name suffix that round-trips
-// through HTTP's case folding: everything but lower-case letters, digits, '-', '_' and '.' is
-// percent-escaped, so upper case travels as an escape too.
+// through HTTP's case folding: everything but lower-case letters, digits, '-' and '.' is
+// percent-escaped, so upper case travels as an escape too. So does '_', which WSGI servers
+// (Swift's) take for '-' in header names.
 func encodeKey(k string) string {
 	var b strings.Builder
 	for i := 0; i < len(k); i++ {
 		c := k[i]
-		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' {
 			b.WriteByte(c)
 		} else {
 			fmt.Fprintf(&b, "%%%02x", c)

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cairn-store/cairn/internal/meta"
@@ -93,5 +94,17 @@ func TestSysValuesAreASCII(t *testing.T) {
 	}
 	if got := encodeValue("蔈☃"); got != "蔈☃" {
 		t.Errorf("user metadata escaped: %q", got)
+	}
+}
+
+// Metadata keys differing only in '_' and '-' stay apart through a WSGI server, which folds
+// them together in header names.
+func TestKeysWithoutUnderscores(t *testing.T) {
+	a, b := encodeKey("foo_bar"), encodeKey("foo-bar")
+	if strings.Contains(a, "_") || a == b {
+		t.Errorf("foo_bar -> %q, foo-bar -> %q", a, b)
+	}
+	if k, ok := decodeKey(strings.ToUpper(a)); !ok || k != "foo_bar" {
+		t.Errorf("%q -> %q, %v", a, k, ok)
 	}
 }

@@ -385,3 +385,13 @@ func (o Object) AsServed() Object {
 	o.ETag = o.SysMeta[SysManifestETag]
 	return o
 }
+
+// Listed is the entry a container listing holds for the object under name: its size and ETag
+// as served, or SysListingETag when it has one.
+func (o *Object) Listed(name string) ListEntry {
+	served := o.AsServed()
+	if e := o.SysMeta[SysListingETag]; e != "" {
+		served.ETag = e
+	}
+	return ListEntry{Name: name, Timestamp: o.Timestamp, Size: served.Size, ETag: served.ETag, ContentType: o.ContentType}
+}

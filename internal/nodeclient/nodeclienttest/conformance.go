@@ -178,6 +178,10 @@ func rangesAndConflicts(t *testing.T, tg Target) {
 	if _, err := tg.Client.GetObject(context.Background(), tg.Device, 0, name("o"), &meta.Range{Start: 20, End: -1}); !errors.Is(err, meta.ErrInvalidRange) {
 		t.Errorf("range past the end: %v, want ErrInvalidRange", err)
 	}
+	// bytes=-0 (as the Swift front end parses it) selects nothing.
+	if _, err := tg.Client.GetObject(context.Background(), tg.Device, 0, name("o"), &meta.Range{Start: -1, End: -1}); !errors.Is(err, meta.ErrInvalidRange) {
+		t.Errorf("an empty suffix range: %v, want ErrInvalidRange", err)
+	}
 	second := put(t, tg, "o", meta.Object{}, []byte("new"))
 	if second.Previous == nil || second.Previous.Timestamp != first.Object.Timestamp {
 		t.Errorf("overwrite's previous version %+v, want ts %d", second.Previous, first.Object.Timestamp)
