@@ -67,6 +67,9 @@ if [ -n "${CAIRN_TEST_OVER_SWIFT:-}" ]; then
   mode=(server --role proxy --ring "$CAIRN_TEST_OVER_SWIFT")
   CAIRN_CLUSTER_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
   export CAIRN_CLUSTER_SECRET
+  # The tenant store lives in Swift's servers and outlives the run: start from a new one, as on
+  # a fresh Cairn (the store of an earlier run is sealed with its secret and has the users).
+  /usr/bin/python3 "$repo/test/peers/swift/forget-cairn-tenants.py" "$CAIRN_TEST_OVER_SWIFT" || exit 2
 fi
 "$bin" "${mode[@]}" --data "$data" --listen 127.0.0.1:0 --swift-domain "${SWIFT_STORAGE_DOMAIN:-example.net}" --root-access-key "$root_ak" --root-secret-key "$root_sk" --log-level "${CAIRN_LOG_LEVEL:-warn}" \
   > "$OUT/cairn.log" 2>&1 &

@@ -66,12 +66,12 @@ func TestAccountRowInSwiftsForm(t *testing.T) {
 		"X-Put-Timestamp": "1700000000.12345", "X-Delete-Timestamp": "0", "X-Object-Count": "3", "X-Bytes-Used": "30",
 		"X-Backend-Storage-Policy-Index": "0", "X-Account-Override-Deleted": "yes", "X-Trans-Id": "tx1",
 	}
-	if code := serve(t, h, "PUT", "/d0/7/acct/box", swift); code != http.StatusCreated {
+	if code := serve(t, h, "PUT", "/d0/7/AUTH_acct/box", swift); code != http.StatusCreated {
 		t.Fatalf("Swift's row: status %d", code)
 	}
 	swift["X-Delete-Timestamp"] = "1700000001.00000"
 	swift["X-Object-Count"], swift["X-Bytes-Used"] = "0", "0"
-	if code := serve(t, h, "PUT", "/d0/7/acct/box", swift); code != http.StatusNoContent {
+	if code := serve(t, h, "PUT", "/d0/7/AUTH_acct/box", swift); code != http.StatusNoContent {
 		t.Fatalf("Swift's delete row: status %d", code)
 	}
 	want := []meta.ContainerRow{
@@ -82,12 +82,12 @@ func TestAccountRowInSwiftsForm(t *testing.T) {
 		t.Fatalf("rows %+v, want %+v", node.rows, want)
 	}
 	bad := map[string]string{"X-Backend-Cairn-Row": "container", "X-Put-Timestamp": "1700000000", "X-Object-Count": "many", "X-Bytes-Used": "1"}
-	if code := serve(t, h, "PUT", "/d0/7/acct/box", bad); code != http.StatusBadRequest {
+	if code := serve(t, h, "PUT", "/d0/7/AUTH_acct/box", bad); code != http.StatusBadRequest {
 		t.Fatalf("a row with a bad count: status %d", code)
 	}
 	// A create carries no counts: it is a create, with its account replica.
 	create := map[string]string{"X-Timestamp": "1700000000.00000", "X-Account-Host": "10.0.0.1:6202", "X-Account-Device": "sdb", "X-Account-Partition": "12"}
-	if code := serve(t, h, "PUT", "/d0/7/acct/box", create); code != http.StatusCreated {
+	if code := serve(t, h, "PUT", "/d0/7/AUTH_acct/box", create); code != http.StatusCreated {
 		t.Fatalf("create: status %d", code)
 	}
 	if len(node.puts) != 1 || node.puts[0].Account == nil || *node.puts[0].Account != (nodeclient.AccountUpdate{Node: "10.0.0.1:6202", Device: "sdb", Part: 12}) {
@@ -97,11 +97,11 @@ func TestAccountRowInSwiftsForm(t *testing.T) {
 		t.Fatalf("a create was taken for a row: %+v", node.rows)
 	}
 	// A delete needs its timestamp.
-	if code := serve(t, h, "DELETE", "/d0/7/acct/box", map[string]string{"X-Account-Host": "10.0.0.1:6202", "X-Account-Device": "sdb", "X-Account-Partition": "12"}); code != http.StatusBadRequest {
+	if code := serve(t, h, "DELETE", "/d0/7/AUTH_acct/box", map[string]string{"X-Account-Host": "10.0.0.1:6202", "X-Account-Device": "sdb", "X-Account-Partition": "12"}); code != http.StatusBadRequest {
 		t.Fatalf("delete without X-Timestamp: status %d", code)
 	}
 	create["X-Timestamp"] = "1700000002.00000"
-	if code := serve(t, h, "DELETE", "/d0/7/acct/box", create); code != http.StatusNoContent {
+	if code := serve(t, h, "DELETE", "/d0/7/AUTH_acct/box", create); code != http.StatusNoContent {
 		t.Fatalf("delete: status %d", code)
 	}
 	if len(node.deletes) != 1 || node.deletes[0] != 1700000002_000000000 || node.deleteOpts[0].Account == nil || node.deleteOpts[0].Account.Part != 12 {
@@ -127,7 +127,7 @@ func TestAccountRowOnTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := meta.ContainerRow{Name: "a b", PutTimestamp: 1700000000_123456789, DeleteTimestamp: 1700000005_000000000, ObjectCount: 0, BytesUsed: 0}
-	if err := c.UpdateAccount(context.Background(), "sdb", 12, "AUTH_x", row); err != nil {
+	if err := c.UpdateAccount(context.Background(), "sdb", 12, "x", row); err != nil {
 		t.Fatal(err)
 	}
 	if got.Method != http.MethodPut || got.URL.EscapedPath() != "/sdb/12/AUTH_x/a%20b" {

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/meta"
@@ -105,6 +106,9 @@ func (d *Dialer) Close() { d.http.CloseIdleConnections() }
 type Client struct {
 	d    *Dialer
 	base string
+	// cairn says whether the node's last answer was a Cairn node's (hdrNode) rather than a
+	// Swift server's, for the few requests whose form differs (see PostObject).
+	cairn atomic.Bool
 }
 
 var _ nodeclient.Client = (*Client)(nil)
@@ -162,6 +166,7 @@ func (c *Client) do(ctx context.Context, k call) (*http.Response, error) {
 		}
 		return nil, fmt.Errorf("backend: %s %s: %v: %w", k.method, k.path, err, meta.ErrUnavailable)
 	}
+	c.cairn.Store(resp.Header.Get(hdrNode) != "")
 	resp.Body = &responseBody{ReadCloser: resp.Body, t: idle, cancel: cancel}
 	idle.reset()
 	return resp, nil
@@ -192,7 +197,7 @@ func readResult(resp *http.Response) writeResult {
 }
 
 func objectPath(device string, part uint32, name meta.ObjectName) Path {
-	return Path{Device: device, Part: part, Account: name.Account, Container: name.Container, Object: name.Object}
+	return wirePath(device, part, name.Account, name.Container, name.Object)
 }
 
 func writeContainerUpdate(h http.Header, u *nodeclient.ContainerUpdate) {
@@ -335,6 +340,7 @@ func (f *footerBody) finish() error {
 	footer := map[string]string{"Etag": etag}
 	fh := http.Header{}
 	putMeta(fh, objSysPrefix+"M-", f.stored.SysMeta)
+	writeListingOverride(fh, &f.stored, f.n, etag)
 	for k := range fh {
 		footer[k] = fh.Get(k)
 	}
@@ -375,6 +381,12 @@ func (c *Client) GetObject(ctx context.Context, device string, part uint32, name
 	resp, err := c.do(ctx, call{method: http.MethodGet, path: objectPath(device, part, name), header: h})
 	if err != nil {
 		return nil, err
+	}
+	if resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && rng != nil && resp.Header.Get(hdrManifest) != "" {
+		// A server that ranged the stored segment list (Swift's) past its end: ask for all of
+		// it, as for a 206 below.
+		drain(resp)
+		return c.GetObject(ctx, device, part, name, nil)
 	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent {
 		return nil, failed(resp, "get "+name.Object)
@@ -420,6 +432,8 @@ func rangeHeader(r *meta.Range) string {
 	switch {
 	case r.Suffix > 0 || r.Start < 0: // a suffix; "bytes=-0" selects nothing (416)
 		return fmt.Sprintf("bytes=-%d", r.Suffix)
+	case r.Start < 0:
+		return "bytes=-0" // selects nothing (meta.Range.Resolve): 416 from every server
 	case r.End < 0:
 		return fmt.Sprintf("bytes=%d-", r.Start)
 	}
@@ -501,24 +515,6 @@ func (c *Client) DeleteObject(ctx context.Context, device string, part uint32, n
 	return meta.Object{}, nil
 }
 
-// PostObject replaces an object's metadata, keeping its bytes.
-func (c *Client) PostObject(ctx context.Context, device string, part uint32, name meta.ObjectName, update meta.Object, opts nodeclient.PostOptions) (meta.Object, error) {
-	h := http.Header{}
-	writeObjectMeta(h, &update)
-	writeContainerUpdate(h, opts.Container)
-	resp, err := c.do(ctx, call{method: http.MethodPost, path: objectPath(device, part, name), header: h})
-	if err != nil {
-		return meta.Object{}, err
-	}
-	if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent {
-		return meta.Object{}, failed(resp, "post "+name.Object)
-	}
-	if res := readResult(resp); res.Object != nil {
-		return *res.Object, nil
-	}
-	return c.HeadObject(ctx, device, part, name, nodeclient.HeadOptions{})
-}
-
 // UpdateListing records an object version in a container replica's listing (Swift's container
 // server object PUT and DELETE).
 func (c *Client) UpdateListing(ctx context.Context, device string, part uint32, account, container string, e meta.ListEntry, deleted bool) error {
@@ -532,7 +528,7 @@ func (c *Client) UpdateListing(ctx context.Context, device string, part uint32, 
 		h.Set("X-Content-Type", e.ContentType)
 		h.Set("X-Etag", e.ETag)
 	}
-	p := Path{Device: device, Part: part, Account: account, Container: container, Object: e.Name}
+	p := wirePath(device, part, account, container, e.Name)
 	resp, err := c.do(ctx, call{method: method, path: p, header: h})
 	if err != nil {
 		return err
@@ -559,7 +555,7 @@ func (c *Client) PutContainer(ctx context.Context, device string, part uint32, a
 	h.Set(hdrTimestamp, FormatTimestamp(ct.Created))
 	putMeta(h, containerSysPrefix, ct.Meta)
 	writeAccountUpdate(h, opts.Account)
-	resp, err := c.do(ctx, call{method: http.MethodPut, path: Path{Device: device, Part: part, Account: account, Container: ct.Name}, header: h})
+	resp, err := c.do(ctx, call{method: http.MethodPut, path: wirePath(device, part, account, ct.Name, ""), header: h})
 	if err != nil {
 		return err
 	}
@@ -576,7 +572,7 @@ func (c *Client) PutContainer(ctx context.Context, device string, part uint32, a
 
 // HeadContainer returns a container with its usage.
 func (c *Client) HeadContainer(ctx context.Context, device string, part uint32, account, container string) (meta.Container, error) {
-	resp, err := c.do(ctx, call{method: http.MethodHead, path: Path{Device: device, Part: part, Account: account, Container: container}})
+	resp, err := c.do(ctx, call{method: http.MethodHead, path: wirePath(device, part, account, container, "")})
 	if err != nil {
 		return meta.Container{}, err
 	}
@@ -591,7 +587,7 @@ func (c *Client) HeadContainer(ctx context.Context, device string, part uint32, 
 func (c *Client) PostContainer(ctx context.Context, device string, part uint32, account, container string, m map[string]string) (meta.Container, error) {
 	h := http.Header{}
 	putMeta(h, containerSysPrefix, m)
-	p := Path{Device: device, Part: part, Account: account, Container: container}
+	p := wirePath(device, part, account, container, "")
 	resp, err := c.do(ctx, call{method: http.MethodPost, path: p, header: h})
 	if err != nil {
 		return meta.Container{}, err
@@ -611,7 +607,7 @@ func (c *Client) DeleteContainer(ctx context.Context, device string, part uint32
 	h := http.Header{}
 	h.Set(hdrTimestamp, FormatTimestamp(ts))
 	writeAccountUpdate(h, opts.Account)
-	resp, err := c.do(ctx, call{method: http.MethodDelete, path: Path{Device: device, Part: part, Account: account, Container: container}, header: h})
+	resp, err := c.do(ctx, call{method: http.MethodDelete, path: wirePath(device, part, account, container, ""), header: h})
 	if err != nil {
 		return err
 	}
@@ -628,16 +624,20 @@ func (c *Client) DeleteContainer(ctx context.Context, device string, part uint32
 
 // ListObjects returns a page of a container's listing.
 func (c *Client) ListObjects(ctx context.Context, device string, part uint32, account, container string, opts meta.ListOptions) (meta.ObjectListing, error) {
-	b, truncated, err := c.list(ctx, Path{Device: device, Part: part, Account: account, Container: container}, opts)
+	b, truncated, err := c.list(ctx, wirePath(device, part, account, container, ""), wireListOptions(container, opts))
 	if err != nil || len(b) == 0 {
 		return meta.ObjectListing{}, err
 	}
-	return decodeObjectListing(b, opts.Limit, truncated)
+	l, err := decodeObjectListing(b, opts.Limit, truncated)
+	if err != nil {
+		return l, err
+	}
+	return l, nodeListing(container, &l)
 }
 
 // ListContainers returns a page of an account's containers.
 func (c *Client) ListContainers(ctx context.Context, device string, part uint32, account string, opts meta.ListOptions) (meta.ContainerListing, error) {
-	b, truncated, err := c.list(ctx, Path{Device: device, Part: part, Account: account}, opts)
+	b, truncated, err := c.list(ctx, wirePath(device, part, account, "", ""), opts)
 	if err != nil || len(b) == 0 {
 		return meta.ContainerListing{}, err
 	}
@@ -676,7 +676,7 @@ func (c *Client) UpdateAccount(ctx context.Context, device string, part uint32, 
 	// A Swift account server refuses rows for an account it holds as deleted unless told to
 	// take them, as Swift's own container servers tell it.
 	h.Set(hdrOverrideDeleted, "yes")
-	p := Path{Device: device, Part: part, Account: account, Container: row.Name}
+	p := wirePath(device, part, account, row.Name, "")
 	resp, err := c.do(ctx, call{method: http.MethodPut, path: p, header: h})
 	if err != nil {
 		return err
@@ -688,9 +688,25 @@ func (c *Client) UpdateAccount(ctx context.Context, device string, part uint32, 
 	return nil
 }
 
+// PutAccount creates an account replica (Swift's account server PUT): 201 when it made it, 202
+// when it was there.
+func (c *Client) PutAccount(ctx context.Context, device string, part uint32, account string, ts meta.Timestamp) error {
+	h := http.Header{}
+	h.Set(hdrTimestamp, FormatTimestamp(ts))
+	resp, err := c.do(ctx, call{method: http.MethodPut, path: wirePath(device, part, account, "", ""), header: h})
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusAccepted {
+		return failed(resp, "put account "+account)
+	}
+	drain(resp)
+	return nil
+}
+
 // HeadAccount returns an account's usage totals.
 func (c *Client) HeadAccount(ctx context.Context, device string, part uint32, account string) (meta.Account, error) {
-	resp, err := c.do(ctx, call{method: http.MethodHead, path: Path{Device: device, Part: part, Account: account}})
+	resp, err := c.do(ctx, call{method: http.MethodHead, path: wirePath(device, part, account, "", "")})
 	if err != nil {
 		return meta.Account{}, err
 	}

@@ -59,12 +59,16 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 
 // ServeHTTP answers one request of the node protocol.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set(hdrNode, "1")
 	if err := verify(r, h.secret, time.Now()); err != nil {
 		h.log.Warn("refused unsigned node request", "method", r.Method, "remote", r.RemoteAddr, "err", err)
 		writeError(w, err)
 		return
 	}
 	p, err := ParsePath(r.URL.EscapedPath())
+	if err == nil {
+		p, err = p.fromWire()
+	}
 	if err != nil {
 		writeError(w, err)
 		return
@@ -432,7 +436,8 @@ func (h *Handler) getObject(ctx context.Context, w http.ResponseWriter, r *http.
 	return nil
 }
 
-// parseRange reads the one byte range the proxy sends (bytes=a-b, bytes=a-, bytes=-n).
+// parseRange reads the one byte range the proxy sends (bytes=a-b, bytes=a-, bytes=-n, and
+// bytes=-0, which selects nothing).
 func parseRange(v string) (*meta.Range, error) {
 	spec, ok := strings.CutPrefix(v, "bytes=")
 	a, b, ok2 := strings.Cut(spec, "-")
@@ -444,8 +449,8 @@ func parseRange(v string) (*meta.Range, error) {
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("%w: range %q", ErrBadRequest, v)
 		}
-		if n == 0 { // a valid range that selects nothing: the object's answer is 416
-			return &meta.Range{Start: -1, End: -1}, nil
+		if n == 0 {
+			return &meta.Range{Start: -1, End: -1}, nil // selects nothing: the node answers 416
 		}
 		return &meta.Range{Suffix: n}, nil
 	}
@@ -534,10 +539,15 @@ func (h *Handler) container(ctx context.Context, w http.ResponseWriter, r *http.
 		return nil
 	case http.MethodGet:
 		return serveListing(w, r, func(opts meta.ListOptions) ([]byte, bool, error) {
+			opts, err := nodeListOptions(p.Container, opts)
+			if err != nil {
+				return nil, false, err
+			}
 			l, err := h.node.ListObjects(ctx, p.Device, p.Part, p.Account, p.Container, opts)
 			if err != nil {
 				return nil, false, err
 			}
+			wireListing(p.Container, &l)
 			b, err := encodeObjectListing(l, opts.Reverse)
 			return b, l.Truncated, err
 		})
@@ -566,6 +576,17 @@ func serveListing(w http.ResponseWriter, r *http.Request, list func(meta.ListOpt
 
 func (h *Handler) account(ctx context.Context, w http.ResponseWriter, r *http.Request, p Path) error {
 	switch r.Method {
+	case http.MethodPut:
+		ts, err := requestTimestamp(r)
+		if err != nil {
+			return err
+		}
+		if err := h.node.PutAccount(ctx, p.Device, p.Part, p.Account, ts); err != nil {
+			return err
+		}
+		// Swift's 202: the account was there (a Cairn node holds every account implicitly).
+		w.WriteHeader(http.StatusAccepted)
+		return nil
 	case http.MethodHead:
 		a, err := h.node.HeadAccount(ctx, p.Device, p.Part, p.Account)
 		if err != nil {

@@ -10,6 +10,12 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
+// An object without a content type travels with untypedContentType and hdrUntyped.
+const (
+	untypedContentType = "application/octet-stream"
+	hdrUntyped         = objSysPrefix + "Untyped"
+)
+
 // emptyETag is the MD5 of no bytes: the ETag a node gives a manifest, which it stores empty.
 const emptyETag = "d41d8cd98f00b204e9800998ecf8427e"
 
@@ -20,6 +26,11 @@ func writeObjectMeta(h http.Header, o *meta.Object) {
 	h.Set(hdrTimestamp, FormatTimestamp(o.Timestamp))
 	if o.ContentType != "" {
 		h.Set("Content-Type", o.ContentType)
+	} else {
+		// Swift's object servers refuse a PUT without a content type; Cairn's internal objects
+		// (an upload's parts) have none.
+		h.Set("Content-Type", untypedContentType)
+		h.Set(hdrUntyped, "yes")
 	}
 	for _, k := range meta.StoredHeaders {
 		if v := o.Headers[k]; v != "" {
@@ -44,6 +55,9 @@ func readObjectMeta(h http.Header) (meta.Object, error) {
 		return o, err
 	}
 	o.ContentType = h.Get("Content-Type")
+	if h.Get(hdrUntyped) != "" && o.ContentType == untypedContentType {
+		o.ContentType = ""
+	}
 	for _, k := range meta.StoredHeaders {
 		if v := h.Get(k); v != "" {
 			if o.Headers == nil {
@@ -53,7 +67,7 @@ func readObjectMeta(h http.Header) (meta.Object, error) {
 		}
 	}
 	o.UserMeta = readMeta(h, objMetaPrefix)
-	o.SysMeta = readMeta(h, objSysPrefix+"M-")
+	o.SysMeta = mergeMaps(readMeta(h, objSysPrefix+"M-"), readMeta(h, objPostedPrefix+"M-"))
 	return o, nil
 }
 
@@ -161,4 +175,24 @@ func readCondition(h http.Header) (meta.Precondition, error) {
 type writeResult struct {
 	Object   *meta.Object `json:"object,omitempty"`
 	Previous *meta.Object `json:"previous,omitempty"`
+}
+
+// hdrListingOverride starts the system metadata with which a Swift object server lists an
+// object otherwise than by its stored body (Swift's container update overrides: its SLO
+// middleware lists a manifest so). It keeps them with the object, for the listing updates of
+// later POSTs too; Cairn's nodes list every object as meta.Object.Listed has it and ignore
+// them.
+const hdrListingOverride = "X-Object-Sysmeta-Container-Update-Override-"
+
+// writeListingOverride asks a Swift object server to list an object as Cairn lists it (size
+// and ETag as served, or its listing ETag) where that differs from its stored body, bodySize
+// bytes with MD5 bodyETag: a manifest, or an object with meta.SysListingETag.
+func writeListingOverride(h http.Header, o *meta.Object, bodySize int64, bodyETag string) {
+	e := o.Listed("")
+	if e.Size != bodySize {
+		h.Set(hdrListingOverride+"Size", strconv.FormatInt(e.Size, 10))
+	}
+	if e.ETag != bodyETag {
+		h.Set(hdrListingOverride+"Etag", e.ETag)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cairn-store/cairn/internal/meta"
 )
@@ -50,10 +51,14 @@ const (
 	hdrOverrideDeleted = "X-Account-Override-Deleted"
 	objMetaPrefix      = "X-Object-Meta-"
 	objSysPrefix       = "X-Object-Sysmeta-Cairn-"
+	// objPostedPrefix carries the system metadata POSTs change, to Swift's object servers,
+	// which keep X-Object-Sysmeta-* as the PUT wrote it and replace this with each POST.
+	objPostedPrefix    = "X-Object-Transient-Sysmeta-Cairn-"
 	containerSysPrefix = "X-Container-Sysmeta-Cairn-"
 	accountSysPrefix   = "X-Account-Sysmeta-Cairn-"
 
 	hdrAuth        = "X-Backend-Cairn-Auth"
+	hdrNode        = "X-Backend-Cairn-Node" // on every answer of a Cairn node
 	hdrError       = "X-Backend-Cairn-Error"
 	hdrBrief       = "X-Backend-Cairn-Brief"
 	hdrIfMatch     = "X-Backend-Cairn-If-Match"
@@ -209,13 +214,14 @@ func ParseTimestamp(s string) (meta.Timestamp, error) {
 }
 
 // encodeKey makes a metadata key (any string) into a header name suffix that round-trips
-// through HTTP's case folding: everything but lower-case letters, digits, '-', '_' and '.' is
-// percent-escaped, so upper case travels as an escape too.
+// through HTTP's case folding: everything but lower-case letters, digits, '-' and '.' is
+// percent-escaped, so upper case travels as an escape too. So does '_', which WSGI servers
+// (Swift's) take for '-' in header names.
 func encodeKey(k string) string {
 	var b strings.Builder
 	for i := 0; i < len(k); i++ {
 		c := k[i]
-		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' {
 			b.WriteByte(c)
 		} else {
 			fmt.Fprintf(&b, "%%%02x", c)
@@ -232,15 +238,24 @@ func decodeKey(s string) (string, bool) {
 
 // encodeValue escapes what an HTTP header value cannot hold as it is: '%', control bytes and
 // spaces at either end (which HTTP trims).
-func encodeValue(v string) string {
-	if !strings.ContainsFunc(v, func(r rune) bool { return r == '%' || r < 0x20 || r == 0x7f }) &&
+func encodeValue(v string) string { return escapeValue(v, false) }
+
+// encodeSysValue escapes like encodeValue, and bytes past ASCII too: for the system metadata
+// only Cairn reads. Swift's servers keep a header's bytes as they came, but a value in a
+// metadata footer (JSON) becomes text that Swift 2.30 cannot send back in a header when it is
+// not Latin-1: its object server drops the connection of every GET and HEAD of that object.
+func encodeSysValue(v string) string { return escapeValue(v, true) }
+
+func escapeValue(v string, ascii bool) string {
+	escape := func(c byte) bool { return c == '%' || c < 0x20 || c == 0x7f || ascii && c >= 0x80 }
+	if !strings.ContainsFunc(v, func(r rune) bool { return r < utf8.RuneSelf && escape(byte(r)) || ascii && r >= utf8.RuneSelf }) &&
 		strings.TrimSpace(v) == v {
 		return v
 	}
 	var b strings.Builder
 	for i := 0; i < len(v); i++ {
 		c := v[i]
-		if c == '%' || c < 0x20 || c == 0x7f || (c == ' ' || c == '\t') && (i == 0 || i == len(v)-1) {
+		if escape(c) || (c == ' ' || c == '\t') && (i == 0 || i == len(v)-1) {
 			fmt.Fprintf(&b, "%%%02x", c)
 		} else {
 			b.WriteByte(c)
@@ -261,10 +276,10 @@ func decodeValue(v string) string {
 	return v
 }
 
-// putMeta writes a metadata map as headers under prefix.
+// putMeta writes a system metadata map as headers under prefix.
 func putMeta(h http.Header, prefix string, m map[string]string) {
 	for k, v := range m {
-		h.Set(prefix+encodeKey(k), encodeValue(v))
+		h.Set(prefix+encodeKey(k), encodeSysValue(v))
 	}
 }
 

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cairn-store/cairn/internal/meta"
@@ -89,5 +90,37 @@ func TestRangeHeaderRoundTrip(t *testing.T) {
 				t.Errorf("%+v over %d bytes: sent as %q resolves to %d+%d (%v), want %d+%d (%v)", r, size, rangeHeader(&r), go_, gl, gerr, wo, wl, werr)
 			}
 		}
+	}
+}
+
+// System metadata values travel as printable ASCII (Swift 2.30 cannot send back a footer's
+// value past Latin-1) and come back as they were.
+func TestSysValuesAreASCII(t *testing.T) {
+	for _, v := range []string{"", "plain", "蔈☃/ः鐉/seg", " 100% \t", "a\x00b\x7f", "\xff\xfe not UTF-8"} {
+		enc := encodeSysValue(v)
+		for i := 0; i < len(enc); i++ {
+			if enc[i] < 0x20 || enc[i] >= 0x7f {
+				t.Errorf("%q -> %q: byte %#x", v, enc, enc[i])
+				break
+			}
+		}
+		if got := decodeValue(enc); got != v {
+			t.Errorf("%q -> %q -> %q", v, enc, got)
+		}
+	}
+	if got := encodeValue("蔈☃"); got != "蔈☃" {
+		t.Errorf("user metadata escaped: %q", got)
+	}
+}
+
+// Metadata keys differing only in '_' and '-' stay apart through a WSGI server, which folds
+// them together in header names.
+func TestKeysWithoutUnderscores(t *testing.T) {
+	a, b := encodeKey("foo_bar"), encodeKey("foo-bar")
+	if strings.Contains(a, "_") || a == b {
+		t.Errorf("foo_bar -> %q, foo-bar -> %q", a, b)
+	}
+	if k, ok := decodeKey(strings.ToUpper(a)); !ok || k != "foo_bar" {
+		t.Errorf("%q -> %q, %v", a, k, ok)
 	}
 }

@@ -277,6 +277,51 @@ const SysDeleteAt = "delete-at"
 // segments, for example). Front ends refuse such names from clients and listings hide them.
 const ReservedPrefix = "\x00"
 
+// ResellerPrefix starts the name of a client account in Swift: Cairn's account "a" is Swift's
+// "AUTH_a" (tempauth's reseller prefix), in URLs and in the cluster.
+const ResellerPrefix = "AUTH_"
+
+// SwiftAccount returns the name an account has in a cluster: Swift's, the reseller prefix and
+// Cairn's name, which the ring hashes and the node protocol carries, so that a Cairn proxy
+// finds an existing Swift cluster's data where Swift put it. Cairn's reserved accounts
+// (ReservedPrefix) keep their names: they are in Swift's reserved namespace as they are.
+func SwiftAccount(account string) string {
+	if strings.HasPrefix(account, ReservedPrefix) {
+		return account
+	}
+	return ResellerPrefix + account
+}
+
+// AccountFromSwift is the inverse of SwiftAccount; ok is false for a name that is neither
+// reserved nor prefixed (an account of another reseller, which Cairn does not serve).
+func AccountFromSwift(name string) (account string, ok bool) {
+	if strings.HasPrefix(name, ReservedPrefix) {
+		return name, true
+	}
+	account, ok = strings.CutPrefix(name, ResellerPrefix)
+	return account, ok && account != ""
+}
+
+// SwiftObject returns the name an object (or a listing's prefix or marker) of a container has
+// in a cluster. Swift keeps the objects of a reserved container in the reserved namespace too,
+// so there they start with ReservedPrefix: Cairn's names of them ("<key>\x00<upload>" for an S3
+// upload) are prefixed with it, which keeps their order. Other names are the same.
+func SwiftObject(container, object string) string {
+	if strings.HasPrefix(container, ReservedPrefix) {
+		return ReservedPrefix + object
+	}
+	return object
+}
+
+// ObjectFromSwift is the inverse of SwiftObject; ok is false for a name SwiftObject cannot
+// have made (an object of a reserved container outside the reserved namespace).
+func ObjectFromSwift(container, name string) (object string, ok bool) {
+	if strings.HasPrefix(container, ReservedPrefix) {
+		return strings.CutPrefix(name, ReservedPrefix)
+	}
+	return name, true
+}
+
 // ErrNoContainer is returned for an object operation in a container that does not exist; it
 // wraps ErrNotFound.
 var ErrNoContainer = fmt.Errorf("container %w", ErrNotFound)
@@ -339,4 +384,14 @@ func (o Object) AsServed() Object {
 	}
 	o.ETag = o.SysMeta[SysManifestETag]
 	return o
+}
+
+// Listed is the entry a container listing holds for the object under name: its size and ETag
+// as served, or SysListingETag when it has one.
+func (o *Object) Listed(name string) ListEntry {
+	served := o.AsServed()
+	if e := o.SysMeta[SysListingETag]; e != "" {
+		served.ETag = e
+	}
+	return ListEntry{Name: name, Timestamp: o.Timestamp, Size: served.Size, ETag: served.ETag, ContentType: o.ContentType}
 }

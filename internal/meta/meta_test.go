@@ -80,3 +80,34 @@ func TestAsServedManifest(t *testing.T) {
 		t.Fatalf("plain object changed: %+v", p)
 	}
 }
+
+func TestSwiftNames(t *testing.T) {
+	for _, c := range []struct{ cairn, swift string }{
+		{"test", "AUTH_test"}, {"AUTH_x", "AUTH_AUTH_x"}, {"\x00names", "\x00names"}, {"\x00", "\x00"},
+	} {
+		if got := SwiftAccount(c.cairn); got != c.swift {
+			t.Errorf("SwiftAccount(%q) = %q, want %q", c.cairn, got, c.swift)
+		}
+		if got, ok := AccountFromSwift(c.swift); !ok || got != c.cairn {
+			t.Errorf("AccountFromSwift(%q) = %q, %v", c.swift, got, ok)
+		}
+	}
+	for _, name := range []string{"test", "AUTH_", "SERVICE_x", ".expiring_objects", ""} {
+		if got, ok := AccountFromSwift(name); ok {
+			t.Errorf("AccountFromSwift(%q) = %q, accepted", name, got)
+		}
+	}
+	for _, c := range []struct{ container, cairn, swift string }{
+		{"b", "k", "k"}, {"\x00mpu\x00b", "k\x00up", "\x00k\x00up"}, {"\x00mpu\x00b", "\x00x", "\x00\x00x"}, {"\x00mpu\x00b", "", "\x00"},
+	} {
+		if got := SwiftObject(c.container, c.cairn); got != c.swift {
+			t.Errorf("SwiftObject(%q, %q) = %q, want %q", c.container, c.cairn, got, c.swift)
+		}
+		if got, ok := ObjectFromSwift(c.container, c.swift); !ok || got != c.cairn {
+			t.Errorf("ObjectFromSwift(%q, %q) = %q, %v", c.container, c.swift, got, ok)
+		}
+	}
+	if got, ok := ObjectFromSwift("\x00mpu\x00b", "k\x00up"); ok {
+		t.Errorf("a reserved container's object outside the reserved namespace: %q accepted", got)
+	}
+}

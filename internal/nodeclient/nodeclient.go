@@ -111,6 +111,12 @@ type Client interface {
 	DeleteContainer(ctx context.Context, device string, part uint32, account, container string, ts meta.Timestamp, opts ContainerOptions) error
 	ListObjects(ctx context.Context, device string, part uint32, account, container string, opts meta.ListOptions) (meta.ObjectListing, error)
 
+	// PutAccount creates an account replica at ts, or confirms that it exists (Swift's account
+	// server PUT, which Swift's proxy sends before an account's first container, as
+	// account_autocreate: Swift's container servers refuse a container, 404, whose account
+	// replicas have no account). Cairn's nodes hold every account implicitly, so that for them
+	// it changes nothing; the proxy sends it only when a container create answers 404.
+	PutAccount(ctx context.Context, device string, part uint32, account string, ts meta.Timestamp) error
 	// UpdateAccount merges a container's row, as a replica of the container reports it, into an
 	// account replica's listing and totals: newest put and delete timestamps win (Swift's
 	// account server container PUT).

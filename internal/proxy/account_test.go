@@ -47,11 +47,11 @@ func TestAccountListingOfContainersElsewhere(t *testing.T) {
 	ctx := context.Background()
 	c := newSplitCluster(t)
 	ar, cr := c.proxy.accountRing(), c.proxy.containerRing()
-	acctNode := ar.Nodes(ar.Partition("acct", "", ""))[0].Node
+	acctNode := ar.Nodes(partition(ar, "acct", "", ""))[0].Node
 	var container, contNode string
 	for i := 0; container == ""; i++ {
 		name := fmt.Sprintf("bucket%d", i)
-		if n := cr.Nodes(cr.Partition("acct", name, ""))[0].Node; n != acctNode {
+		if n := cr.Nodes(partition(cr, "acct", name, ""))[0].Node; n != acctNode {
 			container, contNode = name, n
 		}
 	}

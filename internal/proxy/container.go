@@ -15,16 +15,60 @@ import (
 )
 
 // CreateContainer creates a container in an account; meta.ErrExists if it exists.
+//
+// Swift's container servers refuse (404) a container whose account replicas have no account,
+// and Swift's account servers have none until it is PUT (Swift's proxy does that first, as
+// account_autocreate). Cairn's nodes hold every account implicitly and never answer so, so the
+// account is made only when the create answers not found: what a Cairn cluster pays for
+// working over Swift's servers is nothing, and a Swift cluster pays one account PUT and a
+// retry per new account.
 func (p *Proxy) CreateContainer(ctx context.Context, account, container string, m map[string]string) error {
 	pl := p.placeContainer(account, container)
 	c := meta.Container{Name: container, Created: meta.Now(), Meta: m}
 	acct := p.accountFor(account)
-	if err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
-		return t.client.PutContainer(ctx, t.dev.Name, pl.part, account, c, nodeclient.ContainerOptions{Account: acct(t.replica)})
-	}); err != nil {
+	create := func() error {
+		return pl.fanOut(ctx, func(ctx context.Context, t target) error {
+			return t.client.PutContainer(ctx, t.dev.Name, pl.part, account, c, nodeclient.ContainerOptions{Account: acct(t.replica)})
+		})
+	}
+	err := create()
+	if errors.Is(err, meta.ErrNotFound) {
+		if aerr := p.createAccount(ctx, account); aerr != nil {
+			return fmt.Errorf("create container %q: %w", container, aerr)
+		}
+		// The same record again: the replicas the refused create made take it as the
+		// container they have (202, meta.ErrExists) and now update the account.
+		err = create()
+		if errors.Is(err, meta.ErrExists) && p.createdAt(ctx, account, container, c.Created) {
+			err = nil
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("create container %q: %w", container, err)
 	}
 	return nil
+}
+
+// createAccount puts an account on its account replicas (Swift's autocreate_account).
+func (p *Proxy) createAccount(ctx context.Context, account string) error {
+	pl := p.placeAccount(account)
+	ts := meta.Now()
+	if err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
+		return t.client.PutAccount(ctx, t.dev.Name, pl.part, account, ts)
+	}); err != nil {
+		return fmt.Errorf("create account %q: %w", account, err)
+	}
+	p.log.Info("created an account on its account servers", "account", account)
+	return nil
+}
+
+// createdAt reports whether a container's creation is the one at ts: whether the container a
+// create found was made by that same create's first attempt. Swift's servers answer creation
+// times to 10 µs, so they are compared to that.
+func (p *Proxy) createdAt(ctx context.Context, account, container string, ts meta.Timestamp) bool {
+	c, err := p.HeadContainer(ctx, account, container)
+	const swiftResolution = meta.Timestamp(10 * time.Microsecond)
+	return err == nil && c.Created/swiftResolution == ts/swiftResolution
 }
 
 // requireContainer returns nil if the container exists, meta.ErrNoContainer if it does not.
@@ -102,6 +146,9 @@ func (p *Proxy) ListContainers(ctx context.Context, account string, opts meta.Li
 	l, err := read(ctx, pl, true, func(ctx context.Context, t target) (meta.ContainerListing, error) {
 		return t.client.ListContainers(ctx, t.dev.Name, pl.part, account, opts)
 	})
+	if noAccount(err) {
+		return meta.ContainerListing{}, nil
+	}
 	if err != nil {
 		return l, err
 	}
@@ -119,10 +166,20 @@ func (p *Proxy) ListReservedContainers(ctx context.Context, account, prefix stri
 	}
 	pl := p.placeAccount(account)
 	opts.Prefix = prefix
-	return read(ctx, pl, true, func(ctx context.Context, t target) (meta.ContainerListing, error) {
+	l, err := read(ctx, pl, true, func(ctx context.Context, t target) (meta.ContainerListing, error) {
 		return t.client.ListContainers(ctx, t.dev.Name, pl.part, account, opts)
 	})
+	if noAccount(err) {
+		return meta.ContainerListing{}, nil
+	}
+	return l, err
 }
+
+// noAccount reports whether an account read failed because no account replica holds the
+// account (a Swift account server answers 404 until the account's first container is made).
+// Such an account is an empty one, as Swift's proxy shows it with account_autocreate: its HEAD
+// and listings succeed with nothing in them.
+func noAccount(err error) bool { return errors.Is(err, meta.ErrNotFound) }
 
 // reservedMarker sorts after every reserved container name Cairn makes. It is valid UTF-8 (the
 // last code point), as Swift's servers require of markers.
@@ -148,6 +205,9 @@ func (p *Proxy) HeadAccount(ctx context.Context, account string) (meta.Account, 
 	a, err := read(ctx, pl, true, func(ctx context.Context, t target) (meta.Account, error) {
 		return t.client.HeadAccount(ctx, t.dev.Name, pl.part, account)
 	})
+	if noAccount(err) {
+		return meta.Account{Name: account}, nil
+	}
 	if err != nil || a.ContainerCount == 0 {
 		return a, err
 	}
@@ -172,11 +232,11 @@ func (p *Proxy) HeadAccount(ctx context.Context, account string) (meta.Account, 
 // placeContainer is where a container's requests go.
 func (p *Proxy) placeContainer(account, container string) *placement {
 	r := p.containerRing()
-	return p.place(r, r.Partition(account, container, ""))
+	return p.place(r, partition(r, account, container, ""))
 }
 
 // placeAccount is where an account's requests go.
 func (p *Proxy) placeAccount(account string) *placement {
 	r := p.accountRing()
-	return p.place(r, r.Partition(account, "", ""))
+	return p.place(r, partition(r, account, "", ""))
 }

@@ -567,7 +567,7 @@ func (p *Proxy) ReadSegments(ctx context.Context, account string, o meta.Object,
 // placeObject is where an object's requests go.
 func (p *Proxy) placeObject(name meta.ObjectName) *placement {
 	r := p.objectRing()
-	return p.place(r, r.Partition(name.Account, name.Container, name.Object))
+	return p.place(r, partition(r, name.Account, name.Container, name.Object))
 }
 
 // countingReader counts the bytes read through it.

@@ -42,6 +42,17 @@ type placement struct {
 	next     int
 }
 
+// partition is the partition of r that holds an account, container or object: the one of its
+// names in the cluster, which are Swift's (meta.SwiftAccount, meta.SwiftObject), so that Cairn
+// places data where Swift's proxy looks for it and finds a Swift cluster's data where Swift put
+// it.
+func partition(r *ring.Ring, account, container, object string) uint32 {
+	if object != "" {
+		object = meta.SwiftObject(container, object)
+	}
+	return r.Partition(meta.SwiftAccount(account), container, object)
+}
+
 // place returns where a request for part of r goes.
 func (p *Proxy) place(r *ring.Ring, part uint32) *placement {
 	devs := r.Nodes(part)
@@ -115,6 +126,7 @@ func (pl *placement) call(ctx context.Context, t target, bounded bool, op func(c
 // reached, timed out, or answered 5xx), not when the request was refused or the caller left.
 func (p *Proxy) noteFailure(ctx context.Context, t target, err error) {
 	if err != nil && ctx.Err() == nil && errors.Is(err, meta.ErrUnavailable) {
+		p.log.Debug("storage node failed", "node", t.dev.Node, "device", t.dev.Name, "err", err)
 		p.health.failed(t.dev.Node)
 	}
 }

@@ -111,7 +111,7 @@ func newWideCluster(t *testing.T, cfg Config) *wideCluster {
 
 // primaries returns the primary node addresses of an object, in ring order, and its handoffs.
 func (c *wideCluster) primaries(name meta.ObjectName) (prim, hand []string) {
-	part := c.ring.Partition(name.Account, name.Container, name.Object)
+	part := partition(c.ring, name.Account, name.Container, name.Object)
 	for _, d := range c.ring.Nodes(part) {
 		prim = append(prim, d.Node)
 	}
@@ -124,7 +124,7 @@ func (c *wideCluster) primaries(name meta.ObjectName) (prim, hand []string) {
 // holders returns the nodes whose device has the object (asked directly, not through the proxy).
 func (c *wideCluster) holders(t *testing.T, name meta.ObjectName) map[string]meta.Timestamp {
 	t.Helper()
-	part := c.ring.Partition(name.Account, name.Container, name.Object)
+	part := partition(c.ring, name.Account, name.Container, name.Object)
 	out := map[string]meta.Timestamp{}
 	for addr, n := range c.nodes {
 		if o, err := n.HeadObject(context.Background(), "d0", part, name, nodeclient.HeadOptions{}); err == nil {

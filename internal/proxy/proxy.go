@@ -131,7 +131,7 @@ func (p *Proxy) Close() {
 // as listing replicas every listing replica hears of every write.
 func (p *Proxy) listingFor(name meta.ObjectName) func(replica int) *nodeclient.ContainerUpdate {
 	r := p.containerRing()
-	part := r.Partition(name.Account, name.Container, "")
+	part := partition(r, name.Account, name.Container, "")
 	devs := r.Nodes(part)
 	return func(replica int) *nodeclient.ContainerUpdate {
 		d := devs[replica%len(devs)]
@@ -144,7 +144,7 @@ func (p *Proxy) listingFor(name meta.ObjectName) func(replica int) *nodeclient.C
 // account ring's primaries, whatever handoff stands in for a container replica.
 func (p *Proxy) accountFor(account string) func(replica int) *nodeclient.AccountUpdate {
 	r := p.accountRing()
-	part := r.Partition(account, "", "")
+	part := partition(r, account, "", "")
 	devs := r.Nodes(part)
 	return func(replica int) *nodeclient.AccountUpdate {
 		d := devs[replica%len(devs)]

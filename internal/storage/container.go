@@ -57,6 +57,13 @@ func (n *Node) ListContainers(ctx context.Context, devName string, part uint32, 
 	return d.index.ListContainers(ctx, account, opts)
 }
 
+// PutAccount changes nothing: a device holds every account implicitly (its listing and totals
+// exist once a container row does). An unknown device is still an error, as for every request.
+func (n *Node) PutAccount(ctx context.Context, devName string, part uint32, account string, ts meta.Timestamp) error {
+	_, err := n.device(devName)
+	return err
+}
+
 // HeadAccount returns an account's usage totals.
 func (n *Node) HeadAccount(ctx context.Context, devName string, part uint32, account string) (meta.Account, error) {
 	d, err := n.device(devName)

@@ -252,13 +252,7 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 }
 
 // listEntry is the listing entry of an object version, as clients see the object.
-func listEntry(name string, o *meta.Object) meta.ListEntry {
-	served := o.AsServed()
-	if e := o.SysMeta[meta.SysListingETag]; e != "" {
-		served.ETag = e
-	}
-	return meta.ListEntry{Name: name, Timestamp: o.Timestamp, Size: served.Size, ETag: served.ETag, ContentType: o.ContentType}
-}
+func listEntry(name string, o *meta.Object) meta.ListEntry { return o.Listed(name) }
 
 // PutObject stores an object version on a device.
 func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name meta.ObjectName, obj meta.Object, body io.Reader, opts nodeclient.PutOptions) (nodeclient.PutResult, error) {

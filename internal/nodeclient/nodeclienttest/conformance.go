@@ -53,6 +53,8 @@ func Run(t *testing.T, open func(t *testing.T) Target) {
 		{"AccountRowHere", accountRowHere},
 		{"AccountRowElsewhere", accountRowElsewhere},
 		{"AccountRowsNewestWins", accountRowsNewestWins},
+		{"ReservedNames", reservedNames},
+		{"PutAccount", putAccount},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, open(t)) })
@@ -175,6 +177,10 @@ func rangesAndConflicts(t *testing.T, tg Target) {
 	}
 	if _, err := tg.Client.GetObject(context.Background(), tg.Device, 0, name("o"), &meta.Range{Start: 20, End: -1}); !errors.Is(err, meta.ErrInvalidRange) {
 		t.Errorf("range past the end: %v, want ErrInvalidRange", err)
+	}
+	// bytes=-0 (as the Swift front end parses it) selects nothing.
+	if _, err := tg.Client.GetObject(context.Background(), tg.Device, 0, name("o"), &meta.Range{Start: -1, End: -1}); !errors.Is(err, meta.ErrInvalidRange) {
+		t.Errorf("an empty suffix range: %v, want ErrInvalidRange", err)
 	}
 	second := put(t, tg, "o", meta.Object{}, []byte("new"))
 	if second.Previous == nil || second.Previous.Timestamp != first.Object.Timestamp {

@@ -3,10 +3,13 @@ package swiftwire
 import (
 	"net"
 	"strings"
+
+	"github.com/cairn-store/cairn/internal/meta"
 )
 
-// ResellerPrefix is the prefix of Swift account names in URLs (tempauth's AUTH_).
-const ResellerPrefix = "AUTH_"
+// ResellerPrefix is the prefix of Swift account names in URLs (tempauth's AUTH_), the same as
+// in the cluster (meta.SwiftAccount).
+const ResellerPrefix = meta.ResellerPrefix
 
 // RemapDomain applies Swift's domain_remap to a request's Host and path: a host
 // <account>.<domain> or <container>.<account>.<domain>, for one of the storage domains, names

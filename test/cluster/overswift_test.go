@@ -1,0 +1,345 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/cairn-store/cairn/internal/backend"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/ring"
+	"github.com/cairn-store/cairn/internal/server"
+	"github.com/cairn-store/cairn/test/e2e"
+)
+
+// The OpenStack Swift peer (test/peers/swift/setup.sh): its proxy, its rings, and the tempauth
+// user of AUTH_test.
+const (
+	swiftProxy   = "http://127.0.0.1:8080"
+	swiftRingDir = "/etc/swift"
+	swiftUser    = "test:tester"
+	swiftKey     = "testing"
+)
+
+// TestProxyOverSwift starts a Cairn proxy on the rings of the OpenStack Swift peer, over Swift's
+// own object, container and account servers, and works through it with an S3 and a Swift
+// client; Swift's own proxy must then find everything where Swift puts it (it computes the
+// partitions itself, and serves the account, container and object from its servers), and
+// Cairn must serve what Swift's proxy wrote. Skipped under -short and when no Swift answers.
+func TestProxyOverSwift(t *testing.T) {
+	e2e.SkipShort(t)
+	if e2e.ClusterTopology() != nil {
+		t.Skip("runs its own topology: a Cairn proxy over Swift's servers")
+	}
+	if _, err := os.Stat(swiftRingDir + "/object.ring.gz"); err != nil {
+		t.Skipf("no Swift rings: %v", err)
+	}
+	if resp, err := (&http.Client{Timeout: 3 * time.Second}).Get(swiftProxy + "/info"); err != nil {
+		t.Skipf("no OpenStack Swift at %s: %v", swiftProxy, err)
+	} else {
+		resp.Body.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	forgetTenants(t, ctx)
+
+	srv := e2e.Start(t, e2e.Options{
+		Args: []string{"--role", "proxy", "--ring", swiftRingDir, "--log-level", "warn"},
+		Env:  []string{"CAIRN_CLUSTER_SECRET=" + e2e.RandomKey(16)},
+	})
+	admin := func(args ...string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, e2e.Binary(t), append([]string{"admin", "--endpoint", srv.Endpoint, "--access-key", srv.AccessKey, "--secret-key", srv.SecretKey}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("cairn admin %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	user := "ovs" + e2e.RandomKey(4)
+	ak, sk, swk := "OVS"+strings.ToUpper(e2e.RandomKey(8)), e2e.RandomKey(20), e2e.RandomKey(12)
+	admin("account", "create", "test")
+	admin("user", "create", "test:"+user, "--user-access-key", ak, "--user-secret-key", sk, "--user-swift-key", swk, "--admin")
+
+	swift := swiftLoginAt(t, swiftProxy, swiftUser, swiftKey)
+	if !strings.HasSuffix(swift.url, "/AUTH_test") {
+		t.Fatalf("Swift's storage URL for %s: %s", swiftUser, swift.url)
+	}
+
+	t.Run("S3", func(t *testing.T) {
+		client := e2e.NewS3Client(srv.Endpoint, ak, sk, e2e.NoRetries)
+		bucket := "ovs-" + e2e.RandomKey(6)
+		if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+			t.Fatal(err)
+		}
+		small := []byte("hello from Cairn's proxy over Swift's servers")
+		if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("dir/small.txt"), Body: bytes.NewReader(small),
+			ContentType: aws.String("text/plain"), Metadata: map[string]string{"color": "blue"}}); err != nil {
+			t.Fatal(err)
+		}
+		lb, err := client.ListBuckets(ctx, &s3.ListBucketsInput{})
+		if err != nil || !slices.ContainsFunc(lb.Buckets, func(b s3types.Bucket) bool { return aws.ToString(b.Name) == bucket }) {
+			t.Fatalf("ListBuckets: %v (%d buckets)", err, len(lb.Buckets))
+		}
+		if got := s3Get(t, ctx, client, bucket, "dir/small.txt"); !bytes.Equal(got, small) {
+			t.Fatalf("GET: %q", got)
+		}
+
+		// A multipart upload: its parts live in a reserved container, under names Swift keeps
+		// in its reserved namespace.
+		key := "big/mpu.bin"
+		parts := [][]byte{bytes.Repeat([]byte("a"), 5<<20), []byte("and the rest")}
+		up, err := client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var done []s3types.CompletedPart
+		for i, p := range parts {
+			n := int32(i + 1)
+			res, err := client.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: up.UploadId, PartNumber: aws.Int32(n), Body: bytes.NewReader(p)})
+			if err != nil {
+				t.Fatalf("part %d: %v", n, err)
+			}
+			done = append(done, s3types.CompletedPart{PartNumber: aws.Int32(n), ETag: res.ETag})
+		}
+		lp, err := client.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: up.UploadId})
+		if err != nil || len(lp.Parts) != 2 {
+			t.Fatalf("ListParts: %v, %d parts", err, len(lp.Parts))
+		}
+		if _, err := client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: up.UploadId,
+			MultipartUpload: &s3types.CompletedMultipartUpload{Parts: done}}); err != nil {
+			t.Fatal(err)
+		}
+		whole := bytes.Join(parts, nil)
+		if got := s3Get(t, ctx, client, bucket, key); !bytes.Equal(got, whole) {
+			t.Fatalf("GET of the multipart object: %d bytes, want %d", len(got), len(whole))
+		}
+		lo, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, o := range lo.Contents {
+			keys = append(keys, aws.ToString(o.Key))
+			if aws.ToString(o.Key) == key && aws.ToInt64(o.Size) != int64(len(whole)) {
+				t.Errorf("listed size of the multipart object: %d", aws.ToInt64(o.Size))
+			}
+		}
+		if !slices.Equal(keys, []string{key, "dir/small.txt"}) {
+			t.Fatalf("ListObjectsV2: %q", keys)
+		}
+
+		// Swift's proxy finds them where Swift puts them.
+		hdr, body := swift.must(t, "GET", "/"+bucket+"/dir/small.txt", nil, nil, http.StatusOK)
+		if !bytes.Equal(body, small) || hdr.Get("X-Object-Meta-Color") != "blue" || hdr.Get("Content-Type") != "text/plain" {
+			t.Errorf("through Swift's proxy: %q, %v", body, hdr)
+		}
+		if !slices.Contains(swift.containers(t), bucket) {
+			t.Errorf("Swift's account listing lacks %s", bucket)
+		}
+		listed := swift.objects(t, bucket)
+		if len(listed) != 2 || listed[0].Name != key || listed[0].Bytes != int64(len(whole)) || listed[1].Name != "dir/small.txt" || listed[1].Hash != md5hex(small) {
+			t.Errorf("Swift's container listing: %+v", listed)
+		}
+
+		// And Cairn serves what Swift's proxy writes.
+		fromSwift := []byte("written through Swift's own proxy")
+		swift.must(t, "PUT", "/"+bucket+"/from-swift", map[string]string{"X-Object-Meta-Origin": "swift", "Content-Type": "text/x-swift"}, fromSwift, http.StatusCreated)
+		out, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("from-swift")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(out.Body)
+		out.Body.Close()
+		if !bytes.Equal(got, fromSwift) || out.Metadata["origin"] != "swift" || aws.ToString(out.ContentType) != "text/x-swift" {
+			t.Errorf("Swift's object through Cairn: %q, %v, %q", got, out.Metadata, aws.ToString(out.ContentType))
+		}
+
+		for _, k := range []string{key, "dir/small.txt", "from-swift"} {
+			if _, err := client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(k)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)}); err != nil {
+			t.Fatal(err)
+		}
+		swift.must(t, "HEAD", "/"+bucket, nil, nil, http.StatusNotFound)
+	})
+
+	t.Run("Swift", func(t *testing.T) {
+		cairn := swiftLoginAt(t, srv.Endpoint, "test:"+user, swk)
+		if cairn.url != srv.Endpoint+"/v1/AUTH_test" {
+			t.Fatalf("Cairn's storage URL: %s", cairn.url)
+		}
+		container := "ovs-swift-" + e2e.RandomKey(6)
+		cairn.must(t, "PUT", "/"+container, nil, nil, http.StatusCreated)
+		data := []byte("hello through Cairn's Swift API")
+		cairn.must(t, "PUT", "/"+container+"/o%20one", map[string]string{"X-Object-Meta-Kind": "plain"}, data, http.StatusCreated)
+		if _, got := cairn.must(t, "GET", "/"+container+"/o%20one", nil, nil, http.StatusOK); !bytes.Equal(got, data) {
+			t.Fatalf("GET through Cairn: %q", got)
+		}
+		if got := cairn.objects(t, container); len(got) != 1 || got[0].Name != "o one" || got[0].Bytes != int64(len(data)) {
+			t.Fatalf("Cairn's listing: %+v", got)
+		}
+		if !slices.Contains(cairn.containers(t), container) {
+			t.Fatalf("Cairn's account listing lacks %s", container)
+		}
+		hdr, got := swift.must(t, "GET", "/"+container+"/o%20one", nil, nil, http.StatusOK)
+		if !bytes.Equal(got, data) || hdr.Get("X-Object-Meta-Kind") != "plain" {
+			t.Errorf("through Swift's proxy: %q, %v", got, hdr)
+		}
+		if got := swift.objects(t, container); len(got) != 1 || got[0].Name != "o one" {
+			t.Errorf("Swift's listing: %+v", got)
+		}
+		cairn.must(t, "DELETE", "/"+container+"/o%20one", nil, nil, http.StatusNoContent)
+		swift.must(t, "GET", "/"+container+"/o%20one", nil, nil, http.StatusNotFound)
+		cairn.must(t, "DELETE", "/"+container, nil, nil, http.StatusNoContent)
+		swift.must(t, "HEAD", "/"+container, nil, nil, http.StatusNotFound)
+	})
+}
+
+// forgetTenants deletes the tenant store an earlier Cairn proxy left in Swift's servers (sealed
+// with its own cluster secret), straight on Swift's object servers, so that the proxy under
+// test makes a new one (as test/peers/swift/forget-cairn-tenants.py does for the functional
+// tests).
+func forgetTenants(t *testing.T, ctx context.Context) {
+	t.Helper()
+	rings, err := ring.LoadDir(swiftRingDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := backend.NewDialer(backend.ClientConfig{Secret: []byte("Swift's servers check no signature")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	px, err := proxy.New(proxy.Config{Dialer: d,
+		AccountRing:   func() *ring.Ring { return rings.Account },
+		ContainerRing: func() *ring.Ring { return rings.Container },
+		ObjectRing:    func() *ring.Ring { return rings.Objects[0] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	name := meta.ObjectName{Account: server.TenantsAccount, Container: server.TenantsContainer, Object: server.TenantsObject}
+	if err := px.DeleteObject(ctx, name); err != nil && !errors.Is(err, meta.ErrNotFound) {
+		t.Fatalf("forgetting the tenant store in Swift: %v", err)
+	}
+}
+
+func s3Get(t *testing.T, ctx context.Context, client *s3.Client, bucket, key string) []byte {
+	t.Helper()
+	out, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		t.Fatalf("GET %s: %v", key, err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", key, err)
+	}
+	return b
+}
+
+func md5hex(b []byte) string {
+	s := md5.Sum(b)
+	return hex.EncodeToString(s[:])
+}
+
+// swiftSession is a tempauth login to a Swift API (Swift's proxy or Cairn's).
+type swiftSession struct{ url, token string }
+
+func swiftLoginAt(t *testing.T, endpoint, user, key string) *swiftSession {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, endpoint+"/auth/v1.0", nil)
+	req.Header.Set("X-Auth-User", user)
+	req.Header.Set("X-Auth-Key", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("auth of %s at %s: status %d", user, endpoint, resp.StatusCode)
+	}
+	return &swiftSession{url: resp.Header.Get("X-Storage-Url"), token: resp.Header.Get("X-Auth-Token")}
+}
+
+func (s *swiftSession) must(t *testing.T, method, path string, hdr map[string]string, body []byte, want int) (http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.url+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Auth-Token", s.token)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s at %s: status %d, want %d: %s", method, path, s.url, resp.StatusCode, want, b)
+	}
+	return resp.Header, b
+}
+
+type listedObject struct {
+	Name  string `json:"name"`
+	Hash  string `json:"hash"`
+	Bytes int64  `json:"bytes"`
+}
+
+func (s *swiftSession) objects(t *testing.T, container string) []listedObject {
+	t.Helper()
+	_, b := s.must(t, "GET", "/"+url.PathEscape(container)+"?format=json", nil, nil, http.StatusOK)
+	var l []listedObject
+	if err := json.Unmarshal(b, &l); err != nil {
+		t.Fatalf("listing of %s: %v: %s", container, err, b)
+	}
+	return l
+}
+
+func (s *swiftSession) containers(t *testing.T) []string {
+	t.Helper()
+	var names []string
+	marker := ""
+	for {
+		_, b := s.must(t, "GET", "?format=json&marker="+url.QueryEscape(marker), nil, nil, http.StatusOK)
+		var page []struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(b, &page); err != nil {
+			t.Fatalf("account listing: %v: %s", err, b)
+		}
+		if len(page) == 0 {
+			return names
+		}
+		for _, c := range page {
+			names = append(names, c.Name)
+		}
+		marker = page[len(page)-1].Name
+		if len(names) > 100_000 {
+			t.Fatal("account listing does not end: " + strconv.Itoa(len(names)))
+		}
+	}
+}
