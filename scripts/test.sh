@@ -2,7 +2,9 @@
 # Runs Cairn's whole test suite: go vet, every Go test (unit, end-to-end against the real
 # binary, kill -9 crash test, bench and client against the OpenStack Swift peer when it can
 # run here), the real-client tests (boto3, aws cli, s3cmd, rclone, python-swiftclient), then
-# OpenStack Swift's own functional tests against Cairn. Needs nothing beside the repository:
+# OpenStack Swift's own functional tests against Cairn; then the same against a cluster of
+# processes (cairn local-cluster) and through a Cairn proxy over the Swift peer's own storage
+# servers. Needs nothing beside the repository:
 # it installs missing test dependencies first (scripts/install-test-deps.sh) and starts the
 # Swift peer with test/peers/swift/setup.sh (docs/testing.md). Prints the time of each step
 # ("==> step [seconds since the start]"). Exits non-zero if anything fails.
@@ -96,6 +98,16 @@ CAIRN_TEST_CLUSTER=$cluster PATH="$CAIRN_CACHE/venv/bin:$PATH" timeout 20m \
 step "OpenStack Swift's functional tests against a cluster ($cluster)"
 CAIRN_TEST_CLUSTER=$cluster OUT=$CAIRN_CACHE/swift-functests-cluster timeout 25m scripts/swift-functests.sh ||
   failed+=("Swift functional tests (cluster)")
+
+step "OpenStack Swift's functional tests through a Cairn proxy over the Swift peer's storage servers"
+# The proof that Cairn's node protocol is Swift's: a Cairn proxy on the peer's rings
+# (/etc/swift) over its object, container and account servers passes what Cairn alone passes.
+if [ -n "${CAIRN_TEST_SWIFT_AUTH:-}" ] && [ -f /etc/swift/object.ring.gz ]; then
+  CAIRN_TEST_OVER_SWIFT=/etc/swift OUT=$CAIRN_CACHE/swift-functests-over-swift timeout 25m scripts/swift-functests.sh ||
+    failed+=("Swift functional tests (Cairn proxy over Swift's servers)")
+else
+  echo "skipped: no OpenStack Swift peer here (see the Swift peer step)"
+fi
 
 step "done"
 if ((${#failed[@]})); then
