@@ -43,7 +43,7 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 	obj.Timestamp = meta.Now()
 	obj.Size = int64(len(data))
 	pl := p.placeObject(name)
-	listing := p.listingFor(name)
+	listing := p.listingFor(name, pl)
 	put := func(t target, cond meta.Precondition) (nodeclient.PutResult, error) {
 		var res nodeclient.PutResult
 		err := pl.call(ctx, t, true, func(ctx context.Context, t target) error {

@@ -50,7 +50,7 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 		obj.Size, obj.ETag = 0, ""
 	}
 	pl := p.placeObject(name)
-	listing := p.listingFor(name)
+	listing := p.listingFor(name, pl)
 	nopts := func(t target) nodeclient.PutOptions {
 		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Container: listing(t.replica)}
 	}
@@ -313,7 +313,7 @@ func (p *Proxy) DeleteObjectIf(ctx context.Context, name meta.ObjectName, cond m
 // wins over the delete whichever commits first.
 func (p *Proxy) DeleteObjectAt(ctx context.Context, name meta.ObjectName, now meta.Timestamp, cond meta.Precondition) error {
 	pl := p.placeObject(name)
-	listing := p.listingFor(name)
+	listing := p.listingFor(name, pl)
 	var prev meta.Object
 	var mu sync.Mutex // replicas answer concurrently
 	err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
@@ -338,7 +338,7 @@ func (p *Proxy) DeleteObjectAt(ctx context.Context, name meta.ObjectName, now me
 func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update meta.Object) (meta.Object, error) {
 	pl := p.placeObject(name)
 	update.Timestamp = meta.Now()
-	listing := p.listingFor(name)
+	listing := p.listingFor(name, pl)
 	var out meta.Object
 	var mu sync.Mutex // replicas answer concurrently
 	err := pl.fanOut(ctx, func(ctx context.Context, t target) error {

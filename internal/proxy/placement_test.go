@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"testing/iotest"
@@ -286,5 +287,34 @@ func TestReadsResumeOnAnotherReplicaWhenANodeDiesMidBody(t *testing.T) {
 	}
 	if err == nil {
 		t.Fatal("read with every replica breaking off succeeded")
+	}
+}
+
+func TestPairLocalFirst(t *testing.T) {
+	dev := func(node, name string) ring.Device { return ring.Device{Node: node, Name: name} }
+	a1, a2, b1, c1, d1 := dev("a", "1"), dev("a", "2"), dev("b", "1"), dev("c", "1"), dev("d", "1")
+	for _, tc := range []struct {
+		name           string
+		objs, listings []ring.Device
+		want           []int
+	}{
+		{"disjoint: ring order", []ring.Device{a1, b1, c1}, []ring.Device{d1, a2, dev("e", "1")}, []int{1, 0, 2}},
+		{"same devices in another order", []ring.Device{a1, b1, c1}, []ring.Device{c1, a1, b1}, []int{1, 2, 0}},
+		{"same device before same node", []ring.Device{a2, a1}, []ring.Device{a1, a2}, []int{1, 0}},
+		{"two shared nodes", []ring.Device{a1, b1, c1}, []ring.Device{d1, c1, b1}, []int{0, 2, 1}},
+		{"more objects than listings", []ring.Device{a1, b1, c1}, []ring.Device{b1, d1}, []int{1, 0, 0}},
+	} {
+		got := pairLocalFirst(tc.objs, tc.listings)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+		// Every listing replica hears of the write when there are enough object replicas.
+		seen := map[int]bool{}
+		for _, j := range got {
+			seen[j] = true
+		}
+		if len(tc.objs) >= len(tc.listings) && len(seen) != len(tc.listings) {
+			t.Errorf("%s: %v leaves a listing replica out", tc.name, got)
+		}
 	}
 }
