@@ -65,6 +65,9 @@ if [[ " $TARGETS " == *" cluster "* ]]; then
     cep=$(wait_endpoint "$OUT/cluster.log")
 fi
 if [[ " $TARGETS " == *" over-swift "* ]]; then
+    # A new secret needs a new tenant store (an earlier one in Swift's servers is sealed with
+    # another secret).
+    /usr/bin/python3 test/peers/swift/forget-cairn-tenants.py /etc/swift
     CAIRN_CLUSTER_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n') "$CAIRN" server --role proxy \
         --ring /etc/swift --data "$data/over-swift" --listen 127.0.0.1:0 --root-access-key benchroot \
         --root-secret-key benchroot-secret >"$OUT/over-swift.log" 2>&1 &
