@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/cairn-store/cairn/internal/backend"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/proxy"
@@ -93,7 +91,7 @@ var ringFiles = []string{"account", "container", "object"}
 
 // openCluster loads the rings (each followed by a watcher that Serve runs) and makes the
 // client that reaches the other nodes.
-func (s *Server) openCluster(reg *prometheus.Registry) error {
+func (s *Server) openCluster() error {
 	for _, kind := range ringFiles {
 		w, err := ring.NewWatcher(filepath.Join(s.cfg.RingDir, kind+".ring.gz"), s.cfg.RingReload, s.cfg.Logger)
 		if err != nil {

@@ -184,7 +184,7 @@ func Start(cfg Config) (*Server, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if cfg.Role != RoleEmbedded {
-		if err := s.openCluster(reg); err != nil {
+		if err := s.openCluster(); err != nil {
 			return nil, err
 		}
 	}

@@ -65,15 +65,6 @@ func ClusterTopology() []string {
 	return strings.Fields(v)
 }
 
-// SkipInCluster skips a test about one server's own files or process when the tests run
-// against a cluster (ClusterTopology).
-func SkipInCluster(t testing.TB, why string) {
-	t.Helper()
-	if ClusterTopology() != nil {
-		t.Skip("single-server test (" + why + "): skipped against a cluster")
-	}
-}
-
 // SkipShort skips t under `go test -short`: these tests start real servers.
 func SkipShort(t testing.TB) {
 	t.Helper()
