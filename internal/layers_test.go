@@ -47,6 +47,8 @@ var forbidden = []struct {
 		"the tenant store keeps identities; in a cluster it keeps them in a Blob the server implements over the proxy, so that it knows nothing of how objects are stored"},
 	{"internal/admin", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/proxy", "internal/swift"},
 		"the admin API manages tenants; usage reaches it through a function the server wires, never the data path"},
+	{"internal/replicator", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/proxy", "internal/s3", "internal/swift", "internal/server", "internal/auth", "github.com/cockroachdb/pebble"},
+		"the replicator reaches its node's devices through the node contract and other nodes through the node protocol; it never opens a device itself"},
 	{"internal/ring", []string{"internal/"},
 		"the ring is pure placement logic"},
 	{"internal/access", []string{"internal/"},

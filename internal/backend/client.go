@@ -117,6 +117,7 @@ var _ nodeclient.Client = (*Client)(nil)
 type call struct {
 	method string
 	path   Path
+	raw    string // a path already escaped, used instead of path when set
 	query  string
 	header http.Header
 	body   io.Reader // nil for none
@@ -128,6 +129,9 @@ type call struct {
 func (c *Client) do(ctx context.Context, k call) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	url := c.base + k.path.String()
+	if k.raw != "" {
+		url = c.base + k.raw
+	}
 	if k.query != "" {
 		url += "?" + k.query
 	}

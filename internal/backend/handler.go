@@ -65,6 +65,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if r.Method == methodReplicate {
+		if err := h.replicate(w, r); err != nil {
+			writeError(w, err)
+		}
+		return
+	}
 	p, err := ParsePath(r.URL.EscapedPath())
 	if err == nil {
 		p, err = p.fromWire()

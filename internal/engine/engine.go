@@ -55,6 +55,12 @@ type Config struct {
 	// someone else leaves the index no room (see ballast.go). 0 means DefaultBallastBytes;
 	// negative means none.
 	BallastBytes int64
+	// NameHash is the ring's name hash (its top 64 bits), which places each name in a
+	// partition: the placement index (placement.go) is kept in its order. nil means
+	// DefaultNameHash. NameHashID identifies it (the ring's hash path prefix and suffix, say):
+	// when it differs from the one the device was indexed with, Open rebuilds the index.
+	NameHash   func(meta.ObjectName) uint64
+	NameHashID string
 }
 
 // DefaultReserveBytes is the default Config.ReserveBytes.
@@ -86,6 +92,9 @@ func (c *Config) Validate() error {
 	}
 	if c.BallastBytes == 0 {
 		c.BallastBytes = DefaultBallastBytes
+	}
+	if c.NameHash == nil {
+		c.NameHash = DefaultNameHash
 	}
 	return nil
 }
@@ -168,6 +177,9 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	if err := e.loadCorrupt(); err != nil {
+		return nil, err
+	}
+	if err := e.checkPlacement(); err != nil {
 		return nil, err
 	}
 	if err := e.collectGarbage(); err != nil {
@@ -422,6 +434,9 @@ func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond
 		return nil, nil, fmt.Errorf("engine: adding to batch: %w", err)
 	}
 	if err := b.Set(key, rec.encode(nil), nil); err != nil {
+		return nil, nil, storageErr("building batch", err)
+	}
+	if err := e.placeInBatch(b, key, rec); err != nil {
 		return nil, nil, storageErr("building batch", err)
 	}
 	if err := trackDataFiles(b, key, rec, old); err != nil {

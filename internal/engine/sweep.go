@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -74,7 +75,12 @@ func (e *Engine) reclaim(key []byte, ts meta.Timestamp) (bool, error) {
 		return false, nil // changed, or unreadable: not ours to remove
 	}
 	// Not synced: a removal lost in a crash is redone by the next pass.
-	if err := e.cfg.DB.Delete(key, pebble.NoSync); err != nil {
+	b := e.cfg.DB.NewBatch()
+	defer b.Close()
+	if err := errors.Join(b.Delete(key, nil), e.unplaceInBatch(b, key)); err != nil {
+		return false, storageErr(fmt.Sprintf("reclaiming tombstone %q", key), err)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
 		return false, storageErr(fmt.Sprintf("reclaiming tombstone %q", key), err)
 	}
 	return true, nil

@@ -109,8 +109,15 @@ func SingleDevice(node, device string, partPower uint, prefix string) *Ring {
 // that do not apply (an account's partition is Partition(a, "", "")). It is Swift's: the top
 // PartPower bits of md5(prefix + "/" + account[/container[/object]] + suffix).
 func (r *Ring) Partition(account, container, object string) uint32 {
+	return PartitionOf(NameHash(r.HashPrefix, r.HashSuffix, account, container, object), r.PartPower)
+}
+
+// NameHash is the top 64 bits of the name hash that partitions are taken from: names with the
+// same top PartPower bits share a partition, so a store kept in NameHash order holds every
+// partition, of any partition power, as one contiguous range.
+func NameHash(prefix, suffix, account, container, object string) uint64 {
 	h := md5.New()
-	h.Write([]byte(r.HashPrefix))
+	h.Write([]byte(prefix))
 	h.Write([]byte{'/'})
 	h.Write([]byte(account))
 	if container != "" {
@@ -121,10 +128,27 @@ func (r *Ring) Partition(account, container, object string) uint32 {
 			h.Write([]byte(object))
 		}
 	}
-	h.Write([]byte(r.HashSuffix))
+	h.Write([]byte(suffix))
 	var sum [md5.Size]byte
-	h.Sum(sum[:0])
-	return binary.BigEndian.Uint32(sum[:4]) >> (32 - r.PartPower)
+	return binary.BigEndian.Uint64(h.Sum(sum[:0]))
+}
+
+// PartitionOf is the partition of a NameHash at a partition power.
+func PartitionOf(hash uint64, partPower uint) uint32 {
+	if partPower == 0 {
+		return 0
+	}
+	return uint32(hash >> (64 - partPower))
+}
+
+// PartitionRange is the range of NameHash values of a partition, both ends included.
+func PartitionRange(part uint32, partPower uint) (lo, hi uint64) {
+	if partPower == 0 {
+		return 0, ^uint64(0)
+	}
+	shift := 64 - partPower
+	lo = uint64(part) << shift
+	return lo, lo | (1<<shift - 1)
 }
 
 // Nodes returns the devices that hold a partition, primary replicas in order: one per replica

@@ -1,6 +1,7 @@
 package ring
 
 import (
+	"fmt"
 	"errors"
 	"testing"
 )
@@ -48,5 +49,29 @@ func TestValidateRejectsBrokenRings(t *testing.T) {
 	r = &Ring{PartPower: 2}
 	if err := r.Validate(); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Validate of empty ring = %v", err)
+	}
+}
+
+// Every name's hash lies in its partition's range, at every partition power, and the ranges of
+// neighbouring partitions meet without a gap.
+func TestPartitionRangeHoldsItsNames(t *testing.T) {
+	r := &Ring{HashPrefix: "pre", HashSuffix: "suf"}
+	for _, power := range []uint{0, 1, 10, 18, 24} {
+		r.PartPower = power
+		for i := range 200 {
+			obj := fmt.Sprintf("o%d", i)
+			h := NameHash(r.HashPrefix, r.HashSuffix, "a", "c", obj)
+			part := r.Partition("a", "c", obj)
+			lo, hi := PartitionRange(part, power)
+			if h < lo || h > hi {
+				t.Fatalf("power %d: %s hash %x outside partition %d range [%x, %x]", power, obj, h, part, lo, hi)
+			}
+			if power > 0 && part > 0 {
+				_, prevHi := PartitionRange(part-1, power)
+				if prevHi+1 != lo {
+					t.Fatalf("power %d: partitions %d and %d do not meet", power, part-1, part)
+				}
+			}
+		}
 	}
 }

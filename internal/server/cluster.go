@@ -9,9 +9,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/cairn-store/cairn/internal/backend"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/replicator"
 	"github.com/cairn-store/cairn/internal/ring"
 	"github.com/cairn-store/cairn/internal/storage"
 )
@@ -159,4 +162,17 @@ func (d selfDialer) Dial(node string) (nodeclient.Client, error) {
 		return d.node, nil
 	}
 	return d.others.Dial(node)
+}
+
+// newReplicator returns the replicator of a storage or sumo node: it reaches this node's own
+// devices in-process and the others over the node protocol.
+func (s *Server) newReplicator(reg prometheus.Registerer) (*replicator.Replicator, error) {
+	return replicator.New(replicator.Config{
+		Node: s.node, Self: s.cfg.Listen,
+		ObjectRings: func() []*ring.Ring { return []*ring.Ring{s.ring("object").Current()} },
+		Dialer:      selfDialer{self: s.cfg.Listen, node: s.node, others: s.dialer},
+		Interval:    s.cfg.ReplicationInterval, Concurrency: s.cfg.ReplicationConcurrency,
+		BytesPerSecond: s.cfg.ReplicationBytesPerSecond,
+		Logger:         s.cfg.Logger, Registry: reg,
+	})
 }

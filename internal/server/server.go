@@ -28,6 +28,7 @@ import (
 	"github.com/cairn-store/cairn/internal/expirer"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/replicator"
 	"github.com/cairn-store/cairn/internal/ring"
 	"github.com/cairn-store/cairn/internal/storage"
 	"github.com/cairn-store/cairn/internal/swift"
@@ -87,6 +88,12 @@ type Config struct {
 	RingDir, ClusterSecret string
 	// RingReload is how often ring files are checked for changes (0: ring's default, 15s).
 	RingReload time.Duration
+	// Replication configures the replicator of a storage or sumo node: the pause between its
+	// passes (0: 30s; negative: it does not run), the partitions it works on at once (0: 2) and
+	// the bytes per second it may send (0: 100 MiB/s; negative: unbounded).
+	ReplicationInterval       time.Duration
+	ReplicationConcurrency    int
+	ReplicationBytesPerSecond int64
 	// StartupWait is how long a proxy started before its storage nodes waits for them to
 	// read the tenants (0: 2 minutes).
 	StartupWait time.Duration
@@ -149,17 +156,18 @@ func (c *Config) Validate() error {
 
 // Server is a running Cairn process.
 type Server struct {
-	cfg      Config
-	proxy    *proxy.Proxy    // nil on a storage node
-	node     *storage.Node   // nil on a proxy
-	dialer   *backend.Dialer // nil in the embedded default
-	rings    []*ring.Watcher // the ring files a cluster node follows
-	listener net.Listener
-	http     *http.Server
-	debug    *http.Server
-	expirer  *expirer.Daemon   // nil when disabled
-	sweeper  *storage.Sweeper  // nil when disabled
-	uploads  *s3.UploadSweeper // nil when disabled
+	cfg        Config
+	proxy      *proxy.Proxy    // nil on a storage node
+	node       *storage.Node   // nil on a proxy
+	dialer     *backend.Dialer // nil in the embedded default
+	rings      []*ring.Watcher // the ring files a cluster node follows
+	listener   net.Listener
+	http       *http.Server
+	debug      *http.Server
+	expirer    *expirer.Daemon        // nil when disabled
+	sweeper    *storage.Sweeper       // nil when disabled
+	replicator *replicator.Replicator // nil when disabled, or not a cluster's storage node
+	uploads    *s3.UploadSweeper      // nil when disabled
 	// generated is the root key when this start generated it, shown once on the console.
 	generated *auth.Key
 	keys      *auth.Store
@@ -273,6 +281,8 @@ func (s *Server) openNode(reg *prometheus.Registry) error {
 			return err
 		}
 		ncfg.Devices, ncfg.Address, ncfg.Peers = devs, cfg.Listen, s.dialer
+		obj := s.ring("object").Current()
+		ncfg.HashPrefix, ncfg.HashSuffix = obj.HashPrefix, obj.HashSuffix
 	}
 	node, err := storage.Open(ncfg)
 	if err != nil {
@@ -282,6 +292,11 @@ func (s *Server) openNode(reg *prometheus.Registry) error {
 	reg.MustRegister(node.Collector())
 	if cfg.SweepInterval >= 0 {
 		if s.sweeper, err = node.NewSweeper(storage.SweeperConfig{ReclaimAge: cfg.ReclaimAge, Interval: cfg.SweepInterval, Logger: cfg.Logger, Registry: reg}); err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
+	}
+	if cfg.Role != RoleEmbedded && cfg.ReplicationInterval >= 0 {
+		if s.replicator, err = s.newReplicator(reg); err != nil {
 			return fmt.Errorf("server: %w", err)
 		}
 	}
@@ -414,6 +429,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.sweeper != nil {
 		s.sweeper.Start()
 	}
+	if s.replicator != nil {
+		s.replicator.Start()
+	}
 	if s.uploads != nil {
 		s.uploads.Start()
 	}
@@ -444,6 +462,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	if s.sweeper != nil {
 		s.sweeper.Stop()
+	}
+	if s.replicator != nil {
+		s.replicator.Stop()
 	}
 	if s.uploads != nil {
 		s.uploads.Stop()

@@ -21,6 +21,7 @@ import (
 	"github.com/cairn-store/cairn/internal/index"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/ring"
 	"github.com/cairn-store/cairn/internal/vfs"
 )
 
@@ -54,6 +55,10 @@ type Config struct {
 	Peers nodeclient.Dialer
 	// UpdaterInterval is how often pending listing updates are resent (default 5s).
 	UpdaterInterval time.Duration
+	// HashPrefix and HashSuffix are the rings' hash path prefix and suffix: each device keeps
+	// its objects in the order of the rings' name hash, so that replication enumerates a
+	// partition as a range (engine.Config.NameHash).
+	HashPrefix, HashSuffix string
 }
 
 // Validate checks the configuration and fills in defaults.
@@ -186,9 +191,14 @@ func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
 		db.Close()
 		return nil, fmt.Errorf("upgrade index: %w", err)
 	}
+	prefix, suffix := cfg.HashPrefix, cfg.HashSuffix
 	eng, err := engine.Open(engine.Config{
 		Dir: dc.Dir, FS: cfg.FS, DB: db, InlineThreshold: cfg.InlineThreshold,
 		Logger: cfg.Logger.With("device", dc.Name),
+		NameHash: func(name meta.ObjectName) uint64 {
+			return ring.NameHash(prefix, suffix, name.Account, name.Container, name.Object)
+		},
+		NameHashID: nameHashID(prefix, suffix),
 	})
 	if err != nil {
 		db.Close()

@@ -68,8 +68,11 @@ func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 // TestKillStorageNodeDuringLoad kills one storage process with SIGKILL while clients PUT, GET
 // and DELETE through the proxy, with no retries: not one client operation may fail, and every
 // acknowledged object reads back byte for byte, while the node is down and after it returns.
+// Then replication must put every object back at its replica count: read from the devices
+// themselves, each name is on exactly its primaries, all with the same version and bytes, and
+// no handoff holds anything.
 func TestKillStorageNodeDuringLoad(t *testing.T) {
-	c, client := start(t, localcluster.Config{Storage: 4, Proxies: 1})
+	c, client := start(t, localcluster.Config{Storage: 4, Proxies: 1, Args: []string{"--replication-interval", "1s"}})
 	ctx := context.Background()
 	const bucket = "load"
 	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
@@ -175,6 +178,38 @@ func TestKillStorageNodeDuringLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("node back")
+
+	waitReplicated(t, c, 2*time.Minute)
+	copies, rg := onDisk(t, c)
+	found := 0
+	for name, cs := range copies {
+		where := map[string]bool{}
+		for _, dc := range cs {
+			where[dc.node+"/"+dc.device] = true
+			if dc.ts != cs[0].ts || dc.deleted != cs[0].deleted || !bytes.Equal(dc.data, cs[0].data) {
+				t.Fatalf("%q: copies differ: %s/%s has %d (deleted %v, %d bytes), %s/%s has %d (deleted %v, %d bytes)", name.Object,
+					cs[0].node, cs[0].device, cs[0].ts, cs[0].deleted, len(cs[0].data), dc.node, dc.device, dc.ts, dc.deleted, len(dc.data))
+			}
+		}
+		if want := primariesOf(rg, name); fmt.Sprint(where) != fmt.Sprint(want) || len(cs) != rg.Replicas() {
+			t.Fatalf("%q is on %v, want exactly its primaries %v", name.Object, where, want)
+		}
+		if name.Container != bucket {
+			continue
+		}
+		if want, ok := acked[name.Object]; ok {
+			found++
+			if cs[0].deleted || !bytes.Equal(cs[0].data, want) {
+				t.Fatalf("%q: on disk deleted=%v, %d bytes; acknowledged %d bytes", name.Object, cs[0].deleted, len(cs[0].data), len(want))
+			}
+		} else if deleted[name.Object] && !cs[0].deleted {
+			t.Fatalf("deleted %q is live on disk", name.Object)
+		}
+	}
+	if found != len(acked) {
+		t.Fatalf("%d of %d acknowledged objects found on disk", found, len(acked))
+	}
+	t.Logf("on disk: %d names, each on exactly its %d primaries", len(copies), rg.Replicas())
 }
 
 func getObject(ctx context.Context, c *s3.Client, bucket, key string) ([]byte, error) {

@@ -1,0 +1,447 @@
+// Package replicator keeps the objects of a storage node's devices where the object rings put
+// them, as Swift's object replicator does: for every partition a device holds, it compares the
+// digests of the partition's suffixes with the other primaries' and pushes the versions they
+// lack or hold older (objects and tombstones); a partition held by a device that is not one of
+// its primaries (a handoff's, or one a rebalance moved away) is pushed to all its primaries
+// and removed once every one of them holds it. Replication is push-only: each replica sends
+// what it has, so every pair is reconciled by the two passes of its ends. Bandwidth and
+// concurrency are bounded; progress is in /metrics and in Status.
+package replicator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+
+	"github.com/cairn-store/cairn/internal/daemon"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/ring"
+)
+
+// Local is what the replicator needs of its own storage node, in-process.
+type Local interface {
+	nodeclient.Client
+	nodeclient.Replication
+	// Devices names the node's open devices.
+	Devices() []string
+	// PartitionsWithData calls fn with each partition that holds a version on a device.
+	PartitionsWithData(ctx context.Context, device string, partPower uint, fn func(part uint32) error) error
+	// EvictObject removes a device's copy of a name at ts, if it is still the current one.
+	EvictObject(ctx context.Context, device string, name meta.ObjectName, ts meta.Timestamp) (bool, error)
+}
+
+// Config configures a Replicator.
+type Config struct {
+	// Node is this storage node.
+	Node Local
+	// Self is the node's address as the rings name it.
+	Self string
+	// ObjectRings returns the object rings in force, one per storage policy.
+	ObjectRings func() []*ring.Ring
+	// Dialer reaches the nodes the rings name (this one included); their clients must
+	// implement nodeclient.Replication.
+	Dialer nodeclient.Dialer
+	// Interval is the pause between the start of passes (default 30s, Swift's).
+	Interval time.Duration
+	// Concurrency is how many partitions are replicated at once (default 2).
+	Concurrency int
+	// BytesPerSecond bounds the bytes pushed to other nodes (default 100 MiB/s; negative:
+	// unbounded).
+	BytesPerSecond int64
+	Logger         *slog.Logger
+	// Registry receives the metrics; nil registers none.
+	Registry prometheus.Registerer
+}
+
+// Validate fills in defaults and checks the rest.
+func (c *Config) Validate() error {
+	if c.Node == nil || c.ObjectRings == nil || c.Dialer == nil {
+		return errors.New("replicator: Config needs Node, ObjectRings and Dialer")
+	}
+	if c.Self == "" {
+		return errors.New("replicator: Config.Self is empty")
+	}
+	if c.Interval == 0 {
+		c.Interval = 30 * time.Second
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 2
+	}
+	if c.BytesPerSecond == 0 {
+		c.BytesPerSecond = 100 << 20
+	}
+	if c.Interval < 0 || c.Concurrency < 0 {
+		return errors.New("replicator: negative interval or concurrency")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// Replicator is the running daemon.
+type Replicator struct {
+	cfg     Config
+	log     *slog.Logger
+	limit   *rate.Limiter // nil: unbounded
+	metrics metrics
+	loop    *daemon.Loop
+
+	mu     sync.Mutex
+	status Status
+}
+
+// Status is what the replicator reports of its passes.
+type Status struct {
+	Passes int64 // completed
+	// Running: a pass is under way; Done and Total count its partitions.
+	Running     bool
+	Done, Total int
+	// Of the last completed pass:
+	LastStart, LastEnd time.Time
+	Last               PassStats
+}
+
+// PassStats counts what a pass did.
+type PassStats struct {
+	Partitions int // partitions visited
+	Handoffs   int // of them, partitions held away from their primaries
+	// Failed: partitions with a replica that could not be reached or written.
+	Failed    int
+	Pushed    int64 // versions sent (objects and tombstones)
+	Bytes     int64 // object bytes sent
+	Evicted   int64 // handoff versions removed once their primaries held them
+	Remaining int   // handoff partitions still held at the end of the pass
+}
+
+// New returns a Replicator that is not running yet (Start runs it; RunPass runs one pass).
+func New(cfg Config) (*Replicator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Replicator{cfg: cfg, log: cfg.Logger.With("component", "replicator"), metrics: newMetrics()}
+	if cfg.BytesPerSecond > 0 {
+		burst := int(min(cfg.BytesPerSecond, 4<<20))
+		r.limit = rate.NewLimiter(rate.Limit(cfg.BytesPerSecond), burst)
+	}
+	if cfg.Registry != nil {
+		if err := r.metrics.register(cfg.Registry); err != nil {
+			return nil, fmt.Errorf("replicator: metrics: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// Start runs passes until Stop, the first at once.
+func (r *Replicator) Start() {
+	r.loop = daemon.Start(r.cfg.Interval, true, func(ctx context.Context) { r.RunPass(ctx) })
+}
+
+// Stop ends the daemon, canceling a running pass.
+func (r *Replicator) Stop() {
+	if r.loop != nil {
+		r.loop.Stop()
+	}
+}
+
+// Status returns the replicator's progress.
+func (r *Replicator) Status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status
+}
+
+// job is one partition of one device to replicate.
+type job struct {
+	ring   *ring.Ring
+	device string
+	part   uint32
+}
+
+// RunPass replicates every partition the node's devices hold, once.
+func (r *Replicator) RunPass(ctx context.Context) PassStats {
+	start := time.Now()
+	var jobs []job
+	local := map[string]bool{}
+	for _, d := range r.cfg.Node.Devices() {
+		local[d] = true
+	}
+	for _, rg := range r.cfg.ObjectRings() {
+		for _, dev := range ringDevices(rg, r.cfg.Self, local) {
+			err := r.cfg.Node.PartitionsWithData(ctx, dev, rg.PartPower, func(part uint32) error {
+				jobs = append(jobs, job{ring: rg, device: dev, part: part})
+				return nil
+			})
+			if err != nil && ctx.Err() == nil {
+				r.log.Warn("listing a device's partitions", "device", dev, "err", err)
+			}
+		}
+	}
+	r.mu.Lock()
+	r.status.Running, r.status.Done, r.status.Total = true, 0, len(jobs)
+	r.mu.Unlock()
+	r.metrics.progress.Set(0)
+
+	var st PassStats
+	var stMu sync.Mutex
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range max(1, r.cfg.Concurrency) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) || ctx.Err() != nil {
+					return
+				}
+				js := r.replicate(ctx, jobs[i])
+				stMu.Lock()
+				st.add(js)
+				stMu.Unlock()
+				r.mu.Lock()
+				r.status.Done++
+				done := r.status.Done
+				r.mu.Unlock()
+				r.metrics.progress.Set(float64(done) / float64(len(jobs)))
+			}
+		}()
+	}
+	wg.Wait()
+	end := time.Now()
+	r.mu.Lock()
+	r.status.Running = false
+	if ctx.Err() == nil {
+		r.status.Passes++
+		r.status.LastStart, r.status.LastEnd, r.status.Last = start, end, st
+	}
+	r.mu.Unlock()
+	if ctx.Err() == nil {
+		r.metrics.passes.Inc()
+		r.metrics.progress.Set(1)
+		r.metrics.lastPass.Set(end.Sub(start).Seconds())
+		r.metrics.lastEnd.Set(float64(end.Unix()))
+		r.metrics.handoffs.Set(float64(st.Remaining))
+		r.log.Info("replication pass", "partitions", st.Partitions, "handoffs", st.Handoffs, "failed", st.Failed,
+			"pushed", st.Pushed, "bytes", st.Bytes, "evicted", st.Evicted, "handoffs_left", st.Remaining, "took", end.Sub(start).Round(time.Millisecond))
+	}
+	return st
+}
+
+func (s *PassStats) add(o PassStats) {
+	s.Partitions += o.Partitions
+	s.Handoffs += o.Handoffs
+	s.Failed += o.Failed
+	s.Pushed += o.Pushed
+	s.Bytes += o.Bytes
+	s.Evicted += o.Evicted
+	s.Remaining += o.Remaining
+}
+
+// ringDevices returns the devices of a ring on this node that the node has open.
+func ringDevices(rg *ring.Ring, self string, open map[string]bool) []string {
+	var out []string
+	for _, d := range rg.Devices {
+		if d.Node == self && open[d.Name] {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
+// replicate reconciles one partition of one device with its primaries.
+func (r *Replicator) replicate(ctx context.Context, j job) PassStats {
+	st := PassStats{Partitions: 1}
+	primaries := j.ring.Nodes(j.part)
+	handoff := true
+	var targets []ring.Device
+	for _, d := range primaries {
+		if d.Node == r.cfg.Self && d.Name == j.device {
+			handoff = false
+			continue
+		}
+		targets = append(targets, d)
+	}
+	kind := "primary"
+	var held []nodeclient.ObjectVersion
+	if handoff {
+		kind = "handoff"
+		st.Handoffs = 1
+		// What the device holds before the pushes: each of these is confirmed by them, and
+		// is removed afterwards unless it changed meanwhile.
+		var err error
+		if held, err = r.cfg.Node.PartitionVersions(ctx, j.device, j.ring.PartPower, j.part, nil); err != nil {
+			return r.failed(ctx, st, j, kind, "listing the partition", err)
+		}
+	}
+	ok := true
+	for _, t := range targets {
+		pushed, bytes, err := r.sync(ctx, j, t)
+		st.Pushed += pushed
+		st.Bytes += bytes
+		if err != nil {
+			ok = false
+			if ctx.Err() != nil {
+				return st
+			}
+			r.log.Debug("replicating a partition", "device", j.device, "partition", j.part, "to", t.Node+"/"+t.Name, "err", err)
+		}
+	}
+	if !ok {
+		st.Failed = 1
+		if handoff {
+			st.Remaining = 1
+		}
+		r.metrics.partitions.WithLabelValues(kind, "failed").Inc()
+		return st
+	}
+	if handoff {
+		for _, v := range held {
+			gone, err := r.cfg.Node.EvictObject(ctx, j.device, v.Name, v.Timestamp)
+			if err != nil {
+				return r.failed(ctx, st, j, kind, "removing a handoff copy", err)
+			}
+			if gone {
+				st.Evicted++
+				r.metrics.evicted.Inc()
+			}
+		}
+		// Versions written to the handoff during the pass stay for the next one.
+		if int(st.Evicted) < len(held) {
+			st.Remaining = 1
+		}
+	}
+	r.metrics.partitions.WithLabelValues(kind, "ok").Inc()
+	return st
+}
+
+func (r *Replicator) failed(ctx context.Context, st PassStats, j job, kind, what string, err error) PassStats {
+	if ctx.Err() == nil {
+		r.log.Warn("replication: "+what, "device", j.device, "partition", j.part, "err", err)
+	}
+	st.Failed = 1
+	if kind == "handoff" {
+		st.Remaining = 1
+	}
+	r.metrics.partitions.WithLabelValues(kind, "failed").Inc()
+	return st
+}
+
+// sync pushes to one replica what it lacks of a partition.
+func (r *Replicator) sync(ctx context.Context, j job, t ring.Device) (pushed, bytes int64, err error) {
+	addr := t.Node
+	if t.ReplicationNode != "" {
+		addr = t.ReplicationNode
+	}
+	c, err := r.cfg.Dialer.Dial(addr)
+	if err != nil {
+		return 0, 0, err
+	}
+	remote, ok := c.(nodeclient.Replication)
+	if !ok {
+		return 0, 0, fmt.Errorf("replicator: node %s does not replicate", addr)
+	}
+	power := j.ring.PartPower
+	mine, err := r.cfg.Node.PartitionDigests(ctx, j.device, power, j.part)
+	if err != nil {
+		return 0, 0, fmt.Errorf("local digests: %w", err)
+	}
+	theirs, err := remote.PartitionDigests(ctx, t.Name, power, j.part)
+	if err != nil {
+		return 0, 0, fmt.Errorf("digests of %s/%s: %w", addr, t.Name, err)
+	}
+	diff := differing(mine, theirs)
+	if len(diff) == 0 {
+		return 0, 0, nil
+	}
+	versions, err := r.cfg.Node.PartitionVersions(ctx, j.device, power, j.part, diff)
+	if err != nil {
+		return 0, 0, fmt.Errorf("local versions: %w", err)
+	}
+	want, err := remote.WantVersions(ctx, t.Name, versions)
+	if err != nil {
+		return 0, 0, fmt.Errorf("asking %s/%s: %w", addr, t.Name, err)
+	}
+	for _, i := range want {
+		n, err := r.push(ctx, j, c, t.Name, versions[i])
+		if err != nil {
+			return pushed, bytes, fmt.Errorf("pushing %s/%s/%s to %s/%s: %w", versions[i].Name.Account, versions[i].Name.Container, versions[i].Name.Object, addr, t.Name, err)
+		}
+		pushed++
+		bytes += n
+	}
+	return pushed, bytes, nil
+}
+
+// differing returns the suffixes whose local digest the remote does not have.
+func differing(mine, theirs map[uint32]uint64) []uint32 {
+	var out []uint32
+	for s, d := range mine {
+		if theirs[s] != d {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// push sends one version to a replica: a tombstone as a DELETE at its timestamp, an object as
+// a PUT of its bytes and metadata (no listing update: listings replicate on their own).
+func (r *Replicator) push(ctx context.Context, j job, c nodeclient.Client, device string, v nodeclient.ObjectVersion) (int64, error) {
+	if v.Deleted {
+		_, err := c.DeleteObject(ctx, device, j.part, v.Name, v.Timestamp, nodeclient.DeleteOptions{})
+		if err != nil && !errors.Is(err, meta.ErrNotFound) && !errors.Is(err, meta.ErrConflict) {
+			return 0, err
+		}
+		r.metrics.pushed.WithLabelValues("tombstone").Inc()
+		return 0, nil
+	}
+	src, err := r.cfg.Node.GetObject(ctx, j.device, j.part, v.Name, nil)
+	if errors.Is(err, meta.ErrNotFound) {
+		return 0, nil // deleted or moved meanwhile: the next pass sees what is there now
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading the local copy: %w", err)
+	}
+	defer src.Close()
+	body := &meteredReader{r: src, ctx: ctx, limit: r.limit}
+	_, err = c.PutObject(ctx, device, j.part, v.Name, src.Object, body, nodeclient.PutOptions{})
+	if err != nil && !errors.Is(err, meta.ErrConflict) {
+		return body.n, err
+	}
+	r.metrics.pushed.WithLabelValues("object").Inc()
+	r.metrics.bytes.Add(float64(body.n))
+	return body.n, nil
+}
+
+// meteredReader counts the bytes read and holds them to the bandwidth limit.
+type meteredReader struct {
+	r     io.Reader
+	ctx   context.Context
+	limit *rate.Limiter
+	n     int64
+}
+
+func (m *meteredReader) Read(p []byte) (int, error) {
+	if m.limit != nil && len(p) > m.limit.Burst() {
+		p = p[:m.limit.Burst()]
+	}
+	n, err := m.r.Read(p)
+	if n > 0 {
+		m.n += int64(n)
+		if m.limit != nil {
+			if werr := m.limit.WaitN(m.ctx, n); werr != nil {
+				return n, werr
+			}
+		}
+	}
+	return n, err
+}

@@ -1,0 +1,279 @@
+package replicator_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/cairn-store/cairn/internal/backend"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/replicator"
+	"github.com/cairn-store/cairn/internal/ring"
+	"github.com/cairn-store/cairn/internal/storage"
+)
+
+const secret = "the cluster secret of the tests"
+
+var ctx = context.Background()
+
+// cluster is four storage nodes of one device each, behind the node protocol on loopback ports,
+// and a 3-replica ring over them in which replica r of partition p is on node (p+r) mod 4: each
+// partition's fourth node is its first handoff.
+type cluster struct {
+	t     *testing.T
+	ring  *ring.Ring
+	nodes []*storage.Node
+	reps  []*replicator.Replicator
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := &cluster{t: t, ring: &ring.Ring{PartPower: 3, HashPrefix: "pre", HashSuffix: "suf"}}
+	for i := range 4 {
+		n, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(t.TempDir(), fmt.Sprint(i))}},
+			HashPrefix: "pre", HashSuffix: "suf"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.Close() })
+		h, err := backend.NewHandler(backend.HandlerConfig{Node: n, Secret: []byte(secret)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		c.nodes = append(c.nodes, n)
+		c.ring.Devices = append(c.ring.Devices, ring.Device{ID: i, Zone: i, Node: srv.Listener.Addr().String(), Name: "d0", Weight: 1})
+	}
+	for r := range 3 {
+		row := make([]int, c.ring.Partitions())
+		for p := range row {
+			row[p] = (p + r) % 4
+		}
+		c.ring.Assignments = append(c.ring.Assignments, row)
+	}
+	d, err := backend.NewDialer(backend.ClientConfig{Secret: []byte(secret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range c.nodes {
+		rep, err := replicator.New(replicator.Config{Node: n, Self: c.ring.Devices[i].Node, Dialer: d,
+			ObjectRings: func() []*ring.Ring { return []*ring.Ring{c.ring} }, BytesPerSecond: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.reps = append(c.reps, rep)
+	}
+	return c
+}
+
+// placement returns an object's partition, its primaries' node indexes and its handoff's.
+func (c *cluster) placement(name meta.ObjectName) (part uint32, primaries []int, handoff int) {
+	part = c.ring.Partition(name.Account, name.Container, name.Object)
+	for r := range 3 {
+		primaries = append(primaries, (int(part)+r)%4)
+	}
+	return part, primaries, (int(part) + 3) % 4
+}
+
+func (c *cluster) put(node int, name meta.ObjectName, ts meta.Timestamp, data []byte) {
+	c.t.Helper()
+	part, _, _ := c.placement(name)
+	_, err := c.nodes[node].PutObject(ctx, "d0", part, name, meta.Object{Timestamp: ts, Size: int64(len(data)), ContentType: "text/x-test",
+		UserMeta: map[string]string{"color": "blue"}}, bytes.NewReader(data), nodeclient.PutOptions{})
+	if err != nil {
+		c.t.Fatalf("put %s on node %d: %v", name.Object, node, err)
+	}
+}
+
+// version returns what a node holds of a name: its timestamp and whether it is a tombstone
+// (ts 0: nothing).
+func (c *cluster) version(node int, name meta.ObjectName) (meta.Timestamp, bool) {
+	c.t.Helper()
+	part, _, _ := c.placement(name)
+	vs, err := c.nodes[node].PartitionVersions(ctx, "d0", c.ring.PartPower, part, nil)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for _, v := range vs {
+		if v.Name == name {
+			return v.Timestamp, v.Deleted
+		}
+	}
+	return 0, false
+}
+
+func (c *cluster) read(node int, name meta.ObjectName) ([]byte, meta.Object) {
+	c.t.Helper()
+	part, _, _ := c.placement(name)
+	r, err := c.nodes[node].GetObject(ctx, "d0", part, name, nil)
+	if err != nil {
+		c.t.Fatalf("get %s from node %d: %v", name.Object, node, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return b, r.Object
+}
+
+func (c *cluster) pass() replicator.PassStats {
+	var total replicator.PassStats
+	for _, r := range c.reps {
+		st := r.RunPass(ctx)
+		total.Pushed += st.Pushed
+		total.Evicted += st.Evicted
+		total.Failed += st.Failed
+		total.Remaining += st.Remaining
+	}
+	return total
+}
+
+func obj(o string) meta.ObjectName { return meta.ObjectName{Account: "acct", Container: "cont", Object: o} }
+
+func TestReplicationRestoresEveryReplicaAndEmptiesHandoffs(t *testing.T) {
+	c := newCluster(t)
+	small := []byte("small object bytes")
+	large := bytes.Repeat([]byte("0123456789abcdef"), 20<<10) // a data file, not inline
+
+	// Missed by its third primary (the node was down during the PUT).
+	missed := obj("missed")
+	ts := meta.Now()
+	_, prim, _ := c.placement(missed)
+	c.put(prim[0], missed, ts, small)
+	c.put(prim[1], missed, ts, small)
+	bigMissed := obj("big/missed")
+	bts := meta.Now()
+	_, bprim, _ := c.placement(bigMissed)
+	c.put(bprim[1], bigMissed, bts, large)
+
+	// Deleted while one primary was away: the tombstone must reach it.
+	deleted := obj("deleted")
+	_, dprim, _ := c.placement(deleted)
+	for _, n := range dprim {
+		c.put(n, deleted, meta.Now(), small)
+	}
+	dts := meta.Now()
+	for _, n := range dprim[:2] {
+		if _, err := c.nodes[n].DeleteObject(ctx, "d0", 0, deleted, dts, nodeclient.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Written to a handoff only (two primaries down): it must go home and leave the handoff.
+	away := obj("away")
+	_, aprim, ahand := c.placement(away)
+	ats := meta.Now()
+	c.put(ahand, away, ats, small)
+	c.put(aprim[0], away, ats, small)
+
+	// An older version on one primary, a newer on another.
+	stale := obj("stale")
+	_, sprim, _ := c.placement(stale)
+	c.put(sprim[2], stale, meta.Now(), []byte("old"))
+	newTS := meta.Now()
+	c.put(sprim[0], stale, newTS, []byte("new"))
+
+	st := c.pass()
+	if st.Failed != 0 || st.Pushed == 0 {
+		t.Fatalf("first pass: %+v", st)
+	}
+	c.pass() // a handoff's copy leaves once the primaries hold it, which may take their pass
+
+	check := func(name meta.ObjectName, want []byte, wts meta.Timestamp) {
+		t.Helper()
+		_, primaries, handoff := c.placement(name)
+		for _, n := range primaries {
+			if got, _ := c.version(n, name); got != wts {
+				t.Fatalf("%s on primary %d: timestamp %d, want %d", name.Object, n, got, wts)
+			}
+			if want != nil {
+				b, o := c.read(n, name)
+				if !bytes.Equal(b, want) || o.UserMeta["color"] != "blue" || o.ContentType != "text/x-test" {
+					t.Fatalf("%s on primary %d: %d bytes %q / %+v", name.Object, n, len(b), o.ContentType, o.UserMeta)
+				}
+			}
+		}
+		if got, _ := c.version(handoff, name); got != 0 {
+			t.Fatalf("%s still on handoff %d (timestamp %d)", name.Object, handoff, got)
+		}
+	}
+	check(missed, small, ts)
+	check(bigMissed, large, bts)
+	check(away, small, ats)
+	check(stale, []byte("new"), newTS)
+	check(deleted, nil, dts)
+	for _, n := range dprim {
+		if _, del := c.version(n, deleted); !del {
+			t.Fatalf("deleted object alive on primary %d", n)
+		}
+	}
+
+	// Everything is in place: a further pass sends nothing.
+	if st := c.pass(); st.Pushed != 0 || st.Evicted != 0 || st.Failed != 0 || st.Remaining != 0 {
+		t.Fatalf("pass over a replicated cluster: %+v", st)
+	}
+}
+
+// A handoff whose primaries cannot all be reached keeps its copy.
+func TestHandoffKeepsItsCopyUntilEveryPrimaryHasIt(t *testing.T) {
+	c := newCluster(t)
+	name := obj("kept")
+	_, prim, hand := c.placement(name)
+	ts := meta.Now()
+	c.put(hand, name, ts, []byte("only here"))
+	// One primary's device is gone (its node answers, the device does not).
+	c.ring.Devices[prim[1]].Name = "missing"
+	st := c.reps[hand].RunPass(ctx)
+	if st.Failed == 0 || st.Remaining != 1 {
+		t.Fatalf("pass with a primary missing: %+v", st)
+	}
+	if got, _ := c.version(hand, name); got != ts {
+		t.Fatal("the handoff dropped its copy while a primary lacked it")
+	}
+	if got, _ := c.version(prim[0], name); got != ts {
+		t.Fatal("the reachable primary did not get the copy")
+	}
+	c.ring.Devices[prim[1]].Name = "d0"
+	if st := c.reps[hand].RunPass(ctx); st.Failed != 0 || st.Remaining != 0 || st.Evicted != 1 {
+		t.Fatalf("pass with every primary back: %+v", st)
+	}
+	for _, n := range prim {
+		if got, _ := c.version(n, name); got != ts {
+			t.Fatalf("primary %d lacks the object", n)
+		}
+	}
+	if got, _ := c.version(hand, name); got != 0 {
+		t.Fatal("handoff copy not removed")
+	}
+}
+
+// The storage node's placement hash is the ring's: the engine's default (no prefix or suffix)
+// must agree with it too, or a device opened without the ring's hash would be enumerated wrong.
+func TestPartitionsWithDataMatchTheRing(t *testing.T) {
+	c := newCluster(t)
+	want := map[uint32]bool{}
+	for i := range 20 {
+		name := obj(fmt.Sprintf("o%d", i))
+		part, _, _ := c.placement(name)
+		want[part] = true
+		c.put(0, name, meta.Now(), []byte("x"))
+	}
+	got := map[uint32]bool{}
+	if err := c.nodes[0].PartitionsWithData(ctx, "d0", c.ring.PartPower, func(p uint32) error { got[p] = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("partitions with data %v, want %v", got, want)
+	}
+	if _, err := c.nodes[0].PartitionDigests(ctx, "d0", c.ring.PartPower, 1<<c.ring.PartPower); !errors.Is(err, meta.ErrInvalidName) {
+		t.Fatalf("digest of a partition past the ring: %v", err)
+	}
+}

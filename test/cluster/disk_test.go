@@ -1,0 +1,149 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/localcluster"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/ring"
+	"github.com/cairn-store/cairn/internal/storage"
+)
+
+// metric returns the sum of a metric's samples (over its labels) on a node's /metrics.
+func metric(t *testing.T, n *localcluster.Node, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(n.Endpoint() + "/metrics")
+	if err != nil {
+		t.Fatalf("metrics of %s: %v", n.Name, err)
+	}
+	defer resp.Body.Close()
+	sum := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name) || (line[len(name)] != ' ' && line[len(name)] != '{') {
+			continue
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			t.Fatalf("metrics of %s: %q: %v", n.Name, line, err)
+		}
+		sum += v
+	}
+	return sum
+}
+
+// waitReplicated waits until every storage node has completed two more replication passes
+// and the last of them found no partition away from its primaries.
+func waitReplicated(t *testing.T, c *localcluster.Cluster, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	start := map[string]float64{}
+	for _, n := range c.Storage() {
+		start[n.Name] = metric(t, n, "cairn_replication_passes_total")
+	}
+	for {
+		done := true
+		for _, n := range c.Storage() {
+			if metric(t, n, "cairn_replication_passes_total") < start[n.Name]+2 || metric(t, n, "cairn_replication_handoff_partitions") != 0 {
+				done = false
+			}
+		}
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			var state []string
+			for _, n := range c.Storage() {
+				state = append(state, fmt.Sprintf("%s: %v passes, %v handoff partitions", n.Name,
+					metric(t, n, "cairn_replication_passes_total"), metric(t, n, "cairn_replication_handoff_partitions")))
+			}
+			t.Fatalf("replication did not settle within %v: %s", timeout, strings.Join(state, "; "))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// diskCopy is one device's copy of a name.
+type diskCopy struct {
+	node, device string
+	ts           meta.Timestamp
+	deleted      bool
+	data         []byte // nil for a tombstone
+}
+
+// onDisk stops the cluster and reads every storage node's devices directly (not through any
+// API): for each object name, the copies the devices hold, and the ring that places them.
+func onDisk(t *testing.T, c *localcluster.Cluster) (map[meta.ObjectName][]diskCopy, *ring.Ring) {
+	t.Helper()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rg, err := ring.Load(filepath.Join(c.RingDir, "object.ring.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	copies := map[meta.ObjectName][]diskCopy{}
+	for _, n := range c.Storage() {
+		entries, err := os.ReadDir(filepath.Join(n.DataDir, "devices"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			node, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: e.Name(), Dir: filepath.Join(n.DataDir, "devices", e.Name())}},
+				HashPrefix: rg.HashPrefix, HashSuffix: rg.HashSuffix})
+			if err != nil {
+				t.Fatalf("opening %s/%s: %v", n.Name, e.Name(), err)
+			}
+			err = node.PartitionsWithData(ctx, e.Name(), rg.PartPower, func(part uint32) error {
+				vs, err := node.PartitionVersions(ctx, e.Name(), rg.PartPower, part, nil)
+				if err != nil {
+					return err
+				}
+				for _, v := range vs {
+					dc := diskCopy{node: n.Addr, device: e.Name(), ts: v.Timestamp, deleted: v.Deleted}
+					if !v.Deleted {
+						r, err := node.GetObject(ctx, e.Name(), part, v.Name, nil)
+						if err != nil {
+							return fmt.Errorf("reading %v: %w", v.Name, err)
+						}
+						dc.data, err = io.ReadAll(r)
+						r.Close()
+						if err != nil {
+							return fmt.Errorf("reading %v: %w", v.Name, err)
+						}
+					}
+					copies[v.Name] = append(copies[v.Name], dc)
+				}
+				return nil
+			})
+			node.Close()
+			if err != nil {
+				t.Fatalf("%s/%s: %v", n.Name, e.Name(), err)
+			}
+		}
+	}
+	return copies, rg
+}
+
+// primariesOf returns "node/device" of a name's primaries.
+func primariesOf(rg *ring.Ring, name meta.ObjectName) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range rg.Nodes(rg.Partition(name.Account, name.Container, name.Object)) {
+		out[d.Node+"/"+d.Name] = true
+	}
+	return out
+}
