@@ -96,15 +96,15 @@ func newAdminCommand() *cobra.Command {
 	var f adminFlags
 	cmd := &cobra.Command{
 		Use:   "admin",
-		Short: "Manage accounts, users and keys (with the root key)",
-		Long:  "Manage accounts (tenants), their users and the users' keys, and see what an account stores." + adminLong,
+		Short: "Manage accounts, users and keys; show the cluster's status (with the root key)",
+		Long:  "Manage accounts (tenants), their users and the users' keys, see what an account stores, and see the cluster's nodes, devices and replication." + adminLong,
 	}
 	f.register(cmd.PersistentFlags())
 	account := &cobra.Command{Use: "account", Short: "Create, list, show, delete accounts; set quotas; show usage"}
 	account.AddCommand(newAccountCommands(&f)...)
 	user := &cobra.Command{Use: "user", Short: "Create, list and delete users; rotate their keys"}
 	user.AddCommand(newUserCommands(&f)...)
-	cmd.AddCommand(account, user)
+	cmd.AddCommand(account, user, newStatusCommand(&f))
 	return cmd
 }
 

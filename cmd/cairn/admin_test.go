@@ -30,6 +30,16 @@ func TestAdminCommands(t *testing.T) {
 			t.Fatalf("output is not JSON: %v\n%s", err, s)
 		}
 	}
+	// The embedded default's status: one node, its one device, served.
+	var st admin.ClusterStatus
+	decode(adm("status", "--json"), &st)
+	if st.Summary.Nodes != 1 || st.Summary.NodesDown != 0 || st.Summary.Devices != 1 || st.Summary.DevicesFailed != 0 ||
+		st.Summary.TotalBytes <= 0 || len(st.Nodes) != 1 || st.Nodes[0].Devices[0].Name != "d0" || len(st.Rings) != 1 {
+		t.Fatalf("status of the embedded default: %+v", st)
+	}
+	if human := adm("status"); !strings.Contains(human, "nodes:") || !strings.Contains(human, "d0") {
+		t.Errorf("status printed:\n%s", human)
+	}
 	if out := adm("account", "create", "acme"); out != "created account acme\n" {
 		t.Errorf("account create printed %q", out)
 	}

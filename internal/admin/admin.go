@@ -37,6 +37,8 @@ type UsageFunc func(ctx context.Context, account string) (Usage, error)
 type Config struct {
 	Store *auth.Store
 	Usage UsageFunc
+	// Status gathers the cluster's status (GET /admin/v1/status); nil: none.
+	Status StatusFunc
 	// Region, if set, is the only region accepted in signatures (as for S3).
 	Region string
 	Logger *slog.Logger     // default: discard

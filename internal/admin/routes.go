@@ -65,6 +65,12 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, body []byte) err
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
 		return errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path)
 	}
+	if seg[0] == "status" && len(seg) == 1 {
+		if err := method(http.MethodGet); err != nil {
+			return err
+		}
+		return h.status(w, r)
+	}
 	if seg[0] != "accounts" || len(seg) > 6 {
 		return errorf(http.StatusNotFound, CodeNotFound, "no such admin resource %q", r.URL.Path)
 	}

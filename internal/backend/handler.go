@@ -65,8 +65,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if r.Method == methodReplicate {
-		if err := h.replicate(w, r); err != nil {
+	if r.Method == methodReplicate || r.URL.Path == reconPath {
+		serve := h.replicate
+		if r.URL.Path == reconPath {
+			serve = h.recon
+		}
+		if err := serve(w, r); err != nil {
 			writeError(w, err)
 		}
 		return

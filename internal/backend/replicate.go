@@ -205,3 +205,40 @@ func (c *Client) WantVersions(ctx context.Context, device string, versions []nod
 	}
 	return want, nil
 }
+
+// reconPath is where a node answers its status (Swift's storage servers have a recon
+// middleware for the same purpose).
+const reconPath = "/recon"
+
+// recon answers GET /recon with the node's status.
+func (h *Handler) recon(w http.ResponseWriter, r *http.Request) error {
+	rep, ok := h.node.(nodeclient.Reporter)
+	if !ok || r.Method != http.MethodGet {
+		return fmt.Errorf("%w: no status here", ErrBadRequest)
+	}
+	st, err := rep.NodeStatus(r.Context())
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(st)
+}
+
+var _ nodeclient.Reporter = (*Client)(nil)
+
+// NodeStatus asks the node for its status.
+func (c *Client) NodeStatus(ctx context.Context) (nodeclient.NodeStatus, error) {
+	var st nodeclient.NodeStatus
+	resp, err := c.do(ctx, call{method: http.MethodGet, raw: reconPath})
+	if err != nil {
+		return st, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return st, failed(resp, "GET "+reconPath)
+	}
+	defer drain(resp)
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&st); err != nil {
+		return st, fmt.Errorf("backend: node status: %v: %w", err, meta.ErrUnavailable)
+	}
+	return st, nil
+}

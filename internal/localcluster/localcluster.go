@@ -329,3 +329,6 @@ func randomHex(n int) string {
 	}
 	return hex.EncodeToString(b)
 }
+
+// RootKey is the root key every proxy of the cluster serves.
+func (c *Cluster) RootKey() (accessKey, secretKey string) { return c.cfg.RootAccessKey, c.cfg.RootSecretKey }

@@ -445,3 +445,23 @@ func (m *meteredReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// DaemonStatus is the replicator's progress as a node reports it (nodeclient.NodeStatus).
+func (r *Replicator) DaemonStatus() nodeclient.DaemonStatus {
+	st := r.Status()
+	ds := nodeclient.DaemonStatus{Passes: st.Passes, Running: st.Running, LastPassEnd: st.LastEnd,
+		Counters: map[string]int64{
+			"partitions": int64(st.Last.Partitions), "handoff_partitions": int64(st.Last.Handoffs),
+			"failed_partitions": int64(st.Last.Failed), "pushed": st.Last.Pushed, "pushed_bytes": st.Last.Bytes,
+			"evicted": st.Last.Evicted, "handoffs_left": int64(st.Last.Remaining),
+		}}
+	if !st.LastEnd.IsZero() {
+		ds.LastPassSeconds = st.LastEnd.Sub(st.LastStart).Seconds()
+	}
+	if st.Total > 0 {
+		ds.Progress = float64(st.Done) / float64(st.Total)
+	} else if st.Passes > 0 {
+		ds.Progress = 1
+	}
+	return ds
+}

@@ -1,8 +1,8 @@
 package ring
 
 import (
-	"fmt"
 	"errors"
+	"fmt"
 	"testing"
 )
 

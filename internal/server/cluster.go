@@ -167,7 +167,7 @@ func (d selfDialer) Dial(node string) (nodeclient.Client, error) {
 // newReplicator returns the replicator of a storage or sumo node: it reaches this node's own
 // devices in-process and the others over the node protocol.
 func (s *Server) newReplicator(reg prometheus.Registerer) (*replicator.Replicator, error) {
-	return replicator.New(replicator.Config{
+	rep, err := replicator.New(replicator.Config{
 		Node: s.node, Self: s.cfg.Listen,
 		ObjectRings: func() []*ring.Ring { return []*ring.Ring{s.ring("object").Current()} },
 		Dialer:      selfDialer{self: s.cfg.Listen, node: s.node, others: s.dialer},
@@ -175,4 +175,9 @@ func (s *Server) newReplicator(reg prometheus.Registerer) (*replicator.Replicato
 		BytesPerSecond: s.cfg.ReplicationBytesPerSecond,
 		Logger:         s.cfg.Logger, Registry: reg,
 	})
+	if err != nil {
+		return nil, err
+	}
+	s.node.ReportStatus("replicator", rep.DaemonStatus)
+	return rep, nil
 }

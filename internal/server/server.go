@@ -327,7 +327,7 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 	if err != nil {
 		return frontRoutes{}, err
 	}
-	front, err := withAdmin(cfg, px, keys, s3h)
+	front, err := withAdmin(cfg, px, keys, s.clusterStatus, s3h)
 	if err != nil {
 		return frontRoutes{}, err
 	}

@@ -107,6 +107,8 @@ type Node struct {
 	// The updater (listing.go): its passes never overlap.
 	updaterStop, updaterDone chan struct{}
 	updaterMu                sync.Mutex
+	fs                       vfs.FS
+	status                   statusSources
 }
 
 var _ nodeclient.Client = (*Node)(nil)
@@ -114,6 +116,7 @@ var _ nodeclient.Client = (*Node)(nil)
 // device is one disk: its LSM, shared by the engine (object records) and the index (listings),
 // so that an object and its listing entry commit in one batch.
 type device struct {
+	dir    string
 	db     *pebble.DB
 	engine *engine.Engine
 	index  *index.Index
@@ -128,7 +131,7 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{devices: map[string]*device{}, failed: map[string]error{}, log: cfg.Logger,
-		address: cfg.Address, peers: cfg.Peers, metrics: newNodeMetrics()}
+		address: cfg.Address, peers: cfg.Peers, metrics: newNodeMetrics(), fs: cfg.FS}
 	var errs []error
 	for _, dc := range cfg.Devices {
 		d, err := openDevice(cfg, dc)
@@ -204,7 +207,7 @@ func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
 		db.Close()
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
-	return &device{db: db, engine: eng, index: ix, statsRetry: map[[2]string]struct{}{}}, nil
+	return &device{dir: dc.Dir, db: db, engine: eng, index: ix, statsRetry: map[[2]string]struct{}{}}, nil
 }
 
 // Close closes every device.

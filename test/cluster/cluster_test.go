@@ -174,12 +174,26 @@ func TestKillStorageNodeDuringLoad(t *testing.T) {
 		}
 	}
 	check("node down")
+	// The operator sees the node down, and data away from home.
+	st := clusterStatus(t, c)
+	if st.Summary.NodesDown != 1 || st.Summary.Nodes != 4 {
+		t.Fatalf("status with a node killed: %+v", st.Summary)
+	}
 	if err := victim.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	check("node back")
 
 	waitReplicated(t, c, 2*time.Minute)
+	st = clusterStatus(t, c)
+	if st.Summary.NodesDown != 0 || st.Summary.HandoffPartitions != 0 || st.Summary.Devices != 4 || st.Summary.OldestReplicationPass == "never" {
+		t.Fatalf("status once replicated: %+v", st.Summary)
+	}
+	for _, n := range st.Nodes {
+		if r := n.Daemons["replicator"]; r.Passes < 2 {
+			t.Fatalf("%s: replicator status %+v", n.Address, r)
+		}
+	}
 	copies, rg := onDisk(t, c)
 	found := 0
 	for name, cs := range copies {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/admin"
 	"github.com/cairn-store/cairn/internal/localcluster"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/ring"
@@ -74,6 +75,21 @@ func waitReplicated(t *testing.T, c *localcluster.Cluster, timeout time.Duration
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// clusterStatus is `cairn admin status` of the cluster, through its proxy.
+func clusterStatus(t *testing.T, c *localcluster.Cluster) admin.ClusterStatus {
+	t.Helper()
+	ak, sk := c.RootKey()
+	cl, err := admin.NewClient(admin.ClientConfig{Endpoint: c.Endpoint, AccessKey: ak, SecretKey: sk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := cl.Status(context.Background())
+	if err != nil {
+		t.Fatalf("cluster status: %v", err)
+	}
+	return st
 }
 
 // diskCopy is one device's copy of a name.
