@@ -60,3 +60,22 @@ func (l *Loop) Stop() {
 	l.once.Do(func() { close(l.stop) })
 	<-l.done
 }
+
+// Lease says whether this process holds a cluster-wide lease (taking or renewing it): the
+// daemons that must run once per cluster, whatever the number of proxies, pass only while
+// they hold theirs.
+type Lease func(ctx context.Context) (held bool, err error)
+
+// WhileHeld returns pass gated by lease: a pass runs only when the lease is held (nil: always).
+// A lease that cannot be read counts as not held, so that two processes never both decide they
+// hold it.
+func WhileHeld(lease Lease, pass func(ctx context.Context)) func(ctx context.Context) {
+	if lease == nil {
+		return pass
+	}
+	return func(ctx context.Context) {
+		if held, err := lease(ctx); err == nil && held {
+			pass(ctx)
+		}
+	}
+}

@@ -39,6 +39,9 @@ type Config struct {
 	Registry prometheus.Registerer
 	// Now is the clock (default time.Now); tests set it.
 	Now func() time.Time
+	// Lease, in a cluster, makes one proxy's expirer do the work: passes run only while this
+	// one holds it (nil: always, as in the embedded default).
+	Lease daemon.Lease
 }
 
 // DefaultInterval is the default time between passes.
@@ -107,11 +110,11 @@ func New(cfg Config) (*Daemon, error) {
 
 // Start runs a pass at once and then every Interval until Stop.
 func (d *Daemon) Start() {
-	d.loop = daemon.Start(d.cfg.Interval, true, func(ctx context.Context) {
+	d.loop = daemon.Start(d.cfg.Interval, true, daemon.WhileHeld(d.cfg.Lease, func(ctx context.Context) {
 		if _, err := d.Pass(ctx); err != nil && ctx.Err() == nil {
 			d.log.Warn("expirer pass failed; retrying next pass", "err", err)
 		}
-	})
+	}))
 }
 
 // Stop ends the daemon, waiting for a running pass to stop.

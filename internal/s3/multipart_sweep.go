@@ -37,7 +37,13 @@ type UploadSweeperConfig struct {
 	Registry prometheus.Registerer
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Lease, in a cluster, makes one proxy's sweeper do the work: passes run only while this
+	// one holds it (nil: always).
+	Lease daemon.Lease
 }
+
+// DefaultUploadSweepInterval is the default time between the upload sweeper's passes.
+const DefaultUploadSweepInterval = time.Hour
 
 // Validate fills in defaults and checks the rest.
 func (c *UploadSweeperConfig) Validate() error {
@@ -45,7 +51,7 @@ func (c *UploadSweeperConfig) Validate() error {
 		return errors.New("s3: upload sweeper: no account lister")
 	}
 	if c.Interval == 0 {
-		c.Interval = time.Hour
+		c.Interval = DefaultUploadSweepInterval
 	}
 	if c.Grace == 0 {
 		c.Grace = time.Hour
@@ -101,7 +107,7 @@ func (h *Handler) NewUploadSweeper(cfg UploadSweeperConfig) (*UploadSweeper, err
 
 // Start runs a pass every Interval (the first after one Interval) until Stop.
 func (s *UploadSweeper) Start() {
-	s.loop = daemon.Start(s.cfg.Interval, false, func(ctx context.Context) { s.Pass(ctx) })
+	s.loop = daemon.Start(s.cfg.Interval, false, daemon.WhileHeld(s.cfg.Lease, func(ctx context.Context) { s.Pass(ctx) }))
 }
 
 // Stop ends the daemon, waiting for a running pass to stop.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/auth"
 	"github.com/cairn-store/cairn/internal/backend"
+	"github.com/cairn-store/cairn/internal/daemon"
 	"github.com/cairn-store/cairn/internal/expirer"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/proxy"
@@ -346,6 +347,13 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 	if err != nil {
 		return frontRoutes{}, err
 	}
+	// In a cluster, the daemons that work through the proxy run on one proxy at a time.
+	lease := func(name string, interval time.Duration) daemon.Lease {
+		if cfg.Role == RoleEmbedded {
+			return nil
+		}
+		return clusterLease(px, name, leaseHolder(cfg.Listen), 2*interval+30*time.Second, time.Now)
+	}
 	if cfg.SweepInterval >= 0 {
 		accounts := func(ctx context.Context) ([]string, error) {
 			as, err := keys.Accounts(ctx)
@@ -355,12 +363,22 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 			}
 			return names, err
 		}
-		if s.uploads, err = s3h.NewUploadSweeper(s3.UploadSweeperConfig{Accounts: accounts, Interval: cfg.SweepInterval, AbandonAfter: cfg.AbortUploadsAfter, Logger: cfg.Logger, Registry: reg}); err != nil {
+		interval := cfg.SweepInterval
+		if interval == 0 {
+			interval = s3.DefaultUploadSweepInterval
+		}
+		if s.uploads, err = s3h.NewUploadSweeper(s3.UploadSweeperConfig{Accounts: accounts, Interval: cfg.SweepInterval, AbandonAfter: cfg.AbortUploadsAfter,
+			Logger: cfg.Logger, Registry: reg, Lease: lease("upload-sweeper", interval)}); err != nil {
 			return frontRoutes{}, fmt.Errorf("server: %w", err)
 		}
 	}
 	if cfg.ExpirerInterval >= 0 {
-		if s.expirer, err = expirer.New(expirer.Config{Proxy: px, Interval: cfg.ExpirerInterval, Logger: cfg.Logger, Registry: reg}); err != nil {
+		interval := cfg.ExpirerInterval
+		if interval == 0 {
+			interval = expirer.DefaultInterval
+		}
+		if s.expirer, err = expirer.New(expirer.Config{Proxy: px, Interval: cfg.ExpirerInterval, Logger: cfg.Logger, Registry: reg,
+			Lease: lease("expirer", interval)}); err != nil {
 			return frontRoutes{}, fmt.Errorf("server: %w", err)
 		}
 	}
