@@ -92,7 +92,7 @@ func (p *Proxy) putReplicas(ctx context.Context, pl *placement, name meta.Object
 				var err error
 				res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, obj, in, nopts(t))
 				p.noteFailure(ctx, t, err)
-				if err != nil && !isAnswer(err) && ctx.Err() == nil {
+				if err != nil && !isFinal(err) && ctx.Err() == nil {
 					if in.n > 0 {
 						return fmt.Errorf("%w (after %d bytes)", errNoHandoff{err}, in.n)
 					}

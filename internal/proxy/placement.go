@@ -149,12 +149,13 @@ func (pl *placement) fanOut(ctx context.Context, op func(context.Context, target
 }
 
 // withHandoffs runs op on t, and on handoffs in its place while it fails with something other
-// than an answer.
+// than an answer, or with a full device (Swift's proxy moves on from a 507 too): a write that
+// a full disk refuses lands on a handoff, which replication later moves home.
 func (pl *placement) withHandoffs(ctx context.Context, t target, op func(target) error) error {
 	for {
 		err := t.err
 		if err == nil {
-			if err = op(t); err == nil || isAnswer(err) || ctx.Err() != nil || errors.As(err, new(errNoHandoff)) {
+			if err = op(t); err == nil || isFinal(err) || ctx.Err() != nil || errors.As(err, new(errNoHandoff)) {
 				return err
 			}
 		}

@@ -30,6 +30,7 @@ type wideCluster struct {
 	down  map[string]bool
 	hang  map[string]bool // the node accepts requests and never answers HEADs
 	cut   map[string]bool // the node's object bodies break off after 1000 bytes
+	full  map[string]bool // the node's device is full: object PUTs answer 507
 	dials map[string]int
 }
 
@@ -46,7 +47,17 @@ func (c *wideCluster) Dial(node string) (nodeclient.Client, error) {
 	if c.cut[node] {
 		return cuttingClient{c.nodes[node]}, nil
 	}
+	if c.full[node] {
+		return fullClient{c.nodes[node]}, nil
+	}
 	return c.nodes[node], nil
+}
+
+// fullClient is a node whose device is full.
+type fullClient struct{ *storage.Node }
+
+func (fullClient) PutObject(context.Context, string, uint32, meta.ObjectName, meta.Object, io.Reader, nodeclient.PutOptions) (nodeclient.PutResult, error) {
+	return nodeclient.PutResult{}, fmt.Errorf("device full: %w", meta.ErrInsufficientStorage)
 }
 
 func (c *wideCluster) set(m map[string]bool, node string, v bool) {
@@ -80,7 +91,7 @@ func (c cuttingClient) GetObject(ctx context.Context, dev string, part uint32, n
 
 func newWideCluster(t *testing.T, cfg Config) *wideCluster {
 	t.Helper()
-	c := &wideCluster{nodes: map[string]*storage.Node{}, down: map[string]bool{}, hang: map[string]bool{}, cut: map[string]bool{}, dials: map[string]int{}}
+	c := &wideCluster{nodes: map[string]*storage.Node{}, down: map[string]bool{}, hang: map[string]bool{}, cut: map[string]bool{}, full: map[string]bool{}, dials: map[string]int{}}
 	b, err := ring.NewBuilder(6, 3, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -316,5 +327,39 @@ func TestPairLocalFirst(t *testing.T) {
 		if len(tc.objs) >= len(tc.listings) && len(seen) != len(tc.listings) {
 			t.Errorf("%s: %v leaves a listing replica out", tc.name, got)
 		}
+	}
+}
+
+// A full device refuses a write, which goes to a handoff in its place (as a dead node's would),
+// without counting against the node's health; with every device full the client hears so.
+func TestFullDeviceWritesGoToHandoffs(t *testing.T) {
+	c := newWideCluster(t, Config{})
+	ctx := context.Background()
+	if err := c.proxy.CreateContainer(ctx, "acct", "cont", nil); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "cont", Object: "obj"}
+	prim, hand := c.primaries(name)
+	c.set(c.full, prim[0], true)
+	data := randomBytes(3000)
+	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: int64(len(data))}, bytes.NewReader(data), PutOptions{}); err != nil {
+		t.Fatalf("put with a primary's device full: %v", err)
+	}
+	got := c.holders(t, name)
+	if _, ok := got[prim[0]]; ok || len(got) != 3 {
+		t.Fatalf("holders %v: want the two other primaries and a handoff, not the full %s", got, prim[0])
+	}
+	if _, ok := got[hand[0]]; !ok {
+		t.Fatalf("holders %v: the first handoff %s lacks the write", got, hand[0])
+	}
+	if c.proxy.health.rank(prim[0]) != 0 {
+		t.Fatal("a full device counted as a node failure")
+	}
+	for n := range c.nodes {
+		c.set(c.full, n, true)
+	}
+	other := meta.ObjectName{Account: "acct", Container: "cont", Object: "other"}
+	if _, err := c.proxy.PutObject(ctx, other, meta.Object{Size: 3}, bytes.NewReader([]byte("abc")), PutOptions{}); !errors.Is(err, meta.ErrInsufficientStorage) {
+		t.Fatalf("put with every device full: %v, want ErrInsufficientStorage", err)
 	}
 }

@@ -209,6 +209,12 @@ func (p *Proxy) accountFor(account string) func(replica int) *nodeclient.Account
 var answerErrors = []error{meta.ErrNotFound, meta.ErrConflict, meta.ErrNotEmpty, meta.ErrExists, meta.ErrInsufficientStorage, meta.ErrPreconditionFailed,
 	meta.ErrInvalidRange, meta.ErrIncompleteBody, meta.ErrBodyTooLong, meta.ErrInvalidName}
 
+// isFinal says whether a write's error ends it on that replica: an answer, except a full
+// device, which another device (a handoff) can take the write for.
+func isFinal(err error) bool {
+	return isAnswer(err) && !errors.Is(err, meta.ErrInsufficientStorage)
+}
+
 func isAnswer(err error) bool {
 	for _, s := range answerErrors {
 		if errors.Is(err, s) {
