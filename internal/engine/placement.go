@@ -29,7 +29,7 @@ const placementPrefix = 'h'
 var placementIDKey = []byte{placementPrefix}
 
 // placementVersion is part of the identity: bump it when the key or value layout changes.
-const placementVersion = "1"
+const placementVersion = "2"
 
 // Version is a version of a name as the placement index holds it: enough to compare replicas
 // of a partition without reading records.

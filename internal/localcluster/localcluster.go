@@ -19,6 +19,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -331,4 +332,48 @@ func randomHex(n int) string {
 }
 
 // RootKey is the root key every proxy of the cluster serves.
-func (c *Cluster) RootKey() (accessKey, secretKey string) { return c.cfg.RootAccessKey, c.cfg.RootSecretKey }
+func (c *Cluster) RootKey() (accessKey, secretKey string) {
+	return c.cfg.RootAccessKey, c.cfg.RootSecretKey
+}
+
+// AddStorage adds a storage node to the cluster's state (cluster.json) with a free port and
+// returns it, not started: the operator's part comes first (adding its device to the rings,
+// `cairn ring add` and `rebalance`, and writing them), since a storage node refuses to start
+// until the rings name a device for it.
+func (c *Cluster) AddStorage() (*Node, error) {
+	path := filepath.Join(c.cfg.Dir, stateFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("localcluster: %w", err)
+	}
+	var st state
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("localcluster: %s: %w", path, err)
+	}
+	n := 0
+	for _, ns := range st.Nodes {
+		if ns.Role == "storage" {
+			n++
+		}
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	ns := nodeState{Name: fmt.Sprintf("storage%d", n+1), Role: "storage", Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	// Storage nodes come first in the state, as Start orders them.
+	at := 0
+	for at < len(st.Nodes) && st.Nodes[at].Role != "proxy" {
+		at++
+	}
+	st.Nodes = slices.Insert(st.Nodes, at, ns)
+	if data, err = json.MarshalIndent(&st, "", "  "); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return nil, fmt.Errorf("localcluster: %w", err)
+	}
+	node := &Node{Name: ns.Name, Role: ns.Role, Addr: ns.Addr, DataDir: filepath.Join(c.cfg.Dir, ns.Name), c: c}
+	c.Nodes = slices.Insert(c.Nodes, at, node)
+	return node, nil
+}

@@ -302,6 +302,13 @@ func AccountFromSwift(name string) (account string, ok bool) {
 	return account, ok && account != ""
 }
 
+// Placed is the name as the rings place it: Swift's names (SwiftAccount, SwiftObject), so that
+// Cairn's proxies and nodes put an object where Swift's would, and its devices keep it where
+// their replicator looks for it.
+func (n ObjectName) Placed() (account, container, object string) {
+	return SwiftAccount(n.Account), n.Container, SwiftObject(n.Container, n.Object)
+}
+
 // SwiftObject returns the name an object (or a listing's prefix or marker) of a container has
 // in a cluster. Swift keeps the objects of a reserved container in the reserved namespace too,
 // so there they start with ReservedPrefix: Cairn's names of them ("<key>\x00<upload>" for an S3

@@ -48,9 +48,9 @@ type placement struct {
 // it.
 func partition(r *ring.Ring, account, container, object string) uint32 {
 	if object != "" {
-		object = meta.SwiftObject(container, object)
+		return r.Partition(meta.ObjectName{Account: account, Container: container, Object: object}.Placed())
 	}
-	return r.Partition(meta.SwiftAccount(account), container, object)
+	return r.Partition(meta.SwiftAccount(account), container, "")
 }
 
 // place returns where a request for part of r goes.

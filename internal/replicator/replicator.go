@@ -175,8 +175,26 @@ func (r *Replicator) RunPass(ctx context.Context) PassStats {
 	for _, d := range r.cfg.Node.Devices() {
 		local[d] = true
 	}
-	for _, rg := range r.cfg.ObjectRings() {
+	rings := r.cfg.ObjectRings()
+	named := map[string]bool{}
+	for _, rg := range rings {
 		for _, dev := range ringDevices(rg, r.cfg.Self, local) {
+			named[dev] = true
+		}
+	}
+	for i, rg := range rings {
+		devs := ringDevices(rg, r.cfg.Self, local)
+		if i == 0 {
+			// A device no object ring names any more (removed from its ring) still holds what
+			// it held: every partition of it is pushed to its primaries and removed, which
+			// empties it. Devices belong to the first ring's policy unless another names them.
+			for _, d := range r.cfg.Node.Devices() {
+				if !named[d] {
+					devs = append(devs, d)
+				}
+			}
+		}
+		for _, dev := range devs {
 			err := r.cfg.Node.PartitionsWithData(ctx, dev, rg.PartPower, func(part uint32) error {
 				jobs = append(jobs, job{ring: rg, device: dev, part: part})
 				return nil
@@ -283,9 +301,44 @@ func (r *Replicator) replicate(ctx context.Context, j job) PassStats {
 			return r.failed(ctx, st, j, kind, "listing the partition", err)
 		}
 	}
-	ok := true
-	for _, t := range targets {
-		pushed, bytes, err := r.sync(ctx, j, t)
+	// Every replica's digests first: a suffix that a better-placed replica holds identically
+	// is left for that one to send, so that a new primary gets each object once, not from
+	// every replica that has it.
+	mine, err := r.cfg.Node.PartitionDigests(ctx, j.device, j.ring.PartPower, j.part)
+	if err != nil {
+		return r.failed(ctx, st, j, kind, "local digests", err)
+	}
+	theirs := make([]map[uint32]uint64, len(targets))
+	clients := make([]nodeclient.Client, len(targets))
+	ok, complete := true, true
+	for i, t := range targets {
+		if clients[i], theirs[i], err = r.digests(ctx, j, t); err != nil {
+			ok = false
+			if ctx.Err() != nil {
+				return st
+			}
+			r.log.Debug("replicating a partition", "device", j.device, "partition", j.part, "to", t.Node+"/"+t.Name, "err", err)
+		}
+	}
+	myRank := len(primaries) // a handoff ranks after every primary
+	for i, d := range primaries {
+		if d.Node == r.cfg.Self && d.Name == j.device {
+			myRank = i
+		}
+	}
+	for i, t := range targets {
+		if theirs[i] == nil {
+			continue
+		}
+		var send []uint32
+		for _, s := range differing(mine, theirs[i]) {
+			if r.coveredBy(primaries, targets, theirs, i, s, mine[s], myRank) {
+				complete = false // the target lacks it still: a handoff keeps its copy
+				continue
+			}
+			send = append(send, s)
+		}
+		pushed, bytes, err := r.sync(ctx, j, t, clients[i], send)
 		st.Pushed += pushed
 		st.Bytes += bytes
 		if err != nil {
@@ -295,6 +348,11 @@ func (r *Replicator) replicate(ctx context.Context, j job) PassStats {
 			}
 			r.log.Debug("replicating a partition", "device", j.device, "partition", j.part, "to", t.Node+"/"+t.Name, "err", err)
 		}
+	}
+	if handoff && ok && !complete {
+		st.Remaining = 1
+		r.metrics.partitions.WithLabelValues(kind, "ok").Inc()
+		return st
 	}
 	if !ok {
 		st.Failed = 1
@@ -336,45 +394,61 @@ func (r *Replicator) failed(ctx context.Context, st PassStats, j job, kind, what
 	return st
 }
 
-// sync pushes to one replica what it lacks of a partition.
-func (r *Replicator) sync(ctx context.Context, j job, t ring.Device) (pushed, bytes int64, err error) {
+// digests dials a replica and asks for its digests of the partition.
+func (r *Replicator) digests(ctx context.Context, j job, t ring.Device) (nodeclient.Client, map[uint32]uint64, error) {
 	addr := t.Node
 	if t.ReplicationNode != "" {
 		addr = t.ReplicationNode
 	}
 	c, err := r.cfg.Dialer.Dial(addr)
 	if err != nil {
-		return 0, 0, err
+		return nil, nil, err
 	}
 	remote, ok := c.(nodeclient.Replication)
 	if !ok {
-		return 0, 0, fmt.Errorf("replicator: node %s does not replicate", addr)
+		return nil, nil, fmt.Errorf("replicator: node %s does not replicate", addr)
 	}
-	power := j.ring.PartPower
-	mine, err := r.cfg.Node.PartitionDigests(ctx, j.device, power, j.part)
+	d, err := remote.PartitionDigests(ctx, t.Name, j.ring.PartPower, j.part)
 	if err != nil {
-		return 0, 0, fmt.Errorf("local digests: %w", err)
+		return nil, nil, fmt.Errorf("digests of %s/%s: %w", addr, t.Name, err)
 	}
-	theirs, err := remote.PartitionDigests(ctx, t.Name, power, j.part)
-	if err != nil {
-		return 0, 0, fmt.Errorf("digests of %s/%s: %w", addr, t.Name, err)
+	return c, d, nil
+}
+
+// coveredBy says whether another replica than target i, placed before this one (rank), holds
+// suffix s exactly as this one does (digest): that replica sends it to the target.
+func (r *Replicator) coveredBy(primaries, targets []ring.Device, theirs []map[uint32]uint64, i int, s uint32, digest uint64, rank int) bool {
+	for k, t := range targets {
+		if k == i || theirs[k] == nil || theirs[k][s] != digest {
+			continue
+		}
+		for p, d := range primaries {
+			if d == t && p < rank {
+				return true
+			}
+		}
 	}
-	diff := differing(mine, theirs)
-	if len(diff) == 0 {
+	return false
+}
+
+// sync pushes to one replica the versions it lacks in some suffixes of a partition.
+func (r *Replicator) sync(ctx context.Context, j job, t ring.Device, c nodeclient.Client, suffixes []uint32) (pushed, bytes int64, err error) {
+	if len(suffixes) == 0 {
 		return 0, 0, nil
 	}
-	versions, err := r.cfg.Node.PartitionVersions(ctx, j.device, power, j.part, diff)
+	remote := c.(nodeclient.Replication)
+	versions, err := r.cfg.Node.PartitionVersions(ctx, j.device, j.ring.PartPower, j.part, suffixes)
 	if err != nil {
 		return 0, 0, fmt.Errorf("local versions: %w", err)
 	}
 	want, err := remote.WantVersions(ctx, t.Name, versions)
 	if err != nil {
-		return 0, 0, fmt.Errorf("asking %s/%s: %w", addr, t.Name, err)
+		return 0, 0, fmt.Errorf("asking %s/%s: %w", t.Node, t.Name, err)
 	}
 	for _, i := range want {
 		n, err := r.push(ctx, j, c, t.Name, versions[i])
 		if err != nil {
-			return pushed, bytes, fmt.Errorf("pushing %s/%s/%s to %s/%s: %w", versions[i].Name.Account, versions[i].Name.Container, versions[i].Name.Object, addr, t.Name, err)
+			return pushed, bytes, fmt.Errorf("pushing %s/%s/%s to %s/%s: %w", versions[i].Name.Account, versions[i].Name.Container, versions[i].Name.Object, t.Node, t.Name, err)
 		}
 		pushed++
 		bytes += n

@@ -75,7 +75,7 @@ func newCluster(t *testing.T) *cluster {
 
 // placement returns an object's partition, its primaries' node indexes and its handoff's.
 func (c *cluster) placement(name meta.ObjectName) (part uint32, primaries []int, handoff int) {
-	part = c.ring.Partition(name.Account, name.Container, name.Object)
+	part = c.ring.Partition(name.Placed())
 	for r := range 3 {
 		primaries = append(primaries, (int(part)+r)%4)
 	}
@@ -244,8 +244,16 @@ func TestHandoffKeepsItsCopyUntilEveryPrimaryHasIt(t *testing.T) {
 		t.Fatal("the reachable primary did not get the copy")
 	}
 	c.ring.Devices[prim[1]].Name = "d0"
+	// The first primary holds what the handoff holds: it sends it to the second, not the
+	// handoff, which keeps its copy until then.
+	if st := c.reps[hand].RunPass(ctx); st.Failed != 0 || st.Remaining != 1 || st.Pushed != 0 || st.Evicted != 0 {
+		t.Fatalf("handoff's pass with every primary back: %+v", st)
+	}
+	if st := c.reps[prim[0]].RunPass(ctx); st.Failed != 0 || st.Pushed != 1 {
+		t.Fatalf("first primary's pass: %+v", st)
+	}
 	if st := c.reps[hand].RunPass(ctx); st.Failed != 0 || st.Remaining != 0 || st.Evicted != 1 {
-		t.Fatalf("pass with every primary back: %+v", st)
+		t.Fatalf("handoff's pass once the primaries hold it: %+v", st)
 	}
 	for _, n := range prim {
 		if got, _ := c.version(n, name); got != ts {
@@ -277,5 +285,43 @@ func TestPartitionsWithDataMatchTheRing(t *testing.T) {
 	}
 	if _, err := c.nodes[0].PartitionDigests(ctx, "d0", c.ring.PartPower, 1<<c.ring.PartPower); !errors.Is(err, meta.ErrInvalidName) {
 		t.Fatalf("digest of a partition past the ring: %v", err)
+	}
+}
+
+// A ring change moves one replica of every partition to another device: passes on every node
+// converge, the new primaries hold everything and the old places nothing.
+func TestReplicationFollowsARingChange(t *testing.T) {
+	c := newCluster(t)
+	var names []meta.ObjectName
+	for i := range 40 {
+		name := obj(fmt.Sprintf("o%d", i))
+		names = append(names, name)
+		_, prim, _ := c.placement(name)
+		ts := meta.Now()
+		for _, n := range prim {
+			c.put(n, name, ts, []byte(name.Object))
+		}
+	}
+	// Replica 2 of every partition moves to the node that was its handoff.
+	for p := range c.ring.Assignments[2] {
+		c.ring.Assignments[2][p] = (p + 3) % 4
+	}
+	for round := range 4 {
+		st := c.pass()
+		if round == 3 && (st.Remaining != 0 || st.Pushed != 0 || st.Failed != 0) {
+			t.Fatalf("after %d rounds: %+v", round+1, st)
+		}
+	}
+	for _, name := range names {
+		part := c.ring.Partition(name.Placed())
+		want := map[int]bool{}
+		for r := range 3 {
+			want[c.ring.Assignments[r][part]] = true
+		}
+		for n := range 4 {
+			if ts, _ := c.version(n, name); (ts != 0) != want[n] {
+				t.Fatalf("%s on node %d: ts %d, primary %v", name.Object, n, ts, want[n])
+			}
+		}
 	}
 }

@@ -199,7 +199,8 @@ func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
 		Dir: dc.Dir, FS: cfg.FS, DB: db, InlineThreshold: cfg.InlineThreshold,
 		Logger: cfg.Logger.With("device", dc.Name),
 		NameHash: func(name meta.ObjectName) uint64 {
-			return ring.NameHash(prefix, suffix, name.Account, name.Container, name.Object)
+			a, c, o := name.Placed()
+			return ring.NameHash(prefix, suffix, a, c, o)
 		},
 		NameHashID: nameHashID(prefix, suffix),
 	})

@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,7 +34,9 @@ func start(t *testing.T, cfg localcluster.Config) (*localcluster.Cluster, *s3.Cl
 	cfg.Binary = e2e.Binary(t)
 	cfg.Dir = t.TempDir()
 	cfg.RootAccessKey, cfg.RootSecretKey = "CLUSTERROOT"+strings.ToUpper(e2e.RandomKey(4)), e2e.RandomKey(20)
-	cfg.Args = append(cfg.Args, "--log-level", "warn")
+	if !slices.Contains(cfg.Args, "--log-level") {
+		cfg.Args = append(cfg.Args, "--log-level", "warn")
+	}
 	var out bytes.Buffer
 	var outMu sync.Mutex
 	cfg.Output = writerFunc(func(b []byte) (int, error) {

@@ -71,6 +71,16 @@ func waitReplicated(t *testing.T, c *localcluster.Cluster, timeout time.Duration
 				state = append(state, fmt.Sprintf("%s: %v passes, %v handoff partitions", n.Name,
 					metric(t, n, "cairn_replication_passes_total"), metric(t, n, "cairn_replication_handoff_partitions")))
 			}
+			for _, n := range c.Storage() {
+				log, _ := os.ReadFile(filepath.Join(filepath.Dir(n.DataDir), n.Name+".log"))
+				var lines []string
+				for _, l := range strings.Split(string(log), "\n") {
+					if strings.Contains(l, "replicat") {
+						lines = append(lines, l)
+					}
+				}
+				t.Logf("%s's replication log, last lines:\n%s", n.Name, strings.Join(lines[max(0, len(lines)-8):], "\n"))
+			}
 			t.Fatalf("replication did not settle within %v: %s", timeout, strings.Join(state, "; "))
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -158,7 +168,7 @@ func onDisk(t *testing.T, c *localcluster.Cluster) (map[meta.ObjectName][]diskCo
 // primariesOf returns "node/device" of a name's primaries.
 func primariesOf(rg *ring.Ring, name meta.ObjectName) map[string]bool {
 	out := map[string]bool{}
-	for _, d := range rg.Nodes(rg.Partition(name.Account, name.Container, name.Object)) {
+	for _, d := range rg.Nodes(rg.Partition(name.Placed())) {
 		out[d.Node+"/"+d.Name] = true
 	}
 	return out
