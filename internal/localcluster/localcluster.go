@@ -51,6 +51,9 @@ type Config struct {
 	Args []string
 	// Env is the nodes' environment (nil: the launcher's own).
 	Env []string
+	// Links puts a relay (a Link) in front of every storage node, on the address the rings
+	// name it by, so that tests can refuse or slow its network path.
+	Links bool
 	// Output receives every node's output lines, prefixed with its name (nil: discarded; the
 	// node logs in Dir are always written).
 	Output io.Writer
@@ -147,7 +150,12 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	for _, ns := range st.Nodes {
-		c.Nodes = append(c.Nodes, &Node{Name: ns.Name, Role: ns.Role, Addr: ns.Addr, DataDir: filepath.Join(cfg.Dir, ns.Name), c: c})
+		n := &Node{Name: ns.Name, Role: ns.Role, Addr: ns.Addr, DataDir: filepath.Join(cfg.Dir, ns.Name), c: c}
+		if err := n.addLink(); err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.Nodes = append(c.Nodes, n)
 	}
 	ok := false
 	defer func() {
@@ -225,6 +233,11 @@ func (c *Cluster) Close() error {
 	for _, n := range c.Nodes {
 		if err := n.Stop(15 * time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
+		}
+	}
+	for _, n := range c.Nodes {
+		if n.link != nil {
+			n.link.close()
 		}
 	}
 	return errors.Join(errs...)
@@ -374,6 +387,9 @@ func (c *Cluster) AddStorage() (*Node, error) {
 		return nil, fmt.Errorf("localcluster: %w", err)
 	}
 	node := &Node{Name: ns.Name, Role: ns.Role, Addr: ns.Addr, DataDir: filepath.Join(c.cfg.Dir, ns.Name), c: c}
+	if err := node.addLink(); err != nil {
+		return nil, err
+	}
 	c.Nodes = slices.Insert(c.Nodes, at, node)
 	return node, nil
 }

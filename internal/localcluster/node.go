@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -28,6 +29,10 @@ type Node struct {
 
 	c      *Cluster
 	listen string // a proxy's --listen (default 127.0.0.1:0; later starts reuse its address)
+	// link, with Config.Links, is the relay on Addr in front of a storage node, which listens
+	// on backAddr.
+	link     *Link
+	backAddr string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -65,10 +70,30 @@ func (n *Node) args() []string {
 		}
 	}
 	args := []string{"server", "--role", n.Role, "--ring", n.c.RingDir, "--data", n.DataDir, "--listen", listen}
+	if n.link != nil {
+		args = append(args[:len(args)-1], n.backAddr, "--advertise", n.Addr)
+	}
 	if n.Role != "storage" {
 		args = append(args, "--root-access-key", cfg.RootAccessKey, "--root-secret-key", cfg.RootSecretKey)
 	}
 	return append(args, cfg.Args...)
+}
+
+// Link is the relay in front of a storage node (nil without Config.Links).
+func (n *Node) Link() *Link { return n.link }
+
+// addLink puts a Link in front of a storage node when the cluster has them.
+func (n *Node) addLink() error {
+	if !n.c.cfg.Links || n.Role != "storage" {
+		return nil
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	n.backAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	n.link, err = newLink(n.Addr, n.backAddr)
+	return err
 }
 
 // Start starts the node's process (again, after Kill or Stop) and waits until it answers

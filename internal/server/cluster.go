@@ -119,13 +119,13 @@ func (s *Server) clusterDevices() ([]storage.DeviceConfig, error) {
 	var names []string
 	for _, w := range s.rings {
 		for _, d := range w.Current().Devices {
-			if d.Node == s.cfg.Listen && d.Name != "" && !slices.Contains(names, d.Name) {
+			if d.Node == s.ringAddress() && d.Name != "" && !slices.Contains(names, d.Name) {
 				names = append(names, d.Name)
 			}
 		}
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("server: the rings in %s name no device for %s: start the node on the address its ring entries give", s.cfg.RingDir, s.cfg.Listen)
+		return nil, fmt.Errorf("server: the rings in %s name no device for %s: start the node on the address its ring entries give", s.cfg.RingDir, s.ringAddress())
 	}
 	slices.Sort(names)
 	devs := make([]storage.DeviceConfig, len(names))
@@ -145,7 +145,7 @@ func (s *Server) clusterProxyConfig(pcfg *proxy.Config) {
 	pcfg.AccountRing, pcfg.ContainerRing, pcfg.ObjectRing = s.ring("account").Current, s.ring("container").Current, s.ring("object").Current
 	pcfg.Dialer = s.dialer
 	if s.node != nil {
-		pcfg.Dialer = selfDialer{self: s.cfg.Listen, node: s.node, others: s.dialer}
+		pcfg.Dialer = selfDialer{self: s.ringAddress(), node: s.node, others: s.dialer}
 	}
 }
 
@@ -168,9 +168,9 @@ func (d selfDialer) Dial(node string) (nodeclient.Client, error) {
 // devices in-process and the others over the node protocol.
 func (s *Server) newReplicator(reg prometheus.Registerer) (*replicator.Replicator, error) {
 	rep, err := replicator.New(replicator.Config{
-		Node: s.node, Self: s.cfg.Listen,
+		Node: s.node, Self: s.ringAddress(),
 		ObjectRings: func() []*ring.Ring { return []*ring.Ring{s.ring("object").Current()} },
-		Dialer:      selfDialer{self: s.cfg.Listen, node: s.node, others: s.dialer},
+		Dialer:      selfDialer{self: s.ringAddress(), node: s.node, others: s.dialer},
 		Interval:    s.cfg.ReplicationInterval, Concurrency: s.cfg.ReplicationConcurrency,
 		BytesPerSecond: s.cfg.ReplicationBytesPerSecond,
 		Logger:         s.cfg.Logger, Registry: reg,
@@ -180,4 +180,12 @@ func (s *Server) newReplicator(reg prometheus.Registerer) (*replicator.Replicato
 	}
 	s.node.ReportStatus("replicator", rep.DaemonStatus)
 	return rep, nil
+}
+
+// ringAddress is this node's address as the rings name it.
+func (s *Server) ringAddress() string {
+	if s.cfg.Advertise != "" {
+		return s.cfg.Advertise
+	}
+	return s.cfg.Listen
 }

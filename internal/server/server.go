@@ -89,6 +89,9 @@ type Config struct {
 	RingDir, ClusterSecret string
 	// RingReload is how often ring files are checked for changes (0: ring's default, 15s).
 	RingReload time.Duration
+	// Advertise is the address the rings name this storage node by, when it is not Listen
+	// (behind a NAT, a port forward or a relay: Swift's ring IP that is not its bind IP).
+	Advertise string
 	// Replication configures the replicator of a storage or sumo node: the pause between its
 	// passes (0: 30s; negative: it does not run), the partitions it works on at once (0: 2) and
 	// the bytes per second it may send (0: 100 MiB/s; negative: unbounded).
@@ -281,7 +284,7 @@ func (s *Server) openNode(reg *prometheus.Registry) error {
 		if err != nil {
 			return err
 		}
-		ncfg.Devices, ncfg.Address, ncfg.Peers = devs, cfg.Listen, s.dialer
+		ncfg.Devices, ncfg.Address, ncfg.Peers = devs, s.ringAddress(), s.dialer
 		obj := s.ring("object").Current()
 		ncfg.HashPrefix, ncfg.HashSuffix = obj.HashPrefix, obj.HashSuffix
 	}

@@ -35,7 +35,7 @@ func (s *Server) clusterStatus(ctx context.Context) (admin.ClusterStatus, error)
 		}
 		dialer = s.dialer
 		if s.node != nil {
-			dialer = selfDialer{self: s.cfg.Listen, node: s.node, others: s.dialer}
+			dialer = selfDialer{self: s.ringAddress(), node: s.node, others: s.dialer}
 		}
 	}
 	var addrs []string
