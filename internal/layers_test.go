@@ -49,6 +49,8 @@ var forbidden = []struct {
 		"the admin API manages tenants; usage reaches it through a function the server wires, never the data path"},
 	{"internal/replicator", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/proxy", "internal/s3", "internal/swift", "internal/server", "internal/auth", "github.com/cockroachdb/pebble"},
 		"the replicator reaches its node's devices through the node contract and other nodes through the node protocol; it never opens a device itself"},
+	{"internal/ec", []string{"internal/"},
+		"erasure coding is pure: bytes in, fragments out"},
 	{"internal/ring", []string{"internal/"},
 		"the ring is pure placement logic"},
 	{"internal/access", []string{"internal/"},
