@@ -245,7 +245,11 @@ func (h *Handler) object(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if err != nil {
 			return err
 		}
-		o, err := h.node.PostObject(ctx, p.Device, p.Part, name, update, nodeclient.PostOptions{Container: upd})
+		cond, err := readCondition(r.Header)
+		if err != nil {
+			return err
+		}
+		o, err := h.node.PostObject(ctx, p.Device, p.Part, name, update, nodeclient.PostOptions{Container: upd, If: cond})
 		if err != nil {
 			return err
 		}

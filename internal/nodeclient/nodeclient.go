@@ -43,6 +43,10 @@ type DeleteOptions struct {
 // PostOptions hook into an object POST on a node.
 type PostOptions struct {
 	Container *ContainerUpdate // see PutOptions.Container
+	// If is checked against the version the POST updates, atomically with the commit: the
+	// proxy names the newest version the replicas hold (IfTimestamp), so that a replica that
+	// missed it refuses rather than make its stale bytes the newest version.
+	If meta.Precondition
 }
 
 // ContainerUpdate names one replica of a container's listing: Swift's X-Container-Host,

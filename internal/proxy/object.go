@@ -337,12 +337,25 @@ func (p *Proxy) DeleteObjectAt(ctx context.Context, name meta.ObjectName, now me
 // and merges update.SysMeta.
 func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update meta.Object) (meta.Object, error) {
 	pl := p.placeObject(name)
+	var cond meta.Precondition
+	if len(pl.primaries) > 1 {
+		// A POST makes a new version of the bytes a replica holds. One that missed the newest
+		// PUT (it was down, and a handoff took it) must not: its old bytes, newer by the POST's
+		// timestamp, would win everywhere once replicated. So the POST names the newest version
+		// the replicas hold, and a replica with another refuses; replication brings it the
+		// newest, POSTed, version from the others.
+		newest, err := p.newestVersion(ctx, pl, name)
+		if err != nil {
+			return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, err)
+		}
+		cond.IfTimestamp = newest
+	}
 	update.Timestamp = meta.Now()
 	listing := p.listingFor(name, pl)
 	var out meta.Object
 	var mu sync.Mutex // replicas answer concurrently
 	err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
-		o, err := t.client.PostObject(ctx, t.dev.Name, pl.part, name, update, nodeclient.PostOptions{Container: listing(t.replica)})
+		o, err := t.client.PostObject(ctx, t.dev.Name, pl.part, name, update, nodeclient.PostOptions{Container: listing(t.replica), If: cond})
 		if err == nil {
 			mu.Lock()
 			out = o
@@ -350,10 +363,42 @@ func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update met
 		}
 		return err
 	})
+	if errors.Is(err, meta.ErrPreconditionFailed) {
+		// Most replicas hold an older version than the newest: nothing to do but wait for
+		// replication to bring it to them.
+		return meta.Object{}, fmt.Errorf("post %q: too few replicas hold the newest version yet: %w", name.Object, meta.ErrUnavailable)
+	}
 	if err != nil {
 		return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, err)
 	}
 	return out.AsServed(), nil
+}
+
+// newestVersion returns the timestamp of the newest version of an object that a quorum of its
+// replicas (handoffs standing in for failed primaries) answers for: ErrNotFound when none
+// holds it.
+func (p *Proxy) newestVersion(ctx context.Context, pl *placement, name meta.ObjectName) (meta.Timestamp, error) {
+	var newest meta.Timestamp
+	var mu sync.Mutex
+	err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
+		o, err := t.client.HeadObject(ctx, t.dev.Name, pl.part, name, nodeclient.HeadOptions{Brief: true})
+		if errors.Is(err, meta.ErrNotFound) {
+			return nil // an answer: this replica has no live version
+		}
+		if err == nil {
+			mu.Lock()
+			newest = max(newest, o.Timestamp)
+			mu.Unlock()
+		}
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	if newest == 0 {
+		return 0, fmt.Errorf("%q: %w", name.Object, meta.ErrNotFound)
+	}
+	return newest, nil
 }
 
 // releaseSegments deletes the segments a replaced or deleted manifest owned, except those the

@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/iotest"
@@ -361,5 +362,54 @@ func TestFullDeviceWritesGoToHandoffs(t *testing.T) {
 	other := meta.ObjectName{Account: "acct", Container: "cont", Object: "other"}
 	if _, err := c.proxy.PutObject(ctx, other, meta.Object{Size: 3}, bytes.NewReader([]byte("abc")), PutOptions{}); !errors.Is(err, meta.ErrInsufficientStorage) {
 		t.Fatalf("put with every device full: %v, want ErrInsufficientStorage", err)
+	}
+}
+
+// A POST reaching a replica that missed the newest PUT (it was down; a handoff took the PUT)
+// leaves that replica alone, so that its old bytes never become the newest version.
+func TestPostSkipsAReplicaThatMissedTheNewestPut(t *testing.T) {
+	c := newWideCluster(t, Config{})
+	ctx := context.Background()
+	if err := c.proxy.CreateContainer(ctx, "acct", "cont", nil); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "cont", Object: "obj"}
+	put := func(data string) meta.Object {
+		t.Helper()
+		o, err := c.proxy.PutObject(ctx, name, meta.Object{Size: int64(len(data))}, strings.NewReader(data), PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	v1 := put("version one")
+	prim, _ := c.primaries(name)
+	c.set(c.down, prim[2], true)
+	v2 := put("version two")
+	c.set(c.down, prim[2], false)
+	if _, err := c.proxy.PostObject(ctx, name, meta.Object{UserMeta: map[string]string{"color": "red"}}); err != nil {
+		t.Fatalf("post: %v", err)
+	}
+	part := partition(c.ring, name.Account, name.Container, name.Object)
+	for i, n := range prim {
+		o, err := c.nodes[n].HeadObject(ctx, "d0", part, name, nodeclient.HeadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case i < 2 && (o.UserMeta["color"] != "red" || o.ETag != v2.ETag || o.Timestamp <= v2.Timestamp):
+			t.Fatalf("primary %d: %+v; want version two, posted", i, o)
+		case i == 2 && (o.UserMeta["color"] == "red" || o.ETag != v1.ETag):
+			t.Fatalf("the primary that missed version two took the POST over version one: %+v", o)
+		}
+	}
+	// With two of three replicas behind, the POST is refused as unavailable, not applied.
+	c.set(c.down, prim[0], true)
+	c.set(c.down, prim[1], true)
+	put("version three")
+	c.set(c.down, prim[0], false)
+	c.set(c.down, prim[1], false)
+	if _, err := c.proxy.PostObject(ctx, name, meta.Object{UserMeta: map[string]string{"color": "blue"}}); !errors.Is(err, meta.ErrUnavailable) {
+		t.Fatalf("post with two replicas behind: %v, want ErrUnavailable", err)
 	}
 }

@@ -416,7 +416,7 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 	var hold usageHold
 	defer hold.release()
 	var pending *pendingUpdate
-	o, err := d.engine.UpdateMeta(ctx, name, update.Timestamp, apply, engine.PutOptions{InBatch: func(b *pebble.Batch, o, _ *meta.Object) error {
+	o, err := d.engine.UpdateMeta(ctx, name, update.Timestamp, apply, engine.PutOptions{If: opts.If, InBatch: func(b *pebble.Batch, o, _ *meta.Object) error {
 		if opts.Container == nil {
 			return nil
 		}
