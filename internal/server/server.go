@@ -153,7 +153,7 @@ type Server struct {
 	proxy    *proxy.Proxy    // nil on a storage node
 	node     *storage.Node   // nil on a proxy
 	dialer   *backend.Dialer // nil in the embedded default
-	rings    []*ring.Watcher // the ring files a cluster node follows
+	rings    *clusterRings   // the ring files a cluster node follows (nil in the embedded default)
 	listener net.Listener
 	http     *http.Server
 	debug    *http.Server
@@ -422,7 +422,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	watchCtx, stopWatching := context.WithCancel(context.Background())
 	defer stopWatching()
-	for _, w := range s.rings {
+	for _, w := range s.rings.all() {
 		go w.Run(watchCtx)
 	}
 	if s.cfg.Role == RoleStorage {
