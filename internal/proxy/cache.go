@@ -53,6 +53,9 @@ func (c *containerCache) generation() uint64 {
 // remember caches that a container exists in a policy, unless a forget happened since gen was
 // read.
 func (c *containerCache) remember(account, container string, policy int, now time.Time, gen uint64) {
+	if c.ttl <= 0 {
+		return // caching is off
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if gen != c.gen {

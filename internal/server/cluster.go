@@ -119,18 +119,18 @@ func (s *Server) openCluster() error {
 	watch := func(name, what string) (*ring.Watcher, error) {
 		w, err := ring.NewWatcher(filepath.Join(s.cfg.RingDir, name+".ring.gz"), s.cfg.RingReload, s.cfg.Logger)
 		if err != nil {
-			return nil, fmt.Errorf("server: %s ring: %w", what, err)
+			return nil, fmt.Errorf("server: %s: %w", what, err)
 		}
 		return w, nil
 	}
-	if rs.account, err = watch("account", "account"); err != nil {
+	if rs.account, err = watch("account", "account ring"); err != nil {
 		return err
 	}
-	if rs.container, err = watch("container", "container"); err != nil {
+	if rs.container, err = watch("container", "container ring"); err != nil {
 		return err
 	}
 	for _, p := range pols.All() {
-		if rs.objects[p.Index], err = watch(p.RingName(), p.String()+"'s object"); err != nil {
+		if rs.objects[p.Index], err = watch(p.RingName(), "object ring of "+p.String()); err != nil {
 			return err
 		}
 		if err := p.Usable(); err != nil {
