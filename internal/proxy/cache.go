@@ -34,6 +34,9 @@ func newContainerCache(ttl time.Duration) *containerCache {
 
 // lookup returns the policy of a container known to exist.
 func (c *containerCache) lookup(account, container string, now time.Time) (policy int, ok bool) {
+	if c.ttl <= 0 {
+		return 0, false // caching is off
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[containerKey{account, container}]

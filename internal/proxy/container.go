@@ -86,12 +86,22 @@ func (p *Proxy) createdAt(ctx context.Context, account, container string, ts met
 	return err == nil && c.Created/swiftResolution == ts/swiftResolution
 }
 
-// HeadContainer returns a container and its usage.
+// HeadContainer returns a container and its usage. What it learns (that the container exists,
+// and its storage policy) goes to the container cache, as Swift's proxy keeps the container
+// info of every HEAD in memcache: a front end that reads the container before an object
+// request spares the proxy a read of its own.
 func (p *Proxy) HeadContainer(ctx context.Context, account, container string) (meta.Container, error) {
 	pl := p.placeContainer(account, container)
-	return read(ctx, pl, true, func(ctx context.Context, t target) (meta.Container, error) {
+	gen := p.known.generation()
+	c, err := read(ctx, pl, true, func(ctx context.Context, t target) (meta.Container, error) {
 		return t.client.HeadContainer(ctx, t.dev.Name, pl.part, account, container)
 	})
+	if err == nil {
+		if idx, ok := c.PolicyIndex(); ok {
+			p.known.remember(account, container, idx, time.Now(), gen)
+		}
+	}
+	return c, err
 }
 
 // PostContainer merges metadata into a container; an empty value removes a key. A container's
