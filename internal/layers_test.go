@@ -53,6 +53,8 @@ var forbidden = []struct {
 		"erasure coding is pure: bytes in, fragments out"},
 	{"internal/ring", []string{"internal/"},
 		"the ring is pure placement logic"},
+	{"internal/policy", []string{"internal/"},
+		"storage policies are configuration (definitions read from swift.conf, looked up by name or index): which ring and which containers are the server's and the proxy's"},
 	{"internal/access", []string{"internal/"},
 		"access decisions are pure logic: state in, decisions out, no I/O and no other layer"},
 	{"internal/httpwire", []string{"internal/"},

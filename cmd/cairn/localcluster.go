@@ -23,13 +23,15 @@ import (
 // does not own itself to the nodes.
 func newLocalClusterCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "local-cluster [--storage N] [--proxies N] [--sumo N] [--replicas N] [--part-power P] [--data DIR] [--listen HOST:PORT] [cairn server flags]",
+		Use:   "local-cluster [--storage N] [--proxies N] [--sumo N] [--replicas N] [--part-power P] [--policies NAME,NAME...] [--data DIR] [--listen HOST:PORT] [cairn server flags]",
 		Short: "Run a whole cluster on this machine: storage, proxy and sumo nodes as separate processes on loopback",
 		Long: "Builds the rings for the storage nodes on first start (DIR/rings), starts each node as a\n" +
 			"`cairn server --role` process with its data in DIR/NAME and its log in DIR/NAME.log, and\n" +
 			"serves clients on --listen (through a round-robin balancer when more than one node serves\n" +
 			"clients). Started again on the same DIR it is the same cluster. Other flags are `cairn\n" +
-			"server` flags, passed to every node. Defaults: 4 storage nodes, 1 proxy, 3 replicas.",
+			"server` flags, passed to every node. Defaults: 4 storage nodes, 1 proxy, 3 replicas.\n" +
+			"--policies gold,silver makes storage policies 0 (gold, the default) and 1 (silver), each\n" +
+			"with its object ring over a device of its own on every storage node.",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLocalCluster(cmd, args)
@@ -39,7 +41,7 @@ func newLocalClusterCommand() *cobra.Command {
 
 // localClusterFlags are the flags local-cluster keeps for itself, with their defaults.
 var localClusterFlags = map[string]string{
-	"storage": "", "proxies": "", "sumo": "", "replicas": "", "part-power": "",
+	"storage": "", "proxies": "", "sumo": "", "replicas": "", "part-power": "", "policies": "",
 	"data": "cairn-cluster", "listen": "127.0.0.1:8787", "root-access-key": "", "root-secret-key": "",
 }
 
@@ -80,12 +82,18 @@ func runLocalCluster(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
+	var policies []string
+	if own["policies"] != "" {
+		for _, n := range strings.Split(own["policies"], ",") {
+			policies = append(policies, strings.TrimSpace(n))
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c, err := localcluster.Start(ctx, localcluster.Config{
 		Binary: bin, Dir: dir, Listen: own["listen"],
 		Storage: ints["storage"], Proxies: ints["proxies"], Sumo: ints["sumo"], Replicas: ints["replicas"], PartPower: uint(ints["part-power"]),
-		RootAccessKey: ak, RootSecretKey: sk, Args: pass, Output: cmd.ErrOrStderr(),
+		Policies: policies, RootAccessKey: ak, RootSecretKey: sk, Args: pass, Output: cmd.ErrOrStderr(),
 	})
 	if err != nil {
 		return err

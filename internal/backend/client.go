@@ -148,6 +148,9 @@ func (c *Client) do(ctx context.Context, k call) (*http.Response, error) {
 	if k.header != nil {
 		req.Header = k.header
 	}
+	if k.path.Object != "" {
+		setObjectPolicy(ctx, req.Header)
+	}
 	if k.body != nil {
 		req.ContentLength = k.length
 		if k.length == 0 {
@@ -557,7 +560,8 @@ func writeAccountUpdate(h http.Header, u *nodeclient.AccountUpdate) {
 func (c *Client) PutContainer(ctx context.Context, device string, part uint32, account string, ct meta.Container, opts nodeclient.ContainerOptions) error {
 	h := http.Header{}
 	h.Set(hdrTimestamp, FormatTimestamp(ct.Created))
-	putMeta(h, containerSysPrefix, ct.Meta)
+	putMeta(h, containerSysPrefix, withoutPolicy(ct.Meta))
+	writeContainerPolicy(h, ct, opts)
 	writeAccountUpdate(h, opts.Account)
 	resp, err := c.do(ctx, call{method: http.MethodPut, path: wirePath(device, part, account, ct.Name, ""), header: h})
 	if err != nil {
@@ -590,7 +594,7 @@ func (c *Client) HeadContainer(ctx context.Context, device string, part uint32, 
 // PostContainer merges metadata into a container; an empty value removes a key.
 func (c *Client) PostContainer(ctx context.Context, device string, part uint32, account, container string, m map[string]string) (meta.Container, error) {
 	h := http.Header{}
-	putMeta(h, containerSysPrefix, m)
+	putMeta(h, containerSysPrefix, withoutPolicy(m)) // a container's policy never changes
 	p := wirePath(device, part, account, container, "")
 	resp, err := c.do(ctx, call{method: http.MethodPost, path: p, header: h})
 	if err != nil {

@@ -515,6 +515,9 @@ func (h *Handler) container(ctx context.Context, w http.ResponseWriter, r *http.
 			return err
 		}
 		c := meta.Container{Name: p.Container, Created: ts, Meta: readMeta(r.Header, containerSysPrefix)}
+		if err := readContainerPolicy(r.Header, &c); err != nil {
+			return err
+		}
 		if err := h.node.PutContainer(ctx, p.Device, p.Part, p.Account, c, nodeclient.ContainerOptions{Account: upd}); err != nil {
 			return err
 		}
@@ -529,7 +532,7 @@ func (h *Handler) container(ctx context.Context, w http.ResponseWriter, r *http.
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	case http.MethodPost:
-		m := readMeta(r.Header, containerSysPrefix)
+		m := withoutPolicy(readMeta(r.Header, containerSysPrefix))
 		c, err := h.node.PostContainer(ctx, p.Device, p.Part, p.Account, p.Container, m)
 		if err != nil {
 			return err

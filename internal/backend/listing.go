@@ -196,7 +196,10 @@ func writeContainer(h http.Header, c meta.Container) {
 	h.Set("X-Put-Timestamp", FormatTimestamp(c.Created))
 	h.Set("X-Container-Object-Count", strconv.FormatInt(c.ObjectCount, 10))
 	h.Set("X-Container-Bytes-Used", strconv.FormatInt(c.BytesUsed, 10))
-	putMeta(h, containerSysPrefix, c.Meta)
+	if v, ok := c.Meta[meta.ContainerPolicyKey]; ok {
+		h.Set(hdrPolicyIndex, v)
+	}
+	putMeta(h, containerSysPrefix, withoutPolicy(c.Meta))
 }
 
 func readContainer(h http.Header, name string) (meta.Container, error) {
@@ -211,6 +214,13 @@ func readContainer(h http.Header, name string) (meta.Container, error) {
 	}
 	c.ObjectCount, _ = strconv.ParseInt(h.Get("X-Container-Object-Count"), 10, 64)
 	c.BytesUsed, _ = strconv.ParseInt(h.Get("X-Container-Bytes-Used"), 10, 64)
+	// Swift's container servers always name the policy; Cairn's, when the container has one.
+	if v := h.Get(hdrPolicyIndex); v != "" {
+		if c.Meta == nil {
+			c.Meta = map[string]string{}
+		}
+		c.Meta[meta.ContainerPolicyKey] = v
+	}
 	return c, nil
 }
 

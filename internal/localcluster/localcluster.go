@@ -21,8 +21,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/ring"
 )
 
@@ -41,6 +43,12 @@ type Config struct {
 	// and sumo nodes). PartPower is their partition power (default 8).
 	Replicas  int
 	PartPower uint
+	// Policies names the cluster's storage policies, policy 0 (the default) first: each has
+	// its object ring over a device of its own on every storage and sumo node ("d1" for
+	// policy 0, which also holds the account and container rings; "pN-d1" for policy N), and
+	// DIR/rings/swift.conf defines them. None: policy 0 alone, "Policy-0", as a cluster without
+	// swift.conf has. A cluster keeps the policies it was created with (cluster.json).
+	Policies []string
 	// Listen is the cluster's client endpoint: the one client-serving node's own address, or
 	// the balancer's (default 127.0.0.1:0).
 	Listen string
@@ -92,6 +100,9 @@ func (c *Config) Validate() error {
 	if c.RootAccessKey == "" || c.RootSecretKey == "" {
 		return errors.New("localcluster: a root access key and secret key are required")
 	}
+	if _, err := policySet(c.Policies); err != nil {
+		return fmt.Errorf("localcluster: %w", err)
+	}
 	if c.Output == nil {
 		c.Output = io.Discard
 	}
@@ -107,6 +118,8 @@ type state struct {
 	// HashSuffix salts the rings' placement (Swift's swift_hash_path_suffix).
 	HashSuffix string      `json:"hash_suffix"`
 	Nodes      []nodeState `json:"nodes"`
+	// Policies are the storage policies' names by index (none: policy 0 alone).
+	Policies []string `json:"policies,omitempty"`
 }
 
 type nodeState struct {
@@ -251,12 +264,15 @@ func loadOrCreate(cfg Config) (*state, error) {
 		if err := json.Unmarshal(data, &st); err != nil {
 			return nil, fmt.Errorf("localcluster: %s: %w", path, err)
 		}
+		if cfg.Policies != nil && !slices.Equal(cfg.Policies, st.Policies) {
+			return nil, fmt.Errorf("localcluster: the cluster in %s has the storage policies %v; they cannot change to %v", cfg.Dir, st.Policies, cfg.Policies)
+		}
 		return &st, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("localcluster: %w", err)
 	}
-	st := &state{Secret: randomHex(24), HashSuffix: randomHex(8)}
+	st := &state{Secret: randomHex(24), HashSuffix: randomHex(8), Policies: cfg.Policies}
 	add := func(role string, n int) error {
 		for i := range n {
 			ns := nodeState{Name: fmt.Sprintf("%s%d", role, i+1), Role: role}
@@ -285,44 +301,102 @@ func loadOrCreate(cfg Config) (*state, error) {
 	return st, nil
 }
 
-// ensureRings writes the account, container and object rings (one device per storage node,
-// each node its own zone) unless they exist.
+// ensureRings writes the account, container and object rings (one device per storage node for
+// each, each node its own zone) and the swift.conf of the storage policies, unless they exist.
 func (c *Cluster) ensureRings(st *state) error {
-	if _, err := os.Stat(filepath.Join(c.RingDir, "object.ring.gz")); err == nil {
-		return nil
-	}
 	if err := os.MkdirAll(c.RingDir, 0o700); err != nil {
 		return fmt.Errorf("localcluster: %w", err)
 	}
-	for _, kind := range []string{"account", "container", "object"} {
-		b, err := ring.NewBuilder(c.cfg.PartPower, c.cfg.Replicas, 1)
-		if err != nil {
+	pols, err := policySet(st.Policies)
+	if err != nil {
+		return fmt.Errorf("localcluster: %w", err)
+	}
+	type ringSpec struct{ name, device string }
+	specs := []ringSpec{{"account", "d1"}, {"container", "d1"}}
+	for _, p := range pols.All() {
+		specs = append(specs, ringSpec{p.RingName(), policyDevice(p.Index)})
+	}
+	for _, spec := range specs {
+		if err := c.ensureRing(st, spec.name, spec.device); err != nil {
+			return err
+		}
+	}
+	if len(st.Policies) == 0 {
+		return nil
+	}
+	return writeSwiftConf(filepath.Join(c.RingDir, policy.ConfName), st)
+}
+
+// policyDevice is the device that holds storage policy idx's objects on every node.
+func policyDevice(idx int) string {
+	if idx == 0 {
+		return "d1"
+	}
+	return fmt.Sprintf("p%d-d1", idx)
+}
+
+// ensureRing writes the ring NAME.ring.gz (and its builder) over the device of that name on
+// every storage and sumo node, unless it exists.
+func (c *Cluster) ensureRing(st *state, name, device string) error {
+	path := filepath.Join(c.RingDir, name+".ring.gz")
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	b, err := ring.NewBuilder(c.cfg.PartPower, c.cfg.Replicas, 1)
+	if err != nil {
+		return fmt.Errorf("localcluster: %w", err)
+	}
+	b.HashSuffix = st.HashSuffix
+	zone := 0
+	for _, ns := range st.Nodes {
+		if ns.Role == "proxy" {
+			continue
+		}
+		zone++
+		if _, err := b.Add(ring.Device{ID: -1, Region: 1, Zone: zone, Node: ns.Addr, Name: device, Weight: 100}); err != nil {
 			return fmt.Errorf("localcluster: %w", err)
 		}
-		b.HashSuffix = st.HashSuffix
-		zone := 0
-		for _, ns := range st.Nodes {
-			if ns.Role == "proxy" {
-				continue
-			}
-			zone++
-			if _, err := b.Add(ring.Device{ID: -1, Region: 1, Zone: zone, Node: ns.Addr, Name: "d1", Weight: 100}); err != nil {
-				return fmt.Errorf("localcluster: %w", err)
-			}
+	}
+	if _, err := b.Rebalance(time.Now(), 1); err != nil {
+		return fmt.Errorf("localcluster: %s ring: %w", name, err)
+	}
+	r, err := b.Ring()
+	if err != nil {
+		return fmt.Errorf("localcluster: %s ring: %w", name, err)
+	}
+	if err := ring.WriteFile(path, r); err != nil {
+		return fmt.Errorf("localcluster: %w", err)
+	}
+	if err := b.Save(filepath.Join(c.RingDir, name+".builder")); err != nil {
+		return fmt.Errorf("localcluster: %w", err)
+	}
+	return nil
+}
+
+// policySet is the storage policies of the names given, policy 0 (the default) first.
+func policySet(names []string) (*policy.Set, error) {
+	var ps []policy.Policy
+	for i, n := range names {
+		ps = append(ps, policy.Policy{Index: i, Name: n, Default: i == 0})
+	}
+	return policy.New(ps...)
+}
+
+// writeSwiftConf writes the cluster's swift.conf: the hash path suffix its rings carry and its
+// storage policies, in Swift's form, so that the ring directory is a Swift one.
+func writeSwiftConf(path string, st *state) error {
+	var b strings.Builder
+	b.WriteString("# Written by cairn local-cluster. Policy N's objects are placed by object-N.ring.gz\n")
+	b.WriteString("# (policy 0's by object.ring.gz).\n\n[swift-hash]\nswift_hash_path_prefix =\n")
+	fmt.Fprintf(&b, "swift_hash_path_suffix = %s\n", st.HashSuffix)
+	for i, n := range st.Policies {
+		fmt.Fprintf(&b, "\n[storage-policy:%d]\nname = %s\npolicy_type = replication\n", i, n)
+		if i == 0 {
+			b.WriteString("default = yes\n")
 		}
-		if _, err := b.Rebalance(time.Now(), 1); err != nil {
-			return fmt.Errorf("localcluster: %s ring: %w", kind, err)
-		}
-		r, err := b.Ring()
-		if err != nil {
-			return fmt.Errorf("localcluster: %s ring: %w", kind, err)
-		}
-		if err := ring.WriteFile(filepath.Join(c.RingDir, kind+".ring.gz"), r); err != nil {
-			return fmt.Errorf("localcluster: %w", err)
-		}
-		if err := b.Save(filepath.Join(c.RingDir, kind+".builder")); err != nil {
-			return fmt.Errorf("localcluster: %w", err)
-		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("localcluster: %w", err)
 	}
 	return nil
 }

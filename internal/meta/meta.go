@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -198,6 +199,23 @@ type Container struct {
 	BytesUsed   int64
 	// Meta is container metadata and settings (ACLs, quotas, policy), keys lower-case.
 	Meta map[string]string
+}
+
+// ContainerPolicyKey is the key of meta.Container.Meta holding the index of the container's
+// storage policy (decimal), set when the container is created and never changed: its objects
+// are placed by that policy's object ring. A container without it (made before policies
+// existed) is in policy 0. Between nodes it travels as Swift's X-Backend-Storage-Policy-Index.
+const ContainerPolicyKey = "sys:storage-policy"
+
+// PolicyIndex is the index of the container's storage policy (see ContainerPolicyKey); ok is
+// false when the stored value is not an index.
+func (c Container) PolicyIndex() (index int, ok bool) {
+	v, set := c.Meta[ContainerPolicyKey]
+	if !set {
+		return 0, true
+	}
+	n, err := strconv.Atoi(v)
+	return n, err == nil && n >= 0
 }
 
 // ContainerRow is what an account keeps of one of its containers (a row of Swift's account

@@ -64,6 +64,11 @@ type ContainerOptions struct {
 	// container's usage at once; otherwise the node sends the row after the commit, keeps it
 	// to retry if that fails, and later reports the container's usage there when it changes.
 	Account *AccountUpdate
+	// DefaultPolicy says that the storage policy in a create's metadata
+	// (meta.ContainerPolicyKey) is the cluster's default, not one the client asked for: a
+	// container that exists keeps its own (Swift's X-Backend-Storage-Policy-Default), where
+	// one asked for and different is a conflict.
+	DefaultPolicy bool
 }
 
 // AccountUpdate names one replica of an account's listing: Swift's X-Account-Host, -Device and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -22,16 +23,26 @@ import (
 // account is made only when the create answers not found: what a Cairn cluster pays for
 // working over Swift's servers is nothing, and a Swift cluster pays one account PUT and a
 // retry per new account.
+//
+// The container's storage policy is the one m names under meta.ContainerPolicyKey (an index,
+// which must be defined and usable: policy.ErrUnknown, policy.ErrNotSupported), else the
+// default; a container that exists in another policy than the one named is ErrPolicyConflict
+// (one created without naming a policy keeps its own, as in Swift).
 func (p *Proxy) CreateContainer(ctx context.Context, account, container string, m map[string]string) error {
+	m, idx, explicit, err := p.createPolicy(m)
+	if err != nil {
+		return fmt.Errorf("create container %q: %w", container, err)
+	}
 	pl := p.placeContainer(account, container)
 	c := meta.Container{Name: container, Created: meta.Now(), Meta: m}
 	acct := p.accountFor(account)
+	gen := p.known.generation()
 	create := func() error {
 		return pl.fanOut(ctx, func(ctx context.Context, t target) error {
-			return t.client.PutContainer(ctx, t.dev.Name, pl.part, account, c, nodeclient.ContainerOptions{Account: acct(t.replica)})
+			return t.client.PutContainer(ctx, t.dev.Name, pl.part, account, c, nodeclient.ContainerOptions{Account: acct(t.replica), DefaultPolicy: !explicit})
 		})
 	}
-	err := create()
+	err = create()
 	if errors.Is(err, meta.ErrNotFound) {
 		if aerr := p.createAccount(ctx, account); aerr != nil {
 			return fmt.Errorf("create container %q: %w", container, aerr)
@@ -43,9 +54,13 @@ func (p *Proxy) CreateContainer(ctx context.Context, account, container string, 
 			err = nil
 		}
 	}
+	if explicit {
+		err = p.checkPolicyConflict(ctx, account, container, idx, err)
+	}
 	if err != nil {
 		return fmt.Errorf("create container %q: %w", container, err)
 	}
+	p.known.remember(account, container, idx, time.Now(), gen)
 	return nil
 }
 
@@ -71,33 +86,31 @@ func (p *Proxy) createdAt(ctx context.Context, account, container string, ts met
 	return err == nil && c.Created/swiftResolution == ts/swiftResolution
 }
 
-// requireContainer returns nil if the container exists, meta.ErrNoContainer if it does not.
-func (p *Proxy) requireContainer(ctx context.Context, account, container string) error {
-	now := time.Now()
-	if p.known.ttl > 0 && p.known.exists(account, container, now) {
-		return nil
-	}
-	gen := p.known.generation()
-	if _, err := p.HeadContainer(ctx, account, container); err != nil {
-		if errors.Is(err, meta.ErrNotFound) {
-			return meta.ErrNoContainer
-		}
-		return err
-	}
-	p.known.remember(account, container, now, gen)
-	return nil
-}
-
-// HeadContainer returns a container and its usage.
+// HeadContainer returns a container and its usage. What it learns (that the container exists,
+// and its storage policy) goes to the container cache, as Swift's proxy keeps the container
+// info of every HEAD in memcache: a front end that reads the container before an object
+// request spares the proxy a read of its own.
 func (p *Proxy) HeadContainer(ctx context.Context, account, container string) (meta.Container, error) {
 	pl := p.placeContainer(account, container)
-	return read(ctx, pl, true, func(ctx context.Context, t target) (meta.Container, error) {
+	gen := p.known.generation()
+	c, err := read(ctx, pl, true, func(ctx context.Context, t target) (meta.Container, error) {
 		return t.client.HeadContainer(ctx, t.dev.Name, pl.part, account, container)
 	})
+	if err == nil {
+		if idx, ok := c.PolicyIndex(); ok {
+			p.known.remember(account, container, idx, time.Now(), gen)
+		}
+	}
+	return c, err
 }
 
-// PostContainer merges metadata into a container; an empty value removes a key.
+// PostContainer merges metadata into a container; an empty value removes a key. A container's
+// storage policy (meta.ContainerPolicyKey) is not changed.
 func (p *Proxy) PostContainer(ctx context.Context, account, container string, m map[string]string) (meta.Container, error) {
+	if _, ok := m[meta.ContainerPolicyKey]; ok {
+		m = maps.Clone(m)
+		delete(m, meta.ContainerPolicyKey)
+	}
 	pl := p.placeContainer(account, container)
 	var out meta.Container
 	var mu sync.Mutex // replicas answer concurrently

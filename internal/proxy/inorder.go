@@ -37,12 +37,12 @@ import (
 // up to date. Proxies' clocks must agree, as for every write: a writer whose clock is behind
 // the version it replaces gets ErrConflict from the first replica, and tries again later.
 func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj meta.Object, data []byte, opts PutOptions) (meta.Object, error) {
-	if err := p.requireContainer(ctx, name.Account, name.Container); err != nil {
+	ctx, pl, err := p.placeObject(ctx, name, true)
+	if err != nil {
 		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 	}
 	obj.Timestamp = meta.Now()
 	obj.Size = int64(len(data))
-	pl := p.placeObject(name)
 	listing := p.listingFor(name, pl)
 	put := func(t target, cond meta.Precondition) (nodeclient.PutResult, error) {
 		var res nodeclient.PutResult

@@ -20,7 +20,7 @@ func TestPutObjectInOrderFirstReplicaDecides(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := meta.ObjectName{Account: "acct", Container: "state", Object: "blob"}
-	part := partition(c.proxy.objectRing(), name.Account, name.Container, name.Object)
+	part := partition(c.proxy.objectRings[0](), name.Account, name.Container, name.Object)
 	etagOn := func(node string) string {
 		t.Helper()
 		o, err := c.nodes[node].HeadObject(ctx, "d0", part, name, nodeclient.HeadOptions{})

@@ -41,7 +41,8 @@ type ObjectReader struct {
 // carries the metadata and Size (-1 when unknown); with obj.Manifest set, body must be empty and
 // obj.ETag is the manifest's ETag. Success means a quorum of replicas synced data and metadata.
 func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions) (meta.Object, error) {
-	if err := p.requireContainer(ctx, name.Account, name.Container); err != nil {
+	ctx, pl, err := p.placeObject(ctx, name, true)
+	if err != nil {
 		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 	}
 	obj.Timestamp = meta.Now()
@@ -49,13 +50,11 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 		obj.SysMeta = withKey(obj.SysMeta, meta.SysManifestETag, obj.ETag)
 		obj.Size, obj.ETag = 0, ""
 	}
-	pl := p.placeObject(name)
 	listing := p.listingFor(name, pl)
 	nopts := func(t target) nodeclient.PutOptions {
 		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Container: listing(t.replica)}
 	}
 	var res nodeclient.PutResult
-	var err error
 	if t := pl.primaries; len(t) == 1 && t[0].err == nil && pl.ring.Replicas() == 1 {
 		res, err = t[0].client.PutObject(ctx, t[0].dev.Name, pl.part, name, obj, body, nopts(t[0]))
 	} else {
@@ -175,7 +174,10 @@ func (p *Proxy) HeadObjectBrief(ctx context.Context, name meta.ObjectName) (meta
 }
 
 func (p *Proxy) headObject(ctx context.Context, name meta.ObjectName, opts nodeclient.HeadOptions) (meta.Object, error) {
-	pl := p.placeObject(name)
+	ctx, pl, err := p.placeObject(ctx, name, false)
+	if err != nil {
+		return meta.Object{}, err
+	}
 	o, err := read(ctx, pl, true, func(ctx context.Context, t target) (meta.Object, error) {
 		return t.client.HeadObject(ctx, t.dev.Name, pl.part, name, opts)
 	})
@@ -209,7 +211,10 @@ func (p *Proxy) GetObject(ctx context.Context, name meta.ObjectName, rng *meta.R
 }
 
 func (p *Proxy) getStored(ctx context.Context, name meta.ObjectName, rng *meta.Range) (*ObjectReader, error) {
-	pl := p.placeObject(name)
+	ctx, pl, err := p.placeObject(ctx, name, false)
+	if err != nil {
+		return nil, err
+	}
 	var served target
 	r, err := read(ctx, pl, false, func(ctx context.Context, t target) (*nodeclient.ObjectReader, error) {
 		served = t
@@ -312,11 +317,14 @@ func (p *Proxy) DeleteObjectIf(ctx context.Context, name meta.ObjectName, cond m
 // object as of its expiry time, as Swift's does, so that any write stamped after the expiry
 // wins over the delete whichever commits first.
 func (p *Proxy) DeleteObjectAt(ctx context.Context, name meta.ObjectName, now meta.Timestamp, cond meta.Precondition) error {
-	pl := p.placeObject(name)
+	ctx, pl, err := p.placeObject(ctx, name, false)
+	if err != nil {
+		return fmt.Errorf("delete %q: %w", name.Object, err)
+	}
 	listing := p.listingFor(name, pl)
 	var prev meta.Object
 	var mu sync.Mutex // replicas answer concurrently
-	err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
+	err = pl.fanOut(ctx, func(ctx context.Context, t target) error {
 		opts := nodeclient.DeleteOptions{If: cond, Container: listing(t.replica)}
 		o, err := t.client.DeleteObject(ctx, t.dev.Name, pl.part, name, now, opts)
 		if err == nil {
@@ -336,7 +344,10 @@ func (p *Proxy) DeleteObjectAt(ctx context.Context, name meta.ObjectName, now me
 // PostObject replaces an object's content type, headers and user metadata (keeping its bytes)
 // and merges update.SysMeta.
 func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update meta.Object) (meta.Object, error) {
-	pl := p.placeObject(name)
+	ctx, pl, err := p.placeObject(ctx, name, false)
+	if err != nil {
+		return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, err)
+	}
 	var cond meta.Precondition
 	if len(pl.primaries) > 1 {
 		// A POST makes a new version of the bytes a replica holds. One that missed the newest
@@ -354,7 +365,7 @@ func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update met
 	listing := p.listingFor(name, pl)
 	var out meta.Object
 	var mu sync.Mutex // replicas answer concurrently
-	err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
+	err = pl.fanOut(ctx, func(ctx context.Context, t target) error {
 		o, err := t.client.PostObject(ctx, t.dev.Name, pl.part, name, update, nodeclient.PostOptions{Container: listing(t.replica), If: cond})
 		if err == nil {
 			mu.Lock()
@@ -607,12 +618,6 @@ func (r *segmentReader) Close() error {
 func (p *Proxy) ReadSegments(ctx context.Context, account string, o meta.Object, segs []meta.Segment, off, n int64) *ObjectReader {
 	o.Manifest = segs
 	return p.openManifest(ctx, meta.ObjectName{Account: account}, o, off, n)
-}
-
-// placeObject is where an object's requests go.
-func (p *Proxy) placeObject(name meta.ObjectName) *placement {
-	r := p.objectRing()
-	return p.place(r, partition(r, name.Account, name.Container, name.Object))
 }
 
 // countingReader counts the bytes read through it.

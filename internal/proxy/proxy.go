@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/ring"
 )
 
@@ -24,7 +25,12 @@ type Config struct {
 	// ring in force, so that a ring.Watcher can swap a changed ring in between requests.
 	Ring                                   *ring.Ring
 	AccountRing, ContainerRing, ObjectRing func() *ring.Ring
-	Dialer                                 nodeclient.Dialer
+	// Policies are the cluster's storage policies (default: policy 0 alone, "Policy-0"), and
+	// ObjectRings the object ring of each, by index (default: ObjectRing, or Ring, for policy
+	// 0 alone). A container's objects go to the ring of the policy it was created in.
+	Policies    *policy.Set
+	ObjectRings map[int]func() *ring.Ring
+	Dialer      nodeclient.Dialer
 	Logger                                 *slog.Logger
 	// ContainerCacheTTL is how long the proxy trusts that a container it has seen exists
 	// (default 5s; negative disables the cache).
@@ -55,10 +61,20 @@ func (c *Config) Validate() error {
 		r := c.Ring
 		c.AccountRing, c.ContainerRing, c.ObjectRing = func() *ring.Ring { return r }, func() *ring.Ring { return r }, func() *ring.Ring { return r }
 	}
-	for _, rf := range []struct {
+	if err := c.validatePolicies(); err != nil {
+		return err
+	}
+	rings := []struct {
 		what string
 		f    func() *ring.Ring
-	}{{"account", c.AccountRing}, {"container", c.ContainerRing}, {"object", c.ObjectRing}} {
+	}{{"account", c.AccountRing}, {"container", c.ContainerRing}}
+	for _, p := range c.Policies.All() {
+		rings = append(rings, struct {
+			what string
+			f    func() *ring.Ring
+		}{fmt.Sprintf("%s's object", p), c.ObjectRings[p.Index]})
+	}
+	for _, rf := range rings {
 		if rf.f == nil || rf.f() == nil {
 			return fmt.Errorf("proxy: no %s ring", rf.what)
 		}
@@ -95,8 +111,10 @@ func (c *Config) Validate() error {
 
 // Proxy routes requests to storage nodes.
 type Proxy struct {
-	accountRing, containerRing, objectRing func() *ring.Ring
-	dialer                                 nodeclient.Dialer
+	accountRing, containerRing func() *ring.Ring
+	objectRings                map[int]func() *ring.Ring
+	policies                   *policy.Set
+	dialer                     nodeclient.Dialer
 	log                                    *slog.Logger
 	known                                  *containerCache
 	grace                                  time.Duration
@@ -111,7 +129,8 @@ func New(cfg Config) (*Proxy, error) {
 		return nil, err
 	}
 	return &Proxy{
-		accountRing: cfg.AccountRing, containerRing: cfg.ContainerRing, objectRing: cfg.ObjectRing,
+		accountRing: cfg.AccountRing, containerRing: cfg.ContainerRing,
+		objectRings: cfg.ObjectRings, policies: cfg.Policies,
 		dialer: cfg.Dialer, log: cfg.Logger,
 		known: newContainerCache(cfg.ContainerCacheTTL),
 		grace: cfg.SegmentGrace, later: &releaser{pending: map[*time.Timer]func(){}},

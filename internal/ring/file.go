@@ -397,7 +397,8 @@ func loadBytes(path string, data []byte) (*Ring, error) {
 }
 
 // ReadSwiftConf reads swift_hash_path_prefix and swift_hash_path_suffix from the [swift-hash]
-// section of a swift.conf. found is false when the file does not exist.
+// section of a swift.conf. found is false when the file does not exist or has no such section
+// (a swift.conf may define only storage policies, for rings that carry their hash).
 func ReadSwiftConf(path string) (prefix, suffix string, found bool, err error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -414,6 +415,7 @@ func ReadSwiftConf(path string) (prefix, suffix string, found bool, err error) {
 		}
 		if line[0] == '[' && line[len(line)-1] == ']' {
 			section = strings.TrimSpace(line[1 : len(line)-1])
+			found = found || section == "swift-hash"
 			continue
 		}
 		if section != "swift-hash" {
@@ -433,7 +435,7 @@ func ReadSwiftConf(path string) (prefix, suffix string, found bool, err error) {
 			suffix = strings.TrimSpace(v)
 		}
 	}
-	return prefix, suffix, true, nil
+	return prefix, suffix, found, nil
 }
 
 // WriteFile writes r to path atomically: a temporary file in the same directory, fsynced, then

@@ -415,6 +415,17 @@ func TestLoadDirSwiftConf(t *testing.T) {
 	if _, err := LoadDir(dir); !errors.Is(err, ErrInvalid) {
 		t.Errorf("conflicting hash prefix: %v", err)
 	}
+	// A swift.conf that defines only storage policies leaves rings their own hash.
+	if err := os.WriteFile(filepath.Join(dir, ConfName), []byte("[storage-policy:0]\nname = gold\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = LoadDir(dir)
+	if err != nil {
+		t.Fatalf("swift.conf without [swift-hash]: %v", err)
+	}
+	if s.Objects[0].HashPrefix != testRing().HashPrefix || s.Objects[3].HashPrefix != "" {
+		t.Errorf("hash with a swift.conf of policies only: %q %q", s.Objects[0].HashPrefix, s.Objects[3].HashPrefix)
+	}
 }
 
 func TestEmbeddedDefaultPartitionsUnchanged(t *testing.T) {

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/policy"
+	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
 )
 
@@ -39,17 +42,21 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 	if err := checkBucketNameForCreate(rq.bucket); err != nil {
 		return err
 	}
-	// The location constraint is accepted and ignored (Cairn has one region per endpoint), but
-	// the document must be well formed.
+	// The location constraint's region is accepted and ignored (Cairn has one region per
+	// endpoint), but the document must be well formed; "REGION:POLICY" names a storage policy.
 	body, err := h.readSmallBody(r, rq, maxCreateBucketBodyBytes, false)
 	if err != nil {
 		return err
 	}
+	var cfg s3xml.CreateBucketConfiguration
 	if len(bytes.TrimSpace(body)) > 0 {
-		var cfg s3xml.CreateBucketConfiguration
 		if err := decodeXML(body, &cfg); err != nil {
 			return err
 		}
+	}
+	pol, err := h.bucketPolicy(cfg.LocationConstraint)
+	if err != nil {
+		return err
 	}
 	acl, _, err := h.aclFromHeaders(r, false)
 	if err != nil {
@@ -59,7 +66,11 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 		return errNotImplemented.withMessage("Object Lock is not implemented.")
 	}
 	ctx := r.Context()
-	var m map[string]string
+	m := map[string]string{}
+	if pol >= 0 {
+		m[meta.ContainerPolicyKey] = strconv.Itoa(pol)
+	}
+	shared := false
 	if enc := acl.Encode(); enc != "" {
 		// A bucket shared from its creation claims its name first (see registry.go).
 		if _, err := h.proxy.HeadContainer(ctx, rq.account, rq.bucket); err == nil {
@@ -68,15 +79,16 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 		if err := h.claimForSharing(ctx, rq, true); err != nil {
 			return err
 		}
-		m = map[string]string{access.MetaACL: enc}
+		m[access.MetaACL] = enc
+		shared = true
 	}
 	err = h.proxy.CreateContainer(ctx, rq.account, rq.bucket, m)
 	h.states.forget(rq.account, rq.bucket)
-	if errors.Is(err, meta.ErrExists) {
+	if errors.Is(err, meta.ErrExists) || errors.Is(err, proxy.ErrPolicyConflict) {
 		return fmt.Errorf("create bucket %q: %w", rq.bucket, errBucketAlreadyOwnedByYou)
 	}
 	if err != nil {
-		if m != nil {
+		if shared {
 			h.releaseBucket(ctx, rq.bucket, rq.account)
 		}
 		return fmt.Errorf("create bucket %q: %w", rq.bucket, err)
@@ -86,11 +98,41 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 	return nil
 }
 
+// bucketPolicy reads the storage policy a CreateBucketConfiguration's LocationConstraint names:
+// "REGION:POLICY" (the form Ceph's RGW gives its placement targets), the policy by a name or
+// alias of Swift's X-Storage-Policy, without case. It returns the policy's index, or -1 for the
+// default (a constraint without a colon, or an empty policy).
+func (h *Handler) bucketPolicy(constraint string) (int, error) {
+	_, name, ok := strings.Cut(constraint, ":")
+	if !ok || name == "" {
+		return -1, nil
+	}
+	p, err := h.proxy.Policies().ForNewContainer(name)
+	switch {
+	case errors.Is(err, policy.ErrUnknown):
+		return 0, errInvalidLocationConstraint.withMessage("The specified location-constraint is not valid: there is no storage policy %q.", name)
+	case errors.Is(err, policy.ErrDeprecated):
+		return 0, errInvalidLocationConstraint.withMessage("The specified location-constraint is not valid: storage policy %q is deprecated.", p.Name)
+	case errors.Is(err, policy.ErrNotSupported):
+		return 0, errNotImplemented.withMessage("Storage policy %q is erasure-coded: erasure coding is not supported yet.", p.Name)
+	case err != nil:
+		return 0, err
+	}
+	return p.Index, nil
+}
+
 func (h *Handler) headBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if _, err := h.requireBucket(r.Context(), rq); err != nil {
+	c, err := h.requireBucket(r.Context(), rq)
+	if err != nil {
 		return err
 	}
 	w.Header().Set("X-Amz-Bucket-Region", h.cfg.Region)
+	// Which storage policy holds the bucket's objects (as Swift's X-Storage-Policy says).
+	if idx, ok := c.PolicyIndex(); ok {
+		if p, ok := h.proxy.Policies().ByIndex(idx); ok {
+			w.Header().Set("X-Cairn-Storage-Policy", p.Name)
+		}
+	}
 	writeEmpty(w, http.StatusOK)
 	return nil
 }

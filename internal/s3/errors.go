@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 )
@@ -51,6 +52,7 @@ var (
 	errInvalidArgument              = &apiError{"InvalidArgument", http.StatusBadRequest, "Invalid Argument"}
 	errInvalidBucketName            = &apiError{"InvalidBucketName", http.StatusBadRequest, "The specified bucket is not valid."}
 	errInvalidDigest                = &apiError{"InvalidDigest", http.StatusBadRequest, "The Content-MD5 you specified is not valid."}
+	errInvalidLocationConstraint    = &apiError{"InvalidLocationConstraint", http.StatusBadRequest, "The specified location-constraint is not valid"}
 	errInvalidPart                  = &apiError{"InvalidPart", http.StatusBadRequest, "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."}
 	errInvalidPartOrder             = &apiError{"InvalidPartOrder", http.StatusBadRequest, "The list of parts was not in ascending order. Parts must be ordered by part number."}
 	errInvalidRange                 = &apiError{"InvalidRange", http.StatusRequestedRangeNotSatisfiable, "The requested range is not satisfiable"}
@@ -153,6 +155,8 @@ var errorTable = []struct {
 	{access.ErrQuotaExceeded, errQuotaExceeded},
 	{access.ErrMalformedPolicy, errMalformedPolicy},
 	{access.ErrUnsupported, errNotImplemented},
+	// A bucket of an erasure-coded storage policy (made through another proxy): not served yet.
+	{policy.ErrNotSupported, errNotImplemented.withMessage("The bucket's storage policy is erasure-coded: erasure coding is not supported yet.")},
 	{access.ErrInvalidACL, errInvalidArgument.withMessage("The ACL is not valid.")},
 	{access.ErrInvalidSwiftACL, errInvalidArgument.withMessage("The Swift ACL is not valid.")},
 

@@ -137,6 +137,15 @@ func TestBuckets(t *testing.T) {
 	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("beta"),
 		CreateBucketConfiguration: &types.CreateBucketConfiguration{LocationConstraint: "eu-west-1"}})
 	mustOK(t, err)
+	// REGION:POLICY names a storage policy; this server has one, Policy-0.
+	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("gamma"),
+		CreateBucketConfiguration: &types.CreateBucketConfiguration{LocationConstraint: "us-east-1:gold"}})
+	wantCode(t, err, "InvalidLocationConstraint")
+	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("gamma"),
+		CreateBucketConfiguration: &types.CreateBucketConfiguration{LocationConstraint: "us-east-1:policy-0"}})
+	mustOK(t, err)
+	_, err = c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String("gamma")})
+	mustOK(t, err)
 
 	lb, err := c.ListBuckets(ctx, &s3.ListBucketsInput{})
 	mustOK(t, err)

@@ -119,14 +119,21 @@ func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	if err := h.setObjectACL(r, rq, &obj); err != nil {
 		return err
 	}
-	if _, err := h.requireBucket(ctx, rq); err != nil {
+	bucket, err := h.requireBucket(ctx, rq)
+	if err != nil {
 		return err
 	}
 	// The upload's marker is an object of the account's usage.
 	if err := h.checkQuota(ctx, rq, access.Usage{Objects: 1}); err != nil {
 		return err
 	}
-	if err := h.proxy.CreateContainer(ctx, rq.account, uploadsContainer(rq.bucket), nil); err != nil && !errors.Is(err, meta.ErrExists) {
+	// The parts are the object's bytes: they go to the bucket's storage policy (an uploads
+	// container made before the bucket had one keeps its own).
+	var um map[string]string
+	if v, ok := bucket.Meta[meta.ContainerPolicyKey]; ok {
+		um = map[string]string{meta.ContainerPolicyKey: v}
+	}
+	if err := h.proxy.CreateContainer(ctx, rq.account, uploadsContainer(rq.bucket), um); err != nil && !errors.Is(err, meta.ErrExists) && !errors.Is(err, proxy.ErrPolicyConflict) {
 		return fmt.Errorf("create uploads container of %q: %w", rq.bucket, err)
 	}
 	id := newUploadID()

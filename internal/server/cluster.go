@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/backend"
 	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/replicator"
 	"github.com/cairn-store/cairn/internal/ring"
@@ -89,19 +90,59 @@ func (c *Config) validateRole() error {
 	return nil
 }
 
-// ringFiles are the rings a cluster node follows, by kind.
-var ringFiles = []string{"account", "container", "object"}
+// clusterRings are the rings a cluster node follows, each a watcher that Serve runs: the
+// account and container rings, and the object ring of every storage policy.
+type clusterRings struct {
+	account, container *ring.Watcher
+	objects            map[int]*ring.Watcher // by policy index
+	policies           *policy.Set
+}
 
-// openCluster loads the rings (each followed by a watcher that Serve runs) and makes the
-// client that reaches the other nodes.
-func (s *Server) openCluster() error {
-	for _, kind := range ringFiles {
-		w, err := ring.NewWatcher(filepath.Join(s.cfg.RingDir, kind+".ring.gz"), s.cfg.RingReload, s.cfg.Logger)
-		if err != nil {
-			return fmt.Errorf("server: %s ring: %w", kind, err)
-		}
-		s.rings = append(s.rings, w)
+// all returns every watcher.
+func (r *clusterRings) all() []*ring.Watcher {
+	if r == nil {
+		return nil
 	}
+	ws := []*ring.Watcher{r.account, r.container}
+	for _, p := range r.policies.All() {
+		ws = append(ws, r.objects[p.Index])
+	}
+	return ws
+}
+
+// openCluster reads the storage policies (swift.conf's [storage-policy:N] sections beside the
+// rings), loads the rings, each followed by a watcher that Serve runs, and makes the client that
+// reaches the other nodes. Policies are read once: a new policy needs a restart, as in Swift.
+func (s *Server) openCluster() error {
+	pols, err := policy.ReadDir(s.cfg.RingDir)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	rs := &clusterRings{objects: map[int]*ring.Watcher{}, policies: pols}
+	watch := func(name, what string) (*ring.Watcher, error) {
+		w, err := ring.NewWatcher(filepath.Join(s.cfg.RingDir, name+".ring.gz"), s.cfg.RingReload, s.cfg.Logger)
+		if err != nil {
+			return nil, fmt.Errorf("server: %s: %w", what, err)
+		}
+		return w, nil
+	}
+	if rs.account, err = watch("account", "account ring"); err != nil {
+		return err
+	}
+	if rs.container, err = watch("container", "container ring"); err != nil {
+		return err
+	}
+	for _, p := range pols.All() {
+		if rs.objects[p.Index], err = watch(p.RingName(), "object ring of "+p.String()); err != nil {
+			return err
+		}
+		if err := p.Usable(); err != nil {
+			// Declared, so that a swift.conf with one works (a Cairn proxy over a Swift cluster
+			// that has one): its containers cannot take objects here (501).
+			s.cfg.Logger.Warn("storage policy not served", "policy", p.Name, "index", p.Index, "err", err)
+		}
+	}
+	s.rings = rs
 	d, err := backend.NewDialer(backend.ClientConfig{Secret: []byte(s.cfg.ClusterSecret)})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
@@ -110,14 +151,18 @@ func (s *Server) openCluster() error {
 	return nil
 }
 
-// ring returns the watcher of a kind of ring.
-func (s *Server) ring(kind string) *ring.Watcher { return s.rings[slices.Index(ringFiles, kind)] }
-
 // clusterDevices returns the devices this storage node serves: every device any ring names for
-// its address, each a directory under DataDir/devices/, made on first start.
+// its address (the object rings of every policy included), each a directory under
+// DataDir/devices/, made on first start. A device belongs to one storage policy: a Cairn device
+// keeps objects by name, whatever ring placed them, so that two policies' copies of one name
+// (a container deleted and made again in another policy) would be one object there. A device
+// that two object rings name is refused; the account and container rings may share any.
 func (s *Server) clusterDevices() ([]storage.DeviceConfig, error) {
+	if err := s.checkPolicyDevices(); err != nil {
+		return nil, err
+	}
 	var names []string
-	for _, w := range s.rings {
+	for _, w := range s.rings.all() {
 		for _, d := range w.Current().Devices {
 			if d.Node == s.ringAddress() && d.Name != "" && !slices.Contains(names, d.Name) {
 				names = append(names, d.Name)
@@ -139,10 +184,33 @@ func (s *Server) clusterDevices() ([]storage.DeviceConfig, error) {
 	return devs, nil
 }
 
+// checkPolicyDevices refuses a device of this node that the object rings of two storage
+// policies name (see clusterDevices).
+func (s *Server) checkPolicyDevices() error {
+	owner := map[string]policy.Policy{}
+	for _, p := range s.rings.policies.All() {
+		for _, d := range s.rings.objects[p.Index].Current().Devices {
+			if d.Node != s.ringAddress() || d.Name == "" {
+				continue
+			}
+			if o, taken := owner[d.Name]; taken && o.Index != p.Index {
+				return fmt.Errorf("server: device %s of %s is in the object rings of %s (%s.ring.gz) and of %s (%s.ring.gz): a device belongs to one storage policy; give each policy's ring devices of its own",
+					d.Name, s.ringAddress(), o, o.RingName(), p, p.RingName())
+			}
+			owner[d.Name] = p
+		}
+	}
+	return nil
+}
+
 // clusterProxyConfig points the proxy at the rings in force and the storage nodes; a sumo node
 // reaches its own devices in-process.
 func (s *Server) clusterProxyConfig(pcfg *proxy.Config) {
-	pcfg.AccountRing, pcfg.ContainerRing, pcfg.ObjectRing = s.ring("account").Current, s.ring("container").Current, s.ring("object").Current
+	pcfg.AccountRing, pcfg.ContainerRing = s.rings.account.Current, s.rings.container.Current
+	pcfg.Policies, pcfg.ObjectRings = s.rings.policies, map[int]func() *ring.Ring{}
+	for idx, w := range s.rings.objects {
+		pcfg.ObjectRings[idx] = w.Current
+	}
 	pcfg.Dialer = s.dialer
 	if s.node != nil {
 		pcfg.Dialer = selfDialer{self: s.ringAddress(), node: s.node, others: s.dialer}
@@ -169,7 +237,7 @@ func (d selfDialer) Dial(node string) (nodeclient.Client, error) {
 func (s *Server) newReplicator(reg prometheus.Registerer) (*replicator.Replicator, error) {
 	rep, err := replicator.New(replicator.Config{
 		Node: s.node, Self: s.ringAddress(),
-		ObjectRings: func() []*ring.Ring { return []*ring.Ring{s.ring("object").Current()} },
+		ObjectRings: s.replicatedRings,
 		Dialer:      selfDialer{self: s.ringAddress(), node: s.node, others: s.dialer},
 		Interval:    s.cfg.ReplicationInterval, Concurrency: s.cfg.ReplicationConcurrency,
 		BytesPerSecond: s.cfg.ReplicationBytesPerSecond,
@@ -188,4 +256,15 @@ func (s *Server) ringAddress() string {
 		return s.cfg.Advertise
 	}
 	return s.cfg.Listen
+}
+
+// replicatedRings are the object rings of the replicated storage policies, policy 0 first.
+func (s *Server) replicatedRings() []*ring.Ring {
+	var out []*ring.Ring
+	for _, p := range s.rings.policies.All() {
+		if p.Type == policy.Replication {
+			out = append(out, s.rings.objects[p.Index].Current())
+		}
+	}
+	return out
 }

@@ -164,7 +164,7 @@ type Server struct {
 	proxy      *proxy.Proxy    // nil on a storage node
 	node       *storage.Node   // nil on a proxy
 	dialer     *backend.Dialer // nil in the embedded default
-	rings      []*ring.Watcher // the ring files a cluster node follows
+	rings      *clusterRings   // the ring files a cluster node follows (nil in the embedded default)
 	listener   net.Listener
 	http       *http.Server
 	debug      *http.Server
@@ -285,7 +285,7 @@ func (s *Server) openNode(reg *prometheus.Registry) error {
 			return err
 		}
 		ncfg.Devices, ncfg.Address, ncfg.Peers = devs, s.ringAddress(), s.dialer
-		obj := s.ring("object").Current()
+		obj := s.rings.objects[0].Current()
 		ncfg.HashPrefix, ncfg.HashSuffix = obj.HashPrefix, obj.HashSuffix
 	}
 	node, err := storage.Open(ncfg)
@@ -461,7 +461,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	watchCtx, stopWatching := context.WithCancel(context.Background())
 	defer stopWatching()
-	for _, w := range s.rings {
+	for _, w := range s.rings.all() {
 		go w.Run(watchCtx)
 	}
 	if s.cfg.Role == RoleStorage {

@@ -30,8 +30,9 @@ func (s *Server) clusterStatus(ctx context.Context) (admin.ClusterStatus, error)
 		rings = []named{{"object", ring.SingleDevice(localNode, "d0", 10, "")}}
 		dialer = nodeclient.Local{Client: s.node}
 	} else {
-		for i, w := range s.rings {
-			rings = append(rings, named{ringFiles[i], w.Current()})
+		rings = append(rings, named{"account", s.rings.account.Current()}, named{"container", s.rings.container.Current()})
+		for _, p := range s.rings.policies.All() {
+			rings = append(rings, named{p.RingName(), s.rings.objects[p.Index].Current()})
 		}
 		dialer = s.dialer
 		if s.node != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -16,24 +17,19 @@ import (
 // may keep in meta.Container.Meta (ACLs, quotas, policies).
 const containerMetaPrefix = "meta-"
 
-// policyName is the one storage policy Cairn has, reported by /info and containers.
-const policyName = "Policy-0"
-
 // unsupportedContainerHeaders are container settings Swift stores and acts on that Cairn has
 // not implemented: refusing them is better than storing a container without them.
 var unsupportedContainerHeaders = []string{"X-Container-Sync-To",
 	"X-Container-Sync-Key", "X-Versions-Enabled"}
 
 // readContainerSettings reads the metadata of a container PUT or POST, as the keys of
-// meta.Container.Meta (an empty value removes a key).
+// meta.Container.Meta (an empty value removes a key). X-Storage-Policy is read by putContainer
+// only: a POST ignores it, as Swift's does.
 func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	for _, k := range unsupportedContainerHeaders {
 		if hdr.Get(k) != "" {
 			return nil, errBadRequest.withText("%s is not supported by this server", k)
 		}
-	}
-	if p := hdr.Get("X-Storage-Policy"); p != "" && !strings.EqualFold(p, policyName) {
-		return nil, errBadRequest.withText("Invalid X-Storage-Policy %q", p)
 	}
 	um, err := swiftwire.ReadMeta(hdr, "Container")
 	if err != nil {
@@ -98,8 +94,41 @@ func (h *Handler) updateContainer(ctx context.Context, rq *request, m map[string
 	return nil
 }
 
+// readStoragePolicy reads a container create's X-Storage-Policy (a policy's name or alias,
+// without case; none or empty: the default) as Swift's proxy does: an unknown name and a
+// deprecated policy are 400. An erasure-coded policy, which this version cannot store objects
+// in, is 501. It returns the policy's index, or -1 for the default.
+func (h *Handler) readStoragePolicy(hdr http.Header) (int, error) {
+	name := hdr.Get("X-Storage-Policy")
+	if name == "" {
+		return -1, nil
+	}
+	p, err := h.proxy.Policies().ForNewContainer(name)
+	switch {
+	case errors.Is(err, policy.ErrUnknown):
+		return 0, errBadRequest.withText("Invalid X-Storage-Policy '%s'", name)
+	case errors.Is(err, policy.ErrDeprecated):
+		return 0, errBadRequest.withText("Storage Policy '%s' is deprecated", p.Name)
+	case errors.Is(err, policy.ErrNotSupported):
+		return 0, errNotImplemented.withText("Storage Policy '%s' is erasure-coded: erasure coding is not supported yet", p.Name)
+	case err != nil:
+		return 0, err
+	}
+	return p.Index, nil
+}
+
+// policyName is the name of a container's storage policy, "" when it is none this server knows.
+func (h *Handler) policyName(c meta.Container) string {
+	idx, ok := c.PolicyIndex()
+	if !ok {
+		return ""
+	}
+	p, _ := h.proxy.Policies().ByIndex(idx)
+	return p.Name
+}
+
 // writeContainerHeaders sets the headers of a container GET, HEAD or POST.
-func writeContainerHeaders(hdr http.Header, c meta.Container, showACLs bool) {
+func (h *Handler) writeContainerHeaders(hdr http.Header, c meta.Container, showACLs bool) {
 	if showACLs {
 		writeContainerACLs(hdr, c.Meta)
 	}
@@ -107,7 +136,9 @@ func writeContainerHeaders(hdr http.Header, c meta.Container, showACLs bool) {
 	hdr.Set("X-Container-Bytes-Used", strconv.FormatInt(c.BytesUsed, 10))
 	hdr.Set("X-Timestamp", swiftwire.Timestamp(c.Created))
 	hdr.Set("Last-Modified", swiftwire.LastModified(containerModified(c)).Format(http.TimeFormat))
-	hdr.Set("X-Storage-Policy", policyName)
+	if name := h.policyName(c); name != "" {
+		hdr.Set("X-Storage-Policy", name)
+	}
 	writeRFCEtags(hdr, "Container", c.Meta)
 	writeVersioningHeaders(hdr, c)
 	for k, v := range c.Meta {
@@ -131,7 +162,7 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return fmt.Errorf("head container %q: %w", rq.container, err)
 	}
-	writeContainerHeaders(w.Header(), c, h.isOwner(ctx, rq, rq.tenant))
+	h.writeContainerHeaders(w.Header(), c, h.isOwner(ctx, rq, rq.tenant))
 	var items []swiftwire.ListItem
 	if r.Method == http.MethodGet && !lr.Empty {
 		page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, lr.Opts)
@@ -192,7 +223,19 @@ func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
-	err = h.proxy.CreateContainer(ctx, rq.tenant, rq.container, withoutEmpty(m))
+	pol, err := h.readStoragePolicy(r.Header)
+	if err != nil {
+		return err
+	}
+	create := withoutEmpty(m)
+	if pol >= 0 {
+		if create == nil {
+			create = map[string]string{}
+		}
+		create[meta.ContainerPolicyKey] = strconv.Itoa(pol)
+	}
+	// A container that exists in another policy than the one named is 409 (ErrPolicyConflict).
+	err = h.proxy.CreateContainer(ctx, rq.tenant, rq.container, create)
 	if errors.Is(err, meta.ErrExists) {
 		if err := h.updateContainer(ctx, rq, m); err != nil {
 			return err

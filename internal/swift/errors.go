@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -133,6 +134,9 @@ func toSwiftError(err error) *swiftError {
 		return errInsufficientStorage
 	case errors.Is(err, meta.ErrUnavailable):
 		return errUnavailable
+	case errors.Is(err, policy.ErrNotSupported):
+		// A container of an erasure-coded policy (made by another proxy): not served yet.
+		return errNotImplemented
 	}
 	return errInternal
 }

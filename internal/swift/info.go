@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
@@ -38,7 +39,7 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 			"extra_header_count":        0,
 			"valid_api_versions":        []string{"v1"},
 			"strict_cors_mode":          true,
-			"policies":                  []map[string]any{{"name": policyName, "aliases": policyName, "default": true}},
+			"policies":                  h.policiesInfo(),
 			// Accounts are managed by Cairn's tenant administration, never by Swift requests.
 			"allow_account_management": false,
 			"account_autocreate":       true,
@@ -80,4 +81,23 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 		w.Write(body)
 	}
 	return nil
+}
+
+// policiesInfo lists the storage policies as Swift's /info does (name, aliases as one
+// comma-separated string, default only on the default), without the deprecated ones, which
+// Swift hides, and without erasure-coded ones, which clients could choose but this version
+// cannot store objects in (501).
+func (h *Handler) policiesInfo() []map[string]any {
+	var out []map[string]any
+	for _, p := range h.proxy.Policies().All() {
+		if p.Deprecated || p.Usable() != nil {
+			continue
+		}
+		e := map[string]any{"name": p.Name, "aliases": strings.Join(p.Names(), ", ")}
+		if p.Default {
+			e["default"] = true
+		}
+		out = append(out, e)
+	}
+	return out
 }

@@ -472,7 +472,16 @@ func TestSwiftContainer(t *testing.T) {
 	c.must("PUT", "/acl", map[string]string{"X-Container-Read": ".r:*,.rlistings"}, "", 201)
 	c.must("PUT", "/badacl", map[string]string{"X-Container-Read": ".r:"}, "", 400)
 	c.must("HEAD", "/badacl", nil, "", 404) // refused: nothing stored
-	c.must("PUT", "/pol", map[string]string{"X-Storage-Policy": "gold"}, "", 400)
+	_, body = c.must("PUT", "/pol", map[string]string{"X-Storage-Policy": "gold"}, "", 400)
+	if body != "Invalid X-Storage-Policy 'gold'" {
+		t.Errorf("unknown policy body %q", body)
+	}
+	c.must("PUT", "/pol", map[string]string{"X-Storage-Policy": "policy-0"}, "", 201)
+	c.must("POST", "/pol", map[string]string{"X-Storage-Policy": "gold"}, "", 204) // ignored, as Swift's
+	if resp, _ := c.must("HEAD", "/pol", nil, "", 204); resp.Header.Get("X-Storage-Policy") != "Policy-0" {
+		t.Errorf("X-Storage-Policy %q", resp.Header.Get("X-Storage-Policy"))
+	}
+	c.must("DELETE", "/pol", nil, "", 204)
 	c.must("PUT", "/bad%FF", nil, "", 412)
 	c.must("PUT", "/empty", nil, "", 201)
 	c.must("DELETE", "/empty", nil, "", 204)

@@ -33,7 +33,9 @@ func start(t *testing.T, cfg localcluster.Config) (*localcluster.Cluster, *s3.Cl
 	t.Helper()
 	cfg.Binary = e2e.Binary(t)
 	cfg.Dir = t.TempDir()
-	cfg.RootAccessKey, cfg.RootSecretKey = "CLUSTERROOT"+strings.ToUpper(e2e.RandomKey(4)), e2e.RandomKey(20)
+	if cfg.RootAccessKey == "" {
+		cfg.RootAccessKey, cfg.RootSecretKey = "CLUSTERROOT"+strings.ToUpper(e2e.RandomKey(4)), e2e.RandomKey(20)
+	}
 	if !slices.Contains(cfg.Args, "--log-level") {
 		cfg.Args = append(cfg.Args, "--log-level", "warn")
 	}

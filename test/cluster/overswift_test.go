@@ -212,6 +212,46 @@ func TestProxyOverSwift(t *testing.T) {
 		cairn.must(t, "DELETE", "/"+container, nil, nil, http.StatusNoContent)
 		swift.must(t, "HEAD", "/"+container, nil, nil, http.StatusNotFound)
 	})
+
+	// The peer's policies (test/peers/swift/setup.sh): gold (0, the default), silver (1,
+	// replicated), ec42 (2, erasure-coded). A container Cairn makes in silver is one Swift's
+	// proxy sees in silver, with its objects where Swift's object servers keep silver's; and the
+	// other way round. ec42's containers take no object through Cairn yet (501).
+	t.Run("Policies", func(t *testing.T) {
+		cairn := swiftLoginAt(t, srv.Endpoint, "test:"+user, swk)
+		container := "ovs-silver-" + e2e.RandomKey(6)
+		cairn.must(t, "PUT", "/"+container, map[string]string{"X-Storage-Policy": "silver"}, nil, http.StatusCreated)
+		if hdr, _ := swift.must(t, "HEAD", "/"+container, nil, nil, http.StatusNoContent); hdr.Get("X-Storage-Policy") != "silver" {
+			t.Fatalf("Swift's proxy sees policy %q", hdr.Get("X-Storage-Policy"))
+		}
+		cairn.must(t, "PUT", "/"+container, map[string]string{"X-Storage-Policy": "gold"}, nil, http.StatusConflict)
+		data := []byte("an object of policy silver")
+		cairn.must(t, "PUT", "/"+container+"/o", nil, data, http.StatusCreated)
+		if _, got := swift.must(t, "GET", "/"+container+"/o", nil, nil, http.StatusOK); !bytes.Equal(got, data) {
+			t.Fatalf("through Swift's proxy: %q", got)
+		}
+		if got := swift.objects(t, container); len(got) != 1 || got[0].Name != "o" {
+			t.Fatalf("Swift's listing: %+v", got)
+		}
+		fromSwift := []byte("Swift's object of policy silver")
+		swift.must(t, "PUT", "/"+container+"/s", nil, fromSwift, http.StatusCreated)
+		if _, got := cairn.must(t, "GET", "/"+container+"/s", nil, nil, http.StatusOK); !bytes.Equal(got, fromSwift) {
+			t.Fatalf("Swift's object through Cairn: %q", got)
+		}
+		for _, o := range []string{"o", "s"} {
+			cairn.must(t, "DELETE", "/"+container+"/"+o, nil, nil, http.StatusNoContent)
+		}
+		cairn.must(t, "DELETE", "/"+container, nil, nil, http.StatusNoContent)
+
+		ec := "ovs-ec-" + e2e.RandomKey(6)
+		cairn.must(t, "PUT", "/"+ec, map[string]string{"X-Storage-Policy": "ec42"}, nil, http.StatusNotImplemented)
+		swift.must(t, "PUT", "/"+ec, map[string]string{"X-Storage-Policy": "ec42"}, nil, http.StatusCreated)
+		if hdr, _ := cairn.must(t, "HEAD", "/"+ec, nil, nil, http.StatusNoContent); hdr.Get("X-Storage-Policy") != "ec42" {
+			t.Errorf("Cairn sees policy %q", hdr.Get("X-Storage-Policy"))
+		}
+		cairn.must(t, "PUT", "/"+ec+"/o", nil, data, http.StatusNotImplemented)
+		swift.must(t, "DELETE", "/"+ec, nil, nil, http.StatusNoContent)
+	})
 }
 
 // forgetTenants deletes the tenant store an earlier Cairn proxy left in Swift's servers (sealed

@@ -3,11 +3,13 @@ scripts/swift-functests.sh).
 
   compare.py results RUN_DIR
       prints "STATUS TEST_ID" for each test in RUN_DIR/*.subunit (STATUS: success, fail, skip)
-  compare.py compare [--filtered] BASELINE EXPECTED RESULTS
+  compare.py compare [--filtered] [--when CONDITION]... BASELINE EXPECTED RESULTS
       checks that every test in BASELINE (the tests OpenStack Swift passes) has succeeded in
       RESULTS, unless a line of EXPECTED matches it. EXPECTED holds one regular expression per
       line (matched against the whole test id), then "#" and the reason (which names the
-      section of docs/api.md that lists the feature as unsupported). --filtered: the run was
+      section of docs/api.md that lists the feature as unsupported). A line that starts with
+      "@CONDITION " applies only to a run given --when CONDITION (one-policy: the server has a
+      single storage policy, so the tests that need two skip). --filtered: the run was
       restricted, so baseline tests missing from RESULTS are not counted as failures.
 Exit status 1 when the check fails.
 """
@@ -43,7 +45,7 @@ def read_results(run_dir):
     return out
 
 
-def read_expected(path):
+def read_expected(path, conditions=()):
     rules = []
     with open(path) as fh:
         for n, line in enumerate(fh, 1):
@@ -52,16 +54,21 @@ def read_expected(path):
                 continue
             pattern, _, reason = line.partition("#")
             pattern, reason = pattern.strip(), reason.strip()
+            if pattern.startswith("@"):
+                condition, _, pattern = pattern[1:].partition(" ")
+                if condition not in conditions:
+                    continue
+                pattern = pattern.strip()
             if not reason:
                 sys.exit("%s:%d: an expected failure needs a reason after '#'" % (path, n))
             rules.append((re.compile(pattern + r"\Z"), pattern, reason))
     return rules
 
 
-def compare(baseline_path, expected_path, results_path, filtered):
+def compare(baseline_path, expected_path, results_path, filtered, conditions=()):
     with open(baseline_path) as fh:
         baseline = [l.strip() for l in fh if l.strip()]
-    rules = read_expected(expected_path)
+    rules = read_expected(expected_path, conditions)
     results = {}
     with open(results_path) as fh:
         for line in fh:
@@ -107,9 +114,18 @@ def main(argv):
             print(status, test_id)
         return 0
     if len(argv) >= 5 and argv[1] == "compare":
-        filtered = "--filtered" in argv
-        args = [a for a in argv[2:] if a != "--filtered"]
-        return compare(args[0], args[1], args[2], filtered)
+        filtered, conditions, args = False, [], []
+        rest = iter(argv[2:])
+        for a in rest:
+            if a == "--filtered":
+                filtered = True
+            elif a == "--when":
+                conditions.append(next(rest, ""))
+            else:
+                args.append(a)
+        if len(args) != 3:
+            sys.exit(__doc__)
+        return compare(args[0], args[1], args[2], filtered, conditions)
     sys.exit(__doc__)
 
 

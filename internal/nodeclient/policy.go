@@ -1,0 +1,26 @@
+package nodeclient
+
+import "context"
+
+// An object request's storage policy travels in its context rather than in each method's
+// arguments. A Cairn node does not need it (each of its devices belongs to one policy's ring,
+// so the device a request names says it), but Swift's object servers keep each policy's
+// objects apart on a shared device and must be told (X-Backend-Storage-Policy-Index), and the
+// HTTP client of the node protocol tells them. Carried this way, the contract's methods, which
+// every node implements, stay as they are.
+
+type policyKey struct{}
+
+// WithPolicy returns ctx for requests about objects of storage policy index.
+func WithPolicy(ctx context.Context, index int) context.Context {
+	if index == 0 && ctx.Value(policyKey{}) == nil {
+		return ctx // policy 0 is what a request without one means
+	}
+	return context.WithValue(ctx, policyKey{}, index)
+}
+
+// Policy returns the storage policy of ctx's object requests (0 when none was given).
+func Policy(ctx context.Context) int {
+	n, _ := ctx.Value(policyKey{}).(int)
+	return n
+}
