@@ -87,8 +87,10 @@ func (v *auditEnv) audit() AuditStats {
 			v.mu.Unlock()
 			return func() {}
 		},
-		Rebuild:    v.rebuild,
-		Quarantine: func(k, val []byte) { v.quarantined = append(v.quarantined, [2][]byte{bytes.Clone(k), bytes.Clone(val)}) },
+		Rebuild: v.rebuild,
+		Quarantine: func(k, val []byte) {
+			v.quarantined = append(v.quarantined, [2][]byte{bytes.Clone(k), bytes.Clone(val)})
+		},
 	})
 	if err != nil {
 		v.t.Fatalf("audit: %v", err)
