@@ -219,8 +219,10 @@ func (a *Auditor) device(ctx context.Context, name string, d *device) AuditResul
 	a.m.passes.WithLabelValues(name).Inc()
 	now := a.cfg.Now()
 	a.m.lastPass.WithLabelValues(name).Set(float64(now.UnixNano()) / 1e9)
-	level := slog.LevelInfo
-	if r.Objects.Corrupt+r.Listings.Corrupt > 0 {
+	// A pass over a small device takes no time, and the next follows one rest later: only
+	// what a pass found is worth a line at the default level.
+	level := slog.LevelDebug
+	if r.Objects.Corrupt+r.Listings.Corrupt+r.Objects.ReadErrors > 0 {
 		level = slog.LevelWarn
 	}
 	a.cfg.Logger.Log(ctx, level, "auditor pass over a device completed", "device", name, "took", now.Sub(started).Round(time.Millisecond),
