@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -331,5 +332,63 @@ func TestGetFlagsMissingDataFile(t *testing.T) {
 	v.expectCorrupt(n)
 	if s := v.e.Stats(); s.CorruptObjects != 1 {
 		t.Fatalf("engine stats %+v, want the version flagged", s)
+	}
+}
+
+// Passes running without pause while writers overwrite and delete: nothing is reported or
+// flagged, whatever the interleaving.
+func TestAuditUnderConcurrentWrites(t *testing.T) {
+	v := newEnv(t, nil, "")
+	const writers, ops = 4, 60
+	stop := make(chan struct{})
+	audits := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				audits <- nil
+				return
+			default:
+			}
+			st, err := v.e.Audit(ctx, AuditOptions{})
+			if err == nil && st.Corrupt != 0 {
+				err = errors.New("a pass reported a version that was only being written")
+			}
+			if err != nil {
+				audits <- err
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 29))
+			for i := range ops {
+				n := name(string(rune('a' + r.IntN(6))))
+				if i%5 == 4 {
+					v.e.Delete(ctx, n, meta.Now(), DeleteOptions{}) // ErrConflict and ErrNotFound are fine
+					continue
+				}
+				size := 100
+				if r.IntN(2) == 0 {
+					size = BlockSize + r.IntN(2*BlockSize)
+				}
+				v.put(n, meta.Now(), randBytes(r, size)) // so is ErrConflict
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	if err := <-audits; err != nil {
+		t.Fatal(err)
+	}
+	if s := v.e.Stats(); s.CorruptObjects != 0 || s.ChecksumFailures != 0 {
+		t.Fatalf("engine stats %+v: a version was flagged", s)
+	}
+	if st, _ := v.audit(); st.Corrupt != 0 || st.ReadErrors != 0 {
+		t.Fatalf("a quiet pass after the writes: %+v", st)
 	}
 }
