@@ -23,8 +23,8 @@ import (
 type AuditorConfig struct {
 	// Interval is the rest between two passes over all devices (default DefaultAuditInterval).
 	Interval time.Duration
-	// BytesPerSecond bounds the bytes a pass reads a second, records and data files alone
-	// (default DefaultAuditBytesPerSecond; negative: no bound). Devices are audited one at a
+	// BytesPerSecond bounds the bytes a pass reads a second: records, listing rows and data
+	// files (default DefaultAuditBytesPerSecond; negative: no bound). Devices are audited one at a
 	// time, so it bounds the disk bandwidth the auditor takes from any one of them.
 	BytesPerSecond int64
 	// RecordsPerSecond bounds the object records and listing rows a pass visits a second
