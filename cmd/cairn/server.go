@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/expirer"
 	"github.com/cairn-store/cairn/internal/server"
+	"github.com/cairn-store/cairn/internal/storage"
 )
 
 func newServerCommand() *cobra.Command {
@@ -61,6 +62,9 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&cfg.IndexDir, "index-dir", "", "keep the device's index (LSM of object records and listings) in this directory, e.g. on a faster device (default: DATA/devices/d0/lsm); it and the data directory must belong together, or the device is refused")
 	f.DurationVar(&cfg.ReclaimAge, "reclaim-age", 0, "how long tombstones of deleted objects are kept before the sweeper removes them (0: 168h, Swift's reclaim_age)")
 	f.DurationVar(&cfg.SweepInterval, "sweep-interval", 0, "time between passes of the sweepers (tombstones; leftovers of ended multipart uploads) (0: 1h; negative: off)")
+	f.DurationVar(&cfg.AuditInterval, "audit-interval", storage.DefaultAuditInterval, "rest between passes of the auditor, which re-reads every object and listing row of the node's devices against their checksums (negative: off)")
+	f.Int64Var(&cfg.AuditBytesPerSecond, "audit-bytes-per-second", storage.DefaultAuditBytesPerSecond, "the auditor reads at most this many bytes a second, one device at a time (negative: no limit)")
+	f.IntVar(&cfg.AuditRecordsPerSecond, "audit-records-per-second", storage.DefaultAuditRecordsPerSecond, "the auditor reads at most this many object records and listing rows a second (negative: no limit)")
 	f.DurationVar(&cfg.AbortUploadsAfter, "abort-uploads-after", 0, "the upload sweeper aborts multipart uploads with no new part for longer (0: never, as S3 without a lifecycle rule)")
 	f.StringVar(&role, "role", "", "what this process is in a cluster: proxy (serves S3 and Swift, talks to storage nodes), storage (serves its devices to proxies) or sumo (both, on one port); without it, the embedded default: everything in one process")
 	f.StringVar(&cfg.RingDir, "ring", "", "cluster roles: the directory of the ring files (account.ring.gz, container.ring.gz, object.ring.gz; `cairn ring write`), reloaded when they change")

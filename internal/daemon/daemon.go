@@ -1,5 +1,5 @@
-// Package daemon runs the passes of Cairn's background daemons (expirer, sweeper, and the
-// cluster's replicator and auditor to come): one pass at a time, at an interval, until stopped,
+// Package daemon runs the passes of Cairn's background daemons (expirer, sweeper, auditor, and
+// the cluster's replicator to come): one pass at a time, at an interval, until stopped,
 // with the running pass's context canceled by Stop. It owns only the schedule; each daemon
 // owns what a pass does.
 package daemon
@@ -34,16 +34,7 @@ func Start(interval time.Duration, immediate bool, pass func(ctx context.Context
 			}
 		}
 		for {
-			ctx, cancel := context.WithCancel(context.Background())
-			go func() {
-				select {
-				case <-l.stop:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
-			pass(ctx)
-			cancel()
+			l.run(pass)
 			select {
 			case <-l.stop:
 				return
@@ -52,6 +43,42 @@ func Start(interval time.Duration, immediate bool, pass func(ctx context.Context
 		}
 	}()
 	return l
+}
+
+// StartPaused runs pass over and over until Stop, resting pause before each pass (the first
+// included). It suits a daemon that works through everything all the time, paced by rate
+// limits of its own (the auditor): with Start, a pass longer than the interval would be
+// followed at once by the next, with no rest in between.
+func StartPaused(pause time.Duration, pass func(ctx context.Context)) *Loop {
+	l := &Loop{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		for {
+			t := time.NewTimer(pause)
+			select {
+			case <-l.stop:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			l.run(pass)
+		}
+	}()
+	return l
+}
+
+// run runs one pass, with a context that Stop cancels.
+func (l *Loop) run(pass func(ctx context.Context)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-l.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	pass(ctx)
 }
 
 // Stop ends the schedule, canceling a running pass and waiting for it to return. It may be

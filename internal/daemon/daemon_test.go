@@ -36,3 +36,28 @@ func TestLoopNotImmediateWaitsOneInterval(t *testing.T) {
 		t.Fatalf("%d passes before the first interval", n)
 	}
 }
+
+func TestPausedLoopRestsBetweenPasses(t *testing.T) {
+	var passes atomic.Int32
+	started := make(chan struct{}, 10)
+	l := StartPaused(time.Millisecond, func(ctx context.Context) {
+		if passes.Add(1) == 3 {
+			started <- struct{}{}
+			<-ctx.Done()
+		}
+	})
+	select {
+	case <-started:
+	case <-time.After(time.Minute):
+		t.Fatal("the third pass never started")
+	}
+	l.Stop()
+	if n := passes.Load(); n != 3 {
+		t.Fatalf("%d passes, want 3", n)
+	}
+	l = StartPaused(time.Hour, func(context.Context) { passes.Add(1) })
+	l.Stop()
+	if n := passes.Load(); n != 3 {
+		t.Fatalf("a pass ran before the first pause: %d", n)
+	}
+}

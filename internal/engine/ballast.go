@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/vfs"
@@ -85,7 +84,7 @@ func (e *Engine) releaseBallast(avail int64) {
 	if n == 0 || !e.ballast.CompareAndSwap(n, 0) {
 		return
 	}
-	if err := e.cfg.FS.Remove(e.ballastPath()); err != nil && !os.IsNotExist(err) {
+	if err := e.cfg.FS.Remove(e.ballastPath()); err != nil && !notExist(err) {
 		e.log.Error("cannot remove the ballast file of a full disk", "err", err)
 		return
 	}

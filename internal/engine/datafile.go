@@ -9,7 +9,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
-	"os"
+	iofs "io/fs"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -51,6 +51,10 @@ func storageErr(op string, err error) error {
 	}
 	return fmt.Errorf("engine: %s: %w", op, err)
 }
+
+// notExist reports whether err says a file does not exist. The FS wraps the OS's errors (with
+// a stack), which os.IsNotExist does not look through.
+func notExist(err error) bool { return errors.Is(err, iofs.ErrNotExist) }
 
 // nameHash names an object's data files: hex MD5 of its key. Its first two digits pick one of
 // 256 directories so that no directory grows huge.
@@ -187,7 +191,7 @@ func (e *Engine) receiveFile(ctx context.Context, declared int64, head []byte, b
 			f.Close()
 		}
 		if err != nil {
-			if rerr := fs.Remove(name); rerr != nil && !os.IsNotExist(rerr) {
+			if rerr := fs.Remove(name); rerr != nil && !notExist(rerr) {
 				e.log.Warn("removing temp file", "file", name, "err", rerr)
 			}
 		}
@@ -293,7 +297,7 @@ func (e *Engine) syncDir(dir string) error {
 // removeData removes a data file no record refers to any more. A failure only leaves garbage
 // that the next Open collects, so it is logged, not returned.
 func (e *Engine) removeData(rel string) {
-	if err := e.cfg.FS.Remove(e.cfg.FS.PathJoin(e.objPath, rel)); err != nil && !os.IsNotExist(err) {
+	if err := e.cfg.FS.Remove(e.cfg.FS.PathJoin(e.objPath, rel)); err != nil && !notExist(err) {
 		e.log.Warn("removing old data file", "file", rel, "err", err)
 	}
 }
@@ -311,6 +315,8 @@ type fileReader struct {
 	blk    []byte // the verified block holding bytes from blkOff
 	blkOff int64
 	err    error
+	// flagged: this reader found the version corrupt and flagged it (the auditor counts it).
+	flagged bool
 }
 
 func (r *fileReader) Read(p []byte) (int, error) {
@@ -353,14 +359,22 @@ func (r *fileReader) load(i int64) error {
 		}
 		err = io.ErrUnexpectedEOF
 		// A data file shorter than its record says is corruption too.
-		return r.e.corrupt(r.key, r.raw, r.rec, fmt.Sprintf("block %d: read %d of %d bytes: %v", i, n, size, err))
+		return r.corrupt(fmt.Sprintf("block %d: read %d of %d bytes: %v", i, n, size, err))
 	}
 	if got := crc32.Checksum(r.blk, castagnoli); got != r.rec.blocks[i] {
 		r.blk = r.blk[:0]
-		return r.e.corrupt(r.key, r.raw, r.rec, fmt.Sprintf("block %d checksum %08x, want %08x", i, got, r.rec.blocks[i]))
+		return r.corrupt(fmt.Sprintf("block %d checksum %08x, want %08x", i, got, r.rec.blocks[i]))
 	}
 	r.blkOff = start
 	return nil
+}
+
+// corrupt handles a checksum failure of the version being read (Engine.corrupt).
+func (r *fileReader) corrupt(why string) error {
+	if r.e.flagCorrupt(r.key, r.raw, r.rec, why) {
+		r.flagged = true
+	}
+	return corruptErr(r.key, why)
 }
 
 func (r *fileReader) Close() error { return r.f.Close() }

@@ -9,11 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"hash/maphash"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 
@@ -364,7 +362,7 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 }
 
 func (e *Engine) removeTmp(name string) {
-	if err := e.cfg.FS.Remove(name); err != nil && !os.IsNotExist(err) {
+	if err := e.cfg.FS.Remove(name); err != nil && !notExist(err) {
 		e.log.Warn("removing temp file", "file", name, "err", err)
 	}
 }
@@ -496,7 +494,7 @@ func (e *Engine) Get(ctx context.Context, name meta.ObjectName, rng *meta.Range)
 		}
 		r := &Reader{Object: rec.obj, Offset: off, Length: n}
 		if !rec.isFile {
-			if crc32.Checksum(rec.inline, castagnoli) != rec.dataCRC {
+			if !rec.inlineIntact() {
 				return nil, e.corrupt(key, raw, rec, "inline data checksum mismatch")
 			}
 			r.ReadCloser = io.NopCloser(bytes.NewReader(rec.inline[off : off+n]))
@@ -504,7 +502,7 @@ func (e *Engine) Get(ctx context.Context, name meta.ObjectName, rng *meta.Range)
 		}
 		f, err := e.cfg.FS.Open(e.cfg.FS.PathJoin(e.objPath, rec.file))
 		if err != nil {
-			if os.IsNotExist(err) {
+			if notExist(err) {
 				if _, raw2, _ := e.load(key); !bytes.Equal(raw, raw2) && attempt < 3 {
 					continue
 				}

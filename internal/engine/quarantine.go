@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
@@ -169,6 +168,20 @@ func (e *Engine) errFlagged(name meta.ObjectName) error {
 // wrapping meta.ErrCorrupt that the reader gets instead of bad bytes. rec is nil when the
 // record itself is corrupt.
 func (e *Engine) corrupt(key, raw []byte, rec *record, why string) error {
+	e.flagCorrupt(key, raw, rec, why)
+	return corruptErr(key, why)
+}
+
+// corruptErr is the error a reader of a corrupt version gets.
+func corruptErr(key []byte, why string) error {
+	name, _ := parseKey(key)
+	return fmt.Errorf("engine: %s/%s/%s: %s: %w", name.Account, name.Container, name.Object, why, meta.ErrCorrupt)
+}
+
+// flagCorrupt is corrupt without the error: it reports whether this call found the version
+// (still the one whose raw bytes failed, and not flagged before) and flagged it, which is what
+// the auditor counts.
+func (e *Engine) flagCorrupt(key, raw []byte, rec *record, why string) bool {
 	name, _ := parseKey(key)
 	mu := e.lockFor(key)
 	mu.Lock()
@@ -178,22 +191,23 @@ func (e *Engine) corrupt(key, raw []byte, rec *record, why string) error {
 	if closer != nil {
 		closer.Close()
 	}
-	if same && !e.isFlagged(key) {
-		e.checksumFailures.Add(1)
-		e.log.Error("checksum failure: object flagged corrupt, kept for repair", "account", name.Account, "container", name.Container, "object", name.Object, "why", why)
-		flag := []byte(strconv.FormatInt(time.Now().Unix(), 10) + " " + why)
-		if err := e.cfg.DB.Set(corruptKey(key), flag, pebble.Sync); err != nil {
-			e.log.Error("flagging a corrupt object", "err", err)
-		} else if _, loaded := e.flagged.LoadOrStore(string(key), struct{}{}); !loaded {
-			e.flaggedN.Add(1)
-		}
-		if rec == nil {
-			e.saveQuarantined(key, raw)
-		} else if rec.isFile {
-			e.quarantineFile(rec.file)
-		}
+	if !same || e.isFlagged(key) {
+		return false
 	}
-	return fmt.Errorf("engine: %s/%s/%s: %s: %w", name.Account, name.Container, name.Object, why, meta.ErrCorrupt)
+	e.checksumFailures.Add(1)
+	e.log.Error("checksum failure: object flagged corrupt, kept for repair", "account", name.Account, "container", name.Container, "object", name.Object, "why", why)
+	flag := []byte(strconv.FormatInt(time.Now().Unix(), 10) + " " + why)
+	if err := e.cfg.DB.Set(corruptKey(key), flag, pebble.Sync); err != nil {
+		e.log.Error("flagging a corrupt object", "err", err)
+	} else if _, loaded := e.flagged.LoadOrStore(string(key), struct{}{}); !loaded {
+		e.flaggedN.Add(1)
+	}
+	if rec == nil {
+		e.saveQuarantined(key, raw)
+	} else if rec.isFile {
+		e.quarantineFile(rec.file)
+	}
+	return true
 }
 
 // quarantineFile moves a bad data file to Dir/quarantine, durably; its record keeps naming it,
@@ -203,7 +217,7 @@ func (e *Engine) quarantineFile(rel string) {
 	src := fs.PathJoin(e.objPath, rel)
 	dst := fs.PathJoin(e.quaPath, fs.PathBase(rel))
 	if err := fs.Rename(src, dst); err != nil {
-		if !os.IsNotExist(err) {
+		if !notExist(err) {
 			e.log.Error("quarantining data file", "file", rel, "err", err)
 		}
 		return
@@ -216,9 +230,13 @@ func (e *Engine) quarantineFile(rel string) {
 }
 
 // saveQuarantined keeps a bad record's bytes (and its key) in Dir/quarantine for inspection.
-func (e *Engine) saveQuarantined(key, raw []byte) {
+func (e *Engine) saveQuarantined(key, raw []byte) { e.keepQuarantined(key, raw, "record") }
+
+// keepQuarantined writes key, a newline and raw to Dir/quarantine/<hash of key>-<nanos>.<kind>,
+// durably.
+func (e *Engine) keepQuarantined(key, raw []byte, kind string) {
 	fs := e.cfg.FS
-	name := fs.PathJoin(e.quaPath, fmt.Sprintf("%s-%d.record", nameHash(key), time.Now().UnixNano()))
+	name := fs.PathJoin(e.quaPath, fmt.Sprintf("%s-%d.%s", nameHash(key), time.Now().UnixNano(), kind))
 	f, err := fs.Create(name, "cairn-quarantine")
 	if err == nil {
 		_, err = f.Write(append(append(append([]byte(nil), key...), '\n'), raw...))

@@ -44,11 +44,12 @@ func (ix *Index) lockRow(account, container string) (unlock func()) {
 
 // row returns the account row of a container, nil if there is none.
 func (ix *Index) row(account, container string) (*accountRow, error) {
-	v, err := ix.get(rowKey(account, container))
+	key := rowKey(account, container)
+	v, err := ix.get(key)
 	if err != nil || v == nil {
 		return nil, err
 	}
-	r, err := decodeRow(container, v)
+	r, err := decodeRow(key, container, v)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +126,8 @@ func (ix *Index) putRow(b *pebble.Batch, account string, in meta.ContainerRow, m
 	if err != nil {
 		return false, err
 	}
-	if err := b.Set(rowKey(account, in.Name), encodeRow(r), nil); err != nil {
+	key := rowKey(account, in.Name)
+	if err := b.Set(key, encodeRow(key, r), nil); err != nil {
 		return false, fmt.Errorf("index: account row: %w", err)
 	}
 	if delta := [3]int64{after[0] - before[0], after[1] - before[1], after[2] - before[2]}; delta != [3]int64{} {
@@ -200,11 +202,15 @@ func (ix *Index) updateLinkedRow(account string, in meta.ContainerRow) error {
 	return nil
 }
 
-// liveRow reports whether a listing value is a live account row (an unreadable one counts as
-// live, so that the listing reports it).
-func liveRow(v []byte) bool {
-	r, err := decodeRow("", v)
-	return err != nil || !r.Deleted()
+// liveRow reports whether a listing value is a live account row. An unreadable one is skipped
+// (and counted): a listing never shows what a row that failed its checksum says.
+func (ix *Index) liveRow(k, v []byte) bool {
+	r, err := decodeRow(k, "", v)
+	if err != nil {
+		ix.skipUnreadable(k, err)
+		return false
+	}
+	return !r.Deleted()
 }
 
 // ListContainers returns a page of an account's containers (its live rows) with their usage.
@@ -212,11 +218,12 @@ func liveRow(v []byte) bool {
 // decision.
 func (ix *Index) ListContainers(ctx context.Context, account string, opts meta.ListOptions) (meta.ContainerListing, error) {
 	var l meta.ContainerListing
-	truncated, next, err := scan(ctx, ix.db, rowBase(account), opts, liveRow,
-		func(name string, v []byte) error {
-			r, err := decodeRow(name, v)
+	truncated, next, err := scan(ctx, ix.db, rowBase(account), opts, ix.liveRow,
+		func(k []byte, name string, v []byte) error {
+			r, err := decodeRow(k, name, v)
 			if err != nil {
-				return err
+				ix.skipUnreadable(k, err)
+				return errSkipRow
 			}
 			c := meta.Container{Name: name, Created: r.PutTimestamp, ObjectCount: r.ObjectCount, BytesUsed: r.BytesUsed}
 			if r.linked {

@@ -240,7 +240,7 @@ func TestUpgradeFromContainerRecords(t *testing.T) {
 			b.Set(containerKey("a", "old"), v1, nil),
 			b.Merge(astatsKey("a"), encodeCounters(1, 1, 4), nil),
 			b.Merge(cstatsKey("a", "old"), encodeCounters(1, 4), nil),
-			b.Set(entryKey("a", "old", "x"), encodeEntry(meta.ListEntry{Name: "x", Timestamp: 1, Size: 4}), nil))
+			b.Set(entryKey("a", "old", "x"), entryFields(meta.ListEntry{Name: "x", Timestamp: 1, Size: 4}), nil))
 	})
 	for range 2 { // the second is a no-op
 		if err := ix.Upgrade(ctx); err != nil {
@@ -325,7 +325,7 @@ func TestAccountTotalsStayExactUnderConcurrency(t *testing.T) {
 	}
 	for ok := it.First(); ok; ok = it.Next() {
 		name := string(it.Key()[len(rowBase("a")):])
-		r, err := decodeRow(name, it.Value())
+		r, err := decodeRow(it.Key(), name, it.Value())
 		if err != nil {
 			t.Fatal(err)
 		}

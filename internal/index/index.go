@@ -12,8 +12,10 @@ import (
 	"log/slog"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"golang.org/x/time/rate"
 
 	"github.com/cairn-store/cairn/internal/meta"
 )
@@ -31,7 +33,9 @@ type Index struct {
 	counterState usageState
 	links        linkCache
 	changed      changedSet
-	log          *slog.Logger
+	// unreadable: rows that failed their checksum, met by reads and writes (audit.go).
+	unreadable unreadableState
+	log        *slog.Logger
 }
 
 // New returns an index over db (which must have been opened with Merger). log may be nil.
@@ -39,7 +43,9 @@ func New(db *pebble.DB, log *slog.Logger) *Index {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Index{db: db, log: log}
+	ix := &Index{db: db, log: log}
+	ix.unreadable.logs = rate.Sometimes{First: 10, Interval: time.Minute}
+	return ix
 }
 
 // get returns a copy of the value under key, or nil if there is none.
@@ -84,9 +90,14 @@ func (ix *Index) counters(key []byte, n int) ([]int64, error) {
 // than the listing tombstone of the name, is ignored: a late PUT row must not list again an
 // object deleted after it.
 func (ix *Index) PutEntry(b *pebble.Batch, account, container string, e meta.ListEntry) error {
-	prev, deletedAt, err := ix.listed(account, container, e.Name)
+	prev, deletedAt, unreadable, err := ix.listed(account, container, e.Name)
 	if err != nil {
 		return err
+	}
+	if unreadable {
+		if err := noteRecount(b, account, container); err != nil {
+			return fmt.Errorf("index: put entry: %w", err)
+		}
 	}
 	if prev == nil && deletedAt >= e.Timestamp {
 		return nil
@@ -111,7 +122,8 @@ func (ix *Index) ReplaceEntry(b *pebble.Batch, account, container string, e meta
 		}
 		objects, size = 0, e.Size-prev.Size
 	}
-	if err := b.Set(entryKey(account, container, e.Name), encodeEntry(e), nil); err != nil {
+	key := entryKey(account, container, e.Name)
+	if err := b.Set(key, encodeEntry(key, e), nil); err != nil {
 		return fmt.Errorf("index: put entry: %w", err)
 	}
 	return ix.addUsage(b, account, container, objects, size)
@@ -133,9 +145,14 @@ func (ix *Index) RemoveEntry(b *pebble.Batch, account, container, object string,
 }
 
 func (ix *Index) deleteEntry(b *pebble.Batch, account, container, object string, ts meta.Timestamp, tombstone bool) error {
-	prev, deletedAt, err := ix.listed(account, container, object)
+	prev, deletedAt, unreadable, err := ix.listed(account, container, object)
 	if err != nil {
 		return err
+	}
+	if unreadable {
+		if err := noteRecount(b, account, container); err != nil {
+			return fmt.Errorf("index: delete entry: %w", err)
+		}
 	}
 	if (prev != nil && prev.Timestamp > ts) || (deletedAt != 0 && deletedAt >= ts) {
 		return nil
@@ -147,8 +164,8 @@ func (ix *Index) deleteEntry(b *pebble.Batch, account, container, object string,
 				return fmt.Errorf("index: delete entry: %w", err)
 			}
 		}
-		err = errors.Join(b.Set(key, encodeTombstone(ts), nil), b.Set(tombAgeKey(ts, key), nil, nil))
-	} else if prev != nil {
+		err = errors.Join(b.Set(key, encodeTombstone(key, ts), nil), b.Set(tombAgeKey(ts, key), nil, nil))
+	} else if prev != nil || unreadable {
 		err = b.Delete(key, nil)
 	}
 	if err != nil {
@@ -161,21 +178,30 @@ func (ix *Index) deleteEntry(b *pebble.Batch, account, container, object string,
 }
 
 // listed returns what the listing holds for an object: its entry, or the time of its listing
-// tombstone, or neither.
-func (ix *Index) listed(account, container, object string) (*meta.ListEntry, meta.Timestamp, error) {
-	v, err := ix.get(entryKey(account, container, object))
+// tombstone, or neither. A row that fails its checksum or does not decode counts as neither
+// (unreadable), as the engine replaces a record that does not decode: a corrupt row must not
+// block the writes that replace it. Its usage is then unknown, so the caller notes the
+// container in its batch for a recount of its usage by the next audit pass (audit.go).
+func (ix *Index) listed(account, container, object string) (_ *meta.ListEntry, _ meta.Timestamp, unreadable bool, _ error) {
+	key := entryKey(account, container, object)
+	v, err := ix.get(key)
 	if err != nil || v == nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	if isTombstone(v) {
-		ts, err := decodeTombstone(object, v)
-		return nil, ts, err
+		ts, err := decodeTombstone(key, object, v)
+		if err == nil {
+			return nil, ts, false, nil
+		}
+		ix.replacingUnreadable(account, container, key, v, err)
+		return nil, 0, true, nil
 	}
-	e, err := decodeEntry(object, v)
+	e, err := decodeEntry(key, object, v)
 	if err != nil {
-		return nil, 0, err
+		ix.replacingUnreadable(account, container, key, v, err)
+		return nil, 0, true, nil
 	}
-	return &e, 0, nil
+	return &e, 0, false, nil
 }
 
 // GetAccount returns an account's usage totals (zero for an account with no containers): the

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"slices"
 
@@ -95,6 +96,19 @@ func parseContainerKey(k []byte) (account, container string, err error) {
 	return account, string(d.B), nil
 }
 
+// parseRowKey splits an account row key into its names.
+func parseRowKey(k []byte) (account, container string, err error) {
+	if len(k) == 0 || k[0] != prefixRow {
+		return "", "", fmt.Errorf("index: account row key %q: %w: %w", k, errBadValue, meta.ErrCorrupt)
+	}
+	d := binenc.Decoder{B: k[1:]}
+	account = d.Str()
+	if d.Err != nil {
+		return "", "", fmt.Errorf("index: account row key %q: %w: %w", k, d.Err, meta.ErrCorrupt)
+	}
+	return account, string(d.B), nil
+}
+
 // successor returns the smallest key greater than every key that starts with p, or nil when
 // there is none (p is all 0xff).
 func successor(p []byte) []byte {
@@ -117,9 +131,53 @@ const valueVersion = 1
 // the name was deleted at a timestamp, and an older entry must not list it again.
 const tombstoneValue = 2
 
-// encodeEntry: version, timestamp, size, etag, content type.
-func encodeEntry(e meta.ListEntry) []byte {
-	b := make([]byte, 0, 24+len(e.ETag)+len(e.ContentType))
+// Listing rows (entries, listing tombstones and account rows) are sealed: their first byte, the
+// kind, carries flagSealed, and a CRC32C of the key and of the value before it ends the value,
+// so that a flipped bit in a name, a size or an ETag is found rather than listed. The key is
+// covered too: a row is only right under its own key. Rows written before sealing existed
+// carry no flag and decode as they always did, unchecked; the auditor seals them (audit.go).
+// (A flip of the flag bit itself makes a sealed row look unsealed; its trailing checksum then
+// reads as fields, which the decoder of an entry or a row refuses as trailing bytes.)
+const flagSealed = 0x80
+
+// sealLen is the length of the checksum that ends a sealed row.
+const sealLen = 4
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func rowCRC(key, v []byte) uint32 {
+	return crc32.Update(crc32.Checksum(key, castagnoli), castagnoli, v)
+}
+
+// seal marks v (a row's unsealed value, which seal may change) sealed and appends its
+// checksum under key.
+func seal(key, v []byte) []byte {
+	v[0] |= flagSealed
+	return binary.LittleEndian.AppendUint32(v, rowCRC(key, v))
+}
+
+// openRow verifies a listing row and returns its kind and its fields (what follows the kind,
+// without the checksum). An unsealed row (sealed false) is returned as it is.
+func openRow(key, v []byte) (kind byte, fields []byte, sealed bool, err error) {
+	if len(v) == 0 {
+		return 0, nil, false, fmt.Errorf("index: row %q is empty: %w", key, meta.ErrCorrupt)
+	}
+	if v[0]&flagSealed == 0 {
+		return v[0], v[1:], false, nil
+	}
+	if len(v) < 1+sealLen {
+		return 0, nil, false, fmt.Errorf("index: row %q of %d bytes: %w", key, len(v), meta.ErrCorrupt)
+	}
+	body := v[:len(v)-sealLen]
+	if want, got := binary.LittleEndian.Uint32(v[len(body):]), rowCRC(key, body); want != got {
+		return 0, nil, false, fmt.Errorf("index: row %q checksum %08x, want %08x: %w", key, got, want, meta.ErrCorrupt)
+	}
+	return v[0] &^ flagSealed, body[1:], true, nil
+}
+
+// entryFields is an entry's unsealed value: version, timestamp, size, etag, content type.
+func entryFields(e meta.ListEntry) []byte {
+	b := make([]byte, 0, 24+len(e.ETag)+len(e.ContentType)+sealLen)
 	b = append(b, valueVersion)
 	b = binary.AppendUvarint(b, uint64(e.Timestamp))
 	b = binary.AppendVarint(b, e.Size)
@@ -127,34 +185,61 @@ func encodeEntry(e meta.ListEntry) []byte {
 	return binenc.AppendString(b, e.ContentType)
 }
 
+// encodeEntry is the sealed value of an entry under key.
+func encodeEntry(key []byte, e meta.ListEntry) []byte { return seal(key, entryFields(e)) }
+
 // isTombstone reports whether a listing value is a tombstone: the one test a listing makes of
 // each key before decoding it, so that containers without deletes pay nothing more.
-func isTombstone(v []byte) bool { return len(v) > 0 && v[0] == tombstoneValue }
+func isTombstone(v []byte) bool { return len(v) > 0 && v[0]&^flagSealed == tombstoneValue }
 
-// encodeTombstone: tombstoneValue, timestamp of the delete.
-func encodeTombstone(ts meta.Timestamp) []byte {
-	return binary.AppendUvarint([]byte{tombstoneValue}, uint64(ts))
+// tombstoneFields is a tombstone's unsealed value: tombstoneValue, timestamp of the delete.
+func tombstoneFields(ts meta.Timestamp) []byte {
+	return binary.AppendUvarint(make([]byte, 1, 1+binary.MaxVarintLen64+sealLen), uint64(ts))
 }
 
-func decodeTombstone(name string, v []byte) (meta.Timestamp, error) {
-	r := binenc.Decoder{B: v[1:]}
+// encodeTombstone is the sealed value of a listing tombstone under key.
+func encodeTombstone(key []byte, ts meta.Timestamp) []byte {
+	v := tombstoneFields(ts)
+	v[0] = tombstoneValue
+	return seal(key, v)
+}
+
+func decodeTombstone(key []byte, name string, v []byte) (meta.Timestamp, error) {
+	kind, fields, _, err := openRow(key, v)
+	if err != nil {
+		return 0, err
+	}
+	if kind != tombstoneValue {
+		return 0, fmt.Errorf("index: tombstone %q: %w: %w", name, errBadValue, meta.ErrCorrupt)
+	}
+	r := binenc.Decoder{B: fields}
 	ts := meta.Timestamp(r.Uvarint())
+	if r.Err == nil && len(r.B) != 0 {
+		r.Err = fmt.Errorf("%d trailing bytes", len(r.B))
+	}
 	if r.Err != nil {
 		return 0, fmt.Errorf("index: tombstone %q: %w: %w", name, r.Err, meta.ErrCorrupt)
 	}
 	return ts, nil
 }
 
-func decodeEntry(name string, v []byte) (meta.ListEntry, error) {
-	if len(v) == 0 || v[0] != valueVersion {
+func decodeEntry(key []byte, name string, v []byte) (meta.ListEntry, error) {
+	kind, fields, _, err := openRow(key, v)
+	if err != nil {
+		return meta.ListEntry{}, err
+	}
+	if kind != valueVersion {
 		return meta.ListEntry{}, fmt.Errorf("index: entry %q: %w: %w", name, errBadValue, meta.ErrCorrupt)
 	}
-	r := binenc.Decoder{B: v[1:]}
+	r := binenc.Decoder{B: fields}
 	e := meta.ListEntry{Name: name}
 	e.Timestamp = meta.Timestamp(r.Uvarint())
 	e.Size = r.Varint()
 	e.ETag = r.Str()
 	e.ContentType = r.Str()
+	if r.Err == nil && len(r.B) != 0 {
+		r.Err = fmt.Errorf("%d trailing bytes", len(r.B))
+	}
 	if r.Err != nil {
 		return meta.ListEntry{}, fmt.Errorf("index: entry %q: %w: %w", name, r.Err, meta.ErrCorrupt)
 	}
@@ -233,9 +318,10 @@ type accountRow struct {
 
 const flagLinked = 1 << 0
 
-// encodeRow: version, flags, put and delete timestamps, objects, bytes.
-func encodeRow(r accountRow) []byte {
-	b := make([]byte, 0, 2+4*binary.MaxVarintLen64)
+// rowFields is an account row's unsealed value: version, flags, put and delete timestamps,
+// objects, bytes.
+func rowFields(r accountRow) []byte {
+	b := make([]byte, 0, 2+4*binary.MaxVarintLen64+sealLen)
 	b = append(b, valueVersion)
 	var flags byte
 	if r.linked {
@@ -248,15 +334,25 @@ func encodeRow(r accountRow) []byte {
 	return binary.AppendVarint(b, r.BytesUsed)
 }
 
-func decodeRow(name string, v []byte) (accountRow, error) {
-	if len(v) < 2 || v[0] != valueVersion {
+// encodeRow is the sealed value of an account row under key.
+func encodeRow(key []byte, r accountRow) []byte { return seal(key, rowFields(r)) }
+
+func decodeRow(key []byte, name string, v []byte) (accountRow, error) {
+	kind, fields, _, err := openRow(key, v)
+	if err != nil {
+		return accountRow{}, err
+	}
+	if kind != valueVersion || len(fields) < 1 {
 		return accountRow{}, fmt.Errorf("index: account row %q: %w: %w", name, errBadValue, meta.ErrCorrupt)
 	}
-	r := binenc.Decoder{B: v[2:]}
-	row := accountRow{ContainerRow: meta.ContainerRow{Name: name}, linked: v[1]&flagLinked != 0}
+	r := binenc.Decoder{B: fields[1:]}
+	row := accountRow{ContainerRow: meta.ContainerRow{Name: name}, linked: fields[0]&flagLinked != 0}
 	row.PutTimestamp = meta.Timestamp(r.Uvarint())
 	row.DeleteTimestamp = meta.Timestamp(r.Uvarint())
 	row.ObjectCount, row.BytesUsed = r.Varint(), r.Varint()
+	if r.Err == nil && len(r.B) != 0 {
+		r.Err = fmt.Errorf("%d trailing bytes", len(r.B))
+	}
 	if r.Err != nil {
 		return accountRow{}, fmt.Errorf("index: account row %q: %w: %w", name, r.Err, meta.ErrCorrupt)
 	}

@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -14,6 +15,9 @@ import (
 // DefaultLimit is the page size of a listing whose ListOptions.Limit is 0.
 const DefaultLimit = 10000
 
+// errSkipRow, from scan's object, skips the row: it is not listed and does not count.
+var errSkipRow = errors.New("index: row skipped")
+
 // scan walks one listing (the keys under base, each name being the rest of its key) with
 // Swift's semantics, calling object for each name listed and prefix for each common prefix:
 //
@@ -23,14 +27,14 @@ const DefaultLimit = 10000
 //     ending with its first such delimiter; each common prefix counts once against Limit, and
 //     a common prefix equal to Marker is not repeated (that is how the next page continues
 //     after a page that ended with it);
-//   - a key whose value live rejects (a listing tombstone, a deleted account row) is skipped, and
-//     a common prefix is listed only for a live name under it.
+//   - a key whose value live rejects (a listing tombstone, a deleted account row, a row that
+//     fails its checksum) is skipped, and a common prefix is listed only for a live name under it.
 //
 // A common prefix is skipped with one seek past all its members, so a delimiter listing costs
 // one seek per common prefix, however many names each holds (plus one step per dead key met
 // before a live one: listings of names never deleted pay nothing for tombstones).
-func scan(ctx context.Context, db *pebble.DB, base []byte, opts meta.ListOptions, live func(value []byte) bool,
-	object func(name string, value []byte) error, prefix func(p string),
+func scan(ctx context.Context, db *pebble.DB, base []byte, opts meta.ListOptions, live func(key, value []byte) bool,
+	object func(key []byte, name string, value []byte) error, prefix func(p string),
 ) (truncated bool, next string, err error) {
 	limit := opts.Limit
 	if limit <= 0 {
@@ -92,7 +96,7 @@ func scan(ctx context.Context, db *pebble.DB, base []byte, opts meta.ListOptions
 		if err != nil {
 			return false, "", fmt.Errorf("index: listing: %w", err)
 		}
-		if !live(v) {
+		if !live(it.Key(), v) {
 			valid = advance()
 			continue
 		}
@@ -122,7 +126,11 @@ func scan(ctx context.Context, db *pebble.DB, base []byte, opts meta.ListOptions
 		if n == limit {
 			return true, next, nil
 		}
-		if err := object(name, v); err != nil {
+		if err := object(it.Key(), name, v); err != nil {
+			if errors.Is(err, errSkipRow) {
+				valid = advance()
+				continue
+			}
 			return false, "", err
 		}
 		next = name
@@ -139,11 +147,12 @@ func scan(ctx context.Context, db *pebble.DB, base []byte, opts meta.ListOptions
 func (ix *Index) ListObjects(ctx context.Context, account, container string, opts meta.ListOptions) (meta.ObjectListing, error) {
 	var l meta.ObjectListing
 	truncated, next, err := scan(ctx, ix.db, containerBase(account, container), opts,
-		func(v []byte) bool { return !isTombstone(v) },
-		func(name string, v []byte) error {
-			e, err := decodeEntry(name, v)
+		ix.liveEntry,
+		func(k []byte, name string, v []byte) error {
+			e, err := decodeEntry(k, name, v)
 			if err != nil {
-				return err
+				ix.skipUnreadable(k, err)
+				return errSkipRow
 			}
 			l.Objects = append(l.Objects, e)
 			return nil
@@ -157,4 +166,23 @@ func (ix *Index) ListObjects(ctx context.Context, account, container string, opt
 		l.NextMarker = next
 	}
 	return l, nil
+}
+
+// liveEntry reports whether a listing row lists an object. A row that fails its checksum, or
+// does not decode, is skipped (and counted): a listing never shows what it says.
+func (ix *Index) liveEntry(k, v []byte) bool {
+	if isTombstone(v) {
+		// A tombstone is skipped without reading it, so that containers with deletes list as
+		// fast as any; whether it is intact matters to the writes that read it, which check.
+		return false
+	}
+	kind, _, _, err := openRow(k, v)
+	if err == nil && kind != valueVersion {
+		err = fmt.Errorf("index: row %q of kind %d: %w: %w", k, kind, errBadValue, meta.ErrCorrupt)
+	}
+	if err != nil {
+		ix.skipUnreadable(k, err)
+		return false
+	}
+	return true
 }

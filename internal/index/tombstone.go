@@ -65,7 +65,7 @@ func (ix *Index) reclaim(ageKey, entry []byte, ts meta.Timestamp, lock func(acco
 	defer b.Close()
 	gone := false
 	if v != nil && isTombstone(v) {
-		if at, err := decodeTombstone(object, v); err == nil && at == ts {
+		if at, err := decodeTombstone(entry, object, v); err == nil && at == ts {
 			gone = true
 			if err := b.Delete(entry, nil); err != nil {
 				return false, storageErr("sweeping listing tombstones", err)

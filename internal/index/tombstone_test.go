@@ -162,7 +162,7 @@ func TestSweepListingTombstones(t *testing.T) {
 		t.Fatalf("names locked while sweeping: %q", locked)
 	}
 	for name, want := range map[string]string{"old": "none", "twice": "none", "young": "tombstone", "back": "entry", "replaced": "entry"} {
-		e, at, err := ix.listed("a", "c", name)
+		e, at, _, err := ix.listed("a", "c", name)
 		got := "none"
 		switch {
 		case err != nil:

@@ -54,7 +54,8 @@ func (ix *Index) Upgrade(ctx context.Context) error {
 			return err
 		}
 		row := accountRow{ContainerRow: meta.ContainerRow{Name: container, PutTimestamp: rec.Created}, linked: true}
-		if err := errors.Join(b.Set(rowKey(account, container), encodeRow(row), nil),
+		rk := rowKey(account, container)
+		if err := errors.Join(b.Set(rk, encodeRow(rk, row), nil),
 			b.Set(containerKey(account, container), encodeContainer(rec), nil)); err != nil {
 			it.Close()
 			return fmt.Errorf("index: upgrade: %w", err)

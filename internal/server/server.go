@@ -65,6 +65,13 @@ type Config struct {
 	// Swift's reclaim_age); SweepInterval is the time between its passes (0: an hour;
 	// negative: the sweeper does not run).
 	ReclaimAge, SweepInterval time.Duration
+	// AuditInterval is the auditor's rest between passes over the node's devices (0:
+	// storage.DefaultAuditInterval; negative: the auditor does not run). AuditBytesPerSecond
+	// and AuditRecordsPerSecond bound how fast a pass reads (0: storage's defaults; negative:
+	// no bound).
+	AuditInterval         time.Duration
+	AuditBytesPerSecond   int64
+	AuditRecordsPerSecond int
 	// AbortUploadsAfter: the upload sweeper (which runs with the sweeper, removing what ended
 	// multipart uploads left behind) also aborts uploads with no new part for longer (0: never,
 	// as S3 without a lifecycle rule).
@@ -171,6 +178,7 @@ type Server struct {
 	expirer    *expirer.Daemon        // nil when disabled
 	sweeper    *storage.Sweeper       // nil when disabled
 	replicator *replicator.Replicator // nil when disabled, or not a cluster's storage node
+	auditor    *storage.Auditor       // nil when disabled
 	uploads    *s3.UploadSweeper      // nil when disabled
 	// generated is the root key when this start generated it, shown once on the console.
 	generated *auth.Key
@@ -296,6 +304,12 @@ func (s *Server) openNode(reg *prometheus.Registry) error {
 	reg.MustRegister(node.Collector())
 	if cfg.SweepInterval >= 0 {
 		if s.sweeper, err = node.NewSweeper(storage.SweeperConfig{ReclaimAge: cfg.ReclaimAge, Interval: cfg.SweepInterval, Logger: cfg.Logger, Registry: reg}); err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
+	}
+	if cfg.AuditInterval >= 0 {
+		if s.auditor, err = node.NewAuditor(storage.AuditorConfig{Interval: cfg.AuditInterval, BytesPerSecond: cfg.AuditBytesPerSecond,
+			RecordsPerSecond: cfg.AuditRecordsPerSecond, Logger: cfg.Logger, Registry: reg}); err != nil {
 			return fmt.Errorf("server: %w", err)
 		}
 	}
@@ -453,6 +467,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.replicator != nil {
 		s.replicator.Start()
 	}
+	if s.auditor != nil {
+		s.auditor.Start()
+	}
 	if s.uploads != nil {
 		s.uploads.Start()
 	}
@@ -486,6 +503,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	if s.replicator != nil {
 		s.replicator.Stop()
+	}
+	if s.auditor != nil {
+		s.auditor.Stop()
 	}
 	if s.uploads != nil {
 		s.uploads.Stop()

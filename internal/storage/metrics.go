@@ -27,6 +27,8 @@ var (
 	descChecksum  = prometheus.NewDesc("cairn_device_checksum_failures_total", "Object versions found corrupt since the device was opened.", []string{"device"}, nil)
 	descBallast   = prometheus.NewDesc("cairn_device_ballast_bytes", "Size of the device's ballast file: 0 when it was removed to give a full disk room (free space, then it comes back).", []string{"device"}, nil)
 	descOrphans   = prometheus.NewDesc("cairn_device_orphans_quarantined_total", "Data files without a record moved to the device's quarantine directory when it was opened.", []string{"device"}, nil)
+	descRowsSkip  = prometheus.NewDesc("cairn_device_listing_rows_skipped_total", "Times listings skipped a listing or account row that failed its checksum (never shown; the auditor removes or rebuilds it).", []string{"device"}, nil)
+	descRowsRepl  = prometheus.NewDesc("cairn_device_listing_rows_replaced_total", "Listing rows failing their checksums that writes replaced (the auditor then recounts the container's usage).", []string{"device"}, nil)
 )
 
 // nodeMetrics are the node's own counters, beside the per-device state read when scraped.
@@ -55,7 +57,7 @@ func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.n.metrics.pendingUpdates.Describe(ch)
 	c.n.metrics.accountUpdates.Describe(ch)
 	c.n.metrics.pendingRows.Describe(ch)
-	for _, d := range []*prometheus.Desc{descL0Files, descTables, descReadAmp, descDebt, descCompacts, descMemtable, descCacheSize, descCacheHits, descCacheMiss, descWALSyncs, descCorrupt, descChecksum, descOrphans, descBallast} {
+	for _, d := range []*prometheus.Desc{descL0Files, descTables, descReadAmp, descDebt, descCompacts, descMemtable, descCacheSize, descCacheHits, descCacheMiss, descWALSyncs, descCorrupt, descChecksum, descOrphans, descBallast, descRowsSkip, descRowsRepl} {
 		ch <- d
 	}
 }
@@ -97,5 +99,8 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descChecksum, float64(st.ChecksumFailures))
 		counter(descOrphans, float64(st.OrphansQuarantined))
 		gauge(descBallast, float64(st.BallastBytes))
+		ist := d.index.Stats()
+		counter(descRowsSkip, float64(ist.UnreadableRowsSkipped))
+		counter(descRowsRepl, float64(ist.UnreadableRowsReplaced))
 	}
 }
