@@ -37,6 +37,9 @@ func TestAdminCommands(t *testing.T) {
 		st.Summary.TotalBytes <= 0 || len(st.Nodes) != 1 || st.Nodes[0].Devices[0].Name != "d0" || len(st.Rings) != 1 {
 		t.Fatalf("status of the embedded default: %+v", st)
 	}
+	if _, ok := st.Nodes[0].Daemons["auditor"]; !ok {
+		t.Fatalf("status of the embedded default reports no auditor: %+v", st.Nodes[0].Daemons)
+	}
 	if human := adm("status"); !strings.Contains(human, "nodes:") || !strings.Contains(human, "d0") {
 		t.Errorf("status printed:\n%s", human)
 	}

@@ -312,6 +312,7 @@ func (s *Server) openNode(reg *prometheus.Registry) error {
 			RecordsPerSecond: cfg.AuditRecordsPerSecond, Logger: cfg.Logger, Registry: reg}); err != nil {
 			return fmt.Errorf("server: %w", err)
 		}
+		node.ReportStatus("auditor", s.auditor.DaemonStatus)
 	}
 	if cfg.Role != RoleEmbedded && cfg.ReplicationInterval >= 0 {
 		if s.replicator, err = s.newReplicator(reg); err != nil {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +17,7 @@ import (
 	"github.com/cairn-store/cairn/internal/engine"
 	"github.com/cairn-store/cairn/internal/index"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
 )
 
 // AuditorConfig configures the node's auditor, the daemon that re-reads everything its devices
@@ -76,6 +79,19 @@ type Auditor struct {
 	records, bytes *rate.Limiter
 	m              auditorMetrics
 	loop           *daemon.Loop
+
+	mu     sync.Mutex
+	status nodeclient.DaemonStatus // what DaemonStatus reports
+}
+
+// DaemonStatus is the auditor's progress as the node reports it (cairn admin status): passes
+// over all devices, the current one's progress by device, and what the last pass found.
+func (a *Auditor) DaemonStatus() nodeclient.DaemonStatus {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.status
+	st.Counters = maps.Clone(st.Counters)
+	return st
 }
 
 type auditorMetrics struct {
@@ -163,17 +179,39 @@ func (a *Auditor) Pass(ctx context.Context) map[string]AuditResult {
 	}
 	slices.Sort(names)
 	out := map[string]AuditResult{}
-	for _, name := range names {
+	started := a.cfg.Now()
+	a.mu.Lock()
+	a.status.Running, a.status.Progress = true, 0
+	a.mu.Unlock()
+	counters := map[string]int64{}
+	for i, name := range names {
 		if ctx.Err() != nil {
 			break
 		}
 		r := a.device(ctx, name, a.n.devices[name])
 		out[name] = r
+		counters["records"] += r.Objects.Records
+		counters["bytes"] += r.Objects.Bytes + r.Listings.Bytes
+		counters["rows"] += r.Listings.Rows
+		counters["corrupt_objects"] += r.Objects.Corrupt
+		counters["corrupt_rows"] += r.Listings.Corrupt
+		counters["read_errors"] += r.Objects.ReadErrors
+		a.mu.Lock()
+		a.status.Progress = float64(i+1) / float64(len(names))
+		a.mu.Unlock()
 		if r.Err != nil && ctx.Err() == nil {
 			a.m.errs.WithLabelValues(name).Inc()
 			a.cfg.Logger.Warn("auditor pass over a device stopped; retried next pass", "device", name, "err", r.Err)
 		}
 	}
+	a.mu.Lock()
+	a.status.Running = false
+	if ctx.Err() == nil {
+		end := a.cfg.Now()
+		a.status.Passes++
+		a.status.LastPassEnd, a.status.LastPassSeconds, a.status.Counters = end, end.Sub(started).Seconds(), counters
+	}
+	a.mu.Unlock()
 	return out
 }
 
