@@ -280,7 +280,7 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 			if err := opts.If.Check(cur.object()); err != nil {
 				return meta.Object{}, fmt.Errorf("engine: put: %w", err)
 			}
-			if cur != nil && cur.obj.Timestamp >= obj.Timestamp {
+			if cur != nil && cur.obj.Timestamp >= obj.Timestamp && !(cur.obj.Timestamp == obj.Timestamp && e.isFlagged(key)) {
 				return meta.Object{}, fmt.Errorf("engine: put at %d, have %d: %w", obj.Timestamp, cur.obj.Timestamp, meta.ErrConflict)
 			}
 		}
@@ -414,7 +414,10 @@ func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond
 	if err := cond.Check(old.object()); err != nil {
 		return nil, nil, fmt.Errorf("engine: %w", err)
 	}
-	if old != nil && old.obj.Timestamp >= ts {
+	// A version flagged corrupt is replaced by a good copy of itself (replication's repair:
+	// same timestamp), which would otherwise be refused as not newer.
+	repair := old != nil && old.obj.Timestamp == ts && e.isFlagged(key)
+	if old != nil && old.obj.Timestamp >= ts && !repair {
 		// A version from a clock ahead of ours: later writes of this process must stamp above
 		// it, or every one of them would lose too.
 		meta.AdvanceClock(old.obj.Timestamp)

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -112,4 +114,26 @@ func compareUint(a, b uint64) int {
 		return 1
 	}
 	return 0
+}
+
+// A version flagged corrupt takes a good copy of itself, same timestamp (replication's repair),
+// which a version that is not flagged refuses as not newer.
+func TestRepairOfAFlaggedVersion(t *testing.T) {
+	v := newEnv(t, nil, "")
+	large := bytes.Repeat([]byte("L"), 3*BlockSize)
+	n := name("large")
+	o := v.mustPut(n, large)
+	if _, err := v.put(n, o.Timestamp, large); !errors.Is(err, meta.ErrConflict) {
+		t.Fatalf("same-timestamp write over a good version: %v, want ErrConflict", err)
+	}
+	if err := v.fs.Remove(dataFiles(t, v.fs, v.dir)[0]); err != nil {
+		t.Fatal(err)
+	}
+	v.expectCorrupt(n)
+	if _, err := v.put(n, o.Timestamp, large); err != nil {
+		t.Fatalf("repair of the flagged version: %v", err)
+	}
+	if !bytes.Equal(v.mustRead(n), large) || v.e.Stats().CorruptObjects != 0 {
+		t.Fatalf("after the repair: stats %+v", v.e.Stats())
+	}
 }

@@ -20,7 +20,8 @@ import (
 	"github.com/cairn-store/cairn/internal/storage"
 )
 
-// metric returns the sum of a metric's samples (over its labels) on a node's /metrics.
+// metric returns the sum of a metric's samples (over its labels) on a node's /metrics, or one
+// series' when name has its labels (name{label="value",...}).
 func metric(t *testing.T, n *localcluster.Node, name string) float64 {
 	t.Helper()
 	resp, err := http.Get(n.Endpoint() + "/metrics")
@@ -33,7 +34,7 @@ func metric(t *testing.T, n *localcluster.Node, name string) float64 {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, name) || (line[len(name)] != ' ' && line[len(name)] != '{') {
+		if !strings.HasPrefix(line, name) || len(line) == len(name) || (line[len(name)] != ' ' && line[len(name)] != '{') {
 			continue
 		}
 		f := strings.Fields(line)

@@ -68,7 +68,7 @@ func TestStoragePolicies(t *testing.T) {
 	}
 
 	big := func(seed byte) []byte { return bytes.Repeat([]byte{seed, seed + 1, seed + 2}, 70<<10) } // past the inline size: a data file
-	wantOn := map[string]int{}                                                                    // device → data files expected on each node
+	wantOn := map[string]int{}                                                                      // device → data files expected on each node
 
 	// Swift: a container in each policy, an object in each.
 	swift.must(t, "PUT", "/sw-silver", map[string]string{"X-Storage-Policy": "SILVER"}, nil, http.StatusCreated)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
@@ -63,15 +62,15 @@ func TestAuditorFindsDamageOnDisk(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("data files %q, want the big object's alone", files)
 	}
-	flipByte(t, files[0], 123_456)
-	db, err := pebble.Open(filepath.Join(device, "lsm"), &pebble.Options{Merger: index.Merger, Logger: quietPebble{}})
+	FlipByte(t, files[0], 123_456)
+	db, err := pebble.Open(filepath.Join(device, "lsm"), &pebble.Options{Merger: index.Merger, Logger: QuietPebble{}})
 	if err != nil {
 		t.Fatalf("opening the device's LSM: %v", err)
 	}
 	// Object records start with 'o', listing rows with 'c'; both end with the bucket's name
 	// (length-prefixed) and the key.
-	flipLSM(t, db, 'o', bucket, "small")
-	flipLSM(t, db, 'c', bucket, "listed")
+	FlipLSM(t, db, 'o', bucket, "small")
+	FlipLSM(t, db, 'c', bucket, "listed")
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -142,50 +141,6 @@ func TestAuditorFindsDamageOnDisk(t *testing.T) {
 	}
 }
 
-func flipByte(t *testing.T, path string, off int64) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0x01
-	if _, err := f.WriteAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// flipLSM flips a bit in the middle of the one value under prefix whose key ends with the
-// container's length-prefixed name and the object's.
-func flipLSM(t *testing.T, db *pebble.DB, prefix byte, container, object string) {
-	t.Helper()
-	suffix := append(append([]byte{byte(len(container))}, container...), object...)
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var key, val []byte
-	for ok := it.First(); ok; ok = it.Next() {
-		if bytes.HasSuffix(it.Key(), suffix) {
-			key, val = bytes.Clone(it.Key()), bytes.Clone(it.Value())
-		}
-	}
-	if err := it.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if key == nil {
-		t.Fatalf("no key %c…%q", prefix, suffix)
-	}
-	val[len(val)/2] ^= 0x04
-	if err := db.Set(key, val, pebble.Sync); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // metricValue returns the value of the /metrics line for series (name{labels}), 0 if absent.
 func metricValue(t *testing.T, srv *Server, series string) float64 {
 	t.Helper()
@@ -207,9 +162,3 @@ func metricValue(t *testing.T, srv *Server, series string) float64 {
 	}
 	return 0
 }
-
-type quietPebble struct{}
-
-func (quietPebble) Infof(string, ...any)      {}
-func (quietPebble) Errorf(f string, a ...any) {}
-func (quietPebble) Fatalf(f string, a ...any) { panic(fmt.Sprintf(f, a...)) }
