@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -145,6 +146,10 @@ func (n *Node) launch() (ready func(context.Context) error, err error) {
 	n.mu.Lock()
 	n.cmd, n.done = cmd, done
 	n.mu.Unlock()
+	// For scripts that stop and start nodes behind the launcher's back (a bench event that
+	// kills one): the node's pid, and its command line, one argument per line.
+	os.WriteFile(n.DataDir+".pid", []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o600)
+	os.WriteFile(n.DataDir+".args", []byte(strings.Join(append([]string{cfg.Binary}, n.args()...), "\n")+"\n"), 0o600)
 
 	addr := make(chan string, 1)
 	var outMu sync.Mutex
