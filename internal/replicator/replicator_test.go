@@ -73,9 +73,10 @@ func newCluster(t *testing.T) *cluster {
 	return c
 }
 
-// placement returns an object's partition, its primaries' node indexes and its handoff's.
+// placement returns an object's partition, its primaries' node indexes and its handoff's: the
+// ring places the names the cluster uses, Swift's, as the proxy does.
 func (c *cluster) placement(name meta.ObjectName) (part uint32, primaries []int, handoff int) {
-	part = c.ring.Partition(name.Account, name.Container, name.Object)
+	part = c.ring.Partition(meta.SwiftAccount(name.Account), name.Container, meta.SwiftObject(name.Container, name.Object))
 	for r := range 3 {
 		primaries = append(primaries, (int(part)+r)%4)
 	}
@@ -255,8 +256,8 @@ func TestHandoffKeepsItsCopyUntilEveryPrimaryHasIt(t *testing.T) {
 	}
 }
 
-// The storage node's placement hash is the ring's: the engine's default (no prefix or suffix)
-// must agree with it too, or a device opened without the ring's hash would be enumerated wrong.
+// The storage node enumerates partitions by the ring's hash of the names the proxy places
+// (Swift's), or replication would move objects where the proxy never looks for them.
 func TestPartitionsWithDataMatchTheRing(t *testing.T) {
 	c := newCluster(t)
 	want := map[uint32]bool{}

@@ -139,10 +139,11 @@ func onDisk(t *testing.T, c *localcluster.Cluster) (map[meta.ObjectName][]diskCo
 	return copies, rg
 }
 
-// primariesOf returns "node/device" of a name's primaries.
+// primariesOf returns "node/device" of a name's primaries: the ring places the names the
+// cluster uses, Swift's (as the proxy does).
 func primariesOf(rg *ring.Ring, name meta.ObjectName) map[string]bool {
 	out := map[string]bool{}
-	for _, d := range rg.Nodes(rg.Partition(name.Account, name.Container, name.Object)) {
+	for _, d := range rg.Nodes(rg.Partition(meta.SwiftAccount(name.Account), name.Container, meta.SwiftObject(name.Container, name.Object))) {
 		out[d.Node+"/"+d.Name] = true
 	}
 	return out
