@@ -137,7 +137,9 @@ func (c *cluster) pass() replicator.PassStats {
 	return total
 }
 
-func obj(o string) meta.ObjectName { return meta.ObjectName{Account: "acct", Container: "cont", Object: o} }
+func obj(o string) meta.ObjectName {
+	return meta.ObjectName{Account: "acct", Container: "cont", Object: o}
+}
 
 func TestReplicationRestoresEveryReplicaAndEmptiesHandoffs(t *testing.T) {
 	c := newCluster(t)

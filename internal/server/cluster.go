@@ -169,9 +169,10 @@ func (d selfDialer) Dial(node string) (nodeclient.Client, error) {
 func (s *Server) newReplicator(reg prometheus.Registerer) (*replicator.Replicator, error) {
 	return replicator.New(replicator.Config{
 		Node: s.node, Self: s.cfg.Listen,
-		ObjectRings: func() []*ring.Ring { return []*ring.Ring{s.ring("object").Current()} },
-		Dialer:      selfDialer{self: s.cfg.Listen, node: s.node, others: s.dialer},
-		Interval:    s.cfg.ReplicationInterval, Concurrency: s.cfg.ReplicationConcurrency,
+		ObjectRings:   func() []*ring.Ring { return []*ring.Ring{s.ring("object").Current()} },
+		ContainerRing: s.ring("container").Current, AccountRing: s.ring("account").Current,
+		Dialer:   selfDialer{self: s.cfg.Listen, node: s.node, others: s.dialer},
+		Interval: s.cfg.ReplicationInterval, Concurrency: s.cfg.ReplicationConcurrency,
 		BytesPerSecond: s.cfg.ReplicationBytesPerSecond,
 		Logger:         s.cfg.Logger, Registry: reg,
 	})

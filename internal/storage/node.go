@@ -193,8 +193,8 @@ func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
 	prefix, suffix := cfg.HashPrefix, cfg.HashSuffix
 	eng, err := engine.Open(engine.Config{
 		Dir: dc.Dir, FS: cfg.FS, DB: db, InlineThreshold: cfg.InlineThreshold,
-		Logger: cfg.Logger.With("device", dc.Name),
-		NameHash: func(name meta.ObjectName) uint64 { return placementHash(prefix, suffix, name) },
+		Logger:     cfg.Logger.With("device", dc.Name),
+		NameHash:   func(name meta.ObjectName) uint64 { return placementHash(prefix, suffix, name) },
 		NameHashID: nameHashID(prefix, suffix),
 	})
 	if err != nil {
