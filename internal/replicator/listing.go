@@ -288,6 +288,8 @@ func (r *Replicator) offer(ctx context.Context, j job, p peer, name nodeclient.L
 	if err != nil {
 		return 0, fmt.Errorf("offering rows: %w", err)
 	}
+	st.Offered += int64(len(versions))
+	r.metrics.offered.WithLabelValues(j.kind.String()).Add(float64(len(versions)))
 	if len(want) == 0 {
 		return 0, nil
 	}

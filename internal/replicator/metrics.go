@@ -13,6 +13,7 @@ type metrics struct {
 	bytes      prometheus.Counter
 	evicted    *prometheus.CounterVec
 	listings   *prometheus.CounterVec
+	offered    *prometheus.CounterVec
 	progress   prometheus.Gauge
 	handoffs   prometheus.Gauge
 	lastPass   prometheus.Gauge
@@ -34,6 +35,9 @@ func newMetrics() metrics {
 			[]string{"ring", "outcome"}),
 		bytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_replication_pushed_bytes_total",
 			Help: "Object bytes sent to other replicas."}),
+		offered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_replication_rows_offered_total",
+			Help: "Versions of listing rows (names and timestamps) offered to replicas whose digests differed, by ring; the rows they took are counted in cairn_replication_pushed_total."},
+			[]string{"ring"}),
 		evicted: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_replication_handoff_evicted_total",
 			Help: "What a handoff device removed once every primary held it, by ring: object versions, listing rows, and listings (a container's record, an account's totals)."},
 			[]string{"ring"}),
@@ -50,7 +54,7 @@ func newMetrics() metrics {
 
 func (m metrics) register(reg prometheus.Registerer) error {
 	var errs []error
-	for _, c := range []prometheus.Collector{m.passes, m.partitions, m.pushed, m.listings, m.bytes, m.evicted, m.progress, m.handoffs, m.lastPass, m.lastEnd} {
+	for _, c := range []prometheus.Collector{m.passes, m.partitions, m.pushed, m.listings, m.offered, m.bytes, m.evicted, m.progress, m.handoffs, m.lastPass, m.lastEnd} {
 		errs = append(errs, reg.Register(c))
 	}
 	return errors.Join(errs...)

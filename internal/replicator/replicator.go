@@ -144,6 +144,8 @@ type PassStats struct {
 	Listings int   // containers and accounts visited
 	Records  int64 // container records sent
 	Rows     int64 // listing rows sent (object rows of containers, container rows of accounts)
+	// Offered: versions of listing rows offered to a replica, which took the Rows it lacked.
+	Offered int64
 	// Evicted: what handoffs removed once their primaries held it: object versions, listing
 	// rows, and listings (a container's record, an account's totals).
 	Evicted   int64
@@ -279,7 +281,7 @@ func (r *Replicator) RunPass(ctx context.Context) PassStats {
 		r.metrics.lastEnd.Set(float64(end.Unix()))
 		r.metrics.handoffs.Set(float64(st.Remaining))
 		r.log.Info("replication pass", "partitions", st.Partitions, "handoffs", st.Handoffs, "failed", st.Failed,
-			"pushed", st.Pushed, "bytes", st.Bytes, "listings", st.Listings, "records", st.Records, "rows", st.Rows,
+			"pushed", st.Pushed, "bytes", st.Bytes, "listings", st.Listings, "records", st.Records, "rows", st.Rows, "offered", st.Offered,
 			"evicted", st.Evicted, "handoffs_left", st.Remaining, "took", end.Sub(start).Round(time.Millisecond))
 	}
 	return st
@@ -294,6 +296,7 @@ func (s *PassStats) add(o PassStats) {
 	s.Listings += o.Listings
 	s.Records += o.Records
 	s.Rows += o.Rows
+	s.Offered += o.Offered
 	s.Evicted += o.Evicted
 	s.Remaining += o.Remaining
 }

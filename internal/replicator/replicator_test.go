@@ -32,12 +32,19 @@ type cluster struct {
 	reps  []*replicator.Replicator
 }
 
+// The one ring is the object, container and account ring alike.
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	c := &cluster{t: t, ring: &ring.Ring{PartPower: 3, HashPrefix: "pre", HashSuffix: "suf"}}
+	d, err := backend.NewDialer(backend.ClientConfig{Secret: []byte(secret)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range 4 {
+		srv := httptest.NewUnstartedServer(nil)
+		addr := srv.Listener.Addr().String()
 		n, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(t.TempDir(), fmt.Sprint(i))}},
-			HashPrefix: "pre", HashSuffix: "suf"})
+			HashPrefix: "pre", HashSuffix: "suf", Address: addr, Peers: d})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,10 +53,11 @@ func newCluster(t *testing.T) *cluster {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(h)
+		srv.Config.Handler = h
+		srv.Start()
 		t.Cleanup(srv.Close)
 		c.nodes = append(c.nodes, n)
-		c.ring.Devices = append(c.ring.Devices, ring.Device{ID: i, Zone: i, Node: srv.Listener.Addr().String(), Name: "d0", Weight: 1})
+		c.ring.Devices = append(c.ring.Devices, ring.Device{ID: i, Zone: i, Node: addr, Name: "d0", Weight: 1})
 	}
 	for r := range 3 {
 		row := make([]int, c.ring.Partitions())
@@ -58,13 +66,11 @@ func newCluster(t *testing.T) *cluster {
 		}
 		c.ring.Assignments = append(c.ring.Assignments, row)
 	}
-	d, err := backend.NewDialer(backend.ClientConfig{Secret: []byte(secret)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i, n := range c.nodes {
 		rep, err := replicator.New(replicator.Config{Node: n, Self: c.ring.Devices[i].Node, Dialer: d,
-			ObjectRings: func() []*ring.Ring { return []*ring.Ring{c.ring} }, BytesPerSecond: -1})
+			ObjectRings:   func() []*ring.Ring { return []*ring.Ring{c.ring} },
+			ContainerRing: func() *ring.Ring { return c.ring }, AccountRing: func() *ring.Ring { return c.ring },
+			BytesPerSecond: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,6 +136,9 @@ func (c *cluster) pass() replicator.PassStats {
 	for _, r := range c.reps {
 		st := r.RunPass(ctx)
 		total.Pushed += st.Pushed
+		total.Records += st.Records
+		total.Rows += st.Rows
+		total.Offered += st.Offered
 		total.Evicted += st.Evicted
 		total.Failed += st.Failed
 		total.Remaining += st.Remaining
