@@ -21,8 +21,13 @@ func (c *cluster) where(account, container string) (part uint32, primaries []int
 
 func (c *cluster) createContainer(node int, account, container string, created meta.Timestamp, m map[string]string) {
 	c.t.Helper()
+	c.createContainerWith(node, account, container, created, m, nodeclient.ContainerOptions{})
+}
+
+func (c *cluster) createContainerWith(node int, account, container string, created meta.Timestamp, m map[string]string, opts nodeclient.ContainerOptions) {
+	c.t.Helper()
 	part, _, _ := c.where(account, container)
-	if err := c.nodes[node].PutContainer(ctx, "d0", part, account, meta.Container{Name: container, Created: created, Meta: m}, nodeclient.ContainerOptions{}); err != nil {
+	if err := c.nodes[node].PutContainer(ctx, "d0", part, account, meta.Container{Name: container, Created: created, Meta: m}, opts); err != nil {
 		c.t.Fatalf("create %s on node %d: %v", container, node, err)
 	}
 }
@@ -206,11 +211,20 @@ func TestContainerCreatedOnHandoffGoesHome(t *testing.T) {
 	}
 	c.row(hand, "acct", "away", "o4", meta.Now(), true)
 
+	// Another, empty, whose account row the handoff keeps itself (linked to the container).
+	_, eprim, ehand := c.where("acct", "empty-away")
+	self := &nodeclient.AccountUpdate{Node: c.ring.Devices[ehand].Node, Device: "d0"}
+	c.createContainerWith(ehand, "acct", "empty-away", created, nil, nodeclient.ContainerOptions{Account: self})
+	c.createContainer(eprim[0], "acct", "empty-away", created, nil)
+
 	st := c.pass()
 	if st.Failed != 0 || st.Records == 0 || st.Rows == 0 {
 		t.Fatalf("first pass: %+v", st)
 	}
 	c.settle()
+	if got := c.sameOnPrimaries("acct", "empty-away"); len(got) != 0 {
+		t.Fatalf("rows of the empty container: %v", got)
+	}
 	rows := c.sameOnPrimaries("acct", "away")
 	if len(rows) != 5 || rows["o0"] != fmt.Sprint(ts[0]) {
 		t.Fatalf("rows at home: %v", rows)

@@ -401,5 +401,9 @@ func (n *Node) EvictListing(ctx context.Context, devName string, name nodeclient
 	if name.IsAccount() {
 		return d.index.EvictAccount(ctx, name.Account)
 	}
+	// A container without rows was never detached by EvictRows.
+	if err := d.index.DetachContainer(ctx, name.Account, name.Container); err != nil {
+		return false, err
+	}
 	return d.index.EvictContainer(ctx, name.Account, name.Container, recordDigest)
 }

@@ -296,3 +296,25 @@ func decodeReport(t []byte) (nodeclient.AccountUpdate, error) {
 	u := decodeTarget(&d)
 	return u, d.Err
 }
+
+// A listing update that reaches a container replica after the container's deletion is done
+// with when it is older than the deletion (a pending update need not be retried forever), and
+// refused when newer.
+func TestLateRowsOfADeletedContainer(t *testing.T) {
+	ctx := context.Background()
+	n, _ := replNode(t, nodeclient.ContainerOptions{})
+	written := meta.Now()
+	deleted := meta.Now()
+	if err := n.DeleteContainer(ctx, "d0", 0, "acct", "box", deleted, nodeclient.ContainerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.UpdateListing(ctx, "d0", 0, "acct", "box", meta.ListEntry{Name: "o", Timestamp: written}, true); err != nil {
+		t.Fatalf("row older than the deletion: %v", err)
+	}
+	if err := n.UpdateListing(ctx, "d0", 0, "acct", "box", meta.ListEntry{Name: "o", Timestamp: meta.Now()}, false); !errors.Is(err, meta.ErrNotFound) {
+		t.Fatalf("row newer than the deletion: %v", err)
+	}
+	if err := n.UpdateListing(ctx, "d0", 0, "acct", "never", meta.ListEntry{Name: "o", Timestamp: written}, false); !errors.Is(err, meta.ErrNotFound) {
+		t.Fatalf("row of a container never here: %v", err)
+	}
+}
