@@ -381,3 +381,28 @@ func TestLargeContainerSendsOnlyDifferingRows(t *testing.T) {
 		t.Fatalf("%d rows", len(got))
 	}
 }
+
+// Names, metadata and entries that are not UTF-8 cross the node protocol exactly.
+func TestListingBytesCrossExactly(t *testing.T) {
+	c := newCluster(t)
+	const account, container = "\x00reserved", "caf\xe9\x00box"
+	part, prim, _ := c.where(account, container)
+	created := meta.Now()
+	c.createContainer(prim[0], account, container, created, map[string]string{"sys:k\xff": "v\xfe\x00"})
+	e := meta.ListEntry{Name: "obj\xff\x01", Timestamp: meta.Now(), Size: 3, ETag: "\xc3(", ContentType: "x/\xff"}
+	if err := c.nodes[prim[0]].UpdateListing(ctx, "d0", part, account, container, e, false); err != nil {
+		t.Fatal(err)
+	}
+	c.settle()
+	c.sameOnPrimaries(account, container)
+	for _, n := range prim {
+		h, err := c.nodes[n].HeadContainer(ctx, "d0", part, account, container)
+		if err != nil || h.Meta["sys:k\xff"] != "v\xfe\x00" {
+			t.Fatalf("primary %d: %+v, %v", n, h, err)
+		}
+		l, err := c.nodes[n].ListObjects(ctx, "d0", part, account, container, meta.ListOptions{})
+		if err != nil || len(l.Objects) != 1 || l.Objects[0] != e {
+			t.Fatalf("primary %d lists %+v, %v; want %+v", n, l.Objects, err, e)
+		}
+	}
+}
