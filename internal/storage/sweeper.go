@@ -15,8 +15,8 @@ import (
 )
 
 // SweeperConfig configures the node's sweeper, the daemon that reclaims what the engine and the
-// index keep only for a while: tombstones and listing tombstones older than the reclaim age,
-// and data files left behind when a corrupt record was replaced.
+// index keep only for a while: tombstones, listing tombstones and container tombstones older
+// than the reclaim age, and data files left behind when a corrupt record was replaced.
 type SweeperConfig struct {
 	// ReclaimAge is how long a tombstone is kept (Swift's reclaim_age, default a week): long
 	// enough for every replica that missed the delete to have learnt it.
