@@ -58,6 +58,9 @@ func listingPartition(rg *ring.Ring, l nodeclient.Listing) uint32 {
 // listingJobs returns a job for each partition of a listing ring in which a device of this node
 // holds listings.
 func (r *Replicator) listingJobs(ctx context.Context, kind ringKind, rg *ring.Ring, open map[string]bool) []job {
+	if rg == nil {
+		return nil
+	}
 	var jobs []job
 	for _, dev := range ringDevices(rg, r.cfg.Self, open) {
 		parts := map[uint32][]nodeclient.Listing{}
@@ -250,6 +253,9 @@ func (r *Replicator) reportTo(name nodeclient.Listing, replica int) *nodeclient.
 		return nil
 	}
 	rg := r.cfg.AccountRing()
+	if rg == nil {
+		return nil
+	}
 	part := listingPartition(rg, nodeclient.Listing{Account: name.Account})
 	devs := rg.Nodes(part)
 	if len(devs) == 0 {
