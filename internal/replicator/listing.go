@@ -40,6 +40,21 @@ const rowsPerBucket = 256
 // pageRows is the number of rows read, offered and sent at a time.
 const pageRows = 1000
 
+// maxDigestRows bounds the rows (by this device's count) whose digests one request asks a peer
+// for: the peer reads them all before it answers, within the node timeout.
+const maxDigestRows = 1 << 20
+
+// digestBatch returns the end of the batch of listings starting at start that one digests
+// request covers: at least one listing, at most maxDigestRows rows.
+func digestBatch(mine []nodeclient.ListingDigest, start int) int {
+	end, rows := start+1, mine[start].Count
+	for end < len(mine) && rows+mine[end].Count <= maxDigestRows {
+		rows += mine[end].Count
+		end++
+	}
+	return end
+}
+
 // bucketBits returns the number of bucket bits for a listing of n rows: 0 (one bucket, no
 // bucket digests) up to rowsPerBucket rows.
 func bucketBits(n int) uint {
@@ -158,10 +173,16 @@ func (r *Replicator) syncListings(ctx context.Context, j job, p peer, mine []nod
 		r.metrics.listings.WithLabelValues(j.kind.String(), "failed").Add(float64(len(j.names)))
 		return p.err
 	}
-	theirs, err := p.c.ListingDigests(ctx, p.Name, j.names)
-	if err != nil {
-		r.metrics.listings.WithLabelValues(j.kind.String(), "failed").Add(float64(len(j.names)))
-		return fmt.Errorf("digests of %s/%s: %w", p.addr(), p.Name, err)
+	theirs := make([]nodeclient.ListingDigest, 0, len(j.names))
+	for start := 0; start < len(j.names); {
+		end := digestBatch(mine, start)
+		ds, err := p.c.ListingDigests(ctx, p.Name, j.names[start:end])
+		if err != nil {
+			r.metrics.listings.WithLabelValues(j.kind.String(), "failed").Add(float64(len(j.names)))
+			return fmt.Errorf("digests of %s/%s: %w", p.addr(), p.Name, err)
+		}
+		theirs = append(theirs, ds...)
+		start = end
 	}
 	var first error
 	for i, name := range j.names {

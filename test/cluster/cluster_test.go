@@ -85,7 +85,11 @@ func TestKillStorageNodeDuringLoad(t *testing.T) {
 	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatal(err)
 	}
-	const doomed = "doomed" // emptied and deleted while the node is down
+	victim := c.Storage()[1]
+	// Buckets of which the victim holds a replica: one emptied and deleted while it is down, and
+	// some made while it is down (on handoffs).
+	onVictim := bucketsOn(t, c, victim, 4)
+	doomed, madeWhileDown := onVictim[0], onVictim[1:]
 	for _, b := range []string{doomed} {
 		if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b)}); err != nil {
 			t.Fatal(err)
@@ -166,20 +170,16 @@ func TestKillStorageNodeDuringLoad(t *testing.T) {
 			}
 		}()
 	}
-	victim := c.Storage()[1]
 	time.Sleep(2 * time.Second)
 	victim.Kill()
 	t.Logf("killed %s (%s)", victim.Name, victim.Addr)
-	var madeWhileDown []string
-	for i := range 6 {
-		b := fmt.Sprintf("made-while-down-%d", i)
+	for _, b := range madeWhileDown {
 		if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b)}); err != nil {
 			t.Fatalf("create %s with a node down: %v", b, err)
 		}
 		if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("x"), Body: strings.NewReader("x")}); err != nil {
 			t.Fatalf("put into %s with a node down: %v", b, err)
 		}
-		madeWhileDown = append(madeWhileDown, b)
 	}
 	for _, k := range []string{"a", "b"} {
 		if _, err := client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(doomed), Key: aws.String(k)}); err != nil {
@@ -287,6 +287,26 @@ func TestKillStorageNodeDuringLoad(t *testing.T) {
 		t.Fatalf("the account lists %d containers, want %d", len(root.containers), len(wantAccount))
 	}
 	t.Logf("on disk: %d listings, each on exactly its primaries, alike", len(listings))
+}
+
+// bucketsOn returns n bucket names whose container replicas include one on node n.
+func bucketsOn(t *testing.T, c *localcluster.Cluster, node *localcluster.Node, n int) []string {
+	t.Helper()
+	rg, err := ring.Load(filepath.Join(c.RingDir, "container.ring.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i := 0; len(out) < n; i++ {
+		name := fmt.Sprintf("bucket-%d", i)
+		for _, d := range rg.Nodes(rg.Partition(meta.SwiftAccount("root"), name, "")) {
+			if d.Node == node.Addr {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // checkListingReplicas checks that every container and account listing is on exactly its
