@@ -20,7 +20,7 @@ import (
 const (
 	methodReplicate = "REPLICATE"
 	hdrPartPower    = "X-Backend-Cairn-Part-Power"
-	hdrReplicate    = "X-Backend-Cairn-Replicate" // digests | versions | want
+	hdrReplicate    = "X-Backend-Cairn-Replicate" // digests | versions | want, or a listing kind (replicate_listing.go)
 	// maxReplicateBody bounds a REPLICATE request's body: a batch of versions.
 	maxReplicateBody = 32 << 20
 	// MaxVersionsPerRequest is the most versions one versions or want exchange carries.
@@ -130,7 +130,9 @@ func (h *Handler) replicate(w http.ResponseWriter, r *http.Request) error {
 		}
 		answer = want
 	default:
-		return fmt.Errorf("%w: %s %q", ErrBadRequest, hdrReplicate, r.Header.Get(hdrReplicate))
+		if answer, err = h.replicateListing(ctx, r.Header.Get(hdrReplicate), dev, part, body); err != nil {
+			return err
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	return json.NewEncoder(w).Encode(answer)

@@ -143,6 +143,12 @@ func (ix *Index) putRow(b *pebble.Batch, account string, in meta.ContainerRow, m
 // UpdateAccountRow merges a container's row, as one of its replicas reports it, into this
 // device's account listing and totals (Swift's account server's container PUT), durably.
 func (ix *Index) UpdateAccountRow(ctx context.Context, account string, in meta.ContainerRow) error {
+	return ix.updateAccountRow(ctx, account, in, pebble.Sync)
+}
+
+// updateAccountRow is UpdateAccountRow, committed with opts (unsynced for a batch of rows that
+// the caller syncs at once).
+func (ix *Index) updateAccountRow(ctx context.Context, account string, in meta.ContainerRow, opts *pebble.WriteOptions) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -157,7 +163,7 @@ func (ix *Index) UpdateAccountRow(ctx context.Context, account string, in meta.C
 	}
 	if old != nil && old.linked {
 		unlock()
-		return ix.updateLinkedRow(account, in)
+		return ix.updateLinkedRow(account, in, opts)
 	}
 	defer unlock()
 	defer ix.HoldUsage()()
@@ -166,13 +172,13 @@ func (ix *Index) UpdateAccountRow(ctx context.Context, account string, in meta.C
 	if _, err := ix.putRow(b, account, in, keepLink); err != nil {
 		return err
 	}
-	return storageErr("account row", b.Commit(pebble.Sync))
+	return storageErr("account row", b.Commit(opts))
 }
 
 // updateLinkedRow is UpdateAccountRow for a row linked to its container here: a report of the
 // container's deletion (from a replica that saw it when this one did not) unlinks it, and the
 // container's record stops feeding the account.
-func (ix *Index) updateLinkedRow(account string, in meta.ContainerRow) error {
+func (ix *Index) updateLinkedRow(account string, in meta.ContainerRow, opts *pebble.WriteOptions) error {
 	ix.containers.Lock()
 	defer ix.containers.Unlock()
 	defer ix.lockRow(account, in.Name)()
@@ -194,7 +200,7 @@ func (ix *Index) updateLinkedRow(account string, in meta.ContainerRow) error {
 			return fmt.Errorf("index: account row: %w", err)
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := b.Commit(opts); err != nil {
 		ix.links.forget(cstatsKey(account, in.Name)) // a failed commit may still have applied
 		return storageErr("account row", err)
 	}

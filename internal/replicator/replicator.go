@@ -1,11 +1,14 @@
-// Package replicator keeps the objects of a storage node's devices where the object rings put
-// them, as Swift's object replicator does: for every partition a device holds, it compares the
-// digests of the partition's suffixes with the other primaries' and pushes the versions they
-// lack or hold older (objects and tombstones); a partition held by a device that is not one of
-// its primaries (a handoff's, or one a rebalance moved away) is pushed to all its primaries
-// and removed once every one of them holds it. Replication is push-only: each replica sends
-// what it has, so every pair is reconciled by the two passes of its ends. Bandwidth and
-// concurrency are bounded; progress is in /metrics and in Status.
+// Package replicator keeps the data of a storage node's devices where the rings put it, as
+// Swift's object, container and account replicators do. For every object partition a device
+// holds, it compares the digests of the partition's suffixes with the other primaries' and
+// pushes the versions they lack or hold older (objects and tombstones). For every container and
+// account a device holds (listing.go), it compares a digest of its record and of its rows with
+// the other primaries' and pushes what differs. A partition held by a device that is not one of
+// its primaries (a handoff's, or one a rebalance moved away) is pushed to all its primaries and
+// removed once every one of them holds it. Replication is push-only: each replica sends what it
+// has, so every pair is reconciled by the two passes of its ends. One pass visits the three
+// kinds of partitions with one pool of workers; bandwidth and concurrency are bounded; progress
+// is in /metrics and in Status.
 package replicator
 
 import (
@@ -37,6 +40,22 @@ type Local interface {
 	PartitionsWithData(ctx context.Context, device string, partPower uint, fn func(part uint32) error) error
 	// EvictObject removes a device's copy of a name at ts, if it is still the current one.
 	EvictObject(ctx context.Context, device string, name meta.ObjectName, ts meta.Timestamp) (bool, error)
+
+	nodeclient.ListingReplication
+	// Listings calls fn with every container a device holds, live or deleted (accounts false),
+	// or every account it holds rows of (accounts true).
+	Listings(ctx context.Context, device string, accounts bool, fn func(nodeclient.Listing) error) error
+	// ListingRows returns up to limit rows of a listing after the name after, in name order, of
+	// the given buckets of 2^bits (nil: every row); more says there are further rows.
+	ListingRows(ctx context.Context, device string, name nodeclient.Listing, bits uint, buckets []uint32, after string, limit int) (rows []nodeclient.ListingRow, more bool, err error)
+	// ContainerRecord returns a container's record; ok is false when the device holds neither
+	// the container nor its tombstone.
+	ContainerRecord(ctx context.Context, device, account, container string) (rec nodeclient.ContainerRecord, ok bool, err error)
+	// EvictRows removes the rows of a listing that are still as given, and returns how many.
+	EvictRows(ctx context.Context, device string, name nodeclient.Listing, rows []nodeclient.ListingRow) (int, error)
+	// EvictListing removes what is left of a listing once its rows are gone, if its record
+	// still has the given digest; false while something remains.
+	EvictListing(ctx context.Context, device string, name nodeclient.Listing, recordDigest uint64) (bool, error)
 }
 
 // Config configures a Replicator.
@@ -47,12 +66,15 @@ type Config struct {
 	Self string
 	// ObjectRings returns the object rings in force, one per storage policy.
 	ObjectRings func() []*ring.Ring
+	// ContainerRing and AccountRing return the listing rings in force (nil: those listings
+	// are not replicated).
+	ContainerRing, AccountRing func() *ring.Ring
 	// Dialer reaches the nodes the rings name (this one included); their clients must
 	// implement nodeclient.Replication.
 	Dialer nodeclient.Dialer
 	// Interval is the pause between the start of passes (default 30s, Swift's).
 	Interval time.Duration
-	// Concurrency is how many partitions are replicated at once (default 2).
+	// Concurrency is how many partitions (of any ring) are replicated at once (default 2).
 	Concurrency int
 	// BytesPerSecond bounds the bytes pushed to other nodes (default 100 MiB/s; negative:
 	// unbounded).
@@ -113,14 +135,21 @@ type Status struct {
 
 // PassStats counts what a pass did.
 type PassStats struct {
-	Partitions int // partitions visited
+	Partitions int // partitions visited (object, container and account)
 	Handoffs   int // of them, partitions held away from their primaries
 	// Failed: partitions with a replica that could not be reached or written.
-	Failed    int
-	Pushed    int64 // versions sent (objects and tombstones)
-	Bytes     int64 // object bytes sent
-	Evicted   int64 // handoff versions removed once their primaries held them
-	Remaining int   // handoff partitions still held at the end of the pass
+	Failed   int
+	Pushed   int64 // object versions sent (objects and tombstones)
+	Bytes    int64 // object bytes sent
+	Listings int   // containers and accounts visited
+	Records  int64 // container records sent
+	Rows     int64 // listing rows sent (object rows of containers, container rows of accounts)
+	// Offered: versions of listing rows offered to a replica, which took the Rows it lacked.
+	Offered int64
+	// Evicted: what handoffs removed once their primaries held it: object versions, listing
+	// rows, and listings (a container's record, an account's totals).
+	Evicted   int64
+	Remaining int // handoff partitions still held at the end of the pass
 }
 
 // New returns a Replicator that is not running yet (Start runs it; RunPass runs one pass).
@@ -160,11 +189,25 @@ func (r *Replicator) Status() Status {
 	return r.status
 }
 
-// job is one partition of one device to replicate.
+// ringKind is what a ring places.
+type ringKind int
+
+const (
+	objectRing ringKind = iota
+	containerRing
+	accountRing
+)
+
+func (k ringKind) String() string { return [...]string{"object", "container", "account"}[k] }
+
+// job is one partition of one device to replicate: for a listing ring, the listings of the
+// device in that partition.
 type job struct {
+	kind   ringKind
 	ring   *ring.Ring
 	device string
 	part   uint32
+	names  []nodeclient.Listing
 }
 
 // RunPass replicates every partition the node's devices hold, once.
@@ -196,13 +239,19 @@ func (r *Replicator) RunPass(ctx context.Context) PassStats {
 		}
 		for _, dev := range devs {
 			err := r.cfg.Node.PartitionsWithData(ctx, dev, rg.PartPower, func(part uint32) error {
-				jobs = append(jobs, job{ring: rg, device: dev, part: part})
+				jobs = append(jobs, job{kind: objectRing, ring: rg, device: dev, part: part})
 				return nil
 			})
 			if err != nil && ctx.Err() == nil {
 				r.log.Warn("listing a device's partitions", "device", dev, "err", err)
 			}
 		}
+	}
+	if r.cfg.ContainerRing != nil {
+		jobs = append(jobs, r.listingJobs(ctx, containerRing, r.cfg.ContainerRing(), local)...)
+	}
+	if r.cfg.AccountRing != nil {
+		jobs = append(jobs, r.listingJobs(ctx, accountRing, r.cfg.AccountRing(), local)...)
 	}
 	r.mu.Lock()
 	r.status.Running, r.status.Done, r.status.Total = true, 0, len(jobs)
@@ -250,7 +299,8 @@ func (r *Replicator) RunPass(ctx context.Context) PassStats {
 		r.metrics.lastEnd.Set(float64(end.Unix()))
 		r.metrics.handoffs.Set(float64(st.Remaining))
 		r.log.Info("replication pass", "partitions", st.Partitions, "handoffs", st.Handoffs, "failed", st.Failed,
-			"pushed", st.Pushed, "bytes", st.Bytes, "evicted", st.Evicted, "handoffs_left", st.Remaining, "took", end.Sub(start).Round(time.Millisecond))
+			"pushed", st.Pushed, "bytes", st.Bytes, "listings", st.Listings, "records", st.Records, "rows", st.Rows, "offered", st.Offered,
+			"evicted", st.Evicted, "handoffs_left", st.Remaining, "took", end.Sub(start).Round(time.Millisecond))
 	}
 	return st
 }
@@ -261,6 +311,10 @@ func (s *PassStats) add(o PassStats) {
 	s.Failed += o.Failed
 	s.Pushed += o.Pushed
 	s.Bytes += o.Bytes
+	s.Listings += o.Listings
+	s.Records += o.Records
+	s.Rows += o.Rows
+	s.Offered += o.Offered
 	s.Evicted += o.Evicted
 	s.Remaining += o.Remaining
 }
@@ -276,8 +330,39 @@ func ringDevices(rg *ring.Ring, self string, open map[string]bool) []string {
 	return out
 }
 
+// placement returns the primaries of a job's partition other than its device, each with its
+// replica index, and whether the device is a handoff (not one of them).
+func (r *Replicator) placement(j job) (targets []target, handoff bool) {
+	handoff = true
+	for i, d := range j.ring.Nodes(j.part) {
+		if d.Node == r.cfg.Self && d.Name == j.device {
+			handoff = false
+			continue
+		}
+		targets = append(targets, target{Device: d, replica: i})
+	}
+	return targets, handoff
+}
+
+// target is a primary to push to.
+type target struct {
+	ring.Device
+	replica int // its index among the partition's primaries
+}
+
+// addr is where a device's node takes replication.
+func (t target) addr() string {
+	if t.ReplicationNode != "" {
+		return t.ReplicationNode
+	}
+	return t.Node
+}
+
 // replicate reconciles one partition of one device with its primaries.
 func (r *Replicator) replicate(ctx context.Context, j job) PassStats {
+	if j.kind != objectRing {
+		return r.replicateListings(ctx, j)
+	}
 	st := PassStats{Partitions: 1}
 	primaries := j.ring.Nodes(j.part)
 	handoff := true
@@ -351,7 +436,7 @@ func (r *Replicator) replicate(ctx context.Context, j job) PassStats {
 	}
 	if handoff && ok && !complete {
 		st.Remaining = 1
-		r.metrics.partitions.WithLabelValues(kind, "ok").Inc()
+		r.metrics.partitions.WithLabelValues(j.kind.String(), kind, "ok").Inc()
 		return st
 	}
 	if !ok {
@@ -359,7 +444,7 @@ func (r *Replicator) replicate(ctx context.Context, j job) PassStats {
 		if handoff {
 			st.Remaining = 1
 		}
-		r.metrics.partitions.WithLabelValues(kind, "failed").Inc()
+		r.metrics.partitions.WithLabelValues(j.kind.String(), kind, "failed").Inc()
 		return st
 	}
 	if handoff {
@@ -370,7 +455,7 @@ func (r *Replicator) replicate(ctx context.Context, j job) PassStats {
 			}
 			if gone {
 				st.Evicted++
-				r.metrics.evicted.Inc()
+				r.metrics.evicted.WithLabelValues(j.kind.String()).Inc()
 			}
 		}
 		// Versions written to the handoff during the pass stay for the next one.
@@ -378,19 +463,19 @@ func (r *Replicator) replicate(ctx context.Context, j job) PassStats {
 			st.Remaining = 1
 		}
 	}
-	r.metrics.partitions.WithLabelValues(kind, "ok").Inc()
+	r.metrics.partitions.WithLabelValues(j.kind.String(), kind, "ok").Inc()
 	return st
 }
 
 func (r *Replicator) failed(ctx context.Context, st PassStats, j job, kind, what string, err error) PassStats {
 	if ctx.Err() == nil {
-		r.log.Warn("replication: "+what, "device", j.device, "partition", j.part, "err", err)
+		r.log.Warn("replication: "+what, "ring", j.kind.String(), "device", j.device, "partition", j.part, "err", err)
 	}
 	st.Failed = 1
 	if kind == "handoff" {
 		st.Remaining = 1
 	}
-	r.metrics.partitions.WithLabelValues(kind, "failed").Inc()
+	r.metrics.partitions.WithLabelValues(j.kind.String(), kind, "failed").Inc()
 	return st
 }
 
@@ -475,7 +560,7 @@ func (r *Replicator) push(ctx context.Context, j job, c nodeclient.Client, devic
 		if err != nil && !errors.Is(err, meta.ErrNotFound) && !errors.Is(err, meta.ErrConflict) {
 			return 0, err
 		}
-		r.metrics.pushed.WithLabelValues("tombstone").Inc()
+		r.metrics.pushed.WithLabelValues("object", "tombstone").Inc()
 		return 0, nil
 	}
 	src, err := r.cfg.Node.GetObject(ctx, j.device, j.part, v.Name, nil)
@@ -491,7 +576,7 @@ func (r *Replicator) push(ctx context.Context, j job, c nodeclient.Client, devic
 	if err != nil && !errors.Is(err, meta.ErrConflict) {
 		return body.n, err
 	}
-	r.metrics.pushed.WithLabelValues("object").Inc()
+	r.metrics.pushed.WithLabelValues("object", "object").Inc()
 	r.metrics.bytes.Add(float64(body.n))
 	return body.n, nil
 }
@@ -528,6 +613,7 @@ func (r *Replicator) DaemonStatus() nodeclient.DaemonStatus {
 			"partitions": int64(st.Last.Partitions), "handoff_partitions": int64(st.Last.Handoffs),
 			"failed_partitions": int64(st.Last.Failed), "pushed": st.Last.Pushed, "pushed_bytes": st.Last.Bytes,
 			"evicted": st.Last.Evicted, "handoffs_left": int64(st.Last.Remaining),
+			"listings": int64(st.Last.Listings), "listing_records_pushed": st.Last.Records, "listing_rows_pushed": st.Last.Rows,
 		}}
 	if !st.LastEnd.IsZero() {
 		ds.LastPassSeconds = st.LastEnd.Sub(st.LastStart).Seconds()

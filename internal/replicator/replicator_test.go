@@ -32,12 +32,19 @@ type cluster struct {
 	reps  []*replicator.Replicator
 }
 
+// The one ring is the object, container and account ring alike.
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	c := &cluster{t: t, ring: &ring.Ring{PartPower: 3, HashPrefix: "pre", HashSuffix: "suf"}}
+	d, err := backend.NewDialer(backend.ClientConfig{Secret: []byte(secret)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range 4 {
+		srv := httptest.NewUnstartedServer(nil)
+		addr := srv.Listener.Addr().String()
 		n, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(t.TempDir(), fmt.Sprint(i))}},
-			HashPrefix: "pre", HashSuffix: "suf"})
+			HashPrefix: "pre", HashSuffix: "suf", Address: addr, Peers: d})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,10 +53,11 @@ func newCluster(t *testing.T) *cluster {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(h)
+		srv.Config.Handler = h
+		srv.Start()
 		t.Cleanup(srv.Close)
 		c.nodes = append(c.nodes, n)
-		c.ring.Devices = append(c.ring.Devices, ring.Device{ID: i, Zone: i, Node: srv.Listener.Addr().String(), Name: "d0", Weight: 1})
+		c.ring.Devices = append(c.ring.Devices, ring.Device{ID: i, Zone: i, Node: addr, Name: "d0", Weight: 1})
 	}
 	for r := range 3 {
 		row := make([]int, c.ring.Partitions())
@@ -58,13 +66,11 @@ func newCluster(t *testing.T) *cluster {
 		}
 		c.ring.Assignments = append(c.ring.Assignments, row)
 	}
-	d, err := backend.NewDialer(backend.ClientConfig{Secret: []byte(secret)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i, n := range c.nodes {
 		rep, err := replicator.New(replicator.Config{Node: n, Self: c.ring.Devices[i].Node, Dialer: d,
-			ObjectRings: func() []*ring.Ring { return []*ring.Ring{c.ring} }, BytesPerSecond: -1})
+			ObjectRings:   func() []*ring.Ring { return []*ring.Ring{c.ring} },
+			ContainerRing: func() *ring.Ring { return c.ring }, AccountRing: func() *ring.Ring { return c.ring },
+			BytesPerSecond: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +79,8 @@ func newCluster(t *testing.T) *cluster {
 	return c
 }
 
-// placement returns an object's partition, its primaries' node indexes and its handoff's.
+// placement returns an object's partition, its primaries' node indexes and its handoff's: the
+// ring places the names the cluster uses, Swift's, as the proxy does.
 func (c *cluster) placement(name meta.ObjectName) (part uint32, primaries []int, handoff int) {
 	part = c.ring.Partition(name.Placed())
 	for r := range 3 {
@@ -129,6 +136,9 @@ func (c *cluster) pass() replicator.PassStats {
 	for _, r := range c.reps {
 		st := r.RunPass(ctx)
 		total.Pushed += st.Pushed
+		total.Records += st.Records
+		total.Rows += st.Rows
+		total.Offered += st.Offered
 		total.Evicted += st.Evicted
 		total.Failed += st.Failed
 		total.Remaining += st.Remaining
@@ -265,8 +275,8 @@ func TestHandoffKeepsItsCopyUntilEveryPrimaryHasIt(t *testing.T) {
 	}
 }
 
-// The storage node's placement hash is the ring's: the engine's default (no prefix or suffix)
-// must agree with it too, or a device opened without the ring's hash would be enumerated wrong.
+// The storage node enumerates partitions by the ring's hash of the names the proxy places
+// (Swift's), or replication would move objects where the proxy never looks for them.
 func TestPartitionsWithDataMatchTheRing(t *testing.T) {
 	c := newCluster(t)
 	want := map[uint32]bool{}

@@ -237,9 +237,10 @@ func (d selfDialer) Dial(node string) (nodeclient.Client, error) {
 func (s *Server) newReplicator(reg prometheus.Registerer) (*replicator.Replicator, error) {
 	rep, err := replicator.New(replicator.Config{
 		Node: s.node, Self: s.ringAddress(),
-		ObjectRings: s.replicatedRings,
-		Dialer:      selfDialer{self: s.ringAddress(), node: s.node, others: s.dialer},
-		Interval:    s.cfg.ReplicationInterval, Concurrency: s.cfg.ReplicationConcurrency,
+		ObjectRings:   s.replicatedRings,
+		ContainerRing: s.rings.container.Current, AccountRing: s.rings.account.Current,
+		Dialer:        selfDialer{self: s.ringAddress(), node: s.node, others: s.dialer},
+		Interval:      s.cfg.ReplicationInterval, Concurrency: s.cfg.ReplicationConcurrency,
 		BytesPerSecond: s.cfg.ReplicationBytesPerSecond,
 		Logger:         s.cfg.Logger, Registry: reg,
 	})

@@ -146,7 +146,19 @@ func (n *Node) DeleteContainer(ctx context.Context, devName string, part uint32,
 		return err
 	}
 	var pending *pendingRow
-	if err := d.index.DeleteContainer(ctx, account, container, ts, n.containerOptions(devName, account, opts, &pending)); err != nil {
+	iopts := n.containerOptions(devName, account, opts, &pending)
+	// The container's tombstone, for replication to spread to replicas that missed the delete.
+	toAccount := iopts.InBatch
+	iopts.InBatch = func(b *pebble.Batch, row meta.ContainerRow) error {
+		if err := d.index.MarkDeleted(b, account, row); err != nil {
+			return err
+		}
+		if toAccount != nil {
+			return toAccount(b, row)
+		}
+		return nil
+	}
+	if err := d.index.DeleteContainer(ctx, account, container, ts, iopts); err != nil {
 		return err
 	}
 	if pending != nil {

@@ -15,7 +15,9 @@ func (n *Node) HeadContainer(ctx context.Context, devName string, part uint32, a
 	return d.index.GetContainer(ctx, account, container)
 }
 
-// PostContainer merges metadata into a container; an empty value removes a key.
+// PostContainer merges metadata into a container; an empty value removes a key. Each key
+// changed keeps the time of the change (this node's clock: the node protocol's POST carries
+// none), by which replication tells the newer value of a key on two replicas.
 func (n *Node) PostContainer(ctx context.Context, devName string, part uint32, account, container string, m map[string]string) (meta.Container, error) {
 	d, err := n.device(devName)
 	if err != nil {
@@ -24,16 +26,7 @@ func (n *Node) PostContainer(ctx context.Context, devName string, part uint32, a
 	if err := d.engine.CheckWriteSpace(); err != nil {
 		return meta.Container{}, err
 	}
-	return d.index.UpdateContainerMeta(ctx, account, container, func(cur map[string]string) error {
-		for k, v := range m {
-			if v == "" {
-				delete(cur, k)
-			} else {
-				cur[k] = v
-			}
-		}
-		return nil
-	})
+	return d.index.UpdateContainerMetaAt(ctx, account, container, meta.Now(), m)
 }
 
 // ListObjects returns a page of a container's listing.

@@ -151,6 +151,14 @@ func (n *Node) UpdateListing(ctx context.Context, devName string, part uint32, a
 		return err
 	}
 	if _, err := d.index.GetContainer(ctx, account, container); err != nil {
+		if errors.Is(err, meta.ErrNotFound) {
+			if r, ok, rerr := d.index.Replica(account, container); rerr == nil && ok && r.Deleted >= e.Timestamp {
+				// The container was deleted after this row was written (its tombstone says
+				// so): there is nothing to list it in, now or later, and a pending update
+				// that carries it is done.
+				return nil
+			}
+		}
 		return err
 	}
 	// The engine's lock of the name: the object writes of this device that change the entry

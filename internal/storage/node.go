@@ -21,7 +21,6 @@ import (
 	"github.com/cairn-store/cairn/internal/index"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
-	"github.com/cairn-store/cairn/internal/ring"
 	"github.com/cairn-store/cairn/internal/vfs"
 )
 
@@ -197,11 +196,8 @@ func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
 	prefix, suffix := cfg.HashPrefix, cfg.HashSuffix
 	eng, err := engine.Open(engine.Config{
 		Dir: dc.Dir, FS: cfg.FS, DB: db, InlineThreshold: cfg.InlineThreshold,
-		Logger: cfg.Logger.With("device", dc.Name),
-		NameHash: func(name meta.ObjectName) uint64 {
-			a, c, o := name.Placed()
-			return ring.NameHash(prefix, suffix, a, c, o)
-		},
+		Logger:     cfg.Logger.With("device", dc.Name),
+		NameHash:   func(name meta.ObjectName) uint64 { return placementHash(prefix, suffix, name) },
 		NameHashID: nameHashID(prefix, suffix),
 	})
 	if err != nil {

@@ -154,11 +154,19 @@ func (n *Node) Devices() []string {
 	return names
 }
 
-// nameHashID identifies a hash path prefix and suffix without storing them (they are secrets of
-// a kind: they keep partitions unpredictable from names).
+// placementHash is the ring's hash of an object's name in the cluster, which is Swift's
+// (meta.SwiftAccount, meta.SwiftObject): the proxy places objects by it, so a device must
+// enumerate its partitions by the same hash, or replication would move objects to where the
+// proxy never looks for them.
+func placementHash(prefix, suffix string, name meta.ObjectName) uint64 {
+	a, c, o := name.Placed()
+	return ring.NameHash(prefix, suffix, a, c, o)
+}
+
+// nameHashID identifies the placement hash (Swift's names under a hash path prefix and suffix)
+// without storing the prefix and suffix (they are secrets of a kind: they keep partitions
+// unpredictable from names). Devices whose placement keys hashed Cairn's own names carry
+// another identity, and rebuild them.
 func nameHashID(prefix, suffix string) string {
-	if prefix == "" && suffix == "" {
-		return ""
-	}
-	return fmt.Sprintf("%016x", ring.NameHash(prefix, suffix, "\x00cairn-hash-id", "", ""))
+	return fmt.Sprintf("swift-names:%016x", ring.NameHash(prefix, suffix, "\x00cairn-hash-id", "", ""))
 }

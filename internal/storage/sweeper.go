@@ -15,8 +15,8 @@ import (
 )
 
 // SweeperConfig configures the node's sweeper, the daemon that reclaims what the engine and the
-// index keep only for a while: tombstones and listing tombstones older than the reclaim age,
-// and data files left behind when a corrupt record was replaced.
+// index keep only for a while: tombstones, listing tombstones and container tombstones older
+// than the reclaim age, and data files left behind when a corrupt record was replaced.
 type SweeperConfig struct {
 	// ReclaimAge is how long a tombstone is kept (Swift's reclaim_age, default a week): long
 	// enough for every replica that missed the delete to have learnt it.
@@ -63,6 +63,7 @@ type Sweeper struct {
 	limit                    *rate.Limiter
 	scanned, reclaimed, errs prometheus.Counter
 	listingReclaimed         prometheus.Counter
+	containersReclaimed      prometheus.Counter
 	leakedFiles              prometheus.Counter
 	passes                   prometheus.Counter
 	loop                     *daemon.Loop
@@ -80,13 +81,15 @@ func (n *Node) NewSweeper(cfg SweeperConfig) (*Sweeper, error) {
 		reclaimed: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_tombstones_reclaimed_total", Help: "Tombstones older than the reclaim age that the sweeper removed."}),
 		listingReclaimed: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_listing_tombstones_reclaimed_total",
 			Help: "Listing tombstones (deleted rows of container listings) older than the reclaim age that the sweeper removed."}),
+		containersReclaimed: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_container_tombstones_reclaimed_total",
+			Help: "Container tombstones (kept for replication to spread a container's deletion) older than the reclaim age that the sweeper removed."}),
 		leakedFiles: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_data_files_removed_total",
 			Help: "Data files no record pointed at any more (left when a corrupt record was replaced) that the sweeper removed."}),
 		errs:   prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_errors_total", Help: "Sweeper passes over a device that stopped on an error."}),
 		passes: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_sweeper_passes_total", Help: "Completed sweeper passes over all devices."}),
 	}
 	if cfg.Registry != nil {
-		for _, c := range []prometheus.Collector{s.scanned, s.reclaimed, s.listingReclaimed, s.leakedFiles, s.errs, s.passes} {
+		for _, c := range []prometheus.Collector{s.scanned, s.reclaimed, s.listingReclaimed, s.containersReclaimed, s.leakedFiles, s.errs, s.passes} {
 			if err := cfg.Registry.Register(c); err != nil {
 				return nil, fmt.Errorf("storage: sweeper metrics: %w", err)
 			}
@@ -141,6 +144,15 @@ func (s *Sweeper) Pass(ctx context.Context) int64 {
 			}
 			s.errs.Inc()
 			s.cfg.Logger.Warn("sweeper pass over listing tombstones stopped; retried next pass", "device", name, "err", err)
+		}
+		gone, err := d.index.SweepContainerStates(ctx, before)
+		s.containersReclaimed.Add(float64(gone))
+		if err != nil {
+			if ctx.Err() != nil {
+				return total
+			}
+			s.errs.Inc()
+			s.cfg.Logger.Warn("sweeper pass over container tombstones stopped; retried next pass", "device", name, "err", err)
 		}
 		files, err := d.engine.SweepDataFiles(ctx, s.limit.Wait)
 		s.leakedFiles.Add(float64(files))

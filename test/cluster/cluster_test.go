@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -22,7 +23,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/cairn-store/cairn/internal/backend"
 	"github.com/cairn-store/cairn/internal/localcluster"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/ring"
 	"github.com/cairn-store/cairn/test/e2e"
 )
 
@@ -73,15 +78,32 @@ func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 // TestKillStorageNodeDuringLoad kills one storage process with SIGKILL while clients PUT, GET
 // and DELETE through the proxy, with no retries: not one client operation may fail, and every
 // acknowledged object reads back byte for byte, while the node is down and after it returns.
-// Then replication must put every object back at its replica count: read from the devices
-// themselves, each name is on exactly its primaries, all with the same version and bytes, and
-// no handoff holds anything.
+// While it is down, buckets are created (on handoffs, where it is a primary) and one is emptied
+// and deleted. Then replication must put every object and every listing back at its replica
+// count: read from the devices themselves, each name is on exactly its primaries, all with the
+// same version and bytes; each container's replicas list exactly the acknowledged objects and
+// each account's replicas the same containers with the same usage; no handoff holds anything.
 func TestKillStorageNodeDuringLoad(t *testing.T) {
 	c, client := start(t, localcluster.Config{Storage: 4, Proxies: 1, Args: []string{"--replication-interval", "1s"}})
 	ctx := context.Background()
 	const bucket = "load"
 	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatal(err)
+	}
+	victim := c.Storage()[1]
+	// Buckets of which the victim holds a replica: one emptied and deleted while it is down, and
+	// some made while it is down (on handoffs).
+	onVictim := bucketsOn(t, c, victim, 4)
+	doomed, madeWhileDown := onVictim[0], onVictim[1:]
+	for _, b := range []string{doomed} {
+		if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b)}); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"a", "b"} {
+			if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String(k), Body: strings.NewReader(k)}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 
 	var mu sync.Mutex
@@ -153,10 +175,25 @@ func TestKillStorageNodeDuringLoad(t *testing.T) {
 			}
 		}()
 	}
-	victim := c.Storage()[1]
 	time.Sleep(2 * time.Second)
 	victim.Kill()
 	t.Logf("killed %s (%s)", victim.Name, victim.Addr)
+	for _, b := range madeWhileDown {
+		if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b)}); err != nil {
+			t.Fatalf("create %s with a node down: %v", b, err)
+		}
+		if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("x"), Body: strings.NewReader("x")}); err != nil {
+			t.Fatalf("put into %s with a node down: %v", b, err)
+		}
+	}
+	for _, k := range []string{"a", "b"} {
+		if _, err := client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(doomed), Key: aws.String(k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(doomed)}); err != nil {
+		t.Fatalf("delete a bucket with a node down: %v", err)
+	}
 	time.Sleep(4 * time.Second)
 	close(stop)
 	wg.Wait()
@@ -190,6 +227,16 @@ func TestKillStorageNodeDuringLoad(t *testing.T) {
 	check("node back")
 
 	waitReplicated(t, c, 2*time.Minute)
+	check("after replication")
+	var loadBytes int64
+	for _, b := range acked {
+		loadBytes += int64(len(b))
+	}
+	wantAccount := map[string][2]int64{bucket: {int64(len(acked)), loadBytes}}
+	for _, b := range madeWhileDown {
+		wantAccount[b] = [2]int64{1, 1}
+	}
+	waitAccountUsage(t, c, "root", wantAccount, 2*time.Minute)
 	st = clusterStatus(t, c)
 	if st.Summary.NodesDown != 0 || st.Summary.HandoffPartitions != 0 || st.Summary.Devices != 4 || st.Summary.OldestReplicationPass == "never" {
 		t.Fatalf("status once replicated: %+v", st.Summary)
@@ -229,6 +276,143 @@ func TestKillStorageNodeDuringLoad(t *testing.T) {
 		t.Fatalf("%d of %d acknowledged objects found on disk", found, len(acked))
 	}
 	t.Logf("on disk: %d names, each on exactly its %d primaries", len(copies), rg.Replicas())
+
+	listings, crg, arg := listingsOnDisk(t, c)
+	checkListingReplicas(t, listings, crg, arg)
+	load := listings[nodeclient.Listing{Account: "root", Container: bucket}][0]
+	if len(load.objects) != len(acked) {
+		t.Fatalf("the bucket's replicas list %d objects, %d acknowledged", len(load.objects), len(acked))
+	}
+	for key, body := range acked {
+		if e, ok := load.objects[key]; !ok || e.Size != int64(len(body)) {
+			t.Fatalf("acknowledged %q (%d bytes) listed as %+v", key, len(body), e)
+		}
+	}
+	if d := listings[nodeclient.Listing{Account: "root", Container: doomed}][0]; d.record.Deleted == 0 {
+		t.Fatalf("the bucket deleted with a node down lives on disk: %+v", d.record)
+	}
+	for _, b := range madeWhileDown {
+		if m := listings[nodeclient.Listing{Account: "root", Container: b}][0]; m.record.Deleted != 0 || len(m.objects) != 1 {
+			t.Fatalf("bucket %s made with a node down: %+v, %d objects", b, m.record, len(m.objects))
+		}
+	}
+	root := listings[nodeclient.Listing{Account: "root"}][0]
+	for name, ct := range root.containers {
+		if w, ok := wantAccount[name]; !ok || w != [2]int64{ct.ObjectCount, ct.BytesUsed} {
+			t.Fatalf("the account lists %q with %d objects, %d bytes; want %v (listed: %v)", name, ct.ObjectCount, ct.BytesUsed, w, ok)
+		}
+	}
+	if len(root.containers) != len(wantAccount) {
+		t.Fatalf("the account lists %d containers, want %d", len(root.containers), len(wantAccount))
+	}
+	t.Logf("on disk: %d listings, each on exactly its primaries, alike", len(listings))
+}
+
+// bucketsOn returns n bucket names whose container replicas include one on node n.
+func bucketsOn(t *testing.T, c *localcluster.Cluster, node *localcluster.Node, n int) []string {
+	t.Helper()
+	rg, err := ring.Load(filepath.Join(c.RingDir, "container.ring.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i := 0; len(out) < n; i++ {
+		name := fmt.Sprintf("bucket-%d", i)
+		for _, d := range rg.Nodes(rg.Partition(meta.SwiftAccount("root"), name, "")) {
+			if d.Node == node.Addr {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// checkListingReplicas checks that every container and account listing is on exactly its
+// primaries, and that its copies agree: a container's record (creation, deletion, metadata) and
+// live entries, an account's live rows with their usage and its totals.
+func checkListingReplicas(t *testing.T, listings map[nodeclient.Listing][]listingCopy, crg, arg *ring.Ring) {
+	t.Helper()
+	for l, cs := range listings {
+		rg := crg
+		if l.IsAccount() {
+			rg = arg
+		}
+		where := map[string]bool{}
+		for _, lc := range cs {
+			where[lc.node+"/"+lc.device] = true
+		}
+		if want := listingPrimaries(rg, l); fmt.Sprint(where) != fmt.Sprint(want) || len(cs) != rg.Replicas() {
+			t.Fatalf("listing %q/%q is on %v, want exactly its primaries %v", l.Account, l.Container, where, want)
+		}
+		for _, lc := range cs[1:] {
+			a, b := cs[0], lc
+			if l.IsAccount() {
+				if fmt.Sprint(a.containers) != fmt.Sprint(b.containers) || a.totals.ContainerCount != b.totals.ContainerCount ||
+					a.totals.ObjectCount != b.totals.ObjectCount || a.totals.BytesUsed != b.totals.BytesUsed {
+					t.Fatalf("account %q: %s/%s has %v (%+v), %s/%s has %v (%+v)", l.Account, a.node, a.device, a.containers, a.totals, b.node, b.device, b.containers, b.totals)
+				}
+				continue
+			}
+			if a.record.Created != b.record.Created || a.record.Deleted != b.record.Deleted || fmt.Sprint(liveMeta(a.record)) != fmt.Sprint(liveMeta(b.record)) {
+				t.Fatalf("container %q/%q: %s/%s has record %+v, %s/%s %+v", l.Account, l.Container, a.node, a.device, a.record, b.node, b.device, b.record)
+			}
+			if fmt.Sprint(a.objects) != fmt.Sprint(b.objects) {
+				t.Fatalf("container %q/%q: %s/%s lists %d objects, %s/%s %d, or others", l.Account, l.Container, a.node, a.device, len(a.objects), b.node, b.device, len(b.objects))
+			}
+		}
+	}
+}
+
+func liveMeta(r nodeclient.ContainerRecord) map[string]string {
+	out := map[string]string{}
+	for k, v := range r.Meta {
+		if v.Value != "" {
+			out[k] = v.Value
+		}
+	}
+	return out
+}
+
+// waitAccountUsage waits until every replica of an account lists exactly the containers of want
+// with their object counts and bytes (what the containers' replicas report, asynchronously),
+// asking each replica over the node protocol.
+func waitAccountUsage(t *testing.T, c *localcluster.Cluster, account string, want map[string][2]int64, timeout time.Duration) {
+	t.Helper()
+	rg, err := ring.Load(filepath.Join(c.RingDir, "account.ring.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := backend.NewDialer(backend.ClientConfig{Secret: []byte(c.Secret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := rg.Partition(meta.SwiftAccount(account), "", "")
+	deadline := time.Now().Add(timeout)
+	for {
+		var differ []string
+		for _, dev := range rg.Nodes(part) {
+			got := map[string][2]int64{}
+			nc, err := d.Dial(dev.Node)
+			var l meta.ContainerListing
+			if err == nil {
+				l, err = nc.ListContainers(context.Background(), dev.Name, part, account, meta.ListOptions{})
+			}
+			for _, ct := range l.Containers {
+				got[ct.Name] = [2]int64{ct.ObjectCount, ct.BytesUsed}
+			}
+			if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				differ = append(differ, fmt.Sprintf("%s/%s: %v %v", dev.Node, dev.Name, got, err))
+			}
+		}
+		if len(differ) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("account %q: replicas do not list %v within %v: %s", account, want, timeout, strings.Join(differ, "; "))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 func getObject(ctx context.Context, c *s3.Client, bucket, key string) ([]byte, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-store/cairn/internal/admin"
 	"github.com/cairn-store/cairn/internal/localcluster"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/ring"
 	"github.com/cairn-store/cairn/internal/storage"
 )
@@ -166,10 +167,119 @@ func onDisk(t *testing.T, c *localcluster.Cluster) (map[meta.ObjectName][]diskCo
 	return copies, rg
 }
 
-// primariesOf returns "node/device" of a name's primaries.
+// primariesOf returns "node/device" of a name's primaries: the ring places the names the
+// cluster uses, Swift's (as the proxy does).
 func primariesOf(rg *ring.Ring, name meta.ObjectName) map[string]bool {
 	out := map[string]bool{}
 	for _, d := range rg.Nodes(rg.Partition(name.Placed())) {
+		out[d.Node+"/"+d.Name] = true
+	}
+	return out
+}
+
+// listingCopy is one device's copy of a container's listing or of an account's.
+type listingCopy struct {
+	node, device string
+	record       nodeclient.ContainerRecord // a container's
+	objects      map[string]meta.ListEntry  // a container's live entries
+	containers   map[string]meta.Container  // an account's live rows, with their usage
+	totals       meta.Account               // an account's
+}
+
+// listingsOnDisk reads every storage node's devices directly, the cluster being stopped: for
+// each container and account, the copies the devices hold (a container's record, deleted or
+// not, and live entries; an account's live rows and totals), and the container and account
+// rings.
+func listingsOnDisk(t *testing.T, c *localcluster.Cluster) (map[nodeclient.Listing][]listingCopy, *ring.Ring, *ring.Ring) {
+	t.Helper()
+	var rings []*ring.Ring
+	for _, kind := range []string{"container", "account"} {
+		rg, err := ring.Load(filepath.Join(c.RingDir, kind+".ring.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rings = append(rings, rg)
+	}
+	ctx := context.Background()
+	copies := map[nodeclient.Listing][]listingCopy{}
+	for _, n := range c.Storage() {
+		entries, err := os.ReadDir(filepath.Join(n.DataDir, "devices"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			dev := e.Name()
+			node, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: dev, Dir: filepath.Join(n.DataDir, "devices", dev)}},
+				HashPrefix: rings[0].HashPrefix, HashSuffix: rings[0].HashSuffix})
+			if err != nil {
+				t.Fatalf("opening %s/%s: %v", n.Name, dev, err)
+			}
+			read := func(l nodeclient.Listing) error {
+				lc := listingCopy{node: n.Addr, device: dev}
+				if l.IsAccount() {
+					lc.containers = map[string]meta.Container{}
+					if lc.totals, err = node.HeadAccount(ctx, dev, 0, l.Account); err != nil {
+						return err
+					}
+					for marker := ""; ; {
+						page, err := node.ListContainers(ctx, dev, 0, l.Account, meta.ListOptions{Marker: marker})
+						if err != nil {
+							return err
+						}
+						for _, ct := range page.Containers {
+							lc.containers[ct.Name] = ct
+						}
+						if !page.Truncated {
+							break
+						}
+						marker = page.NextMarker
+					}
+				} else {
+					var ok bool
+					if lc.record, ok, err = node.ContainerRecord(ctx, dev, l.Account, l.Container); err != nil || !ok {
+						return fmt.Errorf("record of %q: %v, %v", l.Container, ok, err)
+					}
+					lc.objects = map[string]meta.ListEntry{}
+					for marker := ""; lc.record.Deleted == 0; {
+						page, err := node.ListObjects(ctx, dev, 0, l.Account, l.Container, meta.ListOptions{Marker: marker})
+						if err != nil {
+							return err
+						}
+						for _, o := range page.Objects {
+							lc.objects[o.Name] = o
+						}
+						if !page.Truncated {
+							break
+						}
+						marker = page.NextMarker
+					}
+				}
+				copies[l] = append(copies[l], lc)
+				return nil
+			}
+			for _, accounts := range []bool{false, true} {
+				var names []nodeclient.Listing
+				err = node.Listings(ctx, dev, accounts, func(l nodeclient.Listing) error { names = append(names, l); return nil })
+				for _, l := range names {
+					if err == nil {
+						err = read(l)
+					}
+				}
+			}
+			node.Close()
+			if err != nil {
+				t.Fatalf("%s/%s: %v", n.Name, dev, err)
+			}
+		}
+	}
+	return copies, rings[0], rings[1]
+}
+
+// listingPrimaries returns "node/device" of a listing's primaries in its ring (the ring places
+// the cluster's names, Swift's).
+func listingPrimaries(rg *ring.Ring, l nodeclient.Listing) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range rg.Nodes(rg.Partition(meta.SwiftAccount(l.Account), l.Container, "")) {
 		out[d.Node+"/"+d.Name] = true
 	}
 	return out
