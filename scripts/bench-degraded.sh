@@ -58,6 +58,7 @@ dir=$(mktemp -d /var/tmp/cairn-degraded.XXXXXX)
     >"$OUT/cluster.log" 2>"$OUT/cluster.err" &
 cluster_pid=$!
 cleanup() {
+    set +e
     kill "$(cat "$dir/storage2.pid")" 2>/dev/null # started again by this script, not the launcher
     kill $cluster_pid 2>/dev/null; wait $cluster_pid 2>/dev/null
     rm -rf "$dir"
@@ -130,7 +131,7 @@ EOF
 "$CAIRN" bench fill "${creds[@]}" --bucket rebuild --objects "$FILL_OBJECTS" --size "$FILL_SIZE" --concurrency 16 \
     >"$OUT/fill-cairn.txt" 2>&1
 sleep 5 # the last writes' listing updates
-kill "$(cat "$dir/storage2.pid")"; sleep 2
+kill "$(cat "$dir/storage2.pid")" || true; sleep 2
 rm -rf "$dir/storage2/devices"
 b0=$(metric_sum cairn_replication_pushed_bytes_total); p0=$(metric_sum cairn_replication_pushed_total)
 t0=$(date +%s.%N)
@@ -173,7 +174,7 @@ if [ "${SKIP_SWIFT:-}" != 1 ]; then
     "$PEERS/swift/start.sh" >/dev/null
     loops=()
     for n in 1 2 3 4; do
-        (while :; do sudo -u "$SWIFT_USER" swift-object-replicator "$SWIFT_CONF_DIR/object-server/$n.conf" once >/dev/null 2>&1; done) &
+        (while :; do runuser -u "$SWIFT_USER" -- swift-object-replicator "$SWIFT_CONF_DIR/object-server/$n.conf" once >>"$OUT/swift-replicator-$n.log" 2>&1 || sleep 1; done) &
         loops+=($!)
     done
     while [ "$(count)" -lt "$before" ]; do sleep 0.5; done
