@@ -422,26 +422,9 @@ func (ix *Index) Containers(ctx context.Context, fn func(account, container stri
 
 // eachKey calls fn with every key under a one-byte prefix and its value (valid during the call).
 func (ix *Index) eachKey(ctx context.Context, prefix byte, fn func(k, v []byte) error) error {
-	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
-	if err != nil {
-		return storageErr("scanning", err)
-	}
-	defer it.Close()
-	for valid, n := it.First(), 0; valid; valid, n = it.Next(), n+1 {
-		if n%1024 == 1023 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return storageErr("scanning", err)
-		}
-		if err := fn(it.Key(), v); err != nil {
-			return err
-		}
-	}
-	return storageErr("scanning", it.Error())
+	return ix.iterate(ctx, []byte{prefix}, []byte{prefix + 1}, "scanning", func(k, v []byte) (bool, error) {
+		return false, fn(k, v)
+	})
 }
 
 // SweepContainerStates removes the container tombstones older than before (every replica has

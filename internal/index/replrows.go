@@ -77,9 +77,17 @@ func (ix *Index) scanFrom(ctx context.Context, base []byte, after string, fn fun
 	if after != "" {
 		lower = append(append([]byte(nil), base...), after+"\x00"...)
 	}
-	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: successor(base)})
+	return ix.iterate(ctx, lower, successor(base), "listing rows", func(k, v []byte) (bool, error) {
+		return fn(k, string(k[len(base):]), v)
+	})
+}
+
+// iterate calls fn with every key in [lower, upper) and its value (valid during the call), in
+// order, until fn says stop or fails; what names the scan in errors.
+func (ix *Index) iterate(ctx context.Context, lower, upper []byte, what string, fn func(k, v []byte) (stop bool, err error)) error {
+	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
-		return storageErr("listing rows", err)
+		return storageErr(what, err)
 	}
 	defer it.Close()
 	for valid, n := it.First(), 0; valid; valid, n = it.Next(), n+1 {
@@ -90,14 +98,13 @@ func (ix *Index) scanFrom(ctx context.Context, base []byte, after string, fn fun
 		}
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return storageErr("listing rows", err)
+			return storageErr(what, err)
 		}
-		stop, err := fn(it.Key(), string(it.Key()[len(base):]), v)
-		if err != nil || stop {
+		if stop, err := fn(it.Key(), v); err != nil || stop {
 			return err
 		}
 	}
-	return storageErr("listing rows", it.Error())
+	return storageErr(what, it.Error())
 }
 
 // decodeRowValue decodes a container listing's value: an entry or a listing tombstone.

@@ -122,33 +122,28 @@ func (l *Link) relay(client net.Conn) {
 	}
 	defer l.track(client, false)
 	defer l.track(backend, false)
-	done := make(chan struct{}, 2)
-	cp := func(dst, src net.Conn) {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := src.Read(buf)
-			if n > 0 {
-				if d := time.Duration(l.delay.Load()); d > 0 {
-					time.Sleep(d)
-				}
-				if _, werr := dst.Write(buf[:n]); werr != nil {
-					break
-				}
+	relayBoth(client, backend, l.copyDelayed)
+}
+
+// copyDelayed copies src to dst a chunk at a time, each held back by the link's delay; a read
+// error other than EOF (the link cut) closes dst.
+func (l *Link) copyDelayed(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if d := time.Duration(l.delay.Load()); d > 0 {
+				time.Sleep(d)
 			}
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					dst.Close()
-				}
-				break
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
 			}
 		}
-		if tc, ok := dst.(*net.TCPConn); ok {
-			tc.CloseWrite()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				dst.Close()
+			}
+			return
 		}
-		done <- struct{}{}
 	}
-	go cp(backend, client)
-	go cp(client, backend)
-	<-done
-	<-done
 }

@@ -334,16 +334,22 @@ func (b *balancer) relay(client net.Conn) {
 		return
 	}
 	defer backend.Close()
+	relayBoth(client, backend, func(dst, src net.Conn) { io.Copy(dst, src) })
+}
+
+// relayBoth copies each way between a and b with copy until both directions end, closing the
+// writing half of each destination when its source ends, so that the far side sees EOF.
+func relayBoth(a, b net.Conn, copy func(dst, src net.Conn)) {
 	done := make(chan struct{}, 2)
 	cp := func(dst, src net.Conn) {
-		io.Copy(dst, src)
+		copy(dst, src)
 		if tc, ok := dst.(*net.TCPConn); ok {
 			tc.CloseWrite()
 		}
 		done <- struct{}{}
 	}
-	go cp(backend, client)
-	go cp(client, backend)
+	go cp(b, a)
+	go cp(a, b)
 	<-done
 	<-done
 }

@@ -31,7 +31,7 @@ type Config struct {
 	Policies    *policy.Set
 	ObjectRings map[int]func() *ring.Ring
 	Dialer      nodeclient.Dialer
-	Logger                                 *slog.Logger
+	Logger      *slog.Logger
 	// ContainerCacheTTL is how long the proxy trusts that a container it has seen exists
 	// (default 5s; negative disables the cache).
 	ContainerCacheTTL time.Duration
@@ -115,12 +115,12 @@ type Proxy struct {
 	objectRings                map[int]func() *ring.Ring
 	policies                   *policy.Set
 	dialer                     nodeclient.Dialer
-	log                                    *slog.Logger
-	known                                  *containerCache
-	grace                                  time.Duration
-	later                                  *releaser
-	nodeTimeout                            time.Duration
-	health                                 *health
+	log                        *slog.Logger
+	known                      *containerCache
+	grace                      time.Duration
+	later                      *releaser
+	nodeTimeout                time.Duration
+	health                     *health
 }
 
 // New returns a Proxy.

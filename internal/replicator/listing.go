@@ -154,16 +154,7 @@ func (r *Replicator) replicateListings(ctx context.Context, j job) PassStats {
 			}
 		}
 	}
-	if !ok {
-		st.Failed = 1
-		if handoff {
-			st.Remaining = 1
-		}
-		r.metrics.partitions.WithLabelValues(j.kind.String(), kind, "failed").Inc()
-		return st
-	}
-	r.metrics.partitions.WithLabelValues(j.kind.String(), kind, "ok").Inc()
-	return st
+	return r.outcome(st, j, kind, ok, handoff && !ok)
 }
 
 // syncListings pushes to one primary what it lacks of a job's listings; it goes on past a

@@ -434,18 +434,8 @@ func (r *Replicator) replicate(ctx context.Context, j job) PassStats {
 			r.log.Debug("replicating a partition", "device", j.device, "partition", j.part, "to", t.Node+"/"+t.Name, "err", err)
 		}
 	}
-	if handoff && ok && !complete {
-		st.Remaining = 1
-		r.metrics.partitions.WithLabelValues(j.kind.String(), kind, "ok").Inc()
-		return st
-	}
-	if !ok {
-		st.Failed = 1
-		if handoff {
-			st.Remaining = 1
-		}
-		r.metrics.partitions.WithLabelValues(j.kind.String(), kind, "failed").Inc()
-		return st
+	if !ok || (handoff && !complete) {
+		return r.outcome(st, j, kind, ok, handoff)
 	}
 	if handoff {
 		for _, v := range held {
@@ -458,12 +448,22 @@ func (r *Replicator) replicate(ctx context.Context, j job) PassStats {
 				r.metrics.evicted.WithLabelValues(j.kind.String()).Inc()
 			}
 		}
-		// Versions written to the handoff during the pass stay for the next one.
-		if int(st.Evicted) < len(held) {
-			st.Remaining = 1
-		}
 	}
-	r.metrics.partitions.WithLabelValues(j.kind.String(), kind, "ok").Inc()
+	// Versions written to the handoff during the pass stay for the next one.
+	return r.outcome(st, j, kind, true, handoff && int(st.Evicted) < len(held))
+}
+
+// outcome counts a partition's replication, ok or failed; remains says a handoff still holds
+// it (it failed, or a primary lacks part of it still).
+func (r *Replicator) outcome(st PassStats, j job, kind string, ok, remains bool) PassStats {
+	outcome := "ok"
+	if !ok {
+		st.Failed, outcome = 1, "failed"
+	}
+	if remains {
+		st.Remaining = 1
+	}
+	r.metrics.partitions.WithLabelValues(j.kind.String(), kind, outcome).Inc()
 	return st
 }
 
@@ -471,12 +471,7 @@ func (r *Replicator) failed(ctx context.Context, st PassStats, j job, kind, what
 	if ctx.Err() == nil {
 		r.log.Warn("replication: "+what, "ring", j.kind.String(), "device", j.device, "partition", j.part, "err", err)
 	}
-	st.Failed = 1
-	if kind == "handoff" {
-		st.Remaining = 1
-	}
-	r.metrics.partitions.WithLabelValues(j.kind.String(), kind, "failed").Inc()
-	return st
+	return r.outcome(st, j, kind, false, kind == "handoff")
 }
 
 // digests dials a replica and asks for its digests of the partition.

@@ -239,8 +239,8 @@ func (s *Server) newReplicator(reg prometheus.Registerer) (*replicator.Replicato
 		Node: s.node, Self: s.ringAddress(),
 		ObjectRings:   s.replicatedRings,
 		ContainerRing: s.rings.container.Current, AccountRing: s.rings.account.Current,
-		Dialer:        selfDialer{self: s.ringAddress(), node: s.node, others: s.dialer},
-		Interval:      s.cfg.ReplicationInterval, Concurrency: s.cfg.ReplicationConcurrency,
+		Dialer:   selfDialer{self: s.ringAddress(), node: s.node, others: s.dialer},
+		Interval: s.cfg.ReplicationInterval, Concurrency: s.cfg.ReplicationConcurrency,
 		BytesPerSecond: s.cfg.ReplicationBytesPerSecond,
 		Logger:         s.cfg.Logger, Registry: reg,
 	})
