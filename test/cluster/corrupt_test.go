@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/index"
 	"github.com/cairn-store/cairn/internal/localcluster"
+	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/test/e2e"
 )
 
@@ -93,6 +94,21 @@ func TestCorruptionIsFoundAndRepaired(t *testing.T) {
 	}
 	waitReplicated(t, c, time.Minute)
 	copies, _ := onDisk(t, c)
+	// The listing row the auditor removed is back, from the other replicas' listings.
+	listings, _, _ := listingsOnDisk(t, c)
+	if n := len(listings[nodeclient.Listing{Account: "root", Container: bucket}]); n != 3 {
+		t.Fatalf("%d replicas of the bucket's listing on disk, want 3", n)
+	}
+	for _, lc := range listings[nodeclient.Listing{Account: "root", Container: bucket}] {
+		if len(lc.objects) != len(objects) {
+			t.Fatalf("the listing on %s/%s holds %d objects, want %d", lc.node, lc.device, len(lc.objects), len(objects))
+		}
+		for key, body := range objects {
+			if e, ok := lc.objects[key]; !ok || e.Size != int64(len(body)) {
+				t.Fatalf("the listing on %s/%s has %q as %+v", lc.node, lc.device, key, e)
+			}
+		}
+	}
 	for name, cs := range copies {
 		if name.Container != bucket {
 			continue
