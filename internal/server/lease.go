@@ -2,12 +2,11 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/daemon"
@@ -73,10 +72,13 @@ func clusterLease(px *proxy.Proxy, name, holder string, ttl time.Duration, now f
 	}
 }
 
-// leaseHolder names this process among the cluster's proxies: its address and a random part,
-// so that a restarted proxy is a new holder.
+// leaseHolder names this process among the cluster's proxies: its host and listen address,
+// which a proxy restarted in its place keeps, so that it takes its lease back at once rather
+// than wait for it to expire.
 func leaseHolder(listen string) string {
-	b := make([]byte, 6)
-	rand.Read(b)
-	return listen + "/" + hex.EncodeToString(b)
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown-host"
+	}
+	return host + "/" + listen
 }

@@ -370,7 +370,10 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 		if cfg.Role == RoleEmbedded {
 			return nil
 		}
-		return clusterLease(px, name, leaseHolder(cfg.Listen), 2*interval+30*time.Second, time.Now)
+		// Three passes' time: a holder that stops is replaced within that, and one whose
+		// pass outlasts it overlaps another's for a while, which these daemons' conditional
+		// writes make harmless.
+		return clusterLease(px, name, leaseHolder(s.listener.Addr().String()), 3*interval, time.Now)
 	}
 	if cfg.SweepInterval >= 0 {
 		accounts := func(ctx context.Context) ([]string, error) {
