@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -268,4 +270,29 @@ func (s *Server) replicatedRings() []*ring.Ring {
 		}
 	}
 	return out
+}
+
+// followDevices opens the devices that ring changes name for this storage node while it runs
+// (a disk added to a node), checking as often as the rings are.
+func (s *Server) followDevices(ctx context.Context) {
+	interval := s.cfg.RingReload
+	if interval <= 0 {
+		interval = ring.DefaultReloadInterval
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		devs, err := s.clusterDevices()
+		if err == nil {
+			err = s.node.AddDevices(devs)
+		}
+		if err != nil {
+			s.cfg.Logger.Warn("devices the rings name for this node", "err", err)
+		}
+	}
 }

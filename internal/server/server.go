@@ -485,6 +485,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	for _, w := range s.rings.all() {
 		go w.Run(watchCtx)
 	}
+	if s.node != nil && s.cfg.Role != RoleEmbedded {
+		go s.followDevices(watchCtx)
+	}
 	if s.cfg.Role == RoleStorage {
 		fmt.Fprintf(s.cfg.Console, "cairn: storage node %s\n", s.Endpoint())
 	} else {

@@ -173,8 +173,8 @@ type AuditResult struct {
 
 // Pass audits every device once, one device at a time, and returns what it did by device.
 func (a *Auditor) Pass(ctx context.Context) map[string]AuditResult {
-	names := make([]string, 0, len(a.n.devices))
-	for name := range a.n.devices {
+	names := make([]string, 0, len(a.n.devs()))
+	for name := range a.n.devs() {
 		names = append(names, name)
 	}
 	slices.Sort(names)
@@ -188,7 +188,7 @@ func (a *Auditor) Pass(ctx context.Context) map[string]AuditResult {
 		if ctx.Err() != nil {
 			break
 		}
-		r := a.device(ctx, name, a.n.devices[name])
+		r := a.device(ctx, name, a.n.devs()[name])
 		out[name] = r
 		counters["records"] += r.Objects.Records
 		counters["bytes"] += r.Objects.Bytes + r.Listings.Bytes

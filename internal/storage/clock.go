@@ -27,7 +27,7 @@ const (
 
 // restoreClock advances the process clock to the highest floor of the node's devices.
 func (n *Node) restoreClock() {
-	for name, d := range n.devices {
+	for name, d := range n.devs() {
 		v, closer, err := d.db.Get(clockKey)
 		if errors.Is(err, pebble.ErrNotFound) {
 			continue
@@ -53,7 +53,7 @@ func (n *Node) restoreClock() {
 func (n *Node) persistClock() {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], uint64(meta.Now())+uint64(clockLead))
-	for name, d := range n.devices {
+	for name, d := range n.devs() {
 		if d.engine.CheckDeleteSpace() != nil {
 			continue // a full disk: its WAL must not grow (the floor in place still holds)
 		}

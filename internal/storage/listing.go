@@ -228,7 +228,7 @@ func (n *Node) updatePass(ctx context.Context, allStats bool) {
 	n.updaterMu.Lock()
 	defer n.updaterMu.Unlock()
 	var updates, rows int
-	for name, d := range n.devices {
+	for name, d := range n.devs() {
 		left, err := n.flushPending(ctx, d)
 		if err != nil {
 			n.log.Warn("listing updater pass failed", "device", name, "err", err)

@@ -67,7 +67,7 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	c.n.metrics.pendingUpdates.Collect(ch)
 	c.n.metrics.accountUpdates.Collect(ch)
 	c.n.metrics.pendingRows.Collect(ch)
-	for name, d := range c.n.devices {
+	for name, d := range c.n.devs() {
 		m := d.db.Metrics()
 		var tables int64
 		for _, l := range m.Levels {

@@ -4,6 +4,7 @@
 package storage
 
 import (
+	"maps"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -92,12 +94,12 @@ func (c *Config) Validate() error {
 
 // Node serves the devices of one storage node.
 type Node struct {
-	devices map[string]*device
-	// failed holds the devices that could not be opened, with why: requests for them fail
-	// with meta.ErrUnavailable (as Swift answers 507 for an unmounted device) while the
-	// node's other devices serve.
-	failed map[string]error
-	log    *slog.Logger
+	// set is the node's devices, replaced whole (never changed in place) when devices are
+	// added while it runs.
+	set   atomic.Pointer[deviceSet]
+	addMu sync.Mutex // one AddDevices at a time
+	cfg   Config
+	log   *slog.Logger
 	// The timestamp floor's persister (clock.go).
 	clockStop, clockDone chan struct{}
 	address              string
@@ -111,6 +113,18 @@ type Node struct {
 }
 
 var _ nodeclient.Client = (*Node)(nil)
+
+// deviceSet is the devices a node serves, and those it could not open.
+type deviceSet struct {
+	devices map[string]*device
+	// failed holds the devices that could not be opened, with why: requests for them fail
+	// with meta.ErrUnavailable (as Swift answers 507 for an unmounted device) while the
+	// node's other devices serve.
+	failed map[string]error
+}
+
+// devs returns the devices the node serves now (not to be changed).
+func (n *Node) devs() map[string]*device { return n.set.Load().devices }
 
 // device is one disk: its LSM, shared by the engine (object records) and the index (listings),
 // so that an object and its listing entry commit in one batch.
@@ -129,23 +143,14 @@ func Open(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{devices: map[string]*device{}, failed: map[string]error{}, log: cfg.Logger,
+	n := &Node{cfg: cfg, log: cfg.Logger,
 		address: cfg.Address, peers: cfg.Peers, metrics: newNodeMetrics(), fs: cfg.FS}
-	var errs []error
-	for _, dc := range cfg.Devices {
-		d, err := openDevice(cfg, dc)
-		if err != nil {
-			err = fmt.Errorf("storage: device %s: %w", dc.Name, err)
-			cfg.Logger.Error("device not opened; the node serves without it", "device", dc.Name, "err", err)
-			n.failed[dc.Name] = err
-			errs = append(errs, err)
-			continue
-		}
-		n.devices[dc.Name] = d
-	}
-	if len(n.devices) == 0 {
+	set := &deviceSet{devices: map[string]*device{}, failed: map[string]error{}}
+	errs := n.openDevices(set, cfg.Devices)
+	if len(set.devices) == 0 {
 		return nil, errors.Join(errs...)
 	}
+	n.set.Store(set)
 	n.restoreClock()
 	n.persistClock()
 	n.clockStop, n.clockDone = make(chan struct{}), make(chan struct{})
@@ -156,7 +161,53 @@ func Open(cfg Config) (*Node, error) {
 }
 
 // Failed returns the devices that could not be opened, with why.
-func (n *Node) Failed() map[string]error { return n.failed }
+func (n *Node) Failed() map[string]error { return n.set.Load().failed }
+
+// openDevices opens devices into set (one that fails is recorded as failed).
+func (n *Node) openDevices(set *deviceSet, dcs []DeviceConfig) []error {
+	var errs []error
+	for _, dc := range dcs {
+		d, err := openDevice(n.cfg, dc)
+		if err != nil {
+			err = fmt.Errorf("storage: device %s: %w", dc.Name, err)
+			n.log.Error("device not opened; the node serves without it", "device", dc.Name, "err", err)
+			set.failed[dc.Name] = err
+			errs = append(errs, err)
+			continue
+		}
+		delete(set.failed, dc.Name)
+		set.devices[dc.Name] = d
+	}
+	return errs
+}
+
+// AddDevices opens, while the node runs, those of devs it does not serve yet (devices added
+// to the rings for it, or that failed to open before), and serves them from then on. Devices
+// it serves already are left alone: a device is removed by taking it out of the rings, which
+// makes replication empty it.
+func (n *Node) AddDevices(devs []DeviceConfig) error {
+	n.addMu.Lock()
+	defer n.addMu.Unlock()
+	cur := n.set.Load()
+	var added []DeviceConfig
+	for _, dc := range devs {
+		if _, ok := cur.devices[dc.Name]; !ok {
+			added = append(added, dc)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	next := &deviceSet{devices: maps.Clone(cur.devices), failed: maps.Clone(cur.failed)}
+	errs := n.openDevices(next, added)
+	for _, dc := range added {
+		if _, ok := next.devices[dc.Name]; ok {
+			n.log.Info("device added while running", "device", dc.Name, "dir", dc.Dir)
+		}
+	}
+	n.set.Store(next)
+	return errors.Join(errs...)
+}
 
 func openDevice(cfg Config, dc DeviceConfig) (*device, error) {
 	if err := vfs.MkdirAllDurable(cfg.FS, dc.Dir, 0o755); err != nil {
@@ -220,7 +271,7 @@ func (n *Node) Close() error {
 		n.updaterStop = nil
 	}
 	var errs []error
-	for name, d := range n.devices {
+	for name, d := range n.devs() {
 		d.index.Close()
 		if err := d.engine.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("device %s engine: %w", name, err))
@@ -233,9 +284,10 @@ func (n *Node) Close() error {
 }
 
 func (n *Node) device(name string) (*device, error) {
-	d, ok := n.devices[name]
+	set := n.set.Load()
+	d, ok := set.devices[name]
 	if !ok {
-		if err, failed := n.failed[name]; failed {
+		if err, failed := set.failed[name]; failed {
 			return nil, fmt.Errorf("%w: %w", err, meta.ErrUnavailable)
 		}
 		return nil, fmt.Errorf("%q: %w", name, ErrNoDevice)

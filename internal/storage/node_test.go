@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -134,5 +135,36 @@ func TestCollectorReportsEveryDevice(t *testing.T) {
 		if !found[want] {
 			t.Errorf("%s for device d0 missing from %v", want, found)
 		}
+	}
+}
+
+// A device added while the node runs serves at once; devices it serves already are left alone.
+func TestAddDevicesWhileRunning(t *testing.T) {
+	d0 := DeviceConfig{Name: "d0", Dir: filepath.Join(t.TempDir(), "d0")}
+	n, err := Open(Config{Devices: []DeviceConfig{d0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	name := meta.ObjectName{Account: "a", Container: "c", Object: "o"}
+	put := func(dev string) error {
+		_, err := n.PutObject(context.Background(), dev, 0, name, meta.Object{Timestamp: meta.Now(), Size: 1}, strings.NewReader("x"), nodeclient.PutOptions{})
+		return err
+	}
+	if err := put("d1"); !errors.Is(err, ErrNoDevice) {
+		t.Fatalf("put to a device not yet added: %v", err)
+	}
+	d1 := DeviceConfig{Name: "d1", Dir: filepath.Join(t.TempDir(), "d1")}
+	if err := n.AddDevices([]DeviceConfig{d0, d1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := put("d1"); err != nil {
+		t.Fatalf("put to the added device: %v", err)
+	}
+	if got := n.Devices(); len(got) != 2 {
+		t.Fatalf("devices %v", got)
+	}
+	if err := n.AddDevices([]DeviceConfig{d0, d1}); err != nil {
+		t.Fatalf("adding them again: %v", err)
 	}
 }

@@ -146,8 +146,8 @@ func (n *Node) PartitionsWithData(ctx context.Context, devName string, partPower
 
 // Devices returns the names of the node's open devices, sorted.
 func (n *Node) Devices() []string {
-	names := make([]string, 0, len(n.devices))
-	for name := range n.devices {
+	names := make([]string, 0, len(n.devs()))
+	for name := range n.devs() {
 		names = append(names, name)
 	}
 	slices.Sort(names)

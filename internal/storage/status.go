@@ -30,9 +30,9 @@ func (n *Node) ReportStatus(name string, fn func() nodeclient.DaemonStatus) {
 // NodeStatus reports the node's devices (served or not, fill, corruption) and its daemons.
 func (n *Node) NodeStatus(ctx context.Context) (nodeclient.NodeStatus, error) {
 	var st nodeclient.NodeStatus
-	names := slices.Sorted(maps.Keys(n.devices))
+	names := slices.Sorted(maps.Keys(n.devs()))
 	for _, name := range names {
-		d := n.devices[name]
+		d := n.devs()[name]
 		ds := nodeclient.DeviceStatus{Name: name}
 		if u, err := n.fs.GetDiskUsage(d.dir); err == nil {
 			ds.TotalBytes, ds.FreeBytes = int64(min(u.TotalBytes, 1<<62)), int64(min(u.AvailBytes, 1<<62))
@@ -41,8 +41,8 @@ func (n *Node) NodeStatus(ctx context.Context) (nodeclient.NodeStatus, error) {
 		ds.CorruptObjects, ds.ChecksumFailures = es.CorruptObjects, es.ChecksumFailures
 		st.Devices = append(st.Devices, ds)
 	}
-	for _, name := range slices.Sorted(maps.Keys(n.failed)) {
-		st.Devices = append(st.Devices, nodeclient.DeviceStatus{Name: name, Error: n.failed[name].Error()})
+	for _, name := range slices.Sorted(maps.Keys(n.Failed())) {
+		st.Devices = append(st.Devices, nodeclient.DeviceStatus{Name: name, Error: n.Failed()[name].Error()})
 	}
 	n.status.mu.Lock()
 	defer n.status.mu.Unlock()

@@ -115,7 +115,7 @@ func (s *Sweeper) Stop() {
 func (s *Sweeper) Pass(ctx context.Context) int64 {
 	before := meta.Timestamp(s.cfg.Now().Add(-s.cfg.ReclaimAge).UnixNano())
 	var total int64
-	for name, d := range s.n.devices {
+	for name, d := range s.n.devs() {
 		st, err := d.engine.SweepTombstones(ctx, before, func(ctx context.Context) error {
 			s.scanned.Inc()
 			return s.limit.Wait(ctx)

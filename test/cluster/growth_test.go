@@ -40,7 +40,8 @@ func changeRings(t *testing.T, c *localcluster.Cluster, args ...string) {
 	}
 }
 
-// TestGrowAndShrinkUnderLoad adds a fifth storage node and rebalances, then removes a device,
+// TestGrowAndShrinkUnderLoad adds a fifth storage node and rebalances, then a second disk to a
+// running node, then removes a device,
 // while clients PUT and GET without retries: no client operation may fail, replication moves
 // the data the rings moved, and in the end every object is on exactly its primaries under the
 // final ring (read from the devices themselves) and the removed device holds nothing. It logs
@@ -98,7 +99,7 @@ func TestGrowAndShrinkUnderLoad(t *testing.T) {
 				mu.Lock()
 				ops++
 				mu.Unlock()
-				if rng.IntN(4) == 0 {
+				if rng.IntN(10) == 0 {
 					put(fmt.Sprintf("during/w%d/%05d", w, i), rng)
 					continue
 				}
@@ -132,6 +133,13 @@ func TestGrowAndShrinkUnderLoad(t *testing.T) {
 	time.Sleep(3 * time.Second) // every node reloads its rings within a second
 	waitReplicated(t, c, 3*time.Minute)
 
+	// A second disk in a running node: the node opens it when the rings name it, and gets its
+	// share of the data.
+	widened := c.Storage()[1]
+	changeRings(t, c, "add", "--zone", "2", "--node", widened.Addr, "--device", "d2", "--weight", "100")
+	time.Sleep(3 * time.Second)
+	waitReplicated(t, c, 3*time.Minute)
+
 	// Shrink: remove the first node's device (its process runs on, and must empty it).
 	removed := c.Storage()[0]
 	changeRings(t, c, "remove", "--node", removed.Addr)
@@ -156,7 +164,8 @@ func TestGrowAndShrinkUnderLoad(t *testing.T) {
 	}
 
 	copies, final := onDisk(t, c)
-	// The least data the two changes had to move: each object's bytes once for every primary
+	onD2 := 0
+	// The least data the ring changes had to move: each object's bytes once for every primary
 	// of the final ring that was not a primary of the first. That is exact for the objects
 	// written before the changes; those written during them may have gone straight to their
 	// final places, or not, so they bound it from above.
@@ -165,6 +174,9 @@ func TestGrowAndShrinkUnderLoad(t *testing.T) {
 		where := map[string]bool{}
 		for _, dc := range cs {
 			where[dc.node+"/"+dc.device] = true
+			if dc.node == widened.Addr && dc.device == "d2" {
+				onD2++
+			}
 			if dc.node == removed.Addr {
 				t.Fatalf("%q is still on the removed device %s/%s", name.Object, dc.node, dc.device)
 			}
@@ -191,6 +203,9 @@ func TestGrowAndShrinkUnderLoad(t *testing.T) {
 			}
 		}
 	}
+	if onD2 == 0 {
+		t.Fatal("the disk added to a running node holds nothing")
+	}
 	moved := 0
 	for p := range first.Partitions() {
 		a, b := first.Nodes(uint32(p)), grown.Nodes(uint32(p))
@@ -200,6 +215,6 @@ func TestGrowAndShrinkUnderLoad(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("growth moved %d of %d partition-replicas; replication sent %.1f MiB; the least the two changes required: %.1f MiB for the objects written before them (ratio %.2f), up to %.1f MiB more for those written during them (ratio %.2f with all of it)",
+	t.Logf("growth moved %d of %d partition-replicas; replication sent %.1f MiB; the least the ring changes required: %.1f MiB for the objects written before them (ratio %.2f), up to %.1f MiB more for those written during them (ratio %.2f with all of it)",
 		moved, first.Partitions()*first.Replicas(), pushed/(1<<20), minimum/(1<<20), pushed/max(minimum, 1), during/(1<<20), pushed/max(minimum+during, 1))
 }
