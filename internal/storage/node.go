@@ -4,12 +4,12 @@
 package storage
 
 import (
-	"maps"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"

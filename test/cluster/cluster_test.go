@@ -117,64 +117,48 @@ func TestKillStorageNodeDuringLoad(t *testing.T) {
 		failures = append(failures, fmt.Sprintf(format, args...))
 	}
 	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 7))
-			var mine []string
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				mu.Lock()
-				ops++
-				mu.Unlock()
-				switch op := rng.IntN(10); {
-				case op < 5 || len(mine) == 0: // PUT a new object, small or past the inline size
-					key := fmt.Sprintf("w%d/o%05d", w, i)
-					body := make([]byte, []int{100, 4 << 10, 200 << 10}[rng.IntN(3)])
-					for j := range body {
-						body[j] = byte(rng.Uint32())
-					}
-					if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
-						fail("PUT %s: %v", key, err)
-						continue
-					}
-					mu.Lock()
-					acked[key] = body
-					mu.Unlock()
-					mine = append(mine, key)
-				case op < 9: // GET one of ours
-					key := mine[rng.IntN(len(mine))]
-					got, err := getObject(ctx, client, bucket, key)
-					mu.Lock()
-					want := acked[key]
-					mu.Unlock()
-					if err != nil {
-						fail("GET %s: %v", key, err)
-					} else if !bytes.Equal(got, want) {
-						fail("GET %s: %d bytes differ from the %d written", key, len(got), len(want))
-					}
-				default: // DELETE one of ours
-					j := rng.IntN(len(mine))
-					key := mine[j]
-					if _, err := client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
-						fail("DELETE %s: %v", key, err)
-						continue
-					}
-					mine = append(mine[:j], mine[j+1:]...)
-					mu.Lock()
-					delete(acked, key)
-					deleted[key] = true
-					mu.Unlock()
-				}
+	mine := make([][]string, 4) // each client's keys
+	wait := clients(4, 7, stop, func(w int, rng *rand.Rand, i int) {
+		mu.Lock()
+		ops++
+		mu.Unlock()
+		switch op := rng.IntN(10); {
+		case op < 5 || len(mine[w]) == 0: // PUT a new object, small or past the inline size
+			key := fmt.Sprintf("w%d/o%05d", w, i)
+			body := randomBody(rng, 100, 4<<10, 200<<10)
+			if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
+				fail("PUT %s: %v", key, err)
+				return
 			}
-		}()
-	}
+			mu.Lock()
+			acked[key] = body
+			mu.Unlock()
+			mine[w] = append(mine[w], key)
+		case op < 9: // GET one of ours
+			key := mine[w][rng.IntN(len(mine[w]))]
+			got, err := getObject(ctx, client, bucket, key)
+			mu.Lock()
+			want := acked[key]
+			mu.Unlock()
+			if err != nil {
+				fail("GET %s: %v", key, err)
+			} else if !bytes.Equal(got, want) {
+				fail("GET %s: %d bytes differ from the %d written", key, len(got), len(want))
+			}
+		default: // DELETE one of ours
+			j := rng.IntN(len(mine[w]))
+			key := mine[w][j]
+			if _, err := client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
+				fail("DELETE %s: %v", key, err)
+				return
+			}
+			mine[w] = append(mine[w][:j], mine[w][j+1:]...)
+			mu.Lock()
+			delete(acked, key)
+			deleted[key] = true
+			mu.Unlock()
+		}
+	})
 	time.Sleep(2 * time.Second)
 	victim.Kill()
 	t.Logf("killed %s (%s)", victim.Name, victim.Addr)
@@ -196,7 +180,7 @@ func TestKillStorageNodeDuringLoad(t *testing.T) {
 	}
 	time.Sleep(4 * time.Second)
 	close(stop)
-	wg.Wait()
+	wait()
 	t.Logf("%d operations, %d objects acknowledged, %d deleted", ops, len(acked), len(deleted))
 	if len(failures) > 0 {
 		t.Fatalf("%d failed client operations with a storage node killed, first: %s", len(failures), strings.Join(failures[:min(10, len(failures))], "\n"))

@@ -63,10 +63,7 @@ func TestGrowAndShrinkUnderLoad(t *testing.T) {
 	acked := map[string][]byte{}
 	var failures []string
 	put := func(key string, rng *rand.Rand) {
-		body := make([]byte, []int{1 << 10, 16 << 10, 150 << 10}[rng.IntN(3)])
-		for j := range body {
-			body[j] = byte(rng.Uint32())
-		}
+		body := randomBody(rng, 1<<10, 16<<10, 150<<10)
 		if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
 			mu.Lock()
 			failures = append(failures, fmt.Sprintf("PUT %s: %v", key, err))
@@ -83,39 +80,26 @@ func TestGrowAndShrinkUnderLoad(t *testing.T) {
 	}
 
 	stop := make(chan struct{})
-	var wg sync.WaitGroup
 	ops := 0
-	for w := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 9))
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				mu.Lock()
-				ops++
-				mu.Unlock()
-				if rng.IntN(10) == 0 {
-					put(fmt.Sprintf("during/w%d/%05d", w, i), rng)
-					continue
-				}
-				key := fmt.Sprintf("before/%04d", rng.IntN(300))
-				got, err := getObject(ctx, client, bucket, key)
-				mu.Lock()
-				want := acked[key]
-				if err != nil {
-					failures = append(failures, fmt.Sprintf("GET %s: %v", key, err))
-				} else if !bytes.Equal(got, want) {
-					failures = append(failures, fmt.Sprintf("GET %s: %d bytes differ from the %d written", key, len(got), len(want)))
-				}
-				mu.Unlock()
-			}
-		}()
-	}
+	wait := clients(2, 9, stop, func(w int, rng *rand.Rand, i int) {
+		mu.Lock()
+		ops++
+		mu.Unlock()
+		if rng.IntN(10) == 0 {
+			put(fmt.Sprintf("during/w%d/%05d", w, i), rng)
+			return
+		}
+		key := fmt.Sprintf("before/%04d", rng.IntN(300))
+		got, err := getObject(ctx, client, bucket, key)
+		mu.Lock()
+		want := acked[key]
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("GET %s: %v", key, err))
+		} else if !bytes.Equal(got, want) {
+			failures = append(failures, fmt.Sprintf("GET %s: %d bytes differ from the %d written", key, len(got), len(want)))
+		}
+		mu.Unlock()
+	})
 
 	// Grow: a fifth node, in a zone of its own.
 	added, err := c.AddStorage()
@@ -147,7 +131,7 @@ func TestGrowAndShrinkUnderLoad(t *testing.T) {
 	waitReplicated(t, c, 3*time.Minute)
 
 	close(stop)
-	wg.Wait()
+	wait()
 	t.Logf("%d client operations during the changes, %d objects acknowledged", ops, len(acked))
 	if len(failures) > 0 {
 		t.Fatalf("%d failed client operations while the cluster grew and shrank, first: %s", len(failures), strings.Join(failures[:min(10, len(failures))], "\n"))

@@ -42,51 +42,35 @@ func TestPartitionedAndSlowNodes(t *testing.T) {
 		mu.Unlock()
 	}
 	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 3))
-			var mine []string
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				begin := time.Now()
-				if rng.IntN(2) == 0 || len(mine) == 0 {
-					key := fmt.Sprintf("w%d/%05d", w, i)
-					body := make([]byte, []int{4 << 10, 100 << 10}[rng.IntN(2)])
-					for j := range body {
-						body[j] = byte(rng.Uint32())
-					}
-					_, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)})
-					mu.Lock()
-					if err != nil {
-						failures = append(failures, fmt.Sprintf("%s: PUT %s: %v", phase, key, err))
-					} else {
-						acked[key] = body
-					}
-					mu.Unlock()
-					if err == nil {
-						mine = append(mine, key)
-						record(time.Since(begin))
-					}
-					continue
-				}
-				key := mine[rng.IntN(len(mine))]
-				got, err := getObject(ctx, client, bucket, key)
-				mu.Lock()
-				if err != nil || !bytes.Equal(got, acked[key]) {
-					failures = append(failures, fmt.Sprintf("%s: GET %s: %v (%d bytes)", phase, key, err, len(got)))
-				}
-				mu.Unlock()
+	mine := make([][]string, 4) // each client's keys
+	wait := clients(4, 3, stop, func(w int, rng *rand.Rand, i int) {
+		begin := time.Now()
+		if rng.IntN(2) == 0 || len(mine[w]) == 0 {
+			key := fmt.Sprintf("w%d/%05d", w, i)
+			body := randomBody(rng, 4<<10, 100<<10)
+			_, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)})
+			mu.Lock()
+			if err != nil {
+				failures = append(failures, fmt.Sprintf("%s: PUT %s: %v", phase, key, err))
+			} else {
+				acked[key] = body
+			}
+			mu.Unlock()
+			if err == nil {
+				mine[w] = append(mine[w], key)
 				record(time.Since(begin))
 			}
-		}()
-	}
+			return
+		}
+		key := mine[w][rng.IntN(len(mine[w]))]
+		got, err := getObject(ctx, client, bucket, key)
+		mu.Lock()
+		if err != nil || !bytes.Equal(got, acked[key]) {
+			failures = append(failures, fmt.Sprintf("%s: GET %s: %v (%d bytes)", phase, key, err, len(got)))
+		}
+		mu.Unlock()
+		record(time.Since(begin))
+	})
 	setPhase := func(p string, d time.Duration) {
 		mu.Lock()
 		phase = p
@@ -107,7 +91,7 @@ func TestPartitionedAndSlowNodes(t *testing.T) {
 	storage[2].Link().SetDelay(0)
 	setPhase("healed", 3*time.Second)
 	close(stop)
-	wg.Wait()
+	wait()
 
 	for _, p := range []string{"normal", "one node partitioned", "one node slow (20 ms per chunk each way)", "healed"} {
 		ls := latencies[p]
