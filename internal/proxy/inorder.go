@@ -43,12 +43,23 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 	}
 	obj.Timestamp = meta.Now()
 	obj.Size = int64(len(data))
+	obj.SysMeta = meta.WithoutEC(obj.SysMeta)
 	listing := p.listingFor(name, pl)
+	need := pl.quorum()
+	bodyOf := func(int) (meta.Object, []byte) { return obj, data }
+	if pl.scheme != nil {
+		// Each replica's share is its fragment archive; the first decides as for replicas.
+		if bodyOf, err = inOrderArchives(pl.scheme, obj, data, opts.BeforeCommit); err != nil {
+			return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
+		}
+		opts.BeforeCommit, need = nil, pl.scheme.K+1
+	}
 	put := func(t target, cond meta.Precondition) (nodeclient.PutResult, error) {
 		var res nodeclient.PutResult
+		o, b := bodyOf(t.replica)
 		err := pl.call(ctx, t, true, func(ctx context.Context, t target) error {
 			var err error
-			res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, obj, bytes.NewReader(data),
+			res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, o, bytes.NewReader(b),
 				nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: cond, Container: listing(t.replica)})
 			return err
 		})
@@ -102,9 +113,11 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 			lastErr = err
 		}
 	}
-	if written < pl.quorum() {
+	if written < need {
 		return meta.Object{}, fmt.Errorf("put %q: %d of %d replicas: %w", name.Object, written, len(pl.primaries), lastErr)
 	}
 	p.releaseSegments(ctx, name, decided.Previous, &decided.Object)
-	return decided.Object.AsServed(), nil
+	out := decided.Object.AsServed()
+	out.SysMeta = meta.WithoutEC(out.SysMeta)
+	return out, nil
 }

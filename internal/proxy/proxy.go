@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/ec"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/policy"
@@ -31,7 +32,7 @@ type Config struct {
 	Policies    *policy.Set
 	ObjectRings map[int]func() *ring.Ring
 	Dialer      nodeclient.Dialer
-	Logger                                 *slog.Logger
+	Logger      *slog.Logger
 	// ContainerCacheTTL is how long the proxy trusts that a container it has seen exists
 	// (default 5s; negative disables the cache).
 	ContainerCacheTTL time.Duration
@@ -114,13 +115,14 @@ type Proxy struct {
 	accountRing, containerRing func() *ring.Ring
 	objectRings                map[int]func() *ring.Ring
 	policies                   *policy.Set
+	schemes                    map[int]*ec.Scheme // the erasure code of each EC policy
 	dialer                     nodeclient.Dialer
-	log                                    *slog.Logger
-	known                                  *containerCache
-	grace                                  time.Duration
-	later                                  *releaser
-	nodeTimeout                            time.Duration
-	health                                 *health
+	log                        *slog.Logger
+	known                      *containerCache
+	grace                      time.Duration
+	later                      *releaser
+	nodeTimeout                time.Duration
+	health                     *health
 }
 
 // New returns a Proxy.
@@ -128,9 +130,13 @@ func New(cfg Config) (*Proxy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	schemes, err := ecSchemes(cfg.Policies)
+	if err != nil {
+		return nil, err
+	}
 	return &Proxy{
 		accountRing: cfg.AccountRing, containerRing: cfg.ContainerRing,
-		objectRings: cfg.ObjectRings, policies: cfg.Policies,
+		objectRings: cfg.ObjectRings, policies: cfg.Policies, schemes: schemes,
 		dialer: cfg.Dialer, log: cfg.Logger,
 		known: newContainerCache(cfg.ContainerCacheTTL),
 		grace: cfg.SegmentGrace, later: &releaser{pending: map[*time.Timer]func(){}},
