@@ -83,11 +83,11 @@ func (c *ecCluster) set(m map[string]bool, node string, v bool) {
 	m[node] = v
 }
 
-func ecPolicies(t testing.TB) *policy.Set {
+func ecPolicies(t testing.TB, segment int) *policy.Set {
 	t.Helper()
 	s, err := policy.New(policy.Policy{Index: 0, Name: "gold", Default: true},
 		policy.Policy{Index: 1, Name: "ec42", Type: policy.ErasureCoding,
-			EC: policy.EC{Scheme: policy.CairnScheme, DataFragments: 4, ParityFragments: 2, SegmentSize: ecSegment}})
+			EC: policy.EC{Scheme: policy.CairnScheme, DataFragments: 4, ParityFragments: 2, SegmentSize: segment}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,11 @@ func buildRing(t testing.TB, nodes []string, dev string, replicas int) *ring.Rin
 	return r
 }
 
-func newECCluster(t testing.TB) *ecCluster {
+func newECCluster(t testing.TB) *ecCluster { return newECClusterWith(t, ecSegment) }
+
+// newECClusterWith is newECCluster with the policy's segment size given, and containers "ec"
+// (the erasure-coded policy) and "rep" (policy 0, three replicas) in account "acct".
+func newECClusterWith(t testing.TB, segment int) *ecCluster {
 	t.Helper()
 	c := &ecCluster{nodes: map[string]*storage.Node{}, dirs: map[string]string{}, down: map[string]bool{}, cut: map[string]bool{}, late: map[string]bool{}, calls: map[string]int{}}
 	var names []string
@@ -134,16 +138,19 @@ func newECCluster(t testing.TB) *ecCluster {
 	r0 := buildRing(t, names, "d0", 3)
 	c.ecRing = buildRing(t, names, "ec", 6)
 	p, err := New(Config{AccountRing: func() *ring.Ring { return r0 }, ContainerRing: func() *ring.Ring { return r0 },
-		Policies: ecPolicies(t), ObjectRings: map[int]func() *ring.Ring{0: func() *ring.Ring { return r0 }, 1: func() *ring.Ring { return c.ecRing }},
+		Policies: ecPolicies(t, segment), ObjectRings: map[int]func() *ring.Ring{0: func() *ring.Ring { return r0 }, 1: func() *ring.Ring { return c.ecRing }},
 		Dialer: c, ContainerCacheTTL: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.proxy = p
-	if c.scheme, err = ec.New(4, 2, ecSegment); err != nil {
+	if c.scheme, err = ec.New(4, 2, int64(segment)); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.CreateContainer(context.Background(), "acct", "ec", map[string]string{meta.ContainerPolicyKey: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.CreateContainer(context.Background(), "acct", "rep", nil); err != nil {
 		t.Fatal(err)
 	}
 	return c
