@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-store/cairn/internal/ec"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/proxy/ecstream"
 )
 
 // Writing an erasure-coded object. The body is read once, hashed (the object's ETag is the
@@ -35,71 +36,6 @@ import (
 // run once, over the whole body, before any archive can commit. What the barrier cannot
 // exclude is a node failing between its hook and its commit: then fewer than k+1, possibly
 // fewer than k, archives commit and the client is told the write failed.
-
-// errArchivesShort fails the hooks of a PUT that cannot have k+1 archives.
-var errArchivesShort = fmt.Errorf("too few fragment archives arrived whole: %w", meta.ErrUnavailable)
-
-// ecBarrier is the rendezvous of one PUT's archive hooks.
-type ecBarrier struct {
-	mu          sync.Mutex
-	need        int
-	ready, open int
-	state       []int // per archive: 0 on its way, 1 arrived, 2 failed
-	done        chan struct{}
-	ok          bool
-}
-
-func newBarrier(n, need int) *ecBarrier {
-	return &ecBarrier{need: need, open: n, state: make([]int, n), done: make(chan struct{})}
-}
-
-// decide releases the hooks once the outcome is known; called with mu held.
-func (b *ecBarrier) decide() {
-	select {
-	case <-b.done:
-		return
-	default:
-	}
-	switch {
-	case b.ready >= b.need:
-		b.ok = true
-		close(b.done)
-	case b.ready+b.open < b.need:
-		close(b.done)
-	}
-}
-
-// arrive records that archive i's body is whole, and waits for the outcome.
-func (b *ecBarrier) arrive(ctx context.Context, i int) error {
-	b.mu.Lock()
-	if b.state[i] == 0 {
-		b.state[i] = 1
-		b.ready++
-		b.open--
-	}
-	b.decide()
-	b.mu.Unlock()
-	select {
-	case <-b.done:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	if !b.ok {
-		return errArchivesShort
-	}
-	return nil
-}
-
-// fail records that archive i will not arrive.
-func (b *ecBarrier) fail(i int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.state[i] == 0 {
-		b.state[i] = 2
-		b.open--
-		b.decide()
-	}
-}
 
 // ecSums is what the proxy learns of the object at the end of its body, for the archives'
 // hooks: its size, ETag and the system metadata the client's BeforeCommit added.
@@ -124,7 +60,7 @@ func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, 
 		arcSize = scheme.ArchiveSize(obj.Size)
 	}
 	listing := p.listingFor(name, pl)
-	barrier := newBarrier(n, need)
+	barrier := ecstream.NewBarrier(n, need)
 	sums := &ecSums{}
 	var bodyFailed atomic.Bool // no handoff can be given a body that failed
 	type answer struct {
@@ -152,7 +88,7 @@ func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, 
 			}
 			maps.Copy(o.SysMeta, sys)
 			meta.ECArchive{Index: i, K: scheme.K, M: scheme.M, SegmentSize: scheme.SegmentSize, Size: size, ETag: etag, Written: obj.Timestamp}.Set(o.SysMeta)
-			return barrier.arrive(ctx, i)
+			return barrier.Arrive(ctx, i)
 		}
 		go func() {
 			var res nodeclient.PutResult
@@ -168,7 +104,7 @@ func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, 
 				return err
 			})
 			if err != nil {
-				barrier.fail(i)
+				barrier.Fail(i)
 			}
 			pr.CloseWithError(errReplicaDone) // unblock the encoder if this archive stopped early
 			answers <- answer{res, err}
@@ -186,12 +122,12 @@ func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, 
 		switch {
 		case a.err == nil:
 			good = append(good, a.res)
-		case errors.Is(a.err, errArchivesShort):
+		case errors.Is(a.err, ecstream.ErrShort):
 		case firstErr == nil || (isAnswer(a.err) && !isAnswer(firstErr)):
 			firstErr = a.err // an answer (a failed condition, a full disk) explains more
 		}
 	}
-	if feedErr != nil && !errors.Is(feedErr, errArchivesShort) {
+	if feedErr != nil && !errors.Is(feedErr, ecstream.ErrShort) {
 		return nodeclient.PutResult{}, feedErr // the body's own failure explains the others'
 	}
 	if len(good) >= need {
@@ -203,36 +139,22 @@ func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, 
 	return nodeclient.PutResult{}, firstErr
 }
 
-// encodeBody reads the body (of obj.Size bytes when that is known), hashes and encodes it
-// into the archive pipes, skipping archives that stopped, and runs the client's BeforeCommit
-// once over the whole object before any archive body ends. It fails when fewer than need
-// archives are left.
+// encodeBody encodes the body into the archive pipes (ecstream.Encode) and runs the client's
+// BeforeCommit once over the whole object, before any archive's body ends, so that what it
+// adds reaches every archive's hook and a refusal reaches none.
 func (p *Proxy) encodeBody(scheme *ec.Scheme, obj meta.Object, body io.Reader, pipes []*io.PipeWriter, need int, sums *ecSums, before func(*meta.Object) error) error {
-	h := md5.New()
-	in := io.Reader(body)
-	if obj.Size >= 0 && obj.Manifest == nil {
-		in = io.LimitReader(body, obj.Size+1) // one byte more tells a body that is too long
+	declared := obj.Size
+	if obj.Manifest != nil {
+		declared = -1
 	}
-	alive := len(pipes)
-	ws := make([]io.Writer, len(pipes))
-	for i, pw := range pipes {
-		ws[i] = &archiveWriter{pw: pw, alive: &alive, need: need}
-	}
-	total, err := scheme.Encode(io.TeeReader(in, h), ws)
+	total, etag, err := ecstream.Encode(scheme, body, declared, pipes, need)
 	if err != nil {
 		return err
-	}
-	switch {
-	case obj.Manifest != nil:
-	case obj.Size >= 0 && total > obj.Size:
-		return fmt.Errorf("body of more than %d bytes: %w", obj.Size, meta.ErrBodyTooLong)
-	case obj.Size >= 0 && total < obj.Size:
-		return fmt.Errorf("%d of %d bytes: %w", total, obj.Size, meta.ErrIncompleteBody)
 	}
 	whole := obj
 	whole.SysMeta = maps.Clone(obj.SysMeta)
 	if obj.Manifest == nil {
-		whole.Size, whole.ETag = total, hex.EncodeToString(h.Sum(nil))
+		whole.Size, whole.ETag = total, etag
 	}
 	if before != nil {
 		if err := before(&whole); err != nil {
@@ -251,46 +173,6 @@ func (p *Proxy) encodeBody(scheme *ec.Scheme, obj meta.Object, body io.Reader, p
 	return nil
 }
 
-// archiveWriter is one archive's pipe for the encoder: an archive whose PUT stopped is
-// skipped, and the encoding stops when fewer than need archives are left.
-type archiveWriter struct {
-	pw    *io.PipeWriter
-	dead  bool
-	alive *int // shared by the PUT's writers, which the encoder calls in turn
-	need  int
-}
-
-func (w *archiveWriter) Write(b []byte) (int, error) {
-	if w.dead {
-		return len(b), nil
-	}
-	if _, err := w.pw.Write(b); err != nil {
-		w.dead = true
-		*w.alive--
-		if *w.alive < w.need {
-			return 0, errArchivesShort
-		}
-	}
-	return len(b), nil
-}
-
-// ecArchives encodes a small object held in memory: the body of each archive.
-func ecArchives(scheme *ec.Scheme, data []byte) ([][]byte, error) {
-	bufs := make([]bytes.Buffer, scheme.Fragments())
-	ws := make([]io.Writer, len(bufs))
-	for i := range bufs {
-		ws[i] = &bufs[i]
-	}
-	if _, err := scheme.Encode(bytes.NewReader(data), ws); err != nil {
-		return nil, err
-	}
-	out := make([][]byte, len(bufs))
-	for i := range bufs {
-		out[i] = bufs[i].Bytes()
-	}
-	return out, nil
-}
-
 // inOrderArchives returns, for PutObjectInOrder, each replica's share of a small object held
 // in memory: its fragment archive and the archive's metadata. The client's BeforeCommit runs
 // once, here, over the whole object.
@@ -304,7 +186,7 @@ func inOrderArchives(scheme *ec.Scheme, obj meta.Object, data []byte, before fun
 			return nil, err
 		}
 	}
-	arcs, err := ecArchives(scheme, data)
+	arcs, err := ecstream.EncodeAll(scheme, data)
 	if err != nil {
 		return nil, err
 	}

@@ -226,6 +226,11 @@ func (p *Proxy) getStored(ctx context.Context, name meta.ObjectName, rng *meta.R
 		return nil, err
 	}
 	if pl.scheme != nil {
+		if rng == nil {
+			if r, ok := p.getECWhole(ctx, pl, name); ok {
+				return r, nil
+			}
+		}
 		return p.getEC(ctx, pl, name, rng)
 	}
 	var served target
