@@ -14,7 +14,7 @@ import (
 // policy (3 replicas) and an erasure-coded one (4+2, 1 MiB segments), over eight in-process
 // storage nodes on the local disk: the same nodes, two containers. Bytes per second are the
 // objects' (MB/s is of the client's bytes, not of what reaches the disks: 3× for replicas,
-// 1.5× for 4+2).
+// 1.5× for 4+2); get-degraded reads with the node of the first data fragment down.
 //
 //	go test -run '^$' -bench BenchmarkPolicies -benchtime 40x ./internal/proxy/
 func BenchmarkPolicies(b *testing.B) {
@@ -52,6 +52,26 @@ func BenchmarkPolicies(b *testing.B) {
 					r.Close()
 				}
 			})
+			if container != "ec" {
+				continue
+			}
+			// A data fragment's node down: the survey first, then decoding with parity.
+			prim, _ := c.primaries(name)
+			c.set(c.down, prim[0], true)
+			b.Run(fmt.Sprintf("get-degraded/%s/size=%dKiB", label, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(size))
+				for b.Loop() {
+					r, err := c.proxy.GetObject(ctx, name, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if n, err := io.Copy(io.Discard, r); err != nil || n != int64(size) {
+						b.Fatalf("read %d bytes, %v", n, err)
+					}
+					r.Close()
+				}
+			})
+			c.set(c.down, prim[0], false)
 		}
 	}
 }
