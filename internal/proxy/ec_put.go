@@ -3,8 +3,6 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -171,33 +169,4 @@ func (p *Proxy) encodeBody(scheme *ec.Scheme, obj meta.Object, body io.Reader, p
 	sums.size, sums.etag, sums.sys = total, whole.ETag, meta.WithoutEC(sys)
 	sums.mu.Unlock()
 	return nil
-}
-
-// inOrderArchives returns, for PutObjectInOrder, each replica's share of a small object held
-// in memory: its fragment archive and the archive's metadata. The client's BeforeCommit runs
-// once, here, over the whole object.
-func inOrderArchives(scheme *ec.Scheme, obj meta.Object, data []byte, before func(*meta.Object) error) (func(replica int) (meta.Object, []byte), error) {
-	whole := obj
-	whole.SysMeta = maps.Clone(obj.SysMeta)
-	sum := md5.Sum(data)
-	whole.ETag = hex.EncodeToString(sum[:])
-	if before != nil {
-		if err := before(&whole); err != nil {
-			return nil, err
-		}
-	}
-	arcs, err := ecstream.EncodeAll(scheme, data)
-	if err != nil {
-		return nil, err
-	}
-	return func(i int) (meta.Object, []byte) {
-		o := whole
-		o.SysMeta = maps.Clone(meta.WithoutEC(whole.SysMeta))
-		if o.SysMeta == nil {
-			o.SysMeta = map[string]string{}
-		}
-		o.Size, o.ETag = int64(len(arcs[i])), ""
-		meta.ECArchive{Index: i, K: scheme.K, M: scheme.M, SegmentSize: scheme.SegmentSize, Size: int64(len(data)), ETag: whole.ETag, Written: obj.Timestamp}.Set(o.SysMeta)
-		return o, arcs[i]
-	}, nil
 }

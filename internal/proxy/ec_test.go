@@ -590,8 +590,39 @@ func TestECPutInOrder(t *testing.T) {
 	if _, err := c.proxy.PutObjectInOrder(ctx, name, meta.Object{}, []byte("two"), PutOptions{If: meta.Precondition{IfNoneMatch: true}}); !errors.Is(err, meta.ErrPreconditionFailed) {
 		t.Fatalf("second create = %v", err)
 	}
-	if _, err := c.proxy.PutObjectInOrder(ctx, name, meta.Object{}, []byte("three"), PutOptions{If: meta.Precondition{IfTimestamp: first.Timestamp}}); err != nil {
-		t.Fatalf("swap = %v", err)
+	noArchiveOf := func(body string) {
+		t.Helper()
+		for n, o := range c.archives(t, name) {
+			if a, _ := o.ECArchive(); a.ETag == md5hex([]byte(body)) {
+				t.Fatalf("%q, refused, has an archive on %s", body, n)
+			}
+		}
+	}
+	noArchiveOf("two")
+	// Two archives fail once they are whole and no handoff can stand in: the decider must not
+	// commit either, or readers (who decode the version k archives hold) would base every
+	// later swap on a version the decider no longer has.
+	prim, hand := c.primaries(name)
+	for _, n := range hand {
+		c.set(c.down, n, true)
+	}
+	c.set(c.late, prim[2], true)
+	c.set(c.late, prim[5], true)
+	if _, err := c.proxy.PutObjectInOrder(ctx, name, meta.Object{}, []byte("lost"), PutOptions{If: meta.Precondition{IfTimestamp: first.Timestamp}}); err == nil {
+		t.Fatal("a swap reaching four archives succeeded")
+	}
+	c.set(c.late, prim[2], false)
+	c.set(c.late, prim[5], false)
+	for _, n := range hand {
+		c.set(c.down, n, false)
+	}
+	noArchiveOf("lost")
+	h, err := c.proxy.HeadObject(ctx, name)
+	if err != nil || h.Timestamp != first.Timestamp {
+		t.Fatalf("after a failed swap: %+v, %v", h, err)
+	}
+	if _, err := c.proxy.PutObjectInOrder(ctx, name, meta.Object{}, []byte("three"), PutOptions{If: meta.Precondition{IfTimestamp: h.Timestamp}}); err != nil {
+		t.Fatalf("swap on what was read = %v", err)
 	}
 	if got := readAll(t, c.proxy, name, nil); string(got) != "three" {
 		t.Fatalf("read %q", got)

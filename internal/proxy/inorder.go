@@ -44,22 +44,15 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 	obj.Timestamp = meta.Now()
 	obj.Size = int64(len(data))
 	obj.SysMeta = meta.WithoutEC(obj.SysMeta)
-	listing := p.listingFor(name, pl)
-	need := pl.quorum()
-	bodyOf := func(int) (meta.Object, []byte) { return obj, data }
 	if pl.scheme != nil {
-		// Each replica's share is its fragment archive; the first decides as for replicas.
-		if bodyOf, err = inOrderArchives(pl.scheme, obj, data, opts.BeforeCommit); err != nil {
-			return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
-		}
-		opts.BeforeCommit, need = nil, pl.scheme.K+1
+		return p.putInOrderEC(ctx, pl, name, obj, data, opts)
 	}
+	listing := p.listingFor(name, pl)
 	put := func(t target, cond meta.Precondition) (nodeclient.PutResult, error) {
 		var res nodeclient.PutResult
-		o, b := bodyOf(t.replica)
 		err := pl.call(ctx, t, true, func(ctx context.Context, t target) error {
 			var err error
-			res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, o, bytes.NewReader(b),
+			res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, obj, bytes.NewReader(data),
 				nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: cond, Container: listing(t.replica)})
 			return err
 		})
@@ -113,7 +106,7 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 			lastErr = err
 		}
 	}
-	if written < need {
+	if written < pl.quorum() {
 		return meta.Object{}, fmt.Errorf("put %q: %d of %d replicas: %w", name.Object, written, len(pl.primaries), lastErr)
 	}
 	p.releaseSegments(ctx, name, decided.Previous, &decided.Object)
