@@ -44,7 +44,11 @@ type ecSums struct {
 	sys  map[string]string
 }
 
-// putEC stores an erasure-coded object: see above.
+// putEC stores an erasure-coded object: see above. A conditional write (If-None-Match,
+// If-Match) is decided by one archive, the first reachable primary's, which alone carries the
+// condition; the others commit only once it has (their hooks wait for it), as
+// PutObjectInOrder's: were each archive to decide, two racing writers could each win on fewer
+// than k+1 archives, both be refused, and leave no version k archives decode.
 func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions) (nodeclient.PutResult, error) {
 	scheme := pl.scheme
 	n, need := len(pl.primaries), scheme.K+1
@@ -57,6 +61,20 @@ func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, 
 	} else if obj.Size >= 0 {
 		arcSize = scheme.ArchiveSize(obj.Size)
 	}
+	decider := -1
+	if !opts.If.IsZero() {
+		for i, t := range pl.primaries {
+			if t.err == nil {
+				decider = i
+				break
+			}
+		}
+		if decider < 0 {
+			return nodeclient.PutResult{}, fmt.Errorf("no primary reachable to decide the condition: %w", pl.primaries[0].err)
+		}
+	}
+	decided := make(chan struct{})
+	var decision error // the decider's outcome, once decided is closed
 	listing := p.listingFor(name, pl)
 	barrier := ecstream.NewBarrier(n, need)
 	sums := &ecSums{}
@@ -76,6 +94,10 @@ func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, 
 		if arc.SysMeta == nil {
 			arc.SysMeta = map[string]string{}
 		}
+		var cond meta.Precondition
+		if i == decider {
+			cond = opts.If
+		}
 		hook := func(o *meta.Object) error {
 			sums.mu.Lock()
 			size, etag, sys := sums.size, sums.etag, sums.sys
@@ -86,26 +108,48 @@ func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, 
 			}
 			maps.Copy(o.SysMeta, sys)
 			meta.ECArchive{Index: i, K: scheme.K, M: scheme.M, SegmentSize: scheme.SegmentSize, Size: size, ETag: etag, Written: obj.Timestamp}.Set(o.SysMeta)
-			return barrier.Arrive(ctx, i)
+			if err := barrier.Arrive(ctx, i); err != nil || decider < 0 || i == decider {
+				return err
+			}
+			<-decided
+			if decision != nil {
+				return errDeciderRefused
+			}
+			return nil
+		}
+		put := func(t target) error {
+			in := &countingReader{r: pr}
+			res, err := t.client.PutObject(ctx, t.dev.Name, pl.part, name, arc, in, nodeclient.PutOptions{BeforeCommit: hook, If: cond, Container: listing(t.replica)})
+			p.noteFailure(ctx, t, err)
+			if err == nil {
+				answers <- answer{res: res}
+				return nil
+			}
+			decidedAgainst := errors.Is(err, errDeciderRefused) || errors.Is(err, ecstream.ErrShort)
+			if !isFinal(err) && ctx.Err() == nil && (in.n > 0 || bodyFailed.Load() || decidedAgainst) {
+				return fmt.Errorf("%w (after %d bytes)", errNoHandoff{err}, in.n)
+			}
+			return err
 		}
 		go func() {
-			var res nodeclient.PutResult
-			err := pl.withHandoffs(ctx, t, func(t target) error {
-				in := &countingReader{r: pr}
-				var err error
-				res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, arc, in,
-					nodeclient.PutOptions{BeforeCommit: hook, If: opts.If, Container: listing(t.replica)})
-				p.noteFailure(ctx, t, err)
-				if err != nil && !isFinal(err) && ctx.Err() == nil && (in.n > 0 || bodyFailed.Load()) {
-					return fmt.Errorf("%w (after %d bytes)", errNoHandoff{err}, in.n)
+			var err error
+			if i == decider {
+				// No handoff decides in its place: it does not hold what the condition is on.
+				if err = put(t); err != nil {
+					decision = err
+					for _, w := range pipes {
+						w.CloseWithError(err) // refused: the others need no more of the body
+					}
 				}
-				return err
-			})
+				close(decided)
+			} else {
+				err = pl.withHandoffs(ctx, t, put)
+			}
 			if err != nil {
 				barrier.Fail(i)
+				answers <- answer{err: err}
 			}
 			pr.CloseWithError(errReplicaDone) // unblock the encoder if this archive stopped early
-			answers <- answer{res, err}
 		}()
 	}
 	feedErr := p.encodeBody(scheme, obj, body, pipes, need, sums, opts.BeforeCommit)
@@ -120,12 +164,15 @@ func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, 
 		switch {
 		case a.err == nil:
 			good = append(good, a.res)
-		case errors.Is(a.err, ecstream.ErrShort):
+		case errors.Is(a.err, ecstream.ErrShort), errors.Is(a.err, errDeciderRefused):
 		case firstErr == nil || (isAnswer(a.err) && !isAnswer(firstErr)):
 			firstErr = a.err // an answer (a failed condition, a full disk) explains more
 		}
 	}
-	if feedErr != nil && !errors.Is(feedErr, ecstream.ErrShort) {
+	if decider >= 0 && decision != nil && !errors.Is(decision, ecstream.ErrShort) {
+		return nodeclient.PutResult{}, decision // refused (or failed) where the condition is decided
+	}
+	if feedErr != nil && !errors.Is(feedErr, ecstream.ErrShort) && !errors.Is(feedErr, io.ErrClosedPipe) {
 		return nodeclient.PutResult{}, feedErr // the body's own failure explains the others'
 	}
 	if len(good) >= need {

@@ -544,6 +544,38 @@ func TestECConditionsAndChecks(t *testing.T) {
 	if got := readAll(t, c.proxy, name, nil); !bytes.Equal(got, other) {
 		t.Fatal("refused writes changed the object")
 	}
+	// Racing creators: one archive decides, so exactly one wins, and its object reads back.
+	for round := range 5 {
+		racy := meta.ObjectName{Account: "acct", Container: "ec", Object: fmt.Sprintf("race-%d", round)}
+		bodies := [][]byte{randomBytes(3*ecSegment + round), randomBytes(2*ecSegment + round)}
+		errs := make([]error, len(bodies))
+		var wg sync.WaitGroup
+		for i, b := range bodies {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = c.proxy.PutObject(ctx, racy, meta.Object{Size: int64(len(b))}, bytes.NewReader(b), PutOptions{If: meta.Precondition{IfNoneMatch: true}})
+			}()
+		}
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && winner < 0:
+				winner = i
+			case err == nil:
+				t.Fatalf("round %d: both racing creates succeeded", round)
+			case !errors.Is(err, meta.ErrPreconditionFailed):
+				t.Fatalf("round %d: the loser got %v, want a failed precondition", round, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("round %d: neither racing create succeeded: %v", round, errs)
+		}
+		if got := readAll(t, c.proxy, racy, nil); !bytes.Equal(got, bodies[winner]) {
+			t.Fatalf("round %d: read back something else than the winner's", round)
+		}
+	}
 	// A body of unknown length.
 	chunked := randomBytes(3*ecSegment + 1)
 	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: -1}, iotest.HalfReader(bytes.NewReader(chunked)), PutOptions{}); err != nil {
