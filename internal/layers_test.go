@@ -29,6 +29,8 @@ var forbidden = []struct {
 		"Swift's wire rules are pure: strings and headers in, values or refusals out; the front end serves with them"},
 	{"internal/proxy", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/s3", "github.com/cockroachdb/pebble"},
 		"the proxy talks to nodes only through nodeclient and never parses a client protocol"},
+	{"internal/proxy/ecstream", []string{"internal/nodeclient", "internal/backend", "internal/ring", "internal/policy", "internal/proxy", "internal/engine", "internal/index", "internal/storage", "internal/vfs"},
+		"the erasure-code streams of the proxy are pure of placement: they are told where archives are and never reach a node themselves"},
 	{"internal/nodeclient", []string{"internal/engine", "internal/index", "internal/storage", "internal/proxy", "internal/s3"},
 		"the node contract depends on the shared vocabulary only"},
 	{"internal/backend", []string{"internal/engine", "internal/index", "internal/storage", "internal/proxy", "internal/s3", "internal/swift", "internal/server", "internal/auth", "github.com/cockroachdb/pebble"},

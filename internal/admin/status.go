@@ -42,10 +42,11 @@ type StatusSummary struct {
 	FreeBytes      int64 `json:"free_bytes"`
 	CorruptObjects int64 `json:"corrupt_objects"`
 	// HandoffPartitions are partitions held away from their primaries at the end of each
-	// node's last replication pass (0: every replica is home).
+	// node's last replication and reconstruction passes (0: every replica and fragment
+	// archive is home).
 	HandoffPartitions int64 `json:"handoff_partitions"`
-	// OldestReplicationPass is the end of the oldest of the nodes' last replication passes:
-	// replication has looked at everything since then.
+	// OldestReplicationPass is the end of the oldest of the nodes' last replication (and
+	// reconstruction) passes: replication has looked at everything since then.
 	OldestReplicationPass string `json:"oldest_replication_pass,omitempty"`
 }
 
@@ -70,7 +71,13 @@ func (s *ClusterStatus) Summarize() {
 			sum.FreeBytes += d.FreeBytes
 			sum.CorruptObjects += d.CorruptObjects
 		}
-		if r, ok := n.Daemons["replicator"]; ok {
+		// The reconstructor is the replicator of erasure-coded policies: its handoffs are
+		// partitions away from home too, and its passes are replication's as well.
+		for _, name := range []string{"replicator", "reconstructor"} {
+			r, ok := n.Daemons[name]
+			if !ok {
+				continue
+			}
 			sum.HandoffPartitions += r.Counters["handoffs_left"]
 			end := r.LastPassEnd.UTC().Format("2006-01-02T15:04:05Z")
 			if r.LastPassEnd.IsZero() {

@@ -80,7 +80,9 @@ func (s *Scheme) Encode(r io.Reader, ws []io.Writer) (int64, error) {
 	if len(ws) != s.Fragments() {
 		return 0, fmt.Errorf("ec: %d archive writers for %d fragments", len(ws), s.Fragments())
 	}
-	buf := make([]byte, s.SegmentSize)
+	// Room for the parity fragments after the segment: Split then uses it rather than
+	// allocating them for every segment.
+	buf := make([]byte, s.SegmentSize, int64(s.Fragments())*s.fragLen(s.SegmentSize))
 	var total int64
 	for {
 		n, err := io.ReadFull(r, buf)
@@ -216,6 +218,61 @@ func (s *Scheme) Reconstruct(w io.Writer, archives []io.Reader, size int64, idx 
 		if _, err := w.Write(shards[idx][:fl]); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// FragmentLen is the length of segment seg's fragment in every archive of a body of size
+// bytes.
+func (s *Scheme) FragmentLen(size, seg int64) int64 { return s.fragLen(s.segLen(size, seg)) }
+
+// ArchiveOffset is where segment seg's fragments start in every archive.
+func (s *Scheme) ArchiveOffset(seg int64) int64 { return seg * s.fragLen(s.SegmentSize) }
+
+// DecodeSegment writes bytes [off, off+n) of a body of size bytes, a range within one segment,
+// to w from that segment's fragments: frags[i] is fragment i (FragmentLen bytes) or empty when
+// it was not read, and any K do. Missing data fragments are rebuilt into frags, reusing their
+// capacity. A reader that fetches fragments itself, segment by segment, uses it to change the
+// archives it reads from between segments.
+func (s *Scheme) DecodeSegment(w io.Writer, frags [][]byte, size, off, n int64) error {
+	if len(frags) != s.Fragments() {
+		return fmt.Errorf("ec: %d fragments for %d", len(frags), s.Fragments())
+	}
+	if n <= 0 || off >= size {
+		return nil
+	}
+	seg := off / s.SegmentSize
+	end := min(off+n, size)
+	if end > (seg+1)*s.SegmentSize {
+		return fmt.Errorf("ec: range [%d, %d) crosses the end of segment %d", off, end, seg)
+	}
+	fl := s.FragmentLen(size, seg)
+	have := 0
+	for i, f := range frags {
+		switch {
+		case len(f) == 0: // missing; its capacity, if any, is reused
+		case int64(len(f)) != fl:
+			return fmt.Errorf("ec: segment %d: fragment %d of %d bytes, want %d", seg, i, len(f), fl)
+		default:
+			have++
+		}
+	}
+	if have < s.K {
+		return fmt.Errorf("%w: segment %d: %d of %d fragments, need %d", ErrTooFewFragments, seg, have, s.Fragments(), s.K)
+	}
+	if err := s.enc.ReconstructData(frags); err != nil {
+		return fmt.Errorf("ec: segment %d: reconstruct: %w", seg, err)
+	}
+	lo, hi := off-seg*s.SegmentSize, end-seg*s.SegmentSize
+	pos := int64(0)
+	for i := 0; i < s.K && pos < hi; i++ {
+		a, b := max(lo-pos, 0), min(hi-pos, fl)
+		if a < b {
+			if _, err := w.Write(frags[i][a:b]); err != nil {
+				return err
+			}
+		}
+		pos += fl
 	}
 	return nil
 }

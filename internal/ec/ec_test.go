@@ -140,3 +140,55 @@ func ExampleScheme_ArchiveSize() {
 	fmt.Println(s.ArchiveSize(10 << 20))
 	// Output: 2621440
 }
+
+// TestDecodeSegment decodes every segment of a body on its own from fragments cut out of the
+// archives, with fragments missing, as a reader that switches archives between segments does.
+func TestDecodeSegment(t *testing.T) {
+	s, err := New(4, 2, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, 3333)
+	for i := range body {
+		body[i] = byte(i*13 + i>>8)
+	}
+	size := int64(len(body))
+	archives := encode(t, s, body)
+	for _, lost := range [][]int{nil, {0}, {1, 3}, {4, 5}, {0, 5}} {
+		var out bytes.Buffer
+		for seg := int64(0); seg*s.SegmentSize < size; seg++ {
+			fl := s.FragmentLen(size, seg)
+			frags := make([][]byte, s.Fragments())
+			for i := range frags {
+				at := s.ArchiveOffset(seg)
+				frags[i] = bytes.Clone(archives[i][at : at+fl])
+			}
+			for _, i := range lost {
+				frags[i] = make([]byte, 0, fl) // missing, its room reused
+			}
+			off := seg * s.SegmentSize
+			if err := s.DecodeSegment(&out, frags, size, off, min(s.SegmentSize, size-off)); err != nil {
+				t.Fatalf("lost %v, segment %d: %v", lost, seg, err)
+			}
+		}
+		if !bytes.Equal(out.Bytes(), body) {
+			t.Fatalf("lost %v: decoded differently", lost)
+		}
+	}
+	// A range inside a segment, and one that crosses its end.
+	frags := make([][]byte, s.Fragments())
+	for i := range frags {
+		frags[i] = archives[i][s.ArchiveOffset(1) : s.ArchiveOffset(1)+s.FragmentLen(size, 1)]
+	}
+	var out bytes.Buffer
+	if err := s.DecodeSegment(&out, frags, size, 1100, 50); err != nil || !bytes.Equal(out.Bytes(), body[1100:1150]) {
+		t.Fatalf("range in segment 1: %v", err)
+	}
+	if err := s.DecodeSegment(&out, frags, size, 1900, 200); err == nil {
+		t.Fatal("a range across a segment's end decoded")
+	}
+	frags[0], frags[1], frags[2] = nil, nil, nil
+	if err := s.DecodeSegment(&out, frags, size, 1000, 10); !errors.Is(err, ErrTooFewFragments) {
+		t.Fatalf("three of six fragments: %v", err)
+	}
+}

@@ -46,8 +46,12 @@ type Config struct {
 	// Policies names the cluster's storage policies, policy 0 (the default) first: each has
 	// its object ring over a device of its own on every storage and sumo node ("d1" for
 	// policy 0, which also holds the account and container rings; "pN-d1" for policy N), and
-	// DIR/rings/swift.conf defines them. None: policy 0 alone, "Policy-0", as a cluster without
-	// swift.conf has. A cluster keeps the policies it was created with (cluster.json).
+	// DIR/rings/swift.conf defines them. "NAME" is a replicated policy (Replicas copies);
+	// "NAME:K+M" an erasure-coded one (Cairn's code, ec_type cairn_rs), whose ring has K+M
+	// replicas, one fragment per node, so that it needs at least K+M storage and sumo nodes
+	// (more leave handoffs for writes made while some are down). None: policy 0 alone,
+	// "Policy-0", as a cluster without swift.conf has. A cluster keeps the policies it was
+	// created with (cluster.json).
 	Policies []string
 	// Listen is the cluster's client endpoint: the one client-serving node's own address, or
 	// the balancer's (default 127.0.0.1:0).
@@ -100,8 +104,14 @@ func (c *Config) Validate() error {
 	if c.RootAccessKey == "" || c.RootSecretKey == "" {
 		return errors.New("localcluster: a root access key and secret key are required")
 	}
-	if _, err := policySet(c.Policies); err != nil {
+	pols, err := policySet(c.Policies)
+	if err != nil {
 		return fmt.Errorf("localcluster: %w", err)
+	}
+	for _, p := range pols.All() {
+		if n := p.Replicas(); n > c.Storage+c.Sumo {
+			return fmt.Errorf("localcluster: %s has %d fragments, one per node, over %d storage nodes", p, n, c.Storage+c.Sumo)
+		}
 	}
 	if c.Output == nil {
 		c.Output = io.Discard
@@ -311,13 +321,20 @@ func (c *Cluster) ensureRings(st *state) error {
 	if err != nil {
 		return fmt.Errorf("localcluster: %w", err)
 	}
-	type ringSpec struct{ name, device string }
-	specs := []ringSpec{{"account", "d1"}, {"container", "d1"}}
+	type ringSpec struct {
+		name, device string
+		replicas     int
+	}
+	specs := []ringSpec{{"account", "d1", c.cfg.Replicas}, {"container", "d1", c.cfg.Replicas}}
 	for _, p := range pols.All() {
-		specs = append(specs, ringSpec{p.RingName(), policyDevice(p.Index)})
+		replicas := c.cfg.Replicas
+		if n := p.Replicas(); n > 0 {
+			replicas = n // an erasure-coded policy's: one per fragment
+		}
+		specs = append(specs, ringSpec{p.RingName(), policyDevice(p.Index), replicas})
 	}
 	for _, spec := range specs {
-		if err := c.ensureRing(st, spec.name, spec.device); err != nil {
+		if err := c.ensureRing(st, spec.name, spec.device, spec.replicas); err != nil {
 			return err
 		}
 	}
@@ -337,12 +354,12 @@ func policyDevice(idx int) string {
 
 // ensureRing writes the ring NAME.ring.gz (and its builder) over the device of that name on
 // every storage and sumo node, unless it exists.
-func (c *Cluster) ensureRing(st *state, name, device string) error {
+func (c *Cluster) ensureRing(st *state, name, device string, replicas int) error {
 	path := filepath.Join(c.RingDir, name+".ring.gz")
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
-	b, err := ring.NewBuilder(c.cfg.PartPower, c.cfg.Replicas, 1)
+	b, err := ring.NewBuilder(c.cfg.PartPower, replicas, 1)
 	if err != nil {
 		return fmt.Errorf("localcluster: %w", err)
 	}
@@ -373,13 +390,36 @@ func (c *Cluster) ensureRing(st *state, name, device string) error {
 	return nil
 }
 
-// policySet is the storage policies of the names given, policy 0 (the default) first.
-func policySet(names []string) (*policy.Set, error) {
+// policySet is the storage policies of the specs given ("NAME" or "NAME:K+M"), policy 0 (the
+// default) first.
+func policySet(specs []string) (*policy.Set, error) {
 	var ps []policy.Policy
-	for i, n := range names {
-		ps = append(ps, policy.Policy{Index: i, Name: n, Default: i == 0})
+	for i, spec := range specs {
+		p, err := parsePolicy(i, spec)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, p)
 	}
 	return policy.New(ps...)
+}
+
+// parsePolicy reads one entry of Config.Policies as policy index.
+func parsePolicy(index int, spec string) (policy.Policy, error) {
+	name, code, ec := strings.Cut(spec, ":")
+	p := policy.Policy{Index: index, Name: name, Default: index == 0, Type: policy.Replication}
+	if !ec {
+		return p, nil
+	}
+	k, m, ok := strings.Cut(code, "+")
+	kn, err1 := strconv.Atoi(k)
+	mn, err2 := strconv.Atoi(m)
+	if !ok || err1 != nil || err2 != nil {
+		return p, fmt.Errorf("storage policy %q: want NAME or NAME:K+M (erasure-coded, K data and M parity fragments)", spec)
+	}
+	p.Type = policy.ErasureCoding
+	p.EC = policy.EC{Scheme: policy.CairnScheme, DataFragments: kn, ParityFragments: mn}
+	return p, nil
 }
 
 // writeSwiftConf writes the cluster's swift.conf: the hash path suffix its rings carry and its
@@ -389,9 +429,16 @@ func writeSwiftConf(path string, st *state) error {
 	b.WriteString("# Written by cairn local-cluster. Policy N's objects are placed by object-N.ring.gz\n")
 	b.WriteString("# (policy 0's by object.ring.gz).\n\n[swift-hash]\nswift_hash_path_prefix =\n")
 	fmt.Fprintf(&b, "swift_hash_path_suffix = %s\n", st.HashSuffix)
-	for i, n := range st.Policies {
-		fmt.Fprintf(&b, "\n[storage-policy:%d]\nname = %s\npolicy_type = replication\n", i, n)
-		if i == 0 {
+	pols, err := policySet(st.Policies)
+	if err != nil {
+		return fmt.Errorf("localcluster: %w", err)
+	}
+	for _, p := range pols.All() {
+		fmt.Fprintf(&b, "\n[storage-policy:%d]\nname = %s\npolicy_type = %s\n", p.Index, p.Name, p.Type)
+		if p.Type == policy.ErasureCoding {
+			fmt.Fprintf(&b, "ec_type = %s\nec_num_data_fragments = %d\nec_num_parity_fragments = %d\n", p.EC.Scheme, p.EC.DataFragments, p.EC.ParityFragments)
+		}
+		if p.Default {
 			b.WriteString("default = yes\n")
 		}
 	}

@@ -355,6 +355,91 @@ var ErrNoContainer = fmt.Errorf("container %w", ErrNotFound)
 // empty object, so its own ETag and size would describe nothing.
 const SysManifestETag = "manifest-etag"
 
+// SysMeta keys of a fragment archive: an erasure-coded object (a storage policy of type
+// erasure_coding, k data + m parity fragments) is stored as k+m archives, each an ordinary
+// object on one device of the partition whose bytes are the archive; these keys say what it is
+// a fragment of. The object's size and ETag are the proxy's (it hashes the whole body while
+// encoding), so that AsServed and Listed report the object, not the archive. ECData is the
+// timestamp of the PUT that wrote the bytes: a POST makes a newer version of each archive with
+// the same bytes, and archives of one ECData and ETag decode together whatever POSTs reached
+// them.
+const (
+	SysECIndex       = "ec-index"        // the fragment index, 0 <= i < k+m: the ring's replica i holds it
+	SysECData        = "ec-data"         // the data fragments (k)
+	SysECParity      = "ec-parity"       // the parity fragments (m)
+	SysECSegmentSize = "ec-segment-size" // the bytes encoded at a time
+	SysECSize        = "ec-size"         // the object's size
+	SysECETag        = "ec-etag"         // the object's ETag
+	SysECWritten     = "ec-written"      // the timestamp of the PUT that wrote the bytes
+)
+
+// ECArchive describes a fragment archive (see SysECIndex).
+type ECArchive struct {
+	Index, K, M int
+	SegmentSize int64
+	// Size and ETag are the whole object's; Written is the timestamp of the PUT of its bytes.
+	Size    int64
+	ETag    string
+	Written Timestamp
+}
+
+// ECArchive reads what fragment archive the object is; ok is false for an object that is none
+// (or whose keys do not parse: it cannot be decoded either way).
+func (o Object) ECArchive() (a ECArchive, ok bool) {
+	num := func(k string) int64 {
+		n, err := strconv.ParseInt(o.SysMeta[k], 10, 64)
+		if err != nil {
+			ok = false
+		}
+		return n
+	}
+	if _, has := o.SysMeta[SysECIndex]; !has {
+		return ECArchive{}, false
+	}
+	ok = true
+	a = ECArchive{Index: int(num(SysECIndex)), K: int(num(SysECData)), M: int(num(SysECParity)), SegmentSize: num(SysECSegmentSize),
+		Size: num(SysECSize), ETag: o.SysMeta[SysECETag], Written: Timestamp(num(SysECWritten))}
+	if !ok || a.Index < 0 || a.K < 1 || a.M < 1 || a.Index >= a.K+a.M || a.SegmentSize < 1 || a.Size < 0 {
+		return ECArchive{}, false
+	}
+	return a, true
+}
+
+// Set writes the archive's keys into sys (which must not be nil).
+func (a ECArchive) Set(sys map[string]string) {
+	for k, v := range map[string]int64{SysECIndex: int64(a.Index), SysECData: int64(a.K), SysECParity: int64(a.M),
+		SysECSegmentSize: a.SegmentSize, SysECSize: a.Size, SysECWritten: int64(a.Written)} {
+		sys[k] = strconv.FormatInt(v, 10)
+	}
+	sys[SysECETag] = a.ETag
+}
+
+// SameData reports whether two archives are fragments of the same bytes (the same PUT): then
+// any k of them with distinct indexes decode the object, whatever POSTs changed since.
+func (a ECArchive) SameData(b ECArchive) bool {
+	return a.Written == b.Written && a.ETag == b.ETag && a.Size == b.Size && a.K == b.K && a.M == b.M && a.SegmentSize == b.SegmentSize
+}
+
+// WithoutEC returns sys without the keys of a fragment archive (sys itself when it has none):
+// what the archive says of itself must not travel with the object elsewhere (a copy into
+// another container, a POST).
+func WithoutEC(sys map[string]string) map[string]string {
+	if _, has := sys[SysECIndex]; !has {
+		if _, has := sys[SysECSize]; !has {
+			return sys
+		}
+	}
+	out := make(map[string]string, len(sys))
+	for k, v := range sys {
+		switch k {
+		case SysECIndex, SysECData, SysECParity, SysECSegmentSize, SysECSize, SysECETag, SysECWritten:
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // SysListingETag is the SysMeta key of an ETag that container listings show instead of the
 // object's (Swift's static large objects list the MD5 of their manifest document, followed by
 // "; slo_etag=" and their served ETag, as Swift's container servers keep them).
@@ -394,7 +479,8 @@ func (o *Object) SymlinkTarget(account string) (targetAccount, container, object
 }
 
 // AsServed returns the object as clients see it: a manifest's size is the sum of its segments'
-// and its ETag the one it was given; other objects are unchanged.
+// and its ETag the one it was given; a fragment archive's are the whole object's; other objects
+// are unchanged.
 func (o Object) AsServed() Object {
 	switch {
 	case o.Manifest != nil:
@@ -405,6 +491,9 @@ func (o Object) AsServed() Object {
 	case o.Summary != nil:
 		o.Size = o.Summary.Size
 	default:
+		if a, ok := o.ECArchive(); ok {
+			o.Size, o.ETag = a.Size, a.ETag
+		}
 		return o
 	}
 	o.ETag = o.SysMeta[SysManifestETag]

@@ -24,10 +24,11 @@ var (
 	// ErrDeprecated is a deprecated policy asked for a new container: its containers keep
 	// working, but no new one may be made in it.
 	ErrDeprecated = errors.New("storage policy is deprecated")
-	// ErrNotSupported is an erasure-coded policy asked to store data: such policies are read,
-	// validated and kept, so that a swift.conf declaring one works, but this version cannot
-	// store objects in them.
-	ErrNotSupported = errors.New("erasure coding not supported yet")
+	// ErrNotSupported is an erasure-coded policy that Cairn cannot store objects in, asked to:
+	// one of PyECLib's codes (its fragments are liberasurecode's format, which Cairn neither
+	// writes nor reads), or a duplication factor other than 1. Such policies are read,
+	// validated and kept, so that a swift.conf declaring one (a Swift cluster's) works.
+	ErrNotSupported = errors.New("erasure code not supported")
 )
 
 // Type is how a policy stores an object: whole copies, or fragments of an erasure code.
@@ -37,9 +38,17 @@ const (
 	// Replication stores as many whole copies as the policy's ring has replicas.
 	Replication Type = "replication"
 	// ErasureCoding stores DataFragments + ParityFragments fragments, any DataFragments of
-	// which rebuild the object (not served yet: ErrNotSupported).
+	// which rebuild the object (served with ec_type CairnScheme only: see Usable).
 	ErasureCoding Type = "erasure_coding"
 )
+
+// CairnScheme is the ec_type of Cairn's own erasure code (Reed-Solomon over GF(2^8) with a
+// Vandermonde-derived systematic matrix, klauspost/reedsolomon; internal/ec). Its fragment
+// archives are Cairn's format: neither liberasurecode's nor readable by Swift. Swift's own
+// ec_type names are accepted in swift.conf but not served (Usable), so that a Cairn proxy on a
+// Swift cluster's rings never reads Swift's fragments as Cairn's, and a Cairn cluster never
+// writes fragments that a Swift server would take for its own code's.
+const CairnScheme = "cairn_rs"
 
 // LegacyName is the name of policy 0 when swift.conf defines none (Swift's "Policy-0"), which
 // no other policy may take.
@@ -78,9 +87,9 @@ type EC struct {
 	DuplicationFactor int
 }
 
-// schemes are the ec_type values PyECLib knows (Swift refuses any other), so that a typo is
-// caught at startup rather than when erasure coding arrives.
-var schemes = []string{"liberasurecode_rs_vand", "jerasure_rs_vand", "jerasure_rs_cauchy", "flat_xor_hd_3",
+// schemes are the ec_type values PyECLib knows (Swift refuses any other) and Cairn's own, so
+// that a typo is caught at startup.
+var schemes = []string{CairnScheme, "liberasurecode_rs_vand", "jerasure_rs_vand", "jerasure_rs_cauchy", "flat_xor_hd_3",
 	"flat_xor_hd_4", "isa_l_rs_vand", "isa_l_rs_cauchy", "shss", "libphazr"}
 
 // Names returns the policy's name and then its aliases.
@@ -105,11 +114,20 @@ func (p Policy) Replicas() int {
 	return (p.EC.DataFragments + p.EC.ParityFragments) * p.EC.DuplicationFactor
 }
 
-// Usable reports whether this version can store objects in the policy: ErrNotSupported for an
-// erasure-coded one.
+// Usable reports whether this version can store objects in the policy: every replicated one,
+// and an erasure-coded one with Cairn's code (CairnScheme) and no duplication. Any other code
+// is ErrNotSupported: PyECLib's codes (Swift's) lay out fragments as liberasurecode does, which
+// Cairn does not, so the objects Swift's servers hold in such a policy stay Swift's (501).
 func (p Policy) Usable() error {
-	if p.Type == ErasureCoding {
-		return fmt.Errorf("storage policy %d (%s) is erasure-coded (%s %d+%d): %w", p.Index, p.Name, p.EC.Scheme, p.EC.DataFragments, p.EC.ParityFragments, ErrNotSupported)
+	if p.Type != ErasureCoding {
+		return nil
+	}
+	if p.EC.Scheme != CairnScheme {
+		return fmt.Errorf("storage policy %d (%s) is erasure-coded with %s %d+%d, whose fragments are liberasurecode's (Swift's) format; Cairn serves ec_type = %s: %w",
+			p.Index, p.Name, p.EC.Scheme, p.EC.DataFragments, p.EC.ParityFragments, CairnScheme, ErrNotSupported)
+	}
+	if p.EC.DuplicationFactor > 1 {
+		return fmt.Errorf("storage policy %d (%s): ec_duplication_factor %d: Cairn stores each fragment once: %w", p.Index, p.Name, p.EC.DuplicationFactor, ErrNotSupported)
 	}
 	return nil
 }
@@ -179,6 +197,9 @@ func (p *Policy) validateEC() error {
 	}
 	if ec.DuplicationFactor < 0 {
 		return bad("invalid ec_duplication_factor %d", ec.DuplicationFactor)
+	}
+	if ec.Scheme == CairnScheme && (ec.DataFragments+ec.ParityFragments > 256 || ec.SegmentSize < ec.DataFragments) {
+		return bad("%s: at most 256 fragments in all, and segments of at least one byte per data fragment", CairnScheme)
 	}
 	// Swift's rule (its bug 1639691): this code with 5 or more parity fragments can lose data.
 	if ec.Scheme == "isa_l_rs_vand" && ec.ParityFragments >= 5 && !p.Deprecated {

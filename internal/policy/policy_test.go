@@ -115,6 +115,7 @@ func TestParseRefusesWhatSwiftRefuses(t *testing.T) {
 		{"ec without k", p0 + "[storage-policy:1]\nname = ec\npolicy_type = erasure_coding\nec_type = jerasure_rs_vand\nec_num_parity_fragments = 2\n", "missing ec_num_data_fragments"},
 		{"ec with m = 0", p0 + "[storage-policy:1]\nname = ec\npolicy_type = erasure_coding\nec_type = jerasure_rs_vand\nec_num_data_fragments = 4\nec_num_parity_fragments = 0\n", "invalid ec_num_parity_fragments"},
 		{"ec with k not a number", p0 + "[storage-policy:1]\nname = ec\npolicy_type = erasure_coding\nec_type = jerasure_rs_vand\nec_num_data_fragments = four\nec_num_parity_fragments = 2\n", "invalid ec_num_data_fragments"},
+		{"cairn_rs with more than 256 fragments", p0 + "[storage-policy:1]\nname = ec\npolicy_type = erasure_coding\nec_type = cairn_rs\nec_num_data_fragments = 250\nec_num_parity_fragments = 10\n", "at most 256"},
 		{"isa_l_rs_vand with 5 parity not deprecated", p0 + "[storage-policy:1]\nname = ec\npolicy_type = erasure_coding\nec_type = isa_l_rs_vand\nec_num_data_fragments = 10\nec_num_parity_fragments = 5\n", "must be deprecated"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,6 +142,19 @@ policy_type = erasure_coding
 ec_type = liberasurecode_rs_vand
 ec_num_data_fragments = 4
 ec_num_parity_fragments = 2
+[storage-policy:3]
+name = cairn-ec
+policy_type = erasure_coding
+ec_type = cairn_rs
+ec_num_data_fragments = 4
+ec_num_parity_fragments = 2
+[storage-policy:4]
+name = cairn-ec-dup
+policy_type = erasure_coding
+ec_type = cairn_rs
+ec_num_data_fragments = 2
+ec_num_parity_fragments = 1
+ec_duplication_factor = 2
 [storage-policy:5]
 name = bronze
 `)
@@ -157,7 +171,9 @@ name = bronze
 		{"Yellow", 0, nil},
 		{"bronze", 5, nil},
 		{"silver", 1, ErrDeprecated},
-		{"ec42", 2, ErrNotSupported},
+		{"ec42", 2, ErrNotSupported}, // Swift's code: liberasurecode's fragments
+		{"cairn-ec", 3, nil},
+		{"cairn-ec-dup", 4, ErrNotSupported},
 		{"tin", -1, ErrUnknown},
 	} {
 		p, err := s.ForNewContainer(tc.name)
@@ -171,8 +187,8 @@ name = bronze
 	if p, _ := s.ByIndex(0); p.RingName() != "object" {
 		t.Errorf("policy 0's ring is %s", p.RingName())
 	}
-	if _, ok := s.ByIndex(3); ok {
-		t.Error("ByIndex(3) found a policy")
+	if _, ok := s.ByIndex(6); ok {
+		t.Error("ByIndex(6) found a policy")
 	}
 	if p, _ := s.ByIndex(2); p.Replicas() != 6 {
 		t.Errorf("an EC 4+2 policy's ring wants %d replicas, want 6", p.Replicas())

@@ -43,6 +43,10 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 	}
 	obj.Timestamp = meta.Now()
 	obj.Size = int64(len(data))
+	obj.SysMeta = meta.WithoutEC(obj.SysMeta)
+	if pl.scheme != nil {
+		return p.putInOrderEC(ctx, pl, name, obj, data, opts)
+	}
 	listing := p.listingFor(name, pl)
 	put := func(t target, cond meta.Precondition) (nodeclient.PutResult, error) {
 		var res nodeclient.PutResult
@@ -106,5 +110,7 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 		return meta.Object{}, fmt.Errorf("put %q: %d of %d replicas: %w", name.Object, written, len(pl.primaries), lastErr)
 	}
 	p.releaseSegments(ctx, name, decided.Previous, &decided.Object)
-	return decided.Object.AsServed(), nil
+	out := decided.Object.AsServed()
+	out.SysMeta = meta.WithoutEC(out.SysMeta)
+	return out, nil
 }

@@ -46,6 +46,9 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 	}
 	obj.Timestamp = meta.Now()
+	// What an archive says of itself must not come along with an object copied from an
+	// erasure-coded container: it would change the size this one is served with.
+	obj.SysMeta = meta.WithoutEC(obj.SysMeta)
 	if obj.Manifest != nil {
 		obj.SysMeta = withKey(obj.SysMeta, meta.SysManifestETag, obj.ETag)
 		obj.Size, obj.ETag = 0, ""
@@ -55,7 +58,9 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Container: listing(t.replica)}
 	}
 	var res nodeclient.PutResult
-	if t := pl.primaries; len(t) == 1 && t[0].err == nil && pl.ring.Replicas() == 1 {
+	if pl.scheme != nil {
+		res, err = p.putEC(ctx, pl, name, obj, body, opts)
+	} else if t := pl.primaries; len(t) == 1 && t[0].err == nil && pl.ring.Replicas() == 1 {
 		res, err = t[0].client.PutObject(ctx, t[0].dev.Name, pl.part, name, obj, body, nopts(t[0]))
 	} else {
 		res, err = p.putReplicas(ctx, pl, name, obj, body, nopts)
@@ -64,7 +69,9 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 	}
 	p.releaseSegments(ctx, name, res.Previous, &res.Object)
-	return res.Object.AsServed(), nil
+	out := res.Object.AsServed()
+	out.SysMeta = meta.WithoutEC(out.SysMeta)
+	return out, nil
 }
 
 // putReplicas streams one body to every replica at once and succeeds at quorum. A replica that
@@ -178,6 +185,9 @@ func (p *Proxy) headObject(ctx context.Context, name meta.ObjectName, opts nodec
 	if err != nil {
 		return meta.Object{}, err
 	}
+	if pl.scheme != nil {
+		return p.headEC(ctx, pl, name, opts)
+	}
 	o, err := read(ctx, pl, true, func(ctx context.Context, t target) (meta.Object, error) {
 		return t.client.HeadObject(ctx, t.dev.Name, pl.part, name, opts)
 	})
@@ -214,6 +224,14 @@ func (p *Proxy) getStored(ctx context.Context, name meta.ObjectName, rng *meta.R
 	ctx, pl, err := p.placeObject(ctx, name, false)
 	if err != nil {
 		return nil, err
+	}
+	if pl.scheme != nil {
+		if rng == nil {
+			if r, ok := p.getECWhole(ctx, pl, name); ok {
+				return r, nil
+			}
+		}
+		return p.getEC(ctx, pl, name, rng)
 	}
 	var served target
 	r, err := read(ctx, pl, false, func(ctx context.Context, t target) (*nodeclient.ObjectReader, error) {
@@ -355,13 +373,18 @@ func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update met
 		// timestamp, would win everywhere once replicated. So the POST names the newest version
 		// the replicas hold, and a replica with another refuses; replication brings it the
 		// newest, POSTed, version from the others.
-		newest, err := p.newestVersion(ctx, pl, name)
+		newestOf := p.newestVersion
+		if pl.scheme != nil {
+			newestOf = p.newestEC
+		}
+		newest, err := newestOf(ctx, pl, name)
 		if err != nil {
 			return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, err)
 		}
 		cond.IfTimestamp = newest
 	}
 	update.Timestamp = meta.Now()
+	update.SysMeta = meta.WithoutEC(update.SysMeta) // each archive keeps its own
 	listing := p.listingFor(name, pl)
 	var out meta.Object
 	var mu sync.Mutex // replicas answer concurrently
@@ -382,7 +405,9 @@ func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update met
 	if err != nil {
 		return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, err)
 	}
-	return out.AsServed(), nil
+	out = out.AsServed()
+	out.SysMeta = meta.WithoutEC(out.SysMeta)
+	return out, nil
 }
 
 // newestVersion returns the timestamp of the newest version of an object that a quorum of its

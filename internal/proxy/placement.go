@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/ec"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/ring"
@@ -35,6 +36,9 @@ type placement struct {
 	ring      *ring.Ring
 	part      uint32
 	primaries []target
+	// scheme is the erasure code of an erasure-coded policy's placement (nil: replicas):
+	// primary i holds fragment archive i.
+	scheme *ec.Scheme
 
 	mu       sync.Mutex // guards the handoffs, which concurrent replicas draw from
 	handoffs []target
@@ -78,8 +82,17 @@ func (p *Proxy) target(replica int, d ring.Device) target {
 	return target{replica: replica, dev: d, client: c}
 }
 
-// quorum is how many devices must succeed for a write to: a majority of the ring's replicas.
-func (pl *placement) quorum() int { return pl.ring.Replicas()/2 + 1 }
+// quorum is how many devices must succeed for a write without a body to: a majority of the
+// ring's replicas. An erasure-coded DELETE also needs more than m, so that fewer than k
+// archives of what it deleted can remain (its POSTs likewise, so that the newest metadata is
+// on more archives than a PUT may miss); its PUTs need k+1 (putEC).
+func (pl *placement) quorum() int {
+	q := pl.ring.Replicas()/2 + 1
+	if pl.scheme != nil {
+		q = max(q, pl.scheme.M+1)
+	}
+	return q
+}
 
 // handoff returns the next handoff device that can be reached, for the replica it replaces.
 // There are at most as many handoffs as primaries (Swift's request_node_count of 2 × replicas).

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/ec"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/policy"
@@ -92,18 +93,19 @@ func (p *Proxy) containerPolicy(ctx context.Context, account, container string, 
 	return idx, nil
 }
 
-// objectRing returns the ring of policy idx's objects: an unknown index, which a container
-// made by another cluster's proxy could hold, is a failure to serve (503); an erasure-coded
-// policy, policy.ErrNotSupported.
-func (p *Proxy) objectRing(idx int) (*ring.Ring, error) {
+// objectRing returns the ring of policy idx's objects, and its erasure code (nil for a
+// replicated policy): an unknown index, which a container made by another cluster's proxy
+// could hold, is a failure to serve (503); a policy this version cannot store objects in,
+// policy.ErrNotSupported.
+func (p *Proxy) objectRing(idx int) (*ring.Ring, *ec.Scheme, error) {
 	pol, ok := p.policies.ByIndex(idx)
 	if !ok {
-		return nil, fmt.Errorf("storage policy %d is not defined here: %w", idx, meta.ErrUnavailable)
+		return nil, nil, fmt.Errorf("storage policy %d is not defined here: %w", idx, meta.ErrUnavailable)
 	}
 	if err := pol.Usable(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return p.objectRings[idx](), nil
+	return p.objectRings[idx](), p.schemes[idx], nil
 }
 
 // placeObject is where an object's requests go: the partition of its container's policy's
@@ -114,11 +116,30 @@ func (p *Proxy) placeObject(ctx context.Context, name meta.ObjectName, write boo
 	if err != nil {
 		return ctx, nil, err
 	}
-	r, err := p.objectRing(idx)
+	r, scheme, err := p.objectRing(idx)
 	if err != nil {
 		return ctx, nil, fmt.Errorf("container %q: %w", name.Container, err)
 	}
-	return nodeclient.WithPolicy(ctx, idx), p.place(r, partition(r, name.Account, name.Container, name.Object)), nil
+	pl := p.place(r, partition(r, name.Account, name.Container, name.Object))
+	pl.scheme = scheme
+	return nodeclient.WithPolicy(ctx, idx), pl, nil
+}
+
+// ecSchemes returns the erasure code of every erasure-coded policy this version serves, by
+// index.
+func ecSchemes(pols *policy.Set) (map[int]*ec.Scheme, error) {
+	out := map[int]*ec.Scheme{}
+	for _, pol := range pols.All() {
+		if pol.Type != policy.ErasureCoding || pol.Usable() != nil {
+			continue
+		}
+		s, err := ec.New(pol.EC.DataFragments, pol.EC.ParityFragments, int64(pol.EC.SegmentSize))
+		if err != nil {
+			return nil, fmt.Errorf("proxy: %s: %w", pol, err)
+		}
+		out[pol.Index] = s
+	}
+	return out, nil
 }
 
 // createPolicy returns a container create's metadata with its policy: the one m names (which

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/ec"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/policy"
@@ -114,6 +115,7 @@ type Proxy struct {
 	accountRing, containerRing func() *ring.Ring
 	objectRings                map[int]func() *ring.Ring
 	policies                   *policy.Set
+	schemes                    map[int]*ec.Scheme // the erasure code of each EC policy
 	dialer                     nodeclient.Dialer
 	log                        *slog.Logger
 	known                      *containerCache
@@ -128,9 +130,13 @@ func New(cfg Config) (*Proxy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	schemes, err := ecSchemes(cfg.Policies)
+	if err != nil {
+		return nil, err
+	}
 	return &Proxy{
 		accountRing: cfg.AccountRing, containerRing: cfg.ContainerRing,
-		objectRings: cfg.ObjectRings, policies: cfg.Policies,
+		objectRings: cfg.ObjectRings, policies: cfg.Policies, schemes: schemes,
 		dialer: cfg.Dialer, log: cfg.Logger,
 		known: newContainerCache(cfg.ContainerCacheTTL),
 		grace: cfg.SegmentGrace, later: &releaser{pending: map[*time.Timer]func(){}},

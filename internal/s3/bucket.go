@@ -114,7 +114,7 @@ func (h *Handler) bucketPolicy(constraint string) (int, error) {
 	case errors.Is(err, policy.ErrDeprecated):
 		return 0, errInvalidLocationConstraint.withMessage("The specified location-constraint is not valid: storage policy %q is deprecated.", p.Name)
 	case errors.Is(err, policy.ErrNotSupported):
-		return 0, errNotImplemented.withMessage("Storage policy %q is erasure-coded: erasure coding is not supported yet.", p.Name)
+		return 0, errNotImplemented.withMessage("Storage policy %q is erasure-coded with %s, a code Cairn does not serve (its own is %s).", p.Name, p.EC.Scheme, policy.CairnScheme)
 	case err != nil:
 		return 0, err
 	}

@@ -156,7 +156,7 @@ var errorTable = []struct {
 	{access.ErrMalformedPolicy, errMalformedPolicy},
 	{access.ErrUnsupported, errNotImplemented},
 	// A bucket of an erasure-coded storage policy (made through another proxy): not served yet.
-	{policy.ErrNotSupported, errNotImplemented.withMessage("The bucket's storage policy is erasure-coded: erasure coding is not supported yet.")},
+	{policy.ErrNotSupported, errNotImplemented.withMessage("The bucket's storage policy is erasure-coded with a code Cairn does not serve.")},
 	{access.ErrInvalidACL, errInvalidArgument.withMessage("The ACL is not valid.")},
 	{access.ErrInvalidSwiftACL, errInvalidArgument.withMessage("The Swift ACL is not valid.")},
 

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cairn-store/cairn/internal/backend"
+	"github.com/cairn-store/cairn/internal/ec"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/proxy"
@@ -238,7 +239,7 @@ func (d selfDialer) Dial(node string) (nodeclient.Client, error) {
 // devices in-process and the others over the node protocol.
 func (s *Server) newReplicator(reg prometheus.Registerer) (*replicator.Replicator, error) {
 	rep, err := replicator.New(replicator.Config{
-		Node: s.node, Self: s.ringAddress(),
+		Node: replicatedDevices{Node: s.node, ec: s.ecDevices}, Self: s.ringAddress(),
 		ObjectRings:   s.replicatedRings,
 		ContainerRing: s.rings.container.Current, AccountRing: s.rings.account.Current,
 		Dialer:   selfDialer{self: s.ringAddress(), node: s.node, others: s.dialer},
@@ -251,6 +252,82 @@ func (s *Server) newReplicator(reg prometheus.Registerer) (*replicator.Replicato
 	}
 	s.node.ReportStatus("replicator", rep.DaemonStatus)
 	return rep, nil
+}
+
+// newReconstructor returns the reconstructor of a storage or sumo node with devices in the
+// rings of erasure-coded policies it serves (nil without any), with the replicator's schedule
+// and limits.
+func (s *Server) newReconstructor(reg prometheus.Registerer) (*replicator.Reconstructor, error) {
+	if len(s.ecRings()) == 0 {
+		return nil, nil
+	}
+	rc, err := replicator.NewReconstructor(replicator.ReconstructorConfig{
+		Node: s.node, Self: s.ringAddress(), Rings: s.ecRings,
+		Dialer:   selfDialer{self: s.ringAddress(), node: s.node, others: s.dialer},
+		Interval: s.cfg.ReplicationInterval, Concurrency: s.cfg.ReplicationConcurrency,
+		BytesPerSecond: s.cfg.ReplicationBytesPerSecond,
+		Logger:         s.cfg.Logger, Registry: reg,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.node.ReportStatus("reconstructor", rc.DaemonStatus)
+	return rc, nil
+}
+
+// ecRings are the object rings of the erasure-coded storage policies this version serves,
+// with their codes.
+func (s *Server) ecRings() []replicator.ECRing {
+	var out []replicator.ECRing
+	for _, p := range s.rings.policies.All() {
+		if p.Type != policy.ErasureCoding || p.Usable() != nil {
+			continue
+		}
+		scheme, err := ec.New(p.EC.DataFragments, p.EC.ParityFragments, int64(p.EC.SegmentSize))
+		if err != nil {
+			s.cfg.Logger.Error("erasure code of a storage policy", "policy", p.Name, "err", err)
+			continue
+		}
+		out = append(out, replicator.ECRing{Ring: s.rings.objects[p.Index].Current(), Scheme: scheme})
+	}
+	return out
+}
+
+// ecDevices are this node's devices in the object rings of erasure-coded policies (any, served
+// or not): their archives are the reconstructor's, and must never be synced whole between
+// primaries or sent to another policy's devices by the replicator.
+func (s *Server) ecDevices() map[string]bool {
+	out := map[string]bool{}
+	for _, p := range s.rings.policies.All() {
+		if p.Type != policy.ErasureCoding {
+			continue
+		}
+		for _, d := range s.rings.objects[p.Index].Current().Devices {
+			if d.Node == s.ringAddress() && d.Name != "" {
+				out[d.Name] = true
+			}
+		}
+	}
+	return out
+}
+
+// replicatedDevices is the storage node as the replicator sees it: without the devices of
+// erasure-coded policies (which it would otherwise take for devices no ring names, and empty
+// into policy 0's primaries).
+type replicatedDevices struct {
+	*storage.Node
+	ec func() map[string]bool
+}
+
+func (r replicatedDevices) Devices() []string {
+	ec := r.ec()
+	var out []string
+	for _, d := range r.Node.Devices() {
+		if !ec[d] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // ringAddress is this node's address as the rings name it.

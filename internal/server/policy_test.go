@@ -1,11 +1,13 @@
 package server
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-store/cairn/internal/ring"
 )
@@ -74,5 +76,52 @@ func TestStorageNodePolicyDevices(t *testing.T) {
 				t.Fatalf("devices %v, want %v", got, tc.devices)
 			}
 		})
+	}
+}
+
+// A storage node with a device in an erasure-coded policy's ring runs a reconstructor for it
+// (reported in its status), and its replicator leaves that device alone: it must not take it
+// for a device no ring names and send its archives to policy 0's primaries.
+func TestStorageNodeErasureCodedDevices(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dir, data := t.TempDir(), t.TempDir()
+	for name, dev := range map[string]string{"account": "d1", "container": "d1", "object": "d1", "object-1": "ec1"} {
+		if err := ring.WriteFile(filepath.Join(dir, name+".ring.gz"), ring.SingleDevice(addr, dev, 4, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conf := "[storage-policy:0]\nname = gold\ndefault = yes\n[storage-policy:1]\nname = ec\npolicy_type = erasure_coding\n" +
+		"ec_type = cairn_rs\nec_num_data_fragments = 2\nec_num_parity_fragments = 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "swift.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(Config{Role: RoleStorage, RingDir: dir, DataDir: data, Listen: addr, ClusterSecret: testClusterSecret, SweepInterval: -1, ReplicationInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		s.closeParts()
+		s.listener.Close()
+	}()
+	if s.reconstructor == nil {
+		t.Fatal("no reconstructor")
+	}
+	if got := (replicatedDevices{Node: s.node, ec: s.ecDevices}).Devices(); strings.Join(got, ",") != "d1" {
+		t.Fatalf("the replicator sees devices %v, want d1 alone", got)
+	}
+	if rings := s.ecRings(); len(rings) != 1 || rings[0].Scheme.K != 2 || rings[0].Scheme.M != 1 {
+		t.Fatalf("erasure-coded rings %+v", rings)
+	}
+	st, err := s.node.NodeStatus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.Daemons["reconstructor"]; !ok {
+		t.Fatalf("status without the reconstructor: %+v", st.Daemons)
 	}
 }

@@ -99,9 +99,10 @@ type Config struct {
 	// Advertise is the address the rings name this storage node by, when it is not Listen
 	// (behind a NAT, a port forward or a relay: Swift's ring IP that is not its bind IP).
 	Advertise string
-	// Replication configures the replicator of a storage or sumo node: the pause between its
-	// passes (0: 30s; negative: it does not run), the partitions it works on at once (0: 2) and
-	// the bytes per second it may send (0: 100 MiB/s; negative: unbounded).
+	// Replication configures the replicator of a storage or sumo node, and its reconstructor
+	// (erasure-coded policies): the pause between their passes (0: 30s; negative: they do not
+	// run), the partitions each works on at once (0: 2) and the bytes per second each may send
+	// (0: 100 MiB/s; negative: unbounded).
 	ReplicationInterval       time.Duration
 	ReplicationConcurrency    int
 	ReplicationBytesPerSecond int64
@@ -178,8 +179,11 @@ type Server struct {
 	expirer    *expirer.Daemon        // nil when disabled
 	sweeper    *storage.Sweeper       // nil when disabled
 	replicator *replicator.Replicator // nil when disabled, or not a cluster's storage node
-	auditor    *storage.Auditor       // nil when disabled
-	uploads    *s3.UploadSweeper      // nil when disabled
+	// reconstructor keeps erasure-coded policies' archives home: nil when replication is
+	// disabled, or when no erasure-coded policy is served.
+	reconstructor *replicator.Reconstructor
+	auditor       *storage.Auditor  // nil when disabled
+	uploads       *s3.UploadSweeper // nil when disabled
 	// generated is the root key when this start generated it, shown once on the console.
 	generated *auth.Key
 	keys      *auth.Store
@@ -316,6 +320,9 @@ func (s *Server) openNode(reg *prometheus.Registry) error {
 	}
 	if cfg.Role != RoleEmbedded && cfg.ReplicationInterval >= 0 {
 		if s.replicator, err = s.newReplicator(reg); err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
+		if s.reconstructor, err = s.newReconstructor(reg); err != nil {
 			return fmt.Errorf("server: %w", err)
 		}
 	}
@@ -471,6 +478,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.replicator != nil {
 		s.replicator.Start()
 	}
+	if s.reconstructor != nil {
+		s.reconstructor.Start()
+	}
 	if s.auditor != nil {
 		s.auditor.Start()
 	}
@@ -510,6 +520,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	if s.replicator != nil {
 		s.replicator.Stop()
+	}
+	if s.reconstructor != nil {
+		s.reconstructor.Stop()
 	}
 	if s.auditor != nil {
 		s.auditor.Stop()

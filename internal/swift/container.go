@@ -110,7 +110,7 @@ func (h *Handler) readStoragePolicy(hdr http.Header) (int, error) {
 	case errors.Is(err, policy.ErrDeprecated):
 		return 0, errBadRequest.withText("Storage Policy '%s' is deprecated", p.Name)
 	case errors.Is(err, policy.ErrNotSupported):
-		return 0, errNotImplemented.withText("Storage Policy '%s' is erasure-coded: erasure coding is not supported yet", p.Name)
+		return 0, errNotImplemented.withText("Storage Policy '%s' is erasure-coded with %s, a code Cairn does not serve (its own is %s)", p.Name, p.EC.Scheme, policy.CairnScheme)
 	case err != nil:
 		return 0, err
 	}

@@ -135,7 +135,8 @@ func toSwiftError(err error) *swiftError {
 	case errors.Is(err, meta.ErrUnavailable):
 		return errUnavailable
 	case errors.Is(err, policy.ErrNotSupported):
-		// A container of an erasure-coded policy (made by another proxy): not served yet.
+		// A container of a policy erasure-coded with Swift's code (made by Swift's proxy):
+		// its fragments are liberasurecode's, which Cairn does not read.
 		return errNotImplemented
 	}
 	return errInternal

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -85,8 +86,10 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 
 // policiesInfo lists the storage policies as Swift's /info does (name, aliases as one
 // comma-separated string, default only on the default), without the deprecated ones, which
-// Swift hides, and without erasure-coded ones, which clients could choose but this version
-// cannot store objects in (501).
+// Swift hides, and without erasure-coded ones this version cannot store objects in (Swift's
+// codes: 501). An erasure-coded policy also says what it is (policy_type, ec_type and its
+// fragments, the keys of swift.conf), which Swift's public /info leaves out, so that clients
+// can tell which policies erasure-code their objects.
 func (h *Handler) policiesInfo() []map[string]any {
 	var out []map[string]any
 	for _, p := range h.proxy.Policies().All() {
@@ -96,6 +99,13 @@ func (h *Handler) policiesInfo() []map[string]any {
 		e := map[string]any{"name": p.Name, "aliases": strings.Join(p.Names(), ", ")}
 		if p.Default {
 			e["default"] = true
+		}
+		if p.Type == policy.ErasureCoding {
+			e["policy_type"] = string(p.Type)
+			e["ec_type"] = p.EC.Scheme
+			e["ec_num_data_fragments"] = p.EC.DataFragments
+			e["ec_num_parity_fragments"] = p.EC.ParityFragments
+			e["ec_object_segment_size"] = p.EC.SegmentSize
 		}
 		out = append(out, e)
 	}
