@@ -84,10 +84,14 @@ func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, 
 		err error
 	}
 	answers := make(chan answer, n)
+	// Every pipe first: a refusing decider closes them all.
 	pipes := make([]*io.PipeWriter, n)
+	readers := make([]*io.PipeReader, n)
+	for i := range pipes {
+		readers[i], pipes[i] = io.Pipe()
+	}
 	for i, t := range pl.primaries {
-		pr, pw := io.Pipe()
-		pipes[i] = pw
+		pr := readers[i]
 		arc := obj
 		arc.Size = arcSize
 		arc.SysMeta = maps.Clone(obj.SysMeta)
