@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -196,32 +195,12 @@ func (r *Reconstructor) RunPass(ctx context.Context) ReconstructStats {
 	r.mu.Unlock()
 	r.metrics.progress.Set(0)
 
-	var st ReconstructStats
-	var stMu sync.Mutex
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range max(1, r.cfg.Concurrency) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(jobs) || ctx.Err() != nil {
-					return
-				}
-				js := r.reconstruct(ctx, jobs[i])
-				stMu.Lock()
-				st.add(js)
-				stMu.Unlock()
-				r.mu.Lock()
-				r.status.Done++
-				done := r.status.Done
-				r.mu.Unlock()
-				r.metrics.progress.Set(float64(done) / float64(len(jobs)))
-			}
-		}()
-	}
-	wg.Wait()
+	st := runPool(ctx, r.cfg.Concurrency, jobs, func(j ecJob) ReconstructStats { return r.reconstruct(ctx, j) }, (*ReconstructStats).add, func(done int) {
+		r.mu.Lock()
+		r.status.Done = done
+		r.mu.Unlock()
+		r.metrics.progress.Set(float64(done) / float64(len(jobs)))
+	})
 	end := time.Now()
 	r.mu.Lock()
 	r.status.Running = false

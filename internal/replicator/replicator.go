@@ -258,32 +258,12 @@ func (r *Replicator) RunPass(ctx context.Context) PassStats {
 	r.mu.Unlock()
 	r.metrics.progress.Set(0)
 
-	var st PassStats
-	var stMu sync.Mutex
-	next := atomic.Int64{}
-	var wg sync.WaitGroup
-	for range max(1, r.cfg.Concurrency) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(jobs) || ctx.Err() != nil {
-					return
-				}
-				js := r.replicate(ctx, jobs[i])
-				stMu.Lock()
-				st.add(js)
-				stMu.Unlock()
-				r.mu.Lock()
-				r.status.Done++
-				done := r.status.Done
-				r.mu.Unlock()
-				r.metrics.progress.Set(float64(done) / float64(len(jobs)))
-			}
-		}()
-	}
-	wg.Wait()
+	st := runPool(ctx, r.cfg.Concurrency, jobs, func(j job) PassStats { return r.replicate(ctx, j) }, (*PassStats).add, func(done int) {
+		r.mu.Lock()
+		r.status.Done = done
+		r.mu.Unlock()
+		r.metrics.progress.Set(float64(done) / float64(len(jobs)))
+	})
 	end := time.Now()
 	r.mu.Lock()
 	r.status.Running = false
@@ -619,4 +599,36 @@ func (r *Replicator) DaemonStatus() nodeclient.DaemonStatus {
 		ds.Progress = 1
 	}
 	return ds
+}
+
+// runPool runs do on every job with n workers until ctx ends, adds each result into one total
+// with add, and calls done after each job with how many are done: a pass of the replicator or
+// the reconstructor.
+func runPool[J, S any](ctx context.Context, n int, jobs []J, do func(J) S, add func(*S, S), done func(int)) S {
+	var total S
+	var mu sync.Mutex
+	var next atomic.Int64
+	finished := 0
+	var wg sync.WaitGroup
+	for range max(1, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) || ctx.Err() != nil {
+					return
+				}
+				s := do(jobs[i])
+				mu.Lock()
+				add(&total, s)
+				finished++
+				d := finished
+				mu.Unlock()
+				done(d)
+			}
+		}()
+	}
+	wg.Wait()
+	return total
 }
