@@ -20,7 +20,7 @@ func TestNodeRefusesBadRequests(t *testing.T) {
 	if err := node.PutContainer(ctx, "d0", 1, "acct", meta.Container{Name: "box", Created: meta.Now()}, nodeclient.ContainerOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := node.PutObject(ctx, "d0", 1, meta.ObjectName{Account: "acct", Container: "box", Object: "keep"}, meta.Object{Timestamp: meta.Now(), Size: 4}, strings.NewReader("kept"), nodeclient.PutOptions{Container: &nodeclient.ContainerUpdate{Device: "d0", Part: 1}}); err != nil {
+	if _, err := node.PutObject(ctx, "d0", 1, meta.ObjectName{Account: "acct", Container: "box", Object: "keep"}, meta.Object{Timestamp: meta.Now(), Size: 4}, strings.NewReader("kept"), nodeclient.PutOptions{Containers: []nodeclient.ContainerUpdate{{Device: "d0", Part: 1}}}); err != nil {
 		t.Fatal(err)
 	}
 	ts := backend.FormatTimestamp(meta.Now())

@@ -207,13 +207,19 @@ func objectPath(device string, part uint32, name meta.ObjectName) Path {
 	return wirePath(device, part, name.Account, name.Container, name.Object)
 }
 
-func writeContainerUpdate(h http.Header, u *nodeclient.ContainerUpdate) {
-	if u == nil {
+// writeContainerUpdates names the listings a write updates as Swift's proxy does: one
+// partition (they are replicas of one container), hosts and devices comma-separated in turn.
+func writeContainerUpdates(h http.Header, us []nodeclient.ContainerUpdate) {
+	if len(us) == 0 {
 		return
 	}
-	h.Set(hdrContainerHost, u.Node)
-	h.Set(hdrContainerDevice, u.Device)
-	h.Set(hdrContainerPart, strconv.FormatUint(uint64(u.Part), 10))
+	hosts, devs := make([]string, len(us)), make([]string, len(us))
+	for i, u := range us {
+		hosts[i], devs[i] = u.Node, u.Device
+	}
+	h.Set(hdrContainerHost, strings.Join(hosts, ","))
+	h.Set(hdrContainerDevice, strings.Join(devs, ","))
+	h.Set(hdrContainerPart, strconv.FormatUint(uint64(us[0].Part), 10))
 }
 
 // PutObject streams an object to the node. Its metadata goes in headers; the body follows in
@@ -224,7 +230,7 @@ func (c *Client) PutObject(ctx context.Context, device string, part uint32, name
 	h := http.Header{}
 	writeObjectMeta(h, &obj)
 	writeCondition(h, opts.If)
-	writeContainerUpdate(h, opts.Container)
+	writeContainerUpdates(h, opts.Containers)
 	size := obj.Size
 	if obj.Manifest != nil {
 		enc, err := encodeManifest(obj.Manifest)
@@ -507,7 +513,7 @@ func (c *Client) DeleteObject(ctx context.Context, device string, part uint32, n
 	h := http.Header{}
 	h.Set(hdrTimestamp, FormatTimestamp(ts))
 	writeCondition(h, opts.If)
-	writeContainerUpdate(h, opts.Container)
+	writeContainerUpdates(h, opts.Containers)
 	resp, err := c.do(ctx, call{method: http.MethodDelete, path: objectPath(device, part, name), header: h})
 	if err != nil {
 		return meta.Object{}, err

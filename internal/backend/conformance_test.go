@@ -91,7 +91,7 @@ func TestAccountRowsBetweenNodes(t *testing.T) {
 	if err := a.PutContainer(ctx, "d0", 1, "acct", meta.Container{Name: "box", Created: meta.Now()}, acct); err != nil {
 		t.Fatal(err)
 	}
-	here := nodeclient.PutOptions{Container: &nodeclient.ContainerUpdate{Node: addrA, Device: "d0", Part: 1}}
+	here := nodeclient.PutOptions{Containers: []nodeclient.ContainerUpdate{{Node: addrA, Device: "d0", Part: 1}}}
 	if _, err := a.PutObject(ctx, "d0", 1, meta.ObjectName{Account: "acct", Container: "box", Object: "o"}, meta.Object{Timestamp: meta.Now(), Size: 3}, strings.NewReader("abc"), here); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestAccountRowsBetweenNodes(t *testing.T) {
 	if err != nil || got.ContainerCount != 1 || got.ObjectCount != 1 || got.BytesUsed != 3 {
 		t.Fatalf("account on the other node: %+v, %v", got, err)
 	}
-	if _, err := a.DeleteObject(ctx, "d0", 1, meta.ObjectName{Account: "acct", Container: "box", Object: "o"}, meta.Now(), nodeclient.DeleteOptions{Container: here.Container}); err != nil {
+	if _, err := a.DeleteObject(ctx, "d0", 1, meta.ObjectName{Account: "acct", Container: "box", Object: "o"}, meta.Now(), nodeclient.DeleteOptions{Containers: here.Containers}); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.DeleteContainer(ctx, "d0", 1, "acct", "box", meta.Now(), acct); err != nil {
@@ -109,6 +109,70 @@ func TestAccountRowsBetweenNodes(t *testing.T) {
 	l, err := b.ListContainers(ctx, "d0", 2, "acct", meta.ListOptions{})
 	if err != nil || len(l.Containers) != 0 {
 		t.Fatalf("account listing on the other node after the delete: %+v, %v", l, err)
+	}
+}
+
+// One write updates several listings when the policy keeps fewer object replicas than the
+// container ring keeps listings: the proxy names them comma-separated, as Swift's does, and the
+// object's node updates its own in the write's batch and sends the other after the commit.
+func TestOneWriteUpdatesSeveralListings(t *testing.T) {
+	ctx := context.Background()
+	d, err := backend.NewDialer(backend.ClientConfig{Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	start := func() (string, *storage.Node) {
+		srv := httptest.NewUnstartedServer(nil)
+		addr := srv.Listener.Addr().String()
+		n, err := storage.Open(storage.Config{Address: addr, Peers: d, Devices: []storage.DeviceConfig{{Name: "d0", Dir: t.TempDir()}, {Name: "d1", Dir: t.TempDir()}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := backend.NewHandler(backend.HandlerConfig{Node: n, Secret: secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Config.Handler = h
+		srv.Start()
+		t.Cleanup(func() { srv.Close(); n.Close() })
+		return addr, n
+	}
+	addrA, a := start()
+	addrB, b := start()
+	listings := []nodeclient.ContainerUpdate{{Node: addrA, Device: "d1", Part: 3}, {Node: addrB, Device: "d0", Part: 3}, {Node: addrA, Device: "d0", Part: 3}}
+	type replica struct {
+		n   *storage.Node
+		dev string
+	}
+	replicas := []replica{{a, "d1"}, {b, "d0"}, {a, "d0"}}
+	for _, r := range replicas {
+		if err := r.n.PutContainer(ctx, r.dev, 3, "acct", meta.Container{Name: "box", Created: meta.Now()}, nodeclient.ContainerOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client, err := d.Dial(addrA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "box", Object: "o"}
+	if _, err := client.PutObject(ctx, "d0", 1, name, meta.Object{Timestamp: meta.Now(), Size: 3}, strings.NewReader("abc"), nodeclient.PutOptions{Containers: listings}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range replicas {
+		l, err := r.n.ListObjects(ctx, r.dev, 3, "acct", "box", meta.ListOptions{})
+		if err != nil || len(l.Objects) != 1 || l.Objects[0].Name != "o" || l.Objects[0].Size != 3 {
+			t.Fatalf("listing on %s: %+v, %v", r.dev, l, err)
+		}
+	}
+	if _, err := client.DeleteObject(ctx, "d0", 1, name, meta.Now(), nodeclient.DeleteOptions{Containers: listings}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range replicas {
+		l, err := r.n.ListObjects(ctx, r.dev, 3, "acct", "box", meta.ListOptions{})
+		if err != nil || len(l.Objects) != 0 {
+			t.Fatalf("listing on %s after the delete: %+v, %v", r.dev, l, err)
+		}
 	}
 }
 

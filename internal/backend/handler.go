@@ -124,17 +124,33 @@ func requestTimestamp(r *http.Request) (meta.Timestamp, error) {
 	return ParseTimestamp(v)
 }
 
-func readContainerUpdate(r *http.Request) (*nodeclient.ContainerUpdate, error) {
+// maxContainerUpdates bounds the listings one write updates: a policy of one replica under a
+// container ring of many is the most a proxy asks for.
+const maxContainerUpdates = 16
+
+// readContainerUpdates reads the listings a write updates (writeContainerUpdates): Swift's
+// proxy names several, comma-separated, when the policy keeps fewer object replicas than the
+// container ring keeps listings.
+func readContainerUpdates(r *http.Request) ([]nodeclient.ContainerUpdate, error) {
 	host := r.Header.Get(hdrContainerHost)
 	if host == "" {
 		return nil, nil
 	}
 	part, err := strconv.ParseUint(r.Header.Get(hdrContainerPart), 10, 32)
-	dev := r.Header.Get(hdrContainerDevice)
-	if err != nil || dev == "" || strings.Contains(host, ",") {
+	hosts := strings.Split(host, ",")
+	devs := strings.Split(r.Header.Get(hdrContainerDevice), ",")
+	if err != nil || len(hosts) != len(devs) || len(hosts) > maxContainerUpdates {
 		return nil, fmt.Errorf("%w: container update headers", ErrBadRequest)
 	}
-	return &nodeclient.ContainerUpdate{Node: host, Device: dev, Part: uint32(part)}, nil
+	out := make([]nodeclient.ContainerUpdate, len(hosts))
+	for i := range hosts {
+		h, d := strings.TrimSpace(hosts[i]), strings.TrimSpace(devs[i])
+		if h == "" || d == "" {
+			return nil, fmt.Errorf("%w: container update headers", ErrBadRequest)
+		}
+		out[i] = nodeclient.ContainerUpdate{Node: h, Device: d, Part: uint32(part)}
+	}
+	return out, nil
 }
 
 func readAccountUpdate(r *http.Request) (*nodeclient.AccountUpdate, error) {
@@ -225,11 +241,11 @@ func (h *Handler) object(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if err != nil {
 			return err
 		}
-		upd, err := readContainerUpdate(r)
+		upd, err := readContainerUpdates(r)
 		if err != nil {
 			return err
 		}
-		prev, err := h.node.DeleteObject(ctx, p.Device, p.Part, name, ts, nodeclient.DeleteOptions{If: cond, Container: upd})
+		prev, err := h.node.DeleteObject(ctx, p.Device, p.Part, name, ts, nodeclient.DeleteOptions{If: cond, Containers: upd})
 		if err != nil {
 			return err
 		}
@@ -241,7 +257,7 @@ func (h *Handler) object(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if err != nil {
 			return err
 		}
-		upd, err := readContainerUpdate(r)
+		upd, err := readContainerUpdates(r)
 		if err != nil {
 			return err
 		}
@@ -249,7 +265,7 @@ func (h *Handler) object(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if err != nil {
 			return err
 		}
-		o, err := h.node.PostObject(ctx, p.Device, p.Part, name, update, nodeclient.PostOptions{Container: upd, If: cond})
+		o, err := h.node.PostObject(ctx, p.Device, p.Part, name, update, nodeclient.PostOptions{Containers: upd, If: cond})
 		if err != nil {
 			return err
 		}
@@ -271,11 +287,11 @@ func (h *Handler) putObject(ctx context.Context, w http.ResponseWriter, r *http.
 	if err != nil {
 		return err
 	}
-	upd, err := readContainerUpdate(r)
+	upd, err := readContainerUpdates(r)
 	if err != nil {
 		return err
 	}
-	opts := nodeclient.PutOptions{If: cond, Container: upd}
+	opts := nodeclient.PutOptions{If: cond, Containers: upd}
 	obj.Size = r.ContentLength
 	var body io.Reader = r.Body
 	var footer func(*meta.Object) error

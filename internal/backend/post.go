@@ -36,7 +36,7 @@ func (c *Client) PostObject(ctx context.Context, device string, part uint32, nam
 		writeObjectMeta(h, &update)
 		putMeta(h, objPostedPrefix+"M-", mergeMaps(posted, sys))
 	}
-	writeContainerUpdate(h, opts.Container)
+	writeContainerUpdates(h, opts.Containers)
 	writeCondition(h, opts.If)
 	resp, err := c.do(ctx, call{method: http.MethodPost, path: objectPath(device, part, name), header: h})
 	if err != nil {

@@ -17,10 +17,13 @@ type PutOptions struct {
 	// with its final metadata (Size and ETag set); it may add SysMeta. An error aborts the PUT
 	// and nothing is stored. (Over HTTP this becomes the proxy's footer phase.)
 	BeforeCommit func(obj *meta.Object) error
-	// Container is the container replica whose listing this write updates (nil: none). When
-	// it is a device of the same node the entry commits in the object's batch; otherwise the
-	// node sends it after the commit, and keeps it to retry if that fails.
-	Container *ContainerUpdate
+	// Containers are the container replicas whose listings this write updates (none: no
+	// listing). Usually one per object replica; where a policy keeps fewer object replicas
+	// than the container ring keeps listings, some object replicas update two, so that every
+	// listing hears of every write (Swift's comma-separated X-Container-Host). A replica on a
+	// device of the same node commits the entry in the object's batch; the node sends the
+	// others after the commit, and keeps them to retry if that fails.
+	Containers []ContainerUpdate
 	// If is checked by the node against the version the PUT replaces, atomically with the
 	// commit (meta.ErrPreconditionFailed when it fails).
 	If meta.Precondition
@@ -36,13 +39,13 @@ type PutResult struct {
 
 // DeleteOptions hook into an object DELETE on a node.
 type DeleteOptions struct {
-	Container *ContainerUpdate  // see PutOptions.Container
-	If        meta.Precondition // see PutOptions.If
+	Containers []ContainerUpdate // see PutOptions.Containers
+	If         meta.Precondition // see PutOptions.If
 }
 
 // PostOptions hook into an object POST on a node.
 type PostOptions struct {
-	Container *ContainerUpdate // see PutOptions.Container
+	Containers []ContainerUpdate // see PutOptions.Containers
 	// If is checked against the version the POST updates, atomically with the commit: the
 	// proxy names the newest version the replicas hold (IfTimestamp), so that a replica that
 	// missed it refuses rather than make its stale bytes the newest version.

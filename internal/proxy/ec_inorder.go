@@ -63,7 +63,7 @@ func (p *Proxy) putInOrderEC(ctx context.Context, pl *placement, name meta.Objec
 				return pl.call(ctx, t, false, func(ctx context.Context, t target) error {
 					var err error
 					res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, o, bytes.NewReader(body),
-						nodeclient.PutOptions{BeforeCommit: hook, If: cond, Container: listing(t.replica)})
+						nodeclient.PutOptions{BeforeCommit: hook, If: cond, Containers: listing(t.replica)})
 					return err
 				})
 			}

@@ -53,7 +53,7 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 		err := pl.call(ctx, t, true, func(ctx context.Context, t target) error {
 			var err error
 			res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, obj, bytes.NewReader(data),
-				nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: cond, Container: listing(t.replica)})
+				nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: cond, Containers: listing(t.replica)})
 			return err
 		})
 		return res, err

@@ -55,7 +55,7 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 	}
 	listing := p.listingFor(name, pl)
 	nopts := func(t target) nodeclient.PutOptions {
-		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Container: listing(t.replica)}
+		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Containers: listing(t.replica)}
 	}
 	var res nodeclient.PutResult
 	if pl.scheme != nil {
@@ -343,7 +343,7 @@ func (p *Proxy) DeleteObjectAt(ctx context.Context, name meta.ObjectName, now me
 	var prev meta.Object
 	var mu sync.Mutex // replicas answer concurrently
 	err = pl.fanOut(ctx, func(ctx context.Context, t target) error {
-		opts := nodeclient.DeleteOptions{If: cond, Container: listing(t.replica)}
+		opts := nodeclient.DeleteOptions{If: cond, Containers: listing(t.replica)}
 		o, err := t.client.DeleteObject(ctx, t.dev.Name, pl.part, name, now, opts)
 		if err == nil {
 			mu.Lock()
@@ -389,7 +389,7 @@ func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update met
 	var out meta.Object
 	var mu sync.Mutex // replicas answer concurrently
 	err = pl.fanOut(ctx, func(ctx context.Context, t target) error {
-		o, err := t.client.PostObject(ctx, t.dev.Name, pl.part, name, update, nodeclient.PostOptions{Container: listing(t.replica), If: cond})
+		o, err := t.client.PostObject(ctx, t.dev.Name, pl.part, name, update, nodeclient.PostOptions{Containers: listing(t.replica), If: cond})
 		if err == nil {
 			mu.Lock()
 			out = o

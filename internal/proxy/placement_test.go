@@ -308,24 +308,30 @@ func TestPairLocalFirst(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
 		objs, listings []ring.Device
-		want           []int
+		want           [][]int
 	}{
-		{"disjoint: ring order", []ring.Device{a1, b1, c1}, []ring.Device{d1, a2, dev("e", "1")}, []int{1, 0, 2}},
-		{"same devices in another order", []ring.Device{a1, b1, c1}, []ring.Device{c1, a1, b1}, []int{1, 2, 0}},
-		{"same device before same node", []ring.Device{a2, a1}, []ring.Device{a1, a2}, []int{1, 0}},
-		{"two shared nodes", []ring.Device{a1, b1, c1}, []ring.Device{d1, c1, b1}, []int{0, 2, 1}},
-		{"more objects than listings", []ring.Device{a1, b1, c1}, []ring.Device{b1, d1}, []int{1, 0, 0}},
+		{"disjoint: ring order", []ring.Device{a1, b1, c1}, []ring.Device{d1, a2, dev("e", "1")}, [][]int{{1}, {0}, {2}}},
+		{"same devices in another order", []ring.Device{a1, b1, c1}, []ring.Device{c1, a1, b1}, [][]int{{1}, {2}, {0}}},
+		{"same device before same node", []ring.Device{a2, a1}, []ring.Device{a1, a2}, [][]int{{1}, {0}}},
+		{"two shared nodes", []ring.Device{a1, b1, c1}, []ring.Device{d1, c1, b1}, [][]int{{0}, {2}, {1}}},
+		{"more objects than listings", []ring.Device{a1, b1, c1}, []ring.Device{b1, d1}, [][]int{{1}, {0}, {0}}},
+		// Two object replicas, three listings (Swift's peer: silver): the third goes to
+		// the first object replica as well.
+		{"fewer objects than listings", []ring.Device{b1, c1}, []ring.Device{d1, c1, a1}, [][]int{{0, 2}, {1}}},
+		{"one object replica", []ring.Device{a1}, []ring.Device{b1, a1, c1}, [][]int{{1, 0, 2}}},
 	} {
 		got := pairLocalFirst(tc.objs, tc.listings)
-		if !slices.Equal(got, tc.want) {
+		if !slices.EqualFunc(got, tc.want, slices.Equal) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
-		// Every listing replica hears of the write when there are enough object replicas.
+		// Every listing replica hears of every write.
 		seen := map[int]bool{}
-		for _, j := range got {
-			seen[j] = true
+		for _, js := range got {
+			for _, j := range js {
+				seen[j] = true
+			}
 		}
-		if len(tc.objs) >= len(tc.listings) && len(seen) != len(tc.listings) {
+		if len(seen) != len(tc.listings) {
 			t.Errorf("%s: %v leaves a listing replica out", tc.name, got)
 		}
 	}

@@ -151,14 +151,16 @@ func (p *Proxy) Close() {
 	p.later.flush()
 }
 
-// listingFor assigns each replica of an object (objects: where it is written) one replica of
-// its container's listing to update, so that with at least as many object replicas as listing
-// replicas every listing replica hears of every write, as Swift's proxy does round robin. Cairn
-// pairs an object replica with a listing replica on the same device first, then on the same
-// node: a storage node commits a listing entry of its own device in the object's batch, in the
-// same fsync, and reaches one of its own devices without the network, which in a small cluster
-// (where most partitions share nodes) spares most PUTs a second synced commit elsewhere.
-func (p *Proxy) listingFor(name meta.ObjectName, objects *placement) func(replica int) *nodeclient.ContainerUpdate {
+// listingFor assigns each replica of an object (objects: where it is written) the replicas of
+// its container's listing it updates, so that every listing replica hears of every write, as
+// Swift's proxy does round robin: one each while there are at least as many object replicas,
+// and the listings left over shared out among the object replicas when the policy keeps fewer
+// (Swift's comma-separated X-Container-Host). Cairn pairs an object replica with a listing
+// replica on the same device first, then on the same node: a storage node commits a listing
+// entry of its own device in the object's batch, in the same fsync, and reaches one of its own
+// devices without the network, which in a small cluster (where most partitions share nodes)
+// spares most PUTs a second synced commit elsewhere.
+func (p *Proxy) listingFor(name meta.ObjectName, objects *placement) func(replica int) []nodeclient.ContainerUpdate {
 	r := p.containerRing()
 	part := partition(r, name.Account, name.Container, "")
 	devs := r.Nodes(part)
@@ -167,16 +169,22 @@ func (p *Proxy) listingFor(name meta.ObjectName, objects *placement) func(replic
 		objs[i] = t.dev
 	}
 	assign := pairLocalFirst(objs, devs)
-	return func(replica int) *nodeclient.ContainerUpdate {
-		d := devs[assign[replica%len(assign)]]
-		return &nodeclient.ContainerUpdate{Node: d.Node, Device: d.Name, Part: part}
+	return func(replica int) []nodeclient.ContainerUpdate {
+		idx := assign[replica%len(assign)]
+		out := make([]nodeclient.ContainerUpdate, len(idx))
+		for i, j := range idx {
+			out[i] = nodeclient.ContainerUpdate{Node: devs[j].Node, Device: devs[j].Name, Part: part}
+		}
+		return out
 	}
 }
 
-// pairLocalFirst maps each object device to a listing device's index: the same device where
-// one is free, then the same node, then the listing devices left in ring order, then round
-// robin once each has one. Each listing device is used once before any is used twice.
-func pairLocalFirst(objs, listings []ring.Device) []int {
+// pairLocalFirst maps each object device to the indexes of the listing devices it updates: the
+// same device where one is free, then the same node, then the listing devices left in ring
+// order, then round robin once each has one. Each listing device is used once before any is
+// used twice, and every listing device is used: those left when each object device has one go
+// to the object devices in turn, as extras.
+func pairLocalFirst(objs, listings []ring.Device) [][]int {
 	assign := make([]int, len(objs))
 	for i := range assign {
 		assign[i] = -1
@@ -212,7 +220,18 @@ func pairLocalFirst(objs, listings []ring.Device) []int {
 			assign[i] = i % len(listings)
 		}
 	}
-	return assign
+	out := make([][]int, len(objs))
+	for i, j := range assign {
+		out[i] = []int{j}
+	}
+	extra := 0
+	for j := range listings {
+		if !used[j] && len(objs) > 0 {
+			out[extra%len(objs)] = append(out[extra%len(objs)], j)
+			extra++
+		}
+	}
+	return out
 }
 
 // accountFor assigns each replica of a container one replica of its account's listing to

@@ -82,10 +82,10 @@ func TestAccountRowsSurviveOutageAndRestart(t *testing.T) {
 	if _, names := accountOf(t, b); len(names) != 0 {
 		t.Fatalf("b lists %q while down", names)
 	}
-	here := &nodeclient.ContainerUpdate{Node: "a", Device: "d0"}
+	here := []nodeclient.ContainerUpdate{{Node: "a", Device: "d0"}}
 	for i := range 3 {
 		name := meta.ObjectName{Account: "acct", Container: "box", Object: fmt.Sprint(i)}
-		if _, err := a.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: meta.Now(), Size: 2}, bytes.NewReader([]byte("xy")), nodeclient.PutOptions{Container: here}); err != nil {
+		if _, err := a.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: meta.Now(), Size: 2}, bytes.NewReader([]byte("xy")), nodeclient.PutOptions{Containers: here}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -108,7 +108,7 @@ func TestAccountRowsSurviveOutageAndRestart(t *testing.T) {
 	ps.set("b", b, true)
 	for i := range 3 {
 		name := meta.ObjectName{Account: "acct", Container: "box", Object: fmt.Sprint(i)}
-		if _, err := a.DeleteObject(ctx, "d0", 0, name, meta.Now(), nodeclient.DeleteOptions{Container: here}); err != nil {
+		if _, err := a.DeleteObject(ctx, "d0", 0, name, meta.Now(), nodeclient.DeleteOptions{Containers: here}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -146,7 +146,7 @@ func TestInBatchListingRespectsTombstonesFromElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := meta.ObjectName{Account: "acct", Container: "box", Object: "o"}
-	upd := nodeclient.PutOptions{Container: &nodeclient.ContainerUpdate{Node: "a", Device: "d0"}}
+	upd := nodeclient.PutOptions{Containers: []nodeclient.ContainerUpdate{{Node: "a", Device: "d0"}}}
 	if _, err := n.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: t1, Size: 1}, bytes.NewReader([]byte("x")), upd); err != nil {
 		t.Fatal(err) // this replica never saw the delete: it stores the object
 	}

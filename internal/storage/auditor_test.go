@@ -34,7 +34,7 @@ func auditNode(t *testing.T, objects map[string][]byte) (*Node, string) {
 	for o, data := range objects {
 		name := meta.ObjectName{Account: "a", Container: "c", Object: o}
 		if _, err := n.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: meta.Now(), Size: int64(len(data)), ContentType: "t"}, bytes.NewReader(data),
-			nodeclient.PutOptions{Container: &nodeclient.ContainerUpdate{Device: "d0"}}); err != nil {
+			nodeclient.PutOptions{Containers: []nodeclient.ContainerUpdate{{Device: "d0"}}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -36,7 +36,7 @@ func fill(t *testing.T, devs ...DeviceConfig) map[string][]byte {
 		for _, o := range []string{"x", "y", "z"} {
 			data := bytes.Repeat([]byte(d.Name+o), 100<<10)
 			name := meta.ObjectName{Account: "a", Container: "c", Object: o}
-			if _, err := n.PutObject(ctx, d.Name, 0, name, meta.Object{Timestamp: meta.Now(), Size: int64(len(data))}, bytes.NewReader(data), nodeclient.PutOptions{Container: &nodeclient.ContainerUpdate{Device: d.Name}}); err != nil {
+			if _, err := n.PutObject(ctx, d.Name, 0, name, meta.Object{Timestamp: meta.Now(), Size: int64(len(data))}, bytes.NewReader(data), nodeclient.PutOptions{Containers: []nodeclient.ContainerUpdate{{Device: d.Name}}}); err != nil {
 				t.Fatal(err)
 			}
 			objects[d.Name+"/"+o] = data

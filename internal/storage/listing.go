@@ -34,6 +34,10 @@ type pendingUpdate struct {
 	cont    string
 	entry   meta.ListEntry
 	deleted bool
+	// slot tells apart the updates of one write that go to several listing replicas (the
+	// write's position in its list of targets); the first keeps the key of updates written
+	// before there could be several.
+	slot uint8
 }
 
 func (u *pendingUpdate) key() []byte {
@@ -41,11 +45,20 @@ func (u *pendingUpdate) key() []byte {
 	k = binenc.AppendString(k, u.account)
 	k = binenc.AppendString(k, u.cont)
 	k = binenc.AppendString(k, u.entry.Name)
-	return fmt.Appendf(k, "%016x", uint64(u.entry.Timestamp))
+	k = fmt.Appendf(k, "%016x", uint64(u.entry.Timestamp))
+	if u.slot > 0 {
+		k = append(k, '/', u.slot)
+	}
+	return k
 }
 
+// encode writes version 1 (one target per write) for the first slot, which older nodes read
+// too, and version 2 (the slot last) for the others.
 func (u *pendingUpdate) encode() []byte {
 	b := []byte{1} // version
+	if u.slot > 0 {
+		b[0] = 2
+	}
 	b = binenc.AppendString(b, u.target.Node)
 	b = binenc.AppendString(b, u.target.Device)
 	b = fmt.Appendf(b, "%08x", u.target.Part)
@@ -56,15 +69,21 @@ func (u *pendingUpdate) encode() []byte {
 	b = binenc.AppendString(b, u.entry.ETag)
 	b = binenc.AppendString(b, u.entry.ContentType)
 	if u.deleted {
-		return append(b, 1)
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
 	}
-	return append(b, 0)
+	if u.slot > 0 {
+		b = append(b, u.slot)
+	}
+	return b
 }
 
 func decodePending(v []byte) (*pendingUpdate, error) {
-	if len(v) < 1 || v[0] != 1 {
+	if len(v) < 1 || (v[0] != 1 && v[0] != 2) {
 		return nil, fmt.Errorf("storage: pending update version: %w", meta.ErrCorrupt)
 	}
+	version := v[0]
 	d := binenc.Decoder{B: v[1:]}
 	u := &pendingUpdate{}
 	u.target.Node = d.Str()
@@ -85,7 +104,12 @@ func decodePending(v []byte) (*pendingUpdate, error) {
 	u.entry.ETag = d.Str()
 	u.entry.ContentType = d.Str()
 	last := d.Bytes(1)
-	if d.Err != nil || len(last) != 1 || len(d.B) != 0 {
+	if version == 2 {
+		if slot := d.Bytes(1); len(slot) == 1 {
+			u.slot = slot[0]
+		}
+	}
+	if d.Err != nil || len(last) != 1 || len(d.B) != 0 || (version == 2 && u.slot == 0) {
 		return nil, fmt.Errorf("storage: pending update: %v: %w", d.Err, meta.ErrCorrupt)
 	}
 	u.deleted = last[0] == 1
@@ -94,8 +118,38 @@ func decodePending(v []byte) (*pendingUpdate, error) {
 
 // inBatch reports whether a write on device devName updates the listing of upd in its own
 // batch: upd names this very device.
-func (n *Node) inBatch(devName string, upd *nodeclient.ContainerUpdate) bool {
-	return upd != nil && upd.Device == devName && n.isSelf(upd.Node)
+func (n *Node) inBatch(devName string, upd nodeclient.ContainerUpdate) bool {
+	return upd.Device == devName && n.isSelf(upd.Node)
+}
+
+// queueUpdates puts a write's listing updates into its batch: those for listings elsewhere as
+// pending updates (update, to each target), sent once the batch commits (sendAll) or else by
+// the updater. here says that one target is this very device, whose listing the caller
+// updates in the batch itself.
+func (n *Node) queueUpdates(b *pebble.Batch, devName string, targets []nodeclient.ContainerUpdate, update pendingUpdate) (pending []*pendingUpdate, here bool, err error) {
+	if len(targets) > 255 {
+		return nil, false, fmt.Errorf("storage: %d listing updates for one write, at most 255", len(targets))
+	}
+	for i, t := range targets {
+		if !here && n.inBatch(devName, t) {
+			here = true
+			continue
+		}
+		u := update
+		u.target, u.slot = t, uint8(i)
+		if err := b.Set(u.key(), u.encode(), nil); err != nil {
+			return nil, false, err
+		}
+		pending = append(pending, &u)
+	}
+	return pending, here, nil
+}
+
+// sendAll delivers a committed write's pending updates (queueUpdates).
+func (n *Node) sendAll(ctx context.Context, d *device, pending []*pendingUpdate) {
+	for _, u := range pending {
+		n.sendPending(ctx, d, u)
+	}
 }
 
 // isSelf reports whether a ring address is this node's: a node without peers is alone, and

@@ -325,18 +325,16 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 	var prev *meta.Object
 	var hold usageHold
 	defer hold.release()
-	var pending *pendingUpdate
-	eopts := engine.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, InBatch: func(b *pebble.Batch, o, old *meta.Object) error {
+	var pending []*pendingUpdate
+	eopts := engine.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, InBatch: func(b *pebble.Batch, o, old *meta.Object) (err error) {
 		if old != nil && !old.Deleted {
 			p := *old
 			prev = &p
 		}
-		if opts.Container == nil {
-			return nil
-		}
-		if !n.inBatch(devName, opts.Container) {
-			pending = &pendingUpdate{target: *opts.Container, account: name.Account, cont: name.Container, entry: listEntry(name.Object, o)}
-			return b.Set(pending.key(), pending.encode(), nil)
+		var here bool
+		pending, here, err = n.queueUpdates(b, devName, opts.Containers, pendingUpdate{account: name.Account, cont: name.Container, entry: listEntry(name.Object, o)})
+		if err != nil || !here {
+			return err
 		}
 		hold.take(d.index)
 		if old != nil && old.Timestamp == 0 {
@@ -364,9 +362,7 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 		return nodeclient.PutResult{}, err
 	}
 	hold.release()
-	if pending != nil {
-		n.sendPending(ctx, d, pending)
-	}
+	n.sendAll(ctx, d, pending)
 	return nodeclient.PutResult{Object: o, Previous: prev}, nil
 }
 
@@ -412,21 +408,19 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 	var prev meta.Object
 	var hold usageHold
 	defer hold.release()
-	var pending *pendingUpdate
-	err = d.engine.Delete(ctx, name, ts, engine.DeleteOptions{If: opts.If, InBatch: func(b *pebble.Batch, p *meta.Object) error {
+	var pending []*pendingUpdate
+	err = d.engine.Delete(ctx, name, ts, engine.DeleteOptions{If: opts.If, InBatch: func(b *pebble.Batch, p *meta.Object) (err error) {
 		if p != nil {
 			prev = *p
-		}
-		if opts.Container == nil {
-			return nil
 		}
 		// The listing hears of the delete even when there was nothing to delete here (as
 		// Swift's object server updates its container on a 404 DELETE): another replica may
 		// have listed the name.
-		if !n.inBatch(devName, opts.Container) {
-			pending = &pendingUpdate{target: *opts.Container, account: name.Account, cont: name.Container,
-				entry: meta.ListEntry{Name: name.Object, Timestamp: ts}, deleted: true}
-			return b.Set(pending.key(), pending.encode(), nil)
+		var here bool
+		pending, here, err = n.queueUpdates(b, devName, opts.Containers, pendingUpdate{account: name.Account, cont: name.Container,
+			entry: meta.ListEntry{Name: name.Object, Timestamp: ts}, deleted: true})
+		if err != nil || !here {
+			return err
 		}
 		hold.take(d.index)
 		if n.alone() {
@@ -437,8 +431,8 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 	}})
 	hold.release()
 	// Not found means the tombstone was committed all the same (engine.Delete).
-	if pending != nil && (err == nil || errors.Is(err, meta.ErrNotFound)) {
-		n.sendPending(ctx, d, pending)
+	if err == nil || errors.Is(err, meta.ErrNotFound) {
+		n.sendAll(ctx, d, pending)
 	}
 	return prev, err
 }
@@ -463,21 +457,19 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 	}
 	var hold usageHold
 	defer hold.release()
-	var pending *pendingUpdate
-	o, err := d.engine.UpdateMeta(ctx, name, update.Timestamp, apply, engine.PutOptions{If: opts.If, InBatch: func(b *pebble.Batch, o, _ *meta.Object) error {
-		if opts.Container == nil {
-			return nil
-		}
-		if !n.inBatch(devName, opts.Container) {
-			pending = &pendingUpdate{target: *opts.Container, account: name.Account, cont: name.Container, entry: listEntry(name.Object, o)}
-			return b.Set(pending.key(), pending.encode(), nil)
+	var pending []*pendingUpdate
+	o, err := d.engine.UpdateMeta(ctx, name, update.Timestamp, apply, engine.PutOptions{If: opts.If, InBatch: func(b *pebble.Batch, o, _ *meta.Object) (err error) {
+		var here bool
+		pending, here, err = n.queueUpdates(b, devName, opts.Containers, pendingUpdate{account: name.Account, cont: name.Container, entry: listEntry(name.Object, o)})
+		if err != nil || !here {
+			return err
 		}
 		hold.take(d.index)
 		return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
 	}})
 	hold.release()
-	if pending != nil && err == nil {
-		n.sendPending(ctx, d, pending)
+	if err == nil {
+		n.sendAll(ctx, d, pending)
 	}
 	return o, err
 }

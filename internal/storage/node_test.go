@@ -39,7 +39,7 @@ func TestCorruptObjectStaysListedAndFlagged(t *testing.T) {
 	data := make([]byte, 200<<10) // a data file, not inline
 	rand.Read(data)
 	name := meta.ObjectName{Account: "a", Container: "c", Object: "victim"}
-	if _, err := n.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: meta.Now(), Size: int64(len(data))}, bytes.NewReader(data), nodeclient.PutOptions{Container: &nodeclient.ContainerUpdate{Device: "d0"}}); err != nil {
+	if _, err := n.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: meta.Now(), Size: int64(len(data))}, bytes.NewReader(data), nodeclient.PutOptions{Containers: []nodeclient.ContainerUpdate{{Device: "d0"}}}); err != nil {
 		t.Fatal(err)
 	}
 	// Flip a byte of the data file.
@@ -79,7 +79,7 @@ func TestCorruptObjectStaysListedAndFlagged(t *testing.T) {
 		t.Fatalf("cairn_device_corrupt_objects = %v, want 1", got)
 	}
 	// Writing the name again counts it once.
-	if _, err := n.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: meta.Now(), Size: 3}, bytes.NewReader([]byte("new")), nodeclient.PutOptions{Container: &nodeclient.ContainerUpdate{Device: "d0"}}); err != nil {
+	if _, err := n.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: meta.Now(), Size: 3}, bytes.NewReader([]byte("new")), nodeclient.PutOptions{Containers: []nodeclient.ContainerUpdate{{Device: "d0"}}}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := n.HeadContainer(ctx, "d0", 0, "a", "c")

@@ -21,11 +21,11 @@ func TestSweeperReclaimsOldTombstones(t *testing.T) {
 	}
 	for _, o := range []string{"gone1", "gone2", "kept"} {
 		name := meta.ObjectName{Account: "a", Container: "c", Object: o}
-		if _, err := n.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: meta.Now(), Size: 1}, bytes.NewReader([]byte("x")), nodeclient.PutOptions{Container: &nodeclient.ContainerUpdate{Device: "d0"}}); err != nil {
+		if _, err := n.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: meta.Now(), Size: 1}, bytes.NewReader([]byte("x")), nodeclient.PutOptions{Containers: []nodeclient.ContainerUpdate{{Device: "d0"}}}); err != nil {
 			t.Fatal(err)
 		}
 		if o != "kept" {
-			if _, err := n.DeleteObject(ctx, "d0", 0, name, meta.Now(), nodeclient.DeleteOptions{Container: &nodeclient.ContainerUpdate{Device: "d0"}}); err != nil {
+			if _, err := n.DeleteObject(ctx, "d0", 0, name, meta.Now(), nodeclient.DeleteOptions{Containers: []nodeclient.ContainerUpdate{{Device: "d0"}}}); err != nil {
 				t.Fatal(err)
 			}
 		}

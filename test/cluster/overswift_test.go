@@ -236,6 +236,19 @@ func TestProxyOverSwift(t *testing.T) {
 		if got := swift.objects(t, container); len(got) != 1 || got[0].Name != "o" {
 			t.Fatalf("Swift's listing: %+v", got)
 		}
+		// silver keeps two object replicas, the container ring three listings: every
+		// listing hears of the write all the same (Swift's proxy names two listings to one
+		// object server). Swift's object servers wait a second for a listing before they
+		// answer and update it later if it is slower: hence the wait.
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			all := containerReplicaListings(t, ctx, "AUTH_test", container)
+			if !slices.ContainsFunc(all, func(l []string) bool { return !slices.Equal(l, []string{"o"}) }) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the container servers' listings: %q", all)
+			}
+		}
 		fromSwift := []byte("Swift's object of policy silver")
 		swift.must(t, "PUT", "/"+container+"/s", nil, fromSwift, http.StatusCreated)
 		if _, got := cairn.must(t, "GET", "/"+container+"/s", nil, nil, http.StatusOK); !bytes.Equal(got, fromSwift) {
@@ -288,6 +301,38 @@ func forgetTenants(t *testing.T, ctx context.Context) {
 	if err := px.DeleteObject(ctx, name); err != nil && !errors.Is(err, meta.ErrNotFound) {
 		t.Fatalf("forgetting the tenant store in Swift: %v", err)
 	}
+}
+
+// containerReplicaListings asks each of Swift's container servers holding a container for its
+// listing, straight (the proxy would answer from one of them).
+func containerReplicaListings(t *testing.T, ctx context.Context, account, container string) [][]string {
+	t.Helper()
+	rings, err := ring.LoadDir(swiftRingDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := rings.Container.Partition(account, container, "")
+	var out [][]string
+	for _, d := range rings.Container.Nodes(part) {
+		u := "http://" + d.Node + "/" + d.Name + "/" + strconv.FormatUint(uint64(part), 10) + "/" + account + "/" + url.PathEscape(container) + "?format=json"
+		req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []struct{ Name string }
+		err = json.NewDecoder(resp.Body).Decode(&rows)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || err != nil {
+			t.Fatalf("GET %s: %s, %v", u, resp.Status, err)
+		}
+		var names []string
+		for _, r := range rows {
+			names = append(names, r.Name)
+		}
+		out = append(out, names)
+	}
+	return out
 }
 
 func s3Get(t *testing.T, ctx context.Context, client *s3.Client, bucket, key string) []byte {

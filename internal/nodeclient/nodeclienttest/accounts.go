@@ -71,10 +71,10 @@ func deleteOfMissingObject(t *testing.T, tg Target) {
 	mustCreate(t, tg, "box")
 	t1 := meta.Now()
 	t2 := meta.Now()
-	if _, err := tg.Client.DeleteObject(ctx, tg.Device, 0, name("ghost"), t2, nodeclient.DeleteOptions{Container: tg.Update}); !errors.Is(err, meta.ErrNotFound) {
+	if _, err := tg.Client.DeleteObject(ctx, tg.Device, 0, name("ghost"), t2, nodeclient.DeleteOptions{Containers: tg.Updates()}); !errors.Is(err, meta.ErrNotFound) {
 		t.Fatalf("delete of a missing object: %v, want ErrNotFound", err)
 	}
-	_, err := tg.Client.PutObject(ctx, tg.Device, 0, name("ghost"), meta.Object{Timestamp: t1, Size: 3}, strings.NewReader("old"), nodeclient.PutOptions{Container: tg.Update})
+	_, err := tg.Client.PutObject(ctx, tg.Device, 0, name("ghost"), meta.Object{Timestamp: t1, Size: 3}, strings.NewReader("old"), nodeclient.PutOptions{Containers: tg.Updates()})
 	if !errors.Is(err, meta.ErrConflict) {
 		t.Fatalf("a PUT older than the delete of a missing object: %v, want ErrConflict", err)
 	}
@@ -123,7 +123,7 @@ func accountRowHere(t *testing.T, tg Target) {
 	if cs := listContainers(t, tg, tg.Device); len(cs) != 1 || cs[0].Name != "box" || cs[0].ObjectCount != 1 || cs[0].BytesUsed != 5 || cs[0].Created == 0 {
 		t.Fatalf("account listing after a PUT: %+v", cs)
 	}
-	if _, err := tg.Client.DeleteObject(ctx, tg.Device, 0, name("a"), meta.Now(), nodeclient.DeleteOptions{Container: tg.Update}); err != nil {
+	if _, err := tg.Client.DeleteObject(ctx, tg.Device, 0, name("a"), meta.Now(), nodeclient.DeleteOptions{Containers: tg.Updates()}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := tg.Client.HeadContainer(ctx, tg.Device, tg.Update.Part, account, "box")
@@ -172,7 +172,7 @@ func accountRowElsewhere(t *testing.T, tg Target) {
 		t.Fatalf("account listing after the usage pass: %+v", cs)
 	}
 	for _, o := range []string{"a", "b"} {
-		if _, err := tg.Client.DeleteObject(ctx, tg.Device, 0, name(o), meta.Now(), nodeclient.DeleteOptions{Container: tg.Update}); err != nil {
+		if _, err := tg.Client.DeleteObject(ctx, tg.Device, 0, name(o), meta.Now(), nodeclient.DeleteOptions{Containers: tg.Updates()}); err != nil {
 			t.Fatal(err)
 		}
 	}

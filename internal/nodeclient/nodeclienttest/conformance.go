@@ -33,6 +33,14 @@ type Target struct {
 	Flush func()
 }
 
+// Updates is the listing a write updates, as the options of a write name it.
+func (tg Target) Updates() []nodeclient.ContainerUpdate {
+	if tg.Update == nil {
+		return nil
+	}
+	return []nodeclient.ContainerUpdate{*tg.Update}
+}
+
 // Run runs every case against a fresh target from open.
 func Run(t *testing.T, open func(t *testing.T) Target) {
 	cases := []struct {
@@ -77,7 +85,7 @@ func put(t *testing.T, tg Target, object string, obj meta.Object, data []byte) n
 		obj.Timestamp = meta.Now()
 	}
 	obj.Size = int64(len(data))
-	res, err := tg.Client.PutObject(context.Background(), tg.Device, 0, meta.ObjectName{Account: account, Container: "box", Object: object}, obj, bytes.NewReader(data), nodeclient.PutOptions{Container: tg.Update})
+	res, err := tg.Client.PutObject(context.Background(), tg.Device, 0, meta.ObjectName{Account: account, Container: "box", Object: object}, obj, bytes.NewReader(data), nodeclient.PutOptions{Containers: tg.Updates()})
 	if err != nil {
 		t.Fatalf("put %q: %v", object, err)
 	}
@@ -186,7 +194,7 @@ func rangesAndConflicts(t *testing.T, tg Target) {
 	if second.Previous == nil || second.Previous.Timestamp != first.Object.Timestamp {
 		t.Errorf("overwrite's previous version %+v, want ts %d", second.Previous, first.Object.Timestamp)
 	}
-	_, err := tg.Client.PutObject(context.Background(), tg.Device, 0, name("o"), meta.Object{Timestamp: first.Object.Timestamp - 1, Size: 3}, strings.NewReader("old"), nodeclient.PutOptions{Container: tg.Update})
+	_, err := tg.Client.PutObject(context.Background(), tg.Device, 0, name("o"), meta.Object{Timestamp: first.Object.Timestamp - 1, Size: 3}, strings.NewReader("old"), nodeclient.PutOptions{Containers: tg.Updates()})
 	if !errors.Is(err, meta.ErrConflict) {
 		t.Errorf("older write: %v, want ErrConflict", err)
 	}
@@ -202,7 +210,7 @@ func conditions(t *testing.T, tg Target) {
 	mustCreate(t, tg, "box")
 	ctx := context.Background()
 	putIf := func(cond meta.Precondition, data string) error {
-		_, err := tg.Client.PutObject(ctx, tg.Device, 0, name("c"), meta.Object{Timestamp: meta.Now(), Size: int64(len(data))}, strings.NewReader(data), nodeclient.PutOptions{If: cond, Container: tg.Update})
+		_, err := tg.Client.PutObject(ctx, tg.Device, 0, name("c"), meta.Object{Timestamp: meta.Now(), Size: int64(len(data))}, strings.NewReader(data), nodeclient.PutOptions{If: cond, Containers: tg.Updates()})
 		return err
 	}
 	if err := putIf(meta.Precondition{IfNoneMatch: true}, "one"); err != nil {
@@ -220,7 +228,7 @@ func conditions(t *testing.T, tg Target) {
 	if _, b := get(t, tg, "c", nil); string(b) != "three" {
 		t.Errorf("after conditional writes: %q", b)
 	}
-	_, err := tg.Client.DeleteObject(ctx, tg.Device, 0, name("c"), meta.Now(), nodeclient.DeleteOptions{If: meta.Precondition{IfDeleteAt: 12345}, Container: tg.Update})
+	_, err := tg.Client.DeleteObject(ctx, tg.Device, 0, name("c"), meta.Now(), nodeclient.DeleteOptions{If: meta.Precondition{IfDeleteAt: 12345}, Containers: tg.Updates()})
 	if !errors.Is(err, meta.ErrPreconditionFailed) {
 		t.Errorf("delete with a wrong X-If-Delete-At: %v", err)
 	}
@@ -231,7 +239,7 @@ func beforeCommit(t *testing.T, tg Target) {
 	ctx := context.Background()
 	data := []byte("checked body")
 	var seen meta.Object
-	opts := nodeclient.PutOptions{Container: tg.Update, BeforeCommit: func(o *meta.Object) error {
+	opts := nodeclient.PutOptions{Containers: tg.Updates(), BeforeCommit: func(o *meta.Object) error {
 		seen = *o
 		if o.SysMeta == nil {
 			o.SysMeta = map[string]string{}
@@ -263,16 +271,16 @@ func beforeCommit(t *testing.T, tg Target) {
 func shortBody(t *testing.T, tg Target) {
 	mustCreate(t, tg, "box")
 	ctx := context.Background()
-	_, err := tg.Client.PutObject(ctx, tg.Device, 0, name("short"), meta.Object{Timestamp: meta.Now(), Size: 10}, strings.NewReader("abc"), nodeclient.PutOptions{Container: tg.Update})
+	_, err := tg.Client.PutObject(ctx, tg.Device, 0, name("short"), meta.Object{Timestamp: meta.Now(), Size: 10}, strings.NewReader("abc"), nodeclient.PutOptions{Containers: tg.Updates()})
 	if !errors.Is(err, meta.ErrIncompleteBody) {
 		t.Errorf("short body: %v, want ErrIncompleteBody", err)
 	}
-	_, err = tg.Client.PutObject(ctx, tg.Device, 0, name("long"), meta.Object{Timestamp: meta.Now(), Size: 2}, strings.NewReader("abc"), nodeclient.PutOptions{Container: tg.Update})
+	_, err = tg.Client.PutObject(ctx, tg.Device, 0, name("long"), meta.Object{Timestamp: meta.Now(), Size: 2}, strings.NewReader("abc"), nodeclient.PutOptions{Containers: tg.Updates()})
 	if !errors.Is(err, meta.ErrBodyTooLong) {
 		t.Errorf("long body: %v, want ErrBodyTooLong", err)
 	}
 	failing := io.MultiReader(strings.NewReader("abc"), errReader{})
-	if _, err = tg.Client.PutObject(ctx, tg.Device, 0, name("broken"), meta.Object{Timestamp: meta.Now(), Size: -1}, failing, nodeclient.PutOptions{Container: tg.Update}); err == nil {
+	if _, err = tg.Client.PutObject(ctx, tg.Device, 0, name("broken"), meta.Object{Timestamp: meta.Now(), Size: -1}, failing, nodeclient.PutOptions{Containers: tg.Updates()}); err == nil {
 		t.Error("a body that fails was stored")
 	}
 	for _, o := range []string{"short", "long", "broken"} {
@@ -291,7 +299,7 @@ func manifest(t *testing.T, tg Target) {
 	ctx := context.Background()
 	segs := []meta.Segment{{Container: "segs", Object: "p1", Size: 5, ETag: "e1"}, {Container: "segs", Object: "p2", Size: 7, ETag: "e2", Ranged: true, Offset: 1, Length: 3}, {Data: []byte("inline")}}
 	obj := meta.Object{Timestamp: meta.Now(), Manifest: segs, SysMeta: map[string]string{meta.SysManifestETag: "m-etag"}}
-	if _, err := tg.Client.PutObject(ctx, tg.Device, 0, name("m"), obj, nil, nodeclient.PutOptions{Container: tg.Update}); err != nil {
+	if _, err := tg.Client.PutObject(ctx, tg.Device, 0, name("m"), obj, nil, nodeclient.PutOptions{Containers: tg.Updates()}); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := get(t, tg, "m", &meta.Range{Start: 1, End: 2})
@@ -313,18 +321,18 @@ func deleteAndPost(t *testing.T, tg Target) {
 	ctx := context.Background()
 	put(t, tg, "d", meta.Object{ContentType: "a/b", SysMeta: map[string]string{"keep": "1"}}, []byte("data"))
 	upd := meta.Object{Timestamp: meta.Now(), ContentType: "c/d", UserMeta: map[string]string{"new": "yes"}, SysMeta: map[string]string{"added": "2"}}
-	o, err := tg.Client.PostObject(ctx, tg.Device, 0, name("d"), upd, nodeclient.PostOptions{Container: tg.Update})
+	o, err := tg.Client.PostObject(ctx, tg.Device, 0, name("d"), upd, nodeclient.PostOptions{Containers: tg.Updates()})
 	if err != nil || o.ContentType != "c/d" || o.UserMeta["new"] != "yes" || o.SysMeta["keep"] != "1" || o.SysMeta["added"] != "2" || o.Size != 4 {
 		t.Errorf("post: %+v, %v", o, err)
 	}
-	prev, err := tg.Client.DeleteObject(ctx, tg.Device, 0, name("d"), meta.Now(), nodeclient.DeleteOptions{Container: tg.Update})
+	prev, err := tg.Client.DeleteObject(ctx, tg.Device, 0, name("d"), meta.Now(), nodeclient.DeleteOptions{Containers: tg.Updates()})
 	if err != nil || prev.Size != 4 {
 		t.Errorf("delete: previous %+v, %v", prev, err)
 	}
 	if _, err := tg.Client.GetObject(ctx, tg.Device, 0, name("d"), nil); !errors.Is(err, meta.ErrNotFound) {
 		t.Errorf("get after delete: %v", err)
 	}
-	if _, err := tg.Client.DeleteObject(ctx, tg.Device, 0, name("d"), meta.Now(), nodeclient.DeleteOptions{Container: tg.Update}); !errors.Is(err, meta.ErrNotFound) {
+	if _, err := tg.Client.DeleteObject(ctx, tg.Device, 0, name("d"), meta.Now(), nodeclient.DeleteOptions{Containers: tg.Updates()}); !errors.Is(err, meta.ErrNotFound) {
 		t.Errorf("second delete: %v, want ErrNotFound", err)
 	}
 }

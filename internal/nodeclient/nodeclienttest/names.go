@@ -31,7 +31,7 @@ func reservedNames(t *testing.T, tg Target) {
 		for _, o := range names {
 			n := meta.ObjectName{Account: acct, Container: container, Object: o}
 			obj := meta.Object{Timestamp: meta.Now(), Size: int64(len(o))}
-			if _, err := tg.Client.PutObject(ctx, tg.Device, 0, n, obj, bytes.NewReader([]byte(o)), nodeclient.PutOptions{Container: tg.Update}); err != nil {
+			if _, err := tg.Client.PutObject(ctx, tg.Device, 0, n, obj, bytes.NewReader([]byte(o)), nodeclient.PutOptions{Containers: tg.Updates()}); err != nil {
 				t.Fatalf("%q: put %q: %v", acct, o, err)
 			}
 		}
@@ -76,7 +76,7 @@ func reservedNames(t *testing.T, tg Target) {
 			t.Errorf("%q: first page %q, %+v", acct, got, l)
 		}
 		gone := meta.ObjectName{Account: acct, Container: container, Object: names[0]}
-		if _, err := tg.Client.DeleteObject(ctx, tg.Device, 0, gone, meta.Now(), nodeclient.DeleteOptions{Container: tg.Update}); err != nil {
+		if _, err := tg.Client.DeleteObject(ctx, tg.Device, 0, gone, meta.Now(), nodeclient.DeleteOptions{Containers: tg.Updates()}); err != nil {
 			t.Fatalf("%q: delete: %v", acct, err)
 		}
 		if _, err := tg.Client.HeadObject(ctx, tg.Device, 0, gone, nodeclient.HeadOptions{}); !errors.Is(err, meta.ErrNotFound) {
