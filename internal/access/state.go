@@ -40,12 +40,15 @@ type BucketState struct {
 	// Broken is set when stored state does not parse (it was validated when written, so this
 	// means damage or a newer writer). Decide then lets in the owner only.
 	Broken error
+	// Meta is the container's metadata as read: the front ends find their other bucket
+	// settings (versioning) in it, cached with the access state.
+	Meta map[string]string
 }
 
 // StateFromMeta reads a bucket's access state from its container metadata. It never fails:
 // what does not parse is reported in Broken, so that the caller fails closed.
 func StateFromMeta(bucket string, m map[string]string) *BucketState {
-	st := &BucketState{}
+	st := &BucketState{Meta: m}
 	var errs []error
 	if v := m[MetaACL]; v != "" {
 		acl, err := DecodeACL(v)

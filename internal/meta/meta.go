@@ -456,6 +456,28 @@ const (
 	SysSymlinkBytes   = "symlink-target-bytes"
 )
 
+// SymlinkListingETag is the listing ETag of a symlink with settings sys (Swift's container
+// servers keep it so): the MD5 of nothing, then the link's settings as parameters, which
+// Swift's JSON listings show as symlink_path, symlink_etag and symlink_bytes (and slo_etag, for
+// a static link to a static large object).
+func SymlinkListingETag(sys map[string]string, slo string) string {
+	e := emptyMD5
+	if slo != "" {
+		e += "; slo_etag=" + slo
+	}
+	e += "; symlink_target=" + sys[SysSymlinkTarget]
+	if a := sys[SysSymlinkAccount]; a != "" {
+		e += "; symlink_target_account=" + a
+	}
+	if t := sys[SysSymlinkETag]; t != "" {
+		e += "; symlink_target_etag=" + t + "; symlink_target_bytes=" + sys[SysSymlinkBytes]
+	}
+	return e
+}
+
+// emptyMD5 is the MD5 of nothing, a symlink's own ETag.
+const emptyMD5 = "d41d8cd98f00b204e9800998ecf8427e"
+
 // SymlinkTarget reads where a symlink points: the target's account (account, the link's own,
 // unless the link names another), container and object. ok is false for an object that is not
 // a symlink.

@@ -27,6 +27,9 @@ type PutOptions struct {
 	// If is a condition on the version the PUT replaces, evaluated by each replica in its
 	// commit (meta.ErrPreconditionFailed when a quorum finds it false).
 	If meta.Precondition
+	// Timestamp stamps the new version (zero: now): an object version's name says when it
+	// was written (internal/versions), so its data and its link share one.
+	Timestamp meta.Timestamp
 }
 
 // ObjectReader is an open object: its metadata and the bytes of the requested range.
@@ -45,7 +48,10 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 	if err != nil {
 		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 	}
-	obj.Timestamp = meta.Now()
+	obj.Timestamp = opts.Timestamp
+	if obj.Timestamp == 0 {
+		obj.Timestamp = meta.Now()
+	}
 	// What an archive says of itself must not come along with an object copied from an
 	// erasure-coded container: it would change the size this one is served with.
 	obj.SysMeta = meta.WithoutEC(obj.SysMeta)

@@ -138,8 +138,18 @@ func (h *Handler) headBucket(w http.ResponseWriter, r *http.Request, rq *request
 }
 
 func (h *Handler) deleteBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
-	err := h.proxy.DeleteContainer(r.Context(), rq.account, rq.bucket)
+	undo, err := h.versions.DropVersions(r.Context(), rq.account, rq.bucket)
+	if errors.Is(err, meta.ErrNotEmpty) {
+		return fmt.Errorf("delete bucket %q: versions left: %w", rq.bucket, errBucketNotEmpty)
+	}
+	if err != nil {
+		return bucketError(fmt.Errorf("delete bucket %q: %w", rq.bucket, err))
+	}
+	err = h.proxy.DeleteContainer(r.Context(), rq.account, rq.bucket)
 	h.states.forget(rq.account, rq.bucket)
+	if err != nil {
+		undo()
+	}
 	if errors.Is(err, meta.ErrNotEmpty) {
 		return fmt.Errorf("delete bucket %q: %w", rq.bucket, errBucketNotEmpty)
 	}
@@ -163,14 +173,6 @@ func (h *Handler) getBucketLocation(w http.ResponseWriter, r *http.Request, rq *
 		region = ""
 	}
 	writeXML(w, http.StatusOK, s3xml.LocationConstraint{Xmlns: s3xml.Namespace, Region: region})
-	return nil
-}
-
-func (h *Handler) getBucketVersioning(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if _, err := h.requireBucket(r.Context(), rq); err != nil {
-		return err
-	}
-	writeXML(w, http.StatusOK, s3xml.VersioningConfiguration{Xmlns: s3xml.Namespace})
 	return nil
 }
 

@@ -15,11 +15,12 @@ import (
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // parseCopySource reads x-amz-copy-source: "[/]bucket/key[?versionId=...]", URL-encoded. Only
 // the "null" version exists in a Cairn bucket.
-func parseCopySource(v string) (bucket, key string, err error) {
+func parseCopySource(v string) (bucket, key, versionID string, err error) {
 	path, query, hasQuery := strings.Cut(v, "?")
 	decoded := httpwire.UnescapeLenient(path)
 	if hasQuery {
@@ -28,30 +29,33 @@ func parseCopySource(v string) (bucket, key string, err error) {
 		unsupported := errInvalidArgument.withMessage("Unsupported copy source parameter.")
 		q, qerr := url.ParseQuery(query)
 		if qerr != nil || len(q) != 1 || len(q["versionId"]) != 1 {
-			return "", "", unsupported
+			return "", "", "", unsupported
 		}
-		if vid := q.Get("versionId"); vid != "null" {
-			return "", "", errInvalidArgument.withMessage("Invalid version id specified")
+		if err := checkVersionID(q); err != nil {
+			return "", "", "", err
 		}
+		versionID = q.Get("versionId")
 	}
 	bucket, key, ok := splitBucketKey(decoded)
 	if !ok {
-		return "", "", errInvalidArgument.withMessage("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+		return "", "", "", errInvalidArgument.withMessage("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
 	}
 	if err := checkBucketNameForAccess(bucket); err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	if err := checkKey(key); err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
-	return bucket, key, nil
+	return bucket, key, versionID, nil
 }
+
+var errCopyDeleteMarker = errInvalidRequest.withMessage("The source of a copy request may not specifically refer to a delete marker by version id.")
 
 // openCopySource opens the source of a copy (or a range of it) and checks the
 // x-amz-copy-source-if-* conditions against it. The source bucket is resolved like the
 // request's own (it may be another account's), and reading it is decided as a GetObject.
 func (h *Handler) openCopySource(ctx context.Context, rq *request, hdr http.Header, rng *meta.Range) (*proxy.ObjectReader, meta.ObjectName, error) {
-	bucket, key, err := parseCopySource(hdr.Get("X-Amz-Copy-Source"))
+	bucket, key, versionID, err := parseCopySource(hdr.Get("X-Amz-Copy-Source"))
 	if err != nil {
 		return nil, meta.ObjectName{}, err
 	}
@@ -71,7 +75,40 @@ func (h *Handler) openCopySource(ctx context.Context, rq *request, hdr http.Head
 		return nil, meta.ObjectName{}, fmt.Errorf("copy source: %w", err)
 	}
 	name := meta.ObjectName{Account: srcRq.account, Container: bucket, Object: key}
+	rq.copySourceVersionID = ""
+	if versionID != "" {
+		v, err := h.versions.Resolve(ctx, srcRq.versioning(), name, versionID)
+		if errors.Is(err, versions.ErrNoSuchVersion) && versionID == versions.Null && !srcRq.versioning().Versioned() {
+			return nil, name, h.notFound(ctx, srcRq, fmt.Errorf("copy source %s/%s: %w", bucket, key, meta.ErrNotFound))
+		}
+		if err != nil {
+			return nil, name, versionError(fmt.Errorf("copy source %s/%s: %w", bucket, key, err))
+		}
+		if v.DeleteMarker {
+			return nil, name, errCopyDeleteMarker
+		}
+		name, rq.copySourceVersionID = v.Name, v.ID
+	}
 	rd, err := h.proxy.GetObject(ctx, name, rng)
+	if err == nil || errors.Is(err, meta.ErrInvalidRange) {
+		// The current version of an object of a versioned bucket is read where it is kept.
+		var link meta.Object
+		if err == nil {
+			link = rd.Object
+		} else if l, herr := h.proxy.HeadObjectBrief(ctx, name); herr == nil {
+			link = l
+		}
+		if vobj, id, ok := versions.LinkedVersion(&link); ok {
+			if rd != nil {
+				rd.Close()
+			}
+			name = meta.ObjectName{Account: srcRq.account, Container: versions.ContainerFor(bucket), Object: vobj}
+			rq.copySourceVersionID = id
+			rd, err = h.proxy.GetObject(ctx, name, rng)
+		} else if err == nil && srcRq.versioning().Versioned() && versionID == "" {
+			rq.copySourceVersionID = versions.Null
+		}
+	}
 	if err != nil {
 		if errors.Is(err, meta.ErrInvalidRange) {
 			return nil, name, errInvalidRange
@@ -163,9 +200,15 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		body.sum = alg.New()
 	}
 	obj.Size = rd.Length
-	stored, err := h.proxy.PutObject(ctx, dest, obj, body, proxy.PutOptions{BeforeCommit: body.beforeCommit})
+	stored, versionID, err := h.versions.Put(ctx, rq.versioning(), dest, obj, body, proxy.PutOptions{BeforeCommit: body.beforeCommit})
 	if err != nil {
-		return fmt.Errorf("copy %s/%s to %q: %w", src.Container, src.Object, rq.key, err)
+		return versionError(fmt.Errorf("copy %s/%s to %q: %w", src.Container, src.Object, rq.key, err))
+	}
+	if versionID != "" {
+		w.Header().Set("x-amz-version-id", versionID)
+	}
+	if rq.copySourceVersionID != "" {
+		w.Header().Set("x-amz-copy-source-version-id", rq.copySourceVersionID)
 	}
 	res := s3xml.CopyObjectResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(stored.LastModified()), ETag: quoteETag(stored.ETag)}
 	if body.checksum != "" {

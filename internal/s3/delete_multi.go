@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // deleteConcurrency bounds the deletes one DeleteObjects request runs at once.
@@ -43,6 +44,8 @@ func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 		return err
 	}
 	results := make([]error, len(req.Objects))
+	deleted := make([]s3xml.DeletedEntry, len(req.Objects))
+	st := rq.versioning()
 	sem := make(chan struct{}, deleteConcurrency)
 	var wg sync.WaitGroup
 	for i, o := range req.Objects {
@@ -50,9 +53,11 @@ func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 			results[i] = err
 			continue
 		}
-		if o.VersionID != "" && o.VersionID != "null" {
-			results[i] = &apiError{"NoSuchVersion", http.StatusNotFound, "The specified version does not exist."}
-			continue
+		if o.VersionID != "" {
+			if err := checkVersionID(map[string][]string{"versionId": {o.VersionID}}); err != nil {
+				results[i] = err
+				continue
+			}
 		}
 		// Each key is decided on its own: a policy may allow deleting some keys and not others.
 		if err := h.allowed(ctx, rq, access.DeleteObject, o.Key, r.Header.Get("Referer")); err != nil {
@@ -63,14 +68,29 @@ func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			err := h.proxy.DeleteObject(ctx, meta.ObjectName{Account: rq.account, Container: rq.bucket, Object: o.Key})
+			name := meta.ObjectName{Account: rq.account, Container: rq.bucket, Object: o.Key}
+			d := s3xml.DeletedEntry{Key: o.Key, VersionID: o.VersionID}
+			var err error
+			if o.VersionID != "" {
+				var v versions.Version
+				v, err = h.versions.DeleteVersion(ctx, st, name, o.VersionID)
+				if v.DeleteMarker {
+					d.DeleteMarker, d.DeleteMarkerVersionID = true, v.ID
+				}
+			} else {
+				var markerID string
+				markerID, err = h.versions.Delete(ctx, st, name)
+				if markerID != "" {
+					d.DeleteMarker, d.DeleteMarkerVersionID = true, markerID
+				}
+			}
 			if errors.Is(err, meta.ErrNotFound) {
 				err = nil // deleting what is not there succeeds, as in S3
 			}
 			if err != nil {
-				err = fmt.Errorf("delete %q: %w", o.Key, err)
+				err = versionError(fmt.Errorf("delete %q: %w", o.Key, err))
 			}
-			results[i] = err
+			results[i], deleted[i] = err, d
 		}()
 	}
 	wg.Wait()
@@ -85,7 +105,7 @@ func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 			continue
 		}
 		if !req.Quiet {
-			res.Deleted = append(res.Deleted, s3xml.DeletedEntry{Key: o.Key, VersionID: o.VersionID})
+			res.Deleted = append(res.Deleted, deleted[i])
 		}
 	}
 	writeXML(w, http.StatusOK, res)

@@ -174,7 +174,7 @@ func TestBuckets(t *testing.T) {
 	_, err = c.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: aws.String("alpha")})
 	wantCode(t, err, "NoSuchBucketPolicy")
 	_, err = c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String("alpha"),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}})
+		VersioningConfiguration: &types.VersioningConfiguration{MFADelete: types.MFADeleteEnabled, Status: types.BucketVersioningStatusEnabled}})
 	wantCode(t, err, "NotImplemented")
 
 	put(t, c, "alpha", "k", []byte("x"))

@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // listParams are the parameters common to ListObjects V1 and V2.
@@ -87,6 +88,9 @@ func (h *Handler) listPage(r *http.Request, rq *request, p listParams, marker st
 	})
 	if err != nil {
 		return l, bucketError(fmt.Errorf("list bucket %q: %w", rq.bucket, err))
+	}
+	for i, e := range l.Objects {
+		l.Objects[i] = versions.AsCurrent(e, rq.bucket)
 	}
 	return l, nil
 }

@@ -425,9 +425,12 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 		obj.SysMeta[sysChecksumKey(up.alg)] = whole
 		obj.SysMeta[sysChecksumType] = up.typ
 	}
-	done, err := h.proxy.PutObject(ctx, rq.objectName(), obj, nil, proxy.PutOptions{})
+	done, versionID, err := h.versions.Put(ctx, rq.versioning(), rq.objectName(), obj, nil, proxy.PutOptions{})
 	if err != nil {
-		return fmt.Errorf("complete upload %s of %q: %w", up.id, rq.key, err)
+		return versionError(fmt.Errorf("complete upload %s of %q: %w", up.id, rq.key, err))
+	}
+	if versionID != "" {
+		w.Header().Set("x-amz-version-id", versionID)
 	}
 	completed = true
 	// The object is complete; what follows only tidies up, so failures are logged, not returned.
@@ -448,7 +451,7 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 // answerCompleted answers a Complete of an upload that no longer exists because a completion
 // of it succeeded (a retry, or a racing Complete that won), as that completion was answered.
 func (h *Handler) answerCompleted(w http.ResponseWriter, r *http.Request, rq *request) bool {
-	obj, err := h.proxy.HeadObject(r.Context(), rq.objectName())
+	obj, err := h.versions.Current(r.Context(), rq.objectName())
 	if err != nil || obj.SysMeta[sysUploadID] != rq.query.Get("uploadId") {
 		return false
 	}
@@ -537,7 +540,7 @@ func (h *Handler) deleteParts(ctx context.Context, rq *request, uploadID string,
 // upload id wrote it; cleanup must never delete those. An error means it cannot tell.
 func (h *Handler) partsInUse(ctx context.Context, rq *request, id string) (map[string]bool, error) {
 	inUse := map[string]bool{}
-	cur, err := h.proxy.HeadObject(ctx, rq.objectName())
+	cur, err := h.versions.Current(ctx, rq.objectName())
 	if errors.Is(err, meta.ErrNotFound) {
 		return inUse, nil
 	}

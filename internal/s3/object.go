@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 var errInvalidPartNumber = &apiError{"InvalidPartNumber", http.StatusRequestedRangeNotSatisfiable, "The requested partnumber is not satisfiable"}
@@ -74,6 +75,9 @@ func (h *Handler) conditionalWrite(ctx context.Context, r *http.Request, rq *req
 	if inm != "" && exists {
 		return cond, errPreconditionFailed.withMessage("At least one of the pre-conditions you specified did not hold: If-None-Match")
 	}
+	if exists && versions.IsLink(&cur) {
+		cur.ETag = cur.SysMeta[meta.SysSymlinkETag] // the version's, not the link's
+	}
 	if im != "" {
 		if !exists {
 			return cond, h.notFound(ctx, rq, err)
@@ -109,12 +113,15 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 		return err
 	}
 	obj.Size = size
-	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: body.beforeCommit, If: cond})
+	stored, versionID, err := h.versions.Put(ctx, rq.versioning(), rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: body.beforeCommit, If: cond})
 	if err != nil {
-		return fmt.Errorf("put object %q: %w", rq.key, err)
+		return versionError(fmt.Errorf("put object %q: %w", rq.key, err))
 	}
 	hdr := w.Header()
 	hdr.Set("ETag", quoteETag(stored.ETag))
+	if versionID != "" {
+		hdr.Set("x-amz-version-id", versionID)
+	}
 	if body.checksum != "" {
 		hdr.Set(body.spec.Algorithm.HeaderName(), body.checksum)
 		hdr.Set("X-Amz-Checksum-Type", checksumFullObject)
@@ -187,6 +194,11 @@ func (h *Handler) writeReadHeaders(w http.ResponseWriter, r *http.Request, rq *r
 	hdr := w.Header()
 	writeObjectMeta(hdr, obj)
 	hdr.Set("Accept-Ranges", "bytes")
+	if id := rq.versionID; id != "" {
+		hdr.Set("x-amz-version-id", id)
+	} else if id := rq.nullVersionID(); id != "" {
+		hdr.Set("x-amz-version-id", id)
+	}
 	if obj.IsManifest() {
 		hdr.Set("X-Amz-Mp-Parts-Count", strconv.Itoa(obj.SegmentCount()))
 	}
@@ -210,9 +222,14 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
+	if rq.symlinkHops == 0 {
+		if err := h.selectVersion(ctx, w, rq); err != nil {
+			return err
+		}
+	}
 	rng := sel.rng
 	if sel.partNumber > 0 {
-		obj, err := h.proxy.HeadObject(ctx, rq.objectName())
+		obj, err := h.proxy.HeadObject(ctx, rq.readName())
 		if err != nil {
 			return h.notFound(ctx, rq, err)
 		}
@@ -220,10 +237,10 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 			return err
 		}
 	}
-	rd, err := h.proxy.GetObject(ctx, rq.objectName(), rng)
+	rd, err := h.proxy.GetObject(ctx, rq.readName(), rng)
 	if errors.Is(err, meta.ErrInvalidRange) {
 		// A range of a symlink is a range of its target (the link itself has no bytes).
-		if link, herr := h.proxy.HeadObject(ctx, rq.objectName()); herr == nil && link.SysMeta[meta.SysSymlinkTarget] != "" {
+		if link, herr := h.proxy.HeadObject(ctx, rq.readName()); herr == nil && link.SysMeta[meta.SysSymlinkTarget] != "" {
 			target, ferr := h.followSymlink(ctx, r, rq, &link)
 			if ferr != nil {
 				return ferr
@@ -272,7 +289,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 
 // invalidRange builds InvalidRange with the object's size, as S3 reports it.
 func (h *Handler) invalidRange(ctx context.Context, rq *request, err error) error {
-	obj, herr := h.proxy.HeadObject(ctx, rq.objectName())
+	obj, herr := h.proxy.HeadObject(ctx, rq.readName())
 	if herr != nil {
 		return h.notFound(ctx, rq, herr)
 	}
@@ -286,10 +303,15 @@ func (h *Handler) headObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
+	if rq.symlinkHops == 0 {
+		if err := h.selectVersion(ctx, w, rq); err != nil {
+			return err
+		}
+	}
 	// Brief: a long manifest's segment list is read only to find a part's range.
-	obj, err := h.proxy.HeadObjectBrief(ctx, rq.objectName())
+	obj, err := h.proxy.HeadObjectBrief(ctx, rq.readName())
 	if err == nil && obj.Manifest == nil && obj.Summary != nil && sel.partNumber > 0 {
-		obj, err = h.proxy.HeadObject(ctx, rq.objectName())
+		obj, err = h.proxy.HeadObject(ctx, rq.readName())
 	}
 	if err != nil {
 		return h.notFound(ctx, rq, fmt.Errorf("head object %q: %w", rq.key, err))
@@ -335,7 +357,23 @@ func (h *Handler) headObject(w http.ResponseWriter, r *http.Request, rq *request
 
 func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	err := h.proxy.DeleteObject(ctx, rq.objectName())
+	if rq.query.Has("versionId") {
+		v, err := h.versions.DeleteVersion(ctx, rq.versioning(), rq.objectName(), rq.query.Get("versionId"))
+		if err != nil {
+			return versionError(fmt.Errorf("delete version %q of %q: %w", rq.query.Get("versionId"), rq.key, err))
+		}
+		w.Header().Set("x-amz-version-id", v.ID)
+		if v.DeleteMarker {
+			w.Header().Set("x-amz-delete-marker", "true")
+		}
+		writeEmpty(w, http.StatusNoContent)
+		return nil
+	}
+	markerID, err := h.versions.Delete(ctx, rq.versioning(), rq.objectName())
+	if markerID != "" {
+		w.Header().Set("x-amz-version-id", markerID)
+		w.Header().Set("x-amz-delete-marker", "true")
+	}
 	if errors.Is(err, meta.ErrNotFound) {
 		// Deleting what is not there succeeds in S3, unless the bucket itself is missing.
 		if err := h.notFound(ctx, rq, err); errors.Is(err, errNoSuchBucket) {
@@ -344,7 +382,7 @@ func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *reque
 		err = nil
 	}
 	if err != nil {
-		return fmt.Errorf("delete object %q: %w", rq.key, err)
+		return versionError(fmt.Errorf("delete object %q: %w", rq.key, err))
 	}
 	writeEmpty(w, http.StatusNoContent)
 	return nil

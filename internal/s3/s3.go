@@ -32,10 +32,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/reqmetrics"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // Config configures the S3 front end.
@@ -120,6 +122,8 @@ type Handler struct {
 	verify  sigv4.Options
 	ops     map[string]opFunc
 	states  *stateCache
+	// versions keeps versioned buckets' versions (versions.go).
+	versions *versions.Store
 
 	// Completes of multipart uploads running in this process, by claim (multipart_state.go).
 	claimsMu sync.Mutex
@@ -145,7 +149,7 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3: metrics: %w", err)
 	}
-	h := &Handler{cfg: cfg, proxy: cfg.Proxy, log: cfg.Logger, metrics: m, states: newStateCache(cfg.AccessCacheTTL)}
+	h := &Handler{cfg: cfg, proxy: cfg.Proxy, log: cfg.Logger, metrics: m, states: newStateCache(cfg.AccessCacheTTL), versions: versions.New(cfg.Proxy)}
 	if !cfg.AcceptAnyRegion {
 		h.verify.Region = cfg.Region
 	}
@@ -208,6 +212,21 @@ type request struct {
 	// link requires of what comes next.
 	symlinkHops int
 	symlinkETag string
+	// stored, when set, is where a read finds what it serves: a version of the object
+	// (?versionId, or the current version a version link names); versionID is its ID, which
+	// answers carry as x-amz-version-id.
+	stored    *meta.ObjectName
+	versionID string
+	// copySourceVersionID is the version a copy read (x-amz-copy-source-version-id).
+	copySourceVersionID string
+}
+
+// readName is where a read of the request's object finds it.
+func (rq *request) readName() meta.ObjectName {
+	if rq.stored != nil {
+		return *rq.stored
+	}
+	return rq.objectName()
 }
 
 // ServeHTTP routes, authenticates and serves one request.
@@ -340,8 +359,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 			return err
 		}
 	}
-	if v := rq.query.Get("versionId"); v != "" && v != "null" {
-		return errInvalidArgument.withMessage("Invalid version id specified")
+	if err := checkVersionID(rq.query); err != nil {
+		return err
 	}
 	if err := h.authorize(r.Context(), r, rq); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // Symlinks are made through the Swift API (internal/swift): an empty object whose SysMeta
@@ -25,6 +26,16 @@ var errSymlinkLoop = &apiError{"InvalidRequest", http.StatusBadRequest, "Too man
 func (h *Handler) followSymlink(ctx context.Context, r *http.Request, rq *request, link *meta.Object) (*request, error) {
 	if rq.symlinkHops >= maxSymlinkHops {
 		return nil, errSymlinkLoop
+	}
+	if vobj, id, ok := versions.LinkedVersion(link); ok && rq.stored == nil {
+		// The current version of an object in a versioned bucket: read as the object itself
+		// (same bucket, same access), from where the version is kept.
+		t := *rq
+		t.stored = &meta.ObjectName{Account: rq.account, Container: versions.ContainerFor(rq.bucket), Object: vobj}
+		t.versionID = id
+		t.symlinkHops++
+		t.symlinkETag = link.SysMeta[meta.SysSymlinkETag]
+		return &t, nil
 	}
 	account, container, key, _ := link.SymlinkTarget(rq.account)
 	st, err := h.bucketState(ctx, account, container)

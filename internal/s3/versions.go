@@ -1,21 +1,158 @@
 package s3
 
 import (
+	"context"
 	"encoding/xml"
+	"errors"
+	"fmt"
 	"net/http"
-	"strings"
 
+	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
-// Versioning. Cairn keeps one version of each object: a bucket is always in the state AWS calls
-// "never enabled", where every object is its one version with the version ID "null". So
-// GET ?versioning answers no Status, ListObjectVersions lists each object as its latest (and
-// only) version, and PUT ?versioning accepts Suspended (a no-op on such a bucket) but refuses
-// Enabled as NotImplemented: storing several versions is not supported.
+// Versioning, as S3 has it, kept by internal/versions in the layout OpenStack Swift's
+// object_versioning middleware uses (its s3api maps S3 onto it the same way): a bucket's
+// versioning is its container's, so that Swift's X-Versions-Enabled and S3's
+// PutBucketVersioning are one setting, and a version written through one API is the same
+// version through the other. Version IDs are the versions' timestamps as Swift writes them;
+// "null" is an object written while versioning was never on or suspended.
 
-// nullVersion is the version ID of the one version an unversioned object has.
-const nullVersion = "null"
+var (
+	errNoSuchVersion       = &apiError{"NoSuchVersion", http.StatusNotFound, "The specified version does not exist."}
+	errInvalidVersionID    = errInvalidArgument.withMessage("Invalid version id specified")
+	errNoVersionsContainer = &apiError{"InternalError", http.StatusInternalServerError, "The bucket's versions are missing: suspend and enable versioning again."}
+)
+
+// versioning is the versioning of the request's bucket (from its cached state).
+func (rq *request) versioning() versions.State {
+	if rq.state == nil {
+		return versions.State{}
+	}
+	return versions.StateOf(meta.Container{Meta: rq.state.Meta})
+}
+
+// checkVersionID refuses a versionId that cannot name a version, before anything else is done.
+func checkVersionID(q map[string][]string) error {
+	v, ok := q["versionId"]
+	if !ok {
+		return nil
+	}
+	if len(v) != 1 || v[0] == "" {
+		return errInvalidVersionID
+	}
+	if v[0] == versions.Null {
+		return nil
+	}
+	if _, err := versions.ParseID(v[0]); err != nil {
+		return errInvalidVersionID
+	}
+	return nil
+}
+
+// versionError maps the version store's errors onto S3's.
+func versionError(err error) error {
+	switch {
+	case errors.Is(err, versions.ErrNoSuchVersion):
+		return fmt.Errorf("%w: %w", errNoSuchVersion, err)
+	case errors.Is(err, versions.ErrInvalidID):
+		return fmt.Errorf("%w: %w", errInvalidVersionID, err)
+	case errors.Is(err, versions.ErrNoVersionsContainer):
+		return fmt.Errorf("%w: %w", errNoVersionsContainer, err)
+	}
+	return err
+}
+
+// selectVersion points a read with ?versionId at that version: where it is stored and the ID
+// answered. A delete marker cannot be read: 405 with x-amz-delete-marker, as S3 answers.
+func (h *Handler) selectVersion(ctx context.Context, w http.ResponseWriter, rq *request) error {
+	if !rq.query.Has("versionId") {
+		return nil
+	}
+	id := rq.query.Get("versionId")
+	st := rq.versioning()
+	v, err := h.versions.Resolve(ctx, st, rq.objectName(), id)
+	if errors.Is(err, versions.ErrNoSuchVersion) && id == versions.Null && !st.Versioned() {
+		return h.notFound(ctx, rq, fmt.Errorf("%w: %w", meta.ErrNotFound, err))
+	}
+	if err != nil {
+		return versionError(err)
+	}
+	if v.DeleteMarker {
+		w.Header().Set("x-amz-delete-marker", "true")
+		w.Header().Set("x-amz-version-id", v.ID)
+		w.Header().Set("Last-Modified", v.Object.LastModified().Format(http.TimeFormat))
+		return errMethodNotAllowed
+	}
+	rq.stored, rq.versionID = &v.Name, v.ID
+	return nil
+}
+
+// nullVersionID is the version ID of an object read in place: "null" in a bucket that was
+// ever versioned, none otherwise.
+func (rq *request) nullVersionID() string {
+	if rq.versioning().Versioned() {
+		return versions.Null
+	}
+	return ""
+}
+
+func (h *Handler) getBucketVersioning(w http.ResponseWriter, r *http.Request, rq *request) error {
+	c, err := h.requireBucket(r.Context(), rq)
+	if err != nil {
+		return err
+	}
+	res := s3xml.VersioningConfiguration{Xmlns: s3xml.Namespace}
+	switch st := versions.StateOf(c); {
+	case st.Enabled:
+		res.Status = "Enabled"
+	case st.Suspended():
+		res.Status = "Suspended"
+	}
+	writeXML(w, http.StatusOK, res)
+	return nil
+}
+
+func (h *Handler) putBucketVersioning(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	body, err := h.readSmallBody(r, rq, 64<<10, false)
+	if err != nil {
+		return err
+	}
+	var v s3xml.VersioningRequest
+	if err := xml.Unmarshal(body, &v); err != nil {
+		return errMalformedXML
+	}
+	if v.MfaDelete == "Enabled" {
+		return errNotImplemented.withMessage("MFA Delete is not supported.")
+	}
+	c, err := h.requireBucket(ctx, rq)
+	if err != nil {
+		return err
+	}
+	var changes map[string]string
+	switch v.Status {
+	case "Enabled":
+		if changes, err = h.versions.Enable(ctx, rq.account, c); err != nil {
+			return fmt.Errorf("enable versioning of %q: %w", rq.bucket, err)
+		}
+	case "Suspended":
+		if !versions.StateOf(c).Versioned() {
+			writeEmpty(w, http.StatusOK) // a bucket that never kept versions stays so
+			return nil
+		}
+		changes = versions.Suspend()
+	default:
+		return errMalformedXML
+	}
+	if _, err := h.proxy.PostContainer(ctx, rq.account, rq.bucket, changes); err != nil {
+		return bucketError(fmt.Errorf("versioning of %q: %w", rq.bucket, err))
+	}
+	h.states.forget(rq.account, rq.bucket)
+	writeEmpty(w, http.StatusOK)
+	return nil
+}
 
 func (h *Handler) listObjectVersions(w http.ResponseWriter, r *http.Request, rq *request) error {
 	p, err := parseListParams(rq.query)
@@ -26,15 +163,13 @@ func (h *Handler) listObjectVersions(w http.ResponseWriter, r *http.Request, rq 
 	if versionMarker != "" && keyMarker == "" {
 		return errInvalidArgument.withMessage("A version-id marker cannot be specified without a key marker.")
 	}
-	if versionMarker != "" && versionMarker != nullVersion {
-		return errInvalidArgument.withMessage("Invalid version id specified")
-	}
-	l, err := h.listPage(r, rq, p, keyMarker)
-	if err != nil {
-		return err
+	if versionMarker != "" && versionMarker != versions.Null {
+		if _, err := versions.ParseID(versionMarker); err != nil {
+			return errInvalidArgument.withMessage("Invalid version id specified")
+		}
 	}
 	res := s3xml.ListVersionsResult{Xmlns: s3xml.Namespace, Name: rq.bucket, Prefix: p.encode(p.prefix), KeyMarker: p.encode(keyMarker),
-		VersionIDMarker: versionMarker, MaxKeys: p.maxKeys, IsTruncated: l.Truncated}
+		VersionIDMarker: versionMarker, MaxKeys: p.maxKeys}
 	if rq.query.Has("delimiter") {
 		d := p.encode(p.delimiter)
 		res.Delimiter = &d
@@ -42,42 +177,37 @@ func (h *Handler) listObjectVersions(w http.ResponseWriter, r *http.Request, rq 
 	if p.urlEncode {
 		res.EncodingType = "url"
 	}
+	if p.maxKeys == 0 {
+		if _, err := h.requireBucket(r.Context(), rq); err != nil {
+			return err
+		}
+		writeXML(w, http.StatusOK, res)
+		return nil
+	}
+	l, err := h.versions.List(r.Context(), rq.versioning(), rq.account, rq.bucket, versions.ListOptions{
+		Prefix: p.prefix, Delimiter: p.delimiter, KeyMarker: keyMarker, VersionMarker: versionMarker, Limit: p.maxKeys})
+	if err != nil {
+		return bucketError(versionError(fmt.Errorf("list versions of %q: %w", rq.bucket, err)))
+	}
 	o := rq.owner()
-	for _, e := range l.Objects {
-		res.Versions = append(res.Versions, s3xml.ObjectVersion{Key: p.encode(e.Name), VersionID: nullVersion, IsLatest: true,
-			LastModified: s3xml.FormatISO(e.Timestamp.Time()), ETag: quoteETag(e.ETag), Size: e.Size, Owner: o, StorageClass: "STANDARD"})
+	for _, v := range l.Versions {
+		e := s3xml.ObjectVersion{XMLName: s3xml.VersionElement, Key: p.encode(v.Key), VersionID: v.ID, IsLatest: v.Latest,
+			LastModified: s3xml.FormatISO(v.Entry.Timestamp.Time()), Owner: o}
+		if v.DeleteMarker {
+			e.XMLName = s3xml.DeleteMarkerElement
+		} else {
+			size := v.Entry.Size
+			e.ETag, e.Size, e.StorageClass = quoteETag(v.Entry.ETag), &size, "STANDARD"
+		}
+		res.Versions = append(res.Versions, e)
 	}
 	for _, cp := range l.CommonPrefixes {
 		res.CommonPrefixes = append(res.CommonPrefixes, s3xml.CommonPrefix{Prefix: p.encode(cp)})
 	}
+	res.IsTruncated = l.Truncated
 	if l.Truncated {
-		res.NextKeyMarker = p.encode(l.NextMarker)
-		if !strings.HasSuffix(l.NextMarker, p.delimiter) || p.delimiter == "" {
-			res.NextVersionIDMarker = nullVersion
-		}
+		res.NextKeyMarker, res.NextVersionIDMarker = p.encode(l.NextKeyMarker), l.NextVersionMarker
 	}
 	writeXML(w, http.StatusOK, res)
 	return nil
-}
-
-func (h *Handler) putBucketVersioning(w http.ResponseWriter, r *http.Request, rq *request) error {
-	body, err := h.readSmallBody(r, rq, 64<<10, false)
-	if err != nil {
-		return err
-	}
-	var v s3xml.VersioningRequest
-	if err := xml.Unmarshal(body, &v); err != nil {
-		return errMalformedXML
-	}
-	if _, err := h.requireBucket(r.Context(), rq); err != nil {
-		return err
-	}
-	switch v.Status {
-	case "Suspended":
-		writeEmpty(w, http.StatusOK) // a no-op: the bucket never kept versions
-		return nil
-	case "Enabled":
-		return errNotImplemented.withMessage("Versioning is not supported by this server: a bucket keeps one version of each object.")
-	}
-	return errMalformedXML
 }

@@ -211,22 +211,9 @@ func (h *Handler) putSymlink(w http.ResponseWriter, r *http.Request, rq *request
 	return nil
 }
 
-// symlinkListingETag is the listing ETag of a symlink with settings sys: the MD5 of nothing,
-// then the link's settings as parameters, which JSON listings show as symlink_path,
-// symlink_etag and symlink_bytes (and slo_etag, for a static link to a static large object).
+// symlinkListingETag is the listing ETag of a symlink with settings sys (meta.SymlinkListingETag).
 func symlinkListingETag(sys map[string]string, slo string) string {
-	e := emptyMD5
-	if slo != "" {
-		e += "; slo_etag=" + slo
-	}
-	e += "; symlink_target=" + sys[sysSymlinkTarget]
-	if a := sys[sysSymlinkAccount]; a != "" {
-		e += "; symlink_target_account=" + a
-	}
-	if t := sys[sysSymlinkETag]; t != "" {
-		e += "; symlink_target_etag=" + t + "; symlink_target_bytes=" + sys[sysSymlinkBytes]
-	}
-	return e
+	return meta.SymlinkListingETag(sys, slo)
 }
 
 // staticSymlinkTarget reads the target of a static link being made: it must exist, the writer

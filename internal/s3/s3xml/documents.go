@@ -57,6 +57,7 @@ type LocationConstraint struct {
 type VersioningConfiguration struct {
 	XMLName xml.Name `xml:"VersioningConfiguration"`
 	Xmlns   string   `xml:"xmlns,attr"`
+	Status  string   `xml:"Status,omitempty"`
 }
 
 type RequestPaymentConfiguration struct {
@@ -188,8 +189,10 @@ type DeleteResult struct {
 }
 
 type DeletedEntry struct {
-	Key       string `xml:"Key"`
-	VersionID string `xml:"VersionId,omitempty"`
+	Key                   string `xml:"Key"`
+	VersionID             string `xml:"VersionId,omitempty"`
+	DeleteMarker          bool   `xml:"DeleteMarker,omitempty"`
+	DeleteMarkerVersionID string `xml:"DeleteMarkerVersionId,omitempty"`
 }
 
 type DeleteError struct {
@@ -284,32 +287,42 @@ type UploadInfo struct {
 }
 
 type ListVersionsResult struct {
-	XMLName             xml.Name        `xml:"ListVersionsResult"`
-	Xmlns               string          `xml:"xmlns,attr"`
-	Name                string          `xml:"Name"`
-	Prefix              string          `xml:"Prefix"`
-	KeyMarker           string          `xml:"KeyMarker"`
-	VersionIDMarker     string          `xml:"VersionIdMarker"`
-	NextKeyMarker       string          `xml:"NextKeyMarker,omitempty"`
-	NextVersionIDMarker string          `xml:"NextVersionIdMarker,omitempty"`
-	MaxKeys             int             `xml:"MaxKeys"`
-	Delimiter           *string         `xml:"Delimiter"` // echoed when sent, even empty, as S3 does
-	EncodingType        string          `xml:"EncodingType,omitempty"`
-	IsTruncated         bool            `xml:"IsTruncated"`
-	Versions            []ObjectVersion `xml:"Version"`
-	CommonPrefixes      []CommonPrefix  `xml:"CommonPrefixes"`
+	XMLName             xml.Name `xml:"ListVersionsResult"`
+	Xmlns               string   `xml:"xmlns,attr"`
+	Name                string   `xml:"Name"`
+	Prefix              string   `xml:"Prefix"`
+	KeyMarker           string   `xml:"KeyMarker"`
+	VersionIDMarker     string   `xml:"VersionIdMarker"`
+	NextKeyMarker       string   `xml:"NextKeyMarker,omitempty"`
+	NextVersionIDMarker string   `xml:"NextVersionIdMarker,omitempty"`
+	MaxKeys             int      `xml:"MaxKeys"`
+	Delimiter           *string  `xml:"Delimiter"` // echoed when sent, even empty, as S3 does
+	EncodingType        string   `xml:"EncodingType,omitempty"`
+	IsTruncated         bool     `xml:"IsTruncated"`
+	// Versions holds Version and DeleteMarker elements in listing order (each names itself).
+	Versions       []ObjectVersion `xml:"Version"`
+	CommonPrefixes []CommonPrefix  `xml:"CommonPrefixes"`
 }
 
+// ObjectVersion is a Version element, or a DeleteMarker when XMLName says so (then without
+// ETag, Size and StorageClass).
 type ObjectVersion struct {
+	XMLName      xml.Name
 	Key          string `xml:"Key"`
 	VersionID    string `xml:"VersionId"`
 	IsLatest     bool   `xml:"IsLatest"`
 	LastModified string `xml:"LastModified"`
-	ETag         string `xml:"ETag"`
-	Size         int64  `xml:"Size"`
+	ETag         string `xml:"ETag,omitempty"`
+	Size         *int64 `xml:"Size"`
 	Owner        Owner  `xml:"Owner"`
-	StorageClass string `xml:"StorageClass"`
+	StorageClass string `xml:"StorageClass,omitempty"`
 }
+
+// Element names of a version listing's entries.
+var (
+	VersionElement      = xml.Name{Local: "Version"}
+	DeleteMarkerElement = xml.Name{Local: "DeleteMarker"}
+)
 
 type VersioningRequest struct {
 	XMLName   xml.Name `xml:"VersioningConfiguration"`

@@ -1,0 +1,394 @@
+package versions
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/proxy"
+)
+
+// Store writes, reads and removes versions through the proxy.
+type Store struct {
+	px *proxy.Proxy
+}
+
+// New returns a Store over px.
+func New(px *proxy.Proxy) *Store { return &Store{px: px} }
+
+// Enable turns versioning on for a container (c, as read): it makes the versions container,
+// in the container's storage policy, and returns the metadata to set on the container.
+func (s *Store) Enable(ctx context.Context, account string, c meta.Container) (map[string]string, error) {
+	vc := ContainerFor(c.Name)
+	m := map[string]string{}
+	if p, ok := c.Meta[meta.ContainerPolicyKey]; ok {
+		m[meta.ContainerPolicyKey] = p
+	}
+	if err := s.px.CreateContainer(ctx, account, vc, m); err != nil && !errors.Is(err, meta.ErrExists) {
+		return nil, fmt.Errorf("versions: create %q: %w", vc, err)
+	}
+	return map[string]string{KeyEnabled: "true", KeyContainer: vc}, nil
+}
+
+// Suspend is the metadata that turns versioning off, keeping the versions.
+func Suspend() map[string]string { return map[string]string{KeyEnabled: "false"} }
+
+// Put writes an object in a container of state st. With versioning on, the bytes become a new
+// version and the object a link to it; otherwise it is the null version, written in place.
+// versionID is the written version's ("" when the container was never versioned). opts.If is
+// checked against the current object (the link, for a versioned one).
+func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj meta.Object, body io.Reader, opts proxy.PutOptions) (stored meta.Object, versionID string, err error) {
+	if !st.Enabled {
+		stored, err = s.px.PutObject(ctx, name, obj, body, opts)
+		if st.Versioned() {
+			versionID = Null
+		}
+		return stored, versionID, err
+	}
+	cond, err := s.linkCondition(ctx, name, opts.If)
+	if err != nil {
+		return meta.Object{}, "", err
+	}
+	if err := s.keepNullVersion(ctx, st, name); err != nil {
+		return meta.Object{}, "", err
+	}
+	ts := newTimestamp()
+	vname := meta.ObjectName{Account: name.Account, Container: st.Container, Object: ObjectName(name.Object, ts)}
+	opts.If, opts.Timestamp = meta.Precondition{}, ts
+	stored, err = s.px.PutObject(ctx, vname, obj, body, opts)
+	if errors.Is(err, meta.ErrNoContainer) {
+		return meta.Object{}, "", fmt.Errorf("%w: %w", ErrNoVersionsContainer, err)
+	}
+	if err != nil {
+		return meta.Object{}, "", err
+	}
+	if err := s.link(ctx, name, vname.Object, stored, ts+1, cond); err != nil {
+		if errors.Is(err, meta.ErrPreconditionFailed) {
+			// The version never became current: it goes, as if never written.
+			_ = s.px.DeleteObject(context.WithoutCancel(ctx), vname)
+		}
+		return meta.Object{}, "", err
+	}
+	return stored, ID(ts), nil
+}
+
+// linkCondition turns a write's condition on the current object into one on its link: the
+// link's own ETag is nobody's, so If-Match is checked against the version it names and then
+// becomes a compare-and-swap on the link seen, which keeps it atomic.
+func (s *Store) linkCondition(ctx context.Context, name meta.ObjectName, cond meta.Precondition) (meta.Precondition, error) {
+	if cond.IfMatch == nil {
+		return cond, nil
+	}
+	cur, err := s.px.HeadObjectBrief(ctx, name)
+	if errors.Is(err, meta.ErrNotFound) {
+		return cond, fmt.Errorf("if-match: no object: %w", meta.ErrPreconditionFailed)
+	}
+	if err != nil {
+		return cond, err
+	}
+	etag := cur.AsServed().ETag
+	if IsLink(&cur) {
+		etag = cur.SysMeta[meta.SysSymlinkETag]
+	}
+	if !slices.Contains(cond.IfMatch, "*") && !slices.Contains(cond.IfMatch, etag) {
+		return cond, fmt.Errorf("if-match: %q: %w", etag, meta.ErrPreconditionFailed)
+	}
+	return meta.Precondition{IfNoneMatch: cond.IfNoneMatch, IfTimestamp: cur.Timestamp, ExpiredAt: cond.ExpiredAt}, nil
+}
+
+// emptyMD5 is the ETag of a link (it has no bytes).
+var emptyMD5 = func() string { s := md5.Sum(nil); return hex.EncodeToString(s[:]) }()
+
+// link makes the object at name a link to its version vobj (stored), stamped at: a new
+// version's link a nanosecond after the version, so that it replaces whatever the container
+// held before the version was written.
+func (s *Store) link(ctx context.Context, name meta.ObjectName, vobj string, stored meta.Object, at meta.Timestamp, cond meta.Precondition) error {
+	served := stored.AsServed()
+	sys := map[string]string{
+		meta.SysSymlinkTarget: url.PathEscape(ContainerFor(name.Container)) + "/" + url.PathEscape(vobj),
+		meta.SysSymlinkETag:   served.ETag,
+		meta.SysSymlinkBytes:  strconv.FormatInt(served.Size, 10),
+		SysLink:               "true",
+	}
+	sys[meta.SysListingETag] = meta.SymlinkListingETag(sys, "")
+	if expiry := stored.SysMeta[meta.SysDeleteAt]; expiry != "" {
+		sys[meta.SysDeleteAt] = expiry
+	}
+	link := meta.Object{ContentType: stored.ContentType, ETag: emptyMD5, SysMeta: sys}
+	_, err := s.px.PutObject(ctx, name, link, strings.NewReader(""), proxy.PutOptions{Timestamp: at, If: cond})
+	return err
+}
+
+// IsLink reports whether an object is a link to its current version in container's versions.
+func IsLink(obj *meta.Object) bool { return obj.SysMeta[SysLink] == "true" }
+
+// Current reads the current object at name: through its link, for a versioned one.
+func (s *Store) Current(ctx context.Context, name meta.ObjectName) (meta.Object, error) {
+	cur, err := s.px.HeadObject(ctx, name)
+	if err != nil {
+		return cur, err
+	}
+	if vobj, _, ok := LinkedVersion(&cur); ok {
+		return s.px.HeadObject(ctx, meta.ObjectName{Account: name.Account, Container: ContainerFor(name.Container), Object: vobj})
+	}
+	return cur, nil
+}
+
+// LinkedVersion is the version a link names: its name in the versions container and ID.
+func LinkedVersion(link *meta.Object) (vobj, id string, ok bool) {
+	if !IsLink(link) {
+		return "", "", false
+	}
+	_, _, target, ok := link.SymlinkTarget("")
+	if !ok {
+		return "", "", false
+	}
+	_, ts, ok := SplitObjectName(target)
+	if !ok {
+		return "", "", false
+	}
+	return target, ID(ts), true
+}
+
+// keepNullVersion copies the object at name into the versions container when it is a null
+// version (not a link), before a versioned write replaces it, as Swift does: the null version
+// stays one of the object's versions.
+func (s *Store) keepNullVersion(ctx context.Context, st State, name meta.ObjectName) error {
+	cur, err := s.px.HeadObjectBrief(ctx, name)
+	if errors.Is(err, meta.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("versions: head %q: %w", name.Object, err)
+	}
+	if IsLink(&cur) || cur.Deleted {
+		return nil
+	}
+	if cur.Summary != nil {
+		if cur, err = s.px.HeadObject(ctx, name); err != nil {
+			return fmt.Errorf("versions: head %q: %w", name.Object, err)
+		}
+	}
+	dst := meta.ObjectName{Account: name.Account, Container: st.Container, Object: ObjectName(name.Object, cur.Timestamp/swiftUnit*swiftUnit)}
+	if err := CopyAsStored(ctx, s.px, name, cur, dst, proxy.PutOptions{Timestamp: cur.Timestamp / swiftUnit * swiftUnit}); err != nil {
+		if errors.Is(err, meta.ErrNoContainer) {
+			return fmt.Errorf("%w: %w", ErrNoVersionsContainer, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// CopyAsStored copies an object with everything it has (metadata, manifest settings) but its
+// timestamp: a manifest of segments others may share (Swift's static large objects) stays a
+// manifest of the same segments, and anything else (an S3 multipart object, whose segments die
+// with it, included) is copied byte for byte.
+func CopyAsStored(ctx context.Context, px *proxy.Proxy, src meta.ObjectName, obj meta.Object, dst meta.ObjectName, opts proxy.PutOptions) error {
+	out := meta.Object{ContentType: obj.ContentType, Headers: maps.Clone(obj.Headers), UserMeta: maps.Clone(obj.UserMeta), SysMeta: maps.Clone(obj.SysMeta)}
+	delete(out.SysMeta, meta.SysManifestETag)
+	var body io.Reader = strings.NewReader("")
+	if obj.Manifest != nil && obj.SysMeta[proxy.SysOwnsSegments] == "" {
+		out.Manifest, out.ETag = obj.Manifest, obj.ETag
+	} else {
+		delete(out.SysMeta, proxy.SysOwnsSegments)
+		delete(out.SysMeta, meta.SysListingETag)
+		rd, err := px.GetObject(ctx, src, nil)
+		if err != nil {
+			return fmt.Errorf("versions: read %s/%s: %w", src.Container, src.Object, err)
+		}
+		defer rd.Close()
+		out.Size, body = rd.Length, rd
+	}
+	if _, err := px.PutObject(ctx, dst, out, body, opts); err != nil {
+		return fmt.Errorf("versions: copy to %s/%s: %w", dst.Container, dst.Object, err)
+	}
+	return nil
+}
+
+// Delete deletes an object in a container of state st. With versioning on, a delete marker
+// becomes the newest version and the link goes (markerID is its version ID); otherwise the
+// object (the null version, or a link) is deleted.
+func (s *Store) Delete(ctx context.Context, st State, name meta.ObjectName) (markerID string, err error) {
+	if !st.Enabled {
+		return "", s.px.DeleteObject(ctx, name)
+	}
+	if err := s.keepNullVersion(ctx, st, name); err != nil {
+		return "", err
+	}
+	ts := newTimestamp()
+	marker := meta.ObjectName{Account: name.Account, Container: st.Container, Object: ObjectName(name.Object, ts)}
+	if _, err := s.px.PutObject(ctx, marker, meta.Object{ContentType: DeleteMarkerType}, strings.NewReader(""), proxy.PutOptions{Timestamp: ts}); err != nil {
+		if errors.Is(err, meta.ErrNoContainer) {
+			return "", fmt.Errorf("%w: %w", ErrNoVersionsContainer, err)
+		}
+		return "", err
+	}
+	if err := s.px.DeleteObjectAt(ctx, name, ts+1, meta.Precondition{}); err != nil && !errors.Is(err, meta.ErrNotFound) {
+		return "", err
+	}
+	return ID(ts), nil
+}
+
+// Version is one version of an object, as Resolve finds it.
+type Version struct {
+	ID string
+	// Name is where the version is stored: the object itself for the null version, or its
+	// object in the versions container.
+	Name meta.ObjectName
+	// Object is the version's metadata (for a link, the link's: the caller reads through it).
+	Object meta.Object
+	// DeleteMarker is true for a delete marker.
+	DeleteMarker bool
+}
+
+// Resolve finds the version id of the object at name (read access decided by the caller).
+// Null is the object itself when it is not a link (ErrNoSuchVersion otherwise, or when there is
+// none); any other ID is that version in the versions container.
+func (s *Store) Resolve(ctx context.Context, st State, name meta.ObjectName, id string) (Version, error) {
+	if id == Null {
+		cur, err := s.px.HeadObject(ctx, name)
+		if errors.Is(err, meta.ErrNotFound) || err == nil && IsLink(&cur) {
+			return Version{}, fmt.Errorf("%w: %s of %q", ErrNoSuchVersion, id, name.Object)
+		}
+		return Version{ID: Null, Name: name, Object: cur}, err
+	}
+	ts, err := ParseID(id)
+	if err != nil {
+		return Version{}, err
+	}
+	if !st.Versioned() {
+		return Version{}, fmt.Errorf("%w: %s of %q", ErrNoSuchVersion, id, name.Object)
+	}
+	vname := meta.ObjectName{Account: name.Account, Container: st.Container, Object: ObjectName(name.Object, ts)}
+	obj, err := s.px.HeadObject(ctx, vname)
+	if errors.Is(err, meta.ErrNotFound) {
+		return Version{}, fmt.Errorf("%w: %s of %q", ErrNoSuchVersion, id, name.Object)
+	}
+	if err != nil {
+		return Version{}, err
+	}
+	return Version{ID: ID(ts), Name: vname, Object: obj, DeleteMarker: obj.ContentType == DeleteMarkerType}, nil
+}
+
+// DeleteVersion removes one version for good. When it was the current one, the newest version
+// left that is not a delete marker becomes current (S3's rule; Swift's middleware leaves none
+// current, and its s3api restores the same way). It returns what was removed.
+//
+// Concurrent deletes of versions of one object must not leave a link to a removed version:
+// the version goes first and the link is looked at after, and a restore checks that the version
+// it linked to still exists. Whichever of two racing deletes looks last sees the other's link.
+func (s *Store) DeleteVersion(ctx context.Context, st State, name meta.ObjectName, id string) (Version, error) {
+	v, err := s.Resolve(ctx, st, name, id)
+	if errors.Is(err, ErrNoSuchVersion) {
+		// Deleting a version that is not there succeeds, as in S3.
+		return Version{ID: id}, nil
+	}
+	if err != nil {
+		return Version{}, err
+	}
+	if id == Null {
+		return v, s.ignoreMissing(s.px.DeleteObject(ctx, name))
+	}
+	if err := s.ignoreMissing(s.px.DeleteObject(ctx, v.Name)); err != nil {
+		return Version{}, err
+	}
+	return v, s.restoreNewest(ctx, st, name, v.Name.Object)
+}
+
+func (s *Store) ignoreMissing(err error) error {
+	if errors.Is(err, meta.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// maxRestores bounds how often a restore starts over because the version it linked to was
+// removed meanwhile.
+const maxRestores = 10
+
+// restoreNewest makes the newest version left current after the version removed (its name in
+// the versions container) went: when the object's link named it, or nothing is in place and
+// the newest version is no delete marker. A null version in place, or a link to another
+// version, is left alone.
+func (s *Store) restoreNewest(ctx context.Context, st State, name meta.ObjectName, removed string) error {
+	for range maxRestores {
+		cur, err := s.px.HeadObjectBrief(ctx, name)
+		if err != nil && !errors.Is(err, meta.ErrNotFound) {
+			return err
+		}
+		linked, _, isLink := LinkedVersion(&cur)
+		if err == nil && !cur.Deleted && (!isLink || linked != removed) {
+			if !isLink {
+				return nil
+			}
+			// A link to another version: done, unless that one was removed meanwhile.
+			if _, herr := s.px.HeadObjectBrief(ctx, meta.ObjectName{Account: name.Account, Container: st.Container, Object: linked}); !errors.Is(herr, meta.ErrNotFound) {
+				return herr
+			}
+			removed = linked
+			continue
+		}
+		page, err := s.px.ListObjects(ctx, name.Account, st.Container, meta.ListOptions{Prefix: Prefix(name.Object), Limit: 1})
+		if err != nil && !errors.Is(err, meta.ErrNotFound) {
+			return err
+		}
+		if len(page.Objects) == 0 || page.Objects[0].ContentType == DeleteMarkerType {
+			if !isLink {
+				return nil
+			}
+			// No version left to link to, or a delete marker is the newest: the link goes,
+			// unless another restore replaced it meanwhile (then it is looked at again).
+			err := s.px.DeleteObjectIf(ctx, name, meta.Precondition{IfTimestamp: cur.Timestamp})
+			if errors.Is(err, meta.ErrPreconditionFailed) {
+				continue
+			}
+			return s.ignoreMissing(err)
+		}
+		vname := meta.ObjectName{Account: name.Account, Container: st.Container, Object: page.Objects[0].Name}
+		obj, err := s.px.HeadObject(ctx, vname)
+		if errors.Is(err, meta.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		// A racing restore's newer link wins (ErrConflict); it is checked all the same.
+		if err := s.link(ctx, name, vname.Object, obj, meta.Now(), meta.Precondition{}); err != nil && !errors.Is(err, meta.ErrConflict) {
+			return err
+		}
+		removed = "" // what is linked now is checked on the next round
+	}
+	return fmt.Errorf("versions: %q: versions removed faster than one can be made current", name.Object)
+}
+
+// DropVersions deletes a container's versions container before the container itself goes:
+// meta.ErrNotEmpty while it holds any version (a versioned container is empty only when every
+// version of every object is gone, as in S3 and Swift). Undo puts it back, for when the
+// container's own delete then fails.
+func (s *Store) DropVersions(ctx context.Context, account, container string) (undo func(), err error) {
+	vc := ContainerFor(container)
+	c, err := s.px.HeadContainer(ctx, account, vc)
+	if errors.Is(err, meta.ErrNotFound) {
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.px.DeleteContainer(ctx, account, vc); err != nil && !errors.Is(err, meta.ErrNotFound) {
+		return nil, err
+	}
+	m := map[string]string{}
+	if p, ok := c.Meta[meta.ContainerPolicyKey]; ok {
+		m[meta.ContainerPolicyKey] = p
+	}
+	return func() { _ = s.px.CreateContainer(context.WithoutCancel(ctx), account, vc, m) }, nil
+}

@@ -1,0 +1,288 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// listVersions lists every version and delete marker of a bucket's key prefix, in listing
+// order, pageSize entries a page (so that small pages exercise the version markers).
+func listVersions(t *testing.T, ctx context.Context, c *s3.Client, bucket, prefix string, pageSize int32) (versions []types.ObjectVersion, markers []types.DeleteMarkerEntry) {
+	t.Helper()
+	var km, vm *string
+	for pages := 0; ; pages++ {
+		out, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(bucket), Prefix: aws.String(prefix), MaxKeys: aws.Int32(pageSize), KeyMarker: km, VersionIdMarker: vm})
+		if err != nil {
+			t.Fatalf("ListObjectVersions: %v", err)
+		}
+		versions = append(versions, out.Versions...)
+		markers = append(markers, out.DeleteMarkers...)
+		if !aws.ToBool(out.IsTruncated) {
+			break
+		}
+		km, vm = out.NextKeyMarker, out.NextVersionIdMarker
+		if pages > 100 {
+			t.Fatal("version listing does not end")
+		}
+	}
+	return versions, markers
+}
+
+func mustPut(t *testing.T, ctx context.Context, c *s3.Client, bucket, key string, data []byte) *s3.PutObjectOutput {
+	t.Helper()
+	out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(data)})
+	if err != nil {
+		t.Fatalf("PutObject %s: %v", key, err)
+	}
+	return out
+}
+
+func mustGetVersion(t *testing.T, ctx context.Context, c *s3.Client, bucket, key, id string, want []byte) {
+	t.Helper()
+	got, out, err := getBytes(ctx, c, bucket, key, func(in *s3.GetObjectInput) {
+		if id != "" {
+			in.VersionId = aws.String(id)
+		}
+	})
+	if err != nil {
+		t.Fatalf("GET %s version %q: %v", key, id, err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("GET %s version %q: %q, want %q", key, id, got, want)
+	}
+	if id != "" && aws.ToString(out.VersionId) != id {
+		t.Fatalf("GET %s version %q answered version %q", key, id, aws.ToString(out.VersionId))
+	}
+}
+
+// TestS3Versioning works through S3 bucket versioning with the AWS SDK against the real binary
+// (and, in CI, against a cluster): versions, delete markers, reads and deletes of versions,
+// listings and their paging, copies, multipart uploads, multi-delete, suspension, conditional
+// writes and a bucket that cannot be deleted while it keeps versions.
+func TestS3Versioning(t *testing.T) {
+	srv := StartServer(t, t.TempDir())
+	ctx := Context(t)
+	c := srv.S3Client()
+	bucket := newBucket(t, ctx, c, "vers")
+
+	v0 := []byte("written before versioning was on")
+	if out := mustPut(t, ctx, c, bucket, "k", v0); out.VersionId != nil {
+		t.Fatalf("an unversioned bucket's PUT answered version %q", aws.ToString(out.VersionId))
+	}
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(bucket),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatalf("enable versioning: %v", err)
+	}
+	if v, err := c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String(bucket)}); err != nil || v.Status != types.BucketVersioningStatusEnabled {
+		t.Fatalf("GetBucketVersioning: %v, %q", err, v.Status)
+	}
+	// The object written before is still there, as the null version, and read as it was.
+	mustGetVersion(t, ctx, c, bucket, "k", "null", v0)
+
+	v1, v2 := []byte("version one"), []byte("version two, longer")
+	id1 := aws.ToString(mustPut(t, ctx, c, bucket, "k", v1).VersionId)
+	id2 := aws.ToString(mustPut(t, ctx, c, bucket, "k", v2).VersionId)
+	if id1 == "" || id2 == "" || id1 == id2 || id1 == "null" {
+		t.Fatalf("version IDs %q, %q", id1, id2)
+	}
+	mustGetVersion(t, ctx, c, bucket, "k", "", v2)
+	mustGetVersion(t, ctx, c, bucket, "k", id2, v2)
+	mustGetVersion(t, ctx, c, bucket, "k", id1, v1)
+	if _, out, _ := getBytes(ctx, c, bucket, "k"); aws.ToString(out.VersionId) != id2 {
+		t.Fatalf("current version answered as %q, want %q", aws.ToString(out.VersionId), id2)
+	}
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), VersionId: aws.String(id1)})
+	if err != nil || aws.ToInt64(h.ContentLength) != int64(len(v1)) || aws.ToString(h.ETag) != `"`+md5Hex(v1)+`"` {
+		t.Fatalf("HEAD version 1: %v %+v", err, h)
+	}
+	// The null version, overwritten while versioning is on, became a version of its own (as
+	// Swift's object versioning keeps it): three versions, newest first, the newest current.
+	vs, dms := listVersions(t, ctx, c, bucket, "k", 1000)
+	if len(vs) != 3 || len(dms) != 0 || aws.ToString(vs[0].VersionId) != id2 || !aws.ToBool(vs[0].IsLatest) ||
+		aws.ToString(vs[1].VersionId) != id1 || aws.ToBool(vs[1].IsLatest) || aws.ToInt64(vs[2].Size) != int64(len(v0)) || aws.ToBool(vs[2].IsLatest) {
+		t.Fatalf("versions: %+v", vs)
+	}
+	id0 := aws.ToString(vs[2].VersionId)
+	mustGetVersion(t, ctx, c, bucket, "k", id0, v0)
+	if aws.ToString(vs[0].ETag) != `"`+md5Hex(v2)+`"` || aws.ToInt64(vs[0].Size) != int64(len(v2)) {
+		t.Fatalf("current version listed as %+v", vs[0])
+	}
+	// A plain listing lists the current version's size and ETag.
+	lo, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	if err != nil || len(lo.Contents) != 1 || aws.ToInt64(lo.Contents[0].Size) != int64(len(v2)) || aws.ToString(lo.Contents[0].ETag) != `"`+md5Hex(v2)+`"` {
+		t.Fatalf("ListObjectsV2: %v %+v", err, lo.Contents)
+	}
+
+	// A delete writes a delete marker: the key reads as missing, its versions stay.
+	del, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String("k")})
+	if err != nil || !aws.ToBool(del.DeleteMarker) || aws.ToString(del.VersionId) == "" {
+		t.Fatalf("DELETE: %v %+v", err, del)
+	}
+	markerID := aws.ToString(del.VersionId)
+	if _, _, err := getBytes(ctx, c, bucket, "k"); apiCode(err) != "NoSuchKey" {
+		t.Fatalf("GET after the delete: %v", err)
+	}
+	mustGetVersion(t, ctx, c, bucket, "k", id1, v1)
+	if _, _, err := getBytes(ctx, c, bucket, "k", func(in *s3.GetObjectInput) { in.VersionId = aws.String(markerID) }); apiCode(err) != "MethodNotAllowed" {
+		t.Fatalf("GET of the delete marker: %v", err)
+	}
+	vs, dms = listVersions(t, ctx, c, bucket, "", 1000)
+	if len(vs) != 3 || len(dms) != 1 || aws.ToString(dms[0].VersionId) != markerID || !aws.ToBool(dms[0].IsLatest) || aws.ToBool(vs[0].IsLatest) {
+		t.Fatalf("after the delete: versions %+v, markers %+v", vs, dms)
+	}
+	if lo, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)}); err != nil || len(lo.Contents) != 0 {
+		t.Fatalf("ListObjectsV2 after the delete: %v %+v", err, lo.Contents)
+	}
+	// Removing the delete marker brings the newest version back.
+	dv, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), VersionId: aws.String(markerID)})
+	if err != nil || !aws.ToBool(dv.DeleteMarker) || aws.ToString(dv.VersionId) != markerID {
+		t.Fatalf("DELETE of the marker: %v %+v", err, dv)
+	}
+	mustGetVersion(t, ctx, c, bucket, "k", "", v2)
+	// Removing the current version makes the one before it current.
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), VersionId: aws.String(id2)}); err != nil {
+		t.Fatalf("DELETE version 2: %v", err)
+	}
+	mustGetVersion(t, ctx, c, bucket, "k", "", v1)
+	if _, _, err := getBytes(ctx, c, bucket, "k", func(in *s3.GetObjectInput) { in.VersionId = aws.String(id2) }); apiCode(err) != "NoSuchVersion" {
+		t.Fatalf("GET of a deleted version: %v", err)
+	}
+	// Bad version IDs.
+	if _, _, err := getBytes(ctx, c, bucket, "k", func(in *s3.GetObjectInput) { in.VersionId = aws.String("not-a-version") }); apiCode(err) != "InvalidArgument" {
+		t.Fatalf("GET with a malformed version ID: %v", err)
+	}
+
+	// Copies: from a version (x-amz-copy-source-version-id), into a new version.
+	cp, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(bucket), Key: aws.String("copy"), CopySource: aws.String(bucket + "/k?versionId=" + id0)})
+	if err != nil || aws.ToString(cp.CopySourceVersionId) != id0 || aws.ToString(cp.VersionId) == "" {
+		t.Fatalf("CopyObject from a version: %v %+v", err, cp)
+	}
+	mustGetVersion(t, ctx, c, bucket, "copy", "", v0)
+	cp, err = c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(bucket), Key: aws.String("copy"), CopySource: aws.String(bucket + "/k")})
+	if err != nil || aws.ToString(cp.CopySourceVersionId) != id1 {
+		t.Fatalf("CopyObject of the current version: %v %+v", err, cp)
+	}
+	mustGetVersion(t, ctx, c, bucket, "copy", "", v1)
+
+	// A multipart upload makes a version too.
+	part := bytes.Repeat([]byte("m"), 5*MiB)
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String("mpu")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []types.CompletedPart
+	for i, p := range [][]byte{part, []byte("tail")} {
+		res, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(bucket), Key: aws.String("mpu"), UploadId: up.UploadId, PartNumber: aws.Int32(int32(i + 1)), Body: bytes.NewReader(p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: res.ETag})
+	}
+	done, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String("mpu"), UploadId: up.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
+	if err != nil || aws.ToString(done.VersionId) == "" {
+		t.Fatalf("CompleteMultipartUpload: %v %+v", err, done)
+	}
+	mustGetVersion(t, ctx, c, bucket, "mpu", aws.ToString(done.VersionId), append(slices.Clone(part), "tail"...))
+	mpu2 := mustPut(t, ctx, c, bucket, "mpu", []byte("small now"))
+	mustGetVersion(t, ctx, c, bucket, "mpu", aws.ToString(done.VersionId), append(slices.Clone(part), "tail"...))
+	mustGetVersion(t, ctx, c, bucket, "mpu", aws.ToString(mpu2.VersionId), []byte("small now"))
+
+	// Conditional writes hold against the current version.
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), Body: bytes.NewReader([]byte("x")), IfNoneMatch: aws.String("*")}); apiCode(err) != "PreconditionFailed" {
+		t.Fatalf("If-None-Match: * over a versioned object: %v", err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), Body: bytes.NewReader([]byte("x")), IfMatch: aws.String(`"` + md5Hex(v2) + `"`)}); apiCode(err) != "PreconditionFailed" {
+		t.Fatalf("If-Match of an old version: %v", err)
+	}
+	v3 := []byte("version three")
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), Body: bytes.NewReader(v3), IfMatch: aws.String(`"` + md5Hex(v1) + `"`)}); err != nil {
+		t.Fatalf("If-Match of the current version: %v", err)
+	}
+	mustGetVersion(t, ctx, c, bucket, "k", "", v3)
+
+	// Paging one version at a time lists exactly what one page lists.
+	all, allMarkers := listVersions(t, ctx, c, bucket, "", 1000)
+	paged, pagedMarkers := listVersions(t, ctx, c, bucket, "", 1)
+	ids := func(vs []types.ObjectVersion) (out []string) {
+		for _, v := range vs {
+			out = append(out, aws.ToString(v.Key)+" "+aws.ToString(v.VersionId))
+		}
+		return out
+	}
+	if !slices.Equal(ids(all), ids(paged)) || len(allMarkers) != len(pagedMarkers) || len(all) != 7 {
+		t.Fatalf("paged versions %v, one page %v", ids(paged), ids(all))
+	}
+
+	// Multi-delete: a version by ID, and a key (a delete marker).
+	md, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &types.Delete{Objects: []types.ObjectIdentifier{
+		{Key: aws.String("k"), VersionId: aws.String(id0)}, {Key: aws.String("copy")}}}})
+	if err != nil || len(md.Deleted) != 2 || len(md.Errors) != 0 {
+		t.Fatalf("DeleteObjects: %v %+v", err, md)
+	}
+	for _, d := range md.Deleted {
+		switch aws.ToString(d.Key) {
+		case "k":
+			if aws.ToString(d.VersionId) != id0 {
+				t.Errorf("deleted %+v", d)
+			}
+		case "copy":
+			if !aws.ToBool(d.DeleteMarker) || aws.ToString(d.DeleteMarkerVersionId) == "" {
+				t.Errorf("deleted %+v", d)
+			}
+		}
+	}
+	if _, _, err := getBytes(ctx, c, bucket, "k", func(in *s3.GetObjectInput) { in.VersionId = aws.String(id0) }); apiCode(err) != "NoSuchVersion" {
+		t.Fatalf("GET of a version deleted by DeleteObjects: %v", err)
+	}
+
+	// Suspended: writes are the null version again, the versions stay.
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(bucket),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusSuspended}}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String(bucket)}); err != nil || v.Status != types.BucketVersioningStatusSuspended {
+		t.Fatalf("GetBucketVersioning: %v, %q", err, v.Status)
+	}
+	v4 := []byte("null again")
+	if out := mustPut(t, ctx, c, bucket, "k", v4); aws.ToString(out.VersionId) != "null" {
+		t.Fatalf("PUT while suspended: version %q", aws.ToString(out.VersionId))
+	}
+	mustGetVersion(t, ctx, c, bucket, "k", "null", v4)
+	mustGetVersion(t, ctx, c, bucket, "k", id1, v1)
+
+	// A bucket keeping versions is not empty; it is once every version is gone.
+	if _, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)}); apiCode(err) != "BucketNotEmpty" {
+		t.Fatalf("DeleteBucket with versions: %v", err)
+	}
+	vs, dms = listVersions(t, ctx, c, bucket, "", 1000)
+	var objs []types.ObjectIdentifier
+	for _, v := range vs {
+		objs = append(objs, types.ObjectIdentifier{Key: v.Key, VersionId: v.VersionId})
+	}
+	for _, m := range dms {
+		objs = append(objs, types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId})
+	}
+	md, err = c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &types.Delete{Objects: objs}})
+	if err != nil {
+		t.Fatalf("DeleteObjects of every version: %v", err)
+	}
+	for _, e := range md.Errors {
+		t.Errorf("DeleteObjects of every version: %s %s: %s %s", aws.ToString(e.Key), aws.ToString(e.VersionId), aws.ToString(e.Code), aws.ToString(e.Message))
+	}
+	if vs, dms = listVersions(t, ctx, c, bucket, "", 1000); len(vs)+len(dms) != 0 {
+		t.Fatalf("left: %+v %+v", vs, dms)
+	}
+	if _, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatalf("DeleteBucket: %v", err)
+	}
+	if _, err := c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)}); err == nil {
+		t.Fatal("the bucket is still there")
+	}
+}
