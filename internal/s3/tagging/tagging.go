@@ -55,6 +55,9 @@ type Error struct {
 func (e *Error) Error() string { return e.Kind.Error() + ": " + e.Message }
 func (e *Error) Unwrap() error { return e.Kind }
 
+// S3Message is the message of S3's answer.
+func (e *Error) S3Message() string { return e.Message }
+
 // S3's messages, as its answers word them.
 const (
 	msgTooManyObjectTags = "Object tags cannot be greater than 10"
