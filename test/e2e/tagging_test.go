@@ -104,7 +104,7 @@ func TestTaggingObjects(t *testing.T) {
 	put, err := c.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: &bucket, Key: aws.String("doc"), Body: bytes.NewReader(data),
 		ContentType: aws.String("text/x-cairn"), CacheControl: aws.String("max-age=60"),
-		Metadata: map[string]string{"owner": "ops", "mtime": "1700000000"},
+		Metadata:          map[string]string{"owner": "ops", "mtime": "1700000000"},
 		ChecksumAlgorithm: types.ChecksumAlgorithmSha256,
 	})
 	if err != nil {
