@@ -103,6 +103,12 @@ const (
 	PutObjectAcl
 	AbortMultipartUpload
 	ListMultipartUploadParts
+	// Tagging: of objects (object level) and of buckets. AWS decides DeleteBucketTagging as
+	// s3:PutBucketTagging; so does Cairn (there is no s3:DeleteBucketTagging).
+	GetObjectTagging
+	PutObjectTagging
+	DeleteObjectTagging
+	PutBucketTagging
 	numActions
 )
 
@@ -140,6 +146,10 @@ var actionNames = [numActions]string{
 	PutObjectAcl:                     "s3:PutObjectAcl",
 	AbortMultipartUpload:             "s3:AbortMultipartUpload",
 	ListMultipartUploadParts:         "s3:ListMultipartUploadParts",
+	GetObjectTagging:                 "s3:GetObjectTagging",
+	PutObjectTagging:                 "s3:PutObjectTagging",
+	DeleteObjectTagging:              "s3:DeleteObjectTagging",
+	PutBucketTagging:                 "s3:PutBucketTagging",
 }
 
 // String is the action's name in S3's policy language, "s3:GetObject".
@@ -157,7 +167,8 @@ func (a Action) Valid() bool { return a > 0 && a < numActions }
 // arn:aws:s3:::bucket/key) rather than to the bucket.
 func (a Action) ObjectLevel() bool {
 	switch a {
-	case GetObject, PutObject, DeleteObject, GetObjectAcl, PutObjectAcl, AbortMultipartUpload, ListMultipartUploadParts:
+	case GetObject, PutObject, DeleteObject, GetObjectAcl, PutObjectAcl, AbortMultipartUpload, ListMultipartUploadParts,
+		GetObjectTagging, PutObjectTagging, DeleteObjectTagging:
 		return true
 	}
 	return false

@@ -74,6 +74,9 @@ var opActions = map[string]access.Action{
 	opGetBucketPolicyStatus:   access.GetBucketPolicyStatus,
 	opGetBucketRequestPayment: access.GetBucketRequestPayment,
 	opGetBucketLogging:        access.GetBucketLogging,
+	opGetBucketTagging:        access.GetBucketTagging,
+	opPutBucketTagging:        access.PutBucketTagging,
+	opDeleteBucketTagging:     access.PutBucketTagging, // as AWS decides it
 	opPutObject:               access.PutObject,
 	opCopyObject:              access.PutObject,
 	opGetObject:               access.GetObject,
@@ -81,6 +84,12 @@ var opActions = map[string]access.Action{
 	opDeleteObject:            access.DeleteObject,
 	opGetObjectACL:            access.GetObjectAcl,
 	opPutObjectACL:            access.PutObjectAcl,
+	opGetObjectTagging:        access.GetObjectTagging,
+	opPutObjectTagging:        access.PutObjectTagging,
+	opDeleteObjectTagging:     access.DeleteObjectTagging,
+	// AWS asks for s3:GetObjectAttributes besides s3:GetObject; Cairn decides on s3:GetObject
+	// alone, as HeadObject, which tells the same size, ETag and checksum.
+	opGetObjectAttributes:     access.GetObject,
 	opCreateMultipartUpload:   access.PutObject,
 	opUploadPart:              access.PutObject,
 	opUploadPartCopy:          access.PutObject,
@@ -93,7 +102,6 @@ var opActions = map[string]access.Action{
 var unconfiguredActions = map[string]access.Action{
 	"cors":              access.GetBucketCORS,
 	"lifecycle":         access.GetLifecycleConfiguration,
-	"tagging":           access.GetBucketTagging,
 	"website":           access.GetBucketWebsite,
 	"encryption":        access.GetEncryptionConfiguration,
 	"object-lock":       access.GetBucketObjectLockConfiguration,
@@ -158,6 +166,13 @@ func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) e
 			d := h.decide(rq, access.PutObjectAcl, rq.key, &access.ACL{}, r.Header.Get("Referer"))
 			if !d.Allowed {
 				return fmt.Errorf("setting the ACL of %q: %s: %w", rq.key, d.Reason, errAccessDenied)
+			}
+		}
+		// So does tagging it (x-amz-tagging), as in S3; a copy sets tags only with REPLACE.
+		if setsTags(rq.op, r.Header) {
+			d := h.decide(rq, access.PutObjectTagging, rq.key, nil, r.Header.Get("Referer"))
+			if !d.Allowed {
+				return fmt.Errorf("tagging %q: %s: %w", rq.key, d.Reason, errAccessDenied)
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
+	"github.com/cairn-store/cairn/internal/s3/tagging"
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
@@ -54,38 +55,40 @@ var errCopyDeleteMarker = errInvalidRequest.withMessage("The source of a copy re
 // openCopySource opens the source of a copy (or a range of it) and checks the
 // x-amz-copy-source-if-* conditions against it. The source bucket is resolved like the
 // request's own (it may be another account's), and reading it is decided as a GetObject.
-func (h *Handler) openCopySource(ctx context.Context, rq *request, hdr http.Header, rng *meta.Range) (*proxy.ObjectReader, meta.ObjectName, error) {
+// The source's request (its owner and access state resolved, and where the version read is
+// kept: readName) is returned for further decisions about it.
+func (h *Handler) openCopySource(ctx context.Context, rq *request, hdr http.Header, rng *meta.Range) (*proxy.ObjectReader, *request, error) {
 	bucket, key, versionID, err := parseCopySource(hdr.Get("X-Amz-Copy-Source"))
 	if err != nil {
-		return nil, meta.ObjectName{}, err
+		return nil, nil, err
 	}
 	srcRq := &request{id: rq.id, who: rq.who, bucket: bucket, key: key}
 	b, err := h.resolveBucket(ctx, rq.who, bucket)
 	if err != nil {
 		if rq.who.Anonymous && errors.Is(err, errNoSuchBucket) {
-			return nil, meta.ObjectName{}, fmt.Errorf("copy source: %w: %w", errAccessDenied, err)
+			return nil, nil, fmt.Errorf("copy source: %w: %w", errAccessDenied, err)
 		}
-		return nil, meta.ObjectName{}, fmt.Errorf("copy source: %w", err)
+		return nil, nil, fmt.Errorf("copy source: %w", err)
 	}
 	srcRq.account, srcRq.state = b.owner, b.state
 	if want := hdr.Get("X-Amz-Source-Expected-Bucket-Owner"); want != "" && want != srcRq.account {
-		return nil, meta.ObjectName{}, fmt.Errorf("x-amz-source-expected-bucket-owner %.80q: %w", want, errAccessDenied)
+		return nil, nil, fmt.Errorf("x-amz-source-expected-bucket-owner %.80q: %w", want, errAccessDenied)
 	}
 	if err := h.allowed(ctx, srcRq, access.GetObject, key, hdr.Get("Referer")); err != nil {
-		return nil, meta.ObjectName{}, fmt.Errorf("copy source: %w", err)
+		return nil, nil, fmt.Errorf("copy source: %w", err)
 	}
 	name := meta.ObjectName{Account: srcRq.account, Container: bucket, Object: key}
 	rq.copySourceVersionID = ""
 	if versionID != "" {
 		v, err := h.versions.Resolve(ctx, srcRq.versioning(), name, versionID)
 		if errors.Is(err, versions.ErrNoSuchVersion) && versionID == versions.Null && !srcRq.versioning().Versioned() {
-			return nil, name, h.notFound(ctx, srcRq, fmt.Errorf("copy source %s/%s: %w", bucket, key, meta.ErrNotFound))
+			return nil, srcRq, h.notFound(ctx, srcRq, fmt.Errorf("copy source %s/%s: %w", bucket, key, meta.ErrNotFound))
 		}
 		if err != nil {
-			return nil, name, versionError(fmt.Errorf("copy source %s/%s: %w", bucket, key, err))
+			return nil, srcRq, versionError(fmt.Errorf("copy source %s/%s: %w", bucket, key, err))
 		}
 		if v.DeleteMarker {
-			return nil, name, errCopyDeleteMarker
+			return nil, srcRq, errCopyDeleteMarker
 		}
 		name, rq.copySourceVersionID = v.Name, v.ID
 	}
@@ -111,15 +114,16 @@ func (h *Handler) openCopySource(ctx context.Context, rq *request, hdr http.Head
 	}
 	if err != nil {
 		if errors.Is(err, meta.ErrInvalidRange) {
-			return nil, name, errInvalidRange
+			return nil, srcRq, errInvalidRange
 		}
-		return nil, name, h.notFound(ctx, srcRq, fmt.Errorf("copy source %s/%s: %w", bucket, key, err))
+		return nil, srcRq, h.notFound(ctx, srcRq, fmt.Errorf("copy source %s/%s: %w", bucket, key, err))
 	}
 	if err := readCopySourceConditions(hdr).evaluate(rd.Object.ETag, rd.Object.LastModified(), errPreconditionFailed); err != nil {
 		rd.Close()
-		return nil, name, err
+		return nil, srcRq, err
 	}
-	return rd, name, nil
+	srcRq.stored = &name
+	return rd, srcRq, nil
 }
 
 // plainBody is an already trusted body (a copy source) in the shape verifiedBody reads.
@@ -136,6 +140,19 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if directive != "" && directive != "COPY" && directive != "REPLACE" {
 		return errInvalidArgument.withMessage("Unknown metadata directive.")
 	}
+	// Tags are copied from the source unless x-amz-tagging-directive is REPLACE, when the copy
+	// gets x-amz-tagging's (none without it).
+	tagDirective := strings.ToUpper(r.Header.Get("X-Amz-Tagging-Directive"))
+	if tagDirective != "" && tagDirective != "COPY" && tagDirective != "REPLACE" {
+		return errInvalidArgument.withMessage("Unknown tagging directive.")
+	}
+	var tags string
+	if tagDirective == "REPLACE" {
+		var err error
+		if tags, err = tagsFromHeader(r.Header); err != nil {
+			return err
+		}
+	}
 	var alg checksum.Algorithm
 	if v := r.Header.Get("X-Amz-Checksum-Algorithm"); v != "" {
 		a, err := checksum.ParseAlgorithm(v)
@@ -144,12 +161,21 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		}
 		alg = a
 	}
-	rd, src, err := h.openCopySource(ctx, rq, r.Header, nil)
+	rd, srcRq, err := h.openCopySource(ctx, rq, r.Header, nil)
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
+	src := srcRq.readName()
 	srcObj := rd.Object
+	if tagDirective != "REPLACE" {
+		// Copying tags reads them: S3 asks for s3:GetObjectTagging on the source.
+		if tags = srcObj.SysMeta[tagging.ObjectSysMetaKey]; tags != "" {
+			if err := h.allowed(ctx, srcRq, access.GetObjectTagging, srcRq.key, r.Header.Get("Referer")); err != nil {
+				return fmt.Errorf("copy source tags: %w", err)
+			}
+		}
+	}
 	if srcObj.Size > h.cfg.MaxObjectSize {
 		return errInvalidRequest.withMessage("The specified copy source is larger than the maximum allowable size for a copy source: %d", h.cfg.MaxObjectSize)
 	}
@@ -169,6 +195,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err := h.setObjectACL(r, rq, &obj); err != nil {
 		return err
 	}
+	setTags(&obj, tags)
 	dest := rq.objectName()
 	if src == dest {
 		if directive != "REPLACE" && alg == srcAlg {
@@ -179,7 +206,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 			// multipart object, its parts).
 			rd.Close()
 			update := objectMetaOf(&obj)
-			update.SysMeta = map[string]string{access.ObjectMetaACL: obj.SysMeta[access.ObjectMetaACL]}
+			update.SysMeta = map[string]string{access.ObjectMetaACL: obj.SysMeta[access.ObjectMetaACL], tagging.ObjectSysMetaKey: tags}
 			updated, err := h.proxy.PostObject(ctx, dest, update)
 			if err != nil {
 				return h.notFound(ctx, rq, fmt.Errorf("copy %q onto itself: %w", rq.key, err))

@@ -12,7 +12,9 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
+	"github.com/cairn-store/cairn/internal/s3/objattr"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
+	"github.com/cairn-store/cairn/internal/s3/tagging"
 )
 
 // apiError is an S3 error as it goes on the wire: code, HTTP status and message. Handlers
@@ -90,6 +92,10 @@ var (
 	// bucket's quota with 413 and this code, as Swift answers 413 "Upload exceeds quota.".
 	errQuotaExceeded = &apiError{"QuotaExceeded", http.StatusRequestEntityTooLarge, "Your upload exceeds the quota."}
 
+	// Tagging (tagging.go). S3 answers too many tags with the generic BadRequest code.
+	errInvalidTag = &apiError{"InvalidTag", http.StatusBadRequest, "The tag provided was not a valid tag."}
+	errBadRequest = &apiError{"BadRequest", http.StatusBadRequest, "Bad Request"}
+
 	// "Not configured" answers for bucket settings Cairn does not have: true statements that
 	// probing clients (s3cmd info, SDK helpers) understand.
 	errNoSuchBucketPolicy   = &apiError{"NoSuchBucketPolicy", http.StatusNotFound, "The bucket policy does not exist"}
@@ -160,6 +166,13 @@ var errorTable = []struct {
 	{access.ErrInvalidACL, errInvalidArgument.withMessage("The ACL is not valid.")},
 	{access.ErrInvalidSwiftACL, errInvalidArgument.withMessage("The Swift ACL is not valid.")},
 
+	// tagging's and objattr's refusals carry S3's message, which toAPIError puts on these.
+	{tagging.ErrInvalidTag, errInvalidTag},
+	{tagging.ErrTooManyTags, errBadRequest},
+	{tagging.ErrMalformedXML, errMalformedXML},
+	{tagging.ErrInvalidHeader, errInvalidArgument},
+	{objattr.ErrInvalidArgument, errInvalidArgument},
+
 	{checksum.ErrBadDigest, errBadDigest},
 	{checksum.ErrInvalidDigest, errInvalidDigest},
 	{checksum.ErrChecksumMismatch, errBadDigest},
@@ -182,6 +195,11 @@ func toAPIError(err error) *apiError {
 	}
 	for _, e := range errorTable {
 		if errors.Is(err, e.err) {
+			// A refusal of a subpackage that words its own message (tagging, objattr).
+			var m interface{ S3Message() string }
+			if errors.As(err, &m) {
+				return e.api.withMessage("%s", m.S3Message())
+			}
 			return e.api
 		}
 	}
@@ -198,6 +216,7 @@ type errorDocument struct {
 	BucketName string   `xml:"BucketName,omitempty"`
 	Key        string   `xml:"Key,omitempty"`
 	UploadID   string   `xml:"UploadId,omitempty"`
+	TagKey     string   `xml:"TagKey,omitempty"` // the key an InvalidTag is about, as S3 names it
 	RequestID  string   `xml:"RequestId"`
 	HostID     string   `xml:"HostId"`
 }
@@ -240,6 +259,9 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	if errors.Is(api, errNoSuchUpload) {
 		doc.UploadID = rq.query.Get("uploadId")
+	}
+	if te := (*tagging.Error)(nil); errors.As(err, &te) && errors.Is(api, errInvalidTag) {
+		doc.TagKey = te.TagKey
 	}
 	writeXML(w, api.status, doc)
 }

@@ -571,8 +571,8 @@ func TestAuthAndBadInput(t *testing.T) {
 		t.Fatal("a PUT with a bad digest stored the object")
 	}
 	resp, body = rawRequest(t, st, "PUT", "/auth?tagging", []byte("<Tagging/>"), nil, true)
-	if resp.StatusCode != 501 {
-		t.Fatalf("PUT ?tagging: %d %s", resp.StatusCode, body)
+	if resp.StatusCode != 400 || !strings.Contains(body, "<Code>MalformedXML</Code>") {
+		t.Fatalf("PUT ?tagging without a TagSet: %d %s", resp.StatusCode, body)
 	}
 	resp, body = rawRequest(t, st, "PUT", "/newbucket", []byte("<CreateBucketConfiguration><Loc"), nil, true)
 	if resp.StatusCode != 400 || !strings.Contains(body, "MalformedXML") {

@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
+	"github.com/cairn-store/cairn/internal/s3/tagging"
 )
 
 // Multipart uploads are built on ordinary objects, as Swift's s3api does. Each bucket has a
@@ -119,6 +120,12 @@ func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	if err := h.setObjectACL(r, rq, &obj); err != nil {
 		return err
 	}
+	// The tags wait on the marker, with the ACL, for the completed object.
+	tags, err := tagsFromHeader(r.Header)
+	if err != nil {
+		return err
+	}
+	setTags(&obj, tags)
 	bucket, err := h.requireBucket(ctx, rq)
 	if err != nil {
 		return err
@@ -405,6 +412,7 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	if v := up.marker.SysMeta[access.ObjectMetaACL]; v != "" {
 		obj.SysMeta[access.ObjectMetaACL] = v
 	}
+	setTags(&obj, up.marker.SysMeta[tagging.ObjectSysMetaKey])
 	if up.alg != "" {
 		var whole string
 		if up.typ == checksumFullObject {

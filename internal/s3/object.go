@@ -41,7 +41,7 @@ func (h *Handler) notFound(ctx context.Context, rq *request, err error) error {
 // checkWriteHeaders refuses request headers that ask for features Cairn does not have, rather
 // than silently storing an object without them. (ACL headers are read by aclFromHeaders.)
 func checkWriteHeaders(hdr http.Header) error {
-	for _, k := range []string{"X-Amz-Tagging", "X-Amz-Server-Side-Encryption", "X-Amz-Server-Side-Encryption-Customer-Algorithm",
+	for _, k := range []string{"X-Amz-Server-Side-Encryption", "X-Amz-Server-Side-Encryption-Customer-Algorithm",
 		"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Legal-Hold", "X-Amz-Website-Redirect-Location"} {
 		if hdr.Get(k) != "" {
 			return errNotImplemented.withMessage("The %s header is not implemented.", strings.ToLower(k))
@@ -101,6 +101,11 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err := h.setObjectACL(r, rq, &obj); err != nil {
 		return err
 	}
+	tags, err := tagsFromHeader(r.Header)
+	if err != nil {
+		return err
+	}
+	setTags(&obj, tags)
 	body, size, err := h.openBody(r, rq, "")
 	if err != nil {
 		return err
@@ -194,14 +199,11 @@ func (h *Handler) writeReadHeaders(w http.ResponseWriter, r *http.Request, rq *r
 	hdr := w.Header()
 	writeObjectMeta(hdr, obj)
 	hdr.Set("Accept-Ranges", "bytes")
-	if id := rq.versionID; id != "" {
-		hdr.Set("x-amz-version-id", id)
-	} else if id := rq.nullVersionID(); id != "" {
-		hdr.Set("x-amz-version-id", id)
-	}
+	writeVersionID(w, rq)
 	if obj.IsManifest() {
 		hdr.Set("X-Amz-Mp-Parts-Count", strconv.Itoa(obj.SegmentCount()))
 	}
+	writeTagCount(hdr, obj)
 	// The stored checksum describes the whole object, so it goes out only with the whole.
 	if whole && strings.EqualFold(r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") {
 		if alg, v, typ := storedChecksum(obj); alg != "" {

@@ -52,6 +52,9 @@ const (
 	opGetBucketPolicyStatus   = "GetBucketPolicyStatus"
 	opGetBucketRequestPayment = "GetBucketRequestPayment"
 	opGetBucketLogging        = "GetBucketLogging"
+	opGetBucketTagging        = "GetBucketTagging"
+	opPutBucketTagging        = "PutBucketTagging"
+	opDeleteBucketTagging     = "DeleteBucketTagging"
 	opGetBucketUnconfigured   = "GetBucketUnconfigured" // policy, cors, ... that Cairn does not have
 	opListObjects             = "ListObjects"
 	opListObjectsV2           = "ListObjectsV2"
@@ -64,6 +67,10 @@ const (
 	opDeleteObject            = "DeleteObject"
 	opGetObjectACL            = "GetObjectAcl"
 	opPutObjectACL            = "PutObjectAcl"
+	opGetObjectTagging        = "GetObjectTagging"
+	opPutObjectTagging        = "PutObjectTagging"
+	opDeleteObjectTagging     = "DeleteObjectTagging"
+	opGetObjectAttributes     = "GetObjectAttributes"
 	opCreateMultipartUpload   = "CreateMultipartUpload"
 	opUploadPart              = "UploadPart"
 	opUploadPartCopy          = "UploadPartCopy"
@@ -73,9 +80,10 @@ const (
 	opUnknown                 = "Unknown"
 )
 
-// unsupportedSubresources are S3 query parameters that select an API Cairn does not implement.
-// A request naming one gets NotImplemented rather than being served as the plain operation
-// (a PUT ?tagging must not overwrite the object with its tag document).
+// unsupportedSubresources are S3 query parameters that select an API Cairn does not implement,
+// or implements only for some methods and targets (acl, policy, tagging, attributes, ...: the
+// routes above take those first). A request naming one gets NotImplemented rather than being
+// served as the plain operation (a PUT ?attributes must not overwrite the object).
 var unsupportedSubresources = []string{
 	"accelerate", "acl", "analytics", "attributes", "cors", "encryption", "intelligent-tiering",
 	"inventory", "legal-hold", "lifecycle", "logging", "metadataTable", "metrics", "notification",
@@ -90,7 +98,6 @@ var unsupportedSubresources = []string{
 var bucketGetUnconfigured = map[string]*apiError{
 	"cors":              errNoSuchCORS,
 	"lifecycle":         errNoSuchLifecycle,
-	"tagging":           errNoSuchTagSet,
 	"website":           errNoSuchWebsite,
 	"encryption":        errNoEncryptionConfig,
 	"object-lock":       errNoObjectLockConfig,
@@ -133,6 +140,8 @@ func resolveBucketOperation(method string, q url.Values) (string, error) {
 			return opGetBucketRequestPayment, nil
 		case q.Has("logging"):
 			return opGetBucketLogging, nil
+		case q.Has("tagging"):
+			return opGetBucketTagging, nil
 		case q.Has("uploads"):
 			return opListMultipartUploads, nil
 		case q.Has("versions"):
@@ -163,14 +172,19 @@ func resolveBucketOperation(method string, q url.Values) (string, error) {
 			return opPutBucketPolicy, nil
 		case q.Has("versioning"):
 			return opPutBucketVersioning, nil
+		case q.Has("tagging"):
+			return opPutBucketTagging, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
 		}
 		return opCreateBucket, nil
 	case http.MethodDelete:
-		if q.Has("policy") {
+		switch {
+		case q.Has("policy"):
 			return opDeleteBucketPolicy, nil
+		case q.Has("tagging"):
+			return opDeleteBucketTagging, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)
@@ -189,8 +203,13 @@ func resolveObjectOperation(method string, q url.Values, hdr http.Header) (strin
 	hasUpload := q.Has("uploadId")
 	switch method {
 	case http.MethodGet:
-		if q.Has("acl") {
+		switch {
+		case q.Has("acl"):
 			return opGetObjectACL, nil
+		case q.Has("tagging"):
+			return opGetObjectTagging, nil
+		case q.Has("attributes"):
+			return opGetObjectAttributes, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("GET ?%s is not implemented.", sub)
@@ -202,8 +221,11 @@ func resolveObjectOperation(method string, q url.Values, hdr http.Header) (strin
 	case http.MethodHead:
 		return opHeadObject, nil
 	case http.MethodPut:
-		if q.Has("acl") {
+		switch {
+		case q.Has("acl"):
 			return opPutObjectACL, nil
+		case q.Has("tagging"):
+			return opPutObjectTagging, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
@@ -220,6 +242,9 @@ func resolveObjectOperation(method string, q url.Values, hdr http.Header) (strin
 		}
 		return opPutObject, nil
 	case http.MethodDelete:
+		if q.Has("tagging") {
+			return opDeleteObjectTagging, nil
+		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)
 		}

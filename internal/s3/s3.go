@@ -10,7 +10,9 @@
 // Files: s3.go (configuration, request life cycle), router.go (operation selection),
 // auth.go (authentication, body verification), access.go (bucket resolution and access
 // decisions through internal/access), registry.go (the global bucket-name index), acl.go
-// (bucket and object ACLs), policy.go (bucket policies, quotas), errors.go (the error table),
+// (bucket and object ACLs), policy.go (bucket policies, quotas), tagging.go (object and bucket
+// tags; their rules are package tagging's), attributes.go (GetObjectAttributes; its parsing
+// is package objattr's), errors.go (the error table),
 // xml.go (wire documents), bucket.go, object.go (PUT/GET/HEAD/DELETE, conditionals, ranges),
 // copy.go, list.go, multipart.go, delete_multi.go, validate.go (names, limits).
 package s3
@@ -170,6 +172,9 @@ func New(cfg Config) (*Handler, error) {
 		opGetBucketPolicyStatus:   h.getBucketPolicyStatus,
 		opGetBucketRequestPayment: h.getBucketRequestPayment,
 		opGetBucketLogging:        h.getBucketLogging,
+		opGetBucketTagging:        h.getBucketTagging,
+		opPutBucketTagging:        h.putBucketTagging,
+		opDeleteBucketTagging:     h.deleteBucketTagging,
 		opGetBucketUnconfigured:   h.getBucketUnconfigured,
 		opListObjects:             h.listObjectsV1,
 		opListObjectsV2:           h.listObjectsV2,
@@ -182,6 +187,10 @@ func New(cfg Config) (*Handler, error) {
 		opDeleteObject:            h.deleteObject,
 		opGetObjectACL:            h.getObjectACL,
 		opPutObjectACL:            h.putObjectACL,
+		opGetObjectTagging:        h.getObjectTagging,
+		opPutObjectTagging:        h.putObjectTagging,
+		opDeleteObjectTagging:     h.deleteObjectTagging,
+		opGetObjectAttributes:     h.getObjectAttributes,
 		opCreateMultipartUpload:   h.createMultipartUpload,
 		opUploadPart:              h.uploadPart,
 		opUploadPartCopy:          h.uploadPartCopy,

@@ -89,6 +89,32 @@ func (h *Handler) selectVersion(ctx context.Context, w http.ResponseWriter, rq *
 	return nil
 }
 
+// locateVersion points a request on an object's settings (its tags) at the version it
+// addresses: ?versionId's, else the current version, through its link in a versioned bucket.
+func (h *Handler) locateVersion(ctx context.Context, w http.ResponseWriter, rq *request) error {
+	if rq.query.Has("versionId") {
+		return h.selectVersion(ctx, w, rq)
+	}
+	cur, err := h.proxy.HeadObjectBrief(ctx, rq.objectName())
+	if err != nil {
+		return nil // the operation itself says what is missing
+	}
+	if vobj, id, ok := versions.LinkedVersion(&cur); ok {
+		rq.stored = &meta.ObjectName{Account: rq.account, Container: versions.ContainerFor(rq.bucket), Object: vobj}
+		rq.versionID = id
+	}
+	return nil
+}
+
+// writeVersionID answers the version a request addressed (x-amz-version-id).
+func writeVersionID(w http.ResponseWriter, rq *request) {
+	if id := rq.versionID; id != "" {
+		w.Header().Set("x-amz-version-id", id)
+	} else if id := rq.nullVersionID(); id != "" {
+		w.Header().Set("x-amz-version-id", id)
+	}
+}
+
 // nullVersionID is the version ID of an object read in place: "null" in a bucket that was
 // ever versioned, none otherwise.
 func (rq *request) nullVersionID() string {

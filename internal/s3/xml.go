@@ -3,9 +3,7 @@ package s3
 import (
 	"bytes"
 	"encoding/xml"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -55,28 +53,10 @@ func writeEmpty(w http.ResponseWriter, status int) {
 // decodeXML parses an S3 request document strictly enough to reject garbage (anything that is
 // not one well-formed element of the expected name, trailing content included) as MalformedXML.
 func decodeXML(body []byte, v any) error {
-	dec := xml.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
+	if err := s3xml.DecodeStrict(body, v); err != nil {
 		return fmt.Errorf("%w: %v", errMalformedXML, err)
 	}
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%w: after the document: %v", errMalformedXML, err)
-		}
-		switch t := tok.(type) {
-		case xml.CharData:
-			if len(bytes.TrimSpace(t)) != 0 {
-				return fmt.Errorf("%w: text after the document", errMalformedXML)
-			}
-		case xml.Comment, xml.ProcInst:
-		default:
-			return fmt.Errorf("%w: content after the document", errMalformedXML)
-		}
-	}
+	return nil
 }
 
 // Bucket documents.

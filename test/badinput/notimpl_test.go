@@ -6,9 +6,10 @@ import (
 )
 
 // TestUnsupportedOperations: subresources and headers that ask for features Cairn lacks get 501
-// NotImplemented, and are never served as the plain operation they resemble (a PUT ?tagging
-// must not overwrite the object with its tag document, a DELETE ?cors must not delete the
-// bucket). Methods that mean nothing get 405 MethodNotAllowed.
+// NotImplemented, and are never served as the plain operation they resemble (a DELETE ?cors
+// must not delete the bucket). Supported subresources with a bad document (a PUT ?tagging that
+// does not validate) are refused and never stored as the object. Methods that mean nothing get
+// 405 MethodNotAllowed.
 func TestUnsupportedOperations(t *testing.T) {
 	s := startServer(t, "")
 	const bucket = "unsupported"
@@ -18,7 +19,7 @@ func TestUnsupportedOperations(t *testing.T) {
 	s.put(bucket, "victim", old)
 	before := s.snapshot(bucket)
 
-	tagging := []byte(`<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet></Tagging>`)
+	badTagging := []byte(`<Tagging><TagSet><Tag><Key>aws:k</Key><Value>v</Value></Tag></TagSet></Tagging>`)
 	cases := []struct {
 		method, bucket, key, query string
 		body                       []byte
@@ -26,10 +27,9 @@ func TestUnsupportedOperations(t *testing.T) {
 		status                     int
 		code                       string
 	}{
-		{http.MethodPut, bucket, "victim", "tagging", tagging, nil, 501, "NotImplemented"},
-		{http.MethodDelete, bucket, "victim", "tagging", nil, nil, 501, "NotImplemented"},
-		{http.MethodGet, bucket, "victim", "tagging", nil, nil, 501, "NotImplemented"},
-		// ACLs and policies are supported; a bad one is refused, never stored as the object.
+		// ACLs, policies and tags are supported; a bad one is refused, never stored as the object.
+		{http.MethodPut, bucket, "victim", "tagging", badTagging, nil, 400, "InvalidTag"},
+		{http.MethodPut, bucket, "victim", "tagging", []byte("<Tagging/>"), nil, 400, "MalformedXML"},
 		{http.MethodPut, bucket, "victim", "acl", []byte("<AccessControlPolicy/>"), nil, 400, "MalformedACLError"},
 		{http.MethodPut, bucket, "victim", "retention", []byte("<Retention/>"), nil, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "victim", "legal-hold", []byte("<LegalHold/>"), nil, 501, "NotImplemented"},
@@ -38,7 +38,7 @@ func TestUnsupportedOperations(t *testing.T) {
 		{http.MethodPost, bucket, "victim", "", []byte("x"), nil, 501, "NotImplemented"},
 		{http.MethodGet, bucket, "victim", "torrent", nil, nil, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "victim", "renameObject", nil, []string{"X-Amz-Rename-Source", "/" + bucket + "/other"}, 501, "NotImplemented"},
-		{http.MethodPut, bucket, "victim", "", []byte("tagged"), []string{"X-Amz-Tagging", "k=v"}, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "victim", "", []byte("tagged"), []string{"X-Amz-Tagging", "k=1&k=2"}, 400, "InvalidArgument"},
 		{http.MethodPut, bucket, "victim", "", []byte("encrypted"), []string{"X-Amz-Server-Side-Encryption", "AES256"}, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "victim", "", []byte("public"), []string{"X-Amz-Acl", "aws-exec-read"}, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "victim", "", []byte("locked"), []string{"X-Amz-Object-Lock-Mode", "GOVERNANCE"}, 501, "NotImplemented"},
@@ -47,7 +47,7 @@ func TestUnsupportedOperations(t *testing.T) {
 		{http.MethodPut, bucket, "", "policy", []byte(`{"Statement":[]}`), nil, 400, "MalformedPolicy"},
 		{http.MethodPut, bucket, "", "cors", []byte("<CORSConfiguration/>"), nil, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "", "versioning", []byte("<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>"), nil, 501, "NotImplemented"},
-		{http.MethodPut, bucket, "", "tagging", tagging, nil, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "", "tagging", badTagging, nil, 400, "InvalidTag"},
 		{http.MethodPut, bucket, "", "website", []byte("<WebsiteConfiguration/>"), nil, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "", "notification", []byte("<NotificationConfiguration/>"), nil, 501, "NotImplemented"},
 		{http.MethodPut, "new-bucket", "", "", nil, []string{"X-Amz-Acl", "log-delivery-write"}, 501, "NotImplemented"},
@@ -55,7 +55,6 @@ func TestUnsupportedOperations(t *testing.T) {
 		{http.MethodDelete, "empty-bucket", "", "cors", nil, nil, 501, "NotImplemented"},
 		{http.MethodDelete, "empty-bucket", "", "encryption", nil, nil, 501, "NotImplemented"},
 		{http.MethodDelete, "empty-bucket", "", "lifecycle", nil, nil, 501, "NotImplemented"},
-		{http.MethodDelete, "empty-bucket", "", "tagging", nil, nil, 501, "NotImplemented"},
 		{http.MethodDelete, "empty-bucket", "", "website", nil, nil, 501, "NotImplemented"},
 		{http.MethodPost, "empty-bucket", "", "", []byte("x"), nil, 501, "NotImplemented"},
 		{http.MethodGet, bucket, "", "inventory", nil, nil, 501, "NotImplemented"},
@@ -71,6 +70,10 @@ func TestUnsupportedOperations(t *testing.T) {
 		expectError(t, what, r, c.status, c.code)
 	}
 	s.expectUnchanged("after unsupported operations", bucket, before)
+	// DELETE ?tagging is served: it removes the bucket's tags, never the bucket.
+	if r := s.call(http.MethodDelete, "empty-bucket", "", "tagging", nil); r.Status != http.StatusNoContent {
+		t.Errorf("DELETE empty-bucket?tagging: %s, want 204", r)
+	}
 	for _, b := range []struct {
 		name   string
 		status int

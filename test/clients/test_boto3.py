@@ -267,3 +267,53 @@ def test_listing_past_default_page_size(s3, bucket):
     assert list(bucket_listing(s3, bucket)) == keys
     v1 = [o["Key"] for page in s3.get_paginator("list_objects").paginate(Bucket=bucket) for o in page["Contents"]]
     assert v1 == keys
+
+
+def test_object_tagging(s3, bucket):
+    body = os.urandom(10 * KiB)
+    put = s3.put_object(Bucket=bucket, Key="tagged", Body=body, ContentType="text/x-cairn",
+                        Metadata={"owner": "alice"}, Tagging="project=blue&retention=30%20days")
+    got = s3.get_object_tagging(Bucket=bucket, Key="tagged")
+    assert {t["Key"]: t["Value"] for t in got["TagSet"]} == {"project": "blue", "retention": "30 days"}
+    assert s3.head_object(Bucket=bucket, Key="tagged")["ResponseMetadata"]["HTTPHeaders"]["x-amz-tagging-count"] == "2"
+
+    s3.put_object_tagging(Bucket=bucket, Key="tagged", Tagging={"TagSet": [{"Key": "class", "Value": "PHI"}]})
+    got = s3.get_object_tagging(Bucket=bucket, Key="tagged")
+    assert got["TagSet"] == [{"Key": "class", "Value": "PHI"}]
+    obj = s3.get_object(Bucket=bucket, Key="tagged")
+    assert obj["Body"].read() == body
+    assert obj["ETag"] == put["ETag"]
+    assert obj["ContentType"] == "text/x-cairn" and obj["Metadata"] == {"owner": "alice"}
+    assert obj["TagCount"] == 1
+
+    with pytest.raises(ClientError) as e:
+        s3.put_object_tagging(Bucket=bucket, Key="tagged",
+                              Tagging={"TagSet": [{"Key": f"k{i}", "Value": "v"} for i in range(11)]})
+    assert code_of(e) == "BadRequest" and status_of(e) == 400
+    with pytest.raises(ClientError) as e:
+        s3.put_object_tagging(Bucket=bucket, Key="tagged", Tagging={"TagSet": [{"Key": "aws:x", "Value": "v"}]})
+    assert code_of(e) == "InvalidTag"
+    with pytest.raises(ClientError) as e:
+        s3.get_object_tagging(Bucket=bucket, Key="missing")
+    assert code_of(e) == "NoSuchKey"
+
+    s3.delete_object_tagging(Bucket=bucket, Key="tagged")
+    assert s3.get_object_tagging(Bucket=bucket, Key="tagged")["TagSet"] == []
+
+
+def test_bucket_tagging(s3, bucket):
+    with pytest.raises(ClientError) as e:
+        s3.get_bucket_tagging(Bucket=bucket)
+    assert code_of(e) == "NoSuchTagSet" and status_of(e) == 404
+    s3.put_bucket_tagging(Bucket=bucket, Tagging={"TagSet": [{"Key": "cost-center", "Value": "42"},
+                                                             {"Key": "owner", "Value": "ops@example.com"}]})
+    got = s3.get_bucket_tagging(Bucket=bucket)
+    assert {t["Key"]: t["Value"] for t in got["TagSet"]} == {"cost-center": "42", "owner": "ops@example.com"}
+    with pytest.raises(ClientError) as e:
+        s3.put_bucket_tagging(Bucket=bucket, Tagging={"TagSet": [{"Key": f"k{i}", "Value": "v"} for i in range(51)]})
+    assert code_of(e) == "BadRequest"
+    s3.delete_bucket_tagging(Bucket=bucket)
+    with pytest.raises(ClientError) as e:
+        s3.get_bucket_tagging(Bucket=bucket)
+    assert code_of(e) == "NoSuchTagSet"
+    s3.head_bucket(Bucket=bucket)
