@@ -113,6 +113,18 @@ func TestS3Versioning(t *testing.T) {
 	if aws.ToString(vs[0].ETag) != `"`+md5Hex(v2)+`"` || aws.ToInt64(vs[0].Size) != int64(len(v2)) {
 		t.Fatalf("current version listed as %+v", vs[0])
 	}
+	// Tags belong to a version: the one named, else the current one.
+	if _, err := c.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String(bucket), Key: aws.String("k"), VersionId: aws.String(id1),
+		Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("v"), Value: aws.String("one")}}}}); err != nil {
+		t.Fatalf("PutObjectTagging of version 1: %v", err)
+	}
+	if tg, err := c.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: aws.String(bucket), Key: aws.String("k"), VersionId: aws.String(id1)}); err != nil || len(tg.TagSet) != 1 || aws.ToString(tg.VersionId) != id1 {
+		t.Fatalf("GetObjectTagging of version 1: %v %+v", err, tg)
+	}
+	if tg, err := c.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: aws.String(bucket), Key: aws.String("k")}); err != nil || len(tg.TagSet) != 0 || aws.ToString(tg.VersionId) != id2 {
+		t.Fatalf("GetObjectTagging of the current version: %v %+v", err, tg)
+	}
+	mustGetVersion(t, ctx, c, bucket, "k", id1, v1)
 	// A plain listing lists the current version's size and ETag.
 	lo, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
 	if err != nil || len(lo.Contents) != 1 || aws.ToInt64(lo.Contents[0].Size) != int64(len(v2)) || aws.ToString(lo.Contents[0].ETag) != `"`+md5Hex(v2)+`"` {
