@@ -109,6 +109,14 @@ const (
 	PutObjectTagging
 	DeleteObjectTagging
 	PutBucketTagging
+	// Object Lock: a bucket's configuration, a version's retention and legal hold, and the
+	// right to remove or shorten a GOVERNANCE retention (x-amz-bypass-governance-retention).
+	PutBucketObjectLockConfiguration
+	GetObjectRetention
+	PutObjectRetention
+	GetObjectLegalHold
+	PutObjectLegalHold
+	BypassGovernanceRetention
 	numActions
 )
 
@@ -150,6 +158,12 @@ var actionNames = [numActions]string{
 	PutObjectTagging:                 "s3:PutObjectTagging",
 	DeleteObjectTagging:              "s3:DeleteObjectTagging",
 	PutBucketTagging:                 "s3:PutBucketTagging",
+	PutBucketObjectLockConfiguration: "s3:PutBucketObjectLockConfiguration",
+	GetObjectRetention:               "s3:GetObjectRetention",
+	PutObjectRetention:               "s3:PutObjectRetention",
+	GetObjectLegalHold:               "s3:GetObjectLegalHold",
+	PutObjectLegalHold:               "s3:PutObjectLegalHold",
+	BypassGovernanceRetention:        "s3:BypassGovernanceRetention",
 }
 
 // String is the action's name in S3's policy language, "s3:GetObject".
@@ -168,7 +182,8 @@ func (a Action) Valid() bool { return a > 0 && a < numActions }
 func (a Action) ObjectLevel() bool {
 	switch a {
 	case GetObject, PutObject, DeleteObject, GetObjectAcl, PutObjectAcl, AbortMultipartUpload, ListMultipartUploadParts,
-		GetObjectTagging, PutObjectTagging, DeleteObjectTagging:
+		GetObjectTagging, PutObjectTagging, DeleteObjectTagging,
+		GetObjectRetention, PutObjectRetention, GetObjectLegalHold, PutObjectLegalHold, BypassGovernanceRetention:
 		return true
 	}
 	return false
