@@ -84,7 +84,9 @@ var (
 	errMalformedACL        = &apiError{"MalformedACLError", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema"}
 	errUnexpectedContent   = &apiError{"UnexpectedContent", http.StatusBadRequest, "This request does not support content"}
 	errCannedAndGrants     = errInvalidRequest.withMessage("Specifying both Canned ACLs and Header Grants is not allowed")
-	errUnresolvableByEmail = errNotImplemented.withMessage("Grants by e-mail address are not supported; grant to a canonical user ID (an account name) or a group.")
+	// errUnresolvableByEmail: S3 refuses a grant to an e-mail address no account has; no
+	// Cairn account has one.
+	errUnresolvableByEmail = &apiError{"UnresolvableGrantByEmailAddress", http.StatusBadRequest, "The e-mail address you provided does not match any account on record."}
 	errMalformedPolicy     = &apiError{"MalformedPolicy", http.StatusBadRequest, "Policies must be valid JSON and the first byte must be '{'"}
 	// errQuotaExceeded: S3 has no quotas; Cairn answers a write over an account's or a
 	// bucket's quota with 413 and this code, as Swift answers 413 "Upload exceeds quota.".
@@ -94,6 +96,9 @@ var (
 	// probing clients (s3cmd info, SDK helpers) understand.
 	errNoSuchBucketPolicy   = &apiError{"NoSuchBucketPolicy", http.StatusNotFound, "The bucket policy does not exist"}
 	errNoSuchCORS           = &apiError{"NoSuchCORSConfiguration", http.StatusNotFound, "The CORS configuration does not exist"}
+	// CORS preflights (cors.go): S3's codes and texts, which its error table does not list.
+	errBadRequest      = &apiError{"BadRequest", http.StatusBadRequest, "Bad Request"}
+	errAccessForbidden = &apiError{"AccessForbidden", http.StatusForbidden, "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec."}
 	errNoSuchLifecycle      = &apiError{"NoSuchLifecycleConfiguration", http.StatusNotFound, "The lifecycle configuration does not exist"}
 	errNoSuchTagSet         = &apiError{"NoSuchTagSet", http.StatusNotFound, "The TagSet does not exist"}
 	errNoSuchWebsite        = &apiError{"NoSuchWebsiteConfiguration", http.StatusNotFound, "The specified bucket does not have a website configuration"}
@@ -188,14 +193,37 @@ func toAPIError(err error) *apiError {
 	return errInternal
 }
 
+// detailedError is an S3 error whose document carries more elements than code and message, as
+// some of S3's do: a refused CORS preflight names the method and resource type, an
+// InvalidArgument the argument, a wrong region the right one.
+type detailedError struct {
+	err    error // wraps the *apiError
+	fields errorFields
+}
+
+type errorFields struct {
+	method, resourceType, argumentName, argumentValue, region string
+}
+
+func (e *detailedError) Error() string { return e.err.Error() }
+func (e *detailedError) Unwrap() error { return e.err }
+
+func withFields(err error, f errorFields) error { return &detailedError{err: err, fields: f} }
+
 // errorDocument is S3's XML error body. Like S3's own answers it names the bucket, key or
 // upload only for the errors about them (NoSuchBucket, NoSuchKey, NoSuchUpload), not the
 // request path for every error.
 type errorDocument struct {
-	XMLName    xml.Name `xml:"Error"`
-	Code       string   `xml:"Code"`
-	Message    string   `xml:"Message"`
-	BucketName string   `xml:"BucketName,omitempty"`
+	XMLName      xml.Name `xml:"Error"`
+	Code         string   `xml:"Code"`
+	Message      string   `xml:"Message"`
+	Method       string   `xml:"Method,omitempty"`
+	ResourceType string   `xml:"ResourceType,omitempty"`
+	ArgumentName string   `xml:"ArgumentName,omitempty"`
+	// ArgumentValue is sent whenever ArgumentName is, empty or not.
+	ArgumentValue *string `xml:"ArgumentValue"`
+	Region        string  `xml:"Region,omitempty"`
+	BucketName    string  `xml:"BucketName,omitempty"`
 	Key        string   `xml:"Key,omitempty"`
 	UploadID   string   `xml:"UploadId,omitempty"`
 	RequestID  string   `xml:"RequestId"`
@@ -232,8 +260,16 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 	doc := errorDocument{
 		Code: api.code, Message: api.message, RequestID: rq.id, HostID: rq.hostID,
 	}
-	if api == errNoSuchBucket || errors.Is(api, errNoSuchBucket) {
+	if api == errNoSuchBucket || errors.Is(api, errNoSuchBucket) || errors.Is(api, errNoSuchCORS) {
 		doc.BucketName = rq.bucket
+	}
+	var details *detailedError
+	if errors.As(err, &details) {
+		f := details.fields
+		doc.Method, doc.ResourceType, doc.Region = f.method, f.resourceType, f.region
+		if f.argumentName != "" {
+			doc.ArgumentName, doc.ArgumentValue = f.argumentName, &f.argumentValue
+		}
 	}
 	if errors.Is(api, errNoSuchKey) {
 		doc.Key = rq.key

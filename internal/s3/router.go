@@ -52,7 +52,11 @@ const (
 	opGetBucketPolicyStatus   = "GetBucketPolicyStatus"
 	opGetBucketRequestPayment = "GetBucketRequestPayment"
 	opGetBucketLogging        = "GetBucketLogging"
-	opGetBucketUnconfigured   = "GetBucketUnconfigured" // policy, cors, ... that Cairn does not have
+	opGetBucketCors           = "GetBucketCors"
+	opPutBucketCors           = "PutBucketCors"
+	opDeleteBucketCors        = "DeleteBucketCors"
+	opPreflight               = "PreflightCORS" // OPTIONS on a bucket or object (cors.go)
+	opGetBucketUnconfigured   = "GetBucketUnconfigured" // lifecycle, tagging, ... that Cairn does not have
 	opListObjects             = "ListObjects"
 	opListObjectsV2           = "ListObjectsV2"
 	opListMultipartUploads    = "ListMultipartUploads"
@@ -86,9 +90,8 @@ var unsupportedSubresources = []string{
 
 // bucketGetUnconfigured are GET bucket subresources for settings a Cairn bucket never has; S3
 // answers such a GET with a "no such configuration" 404, which clients expect. (GET ?policy is
-// served: a bucket may have a policy.)
+// served: a bucket may have a policy, and so for ?cors.)
 var bucketGetUnconfigured = map[string]*apiError{
-	"cors":              errNoSuchCORS,
 	"lifecycle":         errNoSuchLifecycle,
 	"tagging":           errNoSuchTagSet,
 	"website":           errNoSuchWebsite,
@@ -133,6 +136,8 @@ func resolveBucketOperation(method string, q url.Values) (string, error) {
 			return opGetBucketRequestPayment, nil
 		case q.Has("logging"):
 			return opGetBucketLogging, nil
+		case q.Has("cors"):
+			return opGetBucketCors, nil
 		case q.Has("uploads"):
 			return opListMultipartUploads, nil
 		case q.Has("versions"):
@@ -163,14 +168,19 @@ func resolveBucketOperation(method string, q url.Values) (string, error) {
 			return opPutBucketPolicy, nil
 		case q.Has("versioning"):
 			return opPutBucketVersioning, nil
+		case q.Has("cors"):
+			return opPutBucketCors, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
 		}
 		return opCreateBucket, nil
 	case http.MethodDelete:
-		if q.Has("policy") {
+		switch {
+		case q.Has("policy"):
 			return opDeleteBucketPolicy, nil
+		case q.Has("cors"):
+			return opDeleteBucketCors, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)
