@@ -81,9 +81,9 @@ var (
 	errSlowDown = &apiError{"SlowDown", http.StatusServiceUnavailable, "Please reduce your request rate."}
 
 	// Access control (acl.go, policy.go).
-	errMalformedACL        = &apiError{"MalformedACLError", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema"}
-	errUnexpectedContent   = &apiError{"UnexpectedContent", http.StatusBadRequest, "This request does not support content"}
-	errCannedAndGrants     = errInvalidRequest.withMessage("Specifying both Canned ACLs and Header Grants is not allowed")
+	errMalformedACL      = &apiError{"MalformedACLError", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema"}
+	errUnexpectedContent = &apiError{"UnexpectedContent", http.StatusBadRequest, "This request does not support content"}
+	errCannedAndGrants   = errInvalidRequest.withMessage("Specifying both Canned ACLs and Header Grants is not allowed")
 	// errUnresolvableByEmail: S3 refuses a grant to an e-mail address no account has; no
 	// Cairn account has one.
 	errUnresolvableByEmail = &apiError{"UnresolvableGrantByEmailAddress", http.StatusBadRequest, "The e-mail address you provided does not match any account on record."}
@@ -94,11 +94,11 @@ var (
 
 	// "Not configured" answers for bucket settings Cairn does not have: true statements that
 	// probing clients (s3cmd info, SDK helpers) understand.
-	errNoSuchBucketPolicy   = &apiError{"NoSuchBucketPolicy", http.StatusNotFound, "The bucket policy does not exist"}
-	errNoSuchCORS           = &apiError{"NoSuchCORSConfiguration", http.StatusNotFound, "The CORS configuration does not exist"}
+	errNoSuchBucketPolicy = &apiError{"NoSuchBucketPolicy", http.StatusNotFound, "The bucket policy does not exist"}
+	errNoSuchCORS         = &apiError{"NoSuchCORSConfiguration", http.StatusNotFound, "The CORS configuration does not exist"}
 	// CORS preflights (cors.go): S3's codes and texts, which its error table does not list.
-	errBadRequest      = &apiError{"BadRequest", http.StatusBadRequest, "Bad Request"}
-	errAccessForbidden = &apiError{"AccessForbidden", http.StatusForbidden, "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec."}
+	errBadRequest           = &apiError{"BadRequest", http.StatusBadRequest, "Bad Request"}
+	errAccessForbidden      = &apiError{"AccessForbidden", http.StatusForbidden, "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec."}
 	errNoSuchLifecycle      = &apiError{"NoSuchLifecycleConfiguration", http.StatusNotFound, "The lifecycle configuration does not exist"}
 	errNoSuchTagSet         = &apiError{"NoSuchTagSet", http.StatusNotFound, "The TagSet does not exist"}
 	errNoSuchWebsite        = &apiError{"NoSuchWebsiteConfiguration", http.StatusNotFound, "The specified bucket does not have a website configuration"}
@@ -224,10 +224,10 @@ type errorDocument struct {
 	ArgumentValue *string `xml:"ArgumentValue"`
 	Region        string  `xml:"Region,omitempty"`
 	BucketName    string  `xml:"BucketName,omitempty"`
-	Key        string   `xml:"Key,omitempty"`
-	UploadID   string   `xml:"UploadId,omitempty"`
-	RequestID  string   `xml:"RequestId"`
-	HostID     string   `xml:"HostId"`
+	Key           string  `xml:"Key,omitempty"`
+	UploadID      string  `xml:"UploadId,omitempty"`
+	RequestID     string  `xml:"RequestId"`
+	HostID        string  `xml:"HostId"`
 }
 
 // writeError sends err as an S3 error: status and, except for HEAD and 304, an XML body.

@@ -55,7 +55,7 @@ const (
 	opGetBucketCors           = "GetBucketCors"
 	opPutBucketCors           = "PutBucketCors"
 	opDeleteBucketCors        = "DeleteBucketCors"
-	opPreflight               = "PreflightCORS" // OPTIONS on a bucket or object (cors.go)
+	opPreflight               = "PreflightCORS"         // OPTIONS on a bucket or object (cors.go)
 	opGetBucketUnconfigured   = "GetBucketUnconfigured" // lifecycle, tagging, ... that Cairn does not have
 	opListObjects             = "ListObjects"
 	opListObjectsV2           = "ListObjectsV2"
