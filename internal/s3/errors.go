@@ -97,17 +97,18 @@ var (
 	errNoSuchBucketPolicy = &apiError{"NoSuchBucketPolicy", http.StatusNotFound, "The bucket policy does not exist"}
 	errNoSuchCORS         = &apiError{"NoSuchCORSConfiguration", http.StatusNotFound, "The CORS configuration does not exist"}
 	// CORS preflights (cors.go): S3's codes and texts, which its error table does not list.
-	errBadRequest           = &apiError{"BadRequest", http.StatusBadRequest, "Bad Request"}
-	errAccessForbidden      = &apiError{"AccessForbidden", http.StatusForbidden, "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec."}
-	errNoSuchLifecycle      = &apiError{"NoSuchLifecycleConfiguration", http.StatusNotFound, "The lifecycle configuration does not exist"}
-	errNoSuchTagSet         = &apiError{"NoSuchTagSet", http.StatusNotFound, "The TagSet does not exist"}
-	errNoSuchWebsite        = &apiError{"NoSuchWebsiteConfiguration", http.StatusNotFound, "The specified bucket does not have a website configuration"}
-	errNoEncryptionConfig   = &apiError{"ServerSideEncryptionConfigurationNotFoundError", http.StatusNotFound, "The server side encryption configuration was not found"}
-	errNoObjectLockConfig   = &apiError{"ObjectLockConfigurationNotFoundError", http.StatusNotFound, "Object Lock configuration does not exist for this bucket"}
-	errNoReplicationConfig  = &apiError{"ReplicationConfigurationNotFoundError", http.StatusNotFound, "The replication configuration was not found"}
-	errNoPublicAccessBlock  = &apiError{"NoSuchPublicAccessBlockConfiguration", http.StatusNotFound, "The public access block configuration was not found"}
-	errNoOwnershipControls  = &apiError{"OwnershipControlsNotFoundError", http.StatusNotFound, "The bucket ownership controls were not found"}
-	errSignatureV2NotWanted = &apiError{"InvalidRequest", http.StatusBadRequest, "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256."}
+	errBadRequest                   = &apiError{"BadRequest", http.StatusBadRequest, "Bad Request"}
+	errAccessForbidden              = &apiError{"AccessForbidden", http.StatusForbidden, "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec."}
+	errNoSuchLifecycle              = &apiError{"NoSuchLifecycleConfiguration", http.StatusNotFound, "The lifecycle configuration does not exist"}
+	errNoSuchTagSet                 = &apiError{"NoSuchTagSet", http.StatusNotFound, "The TagSet does not exist"}
+	errNoSuchWebsite                = &apiError{"NoSuchWebsiteConfiguration", http.StatusNotFound, "The specified bucket does not have a website configuration"}
+	errNoEncryptionConfig           = &apiError{"ServerSideEncryptionConfigurationNotFoundError", http.StatusNotFound, "The server side encryption configuration was not found"}
+	errNoObjectLockConfig           = &apiError{"ObjectLockConfigurationNotFoundError", http.StatusNotFound, "Object Lock configuration does not exist for this bucket"}
+	errNoReplicationConfig          = &apiError{"ReplicationConfigurationNotFoundError", http.StatusNotFound, "The replication configuration was not found"}
+	errNoPublicAccessBlock          = &apiError{"NoSuchPublicAccessBlockConfiguration", http.StatusNotFound, "The public access block configuration was not found"}
+	errNoOwnershipControls          = &apiError{"OwnershipControlsNotFoundError", http.StatusNotFound, "The bucket ownership controls were not found"}
+	errAuthorizationHeaderMalformed = &apiError{"AuthorizationHeaderMalformed", http.StatusBadRequest, "The authorization header is malformed."}
+	errSignatureV2NotWanted         = &apiError{"InvalidRequest", http.StatusBadRequest, "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256."}
 )
 
 // errorTable translates the errors of the layers below (shared meta sentinels, sigv4 and
@@ -136,7 +137,8 @@ var errorTable = []struct {
 	{sigv4.ErrSignatureV2Unsupported, errSignatureV2NotWanted},
 	{sigv4.ErrUnsupportedAuthType, errInvalidArgument.withMessage("Unsupported Authorization Type")},
 	{sigv4.ErrMultipleAuthMechanisms, errInvalidArgument.withMessage("Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified")},
-	{sigv4.ErrAuthorizationHeaderMalformed, &apiError{"AuthorizationHeaderMalformed", http.StatusBadRequest, "The authorization header is malformed."}},
+	{sigv4.ErrAuthorizationHeaderMalformed, errAuthorizationHeaderMalformed},
+	{sigv4.ErrMalformedV2Header, errInvalidArgument.withMessage("AWS authorization header is invalid.  Expected AwsAccessKeyId:signature")},
 	{sigv4.ErrExpiresNotNumber, errAuthorizationQueryParameters.withMessage("X-Amz-Expires should be a number")},
 	{sigv4.ErrExpiresNegative, errAuthorizationQueryParameters.withMessage("X-Amz-Expires must be non-negative")},
 	{sigv4.ErrExpiresTooLong, errAuthorizationQueryParameters.withMessage("X-Amz-Expires must be less than 604800 seconds")},
@@ -185,12 +187,34 @@ func toAPIError(err error) *apiError {
 	if errors.As(err, &mismatch) {
 		return errBadDigest.withMessage("%s", mismatch.S3Message())
 	}
+	var malformed *sigv4.MalformedError
+	if errors.As(err, &malformed) {
+		return errAuthorizationHeaderMalformed.withMessage("%s", malformed.S3Message())
+	}
+	var badValue *checksum.ValueError
+	if errors.As(err, &badValue) {
+		return errBadDigest.withMessage("%s", badValue.S3Message())
+	}
 	for _, e := range errorTable {
 		if errors.Is(err, e.err) {
 			return e.api
 		}
 	}
 	return errInternal
+}
+
+// authError is the error of a request whose credentials failed, with the elements S3 adds to
+// some: the Authorization header as the InvalidArgument, the region expected.
+func authError(r *http.Request, err error) error {
+	err = fmt.Errorf("authenticate: %w", err)
+	var malformed *sigv4.MalformedError
+	switch {
+	case errors.As(err, &malformed) && malformed.Region != "":
+		return withFields(err, errorFields{region: malformed.Region})
+	case errors.Is(err, sigv4.ErrUnsupportedAuthType), errors.Is(err, sigv4.ErrMalformedV2Header), errors.Is(err, sigv4.ErrMultipleAuthMechanisms):
+		return withFields(err, errorFields{argumentName: "Authorization", argumentValue: r.Header.Get("Authorization")})
+	}
+	return err
 }
 
 // detailedError is an S3 error whose document carries more elements than code and message, as

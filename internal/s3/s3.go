@@ -334,7 +334,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 		}
 	case err != nil:
 		h.corsForRefused(r.Context(), w, r, rq)
-		return fmt.Errorf("authenticate: %w", err)
+		return authError(r, err)
 	case a.Credential.Account == "":
 		return fmt.Errorf("access key %q has no account: %w", a.Credential.AccessKey, errAccessDenied)
 	default:
