@@ -11,6 +11,7 @@
 // auth.go (authentication, body verification), access.go (bucket resolution and access
 // decisions through internal/access), registry.go (the global bucket-name index), acl.go
 // (bucket and object ACLs), policy.go (bucket policies, quotas), errors.go (the error table),
+// cors.go (bucket CORS: ?cors, preflights, headers of actual requests; rules in package cors),
 // xml.go (wire documents), bucket.go, object.go (PUT/GET/HEAD/DELETE, conditionals, ranges),
 // copy.go, list.go, multipart.go, delete_multi.go, validate.go (names, limits).
 package s3
