@@ -25,6 +25,8 @@ var forbidden = []struct {
 		"front ends never touch disks: they reach storage only through the proxy (and never import each other or the tenant store: the server wires them)"},
 	{"internal/s3/s3xml", []string{"internal/"},
 		"S3's XML documents are types and encoders only: no HTTP handling, no errors of the front end, nothing of Cairn's"},
+	{"internal/s3/cors", []string{"internal/proxy", "internal/access", "internal/auth", "internal/meta", "internal/server", "internal/nodeclient", "internal/swift", "internal/s3/sigv4", "internal/s3/checksum"},
+		"S3's CORS rules are pure: a configuration and a request's origin, method and headers in, a rule or a refusal out; the front end stores and serves with them"},
 	{"internal/swift/swiftwire", []string{"internal/proxy", "internal/access", "internal/auth", "internal/server", "internal/nodeclient", "internal/swift"},
 		"Swift's wire rules are pure: strings and headers in, values or refusals out; the front end serves with them"},
 	{"internal/proxy", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/s3", "github.com/cockroachdb/pebble"},
