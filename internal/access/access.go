@@ -83,6 +83,9 @@ const (
 	GetBucketRequestPayment
 	GetBucketLogging
 	GetBucketCORS
+	// PutBucketCORS sets and deletes the bucket's CORS configuration (S3 has no separate
+	// permission for DeleteBucketCors).
+	PutBucketCORS
 	GetLifecycleConfiguration
 	GetBucketTagging
 	GetBucketWebsite
@@ -136,6 +139,7 @@ var actionNames = [numActions]string{
 	GetBucketRequestPayment:          "s3:GetBucketRequestPayment",
 	GetBucketLogging:                 "s3:GetBucketLogging",
 	GetBucketCORS:                    "s3:GetBucketCORS",
+	PutBucketCORS:                    "s3:PutBucketCORS",
 	GetLifecycleConfiguration:        "s3:GetLifecycleConfiguration",
 	GetBucketTagging:                 "s3:GetBucketTagging",
 	GetBucketWebsite:                 "s3:GetBucketWebsite",

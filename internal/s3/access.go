@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/s3/cors"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 )
 
@@ -77,6 +78,9 @@ var opActions = map[string]access.Action{
 	opGetBucketTagging:        access.GetBucketTagging,
 	opPutBucketTagging:        access.PutBucketTagging,
 	opDeleteBucketTagging:     access.PutBucketTagging, // as AWS decides it
+	opGetBucketCors:           access.GetBucketCORS,
+	opPutBucketCors:           access.PutBucketCORS,
+	opDeleteBucketCors:        access.PutBucketCORS, // as in S3: no permission of its own
 	opPutObject:               access.PutObject,
 	opCopyObject:              access.PutObject,
 	opGetObject:               access.GetObject,
@@ -100,7 +104,6 @@ var opActions = map[string]access.Action{
 
 // unconfiguredActions are the actions of the GET subresources answered "not configured".
 var unconfiguredActions = map[string]access.Action{
-	"cors":              access.GetBucketCORS,
 	"lifecycle":         access.GetLifecycleConfiguration,
 	"website":           access.GetBucketWebsite,
 	"encryption":        access.GetEncryptionConfiguration,
@@ -146,7 +149,7 @@ func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) e
 		}
 		return err
 	}
-	rq.account, rq.state = b.owner, b.state
+	rq.account, rq.state, rq.cors = b.owner, b.state, b.cors
 	if want := r.Header.Get("X-Amz-Expected-Bucket-Owner"); want != "" && want != rq.account {
 		return fmt.Errorf("x-amz-expected-bucket-owner %.80q: %w", want, errAccessDenied)
 	}
@@ -222,10 +225,17 @@ func (h *Handler) mayList(rq *request) bool {
 	return h.decide(rq, access.ListBucket, "", nil, "").Allowed
 }
 
-// bucketRef is a resolved bucket: its owning account and access state.
+// bucketRef is a resolved bucket: its owning account, access state and CORS configuration.
 type bucketRef struct {
 	owner string
+	bucketMeta
+}
+
+// bucketMeta is what the front end reads from a bucket's container metadata and caches: its
+// access state and its CORS configuration (nil: none).
+type bucketMeta struct {
 	state *access.BucketState
+	cors  *cors.Config
 }
 
 // resolveBucket finds the account that owns a bucket name for a caller: the caller's own
@@ -233,9 +243,9 @@ type bucketRef struct {
 // bucket). NoSuchBucket when neither has it.
 func (h *Handler) resolveBucket(ctx context.Context, id access.Identity, bucket string) (bucketRef, error) {
 	if !id.Anonymous && id.Account != "" {
-		st, err := h.bucketState(ctx, id.Account, bucket)
+		bm, err := h.bucketMeta(ctx, id.Account, bucket)
 		if err == nil {
-			return bucketRef{owner: id.Account, state: st}, nil
+			return bucketRef{owner: id.Account, bucketMeta: bm}, nil
 		}
 		if !errors.Is(err, meta.ErrNotFound) {
 			return bucketRef{}, fmt.Errorf("bucket %q: %w", bucket, err)
@@ -253,34 +263,46 @@ func (h *Handler) resolveBucket(ctx context.Context, id access.Identity, bucket 
 	if owner == id.Account && !id.Anonymous {
 		return bucketRef{}, fmt.Errorf("bucket %q: the index names the caller, who has no such bucket: %w", bucket, errNoSuchBucket)
 	}
-	st, err := h.bucketState(ctx, owner, bucket)
+	bm, err := h.bucketMeta(ctx, owner, bucket)
 	if err != nil {
 		return bucketRef{}, bucketError(fmt.Errorf("bucket %q of %q: %w", bucket, owner, err))
 	}
-	return bucketRef{owner: owner, state: st}, nil
+	return bucketRef{owner: owner, bucketMeta: bm}, nil
 }
 
 // bucketState returns the access state of an account's bucket, from the cache when it is
 // fresh; meta.ErrNotFound when the bucket does not exist.
 func (h *Handler) bucketState(ctx context.Context, account, bucket string) (*access.BucketState, error) {
+	bm, err := h.bucketMeta(ctx, account, bucket)
+	return bm.state, err
+}
+
+// bucketMeta returns the access state and CORS configuration of an account's bucket, from the
+// cache when it is fresh; meta.ErrNotFound when the bucket does not exist.
+func (h *Handler) bucketMeta(ctx context.Context, account, bucket string) (bucketMeta, error) {
 	now := time.Now()
-	if st := h.states.get(account, bucket, now); st != nil {
-		return st, nil
+	if bm, ok := h.states.get(account, bucket, now); ok {
+		return bm, nil
 	}
 	gen := h.states.generation()
 	c, err := h.proxy.HeadContainer(ctx, account, bucket)
 	if err != nil {
-		return nil, err
+		return bucketMeta{}, err
 	}
-	st := access.StateFromMeta(bucket, c.Meta)
-	if st.Broken != nil {
-		h.log.WarnContext(ctx, "s3 bucket access state does not parse; only its owner gets in", "account", account, "bucket", bucket, "err", st.Broken)
+	bm := bucketMeta{state: access.StateFromMeta(bucket, c.Meta)}
+	if bm.state.Broken != nil {
+		h.log.WarnContext(ctx, "s3 bucket access state does not parse; only its owner gets in", "account", account, "bucket", bucket, "err", bm.state.Broken)
 	}
-	h.states.put(account, bucket, st, now, gen)
-	return st, nil
+	if bm.cors, err = cors.Decode(c.Meta[cors.MetaKey]); err != nil {
+		// It was validated when it was set: this is damage, or a newer writer. Without a
+		// configuration that can be read, the bucket answers as one without CORS.
+		h.log.WarnContext(ctx, "s3 bucket CORS configuration does not parse; ignored", "account", account, "bucket", bucket, "err", err)
+	}
+	h.states.put(account, bucket, bm, now, gen)
+	return bm, nil
 }
 
-// stateCache keeps buckets' access states for a short while, so that an object request does
+// stateCache keeps buckets' access states (and CORS configurations) for a short while, so that an object request does
 // not read the container record (and usage counters) every time, as the proxy's container
 // cache does for existence. This front end forgets an entry whenever it changes the state
 // (ACL, policy, create, delete), and the Swift front end of the same process tells it of its
@@ -296,7 +318,7 @@ type stateCache struct {
 type stateKey struct{ account, bucket string }
 
 type cachedState struct {
-	st  *access.BucketState
+	bucketMeta
 	exp time.Time
 }
 
@@ -310,17 +332,17 @@ func newStateCache(ttl time.Duration) *stateCache {
 	return &stateCache{ttl: ttl, m: map[stateKey]cachedState{}}
 }
 
-func (c *stateCache) get(account, bucket string, now time.Time) *access.BucketState {
+func (c *stateCache) get(account, bucket string, now time.Time) (bucketMeta, bool) {
 	if c.ttl <= 0 {
-		return nil
+		return bucketMeta{}, false
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	e, ok := c.m[stateKey{account, bucket}]
 	if !ok || !now.Before(e.exp) {
-		return nil
+		return bucketMeta{}, false
 	}
-	return e.st
+	return e.bucketMeta, true
 }
 
 func (c *stateCache) generation() uint64 {
@@ -329,7 +351,7 @@ func (c *stateCache) generation() uint64 {
 	return c.gen
 }
 
-func (c *stateCache) put(account, bucket string, st *access.BucketState, now time.Time, gen uint64) {
+func (c *stateCache) put(account, bucket string, bm bucketMeta, now time.Time, gen uint64) {
 	if c.ttl <= 0 {
 		return
 	}
@@ -341,7 +363,7 @@ func (c *stateCache) put(account, bucket string, st *access.BucketState, now tim
 	if len(c.m) >= maxCachedStates {
 		clear(c.m)
 	}
-	c.m[stateKey{account, bucket}] = cachedState{st: st, exp: now.Add(c.ttl)}
+	c.m[stateKey{account, bucket}] = cachedState{bucketMeta: bm, exp: now.Add(c.ttl)}
 }
 
 // ForgetAccessState drops the cached access state of a bucket that another front end (Swift)

@@ -23,7 +23,8 @@ func TestParseGrantHeader(t *testing.T) {
 			{Grantee: access.Grantee{ID: "beta"}, Permission: access.Read},
 			{Grantee: access.Grantee{URI: access.AllUsersURI}, Permission: access.Read}}, nil},
 		{` ID="gamma" ,`, []access.Grant{{Grantee: access.Grantee{ID: "gamma"}, Permission: access.Read}}, nil},
-		{`emailAddress="a@example.com"`, nil, errNotImplemented},
+		{`emailAddress="a@example.com"`, nil, errUnresolvableByEmail},
+		{`id="beta", emailAddress="a@example.com"`, nil, errUnresolvableByEmail},
 		{`uri="http://acs.amazonaws.com/groups/s3/LogDelivery"`, nil, errNotImplemented},
 		{`uri="http://example.com/everyone"`, nil, errInvalidArgument},
 		{`id="not an account"`, nil, errInvalidArgument},
@@ -87,7 +88,7 @@ func TestParseACLDocument(t *testing.T) {
 		{doc("alpha", `<Grant><Permission>READ</Permission></Grant>`), errMalformedACL},
 		{doc("alpha", strings.Replace(user("beta", "READ"), "CanonicalUser", "Nobody", 1)), errMalformedACL},
 		{doc("alpha", strings.Replace(user("beta", "READ"), `xsi:type="CanonicalUser"`, "", 1)), errMalformedACL},
-		{doc("alpha", `<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="AmazonCustomerByEmail"><EmailAddress>a@b</EmailAddress></Grantee><Permission>READ</Permission></Grant>`), errNotImplemented},
+		{doc("alpha", `<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="AmazonCustomerByEmail"><EmailAddress>a@b</EmailAddress></Grantee><Permission>READ</Permission></Grant>`), errUnresolvableByEmail},
 		{doc("alpha", user("not valid", "READ")), errInvalidArgument},
 		{doc("alpha", group("http://acs.amazonaws.com/groups/s3/LogDelivery", "WRITE")), errNotImplemented},
 	} {
@@ -127,8 +128,13 @@ func TestActionOf(t *testing.T) {
 			t.Errorf("%s has no action", op)
 		}
 	}
-	if a := actionOf(opGetBucketUnconfigured, map[string][]string{"cors": {""}}); a != access.GetBucketCORS {
-		t.Errorf("?cors: %v", a)
+	for op, want := range map[string]access.Action{opGetBucketCors: access.GetBucketCORS, opPutBucketCors: access.PutBucketCORS, opDeleteBucketCors: access.PutBucketCORS} {
+		if a := actionOf(op, nil); a != want {
+			t.Errorf("%s: %v, want %v", op, a, want)
+		}
+	}
+	if a := actionOf(opGetBucketUnconfigured, map[string][]string{"lifecycle": {""}}); a != access.GetLifecycleConfiguration {
+		t.Errorf("?lifecycle: %v", a)
 	}
 	for sub := range bucketGetUnconfigured {
 		if !actionOf(opGetBucketUnconfigured, map[string][]string{sub: {""}}).Valid() {

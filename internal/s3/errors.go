@@ -83,10 +83,12 @@ var (
 	errSlowDown = &apiError{"SlowDown", http.StatusServiceUnavailable, "Please reduce your request rate."}
 
 	// Access control (acl.go, policy.go).
-	errMalformedACL        = &apiError{"MalformedACLError", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema"}
-	errUnexpectedContent   = &apiError{"UnexpectedContent", http.StatusBadRequest, "This request does not support content"}
-	errCannedAndGrants     = errInvalidRequest.withMessage("Specifying both Canned ACLs and Header Grants is not allowed")
-	errUnresolvableByEmail = errNotImplemented.withMessage("Grants by e-mail address are not supported; grant to a canonical user ID (an account name) or a group.")
+	errMalformedACL      = &apiError{"MalformedACLError", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema"}
+	errUnexpectedContent = &apiError{"UnexpectedContent", http.StatusBadRequest, "This request does not support content"}
+	errCannedAndGrants   = errInvalidRequest.withMessage("Specifying both Canned ACLs and Header Grants is not allowed")
+	// errUnresolvableByEmail: S3 refuses a grant to an e-mail address no account has; no
+	// Cairn account has one.
+	errUnresolvableByEmail = &apiError{"UnresolvableGrantByEmailAddress", http.StatusBadRequest, "The e-mail address you provided does not match any account on record."}
 	errMalformedPolicy     = &apiError{"MalformedPolicy", http.StatusBadRequest, "Policies must be valid JSON and the first byte must be '{'"}
 	// errQuotaExceeded: S3 has no quotas; Cairn answers a write over an account's or a
 	// bucket's quota with 413 and this code, as Swift answers 413 "Upload exceeds quota.".
@@ -98,17 +100,21 @@ var (
 
 	// "Not configured" answers for bucket settings Cairn does not have: true statements that
 	// probing clients (s3cmd info, SDK helpers) understand.
-	errNoSuchBucketPolicy   = &apiError{"NoSuchBucketPolicy", http.StatusNotFound, "The bucket policy does not exist"}
-	errNoSuchCORS           = &apiError{"NoSuchCORSConfiguration", http.StatusNotFound, "The CORS configuration does not exist"}
-	errNoSuchLifecycle      = &apiError{"NoSuchLifecycleConfiguration", http.StatusNotFound, "The lifecycle configuration does not exist"}
-	errNoSuchTagSet         = &apiError{"NoSuchTagSet", http.StatusNotFound, "The TagSet does not exist"}
-	errNoSuchWebsite        = &apiError{"NoSuchWebsiteConfiguration", http.StatusNotFound, "The specified bucket does not have a website configuration"}
-	errNoEncryptionConfig   = &apiError{"ServerSideEncryptionConfigurationNotFoundError", http.StatusNotFound, "The server side encryption configuration was not found"}
-	errNoObjectLockConfig   = &apiError{"ObjectLockConfigurationNotFoundError", http.StatusNotFound, "Object Lock configuration does not exist for this bucket"}
-	errNoReplicationConfig  = &apiError{"ReplicationConfigurationNotFoundError", http.StatusNotFound, "The replication configuration was not found"}
-	errNoPublicAccessBlock  = &apiError{"NoSuchPublicAccessBlockConfiguration", http.StatusNotFound, "The public access block configuration was not found"}
-	errNoOwnershipControls  = &apiError{"OwnershipControlsNotFoundError", http.StatusNotFound, "The bucket ownership controls were not found"}
-	errSignatureV2NotWanted = &apiError{"InvalidRequest", http.StatusBadRequest, "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256."}
+	errNoSuchBucketPolicy = &apiError{"NoSuchBucketPolicy", http.StatusNotFound, "The bucket policy does not exist"}
+	errNoSuchCORS         = &apiError{"NoSuchCORSConfiguration", http.StatusNotFound, "The CORS configuration does not exist"}
+	// CORS preflights (cors.go): S3's codes and texts, which its error table does not list
+	// (and errBadRequest above).
+	errAccessForbidden              = &apiError{"AccessForbidden", http.StatusForbidden, "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec."}
+	errNoSuchLifecycle              = &apiError{"NoSuchLifecycleConfiguration", http.StatusNotFound, "The lifecycle configuration does not exist"}
+	errNoSuchTagSet                 = &apiError{"NoSuchTagSet", http.StatusNotFound, "The TagSet does not exist"}
+	errNoSuchWebsite                = &apiError{"NoSuchWebsiteConfiguration", http.StatusNotFound, "The specified bucket does not have a website configuration"}
+	errNoEncryptionConfig           = &apiError{"ServerSideEncryptionConfigurationNotFoundError", http.StatusNotFound, "The server side encryption configuration was not found"}
+	errNoObjectLockConfig           = &apiError{"ObjectLockConfigurationNotFoundError", http.StatusNotFound, "Object Lock configuration does not exist for this bucket"}
+	errNoReplicationConfig          = &apiError{"ReplicationConfigurationNotFoundError", http.StatusNotFound, "The replication configuration was not found"}
+	errNoPublicAccessBlock          = &apiError{"NoSuchPublicAccessBlockConfiguration", http.StatusNotFound, "The public access block configuration was not found"}
+	errNoOwnershipControls          = &apiError{"OwnershipControlsNotFoundError", http.StatusNotFound, "The bucket ownership controls were not found"}
+	errAuthorizationHeaderMalformed = &apiError{"AuthorizationHeaderMalformed", http.StatusBadRequest, "The authorization header is malformed."}
+	errSignatureV2NotWanted         = &apiError{"InvalidRequest", http.StatusBadRequest, "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256."}
 )
 
 // errorTable translates the errors of the layers below (shared meta sentinels, sigv4 and
@@ -137,7 +143,8 @@ var errorTable = []struct {
 	{sigv4.ErrSignatureV2Unsupported, errSignatureV2NotWanted},
 	{sigv4.ErrUnsupportedAuthType, errInvalidArgument.withMessage("Unsupported Authorization Type")},
 	{sigv4.ErrMultipleAuthMechanisms, errInvalidArgument.withMessage("Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified")},
-	{sigv4.ErrAuthorizationHeaderMalformed, &apiError{"AuthorizationHeaderMalformed", http.StatusBadRequest, "The authorization header is malformed."}},
+	{sigv4.ErrAuthorizationHeaderMalformed, errAuthorizationHeaderMalformed},
+	{sigv4.ErrMalformedV2Header, errInvalidArgument.withMessage("AWS authorization header is invalid.  Expected AwsAccessKeyId:signature")},
 	{sigv4.ErrExpiresNotNumber, errAuthorizationQueryParameters.withMessage("X-Amz-Expires should be a number")},
 	{sigv4.ErrExpiresNegative, errAuthorizationQueryParameters.withMessage("X-Amz-Expires must be non-negative")},
 	{sigv4.ErrExpiresTooLong, errAuthorizationQueryParameters.withMessage("X-Amz-Expires must be less than 604800 seconds")},
@@ -193,6 +200,14 @@ func toAPIError(err error) *apiError {
 	if errors.As(err, &mismatch) {
 		return errBadDigest.withMessage("%s", mismatch.S3Message())
 	}
+	var malformed *sigv4.MalformedError
+	if errors.As(err, &malformed) {
+		return errAuthorizationHeaderMalformed.withMessage("%s", malformed.S3Message())
+	}
+	var badValue *checksum.ValueError
+	if errors.As(err, &badValue) {
+		return errBadDigest.withMessage("%s", badValue.S3Message())
+	}
 	for _, e := range errorTable {
 		if errors.Is(err, e.err) {
 			// A refusal of a subpackage that words its own message (tagging, objattr).
@@ -206,19 +221,56 @@ func toAPIError(err error) *apiError {
 	return errInternal
 }
 
+// authError is the error of a request whose credentials failed, with the elements S3 adds to
+// some: the Authorization header as the InvalidArgument, the region expected.
+func authError(r *http.Request, err error) error {
+	err = fmt.Errorf("authenticate: %w", err)
+	var malformed *sigv4.MalformedError
+	switch {
+	case errors.As(err, &malformed) && malformed.Region != "":
+		return withFields(err, errorFields{region: malformed.Region})
+	case errors.Is(err, sigv4.ErrUnsupportedAuthType), errors.Is(err, sigv4.ErrMalformedV2Header), errors.Is(err, sigv4.ErrMultipleAuthMechanisms):
+		return withFields(err, errorFields{argumentName: "Authorization", argumentValue: r.Header.Get("Authorization")})
+	}
+	return err
+}
+
+// detailedError is an S3 error whose document carries more elements than code and message, as
+// some of S3's do: a refused CORS preflight names the method and resource type, an
+// InvalidArgument the argument, a wrong region the right one.
+type detailedError struct {
+	err    error // wraps the *apiError
+	fields errorFields
+}
+
+type errorFields struct {
+	method, resourceType, argumentName, argumentValue, region string
+}
+
+func (e *detailedError) Error() string { return e.err.Error() }
+func (e *detailedError) Unwrap() error { return e.err }
+
+func withFields(err error, f errorFields) error { return &detailedError{err: err, fields: f} }
+
 // errorDocument is S3's XML error body. Like S3's own answers it names the bucket, key or
 // upload only for the errors about them (NoSuchBucket, NoSuchKey, NoSuchUpload), not the
 // request path for every error.
 type errorDocument struct {
-	XMLName    xml.Name `xml:"Error"`
-	Code       string   `xml:"Code"`
-	Message    string   `xml:"Message"`
-	BucketName string   `xml:"BucketName,omitempty"`
-	Key        string   `xml:"Key,omitempty"`
-	UploadID   string   `xml:"UploadId,omitempty"`
-	TagKey     string   `xml:"TagKey,omitempty"` // the key an InvalidTag is about, as S3 names it
-	RequestID  string   `xml:"RequestId"`
-	HostID     string   `xml:"HostId"`
+	XMLName      xml.Name `xml:"Error"`
+	Code         string   `xml:"Code"`
+	Message      string   `xml:"Message"`
+	Method       string   `xml:"Method,omitempty"`
+	ResourceType string   `xml:"ResourceType,omitempty"`
+	ArgumentName string   `xml:"ArgumentName,omitempty"`
+	// ArgumentValue is sent whenever ArgumentName is, empty or not.
+	ArgumentValue *string `xml:"ArgumentValue"`
+	Region        string  `xml:"Region,omitempty"`
+	BucketName    string  `xml:"BucketName,omitempty"`
+	Key           string  `xml:"Key,omitempty"`
+	UploadID      string  `xml:"UploadId,omitempty"`
+	TagKey        string  `xml:"TagKey,omitempty"` // the key an InvalidTag is about, as S3 names it
+	RequestID     string  `xml:"RequestId"`
+	HostID        string  `xml:"HostId"`
 }
 
 // writeError sends err as an S3 error: status and, except for HEAD and 304, an XML body.
@@ -251,8 +303,16 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, rq *request
 	doc := errorDocument{
 		Code: api.code, Message: api.message, RequestID: rq.id, HostID: rq.hostID,
 	}
-	if api == errNoSuchBucket || errors.Is(api, errNoSuchBucket) {
+	if api == errNoSuchBucket || errors.Is(api, errNoSuchBucket) || errors.Is(api, errNoSuchCORS) {
 		doc.BucketName = rq.bucket
+	}
+	var details *detailedError
+	if errors.As(err, &details) {
+		f := details.fields
+		doc.Method, doc.ResourceType, doc.Region = f.method, f.resourceType, f.region
+		if f.argumentName != "" {
+			doc.ArgumentName, doc.ArgumentValue = f.argumentName, &f.argumentValue
+		}
 	}
 	if errors.Is(api, errNoSuchKey) {
 		doc.Key = rq.key

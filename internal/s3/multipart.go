@@ -320,7 +320,19 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	data, err := h.readSmallBody(r, rq, maxCompleteBodyBytes, false)
+	// A completion's x-amz-checksum-* header is the whole object's checksum (compared once the
+	// parts are known), not a checksum of the request document.
+	doc := r.Clone(ctx)
+	for _, a := range checksum.Algorithms {
+		if v := doc.Header.Get(a.HeaderName()); v != "" {
+			whole, _, _ := strings.Cut(v, "-") // a COMPOSITE checksum ends in "-N"
+			if _, err := a.Decode(whole); err != nil {
+				return err
+			}
+			doc.Header.Del(a.HeaderName())
+		}
+	}
+	data, err := h.readSmallBody(doc, rq, maxCompleteBodyBytes, false)
 	if err != nil {
 		return err
 	}
@@ -427,7 +439,10 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 		if err != nil {
 			return err
 		}
-		if want := r.Header.Get(up.alg.HeaderName()); want != "" && up.typ == checksumFullObject && want != whole {
+		// The checksum a client sends with the completion must be the whole object's: the
+		// FULL_OBJECT checksum, or the COMPOSITE one (with or without its "-N").
+		if want := strings.TrimSpace(r.Header.Get(up.alg.HeaderName())); want != "" && want != whole &&
+			(up.typ == checksumFullObject || want != strings.TrimSuffix(whole, "-"+strconv.Itoa(len(sums)))) {
 			return &checksum.MismatchError{Algorithm: up.alg, Expected: want, Computed: whole}
 		}
 		obj.SysMeta[sysChecksumKey(up.alg)] = whole

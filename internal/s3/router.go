@@ -55,7 +55,11 @@ const (
 	opGetBucketTagging        = "GetBucketTagging"
 	opPutBucketTagging        = "PutBucketTagging"
 	opDeleteBucketTagging     = "DeleteBucketTagging"
-	opGetBucketUnconfigured   = "GetBucketUnconfigured" // policy, cors, ... that Cairn does not have
+	opGetBucketCors           = "GetBucketCors"
+	opPutBucketCors           = "PutBucketCors"
+	opDeleteBucketCors        = "DeleteBucketCors"
+	opPreflight               = "PreflightCORS"         // OPTIONS on a bucket or object (cors.go)
+	opGetBucketUnconfigured   = "GetBucketUnconfigured" // lifecycle, encryption, ... that Cairn does not have
 	opListObjects             = "ListObjects"
 	opListObjectsV2           = "ListObjectsV2"
 	opListMultipartUploads    = "ListMultipartUploads"
@@ -94,9 +98,8 @@ var unsupportedSubresources = []string{
 
 // bucketGetUnconfigured are GET bucket subresources for settings a Cairn bucket never has; S3
 // answers such a GET with a "no such configuration" 404, which clients expect. (GET ?policy is
-// served: a bucket may have a policy.)
+// served: a bucket may have a policy, and so for ?cors.)
 var bucketGetUnconfigured = map[string]*apiError{
-	"cors":              errNoSuchCORS,
 	"lifecycle":         errNoSuchLifecycle,
 	"website":           errNoSuchWebsite,
 	"encryption":        errNoEncryptionConfig,
@@ -142,6 +145,8 @@ func resolveBucketOperation(method string, q url.Values) (string, error) {
 			return opGetBucketLogging, nil
 		case q.Has("tagging"):
 			return opGetBucketTagging, nil
+		case q.Has("cors"):
+			return opGetBucketCors, nil
 		case q.Has("uploads"):
 			return opListMultipartUploads, nil
 		case q.Has("versions"):
@@ -174,6 +179,8 @@ func resolveBucketOperation(method string, q url.Values) (string, error) {
 			return opPutBucketVersioning, nil
 		case q.Has("tagging"):
 			return opPutBucketTagging, nil
+		case q.Has("cors"):
+			return opPutBucketCors, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
@@ -185,6 +192,8 @@ func resolveBucketOperation(method string, q url.Values) (string, error) {
 			return opDeleteBucketPolicy, nil
 		case q.Has("tagging"):
 			return opDeleteBucketTagging, nil
+		case q.Has("cors"):
+			return opDeleteBucketCors, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)

@@ -12,7 +12,8 @@
 // decisions through internal/access), registry.go (the global bucket-name index), acl.go
 // (bucket and object ACLs), policy.go (bucket policies, quotas), tagging.go (object and bucket
 // tags; their rules are package tagging's), attributes.go (GetObjectAttributes; its parsing
-// is package objattr's), errors.go (the error table),
+// is package objattr's), errors.go (the error table), cors.go (bucket CORS: ?cors, preflights,
+// headers of actual requests; rules in package cors),
 // xml.go (wire documents), bucket.go, object.go (PUT/GET/HEAD/DELETE, conditionals, ranges),
 // copy.go, list.go, multipart.go, delete_multi.go, validate.go (names, limits).
 package s3
@@ -37,6 +38,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/reqmetrics"
+	"github.com/cairn-store/cairn/internal/s3/cors"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 	"github.com/cairn-store/cairn/internal/versions"
@@ -175,6 +177,9 @@ func New(cfg Config) (*Handler, error) {
 		opGetBucketTagging:        h.getBucketTagging,
 		opPutBucketTagging:        h.putBucketTagging,
 		opDeleteBucketTagging:     h.deleteBucketTagging,
+		opGetBucketCors:           h.getBucketCors,
+		opPutBucketCors:           h.putBucketCors,
+		opDeleteBucketCors:        h.deleteBucketCors,
 		opGetBucketUnconfigured:   h.getBucketUnconfigured,
 		opListObjects:             h.listObjectsV1,
 		opListObjectsV2:           h.listObjectsV2,
@@ -217,6 +222,8 @@ type request struct {
 	account string
 	// state is the bucket's access state, once authorize resolved the bucket.
 	state *access.BucketState
+	// cors is the bucket's CORS configuration (nil: none), once authorize resolved the bucket.
+	cors *cors.Config
 	// While a read follows Swift symlinks (symlink.go): links followed, and the ETag a static
 	// link requires of what comes next.
 	symlinkHops int
@@ -328,6 +335,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 		// nothing to authenticate it for.
 		return fmt.Errorf("method %.40q: %w", r.Method, errMethodNotAllowed)
 	}
+	if r.Method == http.MethodOptions {
+		// A CORS preflight: answered from the bucket's CORS configuration alone, without
+		// authentication (cors.go).
+		rq.op, rq.who = opPreflight, access.Identity{Anonymous: true}
+		return h.preflight(w, r, rq)
+	}
 	op, routeErr := resolveOperation(r.Method, t, rq.query, r.Header)
 	rq.op = op
 	// Authenticate before anything else. A request without credentials goes on as anonymous,
@@ -342,13 +355,15 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	case errors.Is(err, sigv4.ErrAnonymous):
 		rq.who = access.Identity{Anonymous: true}
 		if routeErr != nil {
+			h.corsForRefused(r.Context(), w, r, rq)
 			return fmt.Errorf("anonymous: %w: %w", errAccessDenied, routeErr)
 		}
 		if a, err = anonymousAuth(r); err != nil {
 			return err
 		}
 	case err != nil:
-		return fmt.Errorf("authenticate: %w", err)
+		h.corsForRefused(r.Context(), w, r, rq)
+		return authError(r, err)
 	case a.Credential.Account == "":
 		return fmt.Errorf("access key %q has no account: %w", a.Credential.AccessKey, errAccessDenied)
 	default:
@@ -371,7 +386,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	if err := checkVersionID(rq.query); err != nil {
 		return err
 	}
-	if err := h.authorize(r.Context(), r, rq); err != nil {
+	err = h.authorize(r.Context(), r, rq)
+	// A cross-origin request that a CORS rule of the bucket allows gets its headers whatever
+	// the answer, a refusal included, as in S3.
+	setCORSHeaders(w, r, rq.cors)
+	if err != nil {
 		return err
 	}
 	return h.ops[op](w, r, rq)

@@ -303,7 +303,8 @@ func TestTenantsGrants(t *testing.T) {
 	_, err = ts.a.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("shared"), GrantRead: aws.String(`id="nobody"`)})
 	wantCode(t, err, "InvalidArgument")
 	_, err = ts.a.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("shared"), GrantRead: aws.String(`emailAddress="a@example.com"`)})
-	wantCode(t, err, "NotImplemented")
+	wantStatus(t, "grant by e-mail", err, http.StatusBadRequest)
+	wantCode(t, err, "UnresolvableGrantByEmailAddress") // no account has an e-mail address
 	_, err = ts.a.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("shared"), ACL: "public-everything"})
 	wantCode(t, err, "InvalidArgument")
 	_, err = ts.a.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("shared"), ACL: types.BucketCannedACLPrivate, GrantRead: aws.String(`id="beta"`)})

@@ -1,6 +1,8 @@
 package s3
 
 import (
+	"encoding/base64"
+	"mime"
 	"net"
 	"net/http"
 	"strings"
@@ -93,7 +95,9 @@ func objectMetaFromRequest(hdr http.Header) (meta.Object, error) {
 	for _, k := range meta.StoredHeaders {
 		v := hdr.Get(k)
 		if k == "Content-Encoding" {
-			v = withoutAWSChunked(v)
+			// Every line of it: "Content-Encoding: aws-chunked" and "Content-Encoding: gzip"
+			// are "aws-chunked,gzip".
+			v = withoutAWSChunked(strings.Join(hdr.Values(k), ","))
 		}
 		if v != "" {
 			if obj.Headers == nil {
@@ -109,7 +113,7 @@ func objectMetaFromRequest(hdr http.Header) (meta.Object, error) {
 			continue
 		}
 		name = strings.ToLower(name)
-		v := strings.Join(vs, ",") // several headers of one name arrive joined, as in S3
+		v := decodeMetaValue(strings.Join(vs, ",")) // several headers of one name arrive joined, as in S3
 		size += len(name) + len(v)
 		if obj.UserMeta == nil {
 			obj.UserMeta = map[string]string{}
@@ -120,6 +124,45 @@ func objectMetaFromRequest(hdr http.Header) (meta.Object, error) {
 		return meta.Object{}, errMetadataTooLarge.withMessage("Your metadata headers exceed the maximum allowed metadata size: %d bytes, at most %d allowed.", size, maxUserMetaBytes)
 	}
 	return obj, nil
+}
+
+// User metadata values travel in HTTP headers, which carry US-ASCII well and nothing else
+// reliably. S3 therefore decodes RFC 2047 encoded-words in a value before storing it, and
+// returns a stored value that is not printable US-ASCII as one encoded-word, =?UTF-8?B?...?=
+// ("Values of such headers are character decoded as per RFC 2047 before storing and encoded as
+// per RFC 2047 to make them mail-safe before returning"): a client that sends encoded words
+// gets them back as it sent them, and the stored value is the text itself, which the Swift API
+// shows as it is. A raw value outside US-ASCII is kept as UTF-8 when it is UTF-8 (what Swift
+// clients and most SDKs send), and read as ISO-8859-1, as S3 reads it, when it is not.
+
+var metaWordDecoder = &mime.WordDecoder{} // UTF-8, ISO-8859-1 and US-ASCII words
+
+// decodeMetaValue is the value to store for a user metadata header as sent.
+func decodeMetaValue(v string) string {
+	if strings.Contains(v, "=?") {
+		if d, err := metaWordDecoder.DecodeHeader(v); err == nil {
+			v = d
+		}
+	}
+	if utf8.ValidString(v) {
+		return v
+	}
+	r := make([]rune, len(v))
+	for i := 0; i < len(v); i++ {
+		r[i] = rune(v[i]) // ISO-8859-1 is the first 256 code points
+	}
+	return string(r)
+}
+
+// encodeMetaValue is the header value of a stored user metadata value: the value itself when
+// it is printable US-ASCII (tabs included), else one RFC 2047 encoded-word of its UTF-8.
+func encodeMetaValue(v string) string {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t') || c > 0x7e {
+			return "=?UTF-8?B?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
+		}
+	}
+	return v
 }
 
 // withoutAWSChunked removes the aws-chunked transfer coding from a Content-Encoding: it
@@ -149,7 +192,7 @@ func writeObjectMeta(hdr http.Header, obj *meta.Object) {
 		hdr.Set(k, v)
 	}
 	for k, v := range obj.UserMeta {
-		hdr["x-amz-meta-"+k] = []string{v} // S3 answers in lower case, as stored
+		hdr["x-amz-meta-"+k] = []string{encodeMetaValue(v)} // S3 answers in lower case, as stored
 	}
 	hdr.Set("Last-Modified", obj.LastModified().Format(http.TimeFormat))
 	hdr.Set("ETag", quoteETag(obj.ETag))

@@ -42,13 +42,27 @@ func checkVersionID(q map[string][]string) error {
 	if len(v) != 1 || v[0] == "" {
 		return errInvalidVersionID
 	}
-	if v[0] == versions.Null {
-		return nil
-	}
-	if _, err := versions.ParseID(v[0]); err != nil {
+	if !validVersionID(v[0]) {
 		return errInvalidVersionID
 	}
 	return nil
+}
+
+// validVersionID reports whether id is "null" or a version ID as Cairn gives them (ten digits,
+// a point, five digits): S3's version IDs are opaque, and one Cairn never gave is malformed.
+func validVersionID(id string) bool {
+	if id == versions.Null {
+		return true
+	}
+	if len(id) != 16 || id[10] != '.' {
+		return false
+	}
+	for i, c := range id {
+		if i != 10 && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // versionError maps the version store's errors onto S3's.
@@ -189,10 +203,8 @@ func (h *Handler) listObjectVersions(w http.ResponseWriter, r *http.Request, rq 
 	if versionMarker != "" && keyMarker == "" {
 		return errInvalidArgument.withMessage("A version-id marker cannot be specified without a key marker.")
 	}
-	if versionMarker != "" && versionMarker != versions.Null {
-		if _, err := versions.ParseID(versionMarker); err != nil {
-			return errInvalidArgument.withMessage("Invalid version id specified")
-		}
+	if versionMarker != "" && !validVersionID(versionMarker) {
+		return errInvalidArgument.withMessage("Invalid version id specified")
 	}
 	res := s3xml.ListVersionsResult{Xmlns: s3xml.Namespace, Name: rq.bucket, Prefix: p.encode(p.prefix), KeyMarker: p.encode(keyMarker),
 		VersionIDMarker: versionMarker, MaxKeys: p.maxKeys}

@@ -6,10 +6,10 @@ import (
 )
 
 // TestUnsupportedOperations: subresources and headers that ask for features Cairn lacks get 501
-// NotImplemented, and are never served as the plain operation they resemble (a DELETE ?cors
-// must not delete the bucket). Supported subresources with a bad document (a PUT ?tagging that
-// does not validate) are refused and never stored as the object. Methods that mean nothing get
-// 405 MethodNotAllowed.
+// NotImplemented, and are never served as the plain operation they resemble (a DELETE
+// ?lifecycle must not delete the bucket). Supported subresources with a bad document (a PUT
+// ?tagging or ?cors that does not validate) are refused and never stored as the object.
+// Methods that mean nothing get 405 MethodNotAllowed.
 func TestUnsupportedOperations(t *testing.T) {
 	s := startServer(t, "")
 	const bucket = "unsupported"
@@ -45,14 +45,15 @@ func TestUnsupportedOperations(t *testing.T) {
 		{http.MethodPut, bucket, "victim", "", []byte("conditional"), []string{"If-None-Match", `"abc"`}, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "", "lifecycle", []byte("<LifecycleConfiguration/>"), nil, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "", "policy", []byte(`{"Statement":[]}`), nil, 400, "MalformedPolicy"},
-		{http.MethodPut, bucket, "", "cors", []byte("<CORSConfiguration/>"), nil, 501, "NotImplemented"},
-		{http.MethodPut, bucket, "", "versioning", []byte("<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>"), nil, 501, "NotImplemented"},
+		// Bucket CORS is supported; a configuration without an integrity header is refused.
+		{http.MethodPut, bucket, "", "cors", []byte("<CORSConfiguration/>"), nil, 400, "InvalidRequest"},
+		{http.MethodPut, bucket, "", "versioning", []byte("<VersioningConfiguration><Status>Enabled</Status><MfaDelete>Enabled</MfaDelete></VersioningConfiguration>"), nil, 501, "NotImplemented"},
+		{http.MethodPut, bucket, "", "versioning", []byte("<VersioningConfiguration><Status>On</Status></VersioningConfiguration>"), nil, 400, "MalformedXML"},
 		{http.MethodPut, bucket, "", "tagging", badTagging, nil, 400, "InvalidTag"},
 		{http.MethodPut, bucket, "", "website", []byte("<WebsiteConfiguration/>"), nil, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "", "notification", []byte("<NotificationConfiguration/>"), nil, 501, "NotImplemented"},
 		{http.MethodPut, "new-bucket", "", "", nil, []string{"X-Amz-Acl", "log-delivery-write"}, 501, "NotImplemented"},
 		{http.MethodPut, "new-bucket", "", "", nil, []string{"X-Amz-Bucket-Object-Lock-Enabled", "true"}, 501, "NotImplemented"},
-		{http.MethodDelete, "empty-bucket", "", "cors", nil, nil, 501, "NotImplemented"},
 		{http.MethodDelete, "empty-bucket", "", "encryption", nil, nil, 501, "NotImplemented"},
 		{http.MethodDelete, "empty-bucket", "", "lifecycle", nil, nil, 501, "NotImplemented"},
 		{http.MethodDelete, "empty-bucket", "", "website", nil, nil, 501, "NotImplemented"},
@@ -68,6 +69,10 @@ func TestUnsupportedOperations(t *testing.T) {
 		what := c.method + " " + c.bucket + "/" + c.key + "?" + c.query
 		r := s.call(c.method, c.bucket, c.key, c.query, c.body, c.hdr...)
 		expectError(t, what, r, c.status, c.code)
+	}
+	// DeleteBucketCors is served, and deletes no bucket.
+	if r := s.call(http.MethodDelete, "empty-bucket", "", "cors", nil); r.Status != http.StatusNoContent {
+		t.Errorf("DELETE ?cors: %s, want 204", r)
 	}
 	s.expectUnchanged("after unsupported operations", bucket, before)
 	// DELETE ?tagging is served: it removes the bucket's tags, never the bucket.

@@ -73,6 +73,27 @@ var (
 	ErrInvalidChecksumRequest = errors.New("checksum: invalid checksum request")
 )
 
+// ValueError is an x-amz-checksum-* value (header or trailer) that is not base64 of a digest
+// of its algorithm's size. It matches ErrInvalidChecksumRequest with errors.Is. AWS has been
+// seen to answer it InvalidRequest ("Value for x-amz-checksum-sha256 header is invalid."),
+// s3-tests (test_object_checksum_sha256, test_multipart_checksum_sha256) expect BadDigest: the
+// front end answers BadDigest with AWS's text (S3Message).
+type ValueError struct {
+	Algorithm Algorithm
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("%v: value for %s is invalid", ErrInvalidChecksumRequest, e.Algorithm.HeaderName())
+}
+
+// Is makes errors.Is(err, ErrInvalidChecksumRequest) true.
+func (e *ValueError) Is(target error) bool { return target == ErrInvalidChecksumRequest }
+
+// S3Message is AWS's text for this value.
+func (e *ValueError) S3Message() string {
+	return "Value for " + e.Algorithm.HeaderName() + " header is invalid."
+}
+
 // MismatchError reports which algorithm failed. It matches
 // ErrChecksumMismatch with errors.Is.
 type MismatchError struct {
@@ -160,7 +181,7 @@ func Encode(digest []byte) string { return base64.StdEncoding.EncodeToString(dig
 func (a Algorithm) Decode(v string) ([]byte, error) {
 	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
 	if err != nil || len(b) != a.Size() {
-		return nil, fmt.Errorf("%w: value for %s is invalid", ErrInvalidChecksumRequest, a.HeaderName())
+		return nil, &ValueError{Algorithm: a}
 	}
 	return b, nil
 }

@@ -26,6 +26,11 @@ var (
 	// S3: InvalidArgument / 400 ("Unsupported Authorization Type").
 	ErrUnsupportedAuthType = errors.New("sigv4: unsupported authorization type")
 
+	// ErrMalformedV2Header: an "AWS ..." Authorization header that is not
+	// "AWS AccessKeyId:Signature". S3: InvalidArgument / 400 ("AWS
+	// authorization header is invalid.  Expected AwsAccessKeyId:signature").
+	ErrMalformedV2Header = errors.New("sigv4: malformed signature version 2 header")
+
 	// ErrMultipleAuthMechanisms: both an Authorization header and
 	// authentication query parameters are present.
 	// S3: InvalidArgument / 400 ("Only one auth mechanism allowed").
@@ -135,3 +140,27 @@ var (
 	// ErrInvalidAccessKeyID; the front end never sees it directly.
 	ErrUnknownAccessKey = errors.New("sigv4: unknown access key")
 )
+
+// MalformedError is an ErrAuthorizationHeaderMalformed with what S3 says of it: Detail follows
+// "The authorization header is malformed; " in S3's message, and Region, when the scope names
+// another region, is the region expected (S3's Region element).
+type MalformedError struct {
+	Detail string
+	Region string
+}
+
+func (e *MalformedError) Error() string {
+	return ErrAuthorizationHeaderMalformed.Error() + ": " + e.Detail
+}
+
+// Is makes errors.Is(err, ErrAuthorizationHeaderMalformed) true.
+func (e *MalformedError) Is(target error) bool { return target == ErrAuthorizationHeaderMalformed }
+
+// S3Message is S3's message for this header.
+func (e *MalformedError) S3Message() string {
+	return "The authorization header is malformed; " + e.Detail
+}
+
+func malformedHeader(format string, args ...any) error {
+	return &MalformedError{Detail: fmt.Sprintf(format, args...)}
+}

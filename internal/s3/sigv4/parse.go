@@ -1,6 +1,7 @@
 package sigv4
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ func (c credentialScope) String() string { return scopeString(c.date, c.region) 
 func parseCredential(v string) (credentialScope, error) {
 	parts := strings.Split(v, "/")
 	if len(parts) < 5 {
-		return credentialScope{}, fmt.Errorf("credential %q: want AK/date/region/service/aws4_request", v)
+		return credentialScope{}, errors.New(`the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`)
 	}
 	n := len(parts)
 	c := credentialScope{
@@ -31,19 +32,19 @@ func parseCredential(v string) (credentialScope, error) {
 		region:    parts[n-3],
 	}
 	if c.accessKey == "" {
-		return credentialScope{}, fmt.Errorf("credential %q: empty access key", v)
+		return credentialScope{}, errors.New(`the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`)
 	}
 	if _, err := time.Parse(dateFormat, c.date); err != nil || len(c.date) != 8 {
-		return credentialScope{}, fmt.Errorf("credential %q: invalid date %q", v, c.date)
+		return credentialScope{}, fmt.Errorf(`incorrect date format %q. This date in the credential must be in the format "yyyyMMdd".`, c.date)
 	}
 	if c.region == "" {
-		return credentialScope{}, fmt.Errorf("credential %q: empty region", v)
+		return credentialScope{}, errors.New("the region '' is wrong; a region is needed")
 	}
 	if parts[n-2] != service {
-		return credentialScope{}, fmt.Errorf("credential %q: incorrect service %q, expecting %q", v, parts[n-2], service)
+		return credentialScope{}, fmt.Errorf(`incorrect service %q. This endpoint belongs to %q.`, parts[n-2], service)
 	}
 	if parts[n-1] != scopeTerminal {
-		return credentialScope{}, fmt.Errorf("credential %q: incorrect terminal %q, expecting %q", v, parts[n-1], scopeTerminal)
+		return credentialScope{}, fmt.Errorf(`incorrect terminal %q. This endpoint uses %q.`, parts[n-1], scopeTerminal)
 	}
 	return c, nil
 }
@@ -105,40 +106,40 @@ func parseAuthorization(h string) (authorization, error) {
 		}
 		k, v, ok := strings.Cut(comp, "=")
 		if !ok {
-			return authorization{}, fmt.Errorf("%w: component %.60q is not key=value", ErrAuthorizationHeaderMalformed, comp)
+			return authorization{}, malformedHeader("the authorization component %.60q is malformed.", comp)
 		}
 		var err error
 		switch k {
 		case "Credential":
 			if haveCred {
-				return authorization{}, fmt.Errorf("%w: duplicate Credential", ErrAuthorizationHeaderMalformed)
+				return authorization{}, malformedHeader("the authorization component %q is repeated.", k)
 			}
 			haveCred = true
 			a.cred, err = parseCredential(v)
 		case "SignedHeaders":
 			if haveSH {
-				return authorization{}, fmt.Errorf("%w: duplicate SignedHeaders", ErrAuthorizationHeaderMalformed)
+				return authorization{}, malformedHeader("the authorization component %q is repeated.", k)
 			}
 			haveSH = true
 			a.signedHeaders, err = parseSignedHeaders(v)
 		case "Signature":
 			if haveSig {
-				return authorization{}, fmt.Errorf("%w: duplicate Signature", ErrAuthorizationHeaderMalformed)
+				return authorization{}, malformedHeader("the authorization component %q is repeated.", k)
 			}
 			haveSig = true
 			a.signature = strings.ToLower(v)
 			if !isLowerHex(a.signature, 64) {
-				err = fmt.Errorf("signature is not 64 hex digits")
+				err = fmt.Errorf("the Signature %.70q is not 64 hexadecimal digits.", v)
 			}
 		default:
-			err = fmt.Errorf("unknown component %.40q", k)
+			err = fmt.Errorf("the authorization component %.40q is not recognised.", k)
 		}
 		if err != nil {
-			return authorization{}, fmt.Errorf("%w: %v", ErrAuthorizationHeaderMalformed, err)
+			return authorization{}, malformedHeader("%s", err.Error())
 		}
 	}
 	if !haveCred || !haveSH || !haveSig {
-		return authorization{}, fmt.Errorf("%w: need Credential, SignedHeaders and Signature", ErrAuthorizationHeaderMalformed)
+		return authorization{}, malformedHeader("the authorization header requires three components: Credential, SignedHeaders, and Signature.")
 	}
 	return a, nil
 }

@@ -31,14 +31,14 @@ var subResourcesV2 = map[string]bool{
 // parseAuthorizationV2 splits "AWS AccessKey:Signature". The access key is
 // everything before the last colon.
 func parseAuthorizationV2(h string) (accessKey, signature string, err error) {
-	rest, ok := strings.CutPrefix(strings.TrimLeft(h, " "), "AWS ")
+	rest, ok := strings.CutPrefix(strings.TrimSpace(h)+" ", "AWS ")
 	if !ok {
 		return "", "", fmt.Errorf("%w: not a Signature V2 header", ErrUnsupportedAuthType)
 	}
 	rest = strings.TrimSpace(rest)
 	i := strings.LastIndexByte(rest, ':')
 	if i <= 0 || i == len(rest)-1 {
-		return "", "", fmt.Errorf("%w: Signature V2 header must be \"AWS AccessKeyId:Signature\"", ErrAuthorizationHeaderMalformed)
+		return "", "", fmt.Errorf("%w: Signature V2 header must be \"AWS AccessKeyId:Signature\"", ErrMalformedV2Header)
 	}
 	return rest[:i], rest[i+1:], nil
 }

@@ -106,7 +106,7 @@ func TestVerifyV2(t *testing.T) {
 			r := signed("GET", "/b/k", nil)
 			r.Header.Set("Authorization", "AWS nocolon")
 			return r
-		}(), ErrAuthorizationHeaderMalformed},
+		}(), ErrMalformedV2Header},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

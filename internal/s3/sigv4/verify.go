@@ -135,7 +135,7 @@ func Verify(ctx context.Context, r *http.Request, store CredentialStore, now tim
 	switch {
 	case authz != "" && (hasQueryV4 || hasQueryV2):
 		return nil, fmt.Errorf("%w: Authorization header and query authentication both present", ErrMultipleAuthMechanisms)
-	case strings.HasPrefix(strings.TrimLeft(authz, " "), "AWS "):
+	case strings.HasPrefix(strings.TrimLeft(authz, " "), "AWS ") || strings.TrimSpace(authz) == "AWS":
 		return verifyHeaderV2(ctx, r, authz, store, now, &o)
 	case authz != "":
 		return verifyHeader(ctx, r, authz, store, now, &o)
@@ -240,13 +240,13 @@ func verifyHeader(ctx context.Context, r *http.Request, authz string, store Cred
 		return nil, dateErr
 	}
 	if a.cred.date != t.Format(dateFormat) {
-		return nil, fmt.Errorf("%w: credential date %s does not match request date %s", ErrAuthorizationHeaderMalformed, a.cred.date, amzDate)
+		return nil, malformedHeader("Invalid credential date %q. This date is not the same as X-Amz-Date: %q.", a.cred.date, t.Format(dateFormat))
 	}
 	if o.Region != "" && a.cred.region != o.Region {
-		return nil, fmt.Errorf("%w: the region %q is wrong; expecting %q", ErrAuthorizationHeaderMalformed, a.cred.region, o.Region)
+		return nil, &MalformedError{Detail: fmt.Sprintf("the region '%s' is wrong; expecting '%s'", a.cred.region, o.Region), Region: o.Region}
 	}
 	if !contains(a.signedHeaders, dateHeader) {
-		return nil, fmt.Errorf("%w: %s must be signed", ErrAuthorizationHeaderMalformed, dateHeader)
+		return nil, malformedHeader("the %s header must be signed.", dateHeader)
 	}
 	payloadHash := r.Header.Get("X-Amz-Content-Sha256")
 	if payloadHash == "" {

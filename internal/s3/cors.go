@@ -1,0 +1,162 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/s3/cors"
+)
+
+// S3 bucket CORS: GET, PUT and DELETE ?cors, preflight OPTIONS on a bucket or object, and the
+// CORS headers of actual requests. The configuration (package cors) is kept in the bucket's
+// container metadata under cors.MetaKey and cached with its access state; it is S3's own
+// setting, apart from the Swift API's container CORS (X-Container-Meta-Access-Control-*).
+//
+// A preflight carries no credentials, so it finds the bucket as an anonymous request does:
+// through the shared name index. Setting a CORS configuration therefore claims the bucket's
+// name there, as sharing it does (registry.go); access to the bucket is still decided by its
+// ACL and policy, as in S3 ("The ACLs and policies continue to apply when you enable CORS").
+
+func (h *Handler) getBucketCors(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if rq.cors == nil {
+		return errNoSuchCORS
+	}
+	writeXML(w, http.StatusOK, rq.cors.Document())
+	return nil
+}
+
+func (h *Handler) putBucketCors(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	// S3 requires an integrity header on PutBucketCors (SDKs send one).
+	body, err := h.readSmallBody(r, rq, cors.MaxDocument, true)
+	if err != nil {
+		return err
+	}
+	cfg, err := cors.Parse(body)
+	if err != nil {
+		return corsConfigError(err)
+	}
+	if err := h.claimForSharing(ctx, rq, true); err != nil {
+		return err
+	}
+	if err := h.setBucketMeta(ctx, rq, map[string]string{cors.MetaKey: cfg.Encode()}); err != nil {
+		return err
+	}
+	writeEmpty(w, http.StatusOK)
+	return nil
+}
+
+func (h *Handler) deleteBucketCors(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if err := h.setBucketMeta(r.Context(), rq, map[string]string{cors.MetaKey: ""}); err != nil {
+		return err
+	}
+	writeEmpty(w, http.StatusNoContent)
+	return nil
+}
+
+// corsConfigError is the S3 error for a refused configuration.
+func corsConfigError(err error) error {
+	var ce *cors.Error
+	if !errors.As(err, &ce) {
+		return err
+	}
+	switch ce.Kind {
+	case cors.InvalidRequest:
+		return errInvalidRequest.withMessage("%s", ce.Message)
+	case cors.InvalidArgument:
+		return errInvalidArgument.withMessage("%s", ce.Message)
+	}
+	return fmt.Errorf("%w: %v", errMalformedXML, ce)
+}
+
+// S3's messages for a refused preflight.
+const (
+	corsNotEnabled     = "CORSResponse: CORS is not enabled for this bucket."
+	corsBucketNotFound = "CORSResponse: Bucket not found"
+)
+
+// preflight answers OPTIONS on a bucket or object (S3's "OPTIONS object"), without
+// authentication: browsers send preflights without credentials, and one made for a presigned
+// URL carries that URL's query, signed for another method. As S3 does: no Origin is 400; a
+// bucket not found, or without a CORS configuration, is 403; then no
+// Access-Control-Request-Method is 400; no rule that allows the origin, the method and every
+// requested header is 403; else 200 with the rule's CORS headers.
+func (h *Handler) preflight(w http.ResponseWriter, r *http.Request, rq *request) error {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return errBadRequest.withMessage("Insufficient information. Origin request header needed.")
+	}
+	method := r.Header.Get("Access-Control-Request-Method")
+	shown := method
+	if shown == "" {
+		shown = http.MethodOptions
+	}
+	refused := func(msg, resourceType string) error {
+		return withFields(errAccessForbidden.withMessage("%s", msg), errorFields{method: shown, resourceType: resourceType})
+	}
+	if rq.bucket == "" {
+		return refused(corsNotEnabled, "BUCKET")
+	}
+	if checkBucketNameForAccess(rq.bucket) != nil {
+		return refused(corsBucketNotFound, "BUCKET")
+	}
+	b, err := h.resolveBucket(r.Context(), access.Identity{Anonymous: true}, rq.bucket)
+	switch {
+	case errors.Is(err, errNoSuchBucket) || errors.Is(err, errInvalidBucketName):
+		return refused(corsBucketNotFound, "BUCKET")
+	case err != nil:
+		return err
+	}
+	rq.account = b.owner
+	if b.cors == nil {
+		return refused(corsNotEnabled, "BUCKET")
+	}
+	if method == "" {
+		return errBadRequest.withMessage("Invalid Access-Control-Request-Method: null")
+	}
+	requested := cors.RequestHeaders(r.Header.Values("Access-Control-Request-Headers"))
+	rule := b.cors.Match(origin, method, requested)
+	if rule == nil {
+		resourceType := "BUCKET"
+		if rq.key != "" {
+			resourceType = "OBJECT"
+		}
+		return refused(errAccessForbidden.message, resourceType)
+	}
+	rule.SetHeaders(w.Header(), origin, requested)
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// setCORSHeaders adds the CORS headers of an actual request (one with Origin) that a rule of
+// the bucket allows: its origin, and its method, or Access-Control-Request-Method when the
+// request carries one, as S3 matches. They go on the answer whatever it is, errors included.
+func setCORSHeaders(w http.ResponseWriter, r *http.Request, cfg *cors.Config) {
+	origin := r.Header.Get("Origin")
+	if cfg == nil || origin == "" {
+		return
+	}
+	method := r.Header.Get("Access-Control-Request-Method")
+	if method == "" {
+		method = r.Method
+	}
+	if rule := cfg.Match(origin, method, nil); rule != nil {
+		rule.SetHeaders(w.Header(), origin, nil)
+	}
+}
+
+// corsForRefused adds the CORS headers to the answer of a request refused before its bucket
+// was resolved (its credentials failed), as S3 does: the bucket is found as an anonymous
+// request finds it, and nothing is said when it is not found.
+func (h *Handler) corsForRefused(ctx context.Context, w http.ResponseWriter, r *http.Request, rq *request) {
+	if rq.bucket == "" || r.Header.Get("Origin") == "" || checkBucketNameForAccess(rq.bucket) != nil {
+		return
+	}
+	if b, err := h.resolveBucket(ctx, access.Identity{Anonymous: true}, rq.bucket); err == nil {
+		setCORSHeaders(w, r, b.cors)
+	}
+}
