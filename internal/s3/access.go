@@ -75,6 +75,7 @@ var opActions = map[string]access.Action{
 	opGetBucketRequestPayment: access.GetBucketRequestPayment,
 	opGetBucketLogging:        access.GetBucketLogging,
 	opPutObject:               access.PutObject,
+	opPostObject:              access.PutObject,
 	opCopyObject:              access.PutObject,
 	opGetObject:               access.GetObject,
 	opHeadObject:              access.GetObject,
@@ -153,7 +154,7 @@ func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) e
 	// as in S3. (private and bucket-owner-* grant nothing in Cairn, where the bucket's account
 	// owns every object: writers with WRITE may send them, as cross-account uploaders do.)
 	switch rq.op {
-	case opPutObject, opCopyObject, opCreateMultipartUpload:
+	case opPutObject, opPostObject, opCopyObject, opCreateMultipartUpload:
 		if aclHeadersGrant(r.Header) {
 			d := h.decide(rq, access.PutObjectAcl, rq.key, &access.ACL{}, r.Header.Get("Referer"))
 			if !d.Allowed {

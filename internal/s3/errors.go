@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
+	"github.com/cairn-store/cairn/internal/s3/postpolicy"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 )
 
@@ -77,6 +78,11 @@ var (
 	errServiceUnavailable           = &apiError{"ServiceUnavailable", http.StatusServiceUnavailable, "Please reduce your request rate."}
 	errInsufficientStorage          = &apiError{"InsufficientStorage", http.StatusInsufficientStorage, "The storage is full; the request could not be stored."}
 	errRequestTimeout               = &apiError{"RequestTimeout", http.StatusBadRequest, "Your socket connection to the server was not read from or written to within the timeout period."}
+	// Browser form uploads (postobject.go); postpolicy's refusals carry their own messages.
+	errMalformedPOSTRequest   = &apiError{"MalformedPOSTRequest", http.StatusBadRequest, "The body of your POST request is not well-formed multipart/form-data."}
+	errMaxPostPreDataLength   = &apiError{"MaxPostPreDataLengthExceededError", http.StatusBadRequest, "Your POST request fields preceding the upload file were too large."}
+	errIncorrectNumberOfFiles = &apiError{"IncorrectNumberOfFilesInPostRequest", http.StatusBadRequest, "POST requires exactly one file upload per request."}
+	errInvalidPolicyDocument  = &apiError{"InvalidPolicyDocument", http.StatusBadRequest, "The content of the form does not meet the conditions specified in the policy document."}
 	// errSlowDown: the server has too many requests in flight (ServeSlowDown).
 	errSlowDown = &apiError{"SlowDown", http.StatusServiceUnavailable, "Please reduce your request rate."}
 
@@ -160,6 +166,15 @@ var errorTable = []struct {
 	{access.ErrInvalidACL, errInvalidArgument.withMessage("The ACL is not valid.")},
 	{access.ErrInvalidSwiftACL, errInvalidArgument.withMessage("The Swift ACL is not valid.")},
 
+	{postpolicy.ErrMalformedPOSTRequest, errMalformedPOSTRequest},
+	{postpolicy.ErrPreDataTooLarge, errMaxPostPreDataLength},
+	{postpolicy.ErrFileCount, errIncorrectNumberOfFiles},
+	{postpolicy.ErrInvalidArgument, errInvalidArgument},
+	{postpolicy.ErrInvalidPolicyDocument, errInvalidPolicyDocument},
+	{postpolicy.ErrPolicyDenied, errAccessDenied},
+	{postpolicy.ErrEntityTooLarge, errEntityTooLarge},
+	{postpolicy.ErrEntityTooSmall, errEntityTooSmall},
+
 	{checksum.ErrBadDigest, errBadDigest},
 	{checksum.ErrInvalidDigest, errInvalidDigest},
 	{checksum.ErrChecksumMismatch, errBadDigest},
@@ -182,6 +197,10 @@ func toAPIError(err error) *apiError {
 	}
 	for _, e := range errorTable {
 		if errors.Is(err, e.err) {
+			var pe *postpolicy.Error
+			if errors.As(err, &pe) {
+				return e.api.withMessage("%s", pe.Message)
+			}
 			return e.api
 		}
 	}
