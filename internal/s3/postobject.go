@@ -129,10 +129,12 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 		return err
 	}
 	// The file's length is known only at its end; the request's is an upper bound (the file
-	// and the fields before it) by which the quota is checked, as a PUT's by its length.
-	bound := maxLen
+	// and the fields before it) by which the quota is checked, as a PUT's by its length. A
+	// body of unknown length (chunked) is checked by the object it adds, as Swift checks a
+	// chunked PUT.
+	var bound int64
 	if r.ContentLength >= 0 {
-		bound = min(bound, r.ContentLength)
+		bound = min(maxLen, r.ContentLength)
 	}
 	if err := h.checkQuota(ctx, rq, access.Usage{Bytes: bound, Objects: 1}); err != nil {
 		return err
