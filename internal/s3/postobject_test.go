@@ -173,6 +173,20 @@ func TestPostObject(t *testing.T) {
 			t.Fatalf("V2 with a wrong secret: %d %s", r.status, r.body)
 		}
 	})
+	t.Run("acl field sets the object's ACL", func(t *testing.T) {
+		v := signedV4(testAccessKey, testSecretKey, conds+`,{"acl":"public-read"}`, later)
+		r := postForm(t, url, fields(v, "key", "up/public", "Content-Type", "text/plain", "acl", "public-read"), "", []byte("for all"))
+		if r.status != 204 {
+			t.Fatalf("POST: %d %s", r.status, r.body)
+		}
+		resp, body := rawRequest(t, st, "GET", "/forms/up/public", nil, nil, false)
+		if resp.StatusCode != 200 || body != "for all" {
+			t.Fatalf("anonymous GET of a public-read upload: %d %s", resp.StatusCode, body)
+		}
+		if resp, _ := rawRequest(t, st, "GET", "/forms/up/a.txt", nil, nil, false); resp.StatusCode != 403 {
+			t.Fatalf("anonymous GET of a private upload: %d", resp.StatusCode)
+		}
+	})
 	t.Run("checksums", func(t *testing.T) {
 		good := "LPJNul+wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ=" // SHA-256 of "hello"
 		r := postForm(t, url, fields(v4, "key", "up/sum", "Content-Type", "text/plain", "x-amz-checksum-sha256", good), "", []byte("hello"))
@@ -271,6 +285,13 @@ func TestPostObjectAnonymous(t *testing.T) {
 	if got, out := get(t, c, &s3.GetObjectInput{Bucket: aws.String("public"), Key: aws.String("foo.txt")}); string(got) != "bar" || aws.ToString(out.ContentType) != "text/plain" {
 		t.Fatalf("stored %q, %q", got, aws.ToString(out.ContentType))
 	}
+	// Setting an ACL that grants anything takes what it takes on PUT.
+	resp, putBody := rawRequest(t, st, "PUT", "/public/acl-put", []byte("x"), map[string]string{"X-Amz-Acl": "public-read"}, false)
+	r = postForm(t, st.srv.URL+"/public", []formField{{"key", "acl-post"}, {"acl", "public-read"}}, "", []byte("x"))
+	if r.status != resp.StatusCode && !(r.status == 204 && resp.StatusCode == 200) {
+		t.Fatalf("anonymous acl public-read: POST %d %s, PUT %d %s", r.status, r.body, resp.StatusCode, putBody)
+	}
+	t.Logf("anonymous acl public-read into a public-read-write bucket: POST %d, PUT %d", r.status, resp.StatusCode)
 	// A policy nobody signed is refused rather than ignored.
 	unsigned := append(anon, formField{"policy", base64.StdEncoding.EncodeToString([]byte(`{"expiration":"2099-01-01T00:00:00Z","conditions":[]}`))})
 	if r := postForm(t, st.srv.URL+"/public", unsigned, "", []byte("bar")); r.status != 400 || r.code != "InvalidArgument" {
