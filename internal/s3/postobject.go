@@ -56,11 +56,14 @@ func formHeader(r *http.Request, fields postpolicy.Fields) (http.Header, error) 
 		case name == "tagging":
 			return nil, errNotImplemented.withMessage("The tagging field is not implemented.")
 		case name == "acl":
-			hdr.Set("X-Amz-Acl", v)
+			// Set below, so that it wins over an x-amz-acl field whatever the order.
 		case name == "content-type" || name == "content-md5" || isStoredHeader(name),
 			strings.HasPrefix(name, "x-amz-") && !formTransportFields[name]:
 			hdr.Set(http.CanonicalHeaderKey(name), v)
 		}
+	}
+	if fields.Has("acl") {
+		hdr.Set("X-Amz-Acl", fields.Get("acl"))
 	}
 	return hdr, nil
 }
