@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/textproto"
 	"strings"
 	"testing"
@@ -19,7 +20,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/ring"
+	cairns3 "github.com/cairn-store/cairn/internal/s3"
 	"github.com/cairn-store/cairn/internal/s3/postpolicy"
+	"github.com/cairn-store/cairn/internal/s3/sigv4"
+	"github.com/cairn-store/cairn/internal/storage"
 )
 
 // formField is one field of a POST form, in order.
@@ -333,6 +340,40 @@ func TestPostObjectClientGone(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		if got, _ := get(t, c, &s3.GetObjectInput{Bucket: aws.String("gone"), Key: aws.String("k")}); string(got) != "before" {
 			t.Fatalf("after a client left mid-file (half-closed %v) the object reads %d bytes, want the old one", halfClose, len(got))
+		}
+	}
+}
+
+// TestPostObjectMaxObjectSize: without a policy (or with a wider range) the server's own
+// object size limit bounds a form's file, as it bounds a PUT.
+func TestPostObjectMaxObjectSize(t *testing.T) {
+	node, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: "d0", Dir: t.TempDir()}}})
+	mustOK(t, err)
+	t.Cleanup(func() { node.Close() })
+	px, err := proxy.New(proxy.Config{Ring: ring.SingleDevice("local", "d0", 6, ""), Dialer: nodeclient.Local{Client: node}})
+	mustOK(t, err)
+	h, err := cairns3.New(cairns3.Config{Proxy: px, MaxObjectSize: 1000,
+		Credentials: sigv4.StaticStore{testAccessKey: {AccessKey: testAccessKey, SecretKey: testSecretKey, Account: "acct", Admin: true}}})
+	mustOK(t, err)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	c, ctx := newClient(srv.URL, testSecretKey), ctxT(t)
+	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("lim"), ACL: types.BucketCannedACLPublicReadWrite})
+	mustOK(t, err)
+
+	if r := postForm(t, srv.URL+"/lim", []formField{{"key", "fits"}}, "", make([]byte, 1000)); r.status != 204 {
+		t.Fatalf("file at the limit: %d %s", r.status, r.body)
+	}
+	if r := postForm(t, srv.URL+"/lim", []formField{{"key", "over"}}, "", make([]byte, 1001)); r.status != 400 || r.code != "EntityTooLarge" {
+		t.Fatalf("file over the limit: %d %s", r.status, r.body)
+	}
+	wide := signedV4(testAccessKey, testSecretKey, `{"bucket":"lim"},["starts-with","$key",""],["content-length-range",0,5000]`, time.Now().Add(time.Hour))
+	if r := postForm(t, srv.URL+"/lim", fields(wide, "key", "over2"), "", make([]byte, 1001)); r.status != 400 || r.code != "EntityTooLarge" {
+		t.Fatalf("file over the limit, within the policy's range: %d %s", r.status, r.body)
+	}
+	for _, k := range []string{"over", "over2"} {
+		if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("lim"), Key: aws.String(k)}); err == nil {
+			t.Errorf("%s was stored", k)
 		}
 	}
 }
