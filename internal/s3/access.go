@@ -82,6 +82,7 @@ var opActions = map[string]access.Action{
 	opPutBucketCors:           access.PutBucketCORS,
 	opDeleteBucketCors:        access.PutBucketCORS, // as in S3: no permission of its own
 	opPutObject:               access.PutObject,
+	opPostObject:              access.PutObject,
 	opCopyObject:              access.PutObject,
 	opGetObject:               access.GetObject,
 	opHeadObject:              access.GetObject,
@@ -164,7 +165,7 @@ func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) e
 	// as in S3. (private and bucket-owner-* grant nothing in Cairn, where the bucket's account
 	// owns every object: writers with WRITE may send them, as cross-account uploaders do.)
 	switch rq.op {
-	case opPutObject, opCopyObject, opCreateMultipartUpload:
+	case opPutObject, opPostObject, opCopyObject, opCreateMultipartUpload:
 		if aclHeadersGrant(r.Header) {
 			d := h.decide(rq, access.PutObjectAcl, rq.key, &access.ACL{}, r.Header.Get("Referer"))
 			if !d.Allowed {

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/s3/checksum"
 	"github.com/cairn-store/cairn/internal/s3/objattr"
+	"github.com/cairn-store/cairn/internal/s3/postpolicy"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 	"github.com/cairn-store/cairn/internal/s3/tagging"
 )
@@ -79,6 +80,11 @@ var (
 	errServiceUnavailable           = &apiError{"ServiceUnavailable", http.StatusServiceUnavailable, "Please reduce your request rate."}
 	errInsufficientStorage          = &apiError{"InsufficientStorage", http.StatusInsufficientStorage, "The storage is full; the request could not be stored."}
 	errRequestTimeout               = &apiError{"RequestTimeout", http.StatusBadRequest, "Your socket connection to the server was not read from or written to within the timeout period."}
+	// Browser form uploads (postobject.go); postpolicy's refusals carry their own messages.
+	errMalformedPOSTRequest   = &apiError{"MalformedPOSTRequest", http.StatusBadRequest, "The body of your POST request is not well-formed multipart/form-data."}
+	errMaxPostPreDataLength   = &apiError{"MaxPostPreDataLengthExceededError", http.StatusBadRequest, "Your POST request fields preceding the upload file were too large."}
+	errIncorrectNumberOfFiles = &apiError{"IncorrectNumberOfFilesInPostRequest", http.StatusBadRequest, "POST requires exactly one file upload per request."}
+	errInvalidPolicyDocument  = &apiError{"InvalidPolicyDocument", http.StatusBadRequest, "The content of the form does not meet the conditions specified in the policy document."}
 	// errSlowDown: the server has too many requests in flight (ServeSlowDown).
 	errSlowDown = &apiError{"SlowDown", http.StatusServiceUnavailable, "Please reduce your request rate."}
 
@@ -179,6 +185,14 @@ var errorTable = []struct {
 	{tagging.ErrMalformedXML, errMalformedXML},
 	{tagging.ErrInvalidHeader, errInvalidArgument},
 	{objattr.ErrInvalidArgument, errInvalidArgument},
+	{postpolicy.ErrMalformedPOSTRequest, errMalformedPOSTRequest},
+	{postpolicy.ErrPreDataTooLarge, errMaxPostPreDataLength},
+	{postpolicy.ErrFileCount, errIncorrectNumberOfFiles},
+	{postpolicy.ErrInvalidArgument, errInvalidArgument},
+	{postpolicy.ErrInvalidPolicyDocument, errInvalidPolicyDocument},
+	{postpolicy.ErrPolicyDenied, errAccessDenied},
+	{postpolicy.ErrEntityTooLarge, errEntityTooLarge},
+	{postpolicy.ErrEntityTooSmall, errEntityTooSmall},
 
 	{checksum.ErrBadDigest, errBadDigest},
 	{checksum.ErrInvalidDigest, errInvalidDigest},
@@ -214,6 +228,10 @@ func toAPIError(err error) *apiError {
 			var m interface{ S3Message() string }
 			if errors.As(err, &m) {
 				return e.api.withMessage("%s", m.S3Message())
+			}
+			var pe *postpolicy.Error
+			if errors.As(err, &pe) {
+				return e.api.withMessage("%s", pe.Message)
 			}
 			return e.api
 		}

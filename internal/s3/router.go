@@ -65,6 +65,7 @@ const (
 	opListMultipartUploads    = "ListMultipartUploads"
 	opDeleteObjects           = "DeleteObjects"
 	opPutObject               = "PutObject"
+	opPostObject              = "PostObject" // a browser form upload (postobject.go)
 	opCopyObject              = "CopyObject"
 	opGetObject               = "GetObject"
 	opHeadObject              = "HeadObject"
@@ -120,12 +121,12 @@ func resolveOperation(method string, t target, q url.Values, hdr http.Header) (s
 		return opUnknown, errMethodNotAllowed
 	}
 	if t.key == "" {
-		return resolveBucketOperation(method, q)
+		return resolveBucketOperation(method, q, hdr)
 	}
 	return resolveObjectOperation(method, q, hdr)
 }
 
-func resolveBucketOperation(method string, q url.Values) (string, error) {
+func resolveBucketOperation(method string, q url.Values, hdr http.Header) (string, error) {
 	switch method {
 	case http.MethodGet:
 		switch {
@@ -203,7 +204,13 @@ func resolveBucketOperation(method string, q url.Values) (string, error) {
 		if q.Has("delete") {
 			return opDeleteObjects, nil
 		}
-		return opUnknown, errNotImplemented.withMessage("POST on a bucket is implemented only for ?delete.")
+		if sub := unsupported(q); sub != "" {
+			return opUnknown, errNotImplemented.withMessage("POST ?%s is not implemented.", sub)
+		}
+		if isFormPost(hdr) {
+			return opPostObject, nil
+		}
+		return opUnknown, errPreconditionFailed.withMessage("Bucket POST must be of the enclosure-type multipart/form-data")
 	}
 	return opUnknown, errMethodNotAllowed
 }

@@ -15,7 +15,8 @@
 // is package objattr's), errors.go (the error table), cors.go (bucket CORS: ?cors, preflights,
 // headers of actual requests; rules in package cors),
 // xml.go (wire documents), bucket.go, object.go (PUT/GET/HEAD/DELETE, conditionals, ranges),
-// copy.go, list.go, multipart.go, delete_multi.go, validate.go (names, limits).
+// copy.go, list.go, multipart.go, delete_multi.go, postobject.go (browser form uploads, with
+// package postpolicy), validate.go (names, limits).
 package s3
 
 import (
@@ -186,6 +187,7 @@ func New(cfg Config) (*Handler, error) {
 		opListMultipartUploads:    h.listMultipartUploads,
 		opDeleteObjects:           h.deleteObjects,
 		opPutObject:               h.putObject,
+		opPostObject:              h.postObject,
 		opCopyObject:              h.copyObject,
 		opGetObject:               h.getObject,
 		opHeadObject:              h.headObject,
@@ -343,6 +345,16 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	}
 	op, routeErr := resolveOperation(r.Method, t, rq.query, r.Header)
 	rq.op = op
+	if op == opPostObject {
+		// A form upload carries its credentials in the form (postobject.go authenticates and
+		// authorizes it once it has read the fields); headers and query play no part.
+		rq.who = access.Identity{Anonymous: true}
+		rq.auth = &sigv4.Auth{Payload: sigv4.PayloadUnsigned, DecodedContentLength: -1}
+		if err := checkBucketNameForAccess(rq.bucket); err != nil {
+			return err
+		}
+		return h.ops[op](w, r, rq)
+	}
 	// Authenticate before anything else. A request without credentials goes on as anonymous,
 	// to be served only where an ACL or policy lets everyone in; it learns nothing else, not
 	// even which operations exist.

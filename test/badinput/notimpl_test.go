@@ -57,7 +57,8 @@ func TestUnsupportedOperations(t *testing.T) {
 		{http.MethodDelete, "empty-bucket", "", "encryption", nil, nil, 501, "NotImplemented"},
 		{http.MethodDelete, "empty-bucket", "", "lifecycle", nil, nil, 501, "NotImplemented"},
 		{http.MethodDelete, "empty-bucket", "", "website", nil, nil, 501, "NotImplemented"},
-		{http.MethodPost, "empty-bucket", "", "", []byte("x"), nil, 501, "NotImplemented"},
+		// A bucket POST that is not a browser form (multipart/form-data) is refused as S3 refuses it.
+		{http.MethodPost, "empty-bucket", "", "", []byte("x"), nil, 412, "PreconditionFailed"},
 		{http.MethodGet, bucket, "", "inventory", nil, nil, 501, "NotImplemented"},
 		{http.MethodGet, bucket, "", "notification", nil, nil, 501, "NotImplemented"},
 		{"PATCH", bucket, "victim", "", []byte("x"), nil, 405, "MethodNotAllowed"},

@@ -2,12 +2,17 @@
 
 import hashlib
 import os
+import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from xml.etree import ElementTree
 
+import boto3
 import pytest
+import requests
 from boto3.s3.transfer import TransferConfig
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from cairntest import bucket_listing, sha256_file
@@ -317,3 +322,74 @@ def test_bucket_tagging(s3, bucket):
         s3.get_bucket_tagging(Bucket=bucket)
     assert code_of(e) == "NoSuchTagSet"
     s3.head_bucket(Bucket=bucket)
+
+
+def test_presigned_post(server, s3, bucket):
+    """Browser form uploads (POST Object) with forms boto3's generate_presigned_post makes, sent
+    with requests as a browser sends them: SigV4 and SigV2, ${filename}, metadata and content
+    type stored, the success statuses and redirect, and the policy's refusals."""
+    def send(post, extra=None, filename="f.bin", data=b"x", redirects=False):
+        fields = dict(post["fields"], **(extra or {}))
+        # The file goes last: S3 ignores what follows it.
+        return requests.post(post["url"], data=fields, files={"file": (filename, data)},
+                             allow_redirects=redirects, timeout=60)
+
+    body = os.urandom(300 * KiB + 3)
+    post = s3.generate_presigned_post(
+        bucket, "forms/${filename}",
+        Fields={"Content-Type": "image/x-cairn", "x-amz-meta-owner": "alice", "success_action_status": "201"},
+        Conditions=[{"Content-Type": "image/x-cairn"}, {"x-amz-meta-owner": "alice"}, {"success_action_status": "201"},
+                    ["starts-with", "$key", "forms/"], ["content-length-range", 1, MiB]],
+        ExpiresIn=600)
+    assert post["fields"]["x-amz-algorithm"] == "AWS4-HMAC-SHA256"
+    r = send(post, filename="photo.png", data=body)
+    assert r.status_code == 201, r.text
+    doc = ElementTree.fromstring(r.content)
+    assert doc.find("Key").text == "forms/photo.png" and doc.find("Bucket").text == bucket
+    assert doc.find("ETag").text.strip('"') == hashlib.md5(body).hexdigest()
+    got = s3.get_object(Bucket=bucket, Key="forms/photo.png")
+    assert got["Body"].read() == body
+    assert got["ContentType"] == "image/x-cairn" and got["Metadata"] == {"owner": "alice"}
+
+    # Refusals, each with S3's status and code, storing nothing.
+    too_big = send(post, filename="big.bin", data=b"x" * (MiB + 1))
+    assert too_big.status_code == 400 and b"<Code>EntityTooLarge</Code>" in too_big.content
+    extra = send(post, extra={"x-amz-meta-sneaky": "1"}, filename="extra.bin")
+    assert extra.status_code == 403 and b"Extra input fields: x-amz-meta-sneaky" in extra.content
+    wrong_type = send(post, extra={"Content-Type": "text/plain"}, filename="type.bin")
+    assert wrong_type.status_code == 403 and b"<Code>AccessDenied</Code>" in wrong_type.content
+    for name in ("big.bin", "extra.bin", "type.bin"):
+        with pytest.raises(ClientError) as e:
+            s3.head_object(Bucket=bucket, Key="forms/" + name)
+        assert status_of(e) == 404
+
+    # A redirect after success carries bucket, key and ETag.
+    to = "http://example.invalid/done"
+    post = s3.generate_presigned_post(bucket, "redir.txt", Fields={"success_action_redirect": to},
+                                      Conditions=[{"success_action_redirect": to}], ExpiresIn=600)
+    r = send(post, data=b"redirected")
+    assert r.status_code == 303, r.text
+    assert r.headers["Location"] == f'{to}?bucket={bucket}&key=redir.txt&etag=%22{hashlib.md5(b"redirected").hexdigest()}%22'
+
+    # SigV2 forms (a client signing with signature_version "s3").
+    v2_client = boto3.session.Session().client(
+        "s3", endpoint_url=server.endpoint, aws_access_key_id=server.access_key, aws_secret_access_key=server.secret_key,
+        config=Config(region_name="us-east-1", signature_version="s3", s3={"addressing_style": "path"}))
+    v2 = v2_client.generate_presigned_post(bucket, "v2.txt", ExpiresIn=600)
+    assert "signature" in v2["fields"] and "AWSAccessKeyId" in v2["fields"]
+    r = send(v2, data=b"version two")
+    assert r.status_code == 204, r.text
+    assert s3.get_object(Bucket=bucket, Key="v2.txt")["Body"].read() == b"version two"
+
+    # A wrong secret, then an expired policy.
+    bad = server.client(secret_key=server.secret_key + "x").generate_presigned_post(bucket, "bad.txt", ExpiresIn=600)
+    r = send(bad)
+    assert r.status_code == 403 and b"<Code>SignatureDoesNotMatch</Code>" in r.content
+    short = s3.generate_presigned_post(bucket, "late.txt", ExpiresIn=1)
+    time.sleep(2.5)
+    r = send(short)
+    assert r.status_code == 403 and b"Policy expired." in r.content
+
+    # Without credentials, the private bucket refuses the form.
+    r = requests.post(f"{server.endpoint}/{bucket}", data={"key": "anon.txt"}, files={"file": ("f", b"x")}, timeout=60)
+    assert r.status_code == 403 and b"<Code>AccessDenied</Code>" in r.content

@@ -329,3 +329,13 @@ type VersioningRequest struct {
 	Status    string   `xml:"Status"`
 	MfaDelete string   `xml:"MfaDelete"`
 }
+
+// PostResponse answers a browser form upload (POST Object) that asked for
+// success_action_status 201.
+type PostResponse struct {
+	XMLName  xml.Name `xml:"PostResponse"`
+	Location string   `xml:"Location"`
+	Bucket   string   `xml:"Bucket"`
+	Key      string   `xml:"Key"`
+	ETag     string   `xml:"ETag"`
+}

@@ -250,6 +250,13 @@ func stringToSign(amzDate, scope, canonReq string) string {
 	return algorithm + "\n" + amzDate + "\n" + scope + "\n" + sha256Hex(canonReq)
 }
 
+// SignStringV4 returns the hex SigV4 signature of stringToSign with the key of one secret, day
+// (yyyymmdd) and region, for the s3 service. A browser form upload (POST Object) signs its
+// base64 policy document so, with no canonical request.
+func SignStringV4(secretKey, date, region, stringToSign string) string {
+	return signHex(signingKey(secretKey, date, region), stringToSign)
+}
+
 func signHex(key []byte, sts string) string {
 	return hex.EncodeToString(hmacSHA256(key, sts))
 }
