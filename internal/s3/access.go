@@ -79,6 +79,12 @@ var opActions = map[string]access.Action{
 	opPutBucketTagging:        access.PutBucketTagging,
 	opDeleteBucketTagging:     access.PutBucketTagging, // as AWS decides it
 	opGetBucketCors:           access.GetBucketCORS,
+	opGetObjectLockConfig:     access.GetBucketObjectLockConfiguration,
+	opPutObjectLockConfig:     access.PutBucketObjectLockConfiguration,
+	opGetObjectRetention:      access.GetObjectRetention,
+	opPutObjectRetention:      access.PutObjectRetention,
+	opGetObjectLegalHold:      access.GetObjectLegalHold,
+	opPutObjectLegalHold:      access.PutObjectLegalHold,
 	opPutBucketCors:           access.PutBucketCORS,
 	opDeleteBucketCors:        access.PutBucketCORS, // as in S3: no permission of its own
 	opPutObject:               access.PutObject,
@@ -108,7 +114,6 @@ var unconfiguredActions = map[string]access.Action{
 	"lifecycle":         access.GetLifecycleConfiguration,
 	"website":           access.GetBucketWebsite,
 	"encryption":        access.GetEncryptionConfiguration,
-	"object-lock":       access.GetBucketObjectLockConfiguration,
 	"replication":       access.GetReplicationConfiguration,
 	"publicAccessBlock": access.GetBucketPublicAccessBlock,
 	"ownershipControls": access.GetBucketOwnershipControls,

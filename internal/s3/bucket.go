@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // Buckets are containers of their owner's account: each account has its own bucket namespace,
@@ -62,11 +63,13 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
-	if r.Header.Get("X-Amz-Bucket-Object-Lock-Enabled") == "true" {
-		return errNotImplemented.withMessage("Object Lock is not implemented.")
-	}
 	ctx := r.Context()
 	m := map[string]string{}
+	// A bucket made with Object Lock keeps versioning on from the start, for good.
+	withLock := strings.EqualFold(r.Header.Get("X-Amz-Bucket-Object-Lock-Enabled"), "true")
+	if withLock {
+		m[versions.KeyLockEnabled] = "Enabled"
+	}
 	if pol >= 0 {
 		m[meta.ContainerPolicyKey] = strconv.Itoa(pol)
 	}
@@ -92,6 +95,16 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 			h.releaseBucket(ctx, rq.bucket, rq.account)
 		}
 		return fmt.Errorf("create bucket %q: %w", rq.bucket, err)
+	}
+	if withLock {
+		changes, err := h.versions.Enable(ctx, rq.account, meta.Container{Name: rq.bucket, Meta: m})
+		if err == nil {
+			_, err = h.proxy.PostContainer(ctx, rq.account, rq.bucket, changes)
+		}
+		if err != nil {
+			return fmt.Errorf("create bucket %q: versioning for Object Lock: %w", rq.bucket, err)
+		}
+		h.states.forget(rq.account, rq.bucket)
 	}
 	w.Header().Set("Location", "/"+rq.bucket)
 	writeEmpty(w, http.StatusOK)

@@ -195,6 +195,9 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err := h.setObjectACL(r, rq, &obj); err != nil {
 		return err
 	}
+	if err := h.lockFromHeaders(r.Context(), r, rq, &obj); err != nil {
+		return err
+	}
 	setTags(&obj, tags)
 	dest := rq.objectName()
 	if src == dest {

@@ -46,6 +46,7 @@ func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	results := make([]error, len(req.Objects))
 	deleted := make([]s3xml.DeletedEntry, len(req.Objects))
 	st := rq.versioning()
+	bypass := func(key string) bool { return h.bypassGovernance(ctx, r, rq, key) }
 	sem := make(chan struct{}, deleteConcurrency)
 	var wg sync.WaitGroup
 	for i, o := range req.Objects {
@@ -71,7 +72,7 @@ func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 			var err error
 			if o.VersionID != "" {
 				var v versions.Version
-				v, err = h.versions.DeleteVersion(ctx, st, name, o.VersionID)
+				v, err = h.versions.DeleteVersion(ctx, st, name, o.VersionID, versions.DeleteOptions{BypassGovernance: bypass(o.Key)})
 				if v.DeleteMarker {
 					d.DeleteMarker, d.DeleteMarkerVersionID = true, v.ID
 				}

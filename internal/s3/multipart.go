@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/checksum"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
 	"github.com/cairn-store/cairn/internal/s3/tagging"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // Multipart uploads are built on ordinary objects, as Swift's s3api does. Each bucket has a
@@ -118,6 +119,9 @@ func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 		return errInvalidRequest.withMessage("Invalid x-amz-checksum-type %q.", typ)
 	}
 	if err := h.setObjectACL(r, rq, &obj); err != nil {
+		return err
+	}
+	if err := h.lockFromHeaders(r.Context(), r, rq, &obj); err != nil {
 		return err
 	}
 	// The tags wait on the marker, with the ACL, for the completed object.
@@ -425,6 +429,12 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 		obj.SysMeta[access.ObjectMetaACL] = v
 	}
 	setTags(&obj, up.marker.SysMeta[tagging.ObjectSysMetaKey])
+	// The lock asked for at the upload's start (or the bucket's default then) is the version's.
+	for _, k := range []string{versions.SysLockMode, versions.SysLockUntil, versions.SysLockLegalHold} {
+		if v := up.marker.SysMeta[k]; v != "" {
+			obj.SysMeta[k] = v
+		}
+	}
 	if up.alg != "" {
 		var whole string
 		if up.typ == checksumFullObject {

@@ -42,7 +42,7 @@ func (h *Handler) notFound(ctx context.Context, rq *request, err error) error {
 // than silently storing an object without them. (ACL headers are read by aclFromHeaders.)
 func checkWriteHeaders(hdr http.Header) error {
 	for _, k := range []string{"X-Amz-Server-Side-Encryption", "X-Amz-Server-Side-Encryption-Customer-Algorithm",
-		"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Legal-Hold", "X-Amz-Website-Redirect-Location"} {
+		"X-Amz-Website-Redirect-Location"} {
 		if hdr.Get(k) != "" {
 			return errNotImplemented.withMessage("The %s header is not implemented.", strings.ToLower(k))
 		}
@@ -99,6 +99,9 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 		return err
 	}
 	if err := h.setObjectACL(r, rq, &obj); err != nil {
+		return err
+	}
+	if err := h.lockFromHeaders(r.Context(), r, rq, &obj); err != nil {
 		return err
 	}
 	tags, err := tagsFromHeader(r.Header)
@@ -200,6 +203,7 @@ func (h *Handler) writeReadHeaders(w http.ResponseWriter, r *http.Request, rq *r
 	writeObjectMeta(hdr, obj)
 	hdr.Set("Accept-Ranges", "bytes")
 	writeVersionID(w, rq)
+	writeLockHeaders(hdr, obj)
 	if obj.IsManifest() {
 		hdr.Set("X-Amz-Mp-Parts-Count", strconv.Itoa(obj.SegmentCount()))
 	}
@@ -360,7 +364,8 @@ func (h *Handler) headObject(w http.ResponseWriter, r *http.Request, rq *request
 func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
 	if rq.query.Has("versionId") {
-		v, err := h.versions.DeleteVersion(ctx, rq.versioning(), rq.objectName(), rq.query.Get("versionId"))
+		opts := versions.DeleteOptions{BypassGovernance: h.bypassGovernance(ctx, r, rq, rq.key)}
+		v, err := h.versions.DeleteVersion(ctx, rq.versioning(), rq.objectName(), rq.query.Get("versionId"), opts)
 		if err != nil {
 			return versionError(fmt.Errorf("delete version %q of %q: %w", rq.query.Get("versionId"), rq.key, err))
 		}

@@ -127,6 +127,9 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err := h.setObjectACL(fr, rq, &obj); err != nil {
 		return err
 	}
+	if err := h.lockFromHeaders(r.Context(), fr, rq, &obj); err != nil {
+		return err
+	}
 	spec, err := checksum.FromHeaders(hdr)
 	if err != nil {
 		return err

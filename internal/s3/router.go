@@ -58,7 +58,13 @@ const (
 	opGetBucketCors           = "GetBucketCors"
 	opPutBucketCors           = "PutBucketCors"
 	opDeleteBucketCors        = "DeleteBucketCors"
-	opPreflight               = "PreflightCORS"         // OPTIONS on a bucket or object (cors.go)
+	opPreflight               = "PreflightCORS" // OPTIONS on a bucket or object (cors.go)
+	opGetObjectLockConfig     = "GetObjectLockConfiguration"
+	opPutObjectLockConfig     = "PutObjectLockConfiguration"
+	opGetObjectRetention      = "GetObjectRetention"
+	opPutObjectRetention      = "PutObjectRetention"
+	opGetObjectLegalHold      = "GetObjectLegalHold"
+	opPutObjectLegalHold      = "PutObjectLegalHold"
 	opGetBucketUnconfigured   = "GetBucketUnconfigured" // lifecycle, encryption, ... that Cairn does not have
 	opListObjects             = "ListObjects"
 	opListObjectsV2           = "ListObjectsV2"
@@ -104,7 +110,6 @@ var bucketGetUnconfigured = map[string]*apiError{
 	"lifecycle":         errNoSuchLifecycle,
 	"website":           errNoSuchWebsite,
 	"encryption":        errNoEncryptionConfig,
-	"object-lock":       errNoObjectLockConfig,
 	"replication":       errNoReplicationConfig,
 	"publicAccessBlock": errNoPublicAccessBlock,
 	"ownershipControls": errNoOwnershipControls,
@@ -148,6 +153,8 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opGetBucketTagging, nil
 		case q.Has("cors"):
 			return opGetBucketCors, nil
+		case q.Has("object-lock"):
+			return opGetObjectLockConfig, nil
 		case q.Has("uploads"):
 			return opListMultipartUploads, nil
 		case q.Has("versions"):
@@ -182,6 +189,8 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opPutBucketTagging, nil
 		case q.Has("cors"):
 			return opPutBucketCors, nil
+		case q.Has("object-lock"):
+			return opPutObjectLockConfig, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
@@ -224,6 +233,10 @@ func resolveObjectOperation(method string, q url.Values, hdr http.Header) (strin
 			return opGetObjectACL, nil
 		case q.Has("tagging"):
 			return opGetObjectTagging, nil
+		case q.Has("retention"):
+			return opGetObjectRetention, nil
+		case q.Has("legal-hold"):
+			return opGetObjectLegalHold, nil
 		case q.Has("attributes"):
 			return opGetObjectAttributes, nil
 		}
@@ -242,6 +255,10 @@ func resolveObjectOperation(method string, q url.Values, hdr http.Header) (strin
 			return opPutObjectACL, nil
 		case q.Has("tagging"):
 			return opPutObjectTagging, nil
+		case q.Has("retention"):
+			return opPutObjectRetention, nil
+		case q.Has("legal-hold"):
+			return opPutObjectLegalHold, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)

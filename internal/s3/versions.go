@@ -74,6 +74,10 @@ func versionError(err error) error {
 		return fmt.Errorf("%w: %w", errInvalidVersionID, err)
 	case errors.Is(err, versions.ErrNoVersionsContainer):
 		return fmt.Errorf("%w: %w", errNoVersionsContainer, err)
+	case errors.Is(err, versions.ErrLocked), errors.Is(err, versions.ErrRetentionChange):
+		return fmt.Errorf("%w: %w", errObjectLocked, err)
+	case errors.Is(err, versions.ErrLockedConfig):
+		return fmt.Errorf("%w: %w", errInvalidBucketState, err)
 	}
 	return err
 }
@@ -182,7 +186,9 @@ func (h *Handler) putBucketVersioning(w http.ResponseWriter, r *http.Request, rq
 			writeEmpty(w, http.StatusOK) // a bucket that never kept versions stays so
 			return nil
 		}
-		changes = versions.Suspend()
+		if changes, err = versions.Suspend(c); err != nil {
+			return versionError(err)
+		}
 	default:
 		return errMalformedXML
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
@@ -39,8 +40,22 @@ func (s *Store) Enable(ctx context.Context, account string, c meta.Container) (m
 	return map[string]string{KeyEnabled: "true", KeyContainer: vc}, nil
 }
 
-// Suspend is the metadata that turns versioning off, keeping the versions.
-func Suspend() map[string]string { return map[string]string{KeyEnabled: "false"} }
+// Suspend is the metadata that turns versioning of c off, keeping the versions; a container
+// with Object Lock keeps versioning on (ErrLockedConfig).
+func Suspend(c meta.Container) (map[string]string, error) {
+	if LockEnabled(c) {
+		return nil, ErrLockedConfig
+	}
+	return map[string]string{KeyEnabled: "false"}, nil
+}
+
+// DeleteOptions qualify the removal of a version.
+type DeleteOptions struct {
+	// BypassGovernance lets a GOVERNANCE retention give way (the caller was allowed to).
+	BypassGovernance bool
+	// Now is the time retentions are judged at (zero: now).
+	Now time.Time
+}
 
 // Put writes an object in a container of state st. With versioning on, the bytes become a new
 // version and the object a link to it; otherwise it is the null version, written in place.
@@ -286,7 +301,7 @@ func (s *Store) Resolve(ctx context.Context, st State, name meta.ObjectName, id 
 // Concurrent deletes of versions of one object must not leave a link to a removed version:
 // the version goes first and the link is looked at after, and a restore checks that the version
 // it linked to still exists. Whichever of two racing deletes looks last sees the other's link.
-func (s *Store) DeleteVersion(ctx context.Context, st State, name meta.ObjectName, id string) (Version, error) {
+func (s *Store) DeleteVersion(ctx context.Context, st State, name meta.ObjectName, id string, opts DeleteOptions) (Version, error) {
 	v, err := s.Resolve(ctx, st, name, id)
 	if errors.Is(err, ErrNoSuchVersion) {
 		// Deleting a version that is not there succeeds, as in S3.
@@ -294,6 +309,13 @@ func (s *Store) DeleteVersion(ctx context.Context, st State, name meta.ObjectNam
 	}
 	if err != nil {
 		return Version{}, err
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if err := CheckRemove(&v.Object, now, opts.BypassGovernance); err != nil {
+		return Version{}, fmt.Errorf("version %s of %q: %w", id, name.Object, err)
 	}
 	if id == Null {
 		return v, s.ignoreMissing(s.px.DeleteObject(ctx, name))

@@ -339,3 +339,37 @@ type PostResponse struct {
 	Key      string   `xml:"Key"`
 	ETag     string   `xml:"ETag"`
 }
+
+// ObjectLockConfiguration is GetObjectLockConfiguration's answer and
+// PutObjectLockConfiguration's body.
+type ObjectLockConfiguration struct {
+	XMLName           xml.Name        `xml:"ObjectLockConfiguration"`
+	Xmlns             string          `xml:"xmlns,attr,omitempty"`
+	ObjectLockEnabled string          `xml:"ObjectLockEnabled,omitempty"`
+	Rule              *ObjectLockRule `xml:"Rule,omitempty"`
+}
+
+type ObjectLockRule struct {
+	DefaultRetention *DefaultRetention `xml:"DefaultRetention"`
+}
+
+type DefaultRetention struct {
+	Mode  string `xml:"Mode,omitempty"`
+	Days  *int   `xml:"Days,omitempty"`
+	Years *int   `xml:"Years,omitempty"`
+}
+
+// ObjectRetention is Put/GetObjectRetention's document.
+type ObjectRetention struct {
+	XMLName         xml.Name `xml:"Retention"`
+	Xmlns           string   `xml:"xmlns,attr,omitempty"`
+	Mode            string   `xml:"Mode,omitempty"`
+	RetainUntilDate string   `xml:"RetainUntilDate,omitempty"`
+}
+
+// ObjectLegalHold is Put/GetObjectLegalHold's document.
+type ObjectLegalHold struct {
+	XMLName xml.Name `xml:"LegalHold"`
+	Xmlns   string   `xml:"xmlns,attr,omitempty"`
+	Status  string   `xml:"Status"`
+}
