@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# What versioning costs (issue 16; the table in docs/benchmarks.md): 4 KiB PUT and GET with
+# `cairn bench` against one embedded Cairn, into a bucket without versioning and one with it,
+# in turns (plain, versioned, plain, versioned, ...) so that the machine's drift falls on both;
+# then ListObjectVersions of one key with many versions.
+#
+#   scripts/bench-versioning.sh
+#
+# Environment: OUT (default /var/tmp/cairn-bench-versioning/<time>), ROUNDS (3), DURATION (15s
+# a stage), CONCURRENCY (16), VERSIONS (2000: versions of the one key listed).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+OUT=${OUT:-/var/tmp/cairn-bench-versioning/$(date +%Y%m%d-%H%M%S)}
+ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-15s} CONCURRENCY=${CONCURRENCY:-16} VERSIONS=${VERSIONS:-2000}
+mkdir -p "$OUT"
+go build -o "$OUT/cairn" ./cmd/cairn
+ak=BENCH$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n' | tr a-f A-F) sk=$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')
+"$OUT/cairn" server --data "$OUT/data" --listen 127.0.0.1:0 --root-access-key "$ak" --root-secret-key "$sk" --log-level warn >"$OUT/server.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+    ep=$(grep -o 'http://127.0.0.1:[0-9]*' "$OUT/server.log" | head -1 || true)
+    [ -n "$ep" ] && curl -sf "$ep/healthz" >/dev/null && break
+    sleep 0.1
+done
+echo "cairn at $ep (data $OUT/data), results in $OUT"
+export CAIRN_ENDPOINT=$ep CAIRN_ACCESS_KEY=$ak CAIRN_SECRET_KEY=$sk
+py=${PYTHON:-python3}
+[ -x .cache/venv/bin/python ] && py=.cache/venv/bin/python
+# The buckets: one plain, one versioned (boto3, as a client would).
+"$py" - "$ep" "$ak" "$sk" <<'EOF'
+import sys, boto3
+ep, ak, sk = sys.argv[1:4]
+s3 = boto3.client("s3", endpoint_url=ep, aws_access_key_id=ak, aws_secret_access_key=sk, region_name="us-east-1")
+for b in ("plain", "versioned"):
+    s3.create_bucket(Bucket=b)
+s3.put_bucket_versioning(Bucket="versioned", VersioningConfiguration={"Status": "Enabled"})
+EOF
+for r in $(seq "$ROUNDS"); do
+    for b in plain versioned; do
+        for op in put get; do
+            "$OUT/cairn" bench run --op "$op" --size 4KiB --objects 1000 --bucket "$b" --prefix "r$r-" --concurrency "$CONCURRENCY" \
+                --duration "$DURATION" --seed 1 --json "$OUT/$b-$op-$r.json" >"$OUT/$b-$op-$r.txt" 2>&1
+            echo "round $r $b $op: $(grep -iE "^ *$op " "$OUT/$b-$op-$r.txt" | tail -1)"
+        done
+    done
+done
+# Listing the versions of one key with many.
+"$py" - "$ep" "$ak" "$sk" "$VERSIONS" <<'EOF' | tee "$OUT/list-versions.txt"
+import sys, time, statistics, boto3
+ep, ak, sk, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+s3 = boto3.client("s3", endpoint_url=ep, aws_access_key_id=ak, aws_secret_access_key=sk, region_name="us-east-1")
+for i in range(n):
+    s3.put_object(Bucket="versioned", Key="many", Body=b"v%d" % i)
+def page(**kw):
+    t = time.perf_counter()
+    out = s3.list_object_versions(Bucket="versioned", Prefix="many", **kw)
+    return time.perf_counter() - t, out
+first = [page(MaxKeys=1000) for _ in range(10)]
+out = first[-1][1]
+assert len(out["Versions"]) == min(n, 1000)
+later = first
+if out["IsTruncated"]:
+    later = [page(MaxKeys=1000, KeyMarker=out["NextKeyMarker"], VersionIdMarker=out["NextVersionIdMarker"]) for _ in range(10)]
+med = lambda xs: statistics.median(x[0] for x in xs) * 1000
+print(f"{n} versions of one key: first page of 1000 versions median {med(first):.1f} ms, a later page (version marker) median {med(later):.1f} ms")
+t = time.perf_counter(); s3.get_object(Bucket="versioned", Key="many")["Body"].read(); print(f"GET of the current version after {n}: {(time.perf_counter()-t)*1000:.1f} ms")
+EOF
+echo "done: $OUT"
