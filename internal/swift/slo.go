@@ -137,7 +137,7 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 		}
 		return fmt.Errorf("manifest ETag %s, header %s: %w", obj.ETag, want, errUnprocessable)
 	}
-	stored, err := h.storeManifest(r, rq.objectName(), obj)
+	stored, err := h.storeManifest(w, r, rq.objectName(), obj)
 	if err != nil {
 		if heartbeat {
 			se := toSwiftError(err)
@@ -267,7 +267,7 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, account string, en
 }
 
 // storeManifest stores a checked manifest as name.
-func (h *Handler) storeManifest(r *http.Request, name meta.ObjectName, obj meta.Object) (meta.Object, error) {
+func (h *Handler) storeManifest(w http.ResponseWriter, r *http.Request, name meta.ObjectName, obj meta.Object) (meta.Object, error) {
 	ctx := r.Context()
 	obj.Size = 0
 	for _, s := range obj.Manifest {
@@ -286,7 +286,7 @@ func (h *Handler) storeManifest(r *http.Request, name meta.ObjectName, obj meta.
 	if err := h.queueExpiry(ctx, name, obj.SysMeta); err != nil {
 		return meta.Object{}, err
 	}
-	stored, err := h.proxy.PutObject(ctx, name, obj, strings.NewReader(""), proxy.PutOptions{})
+	stored, err := h.storeObject(ctx, w, name, obj, strings.NewReader(""), proxy.PutOptions{})
 	if err != nil {
 		return meta.Object{}, fmt.Errorf("put manifest %q: %w", name.Object, err)
 	}
@@ -324,7 +324,7 @@ func (h *Handler) copyManifest(w http.ResponseWriter, r *http.Request, rq *reque
 		return nil
 	}
 	obj.Manifest, obj.ETag = segs, swiftwire.SLOETag(segs)
-	stored, err := h.storeManifest(r, dst, obj)
+	stored, err := h.storeManifest(w, r, dst, obj)
 	if err != nil {
 		return fmt.Errorf("copy manifest to %s/%s: %w", dst.Container, dst.Object, err)
 	}
