@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // Dynamic large objects (Swift's dlo middleware). An object stored with X-Object-Manifest:
@@ -57,6 +58,7 @@ func (h *Handler) dloSegments(r *http.Request, rq *request, account, manifest st
 		return nil, "", err
 	}
 	var segs []meta.Segment
+	first := "" // the first segment's name in the container
 	sum := md5.New()
 	opts := meta.ListOptions{Prefix: prefix, Limit: swiftwire.ListingLimit}
 	for {
@@ -64,8 +66,17 @@ func (h *Handler) dloSegments(r *http.Request, rq *request, account, manifest st
 		if err != nil && !(len(segs) == 0 && errors.Is(err, meta.ErrNotFound)) {
 			return nil, "", fmt.Errorf("segments of %s: %w", manifest, err)
 		}
-		for _, e := range page.Objects {
-			segs = append(segs, meta.Segment{Container: container, Object: e.Name, Size: e.Size, ETag: e.ETag})
+		for i := range page.Objects {
+			// A segment in a versioned container is read through its link: its version.
+			e, _, vobj := listedVersion(&page.Objects[i], container)
+			if first == "" {
+				first = e.Name
+			}
+			s := meta.Segment{Container: container, Object: e.Name, Size: e.Size, ETag: e.ETag}
+			if vobj != "" {
+				s.Container, s.Object = versions.ContainerFor(container), vobj
+			}
+			segs = append(segs, s)
 			io.WriteString(sum, strings.Trim(e.ETag, `"`))
 		}
 		if err != nil || !page.Truncated || len(page.Objects) == 0 {
@@ -77,7 +88,7 @@ func (h *Handler) dloSegments(r *http.Request, rq *request, account, manifest st
 		opts.Marker = page.Objects[len(page.Objects)-1].Name
 	}
 	if len(segs) > 0 {
-		if err := h.allow(ctx, r, rq, account, container, segs[0].Object, access.GetObject); err != nil {
+		if err := h.allow(ctx, r, rq, account, container, first, access.GetObject); err != nil {
 			return nil, "", err
 		}
 	}

@@ -247,6 +247,11 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 		if err := h.checkSegmentAccess(r, rq, rq.objectName(), obj); err != nil {
 			return err
 		}
+		if rd.Offset == 0 {
+			if err := h.checkFirstSegment(r, rq, obj); err != nil {
+				return err
+			}
+		}
 	}
 	hdr.Set("Content-Length", strconv.FormatInt(rd.Length, 10))
 	status := http.StatusOK

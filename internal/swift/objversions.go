@@ -527,24 +527,31 @@ func (h *Handler) listVersions(w http.ResponseWriter, r *http.Request, rq *reque
 // currentListed is a container listing's entry as Swift's object versioning shows it: a version
 // link stands for its version (its bytes and ETag), and its JSON entry names it (version_id).
 func currentListed(e *meta.ListEntry, container string) (meta.ListEntry, string) {
+	cur, id, _ := listedVersion(e, container)
+	return cur, id
+}
+
+// listedVersion reads a container listing's entry: for a version link, the version's entry,
+// ID and name in the versions container; else the entry itself.
+func listedVersion(e *meta.ListEntry, container string) (cur meta.ListEntry, id, vobj string) {
 	target, ok := versions.ListingLinkTarget(e.ETag)
 	if !ok {
-		return *e, ""
+		return *e, "", ""
 	}
 	c, o, ok := strings.Cut(target, "/")
 	if !ok {
-		return *e, ""
+		return *e, "", ""
 	}
 	c, err1 := url.PathUnescape(c)
 	o, err2 := url.PathUnescape(o)
 	if err1 != nil || err2 != nil || c != versions.ContainerFor(container) {
-		return *e, ""
+		return *e, "", ""
 	}
 	_, ts, ok := versions.SplitObjectName(o)
 	if !ok {
-		return *e, ""
+		return *e, "", ""
 	}
-	return versions.AsCurrent(*e, container), versions.ID(ts)
+	return versions.AsCurrent(*e, container), versions.ID(ts), o
 }
 
 // addVersionsBytes adds the bytes of each listed container's versions to its own, as Swift's

@@ -468,3 +468,21 @@ func (h *Handler) checkSegmentAccess(r *http.Request, rq *request, name meta.Obj
 	}
 	return nil
 }
+
+// checkFirstSegment makes sure, before a static large object's GET answers, that its first
+// segment exists: as Swift's, whose SLO reads it before the answer, a missing one is 409
+// rather than a response cut after its header.
+func (h *Handler) checkFirstSegment(r *http.Request, rq *request, obj *meta.Object) error {
+	for _, s := range obj.Manifest {
+		if s.Data != nil {
+			continue
+		}
+		_, err := h.proxy.HeadObjectBrief(r.Context(), meta.ObjectName{Account: rq.tenant, Container: s.Container, Object: s.Object})
+		if errors.Is(err, meta.ErrNotFound) {
+			return errConflict.withText("While processing manifest /v1/%s/%s/%s, got 404 while retrieving /v1/%s/%s/%s",
+				rq.account, rq.container, rq.object, rq.account, s.Container, s.Object)
+		}
+		return nil // anything else: the read itself reports it
+	}
+	return nil
+}

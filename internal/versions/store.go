@@ -64,6 +64,12 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 	ts := newTimestamp()
 	vname := meta.ObjectName{Account: name.Account, Container: st.Container, Object: ObjectName(name.Object, ts)}
 	opts.If, opts.Timestamp = meta.Precondition{}, ts
+	// An expiry is the link's: the object expires, its version stays (as Swift's).
+	expiry := obj.SysMeta[meta.SysDeleteAt]
+	if expiry != "" {
+		obj.SysMeta = maps.Clone(obj.SysMeta)
+		delete(obj.SysMeta, meta.SysDeleteAt)
+	}
 	stored, err = s.px.PutObject(ctx, vname, obj, body, opts)
 	if errors.Is(err, meta.ErrNoContainer) {
 		return meta.Object{}, "", fmt.Errorf("%w: %w", ErrNoVersionsContainer, err)
@@ -71,7 +77,15 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 	if err != nil {
 		return meta.Object{}, "", err
 	}
-	if err := s.link(ctx, name, vname.Object, stored, ts+1, cond); err != nil {
+	linked := stored
+	if expiry != "" {
+		linked.SysMeta = maps.Clone(stored.SysMeta)
+		if linked.SysMeta == nil {
+			linked.SysMeta = map[string]string{}
+		}
+		linked.SysMeta[meta.SysDeleteAt] = expiry
+	}
+	if err := s.link(ctx, name, vname.Object, linked, ts+1, cond); err != nil {
 		if errors.Is(err, meta.ErrPreconditionFailed) {
 			// The version never became current: it goes, as if never written.
 			_ = s.px.DeleteObject(context.WithoutCancel(ctx), vname)
