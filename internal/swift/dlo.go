@@ -108,7 +108,7 @@ func (h *Handler) serveDLO(w http.ResponseWriter, r *http.Request, rq *request, 
 	hdr := w.Header()
 	writeObjectHeaders(hdr, obj)
 	hdr.Set("Etag", etag)
-	hdr.Set("X-Object-Manifest", obj.SysMeta[sysDLO])
+	hdr.Set("X-Object-Manifest", dloHeader(obj))
 	if err := checkConditions(r, strings.Trim(etag, `"`), swiftwire.LastModified(obj.Timestamp)); err != nil {
 		return err
 	}
@@ -135,4 +135,17 @@ func (h *Handler) serveDLO(w http.ResponseWriter, r *http.Request, rq *request, 
 		return errAbortResponse
 	}
 	return nil
+}
+
+// dloHeader is a DLO's X-Object-Manifest as answered: "container/prefix", URL-quoted when it
+// has characters a header cannot carry as they are (clients send those quoted, and Swift
+// answers the value as sent).
+func dloHeader(obj *meta.Object) string {
+	v := obj.SysMeta[sysDLO]
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] >= 0x7f {
+			return swiftwire.PyQuote(v)
+		}
+	}
+	return v
 }

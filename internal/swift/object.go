@@ -154,7 +154,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 		}
 		if isDLO(&obj) {
 			if r.URL.Query().Get("multipart-manifest") == "get" {
-				w.Header().Set("X-Object-Manifest", obj.SysMeta[sysDLO])
+				w.Header().Set("X-Object-Manifest", dloHeader(&obj))
 			} else {
 				return h.serveDLO(w, r, rq, &obj, nil)
 			}
@@ -237,7 +237,7 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 			rd.Close()
 			return h.serveDLO(w, r, rq, obj, rng)
 		}
-		hdr.Set("X-Object-Manifest", obj.SysMeta[sysDLO])
+		hdr.Set("X-Object-Manifest", dloHeader(obj))
 	}
 	writeObjectHeaders(hdr, obj)
 	if err := checkConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
