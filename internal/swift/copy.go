@@ -183,7 +183,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		obj.SysMeta = overlay(obj.SysMeta, keep)
 	}
 	if manifestCopy && isDLO(&srcObj) && req.SysMeta[sysDLO] == "" {
-		obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysDLO: srcObj.SysMeta[sysDLO]})
+		obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysDLO: srcObj.SysMeta[sysDLO], sysDLORaw: srcObj.SysMeta[sysDLORaw]})
 	}
 	if r.Header.Get("Content-Type") != "" {
 		obj.ContentType = req.ContentType

@@ -23,8 +23,12 @@ import (
 // segments are listed and read with the caller's permissions, as Swift's subrequests are.
 // ?multipart-manifest=get reads the manifest object itself.
 
-// sysDLO is the SysMeta key of a DLO's "container/prefix".
-const sysDLO = "dlo-manifest"
+// sysDLO is the SysMeta key of a DLO's "container/prefix"; sysDLORaw keeps X-Object-Manifest
+// as sent, when that differs (URL-quoted), since Swift answers the header as it was sent.
+const (
+	sysDLO    = "dlo-manifest"
+	sysDLORaw = "dlo-manifest-raw"
+)
 
 // maxDLOSegments bounds the segments one read lists (Swift reads one listing page of 10000 and
 // then pages on; this keeps a read's listing work bounded).
@@ -45,6 +49,9 @@ func readDLOHeader(hdr http.Header, obj *meta.Object) error {
 		obj.SysMeta = map[string]string{}
 	}
 	obj.SysMeta[sysDLO] = c + "/" + p
+	if raw := strings.Join(v, ","); raw != c+"/"+p {
+		obj.SysMeta[sysDLORaw] = raw // (a POST without it clears an earlier one: postObject)
+	}
 	return nil
 }
 
@@ -137,15 +144,10 @@ func (h *Handler) serveDLO(w http.ResponseWriter, r *http.Request, rq *request, 
 	return nil
 }
 
-// dloHeader is a DLO's X-Object-Manifest as answered: "container/prefix", URL-quoted when it
-// has characters a header cannot carry as they are (clients send those quoted, and Swift
-// answers the value as sent).
+// dloHeader is a DLO's X-Object-Manifest as answered: as it was sent.
 func dloHeader(obj *meta.Object) string {
-	v := obj.SysMeta[sysDLO]
-	for i := 0; i < len(v); i++ {
-		if v[i] < 0x20 || v[i] >= 0x7f {
-			return swiftwire.PyQuote(v)
-		}
+	if raw := obj.SysMeta[sysDLORaw]; raw != "" {
+		return raw
 	}
-	return v
+	return obj.SysMeta[sysDLO]
 }

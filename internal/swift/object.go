@@ -293,7 +293,7 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 	if upd.SysMeta == nil {
 		upd.SysMeta = map[string]string{}
 	}
-	for _, k := range []string{sysDeleteAt, sysDLO} {
+	for _, k := range []string{sysDeleteAt, sysDLO, sysDLORaw} {
 		if _, ok := upd.SysMeta[k]; !ok {
 			upd.SysMeta[k] = ""
 		}
