@@ -151,7 +151,8 @@ func (h *Handler) getBucketVersioning(w http.ResponseWriter, r *http.Request, rq
 	switch st := versions.StateOf(c); {
 	case st.Enabled:
 		res.Status = "Enabled"
-	case st.Suspended():
+	case st.Suspended(), c.Meta[versions.KeyEnabled] == "false":
+		// Suspended, also when versioning was never on (as S3 and Swift's s3api answer).
 		res.Status = "Suspended"
 	}
 	writeXML(w, http.StatusOK, res)
@@ -182,10 +183,8 @@ func (h *Handler) putBucketVersioning(w http.ResponseWriter, r *http.Request, rq
 			return fmt.Errorf("enable versioning of %q: %w", rq.bucket, err)
 		}
 	case "Suspended":
-		if !versions.StateOf(c).Versioned() {
-			writeEmpty(w, http.StatusOK) // a bucket that never kept versions stays so
-			return nil
-		}
+		// Also on a bucket that never kept versions: it shows Suspended (as S3 and Swift's
+		// s3api answer); a bucket with Object Lock keeps versioning on.
 		if changes, err = versions.Suspend(c); err != nil {
 			return versionError(err)
 		}
@@ -206,7 +205,9 @@ func (h *Handler) listObjectVersions(w http.ResponseWriter, r *http.Request, rq 
 		return err
 	}
 	keyMarker, versionMarker := rq.query.Get("key-marker"), rq.query.Get("version-id-marker")
-	if versionMarker != "" && keyMarker == "" {
+	// As Swift's s3api: a version marker needs the key-marker parameter (empty or not), and is
+	// checked once it has one.
+	if rq.query.Has("version-id-marker") && !rq.query.Has("key-marker") {
 		return errInvalidArgument.withMessage("A version-id marker cannot be specified without a key marker.")
 	}
 	if versionMarker != "" && !validVersionID(versionMarker) {

@@ -52,7 +52,7 @@ func TestVersioningOfAnUnversionedStore(t *testing.T) {
 	mustOK(t, err)
 	v, err := c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String("vers")})
 	mustOK(t, err)
-	if v.Status != "" {
+	if v.Status != types.BucketVersioningStatusSuspended {
 		t.Errorf("versioning status %q", v.Status)
 	}
 }

@@ -94,6 +94,7 @@ func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *request
 			}
 		}
 		items = swiftwire.Merge(items, lr.Opts.Reverse)
+		h.addVersionsBytes(ctx, rq.tenant, items)
 	}
 	writeListing(w, r, lr, "account", rq.account, rq.account, items)
 	return nil

@@ -19,8 +19,7 @@ const containerMetaPrefix = "meta-"
 
 // unsupportedContainerHeaders are container settings Swift stores and acts on that Cairn has
 // not implemented: refusing them is better than storing a container without them.
-var unsupportedContainerHeaders = []string{"X-Container-Sync-To",
-	"X-Container-Sync-Key", "X-Versions-Enabled"}
+var unsupportedContainerHeaders = []string{"X-Container-Sync-To", "X-Container-Sync-Key"}
 
 // readContainerSettings reads the metadata of a container PUT or POST, as the keys of
 // meta.Container.Meta (an empty value removes a key). X-Storage-Policy is read by putContainer
@@ -141,6 +140,7 @@ func (h *Handler) writeContainerHeaders(hdr http.Header, c meta.Container, showA
 	}
 	writeRFCEtags(hdr, "Container", c.Meta)
 	writeVersioningHeaders(hdr, c)
+	writeObjectVersioningHeaders(hdr, c)
 	for k, v := range c.Meta {
 		if name, ok := strings.CutPrefix(k, containerMetaPrefix); ok && v != "" {
 			if !showACLs && strings.HasPrefix(name, "temp-url-key") {
@@ -163,6 +163,12 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 		return fmt.Errorf("head container %q: %w", rq.container, err)
 	}
 	h.writeContainerHeaders(w.Header(), c, h.isOwner(ctx, rq, rq.tenant))
+	if n := h.versionsBytes(ctx, rq.tenant, c); n > 0 {
+		w.Header().Set("X-Container-Bytes-Used", strconv.FormatInt(c.BytesUsed+n, 10))
+	}
+	if r.Method == http.MethodGet && r.URL.Query().Has("versions") {
+		return h.listVersions(w, r, rq, lr, c)
+	}
 	var items []swiftwire.ListItem
 	if r.Method == http.MethodGet && !lr.Empty {
 		page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, lr.Opts)
@@ -174,7 +180,8 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 			if lr.DirOnly && o.Name == lr.Opts.Prefix {
 				continue // path= lists a directory's children, not its own marker
 			}
-			items = append(items, swiftwire.ListItem{Name: o.Name, Obj: o})
+			e, id := currentListed(o, rq.container)
+			items = append(items, swiftwire.ListItem{Name: o.Name, Obj: &e, VersionID: id})
 		}
 		for _, p := range page.CommonPrefixes {
 			if !lr.DirOnly {
@@ -227,6 +234,9 @@ func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
+	if err := h.checkVersioningChange(ctx, r, rq, m); err != nil {
+		return err
+	}
 	create := withoutEmpty(m)
 	if pol >= 0 {
 		if create == nil {
@@ -240,6 +250,9 @@ func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *reque
 		if err := h.updateContainer(ctx, rq, m); err != nil {
 			return err
 		}
+		if err := h.applyVersionsEnabled(ctx, r, rq); err != nil {
+			return err
+		}
 		h.claimIfShared(ctx, rq, m)
 		h.changed(rq)
 		writeStatus(w, r, http.StatusAccepted)
@@ -247,6 +260,9 @@ func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 	if err != nil {
 		return fmt.Errorf("create container %q: %w", rq.container, err)
+	}
+	if err := h.applyVersionsEnabled(ctx, r, rq); err != nil {
+		return err
 	}
 	h.claimIfShared(ctx, rq, m)
 	h.changed(rq)
@@ -274,7 +290,13 @@ func (h *Handler) postContainer(w http.ResponseWriter, r *http.Request, rq *requ
 	if err != nil {
 		return err
 	}
+	if err := h.checkVersioningChange(ctx, r, rq, m); err != nil {
+		return err
+	}
 	if err := h.updateContainer(ctx, rq, m); err != nil {
+		return err
+	}
+	if err := h.applyVersionsEnabled(ctx, r, rq); err != nil {
 		return err
 	}
 	h.claimIfShared(ctx, rq, m)
@@ -285,7 +307,13 @@ func (h *Handler) postContainer(w http.ResponseWriter, r *http.Request, rq *requ
 
 // deleteContainer deletes an empty container: 204, 409 when it holds objects, 404 when absent.
 func (h *Handler) deleteContainer(w http.ResponseWriter, r *http.Request, rq *request) error {
+	// A container that keeps versions goes with its versions container, once that is empty.
+	undo, err := h.dropVersions(r.Context(), rq)
+	if err != nil {
+		return err
+	}
 	if err := h.proxy.DeleteContainer(r.Context(), rq.tenant, rq.container); err != nil {
+		undo()
 		return fmt.Errorf("delete container %q: %w", rq.container, err)
 	}
 	h.changed(rq)

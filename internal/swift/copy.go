@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // parseCopyPath parses a Destination or X-Copy-From header: "[/]container/object", URL-quoted
@@ -56,6 +57,13 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 			return err
 		}
 		src, dst = rq.objectName(), meta.ObjectName{Account: acct, Container: c, Object: o}
+		if err := swiftwire.CheckContainerName(c); err != nil {
+			return err
+		}
+		// COPY ?version-id copies that version of the object.
+		if src, err = h.resolveCopyVersion(r, rq, src); err != nil {
+			return err
+		}
 	} else {
 		c, o, ok := parseCopyPath(r.Header.Get("X-Copy-From"))
 		if !ok {
@@ -71,6 +79,9 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		src, dst = meta.ObjectName{Account: acct, Container: c, Object: o}, rq.objectName()
 	}
 	for _, n := range []meta.ObjectName{src, dst} {
+		if n.Container == versions.ContainerFor(rq.container) && n == src {
+			continue // a version, named as the versions container names it
+		}
 		if err := swiftwire.CheckContainerName(n.Container); err != nil {
 			return err
 		}
@@ -172,7 +183,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		obj.SysMeta = overlay(obj.SysMeta, keep)
 	}
 	if manifestCopy && isDLO(&srcObj) && req.SysMeta[sysDLO] == "" {
-		obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysDLO: srcObj.SysMeta[sysDLO]})
+		obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysDLO: srcObj.SysMeta[sysDLO], sysDLORaw: srcObj.SysMeta[sysDLORaw]})
 	}
 	if r.Header.Get("Content-Type") != "" {
 		obj.ContentType = req.ContentType
@@ -212,7 +223,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		// The manifest itself, checked again as a manifest PUT in the destination's account.
 		return h.copyManifest(w, r, rq, src, dst, &srcObj, obj)
 	}
-	stored, err := h.proxy.PutObject(ctx, dst, obj, rd, proxy.PutOptions{BeforeCommit: etagMatcher(want)})
+	stored, err := h.storeObject(ctx, w, dst, obj, rd, proxy.PutOptions{BeforeCommit: etagMatcher(want)})
 	if err != nil {
 		return fmt.Errorf("copy to %s/%s: %w", dst.Container, dst.Object, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // Dynamic large objects (Swift's dlo middleware). An object stored with X-Object-Manifest:
@@ -22,8 +23,12 @@ import (
 // segments are listed and read with the caller's permissions, as Swift's subrequests are.
 // ?multipart-manifest=get reads the manifest object itself.
 
-// sysDLO is the SysMeta key of a DLO's "container/prefix".
-const sysDLO = "dlo-manifest"
+// sysDLO is the SysMeta key of a DLO's "container/prefix"; sysDLORaw keeps X-Object-Manifest
+// as sent, when that differs (URL-quoted), since Swift answers the header as it was sent.
+const (
+	sysDLO    = "dlo-manifest"
+	sysDLORaw = "dlo-manifest-raw"
+)
 
 // maxDLOSegments bounds the segments one read lists (Swift reads one listing page of 10000 and
 // then pages on; this keeps a read's listing work bounded).
@@ -44,6 +49,9 @@ func readDLOHeader(hdr http.Header, obj *meta.Object) error {
 		obj.SysMeta = map[string]string{}
 	}
 	obj.SysMeta[sysDLO] = c + "/" + p
+	if raw := strings.Join(v, ","); raw != c+"/"+p {
+		obj.SysMeta[sysDLORaw] = raw // (a POST without it clears an earlier one: postObject)
+	}
 	return nil
 }
 
@@ -57,6 +65,7 @@ func (h *Handler) dloSegments(r *http.Request, rq *request, account, manifest st
 		return nil, "", err
 	}
 	var segs []meta.Segment
+	first := "" // the first segment's name in the container
 	sum := md5.New()
 	opts := meta.ListOptions{Prefix: prefix, Limit: swiftwire.ListingLimit}
 	for {
@@ -64,8 +73,17 @@ func (h *Handler) dloSegments(r *http.Request, rq *request, account, manifest st
 		if err != nil && !(len(segs) == 0 && errors.Is(err, meta.ErrNotFound)) {
 			return nil, "", fmt.Errorf("segments of %s: %w", manifest, err)
 		}
-		for _, e := range page.Objects {
-			segs = append(segs, meta.Segment{Container: container, Object: e.Name, Size: e.Size, ETag: e.ETag})
+		for i := range page.Objects {
+			// A segment in a versioned container is read through its link: its version.
+			e, _, vobj := listedVersion(&page.Objects[i], container)
+			if first == "" {
+				first = e.Name
+			}
+			s := meta.Segment{Container: container, Object: e.Name, Size: e.Size, ETag: e.ETag}
+			if vobj != "" {
+				s.Container, s.Object = versions.ContainerFor(container), vobj
+			}
+			segs = append(segs, s)
 			io.WriteString(sum, strings.Trim(e.ETag, `"`))
 		}
 		if err != nil || !page.Truncated || len(page.Objects) == 0 {
@@ -77,7 +95,7 @@ func (h *Handler) dloSegments(r *http.Request, rq *request, account, manifest st
 		opts.Marker = page.Objects[len(page.Objects)-1].Name
 	}
 	if len(segs) > 0 {
-		if err := h.allow(ctx, r, rq, account, container, segs[0].Object, access.GetObject); err != nil {
+		if err := h.allow(ctx, r, rq, account, container, first, access.GetObject); err != nil {
 			return nil, "", err
 		}
 	}
@@ -97,7 +115,7 @@ func (h *Handler) serveDLO(w http.ResponseWriter, r *http.Request, rq *request, 
 	hdr := w.Header()
 	writeObjectHeaders(hdr, obj)
 	hdr.Set("Etag", etag)
-	hdr.Set("X-Object-Manifest", obj.SysMeta[sysDLO])
+	hdr.Set("X-Object-Manifest", dloHeader(obj))
 	if err := checkConditions(r, strings.Trim(etag, `"`), swiftwire.LastModified(obj.Timestamp)); err != nil {
 		return err
 	}
@@ -124,4 +142,12 @@ func (h *Handler) serveDLO(w http.ResponseWriter, r *http.Request, rq *request, 
 		return errAbortResponse
 	}
 	return nil
+}
+
+// dloHeader is a DLO's X-Object-Manifest as answered: as it was sent.
+func dloHeader(obj *meta.Object) string {
+	if raw := obj.SysMeta[sysDLORaw]; raw != "" {
+		return raw
+	}
+	return obj.SysMeta[sysDLO]
 }

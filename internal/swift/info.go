@@ -57,10 +57,11 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 			"outgoing_remove_headers": []string{"x-object-meta-*"}, "outgoing_allow_headers": []string{"x-object-meta-public-*"}},
 		"bulk_upload": map[string]any{"max_containers_per_extraction": maxContainersPerExtraction,
 			"max_failed_extractions": maxFailedExtractions},
-		"bulk_delete":      map[string]any{"max_deletes_per_request": maxDeletesPerRequest, "max_failed_deletes": maxFailedDeletes},
-		"staticweb":        map[string]any{},
-		"symlink":          map[string]any{"symloop_max": symloopMax, "static_links": true},
-		"versioned_writes": map[string]any{"allowed_flags": []string{"x-versions-location", "x-history-location"}},
+		"bulk_delete":       map[string]any{"max_deletes_per_request": maxDeletesPerRequest, "max_failed_deletes": maxFailedDeletes},
+		"staticweb":         map[string]any{},
+		"symlink":           map[string]any{"symloop_max": symloopMax, "static_links": true},
+		"versioned_writes":  map[string]any{"allowed_flags": []string{"x-versions-location", "x-history-location"}},
+		"object_versioning": map[string]any{},
 	}
 	if len(h.cfg.StorageDomains) > 0 {
 		// Swift's domain_remap registers itself with this one setting (storage domains are not

@@ -298,12 +298,12 @@ func TestSwiftInfo(t *testing.T) {
 	if sw["max_file_size"].(float64) != testMaxObject {
 		t.Errorf("max_file_size %v", sw["max_file_size"])
 	}
-	for _, k := range []string{"bulk_upload", "bulk_delete", "slo", "etag_quoter", "versioned_writes", "staticweb", "symlink"} {
+	for _, k := range []string{"bulk_upload", "bulk_delete", "slo", "etag_quoter", "versioned_writes", "object_versioning", "staticweb", "symlink"} {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("/info lacks %s", k)
 		}
 	}
-	for _, k := range []string{"dlo", "account_quotas", "object_versioning"} {
+	for _, k := range []string{"dlo", "account_quotas"} {
 		if _, ok := doc[k]; ok {
 			t.Errorf("/info claims %s, which is not implemented", k)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 func (rq *request) objectName() meta.ObjectName {
@@ -75,7 +76,7 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err := h.queueExpiry(ctx, rq.objectName(), obj.SysMeta); err != nil {
 		return err
 	}
-	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: etagMatcher(r.Header.Get("ETag")), If: cond})
+	stored, err := h.storeObject(ctx, w, rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: etagMatcher(r.Header.Get("ETag")), If: cond})
 	if errors.Is(err, meta.ErrConflict) {
 		// A newer write of the name won: Swift's proxy accepts the PUT that lost (202), since
 		// newest-wins made it a no-op rather than a failure.
@@ -153,7 +154,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 		}
 		if isDLO(&obj) {
 			if r.URL.Query().Get("multipart-manifest") == "get" {
-				w.Header().Set("X-Object-Manifest", obj.SysMeta[sysDLO])
+				w.Header().Set("X-Object-Manifest", dloHeader(&obj))
 			} else {
 				return h.serveDLO(w, r, rq, &obj, nil)
 			}
@@ -236,7 +237,7 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 			rd.Close()
 			return h.serveDLO(w, r, rq, obj, rng)
 		}
-		hdr.Set("X-Object-Manifest", obj.SysMeta[sysDLO])
+		hdr.Set("X-Object-Manifest", dloHeader(obj))
 	}
 	writeObjectHeaders(hdr, obj)
 	if err := checkConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
@@ -245,6 +246,11 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 	if isSLO(obj) && r.URL.Query().Get("multipart-manifest") != "get" {
 		if err := h.checkSegmentAccess(r, rq, rq.objectName(), obj); err != nil {
 			return err
+		}
+		if rd.Offset == 0 {
+			if err := h.checkFirstSegment(r, rq, obj); err != nil {
+				return err
+			}
 		}
 	}
 	hdr.Set("Content-Length", strconv.FormatInt(rd.Length, 10))
@@ -287,7 +293,7 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 	if upd.SysMeta == nil {
 		upd.SysMeta = map[string]string{}
 	}
-	for _, k := range []string{sysDeleteAt, sysDLO} {
+	for _, k := range []string{sysDeleteAt, sysDLO, sysDLORaw} {
 		if _, ok := upd.SysMeta[k]; !ok {
 			upd.SysMeta[k] = ""
 		}
@@ -297,6 +303,11 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	if _, err := h.proxy.PostObject(ctx, rq.objectName(), upd); err != nil {
 		return fmt.Errorf("post object %q: %w", rq.object, err)
+	}
+	if vobj, _, ok := versions.LinkedVersion(&cur); ok {
+		// A versioned object: the metadata goes to its current version too (without the
+		// expiry, which is the link's), as Swift's object versioning follows its link.
+		return h.postVersion(w, r, rq, vobj, upd)
 	}
 	if isSymlink(&cur) {
 		return symlinkRedirect(w, r, rq, &cur)
@@ -325,6 +336,15 @@ func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *reque
 			return errPreconditionFailed.withText("X-If-Delete-At and X-Delete-At do not match")
 		}
 	}
+	if rq.versionID == "" {
+		st, err := h.versionState(r.Context(), rq.tenant, rq.container)
+		if err != nil {
+			return err
+		}
+		if st.Enabled {
+			return h.deleteWithMarker(w, r, rq, st)
+		}
+	}
 	v, err := h.containerVersioning(r.Context(), rq.tenant, rq.container)
 	if err != nil {
 		return err
@@ -343,5 +363,27 @@ func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *reque
 		return fmt.Errorf("delete object %q: %w", rq.object, err)
 	}
 	writeStatus(w, r, http.StatusNoContent)
+	return nil
+}
+
+// postVersion applies a POST on a versioned object's link to the version it links to (vobj, in
+// the versions container): the request's metadata, without its expiry (202).
+func (h *Handler) postVersion(w http.ResponseWriter, r *http.Request, rq *request, vobj string, upd meta.Object) error {
+	ctx := r.Context()
+	name := meta.ObjectName{Account: rq.tenant, Container: versions.ContainerFor(rq.container), Object: vobj}
+	v, err := h.proxy.HeadObjectBrief(ctx, name)
+	if err != nil {
+		return fmt.Errorf("post object %q: its version: %w", rq.object, err)
+	}
+	vupd := upd
+	vupd.SysMeta = cloneMap(upd.SysMeta)
+	vupd.SysMeta[sysDeleteAt] = ""
+	if r.Header.Get("Content-Type") == "" {
+		vupd.ContentType = v.ContentType
+	}
+	if _, err := h.proxy.PostObject(ctx, name, vupd); err != nil {
+		return fmt.Errorf("post object %q: its version: %w", rq.object, err)
+	}
+	writeStatus(w, r, http.StatusAccepted)
 	return nil
 }

@@ -42,7 +42,9 @@ func (h *Handler) checkQuota(ctx context.Context, account, container string, add
 		return fmt.Errorf("quota: container %q: %w", container, err)
 	}
 	st := access.StateFromMeta(container, c.Meta)
-	if err := access.CheckQuota("container", st.Quota, access.Usage{Bytes: c.BytesUsed, Objects: c.ObjectCount}, add); err != nil {
+	// A container's versions count toward its bytes, as Swift counts them.
+	used := access.Usage{Bytes: c.BytesUsed + h.versionsBytes(ctx, account, c), Objects: c.ObjectCount}
+	if err := access.CheckQuota("container", st.Quota, used, add); err != nil {
 		return fmt.Errorf("%w: %w", errQuotaExceeded, err)
 	}
 	err = access.CheckAccountQuota(ctx, h.cfg.Quotas, account, h.proxy.AccountUsage(account), add)

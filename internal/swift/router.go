@@ -235,6 +235,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 			return err
 		}
 	}
+	if t.object != "" {
+		if handled, err := h.serveObjectVersioning(w, r, rq, op); handled {
+			return err
+		}
+	}
 	return h.ops(op)(w, r, rq)
 }
 

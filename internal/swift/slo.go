@@ -137,7 +137,7 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 		}
 		return fmt.Errorf("manifest ETag %s, header %s: %w", obj.ETag, want, errUnprocessable)
 	}
-	stored, err := h.storeManifest(r, rq.objectName(), obj)
+	stored, err := h.storeManifest(w, r, rq.objectName(), obj)
 	if err != nil {
 		if heartbeat {
 			se := toSwiftError(err)
@@ -267,7 +267,7 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, account string, en
 }
 
 // storeManifest stores a checked manifest as name.
-func (h *Handler) storeManifest(r *http.Request, name meta.ObjectName, obj meta.Object) (meta.Object, error) {
+func (h *Handler) storeManifest(w http.ResponseWriter, r *http.Request, name meta.ObjectName, obj meta.Object) (meta.Object, error) {
 	ctx := r.Context()
 	obj.Size = 0
 	for _, s := range obj.Manifest {
@@ -286,7 +286,7 @@ func (h *Handler) storeManifest(r *http.Request, name meta.ObjectName, obj meta.
 	if err := h.queueExpiry(ctx, name, obj.SysMeta); err != nil {
 		return meta.Object{}, err
 	}
-	stored, err := h.proxy.PutObject(ctx, name, obj, strings.NewReader(""), proxy.PutOptions{})
+	stored, err := h.storeObject(ctx, w, name, obj, strings.NewReader(""), proxy.PutOptions{})
 	if err != nil {
 		return meta.Object{}, fmt.Errorf("put manifest %q: %w", name.Object, err)
 	}
@@ -324,7 +324,7 @@ func (h *Handler) copyManifest(w http.ResponseWriter, r *http.Request, rq *reque
 		return nil
 	}
 	obj.Manifest, obj.ETag = segs, swiftwire.SLOETag(segs)
-	stored, err := h.storeManifest(r, dst, obj)
+	stored, err := h.storeManifest(w, r, dst, obj)
 	if err != nil {
 		return fmt.Errorf("copy manifest to %s/%s: %w", dst.Container, dst.Object, err)
 	}
@@ -465,6 +465,24 @@ func (h *Handler) checkSegmentAccess(r *http.Request, rq *request, name meta.Obj
 	}
 	if !owner || slices.ContainsFunc(obj.Manifest, func(s meta.Segment) bool { return s.SubManifest }) {
 		return walk(obj.Manifest, 1)
+	}
+	return nil
+}
+
+// checkFirstSegment makes sure, before a static large object's GET answers, that its first
+// segment exists: as Swift's, whose SLO reads it before the answer, a missing one is 409
+// rather than a response cut after its header.
+func (h *Handler) checkFirstSegment(r *http.Request, rq *request, obj *meta.Object) error {
+	for _, s := range obj.Manifest {
+		if s.Data != nil {
+			continue
+		}
+		_, err := h.proxy.HeadObjectBrief(r.Context(), meta.ObjectName{Account: rq.tenant, Container: s.Container, Object: s.Object})
+		if errors.Is(err, meta.ErrNotFound) {
+			return errConflict.withText("While processing manifest /v1/%s/%s/%s, got 404 while retrieving /v1/%s/%s/%s",
+				rq.account, rq.container, rq.object, rq.account, s.Container, s.Object)
+		}
+		return nil // anything else: the read itself reports it
 	}
 	return nil
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/reqmetrics"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // Config configures the Swift front end.
@@ -115,6 +116,8 @@ type Handler struct {
 	log     *slog.Logger
 	metrics *reqmetrics.Metrics
 	tokens  *tokenSigner
+	// versions keeps the versions of objects in versioned containers (objversions.go).
+	versions *versions.Store
 }
 
 // New returns the Swift handler.
@@ -127,7 +130,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("swift: metrics: %w", err)
 	}
 	return &Handler{cfg: cfg, proxy: cfg.Proxy, log: cfg.Logger, metrics: m,
-		tokens: newTokenSigner(cfg.TokenKey, cfg.TokenTTL, cfg.Now)}, nil
+		tokens: newTokenSigner(cfg.TokenKey, cfg.TokenTTL, cfg.Now), versions: versions.New(cfg.Proxy)}, nil
 }
 
 // IsSwiftPath reports whether an unsigned request for path belongs to the Swift front end: the
@@ -158,6 +161,9 @@ type request struct {
 	symlinkHops     int
 	symlinkETag     string
 	symlinkLocation string
+
+	// versionID is the request's ?version-id, once checked (objversions.go).
+	versionID string
 }
 
 // ServeHTTP routes, authenticates and serves one request.

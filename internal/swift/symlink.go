@@ -96,6 +96,9 @@ func (h *Handler) symlinkHop(w http.ResponseWriter, r *http.Request, rq *request
 			return true, errConflict.withText("X-Symlink-Target-Etag headers do not match")
 		}
 	}
+	if id, ok := versionLink(obj); ok {
+		return true, h.followVersionLink(w, r, rq, obj, id)
+	}
 	if rq.symlinkHops >= symloopMax {
 		return true, errConflict.withText("Too many levels of symbolic links, maximum allowed is %d", symloopMax)
 	}
@@ -197,7 +200,7 @@ func (h *Handler) putSymlink(w http.ResponseWriter, r *http.Request, rq *request
 	if err := h.queueExpiry(ctx, rq.objectName(), obj.SysMeta); err != nil {
 		return err
 	}
-	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, strings.NewReader(""), proxy.PutOptions{})
+	stored, err := h.storeObject(ctx, w, rq.objectName(), obj, strings.NewReader(""), proxy.PutOptions{})
 	if err != nil {
 		return fmt.Errorf("put symlink %q: %w", rq.object, err)
 	}
@@ -292,7 +295,9 @@ func (h *Handler) resolveSymlinks(r *http.Request, rq *request, account string, 
 			return name, obj, errConflict.withText("Too many levels of symbolic links, maximum allowed is %d", symloopMax)
 		}
 		acct, tenant, container, object, _ := symlinkTarget(&obj, &hop)
-		if err := h.allow(r.Context(), r, rq, tenant, container, object, access.GetObject); err != nil {
+		if _, ok := versionLink(&obj); ok {
+			i-- // a versioned object's link to its version: the object itself, as Swift's SYMLOOP_EXTEND
+		} else if err := h.allow(r.Context(), r, rq, tenant, container, object, access.GetObject); err != nil {
 			return name, obj, err
 		}
 		name = meta.ObjectName{Account: tenant, Container: container, Object: object}
@@ -306,4 +311,18 @@ func (h *Handler) resolveSymlinks(r *http.Request, rq *request, account string, 
 		hop.account, hop.tenant, obj = acct, tenant, next
 	}
 	return name, obj, nil
+}
+
+// followVersionLink serves a GET or HEAD of a versioned object through its link (obj) to its
+// current version (id): the version, read with the object's own access (the link is the
+// object), without counting as a symlink hop; X-Object-Version-Id and Content-Location name it.
+func (h *Handler) followVersionLink(w http.ResponseWriter, r *http.Request, rq *request, obj *meta.Object, id string) error {
+	_, tenant, container, object, _ := symlinkTarget(obj, rq)
+	hdr := w.Header()
+	hdr.Set("X-Object-Version-Id", id)
+	hdr.Set("Content-Location", versionLocation(rq, id))
+	sub := *rq
+	sub.tenant, sub.container, sub.object = tenant, container, object
+	sub.symlinkETag = "" // the version is the one the link was made for
+	return h.getObject(w, r, &sub)
 }

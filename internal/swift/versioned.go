@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // Versioned writes, Swift's X-Versions-Location and X-History-Location: a container names an
@@ -164,31 +164,15 @@ func (h *Handler) archiveCurrent(ctx context.Context, name meta.ObjectName, v ve
 	return true, nil
 }
 
-// copyAsStored copies an object with everything it has (metadata, manifest settings) but its
-// timestamp: a static large object's manifest stays a manifest of the same segments, a
-// dynamic one keeps its X-Object-Manifest, and anything else (an S3 multipart object, whose
-// segments die with it, included) is copied byte for byte.
+// copyAsStored copies an object with everything it has but its timestamp
+// (versions.CopyAsStored: a static large object stays a manifest of the same segments, a
+// dynamic one keeps its X-Object-Manifest), its expiry queued for the copy.
 func (h *Handler) copyAsStored(ctx context.Context, src meta.ObjectName, obj meta.Object, dst meta.ObjectName) error {
-	out := meta.Object{ContentType: obj.ContentType, Headers: cloneMap(obj.Headers), UserMeta: cloneMap(obj.UserMeta), SysMeta: cloneMap(obj.SysMeta)}
-	delete(out.SysMeta, meta.SysManifestETag)
-	var body io.Reader = strings.NewReader("")
-	if isSLO(&obj) {
-		out.Manifest, out.ETag = obj.Manifest, obj.ETag
-	} else {
-		delete(out.SysMeta, proxy.SysOwnsSegments)
-		delete(out.SysMeta, meta.SysListingETag)
-		rd, err := h.proxy.GetObject(ctx, src, nil)
-		if err != nil {
-			return versioningError(fmt.Errorf("versioning: read %s/%s: %w", src.Container, src.Object, err))
-		}
-		defer rd.Close()
-		out.Size, body = rd.Length, rd
-	}
-	if err := h.queueExpiry(ctx, dst, out.SysMeta); err != nil {
+	if err := h.queueExpiry(ctx, dst, obj.SysMeta); err != nil {
 		return err
 	}
-	if _, err := h.proxy.PutObject(ctx, dst, out, body, proxy.PutOptions{}); err != nil {
-		return versioningError(fmt.Errorf("versioning: copy to %s/%s: %w", dst.Container, dst.Object, err))
+	if err := versions.CopyAsStored(ctx, h.proxy, src, obj, dst, proxy.PutOptions{}); err != nil {
+		return versioningError(err)
 	}
 	return nil
 }

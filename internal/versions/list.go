@@ -19,6 +19,9 @@ type ListOptions struct {
 	Prefix, Delimiter        string
 	KeyMarker, VersionMarker string
 	Limit                    int // versions and common prefixes; 0: 1,000
+	// Reverse lists backwards: keys in descending order, each key's versions oldest first,
+	// from before KeyMarker (or before its version VersionMarker), as Swift's reverse=true.
+	Reverse bool
 }
 
 // Listed is one version in a listing.
@@ -86,6 +89,15 @@ func (s *source) head() (*listItem, error) {
 
 func (s *source) pop() { s.items = s.items[1:] }
 
+// nextKey is the key of the item after the head, "" when none (or a common prefix) follows.
+func (s *source) nextKey() (string, error) {
+	it, err := s.head()
+	if err != nil || it == nil || it.prefix {
+		return "", err
+	}
+	return it.key, nil
+}
+
 // before orders listing items: by key, then newest first, a common prefix by its string.
 func before(a, b *listItem) bool {
 	if c := cmp.Compare(a.key, b.key); c != 0 {
@@ -104,8 +116,15 @@ func (s *Store) List(ctx context.Context, st State, account, container string, o
 	pageSize := min(limit+1, 10_000)
 	// links maps a key to the version its link names: the current one.
 	links := map[string]string{}
+	rev := opts.Reverse
+	order := func(a, b *listItem) bool {
+		if rev {
+			return before(b, a)
+		}
+		return before(a, b)
+	}
 	primary := &source{marker: opts.KeyMarker, fetch: func(marker string) (meta.ObjectListing, error) {
-		return s.px.ListObjects(ctx, account, container, meta.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter, Marker: marker, Limit: pageSize})
+		return s.px.ListObjects(ctx, account, container, meta.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter, Marker: marker, Limit: pageSize, Reverse: rev})
 	}}
 	primary.convert = func(page meta.ObjectListing) []listItem {
 		out := make([]listItem, 0, len(page.Objects)+len(page.CommonPrefixes))
@@ -119,14 +138,29 @@ func (s *Store) List(ctx context.Context, st State, account, container string, o
 		for _, p := range page.CommonPrefixes {
 			out = append(out, listItem{key: p, prefix: true})
 		}
-		sortItems(out)
+		sortItems(out, order)
 		return out
 	}
 	vmarker := ""
-	if opts.KeyMarker != "" {
+	switch {
+	case opts.KeyMarker != "" && rev:
+		vmarker = Prefix(opts.KeyMarker) // before every version of the key
+	case opts.KeyMarker != "":
 		vmarker = Prefix(opts.KeyMarker) + ":" // past every version of the key
 	}
-	if opts.VersionMarker != "" && opts.KeyMarker != "" {
+	if opts.VersionMarker != "" && opts.KeyMarker != "" && rev {
+		// Backwards from a version: the key's newer versions, then the keys before it (the
+		// key's null version is left out).
+		if opts.VersionMarker == Null {
+			vmarker = Prefix(opts.KeyMarker)
+		} else {
+			at, err := ParseID(opts.VersionMarker)
+			if err != nil {
+				return Listing{}, err
+			}
+			vmarker = ObjectName(opts.KeyMarker, at)
+		}
+	} else if opts.VersionMarker != "" && opts.KeyMarker != "" {
 		at, err := s.resumeWithin(ctx, st, account, container, opts, primary, links)
 		if err != nil {
 			return Listing{}, err
@@ -134,7 +168,7 @@ func (s *Store) List(ctx context.Context, st State, account, container string, o
 		vmarker = ObjectName(opts.KeyMarker, at)
 	}
 	versions := &source{marker: vmarker, done: !st.Versioned(), missingOK: true, fetch: func(marker string) (meta.ObjectListing, error) {
-		return s.px.ListObjects(ctx, account, st.Container, meta.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter, Marker: marker, Limit: pageSize})
+		return s.px.ListObjects(ctx, account, st.Container, meta.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter, Marker: marker, Limit: pageSize, Reverse: rev})
 	}}
 	versions.convert = func(page meta.ObjectListing) []listItem {
 		out := make([]listItem, 0, len(page.Objects)+len(page.CommonPrefixes))
@@ -148,7 +182,7 @@ func (s *Store) List(ctx context.Context, st State, account, container string, o
 		for _, p := range page.CommonPrefixes {
 			out = append(out, listItem{key: p, prefix: true})
 		}
-		sortItems(out)
+		sortItems(out, order)
 		return out
 	}
 
@@ -168,7 +202,7 @@ func (s *Store) List(ctx context.Context, st State, account, container string, o
 		switch {
 		case a == nil && b == nil:
 			return l, nil
-		case b == nil || a != nil && before(a, b):
+		case b == nil || a != nil && order(a, b):
 			it = *a
 			primary.pop()
 		default:
@@ -196,12 +230,25 @@ func (s *Store) List(ctx context.Context, st State, account, container string, o
 			v.ID = ID(it.ts)
 			v.DeleteMarker = it.entry.ContentType == DeleteMarkerType
 		}
+		newest := it.key != lastKey // the key's first version met is its newest
+		if rev {
+			// Backwards, the newest is the last met: nothing of the key follows it.
+			ka, err := primary.nextKey()
+			if err != nil {
+				return Listing{}, err
+			}
+			kb, err := versions.nextKey()
+			if err != nil {
+				return Listing{}, err
+			}
+			newest = ka != it.key && kb != it.key
+		}
 		target, linked := links[it.key]
 		switch {
 		case seenLatest[it.key]:
 		case linked:
 			v.Latest = !it.null && target == ObjectName(it.key, it.ts)
-		case it.key != lastKey:
+		case newest:
 			// No link: the newest of the key is current if it is the null version or a
 			// delete marker (a version left without its link is not current).
 			v.Latest = it.null || v.DeleteMarker
@@ -247,12 +294,12 @@ func (s *Store) resumeWithin(ctx context.Context, st State, account, container s
 }
 
 // sortItems orders one page's items (objects and common prefixes come apart from a listing).
-func sortItems(items []listItem) {
+func sortItems(items []listItem, order func(a, b *listItem) bool) {
 	slices.SortStableFunc(items, func(a, b listItem) int {
 		switch {
-		case before(&a, &b):
+		case order(&a, &b):
 			return -1
-		case before(&b, &a):
+		case order(&b, &a):
 			return 1
 		}
 		return 0
@@ -311,6 +358,9 @@ func AsCurrent(e meta.ListEntry, container string) meta.ListEntry {
 		}
 	}
 	e.ETag = params["symlink_target_etag"]
+	if slo := params["slo_etag"]; slo != "" {
+		e.ETag += "; slo_etag=" + slo // a static large object's, as its own listing shows it
+	}
 	e.Size, _ = strconv.ParseInt(params["symlink_target_bytes"], 10, 64)
 	return e
 }

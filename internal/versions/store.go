@@ -55,6 +55,10 @@ type DeleteOptions struct {
 	BypassGovernance bool
 	// Now is the time retentions are judged at (zero: now).
 	Now time.Time
+	// NoRestore: removing the current version removes the object's link too and makes no
+	// other version current (Swift's object versioning API); by default the newest version left
+	// becomes current (S3's rule).
+	NoRestore bool
 }
 
 // Put writes an object in a container of state st. With versioning on, the bytes become a new
@@ -79,6 +83,12 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 	ts := newTimestamp()
 	vname := meta.ObjectName{Account: name.Account, Container: st.Container, Object: ObjectName(name.Object, ts)}
 	opts.If, opts.Timestamp = meta.Precondition{}, ts
+	// An expiry is the link's: the object expires, its version stays (as Swift's).
+	expiry := obj.SysMeta[meta.SysDeleteAt]
+	if expiry != "" {
+		obj.SysMeta = maps.Clone(obj.SysMeta)
+		delete(obj.SysMeta, meta.SysDeleteAt)
+	}
 	stored, err = s.px.PutObject(ctx, vname, obj, body, opts)
 	if errors.Is(err, meta.ErrNoContainer) {
 		return meta.Object{}, "", fmt.Errorf("%w: %w", ErrNoVersionsContainer, err)
@@ -86,7 +96,15 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 	if err != nil {
 		return meta.Object{}, "", err
 	}
-	if err := s.link(ctx, name, vname.Object, stored, ts+1, cond); err != nil {
+	linked := stored
+	if expiry != "" {
+		linked.SysMeta = maps.Clone(stored.SysMeta)
+		if linked.SysMeta == nil {
+			linked.SysMeta = map[string]string{}
+		}
+		linked.SysMeta[meta.SysDeleteAt] = expiry
+	}
+	if err := s.link(ctx, name, vname.Object, linked, ts+1, cond); err != nil {
 		if errors.Is(err, meta.ErrPreconditionFailed) {
 			// The version never became current: it goes, as if never written.
 			_ = s.px.DeleteObject(context.WithoutCancel(ctx), vname)
@@ -128,19 +146,40 @@ var emptyMD5 = func() string { s := md5.Sum(nil); return hex.EncodeToString(s[:]
 // held before the version was written.
 func (s *Store) link(ctx context.Context, name meta.ObjectName, vobj string, stored meta.Object, at meta.Timestamp, cond meta.Precondition) error {
 	served := stored.AsServed()
+	etag, slo := served.ETag, ""
+	if hash, s, ok := sloListingETag(stored.SysMeta[meta.SysListingETag]); ok {
+		// A Swift static large object: a static link records its manifest's ETag (as Swift's
+		// symlinks do), and listings show its slo_etag beside it.
+		etag, slo = hash, s
+	}
 	sys := map[string]string{
 		meta.SysSymlinkTarget: url.PathEscape(ContainerFor(name.Container)) + "/" + url.PathEscape(vobj),
-		meta.SysSymlinkETag:   served.ETag,
+		meta.SysSymlinkETag:   etag,
 		meta.SysSymlinkBytes:  strconv.FormatInt(served.Size, 10),
 		SysLink:               "true",
 	}
-	sys[meta.SysListingETag] = meta.SymlinkListingETag(sys, "")
+	sys[meta.SysListingETag] = meta.SymlinkListingETag(sys, slo)
 	if expiry := stored.SysMeta[meta.SysDeleteAt]; expiry != "" {
 		sys[meta.SysDeleteAt] = expiry
 	}
 	link := meta.Object{ContentType: stored.ContentType, ETag: emptyMD5, SysMeta: sys}
 	_, err := s.px.PutObject(ctx, name, link, strings.NewReader(""), proxy.PutOptions{Timestamp: at, If: cond})
 	return err
+}
+
+// sloListingETag reads a Swift static large object's listing ETag ("<manifest MD5>;
+// slo_etag=<ETag>"): the manifest's MD5 and the slo_etag parameter.
+func sloListingETag(e string) (hash, slo string, ok bool) {
+	hash, rest, found := strings.Cut(e, ";")
+	if !found {
+		return "", "", false
+	}
+	for _, p := range strings.Split(rest, ";") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(p), "slo_etag="); ok {
+			return strings.TrimSpace(hash), v, true
+		}
+	}
+	return "", "", false
 }
 
 // IsLink reports whether an object is a link to its current version in container's versions.
@@ -296,7 +335,8 @@ func (s *Store) Resolve(ctx context.Context, st State, name meta.ObjectName, id 
 
 // DeleteVersion removes one version for good. When it was the current one, the newest version
 // left that is not a delete marker becomes current (S3's rule; Swift's middleware leaves none
-// current, and its s3api restores the same way). It returns what was removed.
+// current, and its s3api restores the same way: see DeleteOptions.NoRestore). It returns what was
+// removed; its Name is zero when the version did not exist.
 //
 // Concurrent deletes of versions of one object must not leave a link to a removed version:
 // the version goes first and the link is looked at after, and a restore checks that the version
@@ -323,7 +363,52 @@ func (s *Store) DeleteVersion(ctx context.Context, st State, name meta.ObjectNam
 	if err := s.ignoreMissing(s.px.DeleteObject(ctx, v.Name)); err != nil {
 		return Version{}, err
 	}
+	if opts.NoRestore {
+		return v, s.unlink(ctx, name, v.Name.Object)
+	}
 	return v, s.restoreNewest(ctx, st, name, v.Name.Object)
+}
+
+// unlink removes the object's link when it names the version removed (its name in the
+// versions container), unless a newer write replaced it meanwhile.
+func (s *Store) unlink(ctx context.Context, name meta.ObjectName, removed string) error {
+	cur, err := s.px.HeadObjectBrief(ctx, name)
+	if errors.Is(err, meta.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if linked, _, ok := LinkedVersion(&cur); !ok || cur.Deleted || linked != removed {
+		return nil
+	}
+	err = s.px.DeleteObjectIf(ctx, name, meta.Precondition{IfTimestamp: cur.Timestamp})
+	if errors.Is(err, meta.ErrPreconditionFailed) {
+		return nil // replaced meanwhile: the newer link stays
+	}
+	return s.ignoreMissing(err)
+}
+
+// MakeCurrent makes the version id of the object at name its current one: the object becomes a
+// link to it (Swift's PUT ?version-id). A delete marker cannot be made current.
+func (s *Store) MakeCurrent(ctx context.Context, st State, name meta.ObjectName, id string) (Version, error) {
+	if id == Null {
+		return Version{}, fmt.Errorf("%w: %q cannot be linked to", ErrInvalidID, id)
+	}
+	v, err := s.Resolve(ctx, st, name, id)
+	if err != nil {
+		return Version{}, err
+	}
+	if v.DeleteMarker {
+		return Version{}, fmt.Errorf("%w: %s of %q is a delete marker", ErrNoSuchVersion, id, name.Object)
+	}
+	if err := s.keepNullVersion(ctx, st, name); err != nil {
+		return Version{}, err
+	}
+	if err := s.link(ctx, name, v.Name.Object, v.Object, meta.Now(), meta.Precondition{}); err != nil {
+		return Version{}, err
+	}
+	return v, nil
 }
 
 func (s *Store) ignoreMissing(err error) error {

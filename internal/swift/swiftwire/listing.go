@@ -155,6 +155,9 @@ type ListItem struct {
 	Subdir bool
 	Obj    *meta.ListEntry
 	Ctr    *meta.Container
+	// VersionID: the entry is a versioned object's link to its current version, this one
+	// (Obj has the version's bytes and ETag); JSON lists it as Swift's object versioning does.
+	VersionID string
 }
 
 // Merge interleaves entries and subdirs in listing order, as Swift returns them.
@@ -180,6 +183,8 @@ type (
 		SymlinkPath  string `json:"symlink_path,omitempty"`
 		SymlinkETag  string `json:"symlink_etag,omitempty"`
 		SymlinkBytes *int64 `json:"symlink_bytes,omitempty"`
+		// VersionSymlink marks a version link (its SymlinkPath names the version).
+		VersionSymlink bool `json:"version_symlink,omitempty"`
 	}
 	jsonContainer struct {
 		Name         string `json:"name"`
@@ -214,6 +219,10 @@ func RenderListing(format ListFormat, kind, name, account string, items []ListIt
 				o := jsonObject{Name: it.Name, Hash: hash, Bytes: it.Obj.Size,
 					ContentType: it.Obj.ContentType, LastModified: ListingTime(it.Obj.Timestamp), SLOETag: params["slo_etag"]}
 				o.SymlinkPath, o.SymlinkETag, o.SymlinkBytes = symlinkListingFields(params, account)
+				if it.VersionID != "" {
+					o.SymlinkPath = PyQuote("/v1/"+account+"/"+name+"/"+it.Name) + "?version-id=" + it.VersionID
+					o.VersionSymlink = true
+				}
 				out = append(out, o)
 			default:
 				out = append(out, jsonContainer{Name: it.Name, Count: it.Ctr.ObjectCount, Bytes: it.Ctr.BytesUsed,

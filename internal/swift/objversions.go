@@ -1,0 +1,599 @@
+package swift
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/versions"
+)
+
+// Object versioning, Swift's X-Versions-Enabled (its object_versioning middleware), kept by
+// internal/versions in the middleware's own layout: a versioned container's objects are static
+// links to their current versions in the hidden container "\x00versions\x00<container>", a
+// delete writes a delete marker, and ?version-id addresses one version. It is the same state as
+// S3's bucket versioning: a bucket versioned through S3 is a container versioned here, and the
+// other way round. The older versioned writes (X-Versions-Location, X-History-Location:
+// versioned.go) are a separate mode a container uses one of, as in Swift.
+
+// headerVersionsEnabled turns object versioning on or off (PUT or POST on a container).
+const headerVersionsEnabled = "X-Versions-Enabled"
+
+var (
+	errLegacyVersioning = errBadRequest.withText("Cannot enable object versioning on a container that is already using the legacy versioned writes feature.")
+	errObjectVersioning = errBadRequest.withText("Cannot use the legacy versioned writes feature on a container that uses object versioning.")
+	errVersionsMissing  = &swiftError{status: http.StatusInternalServerError, contentType: contentTypePlain,
+		body: "The versions container does not exist. You may want to re-enable object versioning."}
+	errVersionsLeft = errConflict.withText("Delete all versions before deleting container.")
+)
+
+// versionState is the object versioning of a container (none when it does not exist: the
+// operation itself says so).
+func (h *Handler) versionState(ctx context.Context, account, container string) (versions.State, error) {
+	c, err := h.headContainer(ctx, account, container)
+	if errors.Is(err, meta.ErrNotFound) {
+		return versions.State{}, nil
+	}
+	if err != nil {
+		return versions.State{}, fmt.Errorf("head container %q: %w", container, err)
+	}
+	return versions.StateOf(c), nil
+}
+
+// versionsError maps the version store's errors onto Swift's answers.
+func versionsError(err error) error {
+	switch {
+	case errors.Is(err, versions.ErrNoVersionsContainer):
+		return fmt.Errorf("%w: %w", errVersionsMissing, err)
+	case errors.Is(err, versions.ErrInvalidID):
+		return fmt.Errorf("%w: %w", errBadRequest.withText("Invalid version parameter"), err)
+	case errors.Is(err, versions.ErrNoSuchVersion):
+		return fmt.Errorf("%w: %w", errNotFound, err)
+	case errors.Is(err, versions.ErrLocked):
+		return fmt.Errorf("%w: %w", errForbidden.withText("The version is protected by Object Lock."), err)
+	}
+	return err
+}
+
+// checkVersioningChange refuses, before anything is changed, a container PUT or POST that
+// would mix the two versioning modes: X-Versions-Enabled on a container with a versions or
+// history location (Swift's 400), and a location on a container that uses object versioning
+// (Swift stores it; both middlewares would then act on every write, which Cairn refuses).
+func (h *Handler) checkVersioningChange(ctx context.Context, r *http.Request, rq *request, settings map[string]string) error {
+	_, enable := r.Header[headerVersionsEnabled]
+	setsLocation := settings[metaVersionsLocation] != ""
+	if !enable && !setsLocation {
+		return nil
+	}
+	if enable && setsLocation {
+		return errLegacyVersioning
+	}
+	c, err := h.proxy.HeadContainer(ctx, rq.tenant, rq.container)
+	if errors.Is(err, meta.ErrNotFound) {
+		return nil // a new container: nothing to mix with
+	}
+	if err != nil {
+		return fmt.Errorf("head container %q: %w", rq.container, err)
+	}
+	if enable && c.Meta[metaVersionsLocation] != "" {
+		return errLegacyVersioning
+	}
+	if setsLocation && c.Meta[versions.KeyContainer] != "" {
+		return errObjectVersioning
+	}
+	return nil
+}
+
+// applyVersionsEnabled turns object versioning on or off after a container PUT or POST that
+// asks to (X-Versions-Enabled, read as Swift's config_true_value): on makes the versions
+// container, in the container's storage policy; off keeps the versions.
+func (h *Handler) applyVersionsEnabled(ctx context.Context, r *http.Request, rq *request) error {
+	v, ok := r.Header[headerVersionsEnabled]
+	if !ok {
+		return nil
+	}
+	c, err := h.proxy.HeadContainer(ctx, rq.tenant, rq.container)
+	if err != nil {
+		return fmt.Errorf("head container %q: %w", rq.container, err)
+	}
+	var changes map[string]string
+	if swiftwire.Truthy(strings.Join(v, ",")) {
+		if changes, err = h.versions.Enable(ctx, rq.tenant, c); err != nil {
+			return fmt.Errorf("enable object versioning of %q: %w", rq.container, err)
+		}
+	} else if changes, err = versions.Suspend(c); err != nil {
+		// An S3 bucket with Object Lock keeps its versions on for good.
+		return errConflict.withText("Object Lock is enabled on this container: object versioning cannot be disabled.")
+	}
+	if _, err := h.proxy.PostContainer(ctx, rq.tenant, rq.container, changes); err != nil {
+		return fmt.Errorf("object versioning of %q: %w", rq.container, err)
+	}
+	return nil
+}
+
+// writeObjectVersioningHeaders shows a container's object versioning (once it was ever set).
+func writeObjectVersioningHeaders(hdr http.Header, c meta.Container) {
+	switch c.Meta[versions.KeyEnabled] {
+	case "true":
+		hdr.Set(headerVersionsEnabled, "True")
+	case "false":
+		hdr.Set(headerVersionsEnabled, "False")
+	}
+}
+
+// versionsBytes is what a container's versions hold, which Swift adds to the container's bytes.
+func (h *Handler) versionsBytes(ctx context.Context, account string, c meta.Container) int64 {
+	vc := c.Meta[versions.KeyContainer]
+	if vc == "" {
+		return 0
+	}
+	v, err := h.headContainer(ctx, account, vc)
+	if err != nil {
+		return 0
+	}
+	return v.BytesUsed
+}
+
+// dropVersions deletes a container's versions container before the container itself: 409 while
+// it holds versions. The returned undo puts it back when the container's own delete fails.
+func (h *Handler) dropVersions(ctx context.Context, rq *request) (undo func(), err error) {
+	undo, err = h.versions.DropVersions(ctx, rq.tenant, rq.container)
+	if errors.Is(err, meta.ErrNotEmpty) {
+		return nil, fmt.Errorf("delete container %q: %w", rq.container, errVersionsLeft)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("delete versions of %q: %w", rq.container, err)
+	}
+	return undo, nil
+}
+
+// storeObject stores a client's write of an object: a new version, and the object a link to
+// it, in a container with object versioning on (X-Object-Version-Id answers its ID), else in
+// place. Every object write goes through it (PUT, copy, manifest, symlink).
+func (h *Handler) storeObject(ctx context.Context, w http.ResponseWriter, name meta.ObjectName, obj meta.Object, body io.Reader, opts proxy.PutOptions) (meta.Object, error) {
+	st, err := h.versionState(ctx, name.Account, name.Container)
+	if err != nil {
+		return meta.Object{}, err
+	}
+	if !st.Enabled {
+		return h.proxy.PutObject(ctx, name, obj, body, opts)
+	}
+	stored, id, err := h.versions.Put(ctx, st, name, obj, body, opts)
+	if err != nil {
+		return stored, versionsError(err)
+	}
+	w.Header().Set("X-Object-Version-Id", id)
+	return stored, nil
+}
+
+// versionLink reports whether obj is the link of an object in a versioned container to its
+// current version (in the same account), and the version's ID.
+func versionLink(obj *meta.Object) (id string, ok bool) {
+	if obj.SysMeta[sysSymlinkAccount] != "" {
+		return "", false
+	}
+	_, id, ok = versions.LinkedVersion(obj)
+	return id, ok
+}
+
+// versionLocation is the Content-Location of a version: the object's path with ?version-id.
+func versionLocation(rq *request, id string) string {
+	return swiftwire.PyQuote("/v1/"+rq.account+"/"+rq.container+"/"+rq.object) + "?version-id=" + id
+}
+
+// serveObjectVersioning serves what object versioning changes of an object request before the
+// operation itself: ?version-id (GET, HEAD, DELETE, PUT; COPY reads the version in
+// copyObject), and the X-Object-Version-Id of a plain read in a versioned container. handled is
+// true when it answered.
+func (h *Handler) serveObjectVersioning(w http.ResponseWriter, r *http.Request, rq *request, op string) (handled bool, err error) {
+	ctx := r.Context()
+	id := r.URL.Query().Get("version-id")
+	if rq.tempURL != nil {
+		id = "" // a temp URL reads and writes the current object, as Swift's (version-id ignored)
+	}
+	if id == "" && op != opGetObject && op != opHeadObject {
+		return false, nil
+	}
+	st, err := h.versionState(ctx, rq.tenant, rq.container)
+	if err != nil {
+		return true, err
+	}
+	if id == "" {
+		if st.Versioned() {
+			w.Header().Set("X-Object-Version-Id", versions.Null)
+		}
+		return false, nil
+	}
+	switch {
+	case r.Method == http.MethodPost:
+		return true, errBadRequest.withText("POST to a specific version is not allowed")
+	case !st.Versioned() && id != versions.Null:
+		return true, errBadRequest.withText("version-aware operations require that the container is versioned")
+	}
+	if id != versions.Null {
+		if _, err := versions.ParseID(id); err != nil {
+			return true, errBadRequest.withText("Invalid version parameter")
+		}
+	}
+	rq.versionID = id
+	switch {
+	case op == opDeleteObject:
+		if id == versions.Null {
+			return false, nil // the object in place, whatever it is, deleted as a plain DELETE
+		}
+		return true, h.deleteVersion(w, r, rq, st, id)
+	case r.Method == http.MethodPut:
+		return true, h.putVersion(w, r, rq, st, id)
+	case op == opGetObject || op == opHeadObject:
+		return true, h.getVersion(w, r, rq, st, id)
+	}
+	return false, nil // COPY: copyObject reads the version
+}
+
+// getVersion serves GET and HEAD ?version-id: the version, read as an object of the versions
+// container (so with its access rules: the account's owners), or 404 with the delete marker's
+// ID and content type.
+func (h *Handler) getVersion(w http.ResponseWriter, r *http.Request, rq *request, st versions.State, id string) error {
+	ctx := r.Context()
+	if id == versions.Null {
+		cur, err := h.proxy.HeadObjectBrief(ctx, rq.objectName())
+		if err == nil && versions.IsLink(&cur) {
+			return fmt.Errorf("object %q: its current version is not the null one: %w", rq.object, errNotFound)
+		}
+		w.Header().Set("X-Object-Version-Id", versions.Null)
+		return h.getObject(w, r, rq)
+	}
+	if err := h.allow(ctx, r, rq, rq.tenant, versions.ContainerFor(rq.container), rq.object, access.GetObject); err != nil {
+		return err
+	}
+	v, err := h.versions.Resolve(ctx, st, rq.objectName(), id)
+	if err != nil {
+		return versionsError(err)
+	}
+	if v.DeleteMarker {
+		return writeDeleteMarker(w, r, id)
+	}
+	w.Header().Set("X-Object-Version-Id", id)
+	sub := *rq
+	sub.container, sub.object = v.Name.Container, v.Name.Object
+	return h.getObject(w, r, &sub)
+}
+
+// writeDeleteMarker answers a read of a delete marker: 404 with its ID and content type.
+func writeDeleteMarker(w http.ResponseWriter, r *http.Request, id string) error {
+	se := toSwiftError(errNotFound)
+	hdr := w.Header()
+	hdr.Set("X-Object-Version-Id", id)
+	hdr.Set("Content-Type", versions.DeleteMarkerType)
+	body := se.body
+	if r.Method == http.MethodHead {
+		body = ""
+	}
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = w.Write([]byte(body))
+	return nil
+}
+
+// deleteVersion serves DELETE ?version-id (not null): that version goes for good, without a
+// delete marker; when it was the current one, its link goes too and no other version becomes
+// current (Swift's rule). X-Object-Current-Version-Id answers what is current after.
+func (h *Handler) deleteVersion(w http.ResponseWriter, r *http.Request, rq *request, st versions.State, id string) error {
+	ctx := r.Context()
+	if err := h.allow(ctx, r, rq, rq.tenant, versions.ContainerFor(rq.container), rq.object, access.DeleteObject); err != nil {
+		return err
+	}
+	hdr := w.Header()
+	if r.URL.Query().Get("multipart-manifest") == "delete" {
+		// The version with its segments: its link first (when it is current), then the
+		// manifest's segments and the manifest, answered as the bulk delete answers.
+		v, err := h.versions.Resolve(ctx, st, rq.objectName(), id)
+		if err != nil {
+			return versionsError(err)
+		}
+		if err := versions.CheckRemove(&v.Object, time.Now(), false); err != nil {
+			return versionsError(err)
+		}
+		cur, err := h.proxy.HeadObjectBrief(ctx, rq.objectName())
+		if err == nil {
+			if vobj, _, ok := versions.LinkedVersion(&cur); ok && vobj == v.Name.Object {
+				if err := h.proxy.DeleteObjectIf(ctx, rq.objectName(), meta.Precondition{IfTimestamp: cur.Timestamp}); err != nil && !errors.Is(err, meta.ErrNotFound) {
+					return fmt.Errorf("delete the link of %q: %w", rq.object, err)
+				}
+			}
+		}
+		hdr.Set("X-Object-Version-Id", id)
+		hdr.Set("X-Object-Current-Version-Id", h.currentVersionID(ctx, rq))
+		sub := *rq
+		sub.container, sub.object = v.Name.Container, v.Name.Object
+		return h.deleteManifest(w, r, &sub)
+	}
+	v, err := h.versions.DeleteVersion(ctx, st, rq.objectName(), id, versions.DeleteOptions{NoRestore: true})
+	if err != nil {
+		return versionsError(fmt.Errorf("delete version %s of %q: %w", id, rq.object, err))
+	}
+	hdr.Set("X-Object-Version-Id", id)
+	hdr.Set("X-Object-Current-Version-Id", h.currentVersionID(ctx, rq))
+	if v.Name.Object == "" {
+		return fmt.Errorf("version %s of %q: %w", id, rq.object, errNotFound)
+	}
+	writeStatus(w, r, http.StatusNoContent)
+	return nil
+}
+
+// currentVersionID is the ID of the object's current version: its link's, else "null".
+func (h *Handler) currentVersionID(ctx context.Context, rq *request) string {
+	cur, err := h.proxy.HeadObjectBrief(ctx, rq.objectName())
+	if err != nil {
+		return versions.Null
+	}
+	if _, id, ok := versions.LinkedVersion(&cur); ok && !cur.Deleted {
+		return id
+	}
+	return versions.Null
+}
+
+// putVersion serves PUT ?version-id with no body: that version becomes the current one.
+func (h *Handler) putVersion(w http.ResponseWriter, r *http.Request, rq *request, st versions.State, id string) error {
+	hasBody, err := requestHasBody(r)
+	if err != nil {
+		return err
+	}
+	if hasBody {
+		return errBadRequest.withText("PUT version-id requests require a zero byte body")
+	}
+	if id == versions.Null {
+		return errBadRequest.withText("Invalid version parameter")
+	}
+	v, err := h.versions.MakeCurrent(r.Context(), st, rq.objectName(), id)
+	if errors.Is(err, versions.ErrNoSuchVersion) {
+		return errNotFound.withText("The specified version does not exist")
+	}
+	if err != nil {
+		return versionsError(fmt.Errorf("make version %s of %q current: %w", id, rq.object, err))
+	}
+	hdr := w.Header()
+	hdr.Set("Etag", v.Object.AsServed().ETag)
+	hdr.Set("Last-Modified", swiftwire.LastModified(v.Object.Timestamp).Format(http.TimeFormat))
+	hdr.Set("X-Object-Version-Id", id)
+	writeStatus(w, r, http.StatusCreated)
+	return nil
+}
+
+// resolveCopyVersion points a COPY ?version-id at the version it names (its source).
+func (h *Handler) resolveCopyVersion(r *http.Request, rq *request, src meta.ObjectName) (meta.ObjectName, error) {
+	id := rq.versionID
+	if id == "" {
+		return src, nil
+	}
+	ctx := r.Context()
+	st, err := h.versionState(ctx, src.Account, src.Container)
+	if err != nil {
+		return src, err
+	}
+	if id == versions.Null {
+		cur, err := h.proxy.HeadObjectBrief(ctx, src)
+		if err == nil && versions.IsLink(&cur) {
+			return src, fmt.Errorf("copy source %q: its current version is not the null one: %w", src.Object, errNotFound)
+		}
+		return src, nil
+	}
+	v, err := h.versions.Resolve(ctx, st, src, id)
+	if err != nil {
+		return src, versionsError(err)
+	}
+	if v.DeleteMarker {
+		return src, fmt.Errorf("copy source %q: version %s is a delete marker: %w", src.Object, id, errNotFound)
+	}
+	return v.Name, nil
+}
+
+// deleteWithMarker serves a DELETE in a container with object versioning on: a delete marker
+// becomes the newest version and the link goes (X-Object-Version-Id: the marker's ID). The
+// answer is 404 when there was no current object, as Swift's (the marker is written all the
+// same).
+func (h *Handler) deleteWithMarker(w http.ResponseWriter, r *http.Request, rq *request, st versions.State) error {
+	ctx := r.Context()
+	cur, err := h.proxy.HeadObjectBrief(ctx, rq.objectName())
+	exists := err == nil && !cur.Deleted && !expired(&cur, h.cfg.Now())
+	id, err := h.versions.Delete(ctx, st, rq.objectName())
+	if err != nil {
+		return versionsError(fmt.Errorf("delete object %q: %w", rq.object, err))
+	}
+	w.Header().Set("X-Object-Version-Id", id)
+	if !exists {
+		return fmt.Errorf("delete object %q: %w", rq.object, errNotFound)
+	}
+	writeStatus(w, r, http.StatusNoContent)
+	return nil
+}
+
+// jsonVersion is an entry of a ?versions listing, with Swift's fields.
+type jsonVersion struct {
+	Name         string `json:"name"`
+	Bytes        int64  `json:"bytes"`
+	Hash         string `json:"hash"`
+	ContentType  string `json:"content_type"`
+	LastModified string `json:"last_modified"`
+	VersionID    string `json:"version_id"`
+	IsLatest     bool   `json:"is_latest"`
+	SLOETag      string `json:"slo_etag,omitempty"`
+}
+
+// acceptsJSON reports whether a ?versions listing may answer JSON, its only format: format=
+// overrides Accept, and no Accept accepts anything.
+func acceptsJSON(r *http.Request) bool {
+	accept := r.Header.Get("Accept")
+	if f := r.URL.Query().Get("format"); f != "" {
+		switch strings.ToLower(f) {
+		case "json":
+			return true
+		default:
+			return false
+		}
+	}
+	if strings.TrimSpace(accept) == "" {
+		return true
+	}
+	for _, part := range strings.Split(accept, ",") {
+		mr, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		mr = strings.ToLower(strings.TrimSpace(mr))
+		if mr != "*/*" && mr != "application/*" && mr != "application/json" {
+			continue
+		}
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.TrimSpace(k) == "q" {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					q = f
+				}
+			}
+		}
+		if q > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// listVersions serves GET ?versions on a container: every version of its objects, as Swift's
+// object versioning lists them (JSON only), with marker and version_marker, prefix, delimiter,
+// limit and reverse. A container never versioned lists its objects as null versions.
+func (h *Handler) listVersions(w http.ResponseWriter, r *http.Request, rq *request, lr swiftwire.ListRequest, c meta.Container) error {
+	if !acceptsJSON(r) {
+		return errNotAcceptable
+	}
+	q := r.URL.Query()
+	marker, versionMarker := q.Get("marker"), q.Get("version_marker")
+	if q.Has("version_marker") {
+		if !q.Has("marker") {
+			return errBadRequest.withText("version_marker param requires marker")
+		}
+		if versionMarker != versions.Null {
+			if _, err := versions.ParseID(versionMarker); err != nil {
+				return errBadRequest.withText("invalid version_marker param")
+			}
+		}
+	}
+	if strings.ContainsAny(lr.Opts.Delimiter, "0123456789."+meta.ReservedPrefix) {
+		return errBadRequest.withText("invalid delimiter param")
+	}
+	out := []any{}
+	if !lr.Empty {
+		l, err := h.versions.List(r.Context(), versions.StateOf(c), rq.tenant, rq.container, versions.ListOptions{
+			Prefix: lr.Opts.Prefix, Delimiter: lr.Opts.Delimiter, KeyMarker: marker, VersionMarker: versionMarker,
+			Limit: lr.Opts.Limit, Reverse: lr.Opts.Reverse})
+		if err != nil {
+			return versionsError(fmt.Errorf("list versions of %q: %w", rq.container, err))
+		}
+		items := make([]swiftwire.ListItem, 0, len(l.Versions)+len(l.CommonPrefixes))
+		for i := range l.Versions {
+			items = append(items, swiftwire.ListItem{Name: l.Versions[i].Key, Obj: &l.Versions[i].Entry, VersionID: l.Versions[i].ID})
+		}
+		for _, p := range l.CommonPrefixes {
+			items = append(items, swiftwire.ListItem{Name: p, Subdir: true})
+		}
+		// Subdirs fall between the versions; a key's versions keep their order.
+		items = swiftwire.Merge(items, lr.Opts.Reverse)
+		latest := map[*meta.ListEntry]bool{}
+		for i := range l.Versions {
+			latest[&l.Versions[i].Entry] = l.Versions[i].Latest
+		}
+		for _, it := range items {
+			if it.Subdir {
+				out = append(out, map[string]string{"subdir": it.Name})
+				continue
+			}
+			hash, params := swiftwire.ParseListingETag(it.Obj.ETag)
+			out = append(out, jsonVersion{Name: it.Name, Bytes: it.Obj.Size, Hash: hash, ContentType: it.Obj.ContentType,
+				LastModified: swiftwire.ListingTime(it.Obj.Timestamp), VersionID: it.VersionID, IsLatest: latest[it.Obj],
+				SLOETag: params["slo_etag"]})
+		}
+	}
+	body, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json; charset=utf-8")
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+	return nil
+}
+
+// currentListed is a container listing's entry as Swift's object versioning shows it: a version
+// link stands for its version (its bytes and ETag), and its JSON entry names it (version_id).
+func currentListed(e *meta.ListEntry, container string) (meta.ListEntry, string) {
+	cur, id, _ := listedVersion(e, container)
+	return cur, id
+}
+
+// listedVersion reads a container listing's entry: for a version link, the version's entry,
+// ID and name in the versions container; else the entry itself.
+func listedVersion(e *meta.ListEntry, container string) (cur meta.ListEntry, id, vobj string) {
+	target, ok := versions.ListingLinkTarget(e.ETag)
+	if !ok {
+		return *e, "", ""
+	}
+	c, o, ok := strings.Cut(target, "/")
+	if !ok {
+		return *e, "", ""
+	}
+	c, err1 := url.PathUnescape(c)
+	o, err2 := url.PathUnescape(o)
+	if err1 != nil || err2 != nil || c != versions.ContainerFor(container) {
+		return *e, "", ""
+	}
+	_, ts, ok := versions.SplitObjectName(o)
+	if !ok {
+		return *e, "", ""
+	}
+	return versions.AsCurrent(*e, container), versions.ID(ts), o
+}
+
+// addVersionsBytes adds the bytes of each listed container's versions to its own, as Swift's
+// account listings show them.
+func (h *Handler) addVersionsBytes(ctx context.Context, account string, items []swiftwire.ListItem) {
+	lo, hi := "", ""
+	for _, it := range items {
+		if it.Ctr == nil {
+			continue
+		}
+		if lo == "" || it.Name < lo {
+			lo = it.Name
+		}
+		if it.Name > hi {
+			hi = it.Name
+		}
+	}
+	if hi == "" {
+		return
+	}
+	first := versions.ContainerFor(lo)
+	page, err := h.proxy.ListReservedContainers(ctx, account, versions.ContainerFor(""), meta.ListOptions{
+		Marker: first[:len(first)-1], EndMarker: versions.ContainerFor(hi) + "\x00", Limit: swiftwire.ListingLimit})
+	if err != nil || len(page.Containers) == 0 {
+		return
+	}
+	bytes := map[string]int64{}
+	for _, c := range page.Containers {
+		bytes[c.Name] = c.BytesUsed
+	}
+	for _, it := range items {
+		if it.Ctr != nil {
+			it.Ctr.BytesUsed += bytes[versions.ContainerFor(it.Name)]
+		}
+	}
+}
