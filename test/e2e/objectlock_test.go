@@ -181,3 +181,33 @@ func TestS3ObjectLock(t *testing.T) {
 		t.Fatalf("DeleteBucket with locked versions: %v", err)
 	}
 }
+
+// TestObjectLockThroughSwift: a locked version is as locked through Swift's object versioning
+// API, and versioning of a bucket with Object Lock cannot be turned off there either.
+func TestObjectLockThroughSwift(t *testing.T) {
+	SkipShort(t)
+	s := Start(t, Options{DataDir: t.TempDir()})
+	root := newCLI(t, s)
+	root.ok("admin", "account", "create", "acme")
+	alice := root.createUser("acme:alice", "--admin")
+	a := swiftLogin(t, s.Endpoint, "acme:alice", alice.SwiftKey)
+	ctx := Context(t)
+	c := NewS3Client(s.Endpoint, alice.AccessKey, alice.SecretKey, NoRetries)
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("vault"), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	id := putLocked(t, ctx, c, "vault", "deed", func(in *s3.PutObjectInput) {
+		in.ObjectLockMode, in.ObjectLockRetainUntilDate = types.ObjectLockModeCompliance, aws.Time(time.Now().Add(time.Hour))
+	})
+	h, _ := a.must("HEAD", "/vault", nil, nil, 204)
+	if h.Get("X-Versions-Enabled") != "True" {
+		t.Fatalf("X-Versions-Enabled %q", h.Get("X-Versions-Enabled"))
+	}
+	a.must("DELETE", "/vault/deed?version-id="+id, nil, nil, 403)
+	a.must("DELETE", "/vault/deed?version-id="+id+"&multipart-manifest=delete", nil, nil, 403)
+	a.must("POST", "/vault", map[string]string{"X-Versions-Enabled": "false"}, nil, 409)
+	mustGetVersion(t, ctx, c, "vault", "deed", id, []byte("locked deed"))
+	// A plain DELETE writes a delete marker, as through S3.
+	a.must("DELETE", "/vault/deed", nil, nil, 204)
+	mustGetVersion(t, ctx, c, "vault", "deed", id, []byte("locked deed"))
+}
