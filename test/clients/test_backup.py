@@ -70,15 +70,16 @@ def test_restic_backup_and_restore_into_a_locked_bucket(server, s3, tmp_path):
     versions, _ = all_versions(s3, bucket)
     assert versions and all(v["Key"].startswith("repo/") for v in versions)
     keys = sorted({v["Key"] for v in versions})
-    for k in keys:
-        s3.delete_object(Bucket=bucket, Key=k)
+    attack = [s3.delete_object(Bucket=bucket, Key=k) for k in keys]
+    assert all(a["DeleteMarker"] for a in attack)
     with pytest.raises(ClientError) as e:
         s3.delete_object(Bucket=bucket, Key=versions[0]["Key"], VersionId=versions[0]["VersionId"])
     assert e.value.response["Error"]["Code"] == "AccessDenied"
     assert r("snapshots", check=False).returncode != 0  # the repository is gone from view
-    _, markers = all_versions(s3, bucket)
-    for m in markers:  # undo: remove the delete markers, the locked versions are current again
-        s3.delete_object(Bucket=bucket, Key=m["Key"], VersionId=m["VersionId"])
+    # Undo: remove the attack's delete markers (not those of restic's own deletes, such as of
+    # its lock files): the locked versions are current again.
+    for k, a in zip(keys, attack):
+        s3.delete_object(Bucket=bucket, Key=k, VersionId=a["VersionId"])
     out = tmp_path / "after-attack"
     r("restore", "latest", "--target", str(out))
     assert tree_digest(out / src.relative_to("/")) == second
