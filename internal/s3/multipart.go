@@ -347,6 +347,13 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	if len(req.Parts) == 0 {
 		return errMalformedXML.withMessage("The XML you provided was not well-formed or did not validate against our published schema: no parts.")
 	}
+	// If-None-Match: * and If-Match hold against the key's current object, checked again in
+	// the commit (atomic against racing writers), as on PutObject; a failed one leaves the
+	// upload open, as in S3.
+	cond, err := h.conditionalWrite(ctx, r, rq)
+	if err != nil {
+		return err
+	}
 	if len(req.Parts) > maxPartNumber {
 		return errInvalidRequest.withMessage("A completion lists at most %d parts.", maxPartNumber)
 	}
@@ -458,7 +465,7 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 		obj.SysMeta[sysChecksumKey(up.alg)] = whole
 		obj.SysMeta[sysChecksumType] = up.typ
 	}
-	done, versionID, err := h.versions.Put(ctx, rq.versioning(), rq.objectName(), obj, nil, proxy.PutOptions{})
+	done, versionID, err := h.versions.Put(ctx, rq.versioning(), rq.objectName(), obj, nil, proxy.PutOptions{If: cond})
 	if err != nil {
 		return versionError(fmt.Errorf("complete upload %s of %q: %w", up.id, rq.key, err))
 	}
