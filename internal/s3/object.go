@@ -256,6 +256,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 		return h.invalidRange(ctx, rq, err)
 	}
 	if err != nil {
+		h.markDeleted(ctx, w, rq, err)
 		return h.notFound(ctx, rq, fmt.Errorf("get object %q: %w", rq.key, err))
 	}
 	defer rd.Close()
@@ -320,6 +321,7 @@ func (h *Handler) headObject(w http.ResponseWriter, r *http.Request, rq *request
 		obj, err = h.proxy.HeadObject(ctx, rq.readName())
 	}
 	if err != nil {
+		h.markDeleted(ctx, w, rq, err)
 		return h.notFound(ctx, rq, fmt.Errorf("head object %q: %w", rq.key, err))
 	}
 	if obj.SysMeta[meta.SysSymlinkTarget] != "" {
