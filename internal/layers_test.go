@@ -49,6 +49,8 @@ var forbidden = []struct {
 		"the index keeps listings and knows nothing above it"},
 	{"internal/storage", []string{"internal/proxy", "internal/s3", "internal/server", "internal/auth"},
 		"a storage node serves devices; it does not route or authenticate"},
+	{"internal/versions", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/s3", "internal/swift", "internal/auth", "internal/server", "github.com/cockroachdb/pebble"},
+		"the version store keeps versions through the proxy, for both front ends: it knows no client protocol and never touches a disk"},
 	{"internal/expirer", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/s3", "internal/swift", "internal/auth", "github.com/cockroachdb/pebble"},
 		"the expirer reaches storage only through the proxy, and knows no client protocol"},
 	{"internal/auth", []string{"internal/proxy", "internal/nodeclient", "internal/backend", "internal/meta", "internal/storage", "internal/engine", "internal/index", "internal/vfs", "internal/s3", "internal/swift", "internal/admin", "internal/server", "github.com/cockroachdb/pebble"},
