@@ -118,18 +118,10 @@ func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	case typ != "" && typ != checksumFullObject && typ != checksumComposite:
 		return errInvalidRequest.withMessage("Invalid x-amz-checksum-type %q.", typ)
 	}
-	if err := h.setObjectACL(r, rq, &obj); err != nil {
+	// The ACL, lock and tags wait on the marker for the completed object.
+	if err := h.objectSettings(r, rq, &obj); err != nil {
 		return err
 	}
-	if err := h.lockFromHeaders(r.Context(), r, rq, &obj); err != nil {
-		return err
-	}
-	// The tags wait on the marker, with the ACL, for the completed object.
-	tags, err := tagsFromHeader(r.Header)
-	if err != nil {
-		return err
-	}
-	setTags(&obj, tags)
 	bucket, err := h.requireBucket(ctx, rq)
 	if err != nil {
 		return err
