@@ -343,7 +343,12 @@ func (l *Lifecycle) key(ctx context.Context, account, bucket string, vst version
 		var err error
 		if vst.Enabled {
 			// Versioned: the object is hidden behind a delete marker; its version stays a
-			// noncurrent one (which NoncurrentVersionExpiration may then remove).
+			// noncurrent one (which NoncurrentVersionExpiration may then remove). A version
+			// written since the listing is left alone (this narrows the race to the
+			// delete's own time; a version hidden so is not lost, only noncurrent).
+			if !l.stillCurrent(ctx, name, g.ID) {
+				return nil
+			}
 			_, err = l.h.versions.Delete(ctx, vst, name)
 		} else {
 			// The object read, and only it: one written since the listing stays.
@@ -445,4 +450,17 @@ func (l *Lifecycle) uploads(ctx context.Context, account, bucket string, cfg *li
 		}
 		opts.Marker = page.Objects[len(page.Objects)-1].Name
 	}
+}
+
+// stillCurrent reports whether the version id (as listed) is still the current one of name in a
+// versioned bucket: the one its link names, or the null version in place.
+func (l *Lifecycle) stillCurrent(ctx context.Context, name meta.ObjectName, id string) bool {
+	cur, err := l.h.proxy.HeadObjectBrief(ctx, name)
+	if err != nil || cur.Deleted {
+		return false
+	}
+	if _, linked, ok := versions.LinkedVersion(&cur); ok {
+		return linked == id
+	}
+	return id == versions.Null
 }
