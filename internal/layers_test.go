@@ -29,6 +29,8 @@ var forbidden = []struct {
 		"S3's tagging rules are pure: strings in, tag sets or refusals out (their documents are s3xml's); the front end stores and serves them"},
 	{"internal/s3/objattr", []string{"internal/"},
 		"GetObjectAttributes' request rules are pure: headers in, attributes and pages out"},
+	{"internal/s3/lifecycle", []string{"internal/proxy", "internal/versions", "internal/access", "internal/auth", "internal/meta", "internal/server", "internal/nodeclient", "internal/swift"},
+		"lifecycle rules are pure logic: the S3 front end and its daemon do the I/O"},
 	{"internal/s3/cors", []string{"internal/proxy", "internal/access", "internal/auth", "internal/meta", "internal/server", "internal/nodeclient", "internal/swift", "internal/s3/sigv4", "internal/s3/checksum"},
 		"S3's CORS rules are pure: a configuration and a request's origin, method and headers in, a rule or a refusal out; the front end stores and serves with them"},
 	{"internal/swift/swiftwire", []string{"internal/proxy", "internal/access", "internal/auth", "internal/server", "internal/nodeclient", "internal/swift"},

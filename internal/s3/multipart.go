@@ -536,6 +536,16 @@ func (h *Handler) abortMultipartUpload(w http.ResponseWriter, r *http.Request, r
 	if err != nil {
 		return err
 	}
+	if err := h.abortUpload(ctx, rq, up); err != nil {
+		return err
+	}
+	writeEmpty(w, http.StatusNoContent)
+	return nil
+}
+
+// abortUpload ends an open upload and removes its parts (AbortMultipartUpload, and the
+// lifecycle's AbortIncompleteMultipartUpload).
+func (h *Handler) abortUpload(ctx context.Context, rq *request, up *upload) error {
 	// The marker goes first, and only if it is still the open upload we read: from then on no
 	// part can be added, and no Complete can claim it.
 	if err := h.endUpload(ctx, rq, up); err != nil {
@@ -545,7 +555,6 @@ func (h *Handler) abortMultipartUpload(w http.ResponseWriter, r *http.Request, r
 	if keep, err := h.partsInUse(ctx, rq, up.id); err == nil {
 		h.deleteParts(context.WithoutCancel(ctx), rq, up.id, keep)
 	}
-	writeEmpty(w, http.StatusNoContent)
 	return nil
 }
 

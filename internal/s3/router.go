@@ -65,7 +65,10 @@ const (
 	opPutObjectRetention      = "PutObjectRetention"
 	opGetObjectLegalHold      = "GetObjectLegalHold"
 	opPutObjectLegalHold      = "PutObjectLegalHold"
-	opGetBucketUnconfigured   = "GetBucketUnconfigured" // lifecycle, encryption, ... that Cairn does not have
+	opGetBucketLifecycle      = "GetBucketLifecycleConfiguration"
+	opPutBucketLifecycle      = "PutBucketLifecycleConfiguration"
+	opDeleteBucketLifecycle   = "DeleteBucketLifecycle"
+	opGetBucketUnconfigured   = "GetBucketUnconfigured" // website, encryption, ... that Cairn does not have
 	opListObjects             = "ListObjects"
 	opListObjectsV2           = "ListObjectsV2"
 	opListMultipartUploads    = "ListMultipartUploads"
@@ -105,9 +108,8 @@ var unsupportedSubresources = []string{
 
 // bucketGetUnconfigured are GET bucket subresources for settings a Cairn bucket never has; S3
 // answers such a GET with a "no such configuration" 404, which clients expect. (GET ?policy is
-// served: a bucket may have a policy, and so for ?cors.)
+// served: a bucket may have a policy, and so for ?cors and ?lifecycle.)
 var bucketGetUnconfigured = map[string]*apiError{
-	"lifecycle":         errNoSuchLifecycle,
 	"website":           errNoSuchWebsite,
 	"encryption":        errNoEncryptionConfig,
 	"replication":       errNoReplicationConfig,
@@ -155,6 +157,8 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opGetBucketCors, nil
 		case q.Has("object-lock"):
 			return opGetObjectLockConfig, nil
+		case q.Has("lifecycle"):
+			return opGetBucketLifecycle, nil
 		case q.Has("uploads"):
 			return opListMultipartUploads, nil
 		case q.Has("versions"):
@@ -191,6 +195,8 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opPutBucketCors, nil
 		case q.Has("object-lock"):
 			return opPutObjectLockConfig, nil
+		case q.Has("lifecycle"):
+			return opPutBucketLifecycle, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
@@ -204,6 +210,8 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opDeleteBucketTagging, nil
 		case q.Has("cors"):
 			return opDeleteBucketCors, nil
+		case q.Has("lifecycle"):
+			return opDeleteBucketLifecycle, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)
