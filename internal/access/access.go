@@ -120,6 +120,10 @@ const (
 	GetObjectLegalHold
 	PutObjectLegalHold
 	BypassGovernanceRetention
+	// The public access block and object ownership of a bucket. AWS decides their DELETEs as
+	// their PUTs; so does Cairn.
+	PutBucketPublicAccessBlock
+	PutBucketOwnershipControls
 	numActions
 )
 
@@ -168,6 +172,8 @@ var actionNames = [numActions]string{
 	GetObjectLegalHold:               "s3:GetObjectLegalHold",
 	PutObjectLegalHold:               "s3:PutObjectLegalHold",
 	BypassGovernanceRetention:        "s3:BypassGovernanceRetention",
+	PutBucketPublicAccessBlock:       "s3:PutBucketPublicAccessBlock",
+	PutBucketOwnershipControls:       "s3:PutBucketOwnershipControls",
 }
 
 // String is the action's name in S3's policy language, "s3:GetObject".
@@ -227,6 +233,9 @@ type Request struct {
 	Object *ACL
 	// Referer is the request's Referer header, which Swift's referrer ACLs (.r:) test.
 	Referer string
+	// Context is what the request offers to policy conditions (condition.go); nil: nothing,
+	// so that every condition sees its keys absent.
+	Context Context
 }
 
 // Decision is the answer to a Request.
@@ -278,8 +287,9 @@ func Decide(r Request) Decision {
 		return allow("account administrator manages the bucket policy")
 	}
 	arn := r.Resource.ARN()
+	pab := st.pab()
 	if st.Policy != nil {
-		if s := st.Policy.match(EffectDeny, id, r.Action, arn); s != nil {
+		if s := st.Policy.match(EffectDeny, id, r.Action, arn, r.Context, false); s != nil {
 			return deny("explicit deny in bucket policy" + sidText(s))
 		}
 	}
@@ -287,21 +297,26 @@ func Decide(r Request) Decision {
 		return allow("bucket owner's administrator")
 	}
 	if st.Policy != nil {
-		if s := st.Policy.match(EffectAllow, id, r.Action, arn); s != nil {
+		// RestrictPublicBuckets: a public policy's public statements are for the owner's
+		// account only (AWS: its users and AWS services, of which Cairn has none).
+		outsider := pab.RestrictPublicBuckets && !owner && st.Policy.Public()
+		if s := st.Policy.match(EffectAllow, id, r.Action, arn, r.Context, outsider); s != nil {
 			return allow("bucket policy" + sidText(s))
 		}
 	}
-	if p, ok := bucketACLPermission(r.Action); ok && st.ACL.grants(id, p) {
+	// BucketOwnerEnforced turns ACLs off: neither the bucket's nor an object's grants count.
+	acls := st.ACLsEnforced()
+	if p, ok := bucketACLPermission(r.Action); ok && acls && st.ACL.grantsExcept(id, p, pab.IgnorePublicAcls) {
 		return allow("bucket ACL grants " + string(p))
 	}
 	if swiftAllows(st, id, r.Action, r.Referer) {
 		return allow("Swift container ACL")
 	}
-	if p, ok := objectACLPermission(r.Action); ok {
+	if p, ok := objectACLPermission(r.Action); ok && acls {
 		if r.Object == nil {
 			return Decision{Reason: "no grant on the bucket; the object's ACL is unknown", NeedObjectACL: true}
 		}
-		if r.Object.grants(id, p) {
+		if r.Object.grantsExcept(id, p, pab.IgnorePublicAcls) {
 			return allow("object ACL grants " + string(p))
 		}
 	}
