@@ -305,7 +305,7 @@ func Decide(r Request) Decision {
 		}
 	}
 	// BucketOwnerEnforced turns ACLs off: neither the bucket's nor an object's grants count.
-	acls := st.ACLsEnforced()
+	acls := st.ACLsEnabled()
 	if p, ok := bucketACLPermission(r.Action); ok && acls && st.ACL.grantsExcept(id, p, pab.IgnorePublicAcls) {
 		return allow("bucket ACL grants " + string(p))
 	}

@@ -19,7 +19,7 @@ func TestPublicAccessBlockEncode(t *testing.T) {
 		t.Error("damaged PAB and ownership not reported")
 	}
 	st = StateFromMeta("photos", map[string]string{MetaPublicAccessBlock: "IgnorePublicAcls", MetaOwnership: "BucketOwnerEnforced"})
-	if st.Broken != nil || st.PublicAccessBlock == nil || !st.PublicAccessBlock.IgnorePublicAcls || st.PublicAccessBlock.BlockPublicAcls || st.ACLsEnforced() {
+	if st.Broken != nil || st.PublicAccessBlock == nil || !st.PublicAccessBlock.IgnorePublicAcls || st.PublicAccessBlock.BlockPublicAcls || st.ACLsEnabled() {
 		t.Errorf("state %+v", st)
 	}
 }

@@ -136,9 +136,9 @@ func (s *BucketState) Public() bool {
 	return s.ACL.Public() || s.Policy.Public() || len(s.SwiftRead.Referrers) > 0
 }
 
-// ACLsEnforced reports whether the bucket's ACLs take part in decisions: not when object
+// ACLsEnabled reports whether the bucket's ACLs take part in decisions: not when object
 // ownership is BucketOwnerEnforced, which turns them off.
-func (s *BucketState) ACLsEnforced() bool { return s.Ownership != OwnershipBucketOwnerEnforced }
+func (s *BucketState) ACLsEnabled() bool { return s.Ownership != OwnershipBucketOwnerEnforced }
 
 // pab is the public access block, the zero one when none is set.
 func (s *BucketState) pab() PublicAccessBlock {

@@ -65,6 +65,12 @@ const (
 	opPutObjectRetention      = "PutObjectRetention"
 	opGetObjectLegalHold      = "GetObjectLegalHold"
 	opPutObjectLegalHold      = "PutObjectLegalHold"
+	opGetPublicAccessBlock    = "GetPublicAccessBlock"
+	opPutPublicAccessBlock    = "PutPublicAccessBlock"
+	opDeletePublicAccessBlock = "DeletePublicAccessBlock"
+	opGetOwnershipControls    = "GetBucketOwnershipControls"
+	opPutOwnershipControls    = "PutBucketOwnershipControls"
+	opDeleteOwnershipControls = "DeleteBucketOwnershipControls"
 	opGetBucketUnconfigured   = "GetBucketUnconfigured" // lifecycle, encryption, ... that Cairn does not have
 	opListObjects             = "ListObjects"
 	opListObjectsV2           = "ListObjectsV2"
@@ -107,12 +113,10 @@ var unsupportedSubresources = []string{
 // answers such a GET with a "no such configuration" 404, which clients expect. (GET ?policy is
 // served: a bucket may have a policy, and so for ?cors.)
 var bucketGetUnconfigured = map[string]*apiError{
-	"lifecycle":         errNoSuchLifecycle,
-	"website":           errNoSuchWebsite,
-	"encryption":        errNoEncryptionConfig,
-	"replication":       errNoReplicationConfig,
-	"publicAccessBlock": errNoPublicAccessBlock,
-	"ownershipControls": errNoOwnershipControls,
+	"lifecycle":   errNoSuchLifecycle,
+	"website":     errNoSuchWebsite,
+	"encryption":  errNoEncryptionConfig,
+	"replication": errNoReplicationConfig,
 }
 
 // resolveOperation picks the S3 operation of a request from its method, target, query and
@@ -155,6 +159,10 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opGetBucketCors, nil
 		case q.Has("object-lock"):
 			return opGetObjectLockConfig, nil
+		case q.Has("publicAccessBlock"):
+			return opGetPublicAccessBlock, nil
+		case q.Has("ownershipControls"):
+			return opGetOwnershipControls, nil
 		case q.Has("uploads"):
 			return opListMultipartUploads, nil
 		case q.Has("versions"):
@@ -191,6 +199,10 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opPutBucketCors, nil
 		case q.Has("object-lock"):
 			return opPutObjectLockConfig, nil
+		case q.Has("publicAccessBlock"):
+			return opPutPublicAccessBlock, nil
+		case q.Has("ownershipControls"):
+			return opPutOwnershipControls, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
@@ -204,6 +216,10 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opDeleteBucketTagging, nil
 		case q.Has("cors"):
 			return opDeleteBucketCors, nil
+		case q.Has("publicAccessBlock"):
+			return opDeletePublicAccessBlock, nil
+		case q.Has("ownershipControls"):
+			return opDeleteOwnershipControls, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)
