@@ -3,7 +3,9 @@ package access
 import (
 	"encoding/json"
 	"math"
+	"net"
 	"net/netip"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -528,4 +530,56 @@ func (c *Clause) restricting() bool {
 		return true
 	}
 	return false
+}
+
+// BaseContext is the context every request offers, whichever API it comes through: the
+// caller's address (peer is the TCP peer, host:port; Cairn trusts no forwarding header, which
+// a client could forge), whether it came over TLS, the time, its User-Agent and Referer, and
+// who it is.
+func BaseContext(peer string, secure bool, now time.Time, userAgent, referer string, id Identity) Context {
+	c := Context{}
+	if host, _, err := net.SplitHostPort(peer); err == nil && host != "" {
+		c.Set(KeySourceIP, host)
+	}
+	c.Set(KeySecureTransport, strconv.FormatBool(secure))
+	now = now.UTC()
+	c.Set(KeyCurrentTime, now.Format(time.RFC3339))
+	c.Set(KeyEpochTime, strconv.FormatInt(now.Unix(), 10))
+	if userAgent != "" {
+		c.Set(KeyUserAgent, userAgent)
+	}
+	if referer != "" {
+		c.Set(KeyReferer, referer)
+	}
+	if !id.Anonymous && id.Account != "" {
+		c.Set(KeyPrincipalAccount, id.Account)
+		if id.User != "" {
+			c.Set(KeyUsername, id.User)
+			c.Set(KeyUserID, id.Account+":"+id.User)
+		}
+	}
+	return c
+}
+
+// ObjectMetaTagging is the key of an object's SysMeta holding its tags, in the query form
+// the S3 front end stores (internal/s3/tagging.ObjectSysMetaKey, which a test holds equal).
+const ObjectMetaTagging = "tagging"
+
+// WithExistingTags is a copy of c with s3:ExistingObjectTag/<key> for each tag of an object
+// whose SysMeta is sys. Tags that do not decode add nothing.
+func (c Context) WithExistingTags(sys map[string]string) Context {
+	q, err := url.ParseQuery(sys[ObjectMetaTagging])
+	if err != nil || len(q) == 0 {
+		return c
+	}
+	out := make(Context, len(c)+len(q))
+	for k, v := range c {
+		out[k] = v
+	}
+	for k, v := range q {
+		if len(v) > 0 {
+			out.Set(KeyExistingObjectTag+k, v[0])
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package access
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // condPolicy is a policy allowing everyone s3:GetObject on photos/* under a Condition block.
@@ -224,5 +225,49 @@ func TestUsesExistingObjectTags(t *testing.T) {
 	var nilPolicy *Policy
 	if nilPolicy.UsesExistingObjectTags() {
 		t.Error("nil policy")
+	}
+}
+
+func TestBaseContext(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600))
+	c := BaseContext("[::1]:5000", true, now, "ua/1", "", Identity{Account: "acme", User: "bob"})
+	want := map[string]string{KeySourceIP: "::1", KeySecureTransport: "true", KeyCurrentTime: "2025-12-31T23:00:00Z",
+		KeyEpochTime: "1767222000", KeyUserAgent: "ua/1", KeyPrincipalAccount: "acme", KeyUsername: "bob", KeyUserID: "acme:bob"}
+	for k, v := range want {
+		if got, ok := c.Get(k); !ok || len(got) != 1 || got[0] != v {
+			t.Errorf("%s: %v, want %q", k, got, v)
+		}
+	}
+	if _, ok := c.Get(KeyReferer); ok {
+		t.Error("empty Referer present")
+	}
+	c = BaseContext("garbage", false, now, "", "", Identity{Anonymous: true})
+	for _, k := range []string{KeySourceIP, KeyPrincipalAccount, KeyUsername, KeyUserAgent} {
+		if _, ok := c.Get(k); ok {
+			t.Errorf("%s present for an anonymous caller without address", k)
+		}
+	}
+	if v, _ := c.Get(KeySecureTransport); len(v) != 1 || v[0] != "false" {
+		t.Errorf("SecureTransport %v", v)
+	}
+}
+
+func TestWithExistingTags(t *testing.T) {
+	base := ctxOf(KeyPrefix, "p")
+	c := base.WithExistingTags(map[string]string{ObjectMetaTagging: "Team=blue&a+b=c%26d"})
+	if v, _ := c.Get("s3:ExistingObjectTag/Team"); len(v) != 1 || v[0] != "blue" {
+		t.Errorf("Team: %v", v)
+	}
+	if v, _ := c.Get("s3:ExistingObjectTag/a b"); len(v) != 1 || v[0] != "c&d" {
+		t.Errorf("a b: %v", v)
+	}
+	if _, ok := base.Get("s3:ExistingObjectTag/Team"); ok {
+		t.Error("the base context was changed")
+	}
+	if v, _ := c.Get(KeyPrefix); len(v) != 1 {
+		t.Error("base keys lost")
+	}
+	if len(base.WithExistingTags(nil)) != 1 || len(base.WithExistingTags(map[string]string{ObjectMetaTagging: "%zz"})) != 1 {
+		t.Error("no or bad tags added keys")
 	}
 }

@@ -228,7 +228,7 @@ func (h *Handler) allowed(ctx context.Context, rq *request, a access.Action, key
 		switch {
 		case objErr == nil:
 			t := *rq
-			t.cond = withExistingTags(rq.cond, &obj)
+			t.cond = rq.cond.WithExistingTags(obj.SysMeta)
 			rq = &t
 		case !errors.Is(objErr, meta.ErrNotFound):
 			return fmt.Errorf("object tags of %q: %w", key, objErr)

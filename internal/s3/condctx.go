@@ -1,13 +1,10 @@
 package s3
 
 import (
-	"net"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/access"
-	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/s3/tagging"
 )
 
@@ -17,29 +14,7 @@ import (
 
 // conditionContext collects the context of a request, once it is authenticated.
 func conditionContext(r *http.Request, rq *request, now time.Time) access.Context {
-	c := access.Context{}
-	// aws:SourceIp is the TCP peer: Cairn trusts no proxy header (X-Forwarded-For and the like
-	// are the client's to forge), so behind a proxy it is the proxy's address.
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil && host != "" {
-		c.Set(access.KeySourceIP, host)
-	}
-	c.Set(access.KeySecureTransport, strconv.FormatBool(r.TLS != nil))
-	now = now.UTC()
-	c.Set(access.KeyCurrentTime, now.Format(time.RFC3339))
-	c.Set(access.KeyEpochTime, strconv.FormatInt(now.Unix(), 10))
-	if v := r.Header.Get("User-Agent"); v != "" {
-		c.Set(access.KeyUserAgent, v)
-	}
-	if v := r.Header.Get("Referer"); v != "" {
-		c.Set(access.KeyReferer, v)
-	}
-	if id := rq.who; !id.Anonymous && id.Account != "" {
-		c.Set(access.KeyPrincipalAccount, id.Account)
-		if id.User != "" {
-			c.Set(access.KeyUsername, id.User)
-			c.Set(access.KeyUserID, id.Account+":"+id.User)
-		}
-	}
+	c := access.BaseContext(r.RemoteAddr, r.TLS != nil, now, r.Header.Get("User-Agent"), r.Header.Get("Referer"), rq.who)
 	switch rq.op {
 	case opListObjects, opListObjectsV2, opListObjectVersions:
 		for key, param := range map[string]string{access.KeyPrefix: "prefix", access.KeyDelimiter: "delimiter", access.KeyMaxKeys: "max-keys"} {
@@ -80,18 +55,3 @@ func conditionContext(r *http.Request, rq *request, now time.Time) access.Contex
 	return c
 }
 
-// withExistingTags is ctx with s3:ExistingObjectTag/<key> for each tag of an object.
-func withExistingTags(ctx access.Context, obj *meta.Object) access.Context {
-	set, err := tagging.Decode(obj.SysMeta[tagging.ObjectSysMetaKey])
-	if err != nil || len(set) == 0 {
-		return ctx
-	}
-	c := make(access.Context, len(ctx)+len(set))
-	for k, v := range ctx {
-		c[k] = v
-	}
-	for _, t := range set {
-		c.Set(access.KeyExistingObjectTag+t.Key, t.Value)
-	}
-	return c
-}
