@@ -10,8 +10,9 @@
 //  1. The root identity (the server's root key) may do everything, and an administrator of the
 //     owning account may always read, replace and delete the bucket policy (as AWS lets an
 //     account's root user), so that no policy can lock its own account out for good.
-//  2. An explicit Deny in the bucket policy that matches the request denies it, for every other
-//     principal, the owning account's own users included.
+//  2. An explicit Deny in the bucket policy that matches the request (its conditions holding in
+//     Request.Context) denies it, for every other principal, the owning account's own users
+//     included.
 //  3. Administrators of the owning account may do everything else. The account's other users
 //     are like anyone else: they get only what rule 4 grants them (tempauth's users without
 //     .admin; AWS's IAM users, who need a permission of their own). Grants and policy
@@ -21,6 +22,11 @@
 //     Creating and listing an account's buckets is for its administrators too.
 //  4. An Allow in the bucket policy, a bucket ACL grant, an object ACL grant (GetObject and the
 //     object's ACL only) or a Swift container ACL (X-Container-Read/-Write) allows the request.
+//     The bucket's settings narrow this: object ownership BucketOwnerEnforced turns ACL grants
+//     off; a public access block's IgnorePublicAcls ignores grants to AllUsers and
+//     AuthenticatedUsers, and RestrictPublicBuckets keeps a public policy's public statements
+//     for the owner's account. (BlockPublicAcls and BlockPublicPolicy refuse writes, which the
+//     front ends check: ACL.GrantsPublic, Policy.Public.)
 //  5. Anything else is denied.
 //
 // Using it from a front end (the S3 front end does all of this; see internal/s3/access.go):
@@ -28,7 +34,8 @@
 //   - Read the container with proxy.HeadContainer and its state with StateFromMeta (cache it
 //     briefly if you like; forget it when you change it).
 //   - Decide(Request{Identity, Action, Resource{Owner: the container's account, Bucket, Key},
-//     Bucket: state, Referer}). If the answer has NeedObjectACL, read the object's SysMeta
+//     Bucket: state, Referer, Context}), the Context from BaseContext plus what the API's
+//     request offers (and WithExistingTags when Policy.UsesExistingObjectTags). If the answer has NeedObjectACL, read the object's SysMeta
 //     (ObjectACLFromSysMeta) and decide again. Refuse what is not Allowed.
 //   - Keep state only under the Meta* keys, validated first: ParsePolicy, ACL.Validate,
 //     ParseSwiftACL / ParseSwiftWriteACL (store SwiftACL.String()).
@@ -37,7 +44,7 @@
 //     ErrQuotaExceeded.
 //
 // Files: access.go (identities, actions, resources, Decide), acl.go (S3 ACLs: grants and canned
-// ACLs), policy.go (bucket policies), swiftacl.go (Swift container ACLs), state.go (the access
+// ACLs), policy.go (bucket policies), condition.go (policy conditions), swiftacl.go (Swift container ACLs), state.go (the access
 // state kept in a container's metadata), quota.go (quota checks).
 package access
 
