@@ -44,8 +44,9 @@
 //     ErrQuotaExceeded.
 //
 // Files: access.go (identities, actions, resources, Decide), acl.go (S3 ACLs: grants and canned
-// ACLs), policy.go (bucket policies), condition.go (policy conditions), swiftacl.go (Swift container ACLs), state.go (the access
-// state kept in a container's metadata), quota.go (quota checks).
+// ACLs), policy.go (bucket policies), condition.go (policy conditions and their context),
+// swiftacl.go (Swift container ACLs), state.go (the access state kept in a container's
+// metadata: also the public access block and object ownership), quota.go (quota checks).
 package access
 
 import (

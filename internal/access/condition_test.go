@@ -194,17 +194,17 @@ func TestConditionDeny(t *testing.T) {
 func TestPolicyPublicConditions(t *testing.T) {
 	for cond, want := range map[string]bool{
 		`{}`: true,
-		`{"IpAddress":{"aws:SourceIp":"10.0.0.0/8"}}`:                   false,
-		`{"IpAddress":{"aws:SourceIp":["10.0.0.0/8","0.0.0.0/0"]}}`:     true,
-		`{"IpAddress":{"aws:SourceIp":"2001:db8::/32"}}`:                false,
-		`{"IpAddress":{"aws:SourceIp":"2001::/16"}}`:                    true,
-		`{"IpAddressIfExists":{"aws:SourceIp":"10.0.0.0/8"}}`:           true,
-		`{"NotIpAddress":{"aws:SourceIp":"10.0.0.0/8"}}`:                true,
-		`{"StringEquals":{"aws:PrincipalAccount":"acme"}}`:              false,
-		`{"StringLike":{"aws:PrincipalAccount":"ac*"}}`:                 true,
-		`{"StringEquals":{"aws:PrincipalAccount":"ac*"}}`:               true,
-		`{"Bool":{"aws:SecureTransport":"true"}}`:                       true,
-		`{"StringEquals":{"aws:userid":"acme:bob"}}`:                    false,
+		`{"IpAddress":{"aws:SourceIp":"10.0.0.0/8"}}`:               false,
+		`{"IpAddress":{"aws:SourceIp":["10.0.0.0/8","0.0.0.0/0"]}}`: true,
+		`{"IpAddress":{"aws:SourceIp":"2001:db8::/32"}}`:            false,
+		`{"IpAddress":{"aws:SourceIp":"2001::/16"}}`:                true,
+		`{"IpAddressIfExists":{"aws:SourceIp":"10.0.0.0/8"}}`:       true,
+		`{"NotIpAddress":{"aws:SourceIp":"10.0.0.0/8"}}`:            true,
+		`{"StringEquals":{"aws:PrincipalAccount":"acme"}}`:          false,
+		`{"StringLike":{"aws:PrincipalAccount":"ac*"}}`:             true,
+		`{"StringEquals":{"aws:PrincipalAccount":"ac*"}}`:           true,
+		`{"Bool":{"aws:SecureTransport":"true"}}`:                   true,
+		`{"StringEquals":{"aws:userid":"acme:bob"}}`:                false,
 	} {
 		if got := condPolicy(t, "Allow", cond).Public(); got != want {
 			t.Errorf("%s: public %v, want %v", cond, got, want)

@@ -12,27 +12,32 @@ import (
 // keys that access evaluates (access.Context). Keys whose source is absent from the request
 // are left out, so that conditions see them absent as IAM's rules describe.
 
+// conditionHeaders are the condition keys that are a request header's value.
+var conditionHeaders = map[string]string{
+	access.KeyACL:                   "X-Amz-Acl",
+	access.KeySSE:                   "X-Amz-Server-Side-Encryption",
+	access.KeyCopySource:            "X-Amz-Copy-Source",
+	access.KeyMetadataDirective:     "X-Amz-Metadata-Directive",
+	access.KeyObjectLockMode:        "X-Amz-Object-Lock-Mode",
+	access.KeyObjectLockRetainUntil: "X-Amz-Object-Lock-Retain-Until-Date",
+	access.KeyObjectLockLegalHold:   "X-Amz-Object-Lock-Legal-Hold",
+}
+
+// listConditionParams are the condition keys of a listing, each a query parameter's value.
+var listConditionParams = map[string]string{access.KeyPrefix: "prefix", access.KeyDelimiter: "delimiter", access.KeyMaxKeys: "max-keys"}
+
 // conditionContext collects the context of a request, once it is authenticated.
 func conditionContext(r *http.Request, rq *request, now time.Time) access.Context {
 	c := access.BaseContext(r.RemoteAddr, r.TLS != nil, now, r.Header.Get("User-Agent"), r.Header.Get("Referer"), rq.who)
 	switch rq.op {
 	case opListObjects, opListObjectsV2, opListObjectVersions:
-		for key, param := range map[string]string{access.KeyPrefix: "prefix", access.KeyDelimiter: "delimiter", access.KeyMaxKeys: "max-keys"} {
+		for key, param := range listConditionParams {
 			if rq.query.Has(param) {
 				c.Set(key, rq.query.Get(param))
 			}
 		}
 	}
-	headers := map[string]string{
-		access.KeyACL:                   "X-Amz-Acl",
-		access.KeySSE:                   "X-Amz-Server-Side-Encryption",
-		access.KeyCopySource:            "X-Amz-Copy-Source",
-		access.KeyMetadataDirective:     "X-Amz-Metadata-Directive",
-		access.KeyObjectLockMode:        "X-Amz-Object-Lock-Mode",
-		access.KeyObjectLockRetainUntil: "X-Amz-Object-Lock-Retain-Until-Date",
-		access.KeyObjectLockLegalHold:   "X-Amz-Object-Lock-Legal-Hold",
-	}
-	for key, hdr := range headers {
+	for key, hdr := range conditionHeaders {
 		if v := r.Header.Get(hdr); v != "" {
 			c.Set(key, v)
 		}
@@ -54,4 +59,3 @@ func conditionContext(r *http.Request, rq *request, now time.Time) access.Contex
 	}
 	return c
 }
-
