@@ -483,14 +483,24 @@ func conditionsHold(cs []Clause, ctx Context) bool {
 
 // UsesExistingObjectTags reports whether some statement tests s3:ExistingObjectTag/..., so
 // that the front end knows to read an object's tags into the context.
-func (p *Policy) UsesExistingObjectTags() bool {
+func (p *Policy) UsesExistingObjectTags() bool { return p.usesKey(KeyExistingObjectTag) }
+
+// UsesRequestObjectTags reports whether some statement tests s3:RequestObjectTag/... or
+// s3:RequestObjectTagKeys, so that a front end that learns the request's tags only from its
+// body (PutObjectTagging) knows to decide once it has read them.
+func (p *Policy) UsesRequestObjectTags() bool {
+	return p.usesKey(KeyRequestObjectTag) || p.usesKey(KeyRequestObjectTagKeys)
+}
+
+// usesKey reports whether a condition key of some statement starts with prefix (without case).
+func (p *Policy) usesKey(prefix string) bool {
 	if p == nil {
 		return false
 	}
-	pre := strings.ToLower(KeyExistingObjectTag)
+	pre := strings.ToLower(prefix)
 	for _, s := range p.Statements {
 		for _, c := range s.Conditions {
-			if strings.HasPrefix(c.Key, pre) {
+			if strings.HasPrefix(strings.ToLower(c.Key), pre) {
 				return true
 			}
 		}

@@ -223,8 +223,16 @@ func TestUsesExistingObjectTags(t *testing.T) {
 		t.Error("ExistingObjectTag missed")
 	}
 	var nilPolicy *Policy
-	if nilPolicy.UsesExistingObjectTags() {
+	if nilPolicy.UsesExistingObjectTags() || nilPolicy.UsesRequestObjectTags() {
 		t.Error("nil policy")
+	}
+	if condPolicy(t, "Allow", `{"StringEquals":{"s3:ExistingObjectTag/a":"b"}}`).UsesRequestObjectTags() {
+		t.Error("ExistingObjectTag counted as a request tag")
+	}
+	for _, key := range []string{"s3:RequestObjectTag/a", "s3:requestobjecttagkeys"} {
+		if !condPolicy(t, "Allow", `{"ForAnyValue:StringEquals":{"`+key+`":"b"}}`).UsesRequestObjectTags() {
+			t.Errorf("%s missed", key)
+		}
 	}
 }
 

@@ -168,6 +168,9 @@ func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) e
 		return nil
 	}
 	action := actionOf(rq.op, rq.query)
+	if deferredTaggingDecision(rq) {
+		return nil // decided by putObjectTagging once it has read the tags (a small body)
+	}
 	if err := h.allowed(ctx, rq, action, rq.key, r.Header.Get("Referer")); err != nil {
 		return err
 	}
@@ -201,6 +204,13 @@ func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) e
 		}
 	}
 	return nil
+}
+
+// deferredTaggingDecision reports whether a PutObjectTagging is decided in its handler, after
+// its document is read: when the bucket policy tests the request's tags
+// (s3:RequestObjectTag/..., s3:RequestObjectTagKeys), which only the document carries.
+func deferredTaggingDecision(rq *request) bool {
+	return rq.op == opPutObjectTagging && rq.state != nil && rq.state.Policy.UsesRequestObjectTags()
 }
 
 func (h *Handler) decide(rq *request, a access.Action, key string, objACL *access.ACL, referer string) access.Decision {

@@ -49,13 +49,28 @@ func conditionContext(r *http.Request, rq *request, now time.Time) access.Contex
 	// set that does not parse offers none: its write is refused later anyway).
 	if v := r.Header.Get("X-Amz-Tagging"); v != "" {
 		if set, err := tagging.ParseHeader(v); err == nil {
-			keys := make([]string, 0, len(set))
-			for _, t := range set {
-				c.Set(access.KeyRequestObjectTag+t.Key, t.Value)
-				keys = append(keys, t.Key)
-			}
-			c.Set(access.KeyRequestObjectTagKeys, keys...)
+			setRequestTags(c, set)
 		}
 	}
 	return c
+}
+
+// setRequestTags sets s3:RequestObjectTag/<key> and s3:RequestObjectTagKeys from a tag set.
+func setRequestTags(c access.Context, set tagging.Set) {
+	keys := make([]string, 0, len(set))
+	for _, t := range set {
+		c.Set(access.KeyRequestObjectTag+t.Key, t.Value)
+		keys = append(keys, t.Key)
+	}
+	c.Set(access.KeyRequestObjectTagKeys, keys...)
+}
+
+// withRequestTags is a copy of c with the request tags of set (PutObjectTagging's document).
+func withRequestTags(c access.Context, set tagging.Set) access.Context {
+	out := make(access.Context, len(c)+len(set)+1)
+	for k, v := range c {
+		out[k] = v
+	}
+	setRequestTags(out, set)
+	return out
 }

@@ -327,3 +327,41 @@ func TestPolicyConditionsThroughSwift(t *testing.T) {
 		t.Fatalf("beta's Swift GET over plain HTTP under Deny-unless-TLS: %d", status)
 	}
 }
+
+// TestPolicyConditionsRequestTags: s3:RequestObjectTagKeys and s3:RequestObjectTag decide
+// PutObjectTagging from its document and PutObject from x-amz-tagging.
+func TestPolicyConditionsRequestTags(t *testing.T) {
+	ts := newTenants(t)
+	ctx := ctxT(t)
+	_, err := ts.a.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("rtags")})
+	mustOK(t, err)
+	putOK(t, ts.a, "rtags", "k", "v")
+	mustOK(t, putPolicy(t, ts, "rtags", `{"Statement":[
+		{"Effect":"Allow","Principal":{"AWS":"beta"},"Action":"s3:PutObjectTagging","Resource":"arn:aws:s3:::rtags/*","Condition":{"ForAllValues:StringEquals":{"s3:RequestObjectTagKeys":["team","env"]},"StringEqualsIfExists":{"s3:RequestObjectTag/env":"dev"}}},
+		{"Effect":"Deny","Principal":"*","Action":"s3:PutObjectTagging","Resource":"arn:aws:s3:::rtags/*","Condition":{"ForAnyValue:StringEquals":{"s3:RequestObjectTagKeys":"forbidden"}}}]}`))
+	tag := func(c *s3.Client, kv ...string) error {
+		var set []types.Tag
+		for i := 0; i+1 < len(kv); i += 2 {
+			set = append(set, types.Tag{Key: aws.String(kv[i]), Value: aws.String(kv[i+1])})
+		}
+		_, err := c.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String("rtags"), Key: aws.String("k"), Tagging: &types.Tagging{TagSet: set}})
+		return err
+	}
+	mustOK(t, tag(ts.b, "team", "blue"))
+	mustOK(t, tag(ts.b, "team", "blue", "env", "dev"))
+	wantCode(t, tag(ts.b, "team", "blue", "env", "prod"), "AccessDenied")
+	wantCode(t, tag(ts.b, "owner", "beta"), "AccessDenied")
+	wantCode(t, tag(ts.g, "team", "blue"), "AccessDenied")
+	// The Deny holds for the owner too, from the document and from x-amz-tagging.
+	wantCode(t, tag(ts.a, "forbidden", "1"), "AccessDenied")
+	mustOK(t, tag(ts.a, "anything", "1"))
+	_, err = ts.a.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("rtags"), Key: aws.String("n"), Body: strings.NewReader("n"), Tagging: aws.String("forbidden=1")})
+	wantCode(t, err, "AccessDenied")
+	_, err = ts.a.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("rtags"), Key: aws.String("n"), Body: strings.NewReader("n"), Tagging: aws.String("fine=1")})
+	mustOK(t, err)
+	got, err := ts.a.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: aws.String("rtags"), Key: aws.String("k")})
+	mustOK(t, err)
+	if len(got.TagSet) != 1 || aws.ToString(got.TagSet[0].Key) != "anything" {
+		t.Fatalf("tags after refused changes: %+v", got.TagSet)
+	}
+}
