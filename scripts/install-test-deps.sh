@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs, skipping whatever is already there:
-#   - Debian packages: rclone (a real S3 client), python3-venv (on Debian's own python3),
+#   - Debian packages: rclone (a real S3 client), restic (a backup program), python3-venv (on Debian's own python3),
 #     chromium (renders the HTML bench report in internal/bench/htmlreport's browser test),
 #     curl, and python3-swift, python3-swiftclient, python3-boto3 (OpenStack Swift 2.30.1,
 #     which Swift's functional tests import); swift (swift-ring-builder and Swift's Python
@@ -36,6 +36,8 @@ apt_install() {
 }
 
 command -v rclone >/dev/null || apt_install rclone
+# restic: a backup program, backing up into a versioned bucket with Object Lock (test_backup.py).
+command -v restic >/dev/null || apt_install restic
 command -v curl >/dev/null || apt_install curl
 # Swift's functional tests run on Debian's OpenStack Swift (the version their tree is pinned to).
 swift_pkgs=()

@@ -95,6 +95,9 @@ const (
 	// permission for DeleteBucketCors).
 	PutBucketCORS
 	GetLifecycleConfiguration
+	// PutLifecycleConfiguration sets and deletes the bucket's lifecycle configuration (S3 has
+	// no separate permission for DeleteBucketLifecycle).
+	PutLifecycleConfiguration
 	GetBucketTagging
 	GetBucketWebsite
 	GetEncryptionConfiguration
@@ -153,6 +156,7 @@ var actionNames = [numActions]string{
 	GetBucketCORS:                    "s3:GetBucketCORS",
 	PutBucketCORS:                    "s3:PutBucketCORS",
 	GetLifecycleConfiguration:        "s3:GetLifecycleConfiguration",
+	PutLifecycleConfiguration:        "s3:PutLifecycleConfiguration",
 	GetBucketTagging:                 "s3:GetBucketTagging",
 	GetBucketWebsite:                 "s3:GetBucketWebsite",
 	GetEncryptionConfiguration:       "s3:GetEncryptionConfiguration",

@@ -25,8 +25,8 @@ func TestParsePolicyValid(t *testing.T) {
 		{`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:Get*","Resource":"arn:aws:s3:::pho?os/a/*"}]}`,
 			[]Statement{{Effect: EffectAllow, Principals: []Principal{{Any: true}}, Actions: []string{"s3:get*"}, Resources: []string{"arn:aws:s3:::pho?os/a/*"}}}},
 		// An action Cairn does not know is kept (it simply never matches).
-		{`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:PutLifecycleConfiguration","Resource":"arn:aws:s3:::photos"}]}`,
-			[]Statement{{Effect: EffectAllow, Principals: []Principal{{Any: true}}, Actions: []string{"s3:putlifecycleconfiguration"}, Resources: []string{"arn:aws:s3:::photos"}}}},
+		{`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:PutBucketWebsite","Resource":"arn:aws:s3:::photos"}]}`,
+			[]Statement{{Effect: EffectAllow, Principals: []Principal{{Any: true}}, Actions: []string{"s3:putbucketwebsite"}, Resources: []string{"arn:aws:s3:::photos"}}}},
 	}
 	for _, c := range cases {
 		p, err := ParsePolicy([]byte(c.doc), "photos")

@@ -87,6 +87,9 @@ var opActions = map[string]access.Action{
 	opPutObjectLegalHold:      access.PutObjectLegalHold,
 	opPutBucketCors:           access.PutBucketCORS,
 	opDeleteBucketCors:        access.PutBucketCORS, // as in S3: no permission of its own
+	opGetBucketLifecycle:      access.GetLifecycleConfiguration,
+	opPutBucketLifecycle:      access.PutLifecycleConfiguration,
+	opDeleteBucketLifecycle:   access.PutLifecycleConfiguration, // as in S3: no permission of its own
 	opPutObject:               access.PutObject,
 	opPostObject:              access.PutObject,
 	opCopyObject:              access.PutObject,
@@ -117,7 +120,6 @@ var opActions = map[string]access.Action{
 
 // unconfiguredActions are the actions of the GET subresources answered "not configured".
 var unconfiguredActions = map[string]access.Action{
-	"lifecycle":   access.GetLifecycleConfiguration,
 	"website":     access.GetBucketWebsite,
 	"encryption":  access.GetEncryptionConfiguration,
 	"replication": access.GetReplicationConfiguration,

@@ -133,8 +133,13 @@ func TestActionOf(t *testing.T) {
 			t.Errorf("%s: %v, want %v", op, a, want)
 		}
 	}
-	if a := actionOf(opGetBucketUnconfigured, map[string][]string{"lifecycle": {""}}); a != access.GetLifecycleConfiguration {
-		t.Errorf("?lifecycle: %v", a)
+	for op, want := range map[string]access.Action{opGetBucketLifecycle: access.GetLifecycleConfiguration, opPutBucketLifecycle: access.PutLifecycleConfiguration, opDeleteBucketLifecycle: access.PutLifecycleConfiguration} {
+		if a := actionOf(op, nil); a != want {
+			t.Errorf("%s: %v, want %v", op, a, want)
+		}
+	}
+	if a := actionOf(opGetBucketUnconfigured, map[string][]string{"website": {""}}); a != access.GetBucketWebsite {
+		t.Errorf("?website: %v", a)
 	}
 	for sub := range bucketGetUnconfigured {
 		if !actionOf(opGetBucketUnconfigured, map[string][]string{sub: {""}}).Valid() {

@@ -118,18 +118,10 @@ func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	case typ != "" && typ != checksumFullObject && typ != checksumComposite:
 		return errInvalidRequest.withMessage("Invalid x-amz-checksum-type %q.", typ)
 	}
-	if err := h.setObjectACL(r, rq, &obj); err != nil {
+	// The ACL, lock and tags wait on the marker for the completed object.
+	if err := h.objectSettings(r, rq, &obj); err != nil {
 		return err
 	}
-	if err := h.lockFromHeaders(r.Context(), r, rq, &obj); err != nil {
-		return err
-	}
-	// The tags wait on the marker, with the ACL, for the completed object.
-	tags, err := tagsFromHeader(r.Header)
-	if err != nil {
-		return err
-	}
-	setTags(&obj, tags)
 	bucket, err := h.requireBucket(ctx, rq)
 	if err != nil {
 		return err
@@ -347,6 +339,13 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	if len(req.Parts) == 0 {
 		return errMalformedXML.withMessage("The XML you provided was not well-formed or did not validate against our published schema: no parts.")
 	}
+	// If-None-Match: * and If-Match hold against the key's current object, checked again in
+	// the commit (atomic against racing writers), as on PutObject; a failed one leaves the
+	// upload open, as in S3.
+	cond, err := h.conditionalWrite(ctx, r, rq)
+	if err != nil {
+		return err
+	}
 	if len(req.Parts) > maxPartNumber {
 		return errInvalidRequest.withMessage("A completion lists at most %d parts.", maxPartNumber)
 	}
@@ -458,7 +457,7 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 		obj.SysMeta[sysChecksumKey(up.alg)] = whole
 		obj.SysMeta[sysChecksumType] = up.typ
 	}
-	done, versionID, err := h.versions.Put(ctx, rq.versioning(), rq.objectName(), obj, nil, proxy.PutOptions{})
+	done, versionID, err := h.versions.Put(ctx, rq.versioning(), rq.objectName(), obj, nil, proxy.PutOptions{If: cond})
 	if err != nil {
 		return versionError(fmt.Errorf("complete upload %s of %q: %w", up.id, rq.key, err))
 	}
@@ -537,6 +536,16 @@ func (h *Handler) abortMultipartUpload(w http.ResponseWriter, r *http.Request, r
 	if err != nil {
 		return err
 	}
+	if err := h.abortUpload(ctx, rq, up); err != nil {
+		return err
+	}
+	writeEmpty(w, http.StatusNoContent)
+	return nil
+}
+
+// abortUpload ends an open upload and removes its parts (AbortMultipartUpload, and the
+// lifecycle's AbortIncompleteMultipartUpload).
+func (h *Handler) abortUpload(ctx context.Context, rq *request, up *upload) error {
 	// The marker goes first, and only if it is still the open upload we read: from then on no
 	// part can be added, and no Complete can claim it.
 	if err := h.endUpload(ctx, rq, up); err != nil {
@@ -546,7 +555,6 @@ func (h *Handler) abortMultipartUpload(w http.ResponseWriter, r *http.Request, r
 	if keep, err := h.partsInUse(ctx, rq, up.id); err == nil {
 		h.deleteParts(context.WithoutCancel(ctx), rq, up.id, keep)
 	}
-	writeEmpty(w, http.StatusNoContent)
 	return nil
 }
 

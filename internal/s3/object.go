@@ -98,17 +98,9 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	if err := h.setObjectACL(r, rq, &obj); err != nil {
+	if err := h.objectSettings(r, rq, &obj); err != nil {
 		return err
 	}
-	if err := h.lockFromHeaders(r.Context(), r, rq, &obj); err != nil {
-		return err
-	}
-	tags, err := tagsFromHeader(r.Header)
-	if err != nil {
-		return err
-	}
-	setTags(&obj, tags)
 	body, size, err := h.openBody(r, rq, "")
 	if err != nil {
 		return err
@@ -256,6 +248,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 		return h.invalidRange(ctx, rq, err)
 	}
 	if err != nil {
+		h.markDeleted(ctx, w, rq, err)
 		return h.notFound(ctx, rq, fmt.Errorf("get object %q: %w", rq.key, err))
 	}
 	defer rd.Close()
@@ -320,6 +313,7 @@ func (h *Handler) headObject(w http.ResponseWriter, r *http.Request, rq *request
 		obj, err = h.proxy.HeadObject(ctx, rq.readName())
 	}
 	if err != nil {
+		h.markDeleted(ctx, w, rq, err)
 		return h.notFound(ctx, rq, fmt.Errorf("head object %q: %w", rq.key, err))
 	}
 	if obj.SysMeta[meta.SysSymlinkTarget] != "" {
@@ -392,6 +386,23 @@ func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *reque
 		return versionError(fmt.Errorf("delete object %q: %w", rq.key, err))
 	}
 	writeEmpty(w, http.StatusNoContent)
+	return nil
+}
+
+// objectSettings puts what a write's headers set besides the metadata into the new object's
+// SysMeta: its ACL, its Object Lock (or the bucket's default retention) and its tags.
+func (h *Handler) objectSettings(r *http.Request, rq *request, obj *meta.Object) error {
+	if err := h.setObjectACL(r, rq, obj); err != nil {
+		return err
+	}
+	if err := h.lockFromHeaders(r.Context(), r, rq, obj); err != nil {
+		return err
+	}
+	tags, err := tagsFromHeader(r.Header)
+	if err != nil {
+		return err
+	}
+	setTags(obj, tags)
 	return nil
 }
 

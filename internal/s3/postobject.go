@@ -124,10 +124,7 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
-	if err := h.setObjectACL(fr, rq, &obj); err != nil {
-		return err
-	}
-	if err := h.lockFromHeaders(r.Context(), fr, rq, &obj); err != nil {
+	if err := h.objectSettings(fr, rq, &obj); err != nil {
 		return err
 	}
 	spec, err := checksum.FromHeaders(hdr)

@@ -71,7 +71,10 @@ const (
 	opGetOwnershipControls    = "GetBucketOwnershipControls"
 	opPutOwnershipControls    = "PutBucketOwnershipControls"
 	opDeleteOwnershipControls = "DeleteBucketOwnershipControls"
-	opGetBucketUnconfigured   = "GetBucketUnconfigured" // lifecycle, encryption, ... that Cairn does not have
+	opGetBucketLifecycle      = "GetBucketLifecycleConfiguration"
+	opPutBucketLifecycle      = "PutBucketLifecycleConfiguration"
+	opDeleteBucketLifecycle   = "DeleteBucketLifecycle"
+	opGetBucketUnconfigured   = "GetBucketUnconfigured" // website, encryption, ... that Cairn does not have
 	opListObjects             = "ListObjects"
 	opListObjectsV2           = "ListObjectsV2"
 	opListMultipartUploads    = "ListMultipartUploads"
@@ -111,9 +114,8 @@ var unsupportedSubresources = []string{
 
 // bucketGetUnconfigured are GET bucket subresources for settings a Cairn bucket never has; S3
 // answers such a GET with a "no such configuration" 404, which clients expect. (GET ?policy is
-// served: a bucket may have a policy, and so for ?cors.)
+// served: a bucket may have a policy, and so for ?cors and ?lifecycle.)
 var bucketGetUnconfigured = map[string]*apiError{
-	"lifecycle":   errNoSuchLifecycle,
 	"website":     errNoSuchWebsite,
 	"encryption":  errNoEncryptionConfig,
 	"replication": errNoReplicationConfig,
@@ -163,6 +165,8 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opGetPublicAccessBlock, nil
 		case q.Has("ownershipControls"):
 			return opGetOwnershipControls, nil
+		case q.Has("lifecycle"):
+			return opGetBucketLifecycle, nil
 		case q.Has("uploads"):
 			return opListMultipartUploads, nil
 		case q.Has("versions"):
@@ -203,6 +207,8 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opPutPublicAccessBlock, nil
 		case q.Has("ownershipControls"):
 			return opPutOwnershipControls, nil
+		case q.Has("lifecycle"):
+			return opPutBucketLifecycle, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
@@ -220,6 +226,8 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opDeletePublicAccessBlock, nil
 		case q.Has("ownershipControls"):
 			return opDeleteOwnershipControls, nil
+		case q.Has("lifecycle"):
+			return opDeleteBucketLifecycle, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)

@@ -256,3 +256,16 @@ func (h *Handler) listObjectVersions(w http.ResponseWriter, r *http.Request, rq 
 	writeXML(w, http.StatusOK, res)
 	return nil
 }
+
+// markDeleted answers, on a read of a key found missing in a versioned bucket, that its
+// current version is a delete marker when it is (x-amz-delete-marker, x-amz-version-id), as S3
+// does.
+func (h *Handler) markDeleted(ctx context.Context, w http.ResponseWriter, rq *request, err error) {
+	if !errors.Is(err, meta.ErrNotFound) || rq.stored != nil || rq.query.Has("versionId") {
+		return
+	}
+	if id, ok := h.versions.DeleteMarkerCurrent(ctx, rq.versioning(), rq.objectName()); ok {
+		w.Header().Set("x-amz-delete-marker", "true")
+		w.Header().Set("x-amz-version-id", id)
+	}
+}

@@ -76,6 +76,13 @@ type Config struct {
 	// multipart uploads left behind) also aborts uploads with no new part for longer (0: never,
 	// as S3 without a lifecycle rule).
 	AbortUploadsAfter time.Duration
+	// LifecycleInterval is the time between passes of the S3 lifecycle daemon (0: 1h;
+	// negative: it does not run); LifecycleObjectsPerSecond bounds the versions and uploads a
+	// pass examines (0: 500). LifecycleDay is the length of a lifecycle rule's day (0: 24h):
+	// only tests shorten it.
+	LifecycleInterval         time.Duration
+	LifecycleObjectsPerSecond int
+	LifecycleDay              time.Duration
 	// BodyIdleTimeout: a request body that sends no byte for this long fails (S3
 	// RequestTimeout, Swift 408) and its upload is dropped, and a response the client takes
 	// no byte of for this long is cut off (0: DefaultBodyIdleTimeout; negative: bodies and
@@ -184,6 +191,7 @@ type Server struct {
 	reconstructor *replicator.Reconstructor
 	auditor       *storage.Auditor  // nil when disabled
 	uploads       *s3.UploadSweeper // nil when disabled
+	lifecycle     *s3.Lifecycle     // nil when disabled
 	// generated is the root key when this start generated it, shown once on the console.
 	generated *auth.Key
 	keys      *auth.Store
@@ -400,6 +408,21 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 			return frontRoutes{}, fmt.Errorf("server: %w", err)
 		}
 	}
+	if cfg.LifecycleInterval >= 0 {
+		interval := cfg.LifecycleInterval
+		if interval == 0 {
+			interval = s3.DefaultLifecycleInterval
+		}
+		if s.lifecycle, err = s3h.NewLifecycle(s3.LifecycleConfig{Interval: interval, ObjectsPerSecond: cfg.LifecycleObjectsPerSecond, Day: cfg.LifecycleDay,
+			Logger: cfg.Logger, Registry: reg, Lease: lease("lifecycle", interval)}); err != nil {
+			return frontRoutes{}, fmt.Errorf("server: %w", err)
+		}
+		if s.node != nil {
+			// A sumo node, or the embedded default: `cairn admin status` shows its progress
+			// (on the proxy holding the cluster's lease; the others show no pass).
+			s.node.ReportStatus("lifecycle", s.lifecycle.DaemonStatus)
+		}
+	}
 	if cfg.ExpirerInterval >= 0 {
 		interval := cfg.ExpirerInterval
 		if interval == 0 {
@@ -490,6 +513,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.expirer != nil {
 		s.expirer.Start()
 	}
+	if s.lifecycle != nil {
+		s.lifecycle.Start()
+	}
 	watchCtx, stopWatching := context.WithCancel(context.Background())
 	defer stopWatching()
 	for _, w := range s.rings.all() {
@@ -532,6 +558,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	if s.expirer != nil {
 		s.expirer.Stop()
+	}
+	if s.lifecycle != nil {
+		s.lifecycle.Stop()
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
@@ -626,3 +655,10 @@ func signed(r *http.Request) bool {
 	q := r.URL.Query()
 	return q.Has("X-Amz-Signature") || q.Has("Signature")
 }
+
+// Defaults of the S3 lifecycle daemon, for the command line.
+const (
+	DefaultLifecycleInterval         = s3.DefaultLifecycleInterval
+	DefaultLifecycleObjectsPerSecond = s3.DefaultLifecycleObjectsPerSecond
+	DefaultLifecycleDay              = 24 * time.Hour
+)

@@ -19,6 +19,7 @@ package versions
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,6 +89,10 @@ const swiftUnit = 10_000
 // maxUnits is what Swift inverts a timestamp against (999999999999999 units of 10 µs).
 const maxUnits = 999_999_999_999_999
 
+// maxTimestampUnits is the last unit a meta.Timestamp (nanoseconds in an int64, to 2262) holds:
+// a name or ID past it names no version Cairn can have written.
+const maxTimestampUnits = math.MaxInt64 / swiftUnit
+
 // ObjectName is the name, in the versions container, of the version of object at ts (Cairn's
 // name: the cluster adds the reserved prefix Swift's has in front).
 func ObjectName(object string, ts meta.Timestamp) string {
@@ -105,7 +110,7 @@ func SplitObjectName(name string) (object string, ts meta.Timestamp, ok bool) {
 		return "", 0, false
 	}
 	inv, err := parseUnits(name[i+1:])
-	if err != nil || inv > maxUnits {
+	if err != nil || inv > maxUnits || maxUnits-inv > maxTimestampUnits {
 		return "", 0, false
 	}
 	return name[:i], meta.Timestamp((maxUnits - inv) * swiftUnit), true
@@ -117,7 +122,7 @@ func ID(ts meta.Timestamp) string { return formatUnits(int64(ts) / swiftUnit) }
 // ParseID reads a version ID other than Null.
 func ParseID(id string) (meta.Timestamp, error) {
 	u, err := parseUnits(id)
-	if err != nil || u > maxUnits {
+	if err != nil || u > maxTimestampUnits {
 		return 0, fmt.Errorf("%w: %q", ErrInvalidID, id)
 	}
 	return meta.Timestamp(u * swiftUnit), nil

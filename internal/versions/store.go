@@ -499,3 +499,17 @@ func (s *Store) DropVersions(ctx context.Context, account, container string) (un
 	}
 	return func() { _ = s.px.CreateContainer(context.WithoutCancel(ctx), account, vc, m) }, nil
 }
+
+// DeleteMarkerCurrent reports whether the newest version of a key that has no current object
+// is a delete marker, and its ID: S3 answers a read of such a key with x-amz-delete-marker.
+func (s *Store) DeleteMarkerCurrent(ctx context.Context, st State, name meta.ObjectName) (id string, ok bool) {
+	if !st.Versioned() {
+		return "", false
+	}
+	page, err := s.px.ListObjects(ctx, name.Account, st.Container, meta.ListOptions{Prefix: Prefix(name.Object), Limit: 1})
+	if err != nil || len(page.Objects) == 0 || page.Objects[0].ContentType != DeleteMarkerType {
+		return "", false
+	}
+	_, ts, ok := SplitObjectName(page.Objects[0].Name)
+	return ID(ts), ok
+}

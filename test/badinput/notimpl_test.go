@@ -7,7 +7,7 @@ import (
 
 // TestUnsupportedOperations: subresources and headers that ask for features Cairn lacks get 501
 // NotImplemented, and are never served as the plain operation they resemble (a DELETE
-// ?lifecycle must not delete the bucket). Supported subresources with a bad document (a PUT
+// ?website must not delete the bucket). Supported subresources with a bad document (a PUT
 // ?tagging or ?cors that does not validate) are refused and never stored as the object.
 // Methods that mean nothing get 405 MethodNotAllowed.
 func TestUnsupportedOperations(t *testing.T) {
@@ -45,7 +45,8 @@ func TestUnsupportedOperations(t *testing.T) {
 		{http.MethodPut, bucket, "victim", "", []byte("public"), []string{"X-Amz-Acl", "aws-exec-read"}, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "victim", "", []byte("locked"), []string{"X-Amz-Object-Lock-Mode", "GOVERNANCE"}, 400, "InvalidRequest"},
 		{http.MethodPut, bucket, "victim", "", []byte("conditional"), []string{"If-None-Match", `"abc"`}, 501, "NotImplemented"},
-		{http.MethodPut, bucket, "", "lifecycle", []byte("<LifecycleConfiguration/>"), nil, 501, "NotImplemented"},
+		// Bucket lifecycle is supported; a configuration without an integrity header is refused.
+		{http.MethodPut, bucket, "", "lifecycle", []byte("<LifecycleConfiguration/>"), nil, 400, "InvalidRequest"},
 		{http.MethodPut, bucket, "", "policy", []byte(`{"Statement":[]}`), nil, 400, "MalformedPolicy"},
 		// Bucket CORS is supported; a configuration without an integrity header is refused.
 		{http.MethodPut, bucket, "", "cors", []byte("<CORSConfiguration/>"), nil, 400, "InvalidRequest"},
@@ -56,7 +57,6 @@ func TestUnsupportedOperations(t *testing.T) {
 		{http.MethodPut, bucket, "", "notification", []byte("<NotificationConfiguration/>"), nil, 501, "NotImplemented"},
 		{http.MethodPut, "new-bucket", "", "", nil, []string{"X-Amz-Acl", "log-delivery-write"}, 501, "NotImplemented"},
 		{http.MethodDelete, "empty-bucket", "", "encryption", nil, nil, 501, "NotImplemented"},
-		{http.MethodDelete, "empty-bucket", "", "lifecycle", nil, nil, 501, "NotImplemented"},
 		{http.MethodDelete, "empty-bucket", "", "website", nil, nil, 501, "NotImplemented"},
 		// A bucket POST that is not a browser form (multipart/form-data) is refused as S3 refuses it.
 		{http.MethodPost, "empty-bucket", "", "", []byte("x"), nil, 412, "PreconditionFailed"},
@@ -72,9 +72,11 @@ func TestUnsupportedOperations(t *testing.T) {
 		r := s.call(c.method, c.bucket, c.key, c.query, c.body, c.hdr...)
 		expectError(t, what, r, c.status, c.code)
 	}
-	// DeleteBucketCors is served, and deletes no bucket.
-	if r := s.call(http.MethodDelete, "empty-bucket", "", "cors", nil); r.Status != http.StatusNoContent {
-		t.Errorf("DELETE ?cors: %s, want 204", r)
+	// DeleteBucketCors and DeleteBucketLifecycle are served, and delete no bucket.
+	for _, sub := range []string{"cors", "lifecycle"} {
+		if r := s.call(http.MethodDelete, "empty-bucket", "", sub, nil); r.Status != http.StatusNoContent {
+			t.Errorf("DELETE ?%s: %s, want 204", sub, r)
+		}
 	}
 	s.expectUnchanged("after unsupported operations", bucket, before)
 	// DELETE ?tagging is served: it removes the bucket's tags, never the bucket.

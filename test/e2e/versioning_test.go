@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"slices"
 	"testing"
 
@@ -139,6 +140,13 @@ func TestS3Versioning(t *testing.T) {
 	markerID := aws.ToString(del.VersionId)
 	if _, _, err := getBytes(ctx, c, bucket, "k"); apiCode(err) != "NoSuchKey" {
 		t.Fatalf("GET after the delete: %v", err)
+	}
+	// The key's current version is the marker, and a HEAD says so.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodHead, srv.Endpoint+"/"+bucket+"/k", nil)
+	if resp, err := srv.SignedRequest(ctx, req, nil); err != nil || resp.StatusCode != 404 || resp.Header.Get("x-amz-delete-marker") != "true" || resp.Header.Get("x-amz-version-id") != markerID {
+		t.Fatalf("HEAD of a deleted key: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
 	}
 	mustGetVersion(t, ctx, c, bucket, "k", id1, v1)
 	if _, _, err := getBytes(ctx, c, bucket, "k", func(in *s3.GetObjectInput) { in.VersionId = aws.String(markerID) }); apiCode(err) != "MethodNotAllowed" {

@@ -1,0 +1,136 @@
+package s3
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/s3/lifecycle"
+)
+
+// Bucket lifecycle (GET, PUT and DELETE ?lifecycle). The configuration (package lifecycle) is
+// kept in the bucket's container metadata under lifecycle.MetaKey, as its policy and CORS are;
+// the lifecycle daemon (lifecycle_daemon.go) applies it.
+//
+// So that the daemon need not look at every bucket of every account, each bucket with a
+// configuration has an entry in an index in the reserved LifecycleAccount: an object named
+// "<account>\x00<bucket>" in its LifecycleIndex container. The entry is written before the
+// configuration and removed after it, so a bucket with a configuration always has one; an
+// entry whose bucket has none (deleted since, or a Put that failed half way) is removed by the
+// daemon when it meets it.
+
+// LifecycleAccount is the reserved account holding the index of buckets with a lifecycle
+// configuration; LifecycleIndex is its container.
+const (
+	LifecycleAccount = "\x00lifecycle"
+	LifecycleIndex   = "buckets"
+)
+
+func lifecycleEntry(account, bucket string) meta.ObjectName {
+	return meta.ObjectName{Account: LifecycleAccount, Container: LifecycleIndex, Object: account + "\x00" + bucket}
+}
+
+func (h *Handler) getBucketLifecycle(w http.ResponseWriter, r *http.Request, rq *request) error {
+	c, err := h.requireBucket(r.Context(), rq)
+	if err != nil {
+		return err
+	}
+	doc := c.Meta[lifecycle.MetaKey]
+	if doc == "" {
+		return errNoSuchLifecycle
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/xml")
+	body := `<?xml version="1.0" encoding="UTF-8"?>` + "\n" + doc
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	w.Write([]byte(body))
+	return nil
+}
+
+func (h *Handler) putBucketLifecycle(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	// S3 requires an integrity header on PutBucketLifecycleConfiguration (SDKs send one).
+	body, err := h.readSmallBody(r, rq, lifecycle.MaxDocument, true)
+	if err != nil {
+		return err
+	}
+	cfg, err := lifecycle.Parse(body, newRuleID)
+	if err != nil {
+		return lifecycleConfigError(err)
+	}
+	if _, err := h.requireBucket(ctx, rq); err != nil {
+		return err
+	}
+	if err := h.putLifecycleEntry(ctx, rq.account, rq.bucket); err != nil {
+		return err
+	}
+	if err := h.setBucketMeta(ctx, rq, map[string]string{lifecycle.MetaKey: cfg.Encode()}); err != nil {
+		return err
+	}
+	writeEmpty(w, http.StatusOK)
+	return nil
+}
+
+func (h *Handler) deleteBucketLifecycle(w http.ResponseWriter, r *http.Request, rq *request) error {
+	ctx := r.Context()
+	if err := h.setBucketMeta(ctx, rq, map[string]string{lifecycle.MetaKey: ""}); err != nil {
+		return err
+	}
+	// A failure here leaves an entry the daemon removes; the configuration is gone already.
+	if err := h.proxy.DeleteObject(ctx, lifecycleEntry(rq.account, rq.bucket)); err != nil && !errors.Is(err, meta.ErrNotFound) {
+		h.log.Warn("lifecycle: cannot remove an index entry; the daemon will", "bucket", rq.bucket, "err", err)
+	}
+	writeEmpty(w, http.StatusNoContent)
+	return nil
+}
+
+// putLifecycleEntry adds a bucket to the index of buckets with a lifecycle configuration.
+func (h *Handler) putLifecycleEntry(ctx context.Context, account, bucket string) error {
+	put := func() error {
+		_, err := h.proxy.PutObject(ctx, lifecycleEntry(account, bucket), meta.Object{ContentType: "application/x-lifecycle-entry"}, strings.NewReader(""), proxy.PutOptions{})
+		return err
+	}
+	err := put()
+	if errors.Is(err, meta.ErrNotFound) || errors.Is(err, meta.ErrNoContainer) {
+		if cerr := h.proxy.CreateContainer(ctx, LifecycleAccount, LifecycleIndex, nil); cerr != nil && !errors.Is(cerr, meta.ErrExists) {
+			return fmt.Errorf("lifecycle index: %w", cerr)
+		}
+		err = put()
+	}
+	if err != nil {
+		return fmt.Errorf("lifecycle index entry of %q: %w", bucket, err)
+	}
+	return nil
+}
+
+// newRuleID makes up the ID of a rule sent without one, as S3 does.
+func newRuleID() string {
+	b := make([]byte, 20)
+	rand.Read(b)
+	return strings.TrimRight(base32.StdEncoding.EncodeToString(b), "=")
+}
+
+// lifecycleConfigError is the S3 error for a refused configuration.
+func lifecycleConfigError(err error) error {
+	e, ok := lifecycle.IsError(err)
+	if !ok {
+		return err
+	}
+	switch e.Kind {
+	case lifecycle.InvalidRequest:
+		return errInvalidRequest.withMessage("%s", e.Message)
+	case lifecycle.InvalidArgument:
+		return errInvalidArgument.withMessage("%s", e.Message)
+	case lifecycle.NotImplemented:
+		return errNotImplemented.withMessage("%s", e.Message)
+	}
+	return fmt.Errorf("%w: %v", errMalformedXML, e)
+}

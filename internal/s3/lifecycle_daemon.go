@@ -1,0 +1,466 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+
+	"github.com/cairn-store/cairn/internal/daemon"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/s3/lifecycle"
+	"github.com/cairn-store/cairn/internal/versions"
+)
+
+// LifecycleConfig configures the lifecycle daemon, which applies buckets' lifecycle rules:
+// current versions expire (a delete marker in a versioned bucket), noncurrent versions and
+// expired delete markers are removed, and incomplete multipart uploads are aborted.
+type LifecycleConfig struct {
+	// Interval is the time between passes (default 1h: rules count in days, and a pass over
+	// a large bucket is long).
+	Interval time.Duration
+	// ObjectsPerSecond bounds how many versions and uploads a pass examines (default 500).
+	ObjectsPerSecond int
+	// Day is the length of a lifecycle day (default 24h). Only tests shorten it.
+	Day    time.Duration
+	Logger *slog.Logger
+	// Registry receives the daemon's metrics; nil registers none.
+	Registry prometheus.Registerer
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Lease, in a cluster, makes one proxy's daemon do the work (nil: always).
+	Lease daemon.Lease
+}
+
+// Defaults of the lifecycle daemon.
+const (
+	DefaultLifecycleInterval         = time.Hour
+	DefaultLifecycleObjectsPerSecond = 500
+)
+
+// Validate fills in defaults and checks the rest.
+func (c *LifecycleConfig) Validate() error {
+	if c.Interval == 0 {
+		c.Interval = DefaultLifecycleInterval
+	}
+	if c.ObjectsPerSecond == 0 {
+		c.ObjectsPerSecond = DefaultLifecycleObjectsPerSecond
+	}
+	if c.Day == 0 {
+		c.Day = 24 * time.Hour
+	}
+	if c.Interval < 0 || c.ObjectsPerSecond < 0 || c.Day < 0 {
+		return errors.New("s3: lifecycle: negative interval, rate or day")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}
+
+// Lifecycle is the running lifecycle daemon.
+type Lifecycle struct {
+	cfg   LifecycleConfig
+	h     *Handler
+	limit *rate.Limiter
+	m     lifecycleMetrics
+	loop  *daemon.Loop
+
+	mu     sync.Mutex
+	status nodeclient.DaemonStatus
+}
+
+type lifecycleMetrics struct {
+	examined, expired, versions, markers, aborted, locked, errs, passes prometheus.Counter
+	lastPass                                                            prometheus.Gauge
+}
+
+// LifecycleStats counts what one pass did.
+type LifecycleStats struct {
+	Buckets, Examined, Expired, VersionsRemoved, MarkersRemoved, UploadsAborted, LockedSkipped, Errors int64
+}
+
+func (s *LifecycleStats) counters() map[string]int64 {
+	return map[string]int64{"buckets": s.Buckets, "examined": s.Examined, "expired": s.Expired, "versions_removed": s.VersionsRemoved,
+		"markers_removed": s.MarkersRemoved, "uploads_aborted": s.UploadsAborted, "locked_skipped": s.LockedSkipped, "errors": s.Errors}
+}
+
+// NewLifecycle returns the handler's lifecycle daemon; Start runs it.
+func (h *Handler) NewLifecycle(cfg LifecycleConfig) (*Lifecycle, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_lifecycle_" + name, Help: help})
+	}
+	m := lifecycleMetrics{
+		examined: counter("objects_examined_total", "Object versions and multipart uploads the lifecycle daemon examined."),
+		expired:  counter("objects_expired_total", "Current versions the lifecycle daemon expired (deleted, or hidden behind a delete marker in a versioned bucket)."),
+		versions: counter("versions_removed_total", "Noncurrent versions the lifecycle daemon removed."),
+		markers:  counter("delete_markers_removed_total", "Expired object delete markers the lifecycle daemon removed."),
+		aborted:  counter("uploads_aborted_total", "Incomplete multipart uploads the lifecycle daemon aborted."),
+		locked:   counter("locked_skipped_total", "Versions due for removal that Object Lock kept."),
+		errs:     counter("errors_total", "Buckets or versions whose processing failed (retried next pass)."),
+		passes:   counter("passes_total", "Completed passes of the lifecycle daemon."),
+		lastPass: prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_lifecycle_last_pass_seconds", Help: "Duration of the last completed lifecycle pass."}),
+	}
+	if cfg.Registry != nil {
+		for _, c := range []prometheus.Collector{m.examined, m.expired, m.versions, m.markers, m.aborted, m.locked, m.errs, m.passes, m.lastPass} {
+			if err := cfg.Registry.Register(c); err != nil {
+				return nil, fmt.Errorf("s3: lifecycle metrics: %w", err)
+			}
+		}
+	}
+	return &Lifecycle{cfg: cfg, h: h, m: m,
+		limit: rate.NewLimiter(rate.Limit(cfg.ObjectsPerSecond), max(1, cfg.ObjectsPerSecond/10))}, nil
+}
+
+// Start runs a pass every Interval (the first after one Interval) until Stop.
+func (l *Lifecycle) Start() {
+	l.loop = daemon.Start(l.cfg.Interval, false, daemon.WhileHeld(l.cfg.Lease, func(ctx context.Context) { l.Pass(ctx) }))
+}
+
+// Stop ends the daemon, waiting for a running pass to stop.
+func (l *Lifecycle) Stop() {
+	if l.loop != nil {
+		l.loop.Stop()
+	}
+}
+
+// DaemonStatus is the daemon's progress as `cairn admin status` shows it: passes, and what the
+// last one did. On a proxy that does not hold the cluster's lease, passes stay at 0.
+func (l *Lifecycle) DaemonStatus() nodeclient.DaemonStatus {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.status
+	st.Counters = maps.Clone(st.Counters)
+	return st
+}
+
+// Pass applies the rules of every bucket in the index once.
+func (l *Lifecycle) Pass(ctx context.Context) LifecycleStats {
+	start := time.Now()
+	l.mu.Lock()
+	l.status.Running = true
+	l.mu.Unlock()
+	var st LifecycleStats
+	defer func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.status.Running = false
+		if ctx.Err() == nil {
+			secs := time.Since(start).Seconds()
+			l.status.Passes++
+			l.status.Progress = 1
+			l.status.LastPassEnd, l.status.LastPassSeconds = time.Now(), secs
+			l.status.Counters = st.counters()
+			l.m.passes.Inc()
+			l.m.lastPass.Set(secs)
+		}
+	}()
+	opts := meta.ListOptions{}
+	for ctx.Err() == nil {
+		page, err := l.h.proxy.ListObjects(ctx, LifecycleAccount, LifecycleIndex, opts)
+		if errors.Is(err, meta.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			l.fail(&st, "lifecycle: cannot list the index; retried next pass", "err", err)
+			break
+		}
+		for _, e := range page.Objects {
+			account, bucket, ok := strings.Cut(e.Name, "\x00")
+			if !ok {
+				continue
+			}
+			if err := l.bucket(ctx, account, bucket, e.Timestamp, &st); err != nil && ctx.Err() == nil {
+				l.fail(&st, "lifecycle: stopped on a bucket; retried next pass", "account", account, "bucket", bucket, "err", err)
+			}
+		}
+		if !page.Truncated || len(page.Objects) == 0 {
+			break
+		}
+		opts.Marker = page.Objects[len(page.Objects)-1].Name
+	}
+	if st.Expired+st.VersionsRemoved+st.MarkersRemoved+st.UploadsAborted > 0 {
+		l.cfg.Logger.Info("lifecycle pass", "buckets", st.Buckets, "examined", st.Examined, "expired", st.Expired, "versions_removed", st.VersionsRemoved,
+			"markers_removed", st.MarkersRemoved, "uploads_aborted", st.UploadsAborted, "locked_skipped", st.LockedSkipped)
+	}
+	return st
+}
+
+func (l *Lifecycle) fail(st *LifecycleStats, msg string, args ...any) {
+	st.Errors++
+	l.m.errs.Inc()
+	l.cfg.Logger.Warn(msg, args...)
+}
+
+// bucket applies one bucket's rules. A bucket gone, or without a configuration any more,
+// leaves the index.
+func (l *Lifecycle) bucket(ctx context.Context, account, bucket string, entry meta.Timestamp, st *LifecycleStats) error {
+	c, err := l.h.proxy.HeadContainer(ctx, account, bucket)
+	if err != nil && !errors.Is(err, meta.ErrNotFound) {
+		return err
+	}
+	var cfg *lifecycle.Config
+	if err == nil {
+		if cfg, err = lifecycle.Decode(c.Meta[lifecycle.MetaKey]); err != nil {
+			return err
+		}
+	}
+	if cfg == nil {
+		// Unless a Put wrote the entry meanwhile and sets its configuration right after: the
+		// entry goes only if it is still the one read (a new Put writes a newer one).
+		err := l.h.proxy.DeleteObjectIf(ctx, lifecycleEntry(account, bucket), meta.Precondition{IfTimestamp: entry})
+		if err != nil && !errors.Is(err, meta.ErrNotFound) && !errors.Is(err, meta.ErrPreconditionFailed) {
+			return err
+		}
+		return nil
+	}
+	st.Buckets++
+	now := l.cfg.Now()
+	if cfg.ActsOnVersions() {
+		if err := l.versions(ctx, account, bucket, versions.StateOf(c), cfg, now, st); err != nil {
+			return err
+		}
+	}
+	if cfg.ActsOnUploads() {
+		return l.uploads(ctx, account, bucket, cfg, now, st)
+	}
+	return nil
+}
+
+// versions walks a bucket's versions, one key (all its versions, newest first) at a time.
+func (l *Lifecycle) versions(ctx context.Context, account, bucket string, vst versions.State, cfg *lifecycle.Config, now time.Time, st *LifecycleStats) error {
+	var group []versions.Listed
+	opts := versions.ListOptions{}
+	for {
+		page, err := l.h.versions.List(ctx, vst, account, bucket, opts)
+		if err != nil {
+			return err
+		}
+		for _, v := range page.Versions {
+			if len(group) > 0 && group[0].Key != v.Key {
+				if err := l.key(ctx, account, bucket, vst, cfg, now, group, st); err != nil {
+					return err
+				}
+				group = group[:0]
+			}
+			group = append(group, v)
+		}
+		if !page.Truncated {
+			break
+		}
+		opts.KeyMarker, opts.VersionMarker = page.NextKeyMarker, page.NextVersionMarker
+	}
+	if len(group) > 0 {
+		return l.key(ctx, account, bucket, vst, cfg, now, group, st)
+	}
+	return nil
+}
+
+// key applies the rules to the versions of one key, newest first: noncurrent versions first,
+// so that a delete marker they leave alone is removed in the same pass.
+func (l *Lifecycle) key(ctx context.Context, account, bucket string, vst versions.State, cfg *lifecycle.Config, now time.Time, group []versions.Listed, st *LifecycleStats) error {
+	name := meta.ObjectName{Account: account, Container: bucket, Object: group[0].Key}
+	cur := -1
+	for i := range group {
+		if group[i].Latest {
+			cur = i
+			break
+		}
+	}
+	left := len(group)
+	newerNoncurrent := 0
+	for i := range group {
+		if i == cur {
+			continue
+		}
+		if err := l.limit.Wait(ctx); err != nil {
+			return err
+		}
+		l.examined(st)
+		g := &group[i]
+		v := lifecycle.Version{Key: g.Key, Size: g.Entry.Size, Modified: g.Entry.Timestamp.Time(), DeleteMarker: g.DeleteMarker, NewerNoncurrent: newerNoncurrent}
+		if i > 0 {
+			// A version becomes noncurrent when the next newer one is written.
+			v.NoncurrentSince = group[i-1].Entry.Timestamp.Time()
+		} else {
+			v.NoncurrentSince = v.Modified // newest, yet not current (its link is gone)
+		}
+		newerNoncurrent++
+		if err := l.tags(ctx, vst, name, g, cfg, &v); err != nil {
+			return err
+		}
+		if cfg.Decide(v, now, l.cfg.Day) != lifecycle.RemoveVersion {
+			continue
+		}
+		_, err := l.h.versions.DeleteVersion(ctx, vst, name, g.ID, versions.DeleteOptions{})
+		switch {
+		case errors.Is(err, versions.ErrLocked):
+			st.LockedSkipped++
+			l.m.locked.Inc()
+		case err != nil:
+			l.fail(st, "lifecycle: cannot remove a noncurrent version; retried next pass", "bucket", bucket, "key", g.Key, "version", g.ID, "err", err)
+		default:
+			left--
+			st.VersionsRemoved++
+			l.m.versions.Inc()
+		}
+	}
+	if cur < 0 {
+		return nil
+	}
+	if err := l.limit.Wait(ctx); err != nil {
+		return err
+	}
+	l.examined(st)
+	g := &group[cur]
+	v := lifecycle.Version{Key: g.Key, Size: g.Entry.Size, Modified: g.Entry.Timestamp.Time(), Current: true, DeleteMarker: g.DeleteMarker, OthersLeft: left - 1}
+	if err := l.tags(ctx, vst, name, g, cfg, &v); err != nil {
+		return err
+	}
+	switch cfg.Decide(v, now, l.cfg.Day) {
+	case lifecycle.RemoveVersion: // an expired delete marker
+		if _, err := l.h.versions.DeleteVersion(ctx, vst, name, g.ID, versions.DeleteOptions{}); err != nil {
+			l.fail(st, "lifecycle: cannot remove an expired delete marker; retried next pass", "bucket", bucket, "key", g.Key, "err", err)
+			return nil
+		}
+		st.MarkersRemoved++
+		l.m.markers.Inc()
+	case lifecycle.Expire:
+		var err error
+		if vst.Enabled {
+			// Versioned: the object is hidden behind a delete marker; its version stays a
+			// noncurrent one (which NoncurrentVersionExpiration may then remove). A version
+			// written since the listing is left alone (this narrows the race to the
+			// delete's own time; a version hidden so is not lost, only noncurrent).
+			if !l.stillCurrent(ctx, name, g.ID) {
+				return nil
+			}
+			_, err = l.h.versions.Delete(ctx, vst, name)
+		} else {
+			// The object read, and only it: one written since the listing stays.
+			err = l.h.proxy.DeleteObjectIf(ctx, name, meta.Precondition{IfTimestamp: g.Entry.Timestamp})
+			if errors.Is(err, meta.ErrPreconditionFailed) || errors.Is(err, meta.ErrNotFound) {
+				return nil
+			}
+		}
+		if err != nil {
+			l.fail(st, "lifecycle: cannot expire an object; retried next pass", "bucket", bucket, "key", g.Key, "err", err)
+			return nil
+		}
+		st.Expired++
+		l.m.expired.Inc()
+	}
+	return nil
+}
+
+func (l *Lifecycle) examined(st *LifecycleStats) {
+	st.Examined++
+	l.m.examined.Inc()
+}
+
+// tags reads a version's tags when a rule needs them (listings do not carry them).
+func (l *Lifecycle) tags(ctx context.Context, vst versions.State, name meta.ObjectName, g *versions.Listed, cfg *lifecycle.Config, v *lifecycle.Version) error {
+	if g.DeleteMarker || !cfg.NeedsTags() {
+		return nil
+	}
+	var obj meta.Object
+	var err error
+	if g.ID == versions.Null || !vst.Versioned() {
+		obj, err = l.h.proxy.HeadObject(ctx, name)
+	} else {
+		var rv versions.Version
+		rv, err = l.h.versions.Resolve(ctx, vst, name, g.ID)
+		obj = rv.Object
+	}
+	if errors.Is(err, meta.ErrNotFound) || errors.Is(err, versions.ErrNoSuchVersion) {
+		return nil // gone meanwhile: no tags, and nothing a rule removes matters
+	}
+	if err != nil {
+		return err
+	}
+	set, err := tagsOf(&obj)
+	if err != nil {
+		return err
+	}
+	v.Tags = make(map[string]string, len(set))
+	for _, t := range set {
+		v.Tags[t.Key] = t.Value
+	}
+	return nil
+}
+
+// uploads aborts the bucket's incomplete multipart uploads that a rule says are due.
+func (l *Lifecycle) uploads(ctx context.Context, account, bucket string, cfg *lifecycle.Config, now time.Time, st *LifecycleStats) error {
+	container := uploadsContainer(bucket)
+	opts := meta.ListOptions{}
+	for {
+		page, err := l.h.proxy.ListObjects(ctx, account, container, opts)
+		if errors.Is(err, meta.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, e := range page.Objects {
+			key, id, ok := strings.Cut(e.Name, "\x00")
+			if !ok || strings.Contains(id, "\x00") {
+				continue // a part, not an upload's marker
+			}
+			if err := l.limit.Wait(ctx); err != nil {
+				return err
+			}
+			l.examined(st)
+			if !cfg.AbortUpload(key, e.Timestamp.Time(), now, l.cfg.Day) {
+				continue
+			}
+			rq := &request{account: account, bucket: bucket, key: key}
+			m, err := l.h.proxy.HeadObject(ctx, meta.ObjectName{Account: account, Container: container, Object: e.Name})
+			if errors.Is(err, meta.ErrNotFound) {
+				continue // ended meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			if err := l.h.abortUpload(ctx, rq, &upload{id: id, marker: m}); err != nil {
+				if errors.Is(err, errNoSuchUpload) {
+					continue // a Complete holds it, or it ended meanwhile
+				}
+				l.fail(st, "lifecycle: cannot abort an upload; retried next pass", "bucket", bucket, "upload", id, "err", err)
+				continue
+			}
+			st.UploadsAborted++
+			l.m.aborted.Inc()
+		}
+		if !page.Truncated || len(page.Objects) == 0 {
+			return nil
+		}
+		opts.Marker = page.Objects[len(page.Objects)-1].Name
+	}
+}
+
+// stillCurrent reports whether the version id (as listed) is still the current one of name in a
+// versioned bucket: the one its link names, or the null version in place.
+func (l *Lifecycle) stillCurrent(ctx context.Context, name meta.ObjectName, id string) bool {
+	cur, err := l.h.proxy.HeadObjectBrief(ctx, name)
+	if err != nil || cur.Deleted {
+		return false
+	}
+	if _, linked, ok := versions.LinkedVersion(&cur); ok {
+		return linked == id
+	}
+	return id == versions.Null
+}
