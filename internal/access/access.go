@@ -10,8 +10,9 @@
 //  1. The root identity (the server's root key) may do everything, and an administrator of the
 //     owning account may always read, replace and delete the bucket policy (as AWS lets an
 //     account's root user), so that no policy can lock its own account out for good.
-//  2. An explicit Deny in the bucket policy that matches the request denies it, for every other
-//     principal, the owning account's own users included.
+//  2. An explicit Deny in the bucket policy that matches the request (its conditions holding in
+//     Request.Context) denies it, for every other principal, the owning account's own users
+//     included.
 //  3. Administrators of the owning account may do everything else. The account's other users
 //     are like anyone else: they get only what rule 4 grants them (tempauth's users without
 //     .admin; AWS's IAM users, who need a permission of their own). Grants and policy
@@ -21,6 +22,11 @@
 //     Creating and listing an account's buckets is for its administrators too.
 //  4. An Allow in the bucket policy, a bucket ACL grant, an object ACL grant (GetObject and the
 //     object's ACL only) or a Swift container ACL (X-Container-Read/-Write) allows the request.
+//     The bucket's settings narrow this: object ownership BucketOwnerEnforced turns ACL grants
+//     off; a public access block's IgnorePublicAcls ignores grants to AllUsers and
+//     AuthenticatedUsers, and RestrictPublicBuckets keeps a public policy's public statements
+//     for the owner's account. (BlockPublicAcls and BlockPublicPolicy refuse writes, which the
+//     front ends check: ACL.GrantsPublic, Policy.Public.)
 //  5. Anything else is denied.
 //
 // Using it from a front end (the S3 front end does all of this; see internal/s3/access.go):
@@ -28,7 +34,8 @@
 //   - Read the container with proxy.HeadContainer and its state with StateFromMeta (cache it
 //     briefly if you like; forget it when you change it).
 //   - Decide(Request{Identity, Action, Resource{Owner: the container's account, Bucket, Key},
-//     Bucket: state, Referer}). If the answer has NeedObjectACL, read the object's SysMeta
+//     Bucket: state, Referer, Context}), the Context from BaseContext plus what the API's
+//     request offers (and WithExistingTags when Policy.UsesExistingObjectTags). If the answer has NeedObjectACL, read the object's SysMeta
 //     (ObjectACLFromSysMeta) and decide again. Refuse what is not Allowed.
 //   - Keep state only under the Meta* keys, validated first: ParsePolicy, ACL.Validate,
 //     ParseSwiftACL / ParseSwiftWriteACL (store SwiftACL.String()).
@@ -37,8 +44,9 @@
 //     ErrQuotaExceeded.
 //
 // Files: access.go (identities, actions, resources, Decide), acl.go (S3 ACLs: grants and canned
-// ACLs), policy.go (bucket policies), swiftacl.go (Swift container ACLs), state.go (the access
-// state kept in a container's metadata), quota.go (quota checks).
+// ACLs), policy.go (bucket policies), condition.go (policy conditions and their context),
+// swiftacl.go (Swift container ACLs), state.go (the access state kept in a container's
+// metadata: also the public access block and object ownership), quota.go (quota checks).
 package access
 
 import (
@@ -123,6 +131,10 @@ const (
 	GetObjectLegalHold
 	PutObjectLegalHold
 	BypassGovernanceRetention
+	// The public access block and object ownership of a bucket. AWS decides their DELETEs as
+	// their PUTs; so does Cairn.
+	PutBucketPublicAccessBlock
+	PutBucketOwnershipControls
 	numActions
 )
 
@@ -172,6 +184,8 @@ var actionNames = [numActions]string{
 	GetObjectLegalHold:               "s3:GetObjectLegalHold",
 	PutObjectLegalHold:               "s3:PutObjectLegalHold",
 	BypassGovernanceRetention:        "s3:BypassGovernanceRetention",
+	PutBucketPublicAccessBlock:       "s3:PutBucketPublicAccessBlock",
+	PutBucketOwnershipControls:       "s3:PutBucketOwnershipControls",
 }
 
 // String is the action's name in S3's policy language, "s3:GetObject".
@@ -231,6 +245,9 @@ type Request struct {
 	Object *ACL
 	// Referer is the request's Referer header, which Swift's referrer ACLs (.r:) test.
 	Referer string
+	// Context is what the request offers to policy conditions (condition.go); nil: nothing,
+	// so that every condition sees its keys absent.
+	Context Context
 }
 
 // Decision is the answer to a Request.
@@ -282,8 +299,9 @@ func Decide(r Request) Decision {
 		return allow("account administrator manages the bucket policy")
 	}
 	arn := r.Resource.ARN()
+	pab := st.pab()
 	if st.Policy != nil {
-		if s := st.Policy.match(EffectDeny, id, r.Action, arn); s != nil {
+		if s := st.Policy.match(EffectDeny, id, r.Action, arn, r.Context, false); s != nil {
 			return deny("explicit deny in bucket policy" + sidText(s))
 		}
 	}
@@ -291,21 +309,26 @@ func Decide(r Request) Decision {
 		return allow("bucket owner's administrator")
 	}
 	if st.Policy != nil {
-		if s := st.Policy.match(EffectAllow, id, r.Action, arn); s != nil {
+		// RestrictPublicBuckets: a public policy's public statements are for the owner's
+		// account only (AWS: its users and AWS services, of which Cairn has none).
+		outsider := pab.RestrictPublicBuckets && !owner && st.Policy.Public()
+		if s := st.Policy.match(EffectAllow, id, r.Action, arn, r.Context, outsider); s != nil {
 			return allow("bucket policy" + sidText(s))
 		}
 	}
-	if p, ok := bucketACLPermission(r.Action); ok && st.ACL.grants(id, p) {
+	// BucketOwnerEnforced turns ACLs off: neither the bucket's nor an object's grants count.
+	acls := st.ACLsEnabled()
+	if p, ok := bucketACLPermission(r.Action); ok && acls && st.ACL.grantsExcept(id, p, pab.IgnorePublicAcls) {
 		return allow("bucket ACL grants " + string(p))
 	}
 	if swiftAllows(st, id, r.Action, r.Referer) {
 		return allow("Swift container ACL")
 	}
-	if p, ok := objectACLPermission(r.Action); ok {
+	if p, ok := objectACLPermission(r.Action); ok && acls {
 		if r.Object == nil {
 			return Decision{Reason: "no grant on the bucket; the object's ACL is unknown", NeedObjectACL: true}
 		}
-		if r.Object.grants(id, p) {
+		if r.Object.grantsExcept(id, p, pab.IgnorePublicAcls) {
 			return allow("object ACL grants " + string(p))
 		}
 	}

@@ -158,9 +158,31 @@ func (g Grantee) matches(id Identity) bool {
 }
 
 // grants reports whether the ACL gives the identity permission p (FULL_CONTROL gives all).
-func (a ACL) grants(id Identity, p Permission) bool {
+func (a ACL) grants(id Identity, p Permission) bool { return a.grantsExcept(id, p, false) }
+
+// grantsExcept is grants, leaving out the public grants (Grantee.public) when ignorePublic
+// (a public access block's IgnorePublicAcls).
+func (a ACL) grantsExcept(id Identity, p Permission, ignorePublic bool) bool {
 	for _, g := range a.Grants {
+		if ignorePublic && g.Grantee.public() {
+			continue
+		}
 		if (g.Permission == p || g.Permission == FullControl) && g.Grantee.matches(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// public reports whether a grantee is public as a public access block sees it: AllUsers or
+// AuthenticatedUsers (any account at all).
+func (g Grantee) public() bool { return g.URI == AllUsersURI || g.URI == AuthenticatedUsersURI }
+
+// GrantsPublic reports whether the ACL is public as a public access block sees it: it grants
+// anything to AllUsers or AuthenticatedUsers.
+func (a ACL) GrantsPublic() bool {
+	for _, g := range a.Grants {
+		if g.Grantee.public() {
 			return true
 		}
 	}

@@ -13,6 +13,8 @@ func FuzzParsePolicy(f *testing.F) {
 		`{"Version":"2012-10-17","Statement":[{"Sid":"a","Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::photos/*"}]}`,
 		`{"Statement":{"Effect":"Deny","Principal":{"AWS":["arn:aws:iam::other:root","acme:bob"]},"Action":["s3:*"],"Resource":["arn:aws:s3:::photos","arn:aws:s3:::photos/*"]}}`,
 		`{"Statement":[{"Effect":"Allow","Principal":{"CanonicalUser":"x"},"Action":"*","Resource":"arn:aws:s3:::*","Condition":{}}]}`,
+		`{"Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":"arn:aws:s3:::photos/*","Condition":{"Bool":{"aws:SecureTransport":"false"},"NotIpAddress":{"aws:SourceIp":["10.0.0.0/8","::1"]}}}]}`,
+		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::photos","Condition":{"ForAllValues:StringLikeIfExists":{"s3:prefix":["a*",1,true]},"NumericLessThan":{"s3:max-keys":"1e3"},"DateGreaterThan":{"aws:CurrentTime":"2020-01-01"},"Null":{"s3:ExistingObjectTag/x":"false"}}}]}`,
 		`{"Statement":[]}`, `[]`, `{`, `null`, `{"Statement":[null]}`, `{"Statement":[{"Principal":null}]}`,
 	} {
 		f.Add([]byte(s))
@@ -34,6 +36,16 @@ func FuzzParsePolicy(f *testing.F) {
 			}
 		}
 		st := &BucketState{Policy: p}
+		// Conditions evaluate against any context without panicking.
+		ctx := Context{}
+		ctx.Set(KeySourceIP, "10.1.2.3")
+		ctx.Set(KeyPrefix, "a", "b")
+		ctx.Set(KeyCurrentTime, "2026-01-01T00:00:00Z")
+		ctx.Set(KeyMaxKeys, "x")
+		for i := range p.Statements {
+			conditionsHold(p.Statements[i].Conditions, ctx)
+			conditionsHold(p.Statements[i].Conditions, nil)
+		}
 		// Whatever the policy says, it speaks of bucket photos only.
 		for _, a := range []Action{GetObject, PutObject, ListBucket, DeleteBucket} {
 			res := Resource{Owner: "acme", Bucket: "elsewhere"}

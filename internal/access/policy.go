@@ -21,9 +21,10 @@ const (
 // Policy is a parsed bucket policy. What it supports of S3's policy language: Version
 // (2012-10-17 or 2008-10-17), Id, and Statement (one or a list) with Sid, Effect, Principal
 // ("*", or {"AWS": ...} / {"CanonicalUser": ...} naming accounts and users), Action and Resource
-// (a string or a list, with * and ? wildcards). Conditions, NotPrincipal, NotAction and
-// NotResource are refused (ErrMalformedPolicy wrapping ErrUnsupported), never ignored: a policy
-// that means more than Cairn enforces must not be accepted.
+// (a string or a list, with * and ? wildcards), and Condition (condition.go: IAM's operators
+// on the keys Cairn supplies; an unknown operator or key is refused). NotPrincipal, NotAction
+// and NotResource are refused (ErrMalformedPolicy wrapping ErrUnsupported), never ignored: a
+// policy that means more than Cairn enforces must not be accepted.
 type Policy struct {
 	// Raw is the document as the client sent it, for GetBucketPolicy.
 	Raw        string
@@ -41,6 +42,8 @@ type Statement struct {
 	Actions []string
 	// Resources are ARN patterns; resources compare with case.
 	Resources []string
+	// Conditions must all hold for the statement to apply (none: it always applies).
+	Conditions []Clause
 }
 
 // Principal is whom a statement is about: everyone (Any, anonymous callers included), every
@@ -172,7 +175,12 @@ func parseStatement(raw json.RawMessage, bucket string) (Statement, error) {
 			if err != nil {
 				return Statement{}, err
 			}
-		case "Condition", "NotPrincipal", "NotAction", "NotResource":
+		case "Condition":
+			s.Conditions, err = parseCondition(v)
+			if err != nil {
+				return Statement{}, err
+			}
+		case "NotPrincipal", "NotAction", "NotResource":
 			return Statement{}, fmt.Errorf("%w: %w: %s is not supported by this server", ErrMalformedPolicy, ErrUnsupported, k)
 		default:
 			return Statement{}, malformed("unknown field %.40q in a statement", k)
@@ -357,12 +365,20 @@ func checkApplies(s Statement, bucket string) error {
 	return malformed("Action does not apply to any resource(s) in statement")
 }
 
-// match returns the first statement of the given effect that covers the request, or nil.
-func (p *Policy) match(e Effect, id Identity, a Action, arn string) *Statement {
+// match returns the first statement of the given effect that covers the request and whose
+// conditions hold in ctx, or nil. outsider (RestrictPublicBuckets on a bucket with a public
+// policy, and a caller outside the owner's account) leaves out the public statements.
+func (p *Policy) match(e Effect, id Identity, a Action, arn string, ctx Context, outsider bool) *Statement {
 	name := strings.ToLower(a.String())
 	for i := range p.Statements {
 		s := &p.Statements[i]
 		if s.Effect != e || !s.coversPrincipal(id) || !s.coversAction(name) || !s.coversResource(arn) {
+			continue
+		}
+		if outsider && s.public() {
+			continue
+		}
+		if !conditionsHold(s.Conditions, ctx) {
 			continue
 		}
 		return s
@@ -398,22 +414,37 @@ func (s *Statement) coversResource(arn string) bool {
 }
 
 // Public reports whether the policy allows anything to everyone (S3's "policy status"):
-// a statement with Effect Allow and Principal "*".
+// a statement with Effect Allow and Principal "*" and no condition that restricts it to
+// fixed callers (Clause.restricting).
 func (p *Policy) Public() bool {
 	if p == nil {
 		return false
 	}
-	for _, s := range p.Statements {
-		if s.Effect != EffectAllow {
-			continue
-		}
-		for _, pr := range s.Principals {
-			if pr.Any {
-				return true
-			}
+	for i := range p.Statements {
+		if p.Statements[i].public() {
+			return true
 		}
 	}
 	return false
+}
+
+func (s *Statement) public() bool {
+	if s.Effect != EffectAllow {
+		return false
+	}
+	any := false
+	for _, pr := range s.Principals {
+		any = any || pr.Any
+	}
+	if !any {
+		return false
+	}
+	for i := range s.Conditions {
+		if s.Conditions[i].restricting() {
+			return false
+		}
+	}
+	return true
 }
 
 // wildMatch matches s against a pattern where * is any run of bytes (slashes included) and ?

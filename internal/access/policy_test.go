@@ -67,7 +67,19 @@ func TestParsePolicyInvalid(t *testing.T) {
 		{stmt(`{"Effect":"Allow","Action":"s3:GetObject","Resource":"arn:aws:s3:::photos/*"}`), "no principal"},
 		{stmt(`{"Effect":"Allow","Principal":"*","Resource":"arn:aws:s3:::photos/*"}`), "no action"},
 		{stmt(`{"Effect":"Allow","Principal":"*","Action":"s3:GetObject"}`), "no resource"},
-		{stmt(`{` + ok + `,"Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/8"}}}`), "condition"},
+		{stmt(`{` + ok + `,"Condition":{"IpAddres":{"aws:SourceIp":"10.0.0.0/8"}}}`), "unknown operator"},
+		{stmt(`{` + ok + `,"Condition":{"IpAddress":{"aws:SourceIpx":"10.0.0.0/8"}}}`), "unknown key"},
+		{stmt(`{` + ok + `,"Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/33"}}}`), "bad CIDR"},
+		{stmt(`{` + ok + `,"Condition":{"NumericLessThan":{"s3:max-keys":"ten"}}}`), "bad number"},
+		{stmt(`{` + ok + `,"Condition":{"DateLessThan":{"aws:CurrentTime":"tomorrow"}}}`), "bad date"},
+		{stmt(`{` + ok + `,"Condition":{"Bool":{"aws:SecureTransport":"yes"}}}`), "bad bool"},
+		{stmt(`{` + ok + `,"Condition":{"ForAnyValue:Null":{"aws:SecureTransport":"true"}}}`), "set Null"},
+		{stmt(`{` + ok + `,"Condition":{"ForSomeValues:StringEquals":{"s3:prefix":"a"}}}`), "unknown set operator"},
+		{stmt(`{` + ok + `,"Condition":{"StringEquals":{"s3:prefix":[]}}}`), "no values"},
+		{stmt(`{` + ok + `,"Condition":{"StringEquals":{"s3:prefix":{"a":1}}}}`), "value type"},
+		{stmt(`{` + ok + `,"Condition":{"StringEquals":{}}}`), "operator without key"},
+		{stmt(`{` + ok + `,"Condition":{"StringEquals":{"s3:ExistingObjectTag/":"x"}}}`), "tag key missing"},
+		{stmt(`{` + ok + `,"Condition":[1]}`), "condition type"},
 		{stmt(`{` + ok + `,"NotAction":"s3:PutObject"}`), "NotAction"},
 		{stmt(`{"Effect":"Allow","NotPrincipal":{"AWS":"x"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::photos/*"}`), "NotPrincipal"},
 		{stmt(`{` + ok + `,"NotResource":"arn:aws:s3:::photos/x"}`), "NotResource"},
@@ -105,9 +117,17 @@ func TestParsePolicyInvalid(t *testing.T) {
 			t.Errorf("%s: ParsePolicy(%.200s) = %v, want ErrMalformedPolicy", c.why, c.doc, err)
 		}
 	}
-	_, err := ParsePolicy([]byte(stmt(`{`+ok+`,"Condition":{}}`)), "photos")
-	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "Condition") {
-		t.Errorf("a condition: %v", err)
+	_, err := ParsePolicy([]byte(stmt(`{`+ok+`,"NotAction":"s3:PutObject"}`)), "photos")
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "NotAction") {
+		t.Errorf("NotAction: %v", err)
+	}
+	_, err = ParsePolicy([]byte(stmt(`{`+ok+`,"Condition":{"StringEquals":{"aws:Nope":"x"}}}`)), "photos")
+	if err == nil || !strings.Contains(err.Error(), "Policy has an invalid condition key") {
+		t.Errorf("unknown key: %v", err)
+	}
+	_, err = ParsePolicy([]byte(stmt(`{`+ok+`,"Condition":{"StringEqualz":{"s3:prefix":"x"}}}`)), "photos")
+	if err == nil || !strings.Contains(err.Error(), "Invalid Condition type") {
+		t.Errorf("unknown operator: %v", err)
 	}
 }
 

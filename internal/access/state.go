@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Keys of a container's metadata (meta.Container.Meta) that hold its access state. Both front
@@ -18,6 +19,10 @@ const (
 	// cleaned form (SwiftACL.String; validated by ParseSwiftACL / ParseSwiftWriteACL first).
 	MetaSwiftRead  = "sys:swift-read"
 	MetaSwiftWrite = "sys:swift-write"
+	// MetaPublicAccessBlock is the bucket's public access block (PublicAccessBlock.Encode).
+	MetaPublicAccessBlock = "sys:public-access-block"
+	// MetaOwnership is the bucket's object ownership rule (an Ownership value).
+	MetaOwnership = "sys:object-ownership"
 	// MetaQuotaBytes and MetaQuotaCount are the container quotas of Swift's container_quotas
 	// middleware, X-Container-Meta-Quota-Bytes and -Count, which the Swift front end keeps as
 	// user metadata ("meta-" + the lower-cased name). Both front ends enforce them.
@@ -35,6 +40,10 @@ type BucketState struct {
 	Policy     *Policy // nil: none
 	SwiftRead  SwiftACL
 	SwiftWrite SwiftACL
+	// PublicAccessBlock is the bucket's public access block; nil: none.
+	PublicAccessBlock *PublicAccessBlock
+	// Ownership is the bucket's object ownership rule; empty: none set.
+	Ownership Ownership
 	// Quota is the container's own quota (Swift's container quotas); zero fields: no limit.
 	Quota Quota
 	// Broken is set when stored state does not parse (it was validated when written, so this
@@ -78,6 +87,20 @@ func StateFromMeta(bucket string, m map[string]string) *BucketState {
 		}
 		st.SwiftWrite = a
 	}
+	if v := m[MetaPublicAccessBlock]; v != "" {
+		b, err := DecodePublicAccessBlock(v)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		st.PublicAccessBlock = &b
+	}
+	if v := m[MetaOwnership]; v != "" {
+		o := Ownership(v)
+		if !o.Valid() {
+			errs = append(errs, fmt.Errorf("stored object ownership %.40q is unknown", v))
+		}
+		st.Ownership = o
+	}
 	// Swift stores whatever a client sent as X-Container-Meta-Quota-*, and its middleware
 	// ignores a value that is not a non-negative integer; so does this.
 	st.Quota.Bytes = quotaValue(m[MetaQuotaBytes])
@@ -111,4 +134,88 @@ func ObjectACLFromSysMeta(sys map[string]string) *ACL {
 // at the policy only; this is the wider question).
 func (s *BucketState) Public() bool {
 	return s.ACL.Public() || s.Policy.Public() || len(s.SwiftRead.Referrers) > 0
+}
+
+// ACLsEnabled reports whether the bucket's ACLs take part in decisions: not when object
+// ownership is BucketOwnerEnforced, which turns them off.
+func (s *BucketState) ACLsEnabled() bool { return s.Ownership != OwnershipBucketOwnerEnforced }
+
+// pab is the public access block, the zero one when none is set.
+func (s *BucketState) pab() PublicAccessBlock {
+	if s.PublicAccessBlock == nil {
+		return PublicAccessBlock{}
+	}
+	return *s.PublicAccessBlock
+}
+
+// PublicAccessBlock is S3's four flags (PutPublicAccessBlock), kept per bucket; Cairn has no
+// account-level block.
+type PublicAccessBlock struct {
+	// BlockPublicAcls: setting a public ACL (canned or grants, on the bucket or an object)
+	// is refused (the front end checks, with ACL.Public semantics).
+	BlockPublicAcls bool
+	// IgnorePublicAcls: grants to AllUsers and AuthenticatedUsers grant nothing.
+	IgnorePublicAcls bool
+	// BlockPublicPolicy: putting a public policy (Policy.Public) is refused (the front end).
+	BlockPublicPolicy bool
+	// RestrictPublicBuckets: while the policy is public, its public statements allow only
+	// callers of the owner's account.
+	RestrictPublicBuckets bool
+}
+
+var pabNames = [4]string{"BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"}
+
+func (b *PublicAccessBlock) flags() [4]*bool {
+	return [4]*bool{&b.BlockPublicAcls, &b.IgnorePublicAcls, &b.BlockPublicPolicy, &b.RestrictPublicBuckets}
+}
+
+// Encode is the stored form: the names of the flags set, comma-separated, or "none" when no
+// flag is set (an empty value would mean "no configuration").
+func (b PublicAccessBlock) Encode() string {
+	var on []string
+	for i, f := range b.flags() {
+		if *f {
+			on = append(on, pabNames[i])
+		}
+	}
+	if len(on) == 0 {
+		return "none"
+	}
+	return strings.Join(on, ",")
+}
+
+// DecodePublicAccessBlock reads Encode's form.
+func DecodePublicAccessBlock(s string) (PublicAccessBlock, error) {
+	var b PublicAccessBlock
+	if s == "none" {
+		return b, nil
+	}
+	flags := b.flags()
+next:
+	for _, name := range strings.Split(s, ",") {
+		for i, n := range pabNames {
+			if n == name {
+				*flags[i] = true
+				continue next
+			}
+		}
+		return b, fmt.Errorf("stored public access block %.80q: unknown flag %.40q", s, name)
+	}
+	return b, nil
+}
+
+// Ownership is a bucket's object ownership rule (S3's ObjectOwnership). In Cairn the bucket's
+// account owns every object whatever the rule; what the rules change is whether ACLs count.
+type Ownership string
+
+// The three rules.
+const (
+	OwnershipBucketOwnerEnforced  = Ownership("BucketOwnerEnforced")
+	OwnershipBucketOwnerPreferred = Ownership("BucketOwnerPreferred")
+	OwnershipObjectWriter         = Ownership("ObjectWriter")
+)
+
+// Valid reports whether o is one of the three rules.
+func (o Ownership) Valid() bool {
+	return o == OwnershipBucketOwnerEnforced || o == OwnershipBucketOwnerPreferred || o == OwnershipObjectWriter
 }

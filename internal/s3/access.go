@@ -110,15 +110,19 @@ var opActions = map[string]access.Action{
 	opCompleteMultipartUpload: access.PutObject,
 	opAbortMultipartUpload:    access.AbortMultipartUpload,
 	opListParts:               access.ListMultipartUploadParts,
+	opGetPublicAccessBlock:    access.GetBucketPublicAccessBlock,
+	opPutPublicAccessBlock:    access.PutBucketPublicAccessBlock,
+	opDeletePublicAccessBlock: access.PutBucketPublicAccessBlock, // as AWS decides it
+	opGetOwnershipControls:    access.GetBucketOwnershipControls,
+	opPutOwnershipControls:    access.PutBucketOwnershipControls,
+	opDeleteOwnershipControls: access.PutBucketOwnershipControls, // as AWS decides it
 }
 
 // unconfiguredActions are the actions of the GET subresources answered "not configured".
 var unconfiguredActions = map[string]access.Action{
-	"website":           access.GetBucketWebsite,
-	"encryption":        access.GetEncryptionConfiguration,
-	"replication":       access.GetReplicationConfiguration,
-	"publicAccessBlock": access.GetBucketPublicAccessBlock,
-	"ownershipControls": access.GetBucketOwnershipControls,
+	"website":     access.GetBucketWebsite,
+	"encryption":  access.GetEncryptionConfiguration,
+	"replication": access.GetReplicationConfiguration,
 }
 
 // actionOf is the action of a routed request.
@@ -161,10 +165,14 @@ func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) e
 	if want := r.Header.Get("X-Amz-Expected-Bucket-Owner"); want != "" && want != rq.account {
 		return fmt.Errorf("x-amz-expected-bucket-owner %.80q: %w", want, errAccessDenied)
 	}
+	rq.cond = conditionContext(r, rq, h.cfg.Now())
 	if rq.op == opDeleteObjects {
 		return nil
 	}
 	action := actionOf(rq.op, rq.query)
+	if deferredTaggingDecision(rq) {
+		return nil // decided by putObjectTagging once it has read the tags (a small body)
+	}
 	if err := h.allowed(ctx, rq, action, rq.key, r.Header.Get("Referer")); err != nil {
 		return err
 	}
@@ -174,9 +182,19 @@ func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) e
 	switch rq.op {
 	case opPutObject, opPostObject, opCopyObject, opCreateMultipartUpload:
 		if aclHeadersGrant(r.Header) {
+			if !rq.state.ACLsEnabled() {
+				// BucketOwnerEnforced: only ACLs that grant nothing (private,
+				// bucket-owner-full-control) may be sent.
+				return fmt.Errorf("ACL headers on %q: %w", rq.key, errACLNotSupported)
+			}
 			d := h.decide(rq, access.PutObjectAcl, rq.key, &access.ACL{}, r.Header.Get("Referer"))
 			if !d.Allowed {
 				return fmt.Errorf("setting the ACL of %q: %s: %w", rq.key, d.Reason, errAccessDenied)
+			}
+			if acl, _, err := h.aclFromHeaders(r, true); err == nil {
+				if err := checkPublicACL(rq, acl); err != nil {
+					return err
+				}
 			}
 		}
 		// So does tagging it (x-amz-tagging), as in S3; a copy sets tags only with REPLACE.
@@ -190,11 +208,18 @@ func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) e
 	return nil
 }
 
+// deferredTaggingDecision reports whether a PutObjectTagging is decided in its handler, after
+// its document is read: when the bucket policy tests the request's tags
+// (s3:RequestObjectTag/..., s3:RequestObjectTagKeys), which only the document carries.
+func deferredTaggingDecision(rq *request) bool {
+	return rq.op == opPutObjectTagging && rq.state != nil && rq.state.Policy.UsesRequestObjectTags()
+}
+
 func (h *Handler) decide(rq *request, a access.Action, key string, objACL *access.ACL, referer string) access.Decision {
 	return access.Decide(access.Request{
 		Identity: rq.who, Action: a,
 		Resource: access.Resource{Owner: rq.account, Bucket: rq.bucket, Key: key},
-		Bucket:   rq.state, Object: objACL, Referer: referer,
+		Bucket:   rq.state, Object: objACL, Referer: referer, Context: rq.cond,
 	})
 }
 
@@ -203,9 +228,30 @@ func (h *Handler) decide(rq *request, a access.Action, key string, objACL *acces
 // object that does not exist it is NoSuchKey instead when the caller may list the bucket (and
 // so could learn that anyway), as in S3.
 func (h *Handler) allowed(ctx context.Context, rq *request, a access.Action, key, referer string) error {
+	name := meta.ObjectName{Account: rq.account, Container: rq.bucket, Object: key}
+	var obj meta.Object
+	var objErr error
+	headed := false
+	if a.ObjectLevel() && key != "" && rq.state != nil && rq.state.Policy.UsesExistingObjectTags() {
+		// The policy tests the object's tags (s3:ExistingObjectTag/...): read them into the
+		// context. An object that does not exist has none.
+		obj, objErr = h.proxy.HeadObject(ctx, name)
+		headed = true
+		switch {
+		case objErr == nil:
+			t := *rq
+			t.cond = rq.cond.WithExistingTags(obj.SysMeta)
+			rq = &t
+		case !errors.Is(objErr, meta.ErrNotFound):
+			return fmt.Errorf("object tags of %q: %w", key, objErr)
+		}
+	}
 	d := h.decide(rq, a, key, nil, referer)
 	if d.NeedObjectACL {
-		obj, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.account, Container: rq.bucket, Object: key})
+		if !headed {
+			obj, objErr = h.proxy.HeadObject(ctx, name)
+		}
+		err := objErr
 		switch {
 		case err == nil:
 			d = h.decide(rq, a, key, access.ObjectACLFromSysMeta(obj.SysMeta), referer)

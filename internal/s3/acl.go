@@ -242,7 +242,11 @@ func (h *Handler) readACLRequest(r *http.Request, rq *request, forObject bool) (
 }
 
 func (h *Handler) getBucketACL(w http.ResponseWriter, r *http.Request, rq *request) error {
-	writeXML(w, http.StatusOK, aclDocument(rq.account, rq.state.ACL))
+	acl := rq.state.ACL
+	if !rq.state.ACLsEnabled() {
+		acl = access.ACL{} // BucketOwnerEnforced: the owner's full control, and nothing else counts
+	}
+	writeXML(w, http.StatusOK, aclDocument(rq.account, acl))
 	return nil
 }
 
@@ -250,6 +254,9 @@ func (h *Handler) putBucketACL(w http.ResponseWriter, r *http.Request, rq *reque
 	ctx := r.Context()
 	acl, err := h.readACLRequest(r, rq, false)
 	if err != nil {
+		return err
+	}
+	if err := checkACLWrite(rq, acl); err != nil {
 		return err
 	}
 	if err := h.claimForSharing(ctx, rq, len(acl.Grants) > 0); err != nil {
@@ -278,7 +285,11 @@ func (h *Handler) getObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return h.notFound(ctx, rq, err)
 	}
-	writeXML(w, http.StatusOK, aclDocument(rq.account, *access.ObjectACLFromSysMeta(obj.SysMeta)))
+	acl := *access.ObjectACLFromSysMeta(obj.SysMeta)
+	if !rq.state.ACLsEnabled() {
+		acl = access.ACL{}
+	}
+	writeXML(w, http.StatusOK, aclDocument(rq.account, acl))
 	return nil
 }
 
@@ -289,6 +300,9 @@ func (h *Handler) putObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 	ctx := r.Context()
 	acl, err := h.readACLRequest(r, rq, true)
 	if err != nil {
+		return err
+	}
+	if err := checkACLWrite(rq, acl); err != nil {
 		return err
 	}
 	obj, err := h.proxy.HeadObject(ctx, rq.objectName())

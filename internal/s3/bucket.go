@@ -73,6 +73,16 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 	if pol >= 0 {
 		m[meta.ContainerPolicyKey] = strconv.Itoa(pol)
 	}
+	if v := r.Header.Get("X-Amz-Object-Ownership"); v != "" {
+		o := access.Ownership(v)
+		if !o.Valid() {
+			return errInvalidArgument.withMessage("Invalid x-amz-object-ownership %.60q.", v)
+		}
+		if o == access.OwnershipBucketOwnerEnforced && len(acl.Grants) > 0 {
+			return errInvalidBucketACLWithOwnership
+		}
+		m[access.MetaOwnership] = v
+	}
 	shared := false
 	if enc := acl.Encode(); enc != "" {
 		// A bucket shared from its creation claims its name first (see registry.go).

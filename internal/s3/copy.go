@@ -62,7 +62,7 @@ func (h *Handler) openCopySource(ctx context.Context, rq *request, hdr http.Head
 	if err != nil {
 		return nil, nil, err
 	}
-	srcRq := &request{id: rq.id, who: rq.who, bucket: bucket, key: key}
+	srcRq := &request{id: rq.id, who: rq.who, bucket: bucket, key: key, cond: rq.cond}
 	b, err := h.resolveBucket(ctx, rq.who, bucket)
 	if err != nil {
 		if rq.who.Anonymous && errors.Is(err, errNoSuchBucket) {

@@ -96,6 +96,9 @@ var (
 	// Cairn account has one.
 	errUnresolvableByEmail = &apiError{"UnresolvableGrantByEmailAddress", http.StatusBadRequest, "The e-mail address you provided does not match any account on record."}
 	errMalformedPolicy     = &apiError{"MalformedPolicy", http.StatusBadRequest, "Policies must be valid JSON and the first byte must be '{'"}
+	// Object ownership (publicaccess.go): ACLs turned off by BucketOwnerEnforced.
+	errACLNotSupported               = &apiError{"AccessControlListNotSupported", http.StatusBadRequest, "The bucket does not allow ACLs"}
+	errInvalidBucketACLWithOwnership = &apiError{"InvalidBucketAclWithObjectOwnership", http.StatusBadRequest, "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting"}
 	// errQuotaExceeded: S3 has no quotas; Cairn answers a write over an account's or a
 	// bucket's quota with 413 and this code, as Swift answers 413 "Upload exceeds quota.".
 	errQuotaExceeded = &apiError{"QuotaExceeded", http.StatusRequestEntityTooLarge, "Your upload exceeds the quota."}

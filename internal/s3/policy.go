@@ -39,6 +39,9 @@ func (h *Handler) putBucketPolicy(w http.ResponseWriter, r *http.Request, rq *re
 	if err != nil {
 		return policyError(err)
 	}
+	if b := rq.state.PublicAccessBlock; b != nil && b.BlockPublicPolicy && p.Public() {
+		return fmt.Errorf("public policy under BlockPublicPolicy: %w", errAccessDenied)
+	}
 	if err := h.claimForSharing(ctx, rq, hasAllow(p)); err != nil {
 		return err
 	}

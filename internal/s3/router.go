@@ -65,6 +65,12 @@ const (
 	opPutObjectRetention      = "PutObjectRetention"
 	opGetObjectLegalHold      = "GetObjectLegalHold"
 	opPutObjectLegalHold      = "PutObjectLegalHold"
+	opGetPublicAccessBlock    = "GetPublicAccessBlock"
+	opPutPublicAccessBlock    = "PutPublicAccessBlock"
+	opDeletePublicAccessBlock = "DeletePublicAccessBlock"
+	opGetOwnershipControls    = "GetBucketOwnershipControls"
+	opPutOwnershipControls    = "PutBucketOwnershipControls"
+	opDeleteOwnershipControls = "DeleteBucketOwnershipControls"
 	opGetBucketLifecycle      = "GetBucketLifecycleConfiguration"
 	opPutBucketLifecycle      = "PutBucketLifecycleConfiguration"
 	opDeleteBucketLifecycle   = "DeleteBucketLifecycle"
@@ -110,11 +116,9 @@ var unsupportedSubresources = []string{
 // answers such a GET with a "no such configuration" 404, which clients expect. (GET ?policy is
 // served: a bucket may have a policy, and so for ?cors and ?lifecycle.)
 var bucketGetUnconfigured = map[string]*apiError{
-	"website":           errNoSuchWebsite,
-	"encryption":        errNoEncryptionConfig,
-	"replication":       errNoReplicationConfig,
-	"publicAccessBlock": errNoPublicAccessBlock,
-	"ownershipControls": errNoOwnershipControls,
+	"website":     errNoSuchWebsite,
+	"encryption":  errNoEncryptionConfig,
+	"replication": errNoReplicationConfig,
 }
 
 // resolveOperation picks the S3 operation of a request from its method, target, query and
@@ -157,6 +161,10 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opGetBucketCors, nil
 		case q.Has("object-lock"):
 			return opGetObjectLockConfig, nil
+		case q.Has("publicAccessBlock"):
+			return opGetPublicAccessBlock, nil
+		case q.Has("ownershipControls"):
+			return opGetOwnershipControls, nil
 		case q.Has("lifecycle"):
 			return opGetBucketLifecycle, nil
 		case q.Has("uploads"):
@@ -195,6 +203,10 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opPutBucketCors, nil
 		case q.Has("object-lock"):
 			return opPutObjectLockConfig, nil
+		case q.Has("publicAccessBlock"):
+			return opPutPublicAccessBlock, nil
+		case q.Has("ownershipControls"):
+			return opPutOwnershipControls, nil
 		case q.Has("lifecycle"):
 			return opPutBucketLifecycle, nil
 		}
@@ -210,6 +222,10 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opDeleteBucketTagging, nil
 		case q.Has("cors"):
 			return opDeleteBucketCors, nil
+		case q.Has("publicAccessBlock"):
+			return opDeletePublicAccessBlock, nil
+		case q.Has("ownershipControls"):
+			return opDeleteOwnershipControls, nil
 		case q.Has("lifecycle"):
 			return opDeleteBucketLifecycle, nil
 		}

@@ -191,6 +191,12 @@ func New(cfg Config) (*Handler, error) {
 		opPutBucketLifecycle:      h.putBucketLifecycle,
 		opDeleteBucketLifecycle:   h.deleteBucketLifecycle,
 		opGetBucketUnconfigured:   h.getBucketUnconfigured,
+		opGetPublicAccessBlock:    h.getPublicAccessBlock,
+		opPutPublicAccessBlock:    h.putPublicAccessBlock,
+		opDeletePublicAccessBlock: h.deletePublicAccessBlock,
+		opGetOwnershipControls:    h.getOwnershipControls,
+		opPutOwnershipControls:    h.putOwnershipControls,
+		opDeleteOwnershipControls: h.deleteOwnershipControls,
 		opListObjects:             h.listObjectsV1,
 		opListObjectsV2:           h.listObjectsV2,
 		opListMultipartUploads:    h.listMultipartUploads,
@@ -235,6 +241,9 @@ type request struct {
 	state *access.BucketState
 	// cors is the bucket's CORS configuration (nil: none), once authorize resolved the bucket.
 	cors *cors.Config
+	// cond is what the request offers to bucket policy conditions (condctx.go), set by
+	// authorize.
+	cond access.Context
 	// While a read follows Swift symlinks (symlink.go): links followed, and the ETag a static
 	// link requires of what comes next.
 	symlinkHops int

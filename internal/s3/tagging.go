@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/s3/tagging"
 )
@@ -101,6 +102,15 @@ func (h *Handler) putObjectTagging(w http.ResponseWriter, r *http.Request, rq *r
 	s, err := tagging.ParseXML(body, tagging.Object)
 	if err != nil {
 		return err
+	}
+	if deferredTaggingDecision(rq) {
+		// The policy tests the tags this request sets, which are known only now (authorize
+		// left the decision to here).
+		t := *rq
+		t.cond = withRequestTags(rq.cond, s)
+		if err := h.allowed(r.Context(), &t, access.PutObjectTagging, rq.key, r.Header.Get("Referer")); err != nil {
+			return err
+		}
 	}
 	if err := h.replaceObjectTags(r.Context(), w, rq, s.Encode()); err != nil {
 		return err

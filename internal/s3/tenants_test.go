@@ -502,7 +502,8 @@ func TestTenantsPolicy(t *testing.T) {
 		`not json`,
 		`{"Statement":[{"Effect":"Maybe","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::pol/*"}]}`,
 		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::other/*"}]}`,
-		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::pol/*","Condition":{"Bool":{"aws:SecureTransport":"true"}}}]}`,
+		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::pol/*","Condition":{"Bool":{"aws:NoSuchKey":"true"}}}]}`,
+		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::pol/*","Condition":{"StringEqualsLoudly":{"s3:prefix":"a"}}}]}`,
 		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::pol/*","Padding":"` + strings.Repeat("x", 21000) + `"}]}`,
 	} {
 		_, err = ts.a.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("pol"), Policy: aws.String(bad)})

@@ -78,12 +78,31 @@ func (h *Handler) allow(ctx context.Context, r *http.Request, rq *request, accou
 	if err != nil {
 		return err
 	}
+	// Bucket policy conditions see what the S3 front end offers of any request (the S3
+	// request's own keys, s3:prefix and the like, are absent here).
+	cond := access.BaseContext(r.RemoteAddr, r.TLS != nil, h.cfg.Now(), r.Header.Get("User-Agent"), r.Header.Get("Referer"), rq.who())
+	name := meta.ObjectName{Account: account, Container: container, Object: object}
+	var o meta.Object
+	var oerr error
+	headed := false
+	if object != "" && a.ObjectLevel() && st.Policy.UsesExistingObjectTags() {
+		// The policy tests the object's tags, which S3 keeps in its SysMeta.
+		o, oerr = h.proxy.HeadObject(ctx, name)
+		headed = true
+		if oerr == nil {
+			cond = cond.WithExistingTags(o.SysMeta)
+		} else if !errors.Is(oerr, meta.ErrNotFound) {
+			return fmt.Errorf("object tags of %q: %w", object, oerr)
+		}
+	}
 	req := access.Request{Identity: rq.who(), Action: a, Bucket: st, Referer: r.Header.Get("Referer"),
-		Resource: access.Resource{Owner: account, Bucket: container, Key: object}}
+		Resource: access.Resource{Owner: account, Bucket: container, Key: object}, Context: cond}
 	d := access.Decide(req)
 	if d.NeedObjectACL {
-		o, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: account, Container: container, Object: object})
-		if err == nil {
+		if !headed {
+			o, oerr = h.proxy.HeadObject(ctx, name)
+		}
+		if err := oerr; err == nil {
 			req.Object = access.ObjectACLFromSysMeta(o.SysMeta)
 			d = access.Decide(req)
 		} else if !errors.Is(err, meta.ErrNotFound) {

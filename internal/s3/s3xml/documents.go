@@ -373,3 +373,25 @@ type ObjectLegalHold struct {
 	Xmlns   string   `xml:"xmlns,attr,omitempty"`
 	Status  string   `xml:"Status"`
 }
+
+// PublicAccessBlockConfiguration is the document of GET and PUT ?publicAccessBlock. The
+// flags are pointers on input so that an absent one reads as false, as S3 takes it.
+type PublicAccessBlockConfiguration struct {
+	XMLName               xml.Name `xml:"PublicAccessBlockConfiguration"`
+	Xmlns                 string   `xml:"xmlns,attr,omitempty"`
+	BlockPublicAcls       bool     `xml:"BlockPublicAcls"`
+	IgnorePublicAcls      bool     `xml:"IgnorePublicAcls"`
+	BlockPublicPolicy     bool     `xml:"BlockPublicPolicy"`
+	RestrictPublicBuckets bool     `xml:"RestrictPublicBuckets"`
+}
+
+// OwnershipControls is the document of GET and PUT ?ownershipControls.
+type OwnershipControls struct {
+	XMLName xml.Name                `xml:"OwnershipControls"`
+	Xmlns   string                  `xml:"xmlns,attr,omitempty"`
+	Rules   []OwnershipControlsRule `xml:"Rule"`
+}
+
+type OwnershipControlsRule struct {
+	ObjectOwnership string `xml:"ObjectOwnership"`
+}
