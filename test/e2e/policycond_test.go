@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -39,8 +40,18 @@ func TestPolicyConditionsPublicAccessOwnership(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
+	// settle waits, in a cluster, until every front end's cached bucket state (5 s, the
+	// access cache) has the setting just changed: a request after it may reach another node.
+	settle := func() {
+		if ClusterTopology() != nil {
+			time.Sleep(6 * time.Second)
+		}
+	}
 	policy := func(doc string) error {
 		_, err := a.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("shared"), Policy: aws.String(doc)})
+		if err == nil {
+			settle()
+		}
 		return err
 	}
 	get := func(c *s3.Client, key string) error {
@@ -97,6 +108,7 @@ func TestPolicyConditionsPublicAccessOwnership(t *testing.T) {
 	ok("deny-unless-TLS policy", policy(`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::shared/*","Condition":{"Bool":{"aws:SecureTransport":"false"}}}]}`))
 	want("owner's GET over plain HTTP", get(a, "docs/a"), "AccessDenied")
 	_, err = a.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: aws.String("shared")})
+	settle()
 	ok("owner removes the policy", err)
 	ok("owner's GET", get(a, "docs/a"))
 
@@ -109,6 +121,7 @@ func TestPolicyConditionsPublicAccessOwnership(t *testing.T) {
 	_, err = a.PutPublicAccessBlock(ctx, &s3.PutPublicAccessBlockInput{Bucket: aws.String("shared"), PublicAccessBlockConfiguration: &types.PublicAccessBlockConfiguration{
 		BlockPublicAcls: aws.Bool(true), IgnorePublicAcls: aws.Bool(true), BlockPublicPolicy: aws.Bool(true), RestrictPublicBuckets: aws.Bool(true)}})
 	ok("put public access block", err)
+	settle()
 	if st := anonGet("/shared/docs/b"); st != 403 {
 		t.Fatalf("anonymous GET of a public-read object under IgnorePublicAcls: %d", st)
 	}
@@ -125,6 +138,7 @@ func TestPolicyConditionsPublicAccessOwnership(t *testing.T) {
 
 	// Object Ownership: BucketOwnerEnforced refuses ACLs.
 	_, err = a.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("owned"), ObjectOwnership: types.ObjectOwnershipBucketOwnerEnforced})
+	settle()
 	ok("create with BucketOwnerEnforced", err)
 	_, err = a.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("owned"), ACL: types.BucketCannedACLPublicRead})
 	want("bucket ACL under BucketOwnerEnforced", err, "AccessControlListNotSupported")
