@@ -64,29 +64,9 @@ func TestConformance(t *testing.T) {
 // and the container's usage travel between the nodes over HTTP.
 func TestAccountRowsBetweenNodes(t *testing.T) {
 	ctx := context.Background()
-	d, err := backend.NewDialer(backend.ClientConfig{Secret: secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	start := func() (string, *storage.Node) {
-		srv := httptest.NewUnstartedServer(nil)
-		addr := srv.Listener.Addr().String()
-		n, err := storage.Open(storage.Config{Address: addr, Peers: d, Devices: []storage.DeviceConfig{{Name: "d0", Dir: t.TempDir()}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := backend.NewHandler(backend.HandlerConfig{Node: n, Secret: secret})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv.Config.Handler = h
-		srv.Start()
-		t.Cleanup(func() { srv.Close(); n.Close() })
-		return addr, n
-	}
-	addrA, a := start()
-	addrB, b := start()
+	d := testDialer(t)
+	addrA, a := startPeerNode(t, d, "d0")
+	addrB, b := startPeerNode(t, d, "d0")
 	acct := nodeclient.ContainerOptions{Account: &nodeclient.AccountUpdate{Node: addrB, Device: "d0", Part: 2}}
 	if err := a.PutContainer(ctx, "d0", 1, "acct", meta.Container{Name: "box", Created: meta.Now()}, acct); err != nil {
 		t.Fatal(err)
@@ -117,29 +97,9 @@ func TestAccountRowsBetweenNodes(t *testing.T) {
 // object's node updates its own in the write's batch and sends the other after the commit.
 func TestOneWriteUpdatesSeveralListings(t *testing.T) {
 	ctx := context.Background()
-	d, err := backend.NewDialer(backend.ClientConfig{Secret: secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	start := func() (string, *storage.Node) {
-		srv := httptest.NewUnstartedServer(nil)
-		addr := srv.Listener.Addr().String()
-		n, err := storage.Open(storage.Config{Address: addr, Peers: d, Devices: []storage.DeviceConfig{{Name: "d0", Dir: t.TempDir()}, {Name: "d1", Dir: t.TempDir()}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := backend.NewHandler(backend.HandlerConfig{Node: n, Secret: secret})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv.Config.Handler = h
-		srv.Start()
-		t.Cleanup(func() { srv.Close(); n.Close() })
-		return addr, n
-	}
-	addrA, a := start()
-	addrB, b := start()
+	d := testDialer(t)
+	addrA, a := startPeerNode(t, d, "d0", "d1")
+	addrB, b := startPeerNode(t, d, "d0", "d1")
 	listings := []nodeclient.ContainerUpdate{{Node: addrA, Device: "d1", Part: 3}, {Node: addrB, Device: "d0", Part: 3}, {Node: addrA, Device: "d0", Part: 3}}
 	type replica struct {
 		n   *storage.Node
@@ -213,4 +173,38 @@ func TestPostToCairnNodeReadsNothing(t *testing.T) {
 	if methods[http.MethodHead] != 0 || methods[http.MethodPost] != 1 {
 		t.Errorf("requests: %v", methods)
 	}
+}
+
+func testDialer(t *testing.T) *backend.Dialer {
+	t.Helper()
+	d, err := backend.NewDialer(backend.ClientConfig{Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	return d
+}
+
+// startPeerNode serves a storage node with the devices named, over the node protocol on a
+// loopback port, with d to reach its peers; it returns the node's address and the node.
+func startPeerNode(t *testing.T, d *backend.Dialer, devices ...string) (string, *storage.Node) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	addr := srv.Listener.Addr().String()
+	var devs []storage.DeviceConfig
+	for _, name := range devices {
+		devs = append(devs, storage.DeviceConfig{Name: name, Dir: t.TempDir()})
+	}
+	n, err := storage.Open(storage.Config{Address: addr, Peers: d, Devices: devs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := backend.NewHandler(backend.HandlerConfig{Node: n, Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = h
+	srv.Start()
+	t.Cleanup(func() { srv.Close(); n.Close() })
+	return addr, n
 }

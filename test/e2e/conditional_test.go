@@ -49,14 +49,18 @@ func TestConditionalCompleteMultipartUpload(t *testing.T) {
 	if err := complete("taken", id, parts, func(in *s3.CompleteMultipartUploadInput) { in.IfNoneMatch = aws.String("*") }); apiCode(err) != "PreconditionFailed" {
 		t.Fatalf("If-None-Match: * over an existing key: %v", err)
 	}
-	if err := complete("taken", id, parts, func(in *s3.CompleteMultipartUploadInput) { in.IfMatch = aws.String(`"` + md5Hex([]byte("something else")) + `"`) }); apiCode(err) != "PreconditionFailed" {
+	if err := complete("taken", id, parts, func(in *s3.CompleteMultipartUploadInput) {
+		in.IfMatch = aws.String(`"` + md5Hex([]byte("something else")) + `"`)
+	}); apiCode(err) != "PreconditionFailed" {
 		t.Fatalf("If-Match of another ETag: %v", err)
 	}
 	mustGetVersion(t, ctx, c, bucket, "taken", "", []byte("already here"))
 	if _, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String(bucket), Key: aws.String("taken"), UploadId: aws.String(id)}); err != nil {
 		t.Fatalf("the refused upload is gone: %v", err)
 	}
-	if err := complete("taken", id, parts, func(in *s3.CompleteMultipartUploadInput) { in.IfMatch = aws.String(`"` + md5Hex([]byte("already here")) + `"`) }); err != nil {
+	if err := complete("taken", id, parts, func(in *s3.CompleteMultipartUploadInput) {
+		in.IfMatch = aws.String(`"` + md5Hex([]byte("already here")) + `"`)
+	}); err != nil {
 		t.Fatalf("If-Match of the current ETag: %v", err)
 	}
 	mustGetVersion(t, ctx, c, bucket, "taken", "", []byte("would overwrite"))
