@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/s3/cors"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // Access control. Every request is decided by internal/access from who asks (an authenticated
@@ -223,6 +224,20 @@ func (h *Handler) decide(rq *request, a access.Action, key string, objACL *acces
 	})
 }
 
+// addressedVersion reads the version of name a decision is about: the one the request's
+// versionId names (for the request's own key), else the current one, through its link in a
+// versioned bucket (the link itself carries neither the ACL nor the tags).
+func (h *Handler) addressedVersion(ctx context.Context, rq *request, name meta.ObjectName) (meta.Object, error) {
+	if id := rq.query.Get("versionId"); id != "" && name.Object == rq.key && validVersionID(id) {
+		v, err := h.versions.Resolve(ctx, rq.versioning(), name, id)
+		if errors.Is(err, versions.ErrNoSuchVersion) || err == nil && v.DeleteMarker {
+			return meta.Object{}, fmt.Errorf("version %s of %q: %w", id, name.Object, meta.ErrNotFound)
+		}
+		return v.Object, err
+	}
+	return h.versions.Current(ctx, name)
+}
+
 // allowed decides one action on the request's bucket (rq.account and rq.state resolved),
 // loading the object's ACL only when the decision needs it. A refusal is AccessDenied; for an
 // object that does not exist it is NoSuchKey instead when the caller may list the bucket (and
@@ -235,7 +250,7 @@ func (h *Handler) allowed(ctx context.Context, rq *request, a access.Action, key
 	if a.ObjectLevel() && key != "" && rq.state != nil && rq.state.Policy.UsesExistingObjectTags() {
 		// The policy tests the object's tags (s3:ExistingObjectTag/...): read them into the
 		// context. An object that does not exist has none.
-		obj, objErr = h.proxy.HeadObject(ctx, name)
+		obj, objErr = h.addressedVersion(ctx, rq, name)
 		headed = true
 		switch {
 		case objErr == nil:
@@ -249,7 +264,7 @@ func (h *Handler) allowed(ctx context.Context, rq *request, a access.Action, key
 	d := h.decide(rq, a, key, nil, referer)
 	if d.NeedObjectACL {
 		if !headed {
-			obj, objErr = h.proxy.HeadObject(ctx, name)
+			obj, objErr = h.addressedVersion(ctx, rq, name)
 		}
 		err := objErr
 		switch {

@@ -281,7 +281,11 @@ func (h *Handler) setBucketMeta(ctx context.Context, rq *request, m map[string]s
 
 func (h *Handler) getObjectACL(w http.ResponseWriter, r *http.Request, rq *request) error {
 	ctx := r.Context()
-	obj, err := h.proxy.HeadObject(ctx, rq.objectName())
+	if err := h.locateVersion(ctx, w, rq); err != nil {
+		return err
+	}
+	writeVersionID(w, rq)
+	obj, err := h.proxy.HeadObject(ctx, rq.readName())
 	if err != nil {
 		return h.notFound(ctx, rq, err)
 	}
@@ -305,7 +309,11 @@ func (h *Handler) putObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 	if err := checkACLWrite(rq, acl); err != nil {
 		return err
 	}
-	obj, err := h.proxy.HeadObject(ctx, rq.objectName())
+	if err := h.locateVersion(ctx, w, rq); err != nil {
+		return err
+	}
+	writeVersionID(w, rq)
+	obj, err := h.proxy.HeadObject(ctx, rq.readName())
 	if err != nil {
 		return h.notFound(ctx, rq, err)
 	}
@@ -314,7 +322,7 @@ func (h *Handler) putObjectACL(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 	update := objectMetaOf(&obj)
 	update.SysMeta = map[string]string{access.ObjectMetaACL: acl.Encode()}
-	if _, err := h.proxy.PostObject(ctx, rq.objectName(), update); err != nil {
+	if _, err := h.proxy.PostObject(ctx, rq.readName(), update); err != nil {
 		return h.notFound(ctx, rq, fmt.Errorf("set the ACL of %q: %w", rq.key, err))
 	}
 	writeEmpty(w, http.StatusOK)

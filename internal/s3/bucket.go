@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -65,13 +66,20 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 	ctx := r.Context()
 	m := map[string]string{}
+	if pol >= 0 {
+		m[meta.ContainerPolicyKey] = strconv.Itoa(pol)
+	}
 	// A bucket made with Object Lock keeps versioning on from the start, for good.
 	withLock := strings.EqualFold(r.Header.Get("X-Amz-Bucket-Object-Lock-Enabled"), "true")
 	if withLock {
+		// Versioning is on from the container's first record, in the same write as the lock:
+		// a bucket with Object Lock is never, even after a failure half-way, without it.
 		m[versions.KeyLockEnabled] = "Enabled"
-	}
-	if pol >= 0 {
-		m[meta.ContainerPolicyKey] = strconv.Itoa(pol)
+		changes, err := h.versions.Enable(ctx, rq.account, meta.Container{Name: rq.bucket, Meta: m})
+		if err != nil {
+			return fmt.Errorf("create bucket %q: versioning for Object Lock: %w", rq.bucket, err)
+		}
+		maps.Copy(m, changes)
 	}
 	if v := r.Header.Get("X-Amz-Object-Ownership"); v != "" {
 		o := access.Ownership(v)
@@ -105,16 +113,6 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 			h.releaseBucket(ctx, rq.bucket, rq.account)
 		}
 		return fmt.Errorf("create bucket %q: %w", rq.bucket, err)
-	}
-	if withLock {
-		changes, err := h.versions.Enable(ctx, rq.account, meta.Container{Name: rq.bucket, Meta: m})
-		if err == nil {
-			_, err = h.proxy.PostContainer(ctx, rq.account, rq.bucket, changes)
-		}
-		if err != nil {
-			return fmt.Errorf("create bucket %q: versioning for Object Lock: %w", rq.bucket, err)
-		}
-		h.states.forget(rq.account, rq.bucket)
 	}
 	w.Header().Set("Location", "/"+rq.bucket)
 	writeEmpty(w, http.StatusOK)

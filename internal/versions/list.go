@@ -188,6 +188,10 @@ func (s *Store) List(ctx context.Context, st State, account, container string, o
 
 	var l Listing
 	lastKey, lastPrefix := "", ""
+	if opts.VersionMarker != "" {
+		// Resuming within a key: its newest version was on an earlier page.
+		lastKey = opts.KeyMarker
+	}
 	seenLatest := map[string]bool{}
 	for {
 		a, err := primary.head()

@@ -104,7 +104,9 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 		}
 		linked.SysMeta[meta.SysDeleteAt] = expiry
 	}
-	if err := s.link(ctx, name, vname.Object, linked, ts+1, cond); err != nil {
+	if err := s.link(ctx, name, vname.Object, linked, ts+1, cond); err != nil && !errors.Is(err, meta.ErrConflict) {
+		// (ErrConflict: a newer write's link is in place, so this version, kept, is simply not
+		// the newest: last writer wins, as for any PUT.)
 		if errors.Is(err, meta.ErrPreconditionFailed) {
 			// The version never became current: it goes, as if never written.
 			_ = s.px.DeleteObject(context.WithoutCancel(ctx), vname)
@@ -233,13 +235,18 @@ func (s *Store) keepNullVersion(ctx context.Context, st State, name meta.ObjectN
 		}
 	}
 	dst := meta.ObjectName{Account: name.Account, Container: st.Container, Object: ObjectName(name.Object, cur.Timestamp/swiftUnit*swiftUnit)}
-	if err := CopyAsStored(ctx, s.px, name, cur, dst, proxy.PutOptions{Timestamp: cur.Timestamp / swiftUnit * swiftUnit}); err != nil {
-		if errors.Is(err, meta.ErrNoContainer) {
-			return fmt.Errorf("%w: %w", ErrNoVersionsContainer, err)
+	err = CopyAsStored(ctx, s.px, name, cur, dst, proxy.PutOptions{Timestamp: cur.Timestamp / swiftUnit * swiftUnit})
+	if errors.Is(err, meta.ErrConflict) {
+		// An earlier write that failed after keeping it (or a racing one) made the copy
+		// already: it is the same version, at the same timestamp.
+		if _, herr := s.px.HeadObjectBrief(ctx, dst); herr == nil {
+			return nil
 		}
-		return err
 	}
-	return nil
+	if errors.Is(err, meta.ErrNoContainer) {
+		return fmt.Errorf("%w: %w", ErrNoVersionsContainer, err)
+	}
+	return err
 }
 
 // CopyAsStored copies an object with everything it has (metadata, manifest settings) but its
@@ -286,7 +293,8 @@ func (s *Store) Delete(ctx context.Context, st State, name meta.ObjectName) (mar
 		}
 		return "", err
 	}
-	if err := s.px.DeleteObjectAt(ctx, name, ts+1, meta.Precondition{}); err != nil && !errors.Is(err, meta.ErrNotFound) {
+	// ErrConflict: a newer write's link is in place; the marker stays as a version before it.
+	if err := s.px.DeleteObjectAt(ctx, name, ts+1, meta.Precondition{}); err != nil && !errors.Is(err, meta.ErrNotFound) && !errors.Is(err, meta.ErrConflict) {
 		return "", err
 	}
 	return ID(ts), nil
@@ -357,14 +365,34 @@ func (s *Store) DeleteVersion(ctx context.Context, st State, name meta.ObjectNam
 	if err := CheckRemove(&v.Object, now, opts.BypassGovernance); err != nil {
 		return Version{}, fmt.Errorf("version %s of %q: %w", id, name.Object, err)
 	}
-	if id == Null {
-		return v, s.ignoreMissing(s.px.DeleteObject(ctx, name))
+	// Only the version checked goes: a legal hold or retention set on it since (a newer
+	// metadata timestamp) makes the delete fail its condition, and it is checked again.
+	removeChecked := func(n meta.ObjectName) error {
+		err := s.ignoreMissing(s.px.DeleteObjectIf(ctx, n, meta.Precondition{IfTimestamp: v.Object.Timestamp}))
+		if errors.Is(err, meta.ErrPreconditionFailed) {
+			return fmt.Errorf("version %s of %q changed while being removed: %w", id, name.Object, meta.ErrConflict)
+		}
+		return err
 	}
-	if err := s.ignoreMissing(s.px.DeleteObject(ctx, v.Name)); err != nil {
+	if id == Null {
+		return v, removeChecked(name)
+	}
+	if err := removeChecked(v.Name); err != nil {
 		return Version{}, err
 	}
 	if opts.NoRestore {
 		return v, s.unlink(ctx, name, v.Name.Object)
+	}
+	if !v.DeleteMarker {
+		// Only a version the link named needs another made current; with nothing in place
+		// (a delete while suspended left none), the key stays deleted.
+		if cur, err := s.px.HeadObjectBrief(ctx, name); err == nil && !cur.Deleted {
+			if linked, _, ok := LinkedVersion(&cur); !ok || linked != v.Name.Object {
+				return v, nil
+			}
+		} else {
+			return v, nil
+		}
 	}
 	return v, s.restoreNewest(ctx, st, name, v.Name.Object)
 }

@@ -306,3 +306,89 @@ func TestS3Versioning(t *testing.T) {
 		t.Fatal("the bucket is still there")
 	}
 }
+
+// TestS3VersioningEdges: failures and orders that once left a key stuck, deleted objects come
+// back, or two versions latest (found in review).
+func TestS3VersioningEdges(t *testing.T) {
+	srv := StartServer(t, t.TempDir())
+	ctx := Context(t)
+	c := srv.S3Client(NoRetries)
+	bucket := newBucket(t, ctx, c, "edges")
+	enable := func(status types.BucketVersioningStatus) {
+		t.Helper()
+		if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(bucket),
+			VersioningConfiguration: &types.VersioningConfiguration{Status: status}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A versioned write over a null version that fails (a wrong Content-MD5) after the null
+	// version was kept does not block the key: the next write works, the null is kept once.
+	mustPut(t, ctx, c, bucket, "k", []byte("null version"))
+	enable(types.BucketVersioningStatusEnabled)
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), Body: bytes.NewReader([]byte("x")),
+		ContentMD5: aws.String("1B2M2Y8AsgTpgAmY7PhCfg==")}); apiCode(err) != "BadDigest" {
+		t.Fatalf("PUT with a wrong Content-MD5: %v", err)
+	}
+	v1 := aws.ToString(mustPut(t, ctx, c, bucket, "k", []byte("one")).VersionId)
+	v2 := aws.ToString(mustPut(t, ctx, c, bucket, "k", []byte("two")).VersionId)
+	vs, _ := listVersions(t, ctx, c, bucket, "k", 1000)
+	if len(vs) != 3 {
+		t.Fatalf("versions after a failed write: %d, want 3 (the null kept once, one, two)", len(vs))
+	}
+
+	// An object ACL set on a versioned write is the current version's, and decides reads.
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("pub"), Body: bytes.NewReader([]byte("public")), ACL: types.ObjectCannedACLPublicRead}); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.Get(srv.Endpoint + "/" + bucket + "/pub"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("anonymous GET of a public-read version: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
+	}
+
+	// Paging one entry at a time marks exactly one latest entry per key, as one page does.
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String("k")}); err != nil {
+		t.Fatal(err)
+	}
+	latest := func(size int32) int {
+		vs, ms := listVersions(t, ctx, c, bucket, "", size)
+		n := 0
+		for _, v := range vs {
+			if aws.ToBool(v.IsLatest) {
+				n++
+			}
+		}
+		for _, m := range ms {
+			if aws.ToBool(m.IsLatest) {
+				n++
+			}
+		}
+		return n
+	}
+	if one, paged := latest(1000), latest(1); one != 2 || paged != 2 {
+		t.Fatalf("latest entries: %d in one page, %d paged one by one; want 2 (k's marker, pub)", one, paged)
+	}
+
+	// A delete while suspended leaves no current version; removing an older version then must
+	// not bring the deleted object back.
+	_, markers := listVersions(t, ctx, c, bucket, "k", 1000)
+	if len(markers) != 1 {
+		t.Fatalf("delete markers of k: %d", len(markers))
+	}
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), VersionId: markers[0].VersionId}); err != nil {
+		t.Fatal(err)
+	}
+	mustGetVersion(t, ctx, c, bucket, "k", "", []byte("two"))
+	enable(types.BucketVersioningStatusSuspended)
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String("k")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), VersionId: aws.String(v1)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := getBytes(ctx, c, bucket, "k"); apiCode(err) != "NoSuchKey" {
+		t.Fatalf("GET of a key deleted while suspended, after removing an older version: %v", err)
+	}
+	mustGetVersion(t, ctx, c, bucket, "k", v2, []byte("two"))
+}
