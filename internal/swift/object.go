@@ -1,12 +1,14 @@
 package swift
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/httpwire"
@@ -318,6 +320,9 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 
 // deleteObject deletes an object: 204, or 404 when there is none.
 func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if err := h.checkObjectLockInPlace(r.Context(), rq); err != nil {
+		return err
+	}
 	if r.URL.Query().Get("multipart-manifest") == "delete" {
 		return h.deleteManifest(w, r, rq)
 	}
@@ -364,6 +369,22 @@ func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 	writeStatus(w, r, http.StatusNoContent)
 	return nil
+}
+
+// checkObjectLockInPlace refuses a DELETE that would remove, in place, an object under S3
+// Object Lock: in a container with it, the object in place is normally a link (a DELETE then
+// writes a delete marker), but a null version kept from before, deleted by ?version-id=null or
+// with multipart-manifest=delete, is removed in place and must meet its lock as any version.
+func (h *Handler) checkObjectLockInPlace(ctx context.Context, rq *request) error {
+	c, err := h.headContainer(ctx, rq.tenant, rq.container)
+	if err != nil || !versions.LockEnabled(c) {
+		return nil // the delete itself says what is missing
+	}
+	cur, err := h.proxy.HeadObjectBrief(ctx, rq.objectName())
+	if err != nil || versions.IsLink(&cur) {
+		return nil
+	}
+	return versionsError(versions.CheckRemove(&cur, time.Now(), false))
 }
 
 // postVersion applies a POST on a versioned object's link to the version it links to (vobj, in

@@ -210,4 +210,26 @@ func TestObjectLockThroughSwift(t *testing.T) {
 	// A plain DELETE writes a delete marker, as through S3.
 	a.must("DELETE", "/vault/deed", nil, nil, 204)
 	mustGetVersion(t, ctx, c, "vault", "deed", id, []byte("locked deed"))
+
+	// A null version from before versioning, locked once Object Lock came: removing it in
+	// place through Swift meets the lock too.
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("later")}); err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, ctx, c, "later", "old", []byte("from before"))
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String("later"),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: aws.String("later"),
+		ObjectLockConfiguration: &types.ObjectLockConfiguration{ObjectLockEnabled: types.ObjectLockEnabledEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String("later"), Key: aws.String("old"),
+		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeCompliance, RetainUntilDate: aws.Time(time.Now().Add(time.Hour))}}); err != nil {
+		t.Fatalf("retention of the null version: %v", err)
+	}
+	a.must("DELETE", "/later/old?version-id=null", nil, nil, 403)
+	a.must("DELETE", "/later/old?multipart-manifest=delete", nil, nil, 403)
+	mustGetVersion(t, ctx, c, "later", "old", "null", []byte("from before"))
 }
