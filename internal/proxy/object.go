@@ -368,11 +368,19 @@ func (p *Proxy) DeleteObjectAt(ctx context.Context, name meta.ObjectName, now me
 // PostObject replaces an object's content type, headers and user metadata (keeping its bytes)
 // and merges update.SysMeta.
 func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update meta.Object) (meta.Object, error) {
+	return p.PostObjectIf(ctx, name, update, 0)
+}
+
+// PostObjectIf is PostObject as a compare-and-swap: it changes the version whose timestamp is
+// seen (the one the caller read and decided on), or fails with meta.ErrPreconditionFailed when
+// the object changed since (seen 0: any version). Object Lock's retention changes need it: two
+// racing changes must not both pass their check against what was there before.
+func (p *Proxy) PostObjectIf(ctx context.Context, name meta.ObjectName, update meta.Object, seen meta.Timestamp) (meta.Object, error) {
 	ctx, pl, err := p.placeObject(ctx, name, false)
 	if err != nil {
 		return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, err)
 	}
-	var cond meta.Precondition
+	cond := meta.Precondition{IfTimestamp: seen}
 	if len(pl.primaries) > 1 {
 		// A POST makes a new version of the bytes a replica holds. One that missed the newest
 		// PUT (it was down, and a handoff took it) must not: its old bytes, newer by the POST's
@@ -386,6 +394,9 @@ func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update met
 		newest, err := newestOf(ctx, pl, name)
 		if err != nil {
 			return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, err)
+		}
+		if seen != 0 && newest != seen {
+			return meta.Object{}, fmt.Errorf("post %q: changed since it was read: %w", name.Object, meta.ErrPreconditionFailed)
 		}
 		cond.IfTimestamp = newest
 	}
@@ -403,6 +414,9 @@ func (p *Proxy) PostObject(ctx context.Context, name meta.ObjectName, update met
 		}
 		return err
 	})
+	if errors.Is(err, meta.ErrPreconditionFailed) && seen != 0 {
+		return meta.Object{}, fmt.Errorf("post %q: changed since it was read: %w", name.Object, err)
+	}
 	if errors.Is(err, meta.ErrPreconditionFailed) {
 		// Most replicas hold an older version than the newest: nothing to do but wait for
 		// replication to bring it to them.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cairn-store/cairn/internal/meta"
@@ -209,5 +210,35 @@ func TestReservedContainersAreHidden(t *testing.T) {
 	// The account's container count agrees with its listing.
 	if a, err := c.proxy.HeadAccount(ctx, "a"); err != nil || a.ContainerCount != 2 {
 		t.Fatalf("HeadAccount = %+v, %v; want 2 containers", a, err)
+	}
+}
+
+// PostObjectIf changes the version read, and only it: with one replica (the engine decides)
+// and with three (the proxy compares the newest first), a POST against a version that changed
+// since fails, and changes nothing.
+func TestPostObjectIfIsACompareAndSwap(t *testing.T) {
+	for _, replicas := range []int{1, 3} {
+		c := newCluster(t, replicas)
+		ctx := context.Background()
+		if err := c.proxy.CreateContainer(ctx, "acct", "cont", nil); err != nil {
+			t.Fatal(err)
+		}
+		name := meta.ObjectName{Account: "acct", Container: "cont", Object: "o"}
+		put, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 1}, strings.NewReader("x"), PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := c.proxy.PostObjectIf(ctx, name, meta.Object{SysMeta: map[string]string{"lock-mode": "COMPLIANCE"}}, put.Timestamp)
+		if err != nil {
+			t.Fatalf("%d replicas: POST of the version read: %v", replicas, err)
+		}
+		// A second writer that read before the first POST loses.
+		if _, err := c.proxy.PostObjectIf(ctx, name, meta.Object{SysMeta: map[string]string{"lock-mode": "GOVERNANCE"}}, put.Timestamp); !errors.Is(err, meta.ErrPreconditionFailed) {
+			t.Fatalf("%d replicas: POST of a version that changed: %v", replicas, err)
+		}
+		got, err := c.proxy.HeadObject(ctx, name)
+		if err != nil || got.SysMeta["lock-mode"] != "COMPLIANCE" || got.Timestamp != first.Timestamp {
+			t.Fatalf("%d replicas: after the refused POST: %v %v", replicas, err, got.SysMeta)
+		}
 	}
 }

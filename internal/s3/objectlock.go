@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -206,15 +207,25 @@ func (h *Handler) lockedVersion(ctx context.Context, w http.ResponseWriter, rq *
 	return obj, nil
 }
 
-// updateLock rewrites a version's lock (its SysMeta) and nothing else of it.
+// updateLock rewrites a version's lock (its SysMeta) and nothing else of it, as it was read
+// (obj): a change made meanwhile (another retention or legal hold) fails it, rather than
+// either passing its check against what was there before.
 func (h *Handler) updateLock(ctx context.Context, rq *request, obj *meta.Object, sys map[string]string) error {
 	update := objectMetaOf(obj)
 	update.SysMeta = sys
-	if _, err := h.proxy.PostObject(ctx, rq.readName(), update); err != nil {
+	_, err := h.proxy.PostObjectIf(ctx, rq.readName(), update, obj.Timestamp)
+	if errors.Is(err, meta.ErrPreconditionFailed) {
+		return fmt.Errorf("set the lock of %q: %w: %w", rq.key, errLockChanged, err)
+	}
+	if err != nil {
 		return h.notFound(ctx, rq, fmt.Errorf("set the lock of %q: %w", rq.key, err))
 	}
 	return nil
 }
+
+// errLockChanged: the version's lock changed between the read and the write (S3 answers
+// racing conditional changes 409 ConditionalRequestConflict; the client tries again).
+var errLockChanged = &apiError{"ConditionalRequestConflict", http.StatusConflict, "A conflicting operation occurred on the object's Object Lock settings. Please try again."}
 
 func (h *Handler) getObjectRetention(w http.ResponseWriter, r *http.Request, rq *request) error {
 	obj, err := h.lockedVersion(r.Context(), w, rq)
