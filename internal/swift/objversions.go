@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -543,24 +542,12 @@ func currentListed(e *meta.ListEntry, container string) (meta.ListEntry, string)
 // listedVersion reads a container listing's entry: for a version link, the version's entry,
 // ID and name in the versions container; else the entry itself.
 func listedVersion(e *meta.ListEntry, container string) (cur meta.ListEntry, id, vobj string) {
-	target, ok := versions.ListingLinkTarget(e.ETag)
+	vobj, ok := versions.ListedLink(*e, container)
 	if !ok {
 		return *e, "", ""
 	}
-	c, o, ok := strings.Cut(target, "/")
-	if !ok {
-		return *e, "", ""
-	}
-	c, err1 := url.PathUnescape(c)
-	o, err2 := url.PathUnescape(o)
-	if err1 != nil || err2 != nil || c != versions.ContainerFor(container) {
-		return *e, "", ""
-	}
-	_, ts, ok := versions.SplitObjectName(o)
-	if !ok {
-		return *e, "", ""
-	}
-	return versions.AsCurrent(*e, container), versions.ID(ts), o
+	_, ts, _ := versions.SplitObjectName(vobj)
+	return versions.AsCurrent(*e, container), versions.ID(ts), vobj
 }
 
 // addVersionsBytes adds the bytes of each listed container's versions to its own, as Swift's

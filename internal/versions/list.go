@@ -129,7 +129,7 @@ func (s *Store) List(ctx context.Context, st State, account, container string, o
 	primary.convert = func(page meta.ObjectListing) []listItem {
 		out := make([]listItem, 0, len(page.Objects)+len(page.CommonPrefixes))
 		for _, e := range page.Objects {
-			if vobj, ok := linkTarget(e, container); ok {
+			if vobj, ok := ListedLink(e, container); ok {
 				links[e.Name] = vobj
 				continue
 			}
@@ -310,9 +310,10 @@ func sortItems(items []listItem, order func(a, b *listItem) bool) {
 	})
 }
 
-// linkTarget reads the version a listing entry links to, when it is a version link of
-// container: its listing ETag names a target in container's versions container.
-func linkTarget(e meta.ListEntry, container string) (vobj string, ok bool) {
+// ListedLink reads the version a container listing's entry links to, when it is a version
+// link of container: its listing ETag names a target in container's versions container. vobj
+// is the version's name there.
+func ListedLink(e meta.ListEntry, container string) (vobj string, ok bool) {
 	target, ok := ListingLinkTarget(e.ETag)
 	if !ok {
 		return "", false
@@ -352,7 +353,7 @@ func cutTarget(target string) (container, object string, ok bool) {
 // AsCurrent is a container listing's entry as clients list it: a version link stands for its
 // version, with the version's size and ETag.
 func AsCurrent(e meta.ListEntry, container string) meta.ListEntry {
-	if _, ok := linkTarget(e, container); !ok {
+	if _, ok := ListedLink(e, container); !ok {
 		return e
 	}
 	params := map[string]string{}
