@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cairn-store/cairn/internal/meta"
 )
@@ -77,9 +78,9 @@ func (s *source) head() (*listItem, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.items = s.convert(page)
 		s.done = !page.Truncated
 		s.marker = page.NextMarker
+		s.items = s.convert(page) // may move the marker past a rolled-up prefix
 	}
 	if len(s.items) == 0 {
 		return nil, nil
@@ -148,6 +149,10 @@ func (s *Store) List(ctx context.Context, st State, account, container string, o
 	case opts.KeyMarker != "":
 		vmarker = Prefix(opts.KeyMarker) + ":" // past every version of the key
 	}
+	if p, ok := rollUp(opts.KeyMarker, opts.Prefix, opts.Delimiter); ok && opts.VersionMarker == "" {
+		// After a common prefix: past every key under it (as Swift and S3 continue).
+		vmarker = pastPrefix(p, rev)
+	}
 	if opts.VersionMarker != "" && opts.KeyMarker != "" && rev {
 		// Backwards from a version: the key's newer versions, then the keys before it (the
 		// key's null version is left out).
@@ -167,20 +172,28 @@ func (s *Store) List(ctx context.Context, st State, account, container string, o
 		}
 		vmarker = ObjectName(opts.KeyMarker, at)
 	}
+	// The versions container is listed without the delimiter and rolled up here, on the key:
+	// a delimiter that occurs only in a version's suffix (digits, '.') must not cut it.
 	versions := &source{marker: vmarker, done: !st.Versioned(), missingOK: true, fetch: func(marker string) (meta.ObjectListing, error) {
-		return s.px.ListObjects(ctx, account, st.Container, meta.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter, Marker: marker, Limit: pageSize, Reverse: rev})
+		return s.px.ListObjects(ctx, account, st.Container, meta.ListOptions{Prefix: opts.Prefix, Marker: marker, Limit: pageSize, Reverse: rev})
 	}}
 	versions.convert = func(page meta.ObjectListing) []listItem {
-		out := make([]listItem, 0, len(page.Objects)+len(page.CommonPrefixes))
-		for _, e := range page.Objects {
+		out := make([]listItem, 0, len(page.Objects))
+		for i, e := range page.Objects {
 			key, ts, ok := SplitObjectName(e.Name)
 			if !ok {
 				continue
 			}
+			if p, ok := rollUp(key, opts.Prefix, opts.Delimiter); ok {
+				if n := len(out); n == 0 || !out[n-1].prefix || out[n-1].key != p {
+					out = append(out, listItem{key: p, prefix: true})
+				}
+				if i == len(page.Objects)-1 && !versions.done {
+					versions.marker = pastPrefix(p, rev)
+				}
+				continue
+			}
 			out = append(out, listItem{key: key, ts: ts, entry: e})
-		}
-		for _, p := range page.CommonPrefixes {
-			out = append(out, listItem{key: p, prefix: true})
 		}
 		sortItems(out, order)
 		return out
@@ -295,6 +308,28 @@ func (s *Store) resumeWithin(ctx context.Context, st State, account, container s
 		}
 	}
 	return at, nil
+}
+
+// rollUp is the common prefix key belongs under in a listing by prefix and delimiter, as S3
+// rolls keys up: key up to the first delimiter after prefix, the delimiter included.
+func rollUp(key, prefix, delimiter string) (string, bool) {
+	if delimiter == "" || !strings.HasPrefix(key, prefix) {
+		return "", false
+	}
+	i := strings.Index(key[len(prefix):], delimiter)
+	if i < 0 {
+		return "", false
+	}
+	return key[:len(prefix)+i+len(delimiter)], true
+}
+
+// pastPrefix is the listing marker that continues after every name starting with p: forwards
+// past the greatest character, backwards before p itself.
+func pastPrefix(p string, reverse bool) string {
+	if reverse {
+		return p
+	}
+	return p + string(utf8.MaxRune)
 }
 
 // sortItems orders one page's items (objects and common prefixes come apart from a listing).

@@ -391,4 +391,51 @@ func TestS3VersioningEdges(t *testing.T) {
 		t.Fatalf("GET of a key deleted while suspended, after removing an older version: %v", err)
 	}
 	mustGetVersion(t, ctx, c, bucket, "k", v2, []byte("two"))
+
+	// A delimiter rolls keys up on the key only, never inside a version's stored name (the key,
+	// then its inverted timestamp: digits and '.'), whichever delimiter a client picks.
+	enable(types.BucketVersioningStatusEnabled)
+	dl := newBucket(t, ctx, c, "delim")
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(dl),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"plain", "plain", "dir/a", "dir/a", "v1.txt", "x"} {
+		mustPut(t, ctx, c, dl, k, []byte(k))
+	}
+	for _, tc := range []struct {
+		delimiter string
+		keys      []string // the versions' keys listed, in order
+		prefixes  []string
+	}{
+		{"/", []string{"plain", "plain", "v1.txt", "x"}, []string{"dir/"}},
+		{"1", []string{"dir/a", "dir/a", "plain", "plain", "x"}, []string{"v1"}},
+		{".", []string{"dir/a", "dir/a", "plain", "plain", "x"}, []string{"v1."}},
+		{"0", []string{"dir/a", "dir/a", "plain", "plain", "v1.txt", "x"}, nil},
+	} {
+		for _, size := range []int32{1000, 1} {
+			var keys, prefixes []string
+			var km, vm *string
+			for pages := 0; ; pages++ {
+				out, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(dl), Delimiter: aws.String(tc.delimiter),
+					MaxKeys: aws.Int32(size), KeyMarker: km, VersionIdMarker: vm})
+				if err != nil {
+					t.Fatalf("ListObjectVersions delimiter %q: %v", tc.delimiter, err)
+				}
+				for _, v := range out.Versions {
+					keys = append(keys, aws.ToString(v.Key))
+				}
+				for _, p := range out.CommonPrefixes {
+					prefixes = append(prefixes, aws.ToString(p.Prefix))
+				}
+				if !aws.ToBool(out.IsTruncated) || pages > 50 {
+					break
+				}
+				km, vm = out.NextKeyMarker, out.NextVersionIdMarker
+			}
+			if !slices.Equal(keys, tc.keys) || !slices.Equal(prefixes, tc.prefixes) {
+				t.Errorf("delimiter %q, pages of %d: versions of %q and prefixes %q; want %q and %q", tc.delimiter, size, keys, prefixes, tc.keys, tc.prefixes)
+			}
+		}
+	}
 }
