@@ -159,20 +159,10 @@ func (h *Handler) headBucket(w http.ResponseWriter, r *http.Request, rq *request
 }
 
 func (h *Handler) deleteBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
-	undo, err := h.versions.DropVersions(r.Context(), rq.account, rq.bucket)
-	if errors.Is(err, meta.ErrNotEmpty) {
-		return fmt.Errorf("delete bucket %q: versions left: %w", rq.bucket, errBucketNotEmpty)
-	}
-	if err != nil {
-		return bucketError(fmt.Errorf("delete bucket %q: %w", rq.bucket, err))
-	}
-	err = h.proxy.DeleteContainer(r.Context(), rq.account, rq.bucket)
+	err := h.versions.DeleteContainer(r.Context(), rq.account, rq.bucket)
 	h.states.forget(rq.account, rq.bucket)
-	if err != nil {
-		undo()
-	}
 	if errors.Is(err, meta.ErrNotEmpty) {
-		return fmt.Errorf("delete bucket %q: %w", rq.bucket, errBucketNotEmpty)
+		return fmt.Errorf("delete bucket %q: %w: %w", rq.bucket, errBucketNotEmpty, err)
 	}
 	if err != nil {
 		return bucketError(fmt.Errorf("delete bucket %q: %w", rq.bucket, err))

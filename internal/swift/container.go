@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // containerMetaPrefix keeps user metadata (X-Container-Meta-*) apart from the settings Cairn
@@ -308,12 +309,9 @@ func (h *Handler) postContainer(w http.ResponseWriter, r *http.Request, rq *requ
 // deleteContainer deletes an empty container: 204, 409 when it holds objects, 404 when absent.
 func (h *Handler) deleteContainer(w http.ResponseWriter, r *http.Request, rq *request) error {
 	// A container that keeps versions goes with its versions container, once that is empty.
-	undo, err := h.dropVersions(r.Context(), rq)
-	if err != nil {
-		return err
-	}
-	if err := h.proxy.DeleteContainer(r.Context(), rq.tenant, rq.container); err != nil {
-		undo()
+	if err := h.versions.DeleteContainer(r.Context(), rq.tenant, rq.container); errors.Is(err, versions.ErrVersionsLeft) {
+		return fmt.Errorf("%w: %w", errVersionsLeft, err)
+	} else if err != nil {
 		return fmt.Errorf("delete container %q: %w", rq.container, err)
 	}
 	h.changed(rq)

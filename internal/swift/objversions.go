@@ -144,19 +144,6 @@ func (h *Handler) versionsBytes(ctx context.Context, account string, c meta.Cont
 	return v.BytesUsed
 }
 
-// dropVersions deletes a container's versions container before the container itself: 409 while
-// it holds versions. The returned undo puts it back when the container's own delete fails.
-func (h *Handler) dropVersions(ctx context.Context, rq *request) (undo func(), err error) {
-	undo, err = h.versions.DropVersions(ctx, rq.tenant, rq.container)
-	if errors.Is(err, meta.ErrNotEmpty) {
-		return nil, fmt.Errorf("delete container %q: %w", rq.container, errVersionsLeft)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("delete versions of %q: %w", rq.container, err)
-	}
-	return undo, nil
-}
-
 // storeObject stores a client's write of an object: a new version, and the object a link to
 // it, in a container with object versioning on (X-Object-Version-Id answers its ID), else in
 // place. Every object write goes through it (PUT, copy, manifest, symlink).

@@ -505,27 +505,47 @@ func (s *Store) restoreNewest(ctx context.Context, st State, name meta.ObjectNam
 	return fmt.Errorf("versions: %q: versions removed faster than one can be made current", name.Object)
 }
 
-// DropVersions deletes a container's versions container before the container itself goes:
-// meta.ErrNotEmpty while it holds any version (a versioned container is empty only when every
-// version of every object is gone, as in S3 and Swift). Undo puts it back, for when the
-// container's own delete then fails.
-func (s *Store) DropVersions(ctx context.Context, account, container string) (undo func(), err error) {
+// ErrVersionsLeft: a container cannot be deleted while its versions container holds versions
+// (a versioned container is empty only when every version of every object is gone, as in S3
+// and Swift).
+var ErrVersionsLeft = fmt.Errorf("versions: versions left: %w", meta.ErrNotEmpty)
+
+// DeleteContainer deletes a container and its versions container: meta.ErrNotEmpty while the
+// container lists objects, ErrVersionsLeft while versions remain. The versions container goes
+// first (a version written meanwhile then fails rather than being orphaned) and is made again
+// when the container's own delete fails.
+func (s *Store) DeleteContainer(ctx context.Context, account, container string) error {
+	if c, err := s.px.HeadContainer(ctx, account, container); err == nil && c.ObjectCount > 0 {
+		// Refused without touching the versions container (the common case: objects left).
+		return fmt.Errorf("versions: delete container %q: %w", container, meta.ErrNotEmpty)
+	}
 	vc := ContainerFor(container)
 	c, err := s.px.HeadContainer(ctx, account, vc)
-	if errors.Is(err, meta.ErrNotFound) {
-		return func() {}, nil
+	switch {
+	case errors.Is(err, meta.ErrNotFound):
+		return s.px.DeleteContainer(ctx, account, container)
+	case err != nil:
+		return fmt.Errorf("versions: delete container %q: %w", container, err)
+	case c.ObjectCount > 0:
+		return fmt.Errorf("delete container %q: %w", container, ErrVersionsLeft)
 	}
-	if err != nil {
-		return nil, err
+	if err := s.px.DeleteContainer(ctx, account, vc); errors.Is(err, meta.ErrNotEmpty) {
+		return fmt.Errorf("delete container %q: %w", container, ErrVersionsLeft)
+	} else if err != nil && !errors.Is(err, meta.ErrNotFound) {
+		return fmt.Errorf("versions: delete container %q: %w", vc, err)
 	}
-	if err := s.px.DeleteContainer(ctx, account, vc); err != nil && !errors.Is(err, meta.ErrNotFound) {
-		return nil, err
+	err = s.px.DeleteContainer(ctx, account, container)
+	if err == nil {
+		return nil
 	}
 	m := map[string]string{}
 	if p, ok := c.Meta[meta.ContainerPolicyKey]; ok {
 		m[meta.ContainerPolicyKey] = p
 	}
-	return func() { _ = s.px.CreateContainer(context.WithoutCancel(ctx), account, vc, m) }, nil
+	if uerr := s.px.CreateContainer(context.WithoutCancel(ctx), account, vc, m); uerr != nil {
+		return errors.Join(err, fmt.Errorf("versions: make the versions container of %q again: %w", container, uerr))
+	}
+	return err
 }
 
 // DeleteMarkerCurrent reports whether the newest version of a key that has no current object
