@@ -204,9 +204,10 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		if directive != "REPLACE" && alg == srcAlg {
 			return errInvalidRequest.withMessage("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 		}
-		if alg == srcAlg {
+		if alg == srcAlg && !rq.versioning().Enabled {
 			// Only metadata changes: rewrite it in place and keep the bytes (and, for a
-			// multipart object, its parts).
+			// multipart object, its parts). With versioning on (an object written before it,
+			// in place) the copy is a new version and the null version is kept, as in S3.
 			rd.Close()
 			update := objectMetaOf(&obj)
 			update.SysMeta = map[string]string{access.ObjectMetaACL: obj.SysMeta[access.ObjectMetaACL], tagging.ObjectSysMetaKey: tags}

@@ -392,6 +392,40 @@ func TestS3VersioningEdges(t *testing.T) {
 	}
 	mustGetVersion(t, ctx, c, bucket, "k", v2, []byte("two"))
 
+	// Copying an object written before versioning onto itself (new metadata) makes a version
+	// and keeps the null version as it was.
+	sc := newBucket(t, ctx, c, "selfcopy")
+	mustPut(t, ctx, c, sc, "n", []byte("before versioning"))
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(sc),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(sc), Key: aws.String("n"), CopySource: aws.String(sc + "/n"),
+		MetadataDirective: types.MetadataDirectiveReplace, Metadata: map[string]string{"color": "blue"}})
+	if err != nil {
+		t.Fatalf("self-copy: %v", err)
+	}
+	if id := aws.ToString(cp.VersionId); id == "" || id == "null" {
+		t.Fatalf("self-copy in a versioned bucket answered version %q, want a new one", id)
+	}
+	vs, _ = listVersions(t, ctx, c, sc, "n", 1000)
+	if len(vs) != 2 || aws.ToString(vs[0].VersionId) != aws.ToString(cp.VersionId) {
+		t.Fatalf("versions after a self-copy of the null version: %d, want the copy's and the kept one", len(vs))
+	}
+	// (The null version kept has its timestamp as ID once overwritten, as in Swift's s3api.)
+	kept := aws.ToString(vs[1].VersionId)
+	old, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(sc), Key: aws.String("n"), VersionId: aws.String(kept)})
+	if err != nil {
+		t.Fatalf("HEAD of the kept version after a self-copy: %v", err)
+	}
+	if old.Metadata["color"] != "" {
+		t.Fatalf("the kept version after a self-copy has the copy's metadata %v", old.Metadata)
+	}
+	if cur, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(sc), Key: aws.String("n")}); err != nil || cur.Metadata["color"] != "blue" {
+		t.Fatalf("the current version after a self-copy: %v", err)
+	}
+	mustGetVersion(t, ctx, c, sc, "n", kept, []byte("before versioning"))
+
 	// A delimiter rolls keys up on the key only, never inside a version's stored name (the key,
 	// then its inverted timestamp: digits and '.'), whichever delimiter a client picks.
 	enable(types.BucketVersioningStatusEnabled)
