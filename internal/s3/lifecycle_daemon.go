@@ -346,13 +346,23 @@ func (l *Lifecycle) key(ctx context.Context, account, bucket string, vst version
 			// noncurrent one (which NoncurrentVersionExpiration may then remove). A version
 			// written since the listing is left alone (this narrows the race to the
 			// delete's own time; a version hidden so is not lost, only noncurrent).
-			if !l.stillCurrent(ctx, name, g.ID) {
+			if _, ok := l.currentAt(ctx, name, g.ID); !ok {
 				return nil
 			}
 			_, err = l.h.versions.Delete(ctx, vst, name)
 		} else {
-			// The object read, and only it: one written since the listing stays.
-			err = l.h.proxy.DeleteObjectIf(ctx, name, meta.Precondition{IfTimestamp: g.Entry.Timestamp})
+			// The object read, and only it: one written since the listing stays. In a
+			// suspended bucket the current version may be a version written while versioning
+			// was on: the object is then its link, with a timestamp of its own (the version
+			// stays, noncurrent, as a suspended DELETE leaves it).
+			at := g.Entry.Timestamp
+			if g.ID != versions.Null {
+				var ok bool
+				if at, ok = l.currentAt(ctx, name, g.ID); !ok {
+					return nil
+				}
+			}
+			err = l.h.proxy.DeleteObjectIf(ctx, name, meta.Precondition{IfTimestamp: at})
 			if errors.Is(err, meta.ErrPreconditionFailed) || errors.Is(err, meta.ErrNotFound) {
 				return nil
 			}
@@ -452,15 +462,16 @@ func (l *Lifecycle) uploads(ctx context.Context, account, bucket string, cfg *li
 	}
 }
 
-// stillCurrent reports whether the version id (as listed) is still the current one of name in a
-// versioned bucket: the one its link names, or the null version in place.
-func (l *Lifecycle) stillCurrent(ctx context.Context, name meta.ObjectName, id string) bool {
+// currentAt reports whether the version id (as listed) is still the current one of name in a
+// versioned bucket (the one its link names, or the null version in place), and the timestamp
+// of the object at name then.
+func (l *Lifecycle) currentAt(ctx context.Context, name meta.ObjectName, id string) (meta.Timestamp, bool) {
 	cur, err := l.h.proxy.HeadObjectBrief(ctx, name)
 	if err != nil || cur.Deleted {
-		return false
+		return 0, false
 	}
 	if _, linked, ok := versions.LinkedVersion(&cur); ok {
-		return linked == id
+		return cur.Timestamp, linked == id
 	}
-	return id == versions.Null
+	return cur.Timestamp, id == versions.Null
 }

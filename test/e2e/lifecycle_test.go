@@ -96,6 +96,19 @@ func TestS3Lifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A suspended bucket whose current version was written while versioning was on: the
+	// object expires, its version stays as a noncurrent one.
+	suspended := newBucket(t, ctx, c, "lc-susp")
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(suspended),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	suspendedID := put(suspended, "s/k", nil)
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(suspended),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusSuspended}}); err != nil {
+		t.Fatal(err)
+	}
+
 	// A bucket with Object Lock: a version under retention stays.
 	locked := "lc-lock-" + RandomKey(6)
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(locked), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
@@ -118,6 +131,9 @@ func TestS3Lifecycle(t *testing.T) {
 		types.LifecycleRule{ID: aws.String("noncurrent"), Status: types.ExpirationStatusEnabled, Filter: prefix("v/"), NoncurrentVersionExpiration: noncurrent},
 		types.LifecycleRule{ID: aws.String("markers"), Status: types.ExpirationStatusEnabled, Filter: prefix("m/"),
 			Expiration: &types.LifecycleExpiration{ExpiredObjectDeleteMarker: aws.Bool(true)}, NoncurrentVersionExpiration: noncurrent},
+	)
+	putLifecycle(suspended,
+		types.LifecycleRule{ID: aws.String("all"), Status: types.ExpirationStatusEnabled, Filter: prefix(""), Expiration: days(1)},
 	)
 	putLifecycle(locked,
 		types.LifecycleRule{ID: aws.String("all"), Status: types.ExpirationStatusEnabled, Filter: prefix(""), Expiration: days(1), NoncurrentVersionExpiration: noncurrent},
@@ -164,7 +180,10 @@ func TestS3Lifecycle(t *testing.T) {
 	want := map[string]func() bool{
 		"expired by prefix and by tag": func() bool { return slices.Equal(keys(plain), []string{"data/keep", "data/kept-tag"}) },
 		"upload aborted":               func() bool { return uploads() == 0 },
-		"noncurrent versions removed":  func() bool { return slices.Equal(versionsOf(versioned, "v/k"), []string{latest}) },
+		"suspended bucket's current version expired": func() bool {
+			return len(keys(suspended)) == 0 && slices.Equal(versionsOf(suspended, "s/k"), []string{suspendedID})
+		},
+		"noncurrent versions removed": func() bool { return slices.Equal(versionsOf(versioned, "v/k"), []string{latest}) },
 		"expired delete marker removed": func() bool {
 			return len(versionsOf(versioned, "m/")) == 0
 		},
