@@ -386,11 +386,15 @@ func cutTarget(target string) (container, object string, ok bool) {
 }
 
 // AsCurrent is a container listing's entry as clients list it: a version link stands for its
-// version, with the version's size and ETag.
+// version, with the version's size, ETag and time.
 func AsCurrent(e meta.ListEntry, container string) meta.ListEntry {
-	if _, ok := ListedLink(e, container); !ok {
+	vobj, ok := ListedLink(e, container)
+	if !ok {
 		return e
 	}
+	// The version's own time, as a HEAD through the link shows it (a link made current again
+	// by a restore is newer than its version).
+	_, e.Timestamp, _ = SplitObjectName(vobj)
 	params := map[string]string{}
 	for _, p := range strings.Split(e.ETag, ";")[1:] {
 		if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok {

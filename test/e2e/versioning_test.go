@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -425,6 +426,26 @@ func TestS3VersioningEdges(t *testing.T) {
 		t.Fatalf("the current version after a self-copy: %v", err)
 	}
 	mustGetVersion(t, ctx, c, sc, "n", kept, []byte("before versioning"))
+
+	// A version made current again by a restore lists with its own time, as HEAD shows it.
+	older := aws.ToString(mustPut(t, ctx, c, sc, "r", []byte("older")).VersionId)
+	time.Sleep(1100 * time.Millisecond) // Last-Modified has whole seconds
+	newer := aws.ToString(mustPut(t, ctx, c, sc, "r", []byte("newer")).VersionId)
+	time.Sleep(1100 * time.Millisecond)
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(sc), Key: aws.String("r"), VersionId: aws.String(newer)}); err != nil {
+		t.Fatal(err)
+	}
+	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(sc), Key: aws.String("r")})
+	if err != nil || aws.ToString(head.VersionId) != older {
+		t.Fatalf("HEAD after removing the newest version: %v (version %q, want %q)", err, aws.ToString(head.VersionId), older)
+	}
+	lo, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(sc), Prefix: aws.String("r")})
+	if err != nil || len(lo.Contents) != 1 {
+		t.Fatalf("list: %v", err)
+	}
+	if listed := aws.ToTime(lo.Contents[0].LastModified).Truncate(time.Second); !listed.Equal(aws.ToTime(head.LastModified)) {
+		t.Errorf("restored version listed as modified %v, HEAD says %v", listed, aws.ToTime(head.LastModified))
+	}
 
 	// A delimiter rolls keys up on the key only, never inside a version's stored name (the key,
 	// then its inverted timestamp: digits and '.'), whichever delimiter a client picks.
