@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/lifecycled"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/s3/lifecycle"
@@ -17,25 +18,8 @@ import (
 
 // Bucket lifecycle (GET, PUT and DELETE ?lifecycle). The configuration (package lifecycle) is
 // kept in the bucket's container metadata under lifecycle.MetaKey, as its policy and CORS are;
-// the lifecycle daemon (lifecycle_daemon.go) applies it.
-//
-// So that the daemon need not look at every bucket of every account, each bucket with a
-// configuration has an entry in an index in the reserved LifecycleAccount: an object named
-// "<account>\x00<bucket>" in its LifecycleIndex container. The entry is written before the
-// configuration and removed after it, so a bucket with a configuration always has one; an
-// entry whose bucket has none (deleted since, or a Put that failed half way) is removed by the
-// daemon when it meets it.
-
-// LifecycleAccount is the reserved account holding the index of buckets with a lifecycle
-// configuration; LifecycleIndex is its container.
-const (
-	LifecycleAccount = "\x00lifecycle"
-	LifecycleIndex   = "buckets"
-)
-
-func lifecycleEntry(account, bucket string) meta.ObjectName {
-	return meta.ObjectName{Account: LifecycleAccount, Container: LifecycleIndex, Object: account + "\x00" + bucket}
-}
+// the lifecycle daemon (package lifecycled) applies it, finding the buckets that have one in
+// its index (lifecycled.IndexEntry), which the handlers here keep.
 
 func (h *Handler) getBucketLifecycle(w http.ResponseWriter, r *http.Request, rq *request) error {
 	c, err := h.requireBucket(r.Context(), rq)
@@ -85,7 +69,7 @@ func (h *Handler) deleteBucketLifecycle(w http.ResponseWriter, r *http.Request, 
 		return err
 	}
 	// A failure here leaves an entry the daemon removes; the configuration is gone already.
-	if err := h.proxy.DeleteObject(ctx, lifecycleEntry(rq.account, rq.bucket)); err != nil && !errors.Is(err, meta.ErrNotFound) {
+	if err := h.proxy.DeleteObject(ctx, lifecycled.IndexEntry(rq.account, rq.bucket)); err != nil && !errors.Is(err, meta.ErrNotFound) {
 		h.log.Warn("lifecycle: cannot remove an index entry; the daemon will", "bucket", rq.bucket, "err", err)
 	}
 	writeEmpty(w, http.StatusNoContent)
@@ -95,12 +79,12 @@ func (h *Handler) deleteBucketLifecycle(w http.ResponseWriter, r *http.Request, 
 // putLifecycleEntry adds a bucket to the index of buckets with a lifecycle configuration.
 func (h *Handler) putLifecycleEntry(ctx context.Context, account, bucket string) error {
 	put := func() error {
-		_, err := h.proxy.PutObject(ctx, lifecycleEntry(account, bucket), meta.Object{ContentType: "application/x-lifecycle-entry"}, strings.NewReader(""), proxy.PutOptions{})
+		_, err := h.proxy.PutObject(ctx, lifecycled.IndexEntry(account, bucket), meta.Object{ContentType: "application/x-lifecycle-entry"}, strings.NewReader(""), proxy.PutOptions{})
 		return err
 	}
 	err := put()
 	if errors.Is(err, meta.ErrNotFound) || errors.Is(err, meta.ErrNoContainer) {
-		if cerr := h.proxy.CreateContainer(ctx, LifecycleAccount, LifecycleIndex, nil); cerr != nil && !errors.Is(cerr, meta.ErrExists) {
+		if cerr := h.proxy.CreateContainer(ctx, lifecycled.IndexAccount, lifecycled.IndexContainer, nil); cerr != nil && !errors.Is(cerr, meta.ErrExists) {
 			return fmt.Errorf("lifecycle index: %w", cerr)
 		}
 		err = put()

@@ -27,12 +27,14 @@ import (
 	"github.com/cairn-store/cairn/internal/backend"
 	"github.com/cairn-store/cairn/internal/daemon"
 	"github.com/cairn-store/cairn/internal/expirer"
+	"github.com/cairn-store/cairn/internal/lifecycled"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/replicator"
 	"github.com/cairn-store/cairn/internal/ring"
 	"github.com/cairn-store/cairn/internal/storage"
 	"github.com/cairn-store/cairn/internal/swift"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // Config configures a server.
@@ -189,9 +191,9 @@ type Server struct {
 	// reconstructor keeps erasure-coded policies' archives home: nil when replication is
 	// disabled, or when no erasure-coded policy is served.
 	reconstructor *replicator.Reconstructor
-	auditor       *storage.Auditor  // nil when disabled
-	uploads       *s3.UploadSweeper // nil when disabled
-	lifecycle     *s3.Lifecycle     // nil when disabled
+	auditor       *storage.Auditor   // nil when disabled
+	uploads       *s3.UploadSweeper  // nil when disabled
+	lifecycle     *lifecycled.Daemon // nil when disabled
 	// generated is the root key when this start generated it, shown once on the console.
 	generated *auth.Key
 	keys      *auth.Store
@@ -411,9 +413,9 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 	if cfg.LifecycleInterval >= 0 {
 		interval := cfg.LifecycleInterval
 		if interval == 0 {
-			interval = s3.DefaultLifecycleInterval
+			interval = lifecycled.DefaultInterval
 		}
-		if s.lifecycle, err = s3h.NewLifecycle(s3.LifecycleConfig{Interval: interval, ObjectsPerSecond: cfg.LifecycleObjectsPerSecond, Day: cfg.LifecycleDay,
+		if s.lifecycle, err = lifecycled.New(lifecycled.Config{Proxy: px, Versions: versions.New(px), Uploads: s3h, Interval: interval, ObjectsPerSecond: cfg.LifecycleObjectsPerSecond, Day: cfg.LifecycleDay,
 			Logger: cfg.Logger, Registry: reg, Lease: lease("lifecycle", interval)}); err != nil {
 			return frontRoutes{}, fmt.Errorf("server: %w", err)
 		}
@@ -658,7 +660,7 @@ func signed(r *http.Request) bool {
 
 // Defaults of the S3 lifecycle daemon, for the command line.
 const (
-	DefaultLifecycleInterval         = s3.DefaultLifecycleInterval
-	DefaultLifecycleObjectsPerSecond = s3.DefaultLifecycleObjectsPerSecond
+	DefaultLifecycleInterval         = lifecycled.DefaultInterval
+	DefaultLifecycleObjectsPerSecond = lifecycled.DefaultObjectsPerSecond
 	DefaultLifecycleDay              = 24 * time.Hour
 )

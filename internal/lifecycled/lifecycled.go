@@ -1,4 +1,11 @@
-package s3
+// Package lifecycled is the S3 lifecycle daemon: once per cluster (under a lease), at a rate
+// limit, it walks the buckets that have a lifecycle configuration and applies their rules —
+// current versions expire (behind a delete marker in a versioned bucket), noncurrent versions
+// and expired delete markers are removed through the version store, incomplete multipart
+// uploads are aborted through the S3 front end's upload store. It owns the passes, their
+// pacing, metrics and status, and the index of configured buckets; the rules themselves are
+// package s3/lifecycle's, the upload format the S3 front end's.
+package lifecycled
 
 import (
 	"context"
@@ -16,14 +23,27 @@ import (
 	"github.com/cairn-store/cairn/internal/daemon"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/s3/lifecycle"
+	"github.com/cairn-store/cairn/internal/s3/tagging"
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
-// LifecycleConfig configures the lifecycle daemon, which applies buckets' lifecycle rules:
-// current versions expire (a delete marker in a versioned bucket), noncurrent versions and
-// expired delete markers are removed, and incomplete multipart uploads are aborted.
-type LifecycleConfig struct {
+// Uploads is what the daemon needs of the S3 front end's multipart uploads.
+type Uploads interface {
+	// EachUpload calls fn with every incomplete upload of a bucket: its key, ID and start.
+	EachUpload(ctx context.Context, account, bucket string, fn func(key, id string, initiated time.Time) error) error
+	// AbortUpload aborts an upload as AbortMultipartUpload does; false when it ended meanwhile
+	// (completed, aborted, or held by a completion).
+	AbortUpload(ctx context.Context, account, bucket, key, id string) (bool, error)
+}
+
+// Config configures the lifecycle daemon.
+type Config struct {
+	Proxy    *proxy.Proxy
+	Versions *versions.Store
+	Uploads  Uploads
+
 	// Interval is the time between passes (default 1h: rules count in days, and a pass over
 	// a large bucket is long).
 	Interval time.Duration
@@ -42,23 +62,42 @@ type LifecycleConfig struct {
 
 // Defaults of the lifecycle daemon.
 const (
-	DefaultLifecycleInterval         = time.Hour
-	DefaultLifecycleObjectsPerSecond = 500
+	DefaultInterval         = time.Hour
+	DefaultObjectsPerSecond = 500
 )
 
+// The index of buckets with a lifecycle configuration: so that the daemon need not look at
+// every bucket of every account, each has an entry, an object named "<account>\x00<bucket>"
+// in container IndexContainer of the reserved account IndexAccount. The S3 front end writes
+// the entry before the configuration and removes it after, so a bucket with a configuration
+// always has one; an entry whose bucket has none (deleted since, or a Put that failed half
+// way) is removed by the daemon when it meets it.
+const (
+	IndexAccount   = "\x00lifecycle"
+	IndexContainer = "buckets"
+)
+
+// IndexEntry is a bucket's entry in the index.
+func IndexEntry(account, bucket string) meta.ObjectName {
+	return meta.ObjectName{Account: IndexAccount, Container: IndexContainer, Object: account + "\x00" + bucket}
+}
+
 // Validate fills in defaults and checks the rest.
-func (c *LifecycleConfig) Validate() error {
+func (c *Config) Validate() error {
+	if c.Proxy == nil || c.Versions == nil || c.Uploads == nil {
+		return errors.New("lifecycled: a proxy, a version store and the uploads are needed")
+	}
 	if c.Interval == 0 {
-		c.Interval = DefaultLifecycleInterval
+		c.Interval = DefaultInterval
 	}
 	if c.ObjectsPerSecond == 0 {
-		c.ObjectsPerSecond = DefaultLifecycleObjectsPerSecond
+		c.ObjectsPerSecond = DefaultObjectsPerSecond
 	}
 	if c.Day == 0 {
 		c.Day = 24 * time.Hour
 	}
 	if c.Interval < 0 || c.ObjectsPerSecond < 0 || c.Day < 0 {
-		return errors.New("s3: lifecycle: negative interval, rate or day")
+		return errors.New("lifecycled: negative interval, rate or day")
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -69,10 +108,9 @@ func (c *LifecycleConfig) Validate() error {
 	return nil
 }
 
-// Lifecycle is the running lifecycle daemon.
-type Lifecycle struct {
-	cfg   LifecycleConfig
-	h     *Handler
+// Daemon is the lifecycle daemon.
+type Daemon struct {
+	cfg   Config
 	limit *rate.Limiter
 	m     lifecycleMetrics
 	loop  *daemon.Loop
@@ -86,18 +124,18 @@ type lifecycleMetrics struct {
 	lastPass                                                            prometheus.Gauge
 }
 
-// LifecycleStats counts what one pass did.
-type LifecycleStats struct {
+// Stats counts what one pass did.
+type Stats struct {
 	Buckets, Examined, Expired, VersionsRemoved, MarkersRemoved, UploadsAborted, LockedSkipped, Errors int64
 }
 
-func (s *LifecycleStats) counters() map[string]int64 {
+func (s *Stats) counters() map[string]int64 {
 	return map[string]int64{"buckets": s.Buckets, "examined": s.Examined, "expired": s.Expired, "versions_removed": s.VersionsRemoved,
 		"markers_removed": s.MarkersRemoved, "uploads_aborted": s.UploadsAborted, "locked_skipped": s.LockedSkipped, "errors": s.Errors}
 }
 
-// NewLifecycle returns the handler's lifecycle daemon; Start runs it.
-func (h *Handler) NewLifecycle(cfg LifecycleConfig) (*Lifecycle, error) {
+// New returns a lifecycle daemon; Start runs it.
+func New(cfg Config) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -118,21 +156,21 @@ func (h *Handler) NewLifecycle(cfg LifecycleConfig) (*Lifecycle, error) {
 	if cfg.Registry != nil {
 		for _, c := range []prometheus.Collector{m.examined, m.expired, m.versions, m.markers, m.aborted, m.locked, m.errs, m.passes, m.lastPass} {
 			if err := cfg.Registry.Register(c); err != nil {
-				return nil, fmt.Errorf("s3: lifecycle metrics: %w", err)
+				return nil, fmt.Errorf("lifecycled: metrics: %w", err)
 			}
 		}
 	}
-	return &Lifecycle{cfg: cfg, h: h, m: m,
+	return &Daemon{cfg: cfg, m: m,
 		limit: rate.NewLimiter(rate.Limit(cfg.ObjectsPerSecond), max(1, cfg.ObjectsPerSecond/10))}, nil
 }
 
 // Start runs a pass every Interval (the first after one Interval) until Stop.
-func (l *Lifecycle) Start() {
+func (l *Daemon) Start() {
 	l.loop = daemon.Start(l.cfg.Interval, false, daemon.WhileHeld(l.cfg.Lease, func(ctx context.Context) { l.Pass(ctx) }))
 }
 
 // Stop ends the daemon, waiting for a running pass to stop.
-func (l *Lifecycle) Stop() {
+func (l *Daemon) Stop() {
 	if l.loop != nil {
 		l.loop.Stop()
 	}
@@ -140,7 +178,7 @@ func (l *Lifecycle) Stop() {
 
 // DaemonStatus is the daemon's progress as `cairn admin status` shows it: passes, and what the
 // last one did. On a proxy that does not hold the cluster's lease, passes stay at 0.
-func (l *Lifecycle) DaemonStatus() nodeclient.DaemonStatus {
+func (l *Daemon) DaemonStatus() nodeclient.DaemonStatus {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	st := l.status
@@ -149,12 +187,12 @@ func (l *Lifecycle) DaemonStatus() nodeclient.DaemonStatus {
 }
 
 // Pass applies the rules of every bucket in the index once.
-func (l *Lifecycle) Pass(ctx context.Context) LifecycleStats {
+func (l *Daemon) Pass(ctx context.Context) Stats {
 	start := time.Now()
 	l.mu.Lock()
 	l.status.Running = true
 	l.mu.Unlock()
-	var st LifecycleStats
+	var st Stats
 	defer func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -171,7 +209,7 @@ func (l *Lifecycle) Pass(ctx context.Context) LifecycleStats {
 	}()
 	opts := meta.ListOptions{}
 	for ctx.Err() == nil {
-		page, err := l.h.proxy.ListObjects(ctx, LifecycleAccount, LifecycleIndex, opts)
+		page, err := l.cfg.Proxy.ListObjects(ctx, IndexAccount, IndexContainer, opts)
 		if errors.Is(err, meta.ErrNotFound) {
 			break
 		}
@@ -200,7 +238,7 @@ func (l *Lifecycle) Pass(ctx context.Context) LifecycleStats {
 	return st
 }
 
-func (l *Lifecycle) fail(st *LifecycleStats, msg string, args ...any) {
+func (l *Daemon) fail(st *Stats, msg string, args ...any) {
 	st.Errors++
 	l.m.errs.Inc()
 	l.cfg.Logger.Warn(msg, args...)
@@ -208,8 +246,8 @@ func (l *Lifecycle) fail(st *LifecycleStats, msg string, args ...any) {
 
 // bucket applies one bucket's rules. A bucket gone, or without a configuration any more,
 // leaves the index.
-func (l *Lifecycle) bucket(ctx context.Context, account, bucket string, entry meta.Timestamp, st *LifecycleStats) error {
-	c, err := l.h.proxy.HeadContainer(ctx, account, bucket)
+func (l *Daemon) bucket(ctx context.Context, account, bucket string, entry meta.Timestamp, st *Stats) error {
+	c, err := l.cfg.Proxy.HeadContainer(ctx, account, bucket)
 	if err != nil && !errors.Is(err, meta.ErrNotFound) {
 		return err
 	}
@@ -222,7 +260,7 @@ func (l *Lifecycle) bucket(ctx context.Context, account, bucket string, entry me
 	if cfg == nil {
 		// Unless a Put wrote the entry meanwhile and sets its configuration right after: the
 		// entry goes only if it is still the one read (a new Put writes a newer one).
-		err := l.h.proxy.DeleteObjectIf(ctx, lifecycleEntry(account, bucket), meta.Precondition{IfTimestamp: entry})
+		err := l.cfg.Proxy.DeleteObjectIf(ctx, IndexEntry(account, bucket), meta.Precondition{IfTimestamp: entry})
 		if err != nil && !errors.Is(err, meta.ErrNotFound) && !errors.Is(err, meta.ErrPreconditionFailed) {
 			return err
 		}
@@ -242,11 +280,11 @@ func (l *Lifecycle) bucket(ctx context.Context, account, bucket string, entry me
 }
 
 // versions walks a bucket's versions, one key (all its versions, newest first) at a time.
-func (l *Lifecycle) versions(ctx context.Context, account, bucket string, vst versions.State, cfg *lifecycle.Config, now time.Time, st *LifecycleStats) error {
+func (l *Daemon) versions(ctx context.Context, account, bucket string, vst versions.State, cfg *lifecycle.Config, now time.Time, st *Stats) error {
 	var group []versions.Listed
 	opts := versions.ListOptions{}
 	for {
-		page, err := l.h.versions.List(ctx, vst, account, bucket, opts)
+		page, err := l.cfg.Versions.List(ctx, vst, account, bucket, opts)
 		if err != nil {
 			return err
 		}
@@ -272,7 +310,7 @@ func (l *Lifecycle) versions(ctx context.Context, account, bucket string, vst ve
 
 // key applies the rules to the versions of one key, newest first: noncurrent versions first,
 // so that a delete marker they leave alone is removed in the same pass.
-func (l *Lifecycle) key(ctx context.Context, account, bucket string, vst versions.State, cfg *lifecycle.Config, now time.Time, group []versions.Listed, st *LifecycleStats) error {
+func (l *Daemon) key(ctx context.Context, account, bucket string, vst versions.State, cfg *lifecycle.Config, now time.Time, group []versions.Listed, st *Stats) error {
 	name := meta.ObjectName{Account: account, Container: bucket, Object: group[0].Key}
 	cur := -1
 	for i := range group {
@@ -306,7 +344,7 @@ func (l *Lifecycle) key(ctx context.Context, account, bucket string, vst version
 		if cfg.Decide(v, now, l.cfg.Day) != lifecycle.RemoveVersion {
 			continue
 		}
-		_, err := l.h.versions.DeleteVersion(ctx, vst, name, g.ID, versions.DeleteOptions{})
+		_, err := l.cfg.Versions.DeleteVersion(ctx, vst, name, g.ID, versions.DeleteOptions{})
 		switch {
 		case errors.Is(err, versions.ErrLocked):
 			st.LockedSkipped++
@@ -333,7 +371,7 @@ func (l *Lifecycle) key(ctx context.Context, account, bucket string, vst version
 	}
 	switch cfg.Decide(v, now, l.cfg.Day) {
 	case lifecycle.RemoveVersion: // an expired delete marker
-		if _, err := l.h.versions.DeleteVersion(ctx, vst, name, g.ID, versions.DeleteOptions{}); err != nil {
+		if _, err := l.cfg.Versions.DeleteVersion(ctx, vst, name, g.ID, versions.DeleteOptions{}); err != nil {
 			l.fail(st, "lifecycle: cannot remove an expired delete marker; retried next pass", "bucket", bucket, "key", g.Key, "err", err)
 			return nil
 		}
@@ -349,7 +387,7 @@ func (l *Lifecycle) key(ctx context.Context, account, bucket string, vst version
 			if _, ok := l.currentAt(ctx, name, g.ID); !ok {
 				return nil
 			}
-			_, err = l.h.versions.Delete(ctx, vst, name)
+			_, err = l.cfg.Versions.Delete(ctx, vst, name)
 		} else {
 			// The object read, and only it: one written since the listing stays. In a
 			// suspended bucket the current version may be a version written while versioning
@@ -362,7 +400,7 @@ func (l *Lifecycle) key(ctx context.Context, account, bucket string, vst version
 					return nil
 				}
 			}
-			err = l.h.proxy.DeleteObjectIf(ctx, name, meta.Precondition{IfTimestamp: at})
+			err = l.cfg.Proxy.DeleteObjectIf(ctx, name, meta.Precondition{IfTimestamp: at})
 			if errors.Is(err, meta.ErrPreconditionFailed) || errors.Is(err, meta.ErrNotFound) {
 				return nil
 			}
@@ -377,23 +415,23 @@ func (l *Lifecycle) key(ctx context.Context, account, bucket string, vst version
 	return nil
 }
 
-func (l *Lifecycle) examined(st *LifecycleStats) {
+func (l *Daemon) examined(st *Stats) {
 	st.Examined++
 	l.m.examined.Inc()
 }
 
 // tags reads a version's tags when a rule needs them (listings do not carry them).
-func (l *Lifecycle) tags(ctx context.Context, vst versions.State, name meta.ObjectName, g *versions.Listed, cfg *lifecycle.Config, v *lifecycle.Version) error {
+func (l *Daemon) tags(ctx context.Context, vst versions.State, name meta.ObjectName, g *versions.Listed, cfg *lifecycle.Config, v *lifecycle.Version) error {
 	if g.DeleteMarker || !cfg.NeedsTags() {
 		return nil
 	}
 	var obj meta.Object
 	var err error
 	if g.ID == versions.Null || !vst.Versioned() {
-		obj, err = l.h.proxy.HeadObject(ctx, name)
+		obj, err = l.cfg.Proxy.HeadObject(ctx, name)
 	} else {
 		var rv versions.Version
-		rv, err = l.h.versions.Resolve(ctx, vst, name, g.ID)
+		rv, err = l.cfg.Versions.Resolve(ctx, vst, name, g.ID)
 		obj = rv.Object
 	}
 	if errors.Is(err, meta.ErrNotFound) || errors.Is(err, versions.ErrNoSuchVersion) {
@@ -402,9 +440,9 @@ func (l *Lifecycle) tags(ctx context.Context, vst versions.State, name meta.Obje
 	if err != nil {
 		return err
 	}
-	set, err := tagsOf(&obj)
+	set, err := tagging.Decode(obj.SysMeta[tagging.ObjectSysMetaKey])
 	if err != nil {
-		return err
+		return fmt.Errorf("tags of %q: %w", g.Key, err)
 	}
 	v.Tags = make(map[string]string, len(set))
 	for _, t := range set {
@@ -414,59 +452,32 @@ func (l *Lifecycle) tags(ctx context.Context, vst versions.State, name meta.Obje
 }
 
 // uploads aborts the bucket's incomplete multipart uploads that a rule says are due.
-func (l *Lifecycle) uploads(ctx context.Context, account, bucket string, cfg *lifecycle.Config, now time.Time, st *LifecycleStats) error {
-	container := uploadsContainer(bucket)
-	opts := meta.ListOptions{}
-	for {
-		page, err := l.h.proxy.ListObjects(ctx, account, container, opts)
-		if errors.Is(err, meta.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
+func (l *Daemon) uploads(ctx context.Context, account, bucket string, cfg *lifecycle.Config, now time.Time, st *Stats) error {
+	return l.cfg.Uploads.EachUpload(ctx, account, bucket, func(key, id string, initiated time.Time) error {
+		if err := l.limit.Wait(ctx); err != nil {
 			return err
 		}
-		for _, e := range page.Objects {
-			key, id, ok := strings.Cut(e.Name, "\x00")
-			if !ok || strings.Contains(id, "\x00") {
-				continue // a part, not an upload's marker
-			}
-			if err := l.limit.Wait(ctx); err != nil {
-				return err
-			}
-			l.examined(st)
-			if !cfg.AbortUpload(key, e.Timestamp.Time(), now, l.cfg.Day) {
-				continue
-			}
-			rq := &request{account: account, bucket: bucket, key: key}
-			m, err := l.h.proxy.HeadObject(ctx, meta.ObjectName{Account: account, Container: container, Object: e.Name})
-			if errors.Is(err, meta.ErrNotFound) {
-				continue // ended meanwhile
-			}
-			if err != nil {
-				return err
-			}
-			if err := l.h.abortUpload(ctx, rq, &upload{id: id, marker: m}); err != nil {
-				if errors.Is(err, errNoSuchUpload) {
-					continue // a Complete holds it, or it ended meanwhile
-				}
-				l.fail(st, "lifecycle: cannot abort an upload; retried next pass", "bucket", bucket, "upload", id, "err", err)
-				continue
-			}
+		l.examined(st)
+		if !cfg.AbortUpload(key, initiated, now, l.cfg.Day) {
+			return nil
+		}
+		aborted, err := l.cfg.Uploads.AbortUpload(ctx, account, bucket, key, id)
+		switch {
+		case err != nil:
+			l.fail(st, "lifecycle: cannot abort an upload; retried next pass", "bucket", bucket, "upload", id, "err", err)
+		case aborted:
 			st.UploadsAborted++
 			l.m.aborted.Inc()
 		}
-		if !page.Truncated || len(page.Objects) == 0 {
-			return nil
-		}
-		opts.Marker = page.Objects[len(page.Objects)-1].Name
-	}
+		return nil
+	})
 }
 
 // currentAt reports whether the version id (as listed) is still the current one of name in a
 // versioned bucket (the one its link names, or the null version in place), and the timestamp
 // of the object at name then.
-func (l *Lifecycle) currentAt(ctx context.Context, name meta.ObjectName, id string) (meta.Timestamp, bool) {
-	cur, err := l.h.proxy.HeadObjectBrief(ctx, name)
+func (l *Daemon) currentAt(ctx context.Context, name meta.ObjectName, id string) (meta.Timestamp, bool) {
+	cur, err := l.cfg.Proxy.HeadObjectBrief(ctx, name)
 	if err != nil || cur.Deleted {
 		return 0, false
 	}

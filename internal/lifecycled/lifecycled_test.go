@@ -1,8 +1,9 @@
-package s3_test
+package lifecycled_test
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,9 +13,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 
+	"github.com/cairn-store/cairn/internal/lifecycled"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/proxy"
@@ -22,6 +26,7 @@ import (
 	cairns3 "github.com/cairn-store/cairn/internal/s3"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 	"github.com/cairn-store/cairn/internal/storage"
+	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // The lifecycle daemon with its own clock (whole days, no sleeping): nothing happens before
@@ -44,7 +49,7 @@ func TestLifecycleDaemon(t *testing.T) {
 	c := newClient(srv.URL, testSecretKey)
 
 	clock := time.Now()
-	lc, err := h.NewLifecycle(cairns3.LifecycleConfig{Now: func() time.Time { return clock }, ObjectsPerSecond: 1_000_000})
+	lc, err := lifecycled.New(lifecycled.Config{Proxy: px, Versions: versions.New(px), Uploads: h, Now: func() time.Time { return clock }, ObjectsPerSecond: 1_000_000})
 	mustOK(t, err)
 
 	const bucket = "lcb"
@@ -147,11 +152,42 @@ func TestLifecycleDaemon(t *testing.T) {
 
 func indexEntries(t *testing.T, ctx context.Context, px *proxy.Proxy) []string {
 	t.Helper()
-	l, err := px.ListObjects(ctx, cairns3.LifecycleAccount, cairns3.LifecycleIndex, meta.ListOptions{})
+	l, err := px.ListObjects(ctx, lifecycled.IndexAccount, lifecycled.IndexContainer, meta.ListOptions{})
 	mustOK(t, err)
 	var out []string
 	for _, e := range l.Objects {
 		out = append(out, e.Name)
 	}
 	return out
+}
+
+const (
+	testAccessKey = "AKIDCAIRNTEST"
+	testSecretKey = "lifecycle-daemon-test-secret"
+)
+
+func newClient(endpoint, secret string) *s3.Client {
+	return s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(testAccessKey, secret, ""), Retryer: aws.NopRetryer{}})
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func mustOK(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	var ae smithy.APIError
+	if !errors.As(err, &ae) || ae.ErrorCode() != code {
+		t.Fatalf("want %s, got %v", code, err)
+	}
 }
