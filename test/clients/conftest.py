@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 # Nothing from the developer's own AWS or client setup may leak into the tests.
 for _name in list(os.environ):
-    if _name.startswith(("AWS_", "BOTO_", "RCLONE_", "S3CMD_", "CAIRN_")) and _name != "CAIRN_BIN":
+    if _name.startswith(("AWS_", "BOTO_", "RCLONE_", "S3CMD_", "CAIRN_")) and _name not in ("CAIRN_BIN", "CAIRN_TEST_CLUSTER"):
         del os.environ[_name]
 os.environ["AWS_CONFIG_FILE"] = os.devnull
 os.environ["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
