@@ -22,12 +22,12 @@ const (
 
 // Request is what Recommend is asked: two of usable capacity, throughput and budget.
 type Request struct {
-	CapacityTB     float64 // usable, decimal terabytes
-	ThroughputMBps float64 // object megabytes (10^6) per second …
-	ThroughputOps  float64 // … or requests per second: one of the two
-	Budget         float64 // in the catalog's currency, over its horizon
+	CapacityTB     float64 `json:"capacity_tb,omitempty"`     // usable, decimal terabytes
+	ThroughputMBps float64 `json:"throughput_mbps,omitempty"` // object megabytes (10^6) per second …
+	ThroughputOps  float64 `json:"throughput_ops,omitempty"`  // … or requests per second: one of the two
+	Budget         float64 `json:"budget,omitempty"`          // in the catalog's currency, over its horizon
 	// Alternatives is how many runners-up to return besides the best. Default 4.
-	Alternatives int
+	Alternatives int `json:"-"`
 }
 
 // Objective is the constraint to optimize, after Validate.
@@ -75,6 +75,9 @@ type Result struct {
 	Best      Config   `json:"best"`
 	RunnersUp []Config `json:"runners_up"`
 	Shapes    int      `json:"shapes_searched"`
+	// Given echoes the constraints given.
+	Given  Request `json:"given"`
+	Sweeps Sweeps  `json:"sweeps"`
 }
 
 // shape is a choice of everything but the counts: node, NIC and disk types, disks per node,
@@ -173,8 +176,10 @@ func Recommend(cat *Catalog, m *Model, req Request) (*Result, error) {
 	if len(kept) == 0 {
 		return nil, fmt.Errorf("%w: no configuration meets the p99 bound of %g ms at the throughput asked for", ErrInfeasible, m.Options.P99Seconds*1000)
 	}
-	return &Result{Objective: obj, Workload: m.Workload.Name, Demands: m.Demands.Source, Options: m.Options,
-		Best: kept[0], RunnersUp: kept[1:], Shapes: len(shapes)}, nil
+	res := &Result{Objective: obj, Workload: m.Workload.Name, Demands: m.Demands.Source, Options: m.Options,
+		Best: kept[0], RunnersUp: kept[1:], Shapes: len(shapes), Given: req}
+	res.Sweeps = m.Sweeps(cat, &res.Best)
+	return res, nil
 }
 
 // shapeKey tells runners-up apart: one configuration per combination of node and disk types.
