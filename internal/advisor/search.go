@@ -149,7 +149,7 @@ func Recommend(cat *Catalog, m *Model, req Request) (*Result, error) {
 	// value, so once a candidate's closed-form value is worse than the last kept
 	// configuration's, none after it can enter the list.
 	var kept []Config
-	seen := map[string]bool{}
+	seen, failed := map[string]bool{}, map[string]int{}
 	want := req.Alternatives + 1
 	for _, c := range cands {
 		if len(kept) >= want && !better(c.bound, s.value(&kept[len(kept)-1])) && c.bound != s.value(&kept[len(kept)-1]) {
@@ -163,6 +163,11 @@ func Recommend(cat *Catalog, m *Model, req Request) (*Result, error) {
 		}
 		cfg, ok := s.finish(c.sh, c.n)
 		if !ok {
+			// A few shapes of a key may miss the p99 bound where another (more disks, a
+			// listing device) meets it; past that, the key is given up, to bound the work.
+			if failed[key]++; failed[key] >= 4 {
+				seen[key] = true
+			}
 			continue
 		}
 		seen[key] = true
@@ -434,39 +439,56 @@ func (s *searcher) cluster(sh *shape, n counts) Cluster {
 // predicted p99 at the throughput asked for exceeds the bound (the cheapest step that lowers
 // it most), as long as the budget and limits allow.
 func (s *searcher) finish(sh *shape, n counts) (Config, bool) {
-	cl := s.cluster(sh, n)
-	cfg := makeConfig(s.cat, s.m, cl, s.opsT)
 	if s.m.Options.P99Seconds <= 0 || s.opsT <= 0 {
-		return cfg, true
+		return makeConfig(s.cat, s.m, s.cluster(sh, n), s.opsT), true
 	}
-	bound := s.m.Options.P99Seconds * 1000
-	for range 256 {
-		if cfg.Prediction.RatedOpsPerSec >= s.opsT*(1-1e-9) && cfg.Prediction.P99Ms <= bound {
-			return cfg, true
+	// p99At is the predicted p99 at the throughput asked for, +Inf past the max utilization:
+	// one latency evaluation, not a whole Prediction, since this runs for many candidates.
+	p99At := func(n counts) float64 {
+		cl := s.cluster(sh, n)
+		rs := s.m.resources(&cl)
+		xmax := math.Inf(1)
+		for i := range rs {
+			xmax = math.Min(xmax, rs[i].limit())
 		}
-		var best *Config
-		var bestN counts
-		steps := []counts{{p: 1}, {s: s.m.Policy.Zones}, {l: 1}}
-		for _, st := range steps {
+		if s.opsT > s.m.Options.MaxUtilization*xmax*(1+1e-9) {
+			return math.Inf(1)
+		}
+		_, p99 := s.m.latency(&cl, rs, s.opsT)
+		return p99
+	}
+	bound := s.m.Options.P99Seconds
+	// More nodes only shorten queues: if an idle cluster of this shape misses the bound, no
+	// count of nodes meets it.
+	idle := s.cluster(sh, n)
+	if _, floor := s.m.latency(&idle, s.m.resources(&idle), 0); floor > bound {
+		return Config{}, false
+	}
+	cur := p99At(n)
+	for range 512 {
+		if cur <= bound {
+			return makeConfig(s.cat, s.m, s.cluster(sh, n), s.opsT), true
+		}
+		bestP99, bestN, found := cur, n, false
+		for _, st := range []counts{{p: 1}, {s: s.m.Policy.Zones}, {l: 1}} {
 			nn := counts{n.p + st.p, n.s + st.s, n.l + st.l}
 			if (st.p > 0 && sh.sumo) || (st.l > 0 && sh.lb == nil) ||
 				nn.p > s.cat.Limits.MaxProxies || nn.s > s.cat.Limits.MaxStorageNodes || nn.l > s.cat.Limits.MaxLoadBalancers {
 				continue
 			}
-			c := makeConfig(s.cat, s.m, s.cluster(sh, nn), s.opsT)
-			if s.req.Budget > 0 && c.Cost.Total > s.req.Budget {
+			if s.req.Budget > 0 && s.cost(sh, nn) > s.req.Budget {
 				continue
 			}
-			if best == nil || c.Prediction.P99Ms < best.Prediction.P99Ms {
-				best, bestN = &c, nn
+			if p := p99At(nn); p < bestP99 {
+				bestP99, bestN, found = p, nn, true
 			}
 		}
-		if best == nil || best.Prediction.P99Ms >= cfg.Prediction.P99Ms {
-			return cfg, false
+		if !found {
+			return Config{}, false
 		}
-		cfg, n = *best, bestN
+		cur, n = bestP99, bestN
 	}
-	return cfg, false
+	return Config{}, false
 }
 
 // whyInfeasible says in one line which constraint no configuration meets.
