@@ -31,6 +31,10 @@ func money(v float64) string {
 	return b.String()
 }
 
+func goalText(objective string) string {
+	return map[string]string{MinimizeCost: "lowest cost", MaximizeThroughput: "highest throughput", MaximizeCapacity: "largest usable capacity"}[objective]
+}
+
 func pct(u float64) string { return fmt.Sprintf("%.0f%%", u*100) }
 
 // throughput prints ops/s as MB/s and ops/s.
@@ -44,7 +48,7 @@ func throughput(mbps, ops float64) string {
 // WriteText writes the result as the table `cairn advisor recommend` prints.
 func WriteText(w io.Writer, r *Result) error {
 	var b strings.Builder
-	goal := map[string]string{MinimizeCost: "lowest cost", MaximizeThroughput: "highest throughput", MaximizeCapacity: "largest usable capacity"}[r.Objective]
+	goal := goalText(r.Objective)
 	best := &r.Best
 	fmt.Fprintf(&b, "cairn advisor: %s for workload %s, %s\n", goal, r.Workload, best.Policy)
 	var given []string
@@ -113,7 +117,11 @@ func WriteText(w io.Writer, r *Result) error {
 		tw.Flush()
 	}
 	for _, pr := range r.Sweeps.Profiles {
-		fmt.Fprintf(&b, "\nprofile c:cN with %d load balancer(s):\n", pr.LBs)
+		if pr.LBs == 0 {
+			fmt.Fprintf(&b, "\nprofile c:cN with no load balancer:\n")
+		} else {
+			fmt.Fprintf(&b, "\nprofile c:cN with %d load balancer(s):\n", pr.LBs)
+		}
 		tw = tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  proxies\tstorage\tMB/s\tops/s\tcost\tbottleneck")
 		for i, s := range pr.Points {

@@ -30,7 +30,7 @@ type Sweeps struct {
 	SweetSpot int          `json:"sweet_spot_n,omitempty"`
 	// Profiles are c:c·SweetSpot (or c sumo nodes) for c = 1, 2, …: one with the
 	// configuration's load balancers, one with twice as many (seed 001's "1 Eight" and "2
-	// Eight"), so that the balancer's ceiling shows.
+	// Eight") and one with none, so that the balancers' ceiling shows.
 	Profiles []Profile `json:"profiles"`
 }
 
@@ -123,6 +123,8 @@ func (m *Model) Sweeps(cat *Catalog, cfg *Config) Sweeps {
 	sw.Profiles = append(sw.Profiles, Profile{cl.LBCount, m.Profile(cat, proxy, store, n, cl.LB, cl.LBCount, 12)})
 	if cl.LB != nil {
 		sw.Profiles = append(sw.Profiles, Profile{2 * cl.LBCount, m.Profile(cat, proxy, store, n, cl.LB, 2*cl.LBCount, 12)})
+		// And with no balancer at all: the curve the balancers cut off.
+		sw.Profiles = append(sw.Profiles, Profile{0, m.Profile(cat, proxy, store, n, nil, 0, 12)})
 	}
 	return sw
 }
