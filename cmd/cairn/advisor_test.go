@@ -100,6 +100,21 @@ func TestAdvisorBinary(t *testing.T) {
 			t.Errorf("%v: stdout %q, stderr %q; want one line starting %q", tc.args, out, stderr, tc.want)
 		}
 	}
+	// calibrate refuses, in one line and before starting anything, what it cannot run.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--data", t.TempDir()}, "cairn: calibrate: invalid configuration: "},
+		{[]string{"--data", filepath.Join(t.TempDir(), "new"), "--sizes", "4KiB,lots"}, "cairn: advisor calibrate: --sizes: "},
+		{[]string{"--data", filepath.Join(t.TempDir(), "new"), "--storage", "2"}, "cairn: calibrate: invalid configuration: 3 replicas over 2 storage nodes"},
+	} {
+		out, stderr, err := run(append([]string{"advisor", "calibrate"}, tc.args...)...)
+		if err == nil || out != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, tc.want) {
+			t.Errorf("calibrate %v: err %v, stdout %q, stderr %q; want one line starting %q", tc.args, err, out, stderr, tc.want)
+		}
+	}
+
 	// A catalog with problems: every problem on a line of its own.
 	bad := strings.Replace(strings.Replace(string(advisor.ExampleCatalog()), "cores: 16", "cores: 0", 1), "iops: 180", "iops: -1", 1)
 	if err := os.WriteFile(catFile, []byte(bad), 0o644); err != nil {

@@ -16,6 +16,6 @@
 //   - the report (report.go, html.go): the table, the JSON for scripts and the HTML charts.
 //
 // It is pure logic: the only I/O is reading the catalog, demands and workload files.
-// Measuring demands (calibrate) and validating a recommendation on real processes belong to
-// the command line and later work, not here.
+// Measuring demands on real processes is subpackage calibrate's; validating a recommendation
+// on real processes is later work.
 package advisor

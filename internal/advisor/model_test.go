@@ -7,6 +7,22 @@ import (
 
 func model(t *testing.T, wl string, pol Policy) *Model {
 	t.Helper()
+	return modelWith(t, loadDefaults(t), wl, pol)
+}
+
+// demandSets are the shipped (derived) demands and the ones calibrate measured on the bench
+// machine (testdata/demands.calibrated.yaml): the findings must hold for both.
+func demandSets(t *testing.T) map[string]*Demands {
+	t.Helper()
+	measured, err := LoadDemands("testdata/demands.calibrated.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*Demands{"default": loadDefaults(t), "calibrated": measured}
+}
+
+func modelWith(t *testing.T, d *Demands, wl string, pol Policy) *Model {
+	t.Helper()
 	w, err := ResolveWorkload(wl)
 	if err != nil {
 		t.Fatal(err)
@@ -14,7 +30,7 @@ func model(t *testing.T, wl string, pol Policy) *Model {
 	if pol.Zones == 0 {
 		pol.Zones = 1
 	}
-	m, err := NewModel(loadDefaults(t), w, pol, Options{})
+	m, err := NewModel(d, w, pol, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
