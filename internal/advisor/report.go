@@ -110,7 +110,7 @@ func WriteText(w io.Writer, r *Result) error {
 		tw = tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  N\tMB/s\tcost\tcost per MB/s\tbottleneck")
 		for _, s := range sw.Sampling {
-			if s.Storage <= 12 || s.Storage == sw.SweetSpot || s.Storage%8 == 0 {
+			if s.Storage <= 12 || s.Storage == sw.SweetSpot || s.Storage%8 == 0 && s.Storage <= 4*max(sw.SweetSpot, 8) {
 				fmt.Fprintf(tw, "  %d\t%.0f\t%s\t%.1f\t%s %s\n", s.Storage, s.MBps, money(s.Cost), s.CostPerMBps, s.BottleneckAt, s.Bottleneck)
 			}
 		}

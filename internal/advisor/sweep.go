@@ -112,10 +112,13 @@ func (m *Model) Sweeps(cat *Catalog, cfg *Config) Sweeps {
 	}
 	n := 1
 	if proxy != nil {
-		// Sample up to four times the recommended ratio (at least 16), enough to see the
-		// curve turn.
-		ratio := float64(store.Count) / float64(max(1, proxy.Count))
-		maxN := max(16, int(math.Ceil(4*ratio)))
+		// Sample to three times the N at which the storage nodes saturate one proxy (at least
+		// 16): enough to see the curve turn, whatever the recommended ratio.
+		sat := m.perNodeLimit(proxy) / m.perNodeLimit(&store)
+		maxN := 16
+		if !math.IsInf(sat, 0) && !math.IsNaN(sat) {
+			maxN = max(16, int(math.Ceil(3*sat)))
+		}
 		// As in seed 000, sampling loads the proxy directly: no balancer caps it.
 		sw.Sampling, sw.SweetSpot = m.Sample(cat, *proxy, store, nil, 0, min(maxN, 256))
 		n = max(1, sw.SweetSpot)
