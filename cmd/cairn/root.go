@@ -22,6 +22,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newAdminCommand())
 	root.AddCommand(newRingCommand())
 	root.AddCommand(newLocalClusterCommand())
+	root.AddCommand(newAdvisorCommand())
 	return root
 }
 

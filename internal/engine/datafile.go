@@ -254,6 +254,7 @@ func (e *Engine) receiveFile(ctx context.Context, declared int64, head []byte, b
 	if err := e.writeOut(f, &buf); err != nil {
 		return nil, err
 	}
+	e.fileSyncs.Add(1)
 	if err := f.Sync(); err != nil {
 		return nil, storageErr("syncing data file", err)
 	}
@@ -291,6 +292,7 @@ func (e *Engine) install(tmp, rel string) error {
 }
 
 func (e *Engine) syncDir(dir string) error {
+	e.fileSyncs.Add(1)
 	return storageErr("syncing directory", vfs.SyncDir(e.cfg.FS, dir))
 }
 

@@ -143,7 +143,11 @@ type Engine struct {
 	flagged          sync.Map
 	flaggedN         atomic.Int64
 	checksumFailures atomic.Int64
-	orphans          atomic.Int64
+	// fileSyncs counts fsyncs of data files and of directories (not the LSM's WAL, which
+	// Pebble counts): with the WAL syncs, the synchronous disk operations of the device, which
+	// `cairn advisor calibrate` measures per request.
+	fileSyncs atomic.Int64
+	orphans   atomic.Int64
 
 	// Free space, sampled at most every diskCheckInterval, and the bytes writes in flight
 	// hold (see space.go).

@@ -263,9 +263,11 @@ type Stats struct {
 	OrphansQuarantined int64
 	// BallastBytes is the size of the ballast file in place (0: released, or none).
 	BallastBytes int64
+	// FileSyncs counts fsyncs of data files and directories since Open.
+	FileSyncs int64
 }
 
 // Stats returns the engine's counters.
 func (e *Engine) Stats() Stats {
-	return Stats{CorruptObjects: e.flaggedN.Load(), ChecksumFailures: e.checksumFailures.Load(), OrphansQuarantined: e.orphans.Load(), BallastBytes: e.ballast.Load()}
+	return Stats{CorruptObjects: e.flaggedN.Load(), ChecksumFailures: e.checksumFailures.Load(), OrphansQuarantined: e.orphans.Load(), BallastBytes: e.ballast.Load(), FileSyncs: e.fileSyncs.Load()}
 }

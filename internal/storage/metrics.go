@@ -22,6 +22,7 @@ var (
 	descCacheSize = prometheus.NewDesc("cairn_lsm_block_cache_bytes", "Bytes in the device's block cache.", []string{"device"}, nil)
 	descCacheHits = prometheus.NewDesc("cairn_lsm_block_cache_hits_total", "Block cache hits.", []string{"device"}, nil)
 	descCacheMiss = prometheus.NewDesc("cairn_lsm_block_cache_misses_total", "Block cache misses.", []string{"device"}, nil)
+	descFileSyncs = prometheus.NewDesc("cairn_device_file_syncs_total", "Fsyncs of data files and directories on the device (the WAL's are cairn_lsm_wal_syncs_total).", []string{"device"}, nil)
 	descWALSyncs  = prometheus.NewDesc("cairn_lsm_wal_syncs_total", "WAL fsyncs of the device's LSM: PUTs that share one (group commit) count once.", []string{"device"}, nil)
 	descCorrupt   = prometheus.NewDesc("cairn_device_corrupt_objects", "Object versions found corrupt and kept, flagged, until rewritten or repaired; reads of them fail.", []string{"device"}, nil)
 	descChecksum  = prometheus.NewDesc("cairn_device_checksum_failures_total", "Object versions found corrupt since the device was opened.", []string{"device"}, nil)
@@ -57,7 +58,7 @@ func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.n.metrics.pendingUpdates.Describe(ch)
 	c.n.metrics.accountUpdates.Describe(ch)
 	c.n.metrics.pendingRows.Describe(ch)
-	for _, d := range []*prometheus.Desc{descL0Files, descTables, descReadAmp, descDebt, descCompacts, descMemtable, descCacheSize, descCacheHits, descCacheMiss, descWALSyncs, descCorrupt, descChecksum, descOrphans, descBallast, descRowsSkip, descRowsRepl} {
+	for _, d := range []*prometheus.Desc{descL0Files, descTables, descReadAmp, descDebt, descCompacts, descMemtable, descCacheSize, descCacheHits, descCacheMiss, descWALSyncs, descFileSyncs, descCorrupt, descChecksum, descOrphans, descBallast, descRowsSkip, descRowsRepl} {
 		ch <- d
 	}
 }
@@ -98,6 +99,7 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descCorrupt, float64(st.CorruptObjects))
 		counter(descChecksum, float64(st.ChecksumFailures))
 		counter(descOrphans, float64(st.OrphansQuarantined))
+		counter(descFileSyncs, float64(st.FileSyncs))
 		gauge(descBallast, float64(st.BallastBytes))
 		ist := d.index.Stats()
 		counter(descRowsSkip, float64(ist.UnreadableRowsSkipped))

@@ -1,0 +1,348 @@
+// Package calibrate measures the per-request resource demands the advisor's model rests on:
+// it runs a Cairn cluster on this machine (`cairn local-cluster`'s processes: storage nodes
+// and a proxy), drives it with `cairn bench` workloads one operation and object size at a
+// time, and reads what each role used from the operating system (/proc/<pid>/stat for CPU,
+// /proc/<pid>/io for bytes) and from the storage nodes' /metrics (fsyncs). It owns that I/O;
+// the arithmetic from counters to a demand point is in compute.go.
+package calibrate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/advisor"
+	"github.com/cairn-store/cairn/internal/bench"
+	"github.com/cairn-store/cairn/internal/bench/workload"
+	"github.com/cairn-store/cairn/internal/ec"
+	"github.com/cairn-store/cairn/internal/engine"
+	"github.com/cairn-store/cairn/internal/localcluster"
+	"github.com/cairn-store/cairn/internal/objclient"
+)
+
+// ErrInvalidConfig is wrapped by a Config that cannot run.
+var ErrInvalidConfig = errors.New("calibrate: invalid configuration")
+
+// Config is what to measure and how.
+type Config struct {
+	Binary string // the cairn binary the nodes run
+	// Dir is the cluster's data directory: created, and removed afterwards unless Keep. It
+	// must not exist, so that a calibration never reuses another cluster's data or keys.
+	Dir         string
+	Keep        bool
+	Storage     int           // storage nodes, default 4
+	Replicas    int           // default 3
+	Concurrency int           // clients, default 16
+	Duration    time.Duration // per measured class, default 10s
+	Sizes       []int64       // object sizes, default 4 KiB and 1 MiB
+	Objects     int64         // key space of each size, default 200
+	Progress    io.Writer     // one line per class; nil for none
+	ProcDir     string        // default /proc
+}
+
+// Validate fills in defaults and checks the configuration.
+func (c *Config) Validate() error {
+	if c.Storage == 0 {
+		c.Storage = 4
+	}
+	if c.Replicas == 0 {
+		c.Replicas = min(3, c.Storage)
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 16
+	}
+	if c.Duration == 0 {
+		c.Duration = 10 * time.Second
+	}
+	if len(c.Sizes) == 0 {
+		c.Sizes = []int64{4 << 10, 1 << 20}
+	}
+	if c.Objects == 0 {
+		c.Objects = 200
+	}
+	if c.ProcDir == "" {
+		c.ProcDir = "/proc"
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	switch {
+	case c.Binary == "" || c.Dir == "":
+		return fmt.Errorf("%w: a binary and a data directory are required", ErrInvalidConfig)
+	case c.Storage < 1 || c.Replicas < 1 || c.Replicas > c.Storage:
+		return fmt.Errorf("%w: %d replicas over %d storage nodes", ErrInvalidConfig, c.Replicas, c.Storage)
+	case c.Concurrency < 1 || c.Duration < time.Second || c.Objects < 1:
+		return fmt.Errorf("%w: concurrency, objects ≥ 1 and duration ≥ 1s", ErrInvalidConfig)
+	}
+	for _, s := range c.Sizes {
+		if s < 1 || s > workload.MaxObjectSize {
+			return fmt.Errorf("%w: object size %d", ErrInvalidConfig, s)
+		}
+	}
+	if _, err := os.Stat(c.Dir); err == nil {
+		return fmt.Errorf("%w: %s exists: give a directory that does not, calibrate makes its own cluster", ErrInvalidConfig, c.Dir)
+	}
+	return nil
+}
+
+// step is one run of a calibration: a measured class, or a fill that prepares one.
+type step struct {
+	op      string
+	measure bool
+	ops     int64 // 0: run for Duration
+	seq     bool  // sequential keys (a fill, a delete of every key once)
+}
+
+// runner is one calibration in progress.
+type runner struct {
+	cfg     Config
+	cluster *localcluster.Cluster
+	client  objclient.Client
+	proxy   int   // pid
+	storage []int // pids
+	nodes   []string
+}
+
+// Run measures the demands. It takes minutes: each class runs for Duration, after fills.
+func Run(ctx context.Context, cfg Config) (*advisor.Demands, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ak, sk := randomHex(10), randomHex(20)
+	cl, err := localcluster.Start(ctx, localcluster.Config{Binary: cfg.Binary, Dir: cfg.Dir, Storage: cfg.Storage, Proxies: 1,
+		Replicas: cfg.Replicas, RootAccessKey: ak, RootSecretKey: sk})
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: starting the cluster: %w", err)
+	}
+	defer func() {
+		cl.Close()
+		if !cfg.Keep {
+			os.RemoveAll(cfg.Dir)
+		}
+	}()
+	r := &runner{cfg: cfg, cluster: cl}
+	for _, n := range cl.Nodes {
+		pid, err := readPid(n.DataDir + ".pid")
+		if err != nil {
+			return nil, err
+		}
+		if n.Role == "proxy" {
+			r.proxy = pid
+		} else {
+			r.storage = append(r.storage, pid)
+			r.nodes = append(r.nodes, n.Endpoint())
+		}
+	}
+	if r.client, err = objclient.New(objclient.Config{Endpoint: cl.Endpoint, AccessKey: ak, SecretKey: sk, Concurrency: cfg.Concurrency}); err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
+	d := &advisor.Demands{
+		Schema:          advisor.DemandsSchema,
+		Source:          fmt.Sprintf("measured by cairn advisor calibrate: local cluster of 1 proxy and %d storage processes, %d replicas, %d clients, %v per class", cfg.Storage, cfg.Replicas, cfg.Concurrency, cfg.Duration),
+		MeasuredOn:      machine(cfg.Replicas),
+		InlineThreshold: engine.DefaultInlineThreshold, // the nodes run with the default
+		Ops:             map[string][]advisor.Point{},
+	}
+	for i, size := range cfg.Sizes {
+		prefix := fmt.Sprintf("s%d-", size)
+		bucket := fmt.Sprintf("calibrate-%d", size)
+		steps := []step{{"put", true, 0, false}, {"put", false, cfg.Objects, true}, {"get", true, 0, false}}
+		if i == 0 {
+			steps = append(steps, step{"head", true, 0, false}, step{"delete", true, cfg.Objects, true})
+		}
+		for _, st := range steps {
+			m, err := r.run(ctx, bucket, prefix, st.op, size, st.ops, st.seq, cfg.Concurrency, st.op != "put")
+			if err != nil {
+				return nil, err
+			}
+			if !st.measure {
+				continue
+			}
+			p, err := m.point()
+			if err != nil {
+				return nil, err
+			}
+			if st.op == "head" || st.op == "delete" {
+				p.Size = 0 // their cost does not depend on the object's size
+			}
+			d.Ops[st.op] = append(d.Ops[st.op], p)
+			fmt.Fprintf(cfg.Progress, "calibrate: %-6s %-8s %6d ops, proxy %.3f ms CPU, storage %.3f ms CPU per visit, %.2f fsyncs per visit\n",
+				st.op, workload.FormatSize(size), m.Ops, p.ProxyCPUSeconds*1000, p.StorageCPUSeconds*1000, p.Fsyncs)
+		}
+	}
+	// The latency no resource accounts for: a HEAD's median with one client, an idle cluster.
+	m, err := r.run(ctx, fmt.Sprintf("calibrate-%d", cfg.Sizes[0]), fmt.Sprintf("s%d-", cfg.Sizes[0]), "put", cfg.Sizes[0], cfg.Objects, true, cfg.Concurrency, false)
+	if err == nil {
+		r.cfg.Duration = min(cfg.Duration, 3*time.Second)
+		m, err = r.run(ctx, fmt.Sprintf("calibrate-%d", cfg.Sizes[0]), fmt.Sprintf("s%d-", cfg.Sizes[0]), "head", cfg.Sizes[0], 0, false, 1, true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.BaseLatencyMs = m.P50Ms
+	if d.ECEncodeMBpsPerCore, err = measureEncode(); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(cfg.Progress, "calibrate: base latency %.3f ms, EC 4+2 encoding %.0f MB/s per core\n", d.BaseLatencyMs, d.ECEncodeMBpsPerCore)
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("calibrate: the measured demands: %w", err)
+	}
+	return d, nil
+}
+
+// run runs one class (op on objects of size) and returns what the cluster used during it.
+func (r *runner) run(ctx context.Context, bucket, prefix, op string, size, ops int64, seq bool, conc int, present bool) (measurement, error) {
+	no := false
+	spec := &workload.Spec{
+		Name: "calibrate-" + op, Buckets: 1, BucketPrefix: bucket, Objects: r.cfg.Objects,
+		Size: workload.ConstantSize(size), Mix: workload.Mix{workload.Op(op): 1}, Concurrency: conc, Prepopulate: &no,
+	}
+	if seq {
+		spec.Keys = workload.KeyDist{Kind: workload.KeysSequential}
+	}
+	if ops > 0 {
+		spec.Operations = ops
+	} else {
+		spec.Duration = workload.Duration(r.cfg.Duration)
+	}
+	if err := spec.Normalize(); err != nil {
+		return measurement{}, fmt.Errorf("calibrate: %s: %w", op, err)
+	}
+	before, err := r.snapshot()
+	if err != nil {
+		return measurement{}, err
+	}
+	rep, err := bench.RunWorkload(ctx, r.client, bench.WorkloadConfig{Spec: spec, Prefix: prefix, AssumePresent: present, Seed: 1})
+	if err != nil {
+		return measurement{}, fmt.Errorf("calibrate: %s of %d bytes: %w", op, size, err)
+	}
+	after, err := r.snapshot()
+	if err != nil {
+		return measurement{}, err
+	}
+	st := rep.Ops[op]
+	if st == nil || st.Operations == 0 {
+		return measurement{}, fmt.Errorf("%w: %s of %d bytes", ErrNoOperations, op, size)
+	}
+	if st.Errors > st.Operations/100 {
+		return measurement{}, fmt.Errorf("calibrate: %s of %d bytes: %d errors in %d operations", op, size, st.Errors, st.Operations)
+	}
+	visits := 1.0
+	if op == "put" || op == "delete" {
+		visits = float64(r.cfg.Replicas)
+	}
+	return measurement{Op: op, Size: size, Ops: st.Operations, Body: float64(st.Bytes) / float64(st.Operations), Visits: visits,
+		Used: after.sub(before), P50Ms: st.Latency.P50, Replicas: r.cfg.Replicas}, nil
+}
+
+func (r *runner) snapshot() (snapshot, error) {
+	var s snapshot
+	var err error
+	if s.Proxy, err = readProc(r.cfg.ProcDir, r.proxy); err != nil {
+		return s, err
+	}
+	for i, pid := range r.storage {
+		p, err := readProc(r.cfg.ProcDir, pid)
+		if err != nil {
+			return s, err
+		}
+		s.Storage = s.Storage.add(p)
+		n, err := scrapeSyncs(httpClient, r.nodes[i])
+		if err != nil {
+			return s, err
+		}
+		s.Syncs += n
+	}
+	return s, nil
+}
+
+// measureEncode is the proxy's EC 4+2 encoding speed: bytes of fragments (data and parity)
+// made per CPU second of this process, in MB.
+func measureEncode() (float64, error) {
+	s, err := ec.New(4, 2, 0)
+	if err != nil {
+		return 0, fmt.Errorf("calibrate: %w", err)
+	}
+	data := make([]byte, 16<<20)
+	if _, err := rand.Read(data); err != nil {
+		return 0, fmt.Errorf("calibrate: %w", err)
+	}
+	ws := make([]io.Writer, s.Fragments())
+	for i := range ws {
+		ws[i] = io.Discard
+	}
+	start := cpuNow()
+	var made float64
+	for cpuNow()-start < 0.5 {
+		if _, err := s.Encode(bytes.NewReader(data), ws); err != nil {
+			return 0, fmt.Errorf("calibrate: encoding: %w", err)
+		}
+		made += float64(len(data)) * 6 / 4
+	}
+	return made / (cpuNow() - start) / 1e6, nil
+}
+
+// cpuNow is this process's CPU seconds so far (user + system).
+func cpuNow() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+func readPid(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("calibrate: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, fmt.Errorf("calibrate: %s: %w", filepath.Base(path), err)
+	}
+	return pid, nil
+}
+
+// machine describes this machine, where the demands are measured.
+func machine(replicas int) advisor.Machine {
+	m := advisor.Machine{Cores: runtime.NumCPU(), Date: time.Now().UTC().Format("2006-01-02"), Replicas: replicas,
+		Note: "every process on this machine, loopback networking, each storage node one device (listings included)"}
+	m.Host, _ = os.Hostname()
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 7 {
+				m.Commit = s.Value[:7]
+			}
+		}
+	}
+	return m
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

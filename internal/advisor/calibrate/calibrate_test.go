@@ -1,0 +1,96 @@
+package calibrate
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseStatCPU(t *testing.T) {
+	// A command name with spaces and a parenthesis must not shift the fields.
+	line := "4242 (cairn (x) y) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 130 0 0 20 0 12 0 100 0 0"
+	got, err := parseStatCPU(line)
+	if err != nil || math.Abs(got-3.8) > 1e-9 {
+		t.Fatalf("cpu = %v, %v; want 3.8 s (250 + 130 ticks)", got, err)
+	}
+	if _, err := parseStatCPU("4242 cairn S 1"); !errors.Is(err, ErrProc) {
+		t.Errorf("malformed line: %v", err)
+	}
+}
+
+func TestReadProc(t *testing.T) {
+	dir := t.TempDir()
+	pd := filepath.Join(dir, "77")
+	os.MkdirAll(pd, 0o755)
+	os.WriteFile(filepath.Join(pd, "stat"), []byte("77 (cairn) S 1 77 77 0 -1 0 0 0 0 0 100 50 0 0 20 0 1 0 1 0 0\n"), 0o644)
+	os.WriteFile(filepath.Join(pd, "io"), []byte("rchar: 1000\nwchar: 2000\nsyscr: 5\nsyscw: 6\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n"), 0o644)
+	s, err := readProc(dir, 77)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s != (procSample{CPUSeconds: 1.5, RChar: 1000, WChar: 2000, ReadBytes: 4096, WriteBytes: 8192}) {
+		t.Errorf("sample %+v", s)
+	}
+	if _, err := readProc(dir, 78); !errors.Is(err, ErrProc) {
+		t.Errorf("missing process: %v", err)
+	}
+}
+
+func TestSumMetrics(t *testing.T) {
+	text := `# HELP cairn_lsm_wal_syncs_total WAL fsyncs.
+# TYPE cairn_lsm_wal_syncs_total counter
+cairn_lsm_wal_syncs_total{device="d0"} 10
+cairn_lsm_wal_syncs_total{device="d1"} 5
+cairn_device_file_syncs_total{device="d0"} 7
+cairn_lsm_wal_syncs_total_other 99
+go_goroutines 12
+`
+	m, err := sumMetrics(strings.NewReader(text), "cairn_lsm_wal_syncs_total", "cairn_device_file_syncs_total", "go_goroutines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["cairn_lsm_wal_syncs_total"] != 15 || m["cairn_device_file_syncs_total"] != 7 || m["go_goroutines"] != 12 {
+		t.Errorf("sums %v", m)
+	}
+}
+
+// From counters to a demand point: per request on the proxy, per visit on the storage tier,
+// the client's bytes taken from the bench and the rest of the proxy's bytes the backend's.
+func TestPoint(t *testing.T) {
+	m := measurement{Op: "put", Size: 1 << 20, Ops: 100, Body: 1 << 20, Visits: 3,
+		Used: snapshot{
+			Proxy:   procSample{CPUSeconds: 0.5, RChar: 100*(1<<20) + 100*3*200, WChar: 100*3*((1<<20)+500) + 100*300},
+			Storage: procSample{CPUSeconds: 0.9, WriteBytes: 300 * (1 << 20)},
+			Syncs:   750,
+		}}
+	p, err := m.point()
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+	if !near(p.ProxyCPUSeconds, 0.005) || !near(p.StorageCPUSeconds, 0.003) || !near(p.ClientInBytes, 1<<20) ||
+		!near(p.BackendInBytes, 200) || !near(p.BackendOutBytes, (1<<20)+500+100) || !near(p.DataBytes, 1<<20) || !near(p.Fsyncs, 2.5) {
+		t.Errorf("point %+v", p)
+	}
+	if _, err := (measurement{Op: "get"}).point(); !errors.Is(err, ErrNoOperations) {
+		t.Errorf("no operations: %v", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	c := Config{Binary: "cairn", Dir: t.TempDir()}
+	if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "exists") {
+		t.Errorf("existing dir: %v", err)
+	}
+	c = Config{Binary: "cairn", Dir: filepath.Join(t.TempDir(), "new"), Storage: 2, Replicas: 3}
+	if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("3 replicas on 2 nodes: %v", err)
+	}
+	c = Config{Binary: "cairn", Dir: filepath.Join(t.TempDir(), "new")}
+	if err := c.Validate(); err != nil || c.Storage != 4 || c.Replicas != 3 || len(c.Sizes) != 2 {
+		t.Errorf("defaults: %+v, %v", c, err)
+	}
+}

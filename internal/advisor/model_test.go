@@ -1,0 +1,160 @@
+package advisor
+
+import (
+	"math"
+	"testing"
+)
+
+func model(t *testing.T, wl string, pol Policy) *Model {
+	t.Helper()
+	return modelWith(t, loadDefaults(t), wl, pol)
+}
+
+// demandSets are the shipped (derived) demands and the ones calibrate measured on the bench
+// machine (testdata/demands.calibrated.yaml): the findings must hold for both.
+func demandSets(t *testing.T) map[string]*Demands {
+	t.Helper()
+	measured, err := LoadDemands("testdata/demands.calibrated.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*Demands{"default": loadDefaults(t), "calibrated": measured}
+}
+
+func modelWith(t *testing.T, d *Demands, wl string, pol Policy) *Model {
+	t.Helper()
+	w, err := ResolveWorkload(wl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pol.Zones == 0 {
+		pol.Zones = 1
+	}
+	m, err := NewModel(d, w, pol, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+var threeReplicas = Policy{Replicas: 3, Zones: 1}
+
+// cluster builds proxies of type pt and storage nodes of type st with disks of type dt.
+func cluster(cat *Catalog, pt string, p int, st string, s, disks int, dt string, lb string, lbs int) *Cluster {
+	pn, sn := cat.nodeType(pt), cat.nodeType(st)
+	cl := &Cluster{Groups: []Group{
+		{Type: pn, NIC: pn.NICs[len(pn.NICs)-1], Count: p, Proxy: true},
+		{Type: sn, NIC: sn.NICs[len(sn.NICs)-1], Count: s, Storage: true, Disk: cat.diskType(dt), DisksPerNode: disks},
+	}}
+	if lb != "" {
+		cl.LB, cl.LBCount = cat.loadBalancer(lb), lbs
+	}
+	return cl
+}
+
+// The operational laws: U = X·D/c for every resource, the bottleneck at U = 1 at X_max.
+func TestUtilizationLaw(t *testing.T) {
+	cat := loadExample(t)
+	m := model(t, "A", threeReplicas)
+	cl := cluster(cat, "proxy-1u", 2, "storage-2u-12", 6, 12, "hdd-8t", "haproxy-25g", 1)
+	x := 1000.0
+	p := m.Predict(cl, x)
+	rs := m.resources(cl)
+	for i, r := range rs {
+		if want := x * r.demand / r.servers; math.Abs(p.Resources[i].Utilization-want) > 1e-12 {
+			t.Errorf("%s %s: U = %g, want X·D/c = %g", r.tier, r.name, p.Resources[i].Utilization, want)
+		}
+	}
+	at := m.Predict(cl, p.MaxOpsPerSec)
+	var top float64
+	for _, r := range at.Resources {
+		top = math.Max(top, r.Utilization)
+	}
+	if math.Abs(top-1) > 1e-9 {
+		t.Errorf("at X_max the busiest resource is at %g, want 1", top)
+	}
+	if p.RatedOpsPerSec != DefaultMaxUtilization*p.MaxOpsPerSec {
+		t.Errorf("rated %g, want %g × %g", p.RatedOpsPerSec, DefaultMaxUtilization, p.MaxOpsPerSec)
+	}
+}
+
+// Latency rises with load, without bound towards saturation, and p99 is above the mean.
+func TestLatencyRisesWithLoad(t *testing.T) {
+	cat := loadExample(t)
+	m := model(t, "A", threeReplicas)
+	cl := cluster(cat, "proxy-1u", 1, "storage-2u-12", 6, 12, "hdd-8t", "haproxy-25g", 1)
+	xmax := m.Predict(cl, 0).MaxOpsPerSec
+	prevMean, prevP99, p99At3 := 0.0, 0.0, 0.0
+	for _, f := range []float64{0.01, 0.3, 0.6, 0.9, 0.99} {
+		p := m.Predict(cl, f*xmax)
+		if p.MeanMs <= prevMean || p.P99Ms <= prevP99 || p.P99Ms < p.MeanMs {
+			t.Errorf("at %g of X_max: mean %g ms, p99 %g ms (before: %g, %g)", f, p.MeanMs, p.P99Ms, prevMean, prevP99)
+		}
+		prevMean, prevP99 = p.MeanMs, p.P99Ms
+		if f == 0.3 {
+			p99At3 = p.P99Ms
+		}
+	}
+	if p := m.Predict(cl, 1.01*xmax); !math.IsInf(p.P99Ms, 1) {
+		t.Errorf("past saturation p99 = %g, want +Inf", p.P99Ms)
+	}
+	// A p99 bound lowers the rated throughput to where it holds.
+	m.Options.P99Seconds = p99At3 / 1000
+	p := m.Predict(cl, 0)
+	if p.RatedOpsPerSec > 0.3001*xmax || p.RatedOpsPerSec < 0.2999*xmax || p.P99Ms > m.Options.P99Seconds*1000*1.001 {
+		t.Errorf("with p99 ≤ %g ms: rated %g (unbounded %g), p99 there %g", m.Options.P99Seconds*1000, p.RatedOpsPerSec, DefaultMaxUtilization*xmax, p.P99Ms)
+	}
+}
+
+// Doubling the proxies of a proxy-bound cluster doubles its throughput, until another
+// resource binds.
+func TestDoublingProxies(t *testing.T) {
+	cat := loadExample(t)
+	m := model(t, "A", threeReplicas)
+	prev := 0.0
+	doubled := 0
+	for p := 1; p <= 64; p *= 2 {
+		pr := m.Predict(cluster(cat, "proxy-1u", p, "storage-4u-36", 40, 36, "ssd-3.84t", "", 0), 0)
+		if prev > 0 {
+			ratio := pr.MaxOpsPerSec / prev
+			if pr.Bottleneck.Tier == "proxy" && math.Abs(ratio-2) > 1e-9 {
+				t.Errorf("%d proxies, proxy-bound: ×%g, want ×2", p, ratio)
+			}
+			if pr.Bottleneck.Tier == "proxy" {
+				doubled++
+			}
+			if ratio < 1-1e-9 || ratio > 2+1e-9 {
+				t.Errorf("%d proxies: throughput ×%g", p, ratio)
+			}
+		}
+		t.Logf("%2d proxies: %8.0f ops/s, bound by %s %s", p, pr.MaxOpsPerSec, pr.Bottleneck.Tier, pr.Bottleneck.Resource)
+		prev = pr.MaxOpsPerSec
+		if pr.Bottleneck.Tier != "proxy" {
+			if doubled == 0 {
+				t.Fatalf("never proxy-bound")
+			}
+			return
+		}
+	}
+	t.Errorf("still proxy-bound at 64 proxies: the storage tier never binds")
+}
+
+// A durability policy changes the fan-out: three replicas send three copies from the proxy,
+// EC 4+2 sends 1.5 times the object.
+func TestPolicyFanOut(t *testing.T) {
+	cat := loadExample(t)
+	cl := cluster(cat, "proxy-1u", 1, "storage-2u-12", 8, 12, "hdd-8t", "", 0)
+	out := func(pol Policy) float64 {
+		m := model(t, "D", pol)
+		for _, r := range m.Predict(cl, 10).Resources {
+			if r.Tier == "proxy" && r.Resource == "nic out" {
+				return r.Utilization
+			}
+		}
+		return 0
+	}
+	r3, ec := out(threeReplicas), out(Policy{K: 4, M: 2, Zones: 1})
+	if ratio := r3 / ec; ratio < 1.9 || ratio > 2.1 {
+		t.Errorf("proxy NIC out, 3 replicas / EC 4+2 = %g, want about 3/1.5 = 2", ratio)
+	}
+}
