@@ -15,8 +15,12 @@ import (
 // AWS-managed key aws/s3. It is made on first use.
 const DefaultKMSAlias = "aws/s3"
 
-// ErrKMSKeyExists: a new KMS key's ID or alias is taken.
-var ErrKMSKeyExists = errors.New("sse: a KMS key with this ID or alias exists")
+// ErrKMSKeyExists: a new KMS key's ID or alias is taken; ErrInvalidAlias: an alias KMS
+// would refuse.
+var (
+	ErrKMSKeyExists = errors.New("sse: a KMS key with this ID or alias exists")
+	ErrInvalidAlias = errors.New("sse: invalid KMS alias")
+)
 
 // KMSKey is a KMS key as the key store keeps it: its material sealed by the master key.
 type KMSKey struct {
@@ -56,7 +60,7 @@ func newKeyID() (string, error) {
 func CheckAlias(alias string) error {
 	alias = strings.TrimPrefix(alias, "alias/")
 	if alias == "" || len(alias) > 250 || strings.Trim(alias, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/_-") != "" {
-		return fmt.Errorf("sse: invalid KMS alias %.80q", alias)
+		return fmt.Errorf("%w %.80q", ErrInvalidAlias, alias)
 	}
 	return nil
 }
@@ -108,7 +112,23 @@ func (k *Keyring) KMSKey(ctx context.Context, ref string) (KMSKey, error) {
 	if err != nil {
 		return KMSKey{}, err
 	}
-	return findKMS(keys, ref)
+	key, err := findKMS(keys, ref)
+	if r, ok := k.kms.(refresher); ok && errors.Is(err, ErrKMSKeyNotFound) {
+		// A key just made through another proxy of the cluster: ask the store once more.
+		if rerr := r.Refresh(ctx); rerr != nil {
+			return KMSKey{}, rerr
+		}
+		if keys, err = k.kms.KMSKeys(ctx); err != nil {
+			return KMSKey{}, err
+		}
+		key, err = findKMS(keys, ref)
+	}
+	return key, err
+}
+
+// refresher is a KMSStore that can be asked to read the shared state again at once.
+type refresher interface {
+	Refresh(ctx context.Context) error
 }
 
 // SetKMSKeyEnabled enables or disables a KMS key. A disabled key neither encrypts nor decrypts.
