@@ -177,7 +177,13 @@ func TestSSE(t *testing.T) {
 		t.Fatalf("PUT under an unknown KMS key: %v", err)
 	}
 	root.ok("admin", "kms", "disable", kk.ID)
-	if _, _, err := getBytes(ctx, c, bucket, "kms"); apiCode(err) != "KMS.DisabledException" {
+	// In a cluster the change reaches the other proxies within the tenant store's poll.
+	_, _, err = getBytes(ctx, c, bucket, "kms")
+	for end := time.Now().Add(tenantPropagation()); apiCode(err) != "KMS.DisabledException" && time.Now().Before(end); {
+		time.Sleep(200 * time.Millisecond)
+		_, _, err = getBytes(ctx, c, bucket, "kms")
+	}
+	if apiCode(err) != "KMS.DisabledException" {
 		t.Fatalf("GET under a disabled key: %v", err)
 	}
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("kms2"), Body: bytes.NewReader([]byte("x")),
@@ -185,6 +191,11 @@ func TestSSE(t *testing.T) {
 		t.Fatalf("PUT under a disabled key: %v", err)
 	}
 	root.ok("admin", "kms", "enable", "alias/e2e")
+	_, _, err = getBytes(ctx, c, bucket, "kms-alias")
+	for end := time.Now().Add(tenantPropagation()); err != nil && time.Now().Before(end); {
+		time.Sleep(200 * time.Millisecond)
+		_, _, err = getBytes(ctx, c, bucket, "kms-alias")
+	}
 	mustGet(t, ctx, c, bucket, "kms-alias", kmsData)
 
 	// SSE-C: the key is needed to read; a wrong one is refused; the ETag is not the MD5.
