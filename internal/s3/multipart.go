@@ -123,6 +123,24 @@ func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	if err := h.objectSettings(r, rq, &obj); err != nil {
 		return err
 	}
+	ssew, err := h.sseForWrite(r, rq)
+	if err != nil {
+		return err
+	}
+	if ssew != nil {
+		// One data key for the upload: each part is a stream of its own under it (named by
+		// the part's stored name), and the completed object carries the envelope.
+		_, env, err := h.cfg.Keys.NewDataKey(ctx, ssew.req, rq.binding())
+		if err != nil {
+			return sseAPIError(err)
+		}
+		if obj.SysMeta == nil {
+			obj.SysMeta = map[string]string{}
+		}
+		obj.SysMeta[sse.SysEnvelope] = env.Encode()
+		setBucketKey(&obj, ssew)
+		writeSSEHeaders(w.Header(), env, ssew.keyMD5, ssew.bucketKey)
+	}
 	bucket, err := h.requireBucket(ctx, rq)
 	if err != nil {
 		return err
@@ -147,21 +165,6 @@ func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	if alg != "" {
 		obj.SysMeta[sysUploadChecksumAlgorithm] = string(alg)
 		obj.SysMeta[sysUploadChecksumType] = typ
-	}
-	ssew, err := h.sseForWrite(r, rq)
-	if err != nil {
-		return err
-	}
-	if ssew != nil {
-		// One data key for the upload: each part is a stream of its own under it (named by
-		// the part's stored name), and the completed object carries the envelope.
-		_, env, err := h.cfg.Keys.NewDataKey(ctx, ssew.req, rq.binding())
-		if err != nil {
-			return sseAPIError(err)
-		}
-		obj.SysMeta[sse.SysEnvelope] = env.Encode()
-		setBucketKey(&obj, ssew)
-		writeSSEHeaders(w.Header(), env, ssew.keyMD5, ssew.bucketKey)
 	}
 	marker := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: uploadMarkerName(rq.key, id)}
 	if _, err := h.proxy.PutObject(ctx, marker, obj, nil, proxy.PutOptions{}); err != nil {
