@@ -174,7 +174,11 @@ func (h *Handler) encryptWith(w *sseWrite, env *sse.Envelope, dk []byte, body io
 	if err != nil {
 		return nil, err
 	}
-	return &encryptingBody{Encrypter: e, w: w, env: env, storedSize: sse.CipherSize(size)}, nil
+	stored := int64(-1)
+	if size >= 0 {
+		stored = sse.CipherSize(size)
+	}
+	return &encryptingBody{Encrypter: e, w: w, env: env, storedSize: stored}, nil
 }
 
 // beforeCommit wraps a plaintext body's check (Content-MD5 is the plaintext's) and marks the
@@ -191,6 +195,9 @@ func (e *encryptingBody) beforeCommit(inner func(*meta.Object) error, plainSize 
 		obj.ETag = stored
 		if err != nil || !mark {
 			return err
+		}
+		if plainSize < 0 {
+			plainSize = e.PlainSize()
 		}
 		etag := e.PlainMD5()
 		if e.env.Mode == sse.ModeC {

@@ -100,6 +100,21 @@ func TestRangeReadsOnlyNeededSegments(t *testing.T) {
 	}
 }
 
+func TestEncryptUnknownSize(t *testing.T) {
+	key := randomBytes(t, KeySize)
+	for _, size := range sizes {
+		plain := randomBytes(t, size)
+		e, err := NewEncrypter(io.MultiReader(bytes.NewReader(plain)), -1, key, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := io.ReadAll(e)
+		if err != nil || !bytes.Equal(stored, encrypt(t, plain, key, "")) || e.PlainSize() != int64(size) {
+			t.Fatalf("size %d: unknown-size stream differs from the known-size one (%v)", size, err)
+		}
+	}
+}
+
 func TestTamperEverySegment(t *testing.T) {
 	key := randomBytes(t, KeySize)
 	plain := randomBytes(t, 3*SegmentSize+17)

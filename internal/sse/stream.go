@@ -75,7 +75,9 @@ func segmentNonce(i uint64, final bool) []byte {
 // plaintext (MD5, the ETag S3 gives an SSE-S3 object).
 type Encrypter struct {
 	src       io.Reader
-	remaining int64
+	remaining int64 // -1: unknown (read to src's end)
+	read      int64
+	peek      []byte // a byte read ahead to learn whether a segment is the last
 	aead      cipher.AEAD
 	idx       uint64
 	buf, out  []byte
@@ -85,7 +87,8 @@ type Encrypter struct {
 }
 
 // NewEncrypter encrypts the size bytes src holds with dataKey as stream name. src ending early
-// is io.ErrUnexpectedEOF; bytes past size are left in src for the caller to notice.
+// is io.ErrUnexpectedEOF; bytes past size are left in src for the caller to notice. A size of
+// -1 encrypts whatever src holds up to its end.
 func NewEncrypter(src io.Reader, size int64, dataKey []byte, stream string) (*Encrypter, error) {
 	aead, err := streamAEAD(dataKey, stream)
 	if err != nil {
@@ -100,16 +103,26 @@ func (e *Encrypter) Read(p []byte) (int, error) {
 		if e.done {
 			return 0, io.EOF
 		}
-		n := int(min(e.remaining, SegmentSize))
-		if _, err := io.ReadFull(e.src, e.buf[:n]); err != nil {
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
+		var n int
+		var final bool
+		if e.remaining < 0 {
+			var err error
+			if n, final, err = e.fillUnknown(); err != nil {
+				return 0, err
 			}
-			return 0, err
+		} else {
+			n = int(min(e.remaining, SegmentSize))
+			if _, err := io.ReadFull(e.src, e.buf[:n]); err != nil {
+				if errors.Is(err, io.EOF) {
+					err = io.ErrUnexpectedEOF
+				}
+				return 0, err
+			}
+			e.remaining -= int64(n)
+			final = e.remaining == 0
 		}
 		e.md5.Write(e.buf[:n])
-		e.remaining -= int64(n)
-		final := e.remaining == 0
+		e.read += int64(n)
 		e.out = e.aead.Seal(e.out[:0], segmentNonce(e.idx, final), e.buf[:n], nil)
 		e.pos = 0
 		e.idx++
@@ -119,6 +132,34 @@ func (e *Encrypter) Read(p []byte) (int, error) {
 	e.pos += n
 	return n, nil
 }
+
+// fillUnknown reads the next segment of a plaintext of unknown size into buf, and whether it
+// is the last (src ends right after it: a byte is read ahead to know).
+func (e *Encrypter) fillUnknown() (n int, final bool, err error) {
+	n = copy(e.buf, e.peek)
+	e.peek = e.peek[:0]
+	m, err := io.ReadFull(e.src, e.buf[n:])
+	n += m
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return n, true, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	var one [1]byte
+	k, err := io.ReadFull(e.src, one[:])
+	if errors.Is(err, io.EOF) {
+		return n, true, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	e.peek = append(e.peek, one[:k]...)
+	return n, false, nil
+}
+
+// PlainSize is the number of plaintext bytes read so far (all once Read returned io.EOF).
+func (e *Encrypter) PlainSize() int64 { return e.read }
 
 // PlainMD5 is the hex MD5 of the plaintext read so far (all of it once Read returned io.EOF).
 func (e *Encrypter) PlainMD5() string { return hex.EncodeToString(e.md5.Sum(nil)) }

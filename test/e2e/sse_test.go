@@ -312,8 +312,26 @@ func TestSSE(t *testing.T) {
 		t.Fatalf("PUT after DeleteBucketEncryption: %q", out.ServerSideEncryption)
 	}
 
+	// A browser form upload asks for SSE-S3 with a field.
+	pc := s3.NewPresignClient(c)
+	pp, err := pc.PresignPostObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("form")}, func(o *s3.PresignPostOptions) {
+		o.Expires = 10 * time.Minute
+		o.Conditions = []any{map[string]string{"x-amz-server-side-encryption": "AES256"}}
+	})
+	if err != nil {
+		t.Fatalf("PresignPostObject: %v", err)
+	}
+	formData := randomBytes(t, 140_000)
+	if status, code, resp := sendForm(t, ctx, pp.URL, pp.Values, [][2]string{{"x-amz-server-side-encryption", "AES256"}}, "f.bin", bytes.NewReader(formData)); status != 204 ||
+		resp.Header.Get("X-Amz-Server-Side-Encryption") != "AES256" || resp.Header.Get("ETag") != `"`+md5Hex(formData)+`"` {
+		t.Fatalf("POST form with SSE-S3: %d %s %q", status, code, resp.Header.Get("ETag"))
+	}
+	if g := mustGet(t, ctx, c, bucket, "form", formData); g.ServerSideEncryption != types.ServerSideEncryptionAes256 {
+		t.Fatalf("GET of the form upload: %q", g.ServerSideEncryption)
+	}
+
 	// Listings show plaintext sizes and, for SSE-S3, the plaintext MD5.
-	want := map[string]int64{"s3": int64(len(big)), "kms": int64(len(kmsData)), "ssec": int64(len(cData)), "mp": int64(len(whole)), "empty": 0, "default": 1000}
+	want := map[string]int64{"s3": int64(len(big)), "kms": int64(len(kmsData)), "ssec": int64(len(cData)), "mp": int64(len(whole)), "empty": 0, "default": 1000, "form": int64(len(formData))}
 	l2, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +388,7 @@ func TestSSE(t *testing.T) {
 	if fileHolding(t, data, plain[1000:1064]) == "" {
 		t.Fatal("the unencrypted control object's bytes are nowhere on disk: the search cannot see anything")
 	}
-	for name, b := range map[string][]byte{"s3": big, "kms": kmsData, "ssec": cData, "mp": part1, "v1": v1} {
+	for name, b := range map[string][]byte{"s3": big, "kms": kmsData, "ssec": cData, "mp": part1, "v1": v1, "form": formData} {
 		if f := fileHolding(t, data, b[1000:1064]); f != "" {
 			t.Fatalf("plaintext of %s found on disk in %s", name, f)
 		}
