@@ -395,3 +395,14 @@ func markCompletedEncrypted(obj *meta.Object, marker *meta.Object) error {
 	}
 	return nil
 }
+
+// partPlainSize is the plaintext size of a part of an upload, stored as storedSize bytes.
+func partPlainSize(marker *meta.Object, storedSize int64) int64 {
+	if !sse.Encrypted(marker) {
+		return storedSize
+	}
+	if n, err := sse.PlainSize(storedSize); err == nil {
+		return n
+	}
+	return storedSize
+}
