@@ -1,7 +1,9 @@
 package sse
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -135,5 +137,12 @@ func (k *Keyring) Open(ctx context.Context, obj *meta.Object, customer []byte, b
 	if err != nil {
 		return nil, err
 	}
-	return &Plaintext{Reader: l.NewReader(src, dk, off, n), closer: src, Offset: off, Length: n, Envelope: env}, nil
+	// The first segment is decrypted now, so that damage there is an error before the caller
+	// has answered anything (later damage cuts the answer).
+	br := bufio.NewReaderSize(l.NewReader(src, dk, off, n), SegmentSize)
+	if _, err := br.Peek(1); err != nil && !errors.Is(err, io.EOF) {
+		src.Close()
+		return nil, err
+	}
+	return &Plaintext{Reader: br, closer: src, Offset: off, Length: n, Envelope: env}, nil
 }
