@@ -139,7 +139,7 @@ func (k *Keyring) Open(ctx context.Context, obj *meta.Object, customer []byte, b
 	}
 	// The first segment is decrypted now, so that damage there is an error before the caller
 	// has answered anything (later damage cuts the answer).
-	br := bufio.NewReaderSize(l.NewReader(src, dk, off, n), SegmentSize)
+	br := bufio.NewReaderSize(l.NewReader(src, dk, off, n), int(min(max(n, 16), SegmentSize)))
 	if _, err := br.Peek(1); err != nil && !errors.Is(err, io.EOF) {
 		src.Close()
 		return nil, err

@@ -94,7 +94,11 @@ func NewEncrypter(src io.Reader, size int64, dataKey []byte, stream string) (*En
 	if err != nil {
 		return nil, err
 	}
-	return &Encrypter{src: src, remaining: size, aead: aead, buf: make([]byte, SegmentSize), md5: md5.New()}, nil
+	bufSize := SegmentSize
+	if size >= 0 && size < SegmentSize {
+		bufSize = int(size) // a small object needs no whole segment's buffer
+	}
+	return &Encrypter{src: src, remaining: size, aead: aead, buf: make([]byte, bufSize), md5: md5.New()}, nil
 }
 
 // Read implements io.Reader.
@@ -313,7 +317,7 @@ func (d *decrypter) next() error {
 			size = pt.CipherSize - d.seg*sealedSegment
 		}
 		if cap(d.buf) < int(size) {
-			d.buf = make([]byte, sealedSegment)
+			d.buf = make([]byte, size)
 		}
 		if _, err := io.ReadFull(d.src, d.buf[:size]); err != nil {
 			if errors.Is(err, io.EOF) {
