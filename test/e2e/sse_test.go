@@ -437,6 +437,14 @@ func swiftChecks(t *testing.T, ctx context.Context, srv *Server, kmsID string) {
 	if status, _, b := sw.do("GET", "/"+bucket+"/ssec", nil, nil); status != 400 || bytes.Equal(b, cData) {
 		t.Fatalf("Swift GET of an SSE-C object: %d", status)
 	}
+	// An encrypted object cannot be a static large object's segment (its stored bytes would be
+	// served as they are), nor be copied through Swift.
+	if status, _, _ := sw.do("PUT", "/"+bucket+"/slo?multipart-manifest=put", nil, []byte(`[{"path": "/`+bucket+`/s3"}]`)); status != 400 {
+		t.Fatalf("SLO of an encrypted segment: %d", status)
+	}
+	if status, _, _ := sw.do("PUT", "/"+bucket+"/copy", map[string]string{"X-Copy-From": bucket + "/s3"}, nil); status != 400 {
+		t.Fatalf("Swift copy of an encrypted object: %d", status)
+	}
 	_, listing := sw.must("GET", "/"+bucket+"?format=json", nil, nil, 200)
 	var entries []struct {
 		Name  string `json:"name"`
