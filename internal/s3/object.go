@@ -78,12 +78,20 @@ func (h *Handler) conditionalWrite(ctx context.Context, r *http.Request, rq *req
 	if exists && versions.IsLink(&cur) {
 		cur.ETag = cur.SysMeta[meta.SysSymlinkETag] // the version's, not the link's
 	}
+	stored := cur.ETag
+	if exists && !versions.IsLink(&cur) && sse.Encrypted(&cur) {
+		cur = sse.Served(cur) // the ETag the client was given
+	}
 	if im != "" {
 		if !exists {
 			return cond, h.notFound(ctx, rq, err)
 		}
 		if !httpwire.ETagListMatches(im, cur.ETag) {
 			return cond, errPreconditionFailed.withMessage("At least one of the pre-conditions you specified did not hold: If-Match")
+		}
+		if cur.ETag != stored {
+			// The commit compares the stored object's ETag: it must still be the one matched.
+			cond.IfMatch = []string{stored}
 		}
 	}
 	return cond, nil

@@ -289,9 +289,20 @@ func (h *Handler) decrypted(ctx context.Context, r *http.Request, prefix string,
 		}
 		obj = full
 	}
-	cust, keyMD5, env, err := h.checkReadKey(ctx, r, prefix, &obj, b)
+	// The SSE-C headers are checked as checkReadKey does; the data key is opened once, by Open.
+	cust, keyMD5, err := h.customerKey(r, prefix)
 	if err != nil {
 		return nil, nil, "", err
+	}
+	if h.cfg.Keys == nil {
+		return nil, nil, "", fmt.Errorf("object is encrypted and no keyring is configured: %w", errInternal)
+	}
+	env, err := sse.EnvelopeOf(&obj)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if env.Mode != sse.ModeC && cust != nil {
+		return nil, nil, "", errSSECNotEncrypted
 	}
 	whole := rd.Offset == 0 && rd.Length == rd.Object.Size
 	open := func(ctx context.Context, crng *meta.Range) (io.ReadCloser, error) {

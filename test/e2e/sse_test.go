@@ -138,6 +138,15 @@ func TestSSE(t *testing.T) {
 	if _, _, err := getBytes(ctx, c, bucket, "s3", func(in *s3.GetObjectInput) { in.Range = aws.String(fmt.Sprintf("bytes=%d-", len(big)+10)) }); apiCode(err) != "InvalidRange" {
 		t.Fatalf("range past the plaintext: %v", err)
 	}
+	// A conditional write compares the ETag the client was given (the plaintext's MD5).
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("s3"), Body: bytes.NewReader(big),
+		ServerSideEncryption: types.ServerSideEncryptionAes256, IfMatch: aws.String(`"` + md5Hex(big) + `"`)}); err != nil {
+		t.Fatalf("If-Match with the served ETag: %v", err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("s3"), Body: bytes.NewReader([]byte("x")),
+		IfMatch: aws.String(`"` + md5Hex([]byte("x")) + `"`)}); apiCode(err) != "PreconditionFailed" {
+		t.Fatalf("If-Match with another ETag: %v", err)
+	}
 	// An unencrypted control object, to show the search for plaintext on disk can find it.
 	plain := randomBytes(t, 300_000)
 	putWith(t, ctx, c, bucket, "plain", plain, nil)
@@ -420,6 +429,16 @@ func swiftChecks(t *testing.T, ctx context.Context, srv *Server, kmsID string) {
 		in.ServerSideEncryption, in.SSEKMSKeyId = types.ServerSideEncryptionAwsKms, aws.String(kmsID)
 	})
 	putWith(t, ctx, c, bucket, "ssec", cData, newSSECKey(t).put)
+	// The classic bucket policy that requires encryption sees the header.
+	pol := newBucket(t, ctx, c, "ssepol")
+	if _, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String(pol), Policy: aws.String(`{"Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:PutObject",
+		"Resource":"arn:aws:s3:::` + pol + `/*","Condition":{"StringNotEquals":{"s3:x-amz-server-side-encryption":"AES256"}}}]}`)}); err != nil {
+		t.Fatalf("PutBucketPolicy: %v", err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(pol), Key: aws.String("k"), Body: bytes.NewReader([]byte("x"))}); apiCode(err) != "AccessDenied" {
+		t.Fatalf("unencrypted PUT under a policy that requires SSE-S3: %v", err)
+	}
+	putWith(t, ctx, c, pol, "k", []byte("x"), func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAes256 })
 	sw := swiftLogin(t, srv.Endpoint, "ssesw:alice", alice.SwiftKey)
 	if _, b := sw.must("GET", "/"+bucket+"/s3", nil, nil, 200); !bytes.Equal(b, s3Data) {
 		t.Fatal("Swift GET of an SSE-S3 object: not its plaintext")
