@@ -1,9 +1,7 @@
 package sse
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -139,10 +137,10 @@ func (k *Keyring) Open(ctx context.Context, obj *meta.Object, customer []byte, b
 	}
 	// The first segment is decrypted now, so that damage there is an error before the caller
 	// has answered anything (later damage cuts the answer).
-	br := bufio.NewReaderSize(l.NewReader(src, dk, off, n), int(min(max(n, 16), SegmentSize)))
-	if _, err := br.Peek(1); err != nil && !errors.Is(err, io.EOF) {
+	d := l.newDecrypter(src, dk, off, n)
+	if err := d.prime(); err != nil {
 		src.Close()
 		return nil, err
 	}
-	return &Plaintext{Reader: br, closer: src, Offset: off, Length: n, Envelope: env}, nil
+	return &Plaintext{Reader: d, closer: src, Offset: off, Length: n, Envelope: env}, nil
 }

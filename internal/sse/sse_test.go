@@ -345,6 +345,18 @@ func TestOpen(t *testing.T) {
 	if _, err := kr.Open(ctx, &obj, nil, b, &meta.Range{Start: int64(len(plain)), End: -1}, open); !errors.Is(err, meta.ErrInvalidRange) {
 		t.Fatalf("range past the plaintext: %v", err)
 	}
+	// Damage in the first segment read is an error from Open itself, before any byte.
+	stored[2*sealedSegment+3] ^= 1
+	if _, err := kr.Open(ctx, &obj, nil, b, &meta.Range{Suffix: 5}, open); !errors.Is(err, ErrTampered) {
+		t.Fatalf("Open of a damaged segment: %v", err)
+	}
+	p, err = kr.Open(ctx, &obj, nil, b, &meta.Range{Start: 0, End: 10}, open)
+	if err != nil {
+		t.Fatalf("Open of a range before the damage: %v", err)
+	}
+	if got, err := io.ReadAll(p); err != nil || !bytes.Equal(got, plain[:11]) {
+		t.Fatalf("range before the damage: %v", err)
+	}
 	if s := Served(obj); s.Size != int64(len(plain)) || s.ETag != "etag" {
 		t.Fatalf("served %d %q", s.Size, s.ETag)
 	}

@@ -247,11 +247,27 @@ func (l *Layout) index(off int64) int {
 // short src is ErrTampered too (wrapping io.ErrUnexpectedEOF): no byte that was not
 // authenticated is ever returned.
 func (l *Layout) NewReader(src io.Reader, dataKey []byte, off, n int64) io.Reader {
+	return l.newDecrypter(src, dataKey, off, n)
+}
+
+func (l *Layout) newDecrypter(src io.Reader, dataKey []byte, off, n int64) *decrypter {
 	r := &decrypter{l: l, src: src, key: dataKey, off: off, end: off + n}
 	if n <= 0 {
 		r.off, r.end, r.all = 0, 0, true
 	}
 	return r
+}
+
+// prime decrypts the first segment now, so that its failure is known before any byte is
+// returned.
+func (d *decrypter) prime() error {
+	if d.pos == len(d.out) && d.err == nil {
+		d.err = d.next()
+	}
+	if d.err != nil && !errors.Is(d.err, io.EOF) {
+		return d.err
+	}
+	return nil
 }
 
 type decrypter struct {
