@@ -174,6 +174,11 @@ func (h *Handler) encryptWith(w *sseWrite, env *sse.Envelope, dk []byte, body io
 	if err != nil {
 		return nil, err
 	}
+	// The plaintext's MD5 is an SSE-S3 object's ETag, and what Content-MD5 is checked against;
+	// SSE-KMS and SSE-C objects' ETags are the stored bytes', as AWS's are not the MD5.
+	if vb, ok := body.(*verifiedBody); env.Mode != sse.ModeS3 && (!ok || vb.spec.ContentMD5 == nil) {
+		e.SkipMD5()
+	}
 	stored := int64(-1)
 	if size >= 0 {
 		stored = sse.CipherSize(size)
@@ -182,12 +187,14 @@ func (h *Handler) encryptWith(w *sseWrite, env *sse.Envelope, dk []byte, body io
 }
 
 // beforeCommit wraps a plaintext body's check (Content-MD5 is the plaintext's) and marks the
-// object encrypted, with its plaintext size and (SSE-S3, SSE-KMS) its plaintext MD5 as ETag.
+// object encrypted, with its plaintext size and (SSE-S3) its plaintext MD5 as ETag.
 // mark is false for a part of a multipart upload (the completed object carries the envelope).
 func (e *encryptingBody) beforeCommit(inner func(*meta.Object) error, plainSize int64, mark bool) func(*meta.Object) error {
 	return func(obj *meta.Object) error {
 		stored := obj.ETag
-		obj.ETag = e.PlainMD5()
+		if m := e.PlainMD5(); m != "" {
+			obj.ETag = m // what Content-MD5 is compared with
+		}
 		var err error
 		if inner != nil {
 			err = inner(obj)
@@ -199,9 +206,9 @@ func (e *encryptingBody) beforeCommit(inner func(*meta.Object) error, plainSize 
 		if plainSize < 0 {
 			plainSize = e.PlainSize()
 		}
-		etag := e.PlainMD5()
-		if e.env.Mode == sse.ModeC {
-			etag = "" // the stored bytes' MD5: an SSE-C object's ETag says nothing of its plaintext
+		etag := ""
+		if e.env.Mode == sse.ModeS3 {
+			etag = e.PlainMD5() // SSE-KMS and SSE-C: the stored bytes' MD5, which says nothing of the plaintext
 		}
 		obj.SysMeta = sse.Mark(obj.SysMeta, e.env, plainSize, etag)
 		return nil
@@ -210,7 +217,7 @@ func (e *encryptingBody) beforeCommit(inner func(*meta.Object) error, plainSize 
 
 // servedETag is the ETag a write of this body answers with.
 func (e *encryptingBody) servedETag(stored string) string {
-	if e.env.Mode == sse.ModeC {
+	if e.env.Mode != sse.ModeS3 {
 		return stored
 	}
 	return e.PlainMD5()

@@ -18,7 +18,7 @@ const (
 	// stream's); container listings show it (meta.SysListingSize).
 	SysPlainSize = meta.SysListingSize
 	// SysPlainETag holds the ETag an encrypted object is served with when it is not the stored
-	// bytes' (SSE-S3 and SSE-KMS: the plaintext's MD5); listings show it (meta.SysListingETag).
+	// bytes' (SSE-S3: the plaintext's MD5); listings show it (meta.SysListingETag).
 	SysPlainETag = meta.SysListingETag
 )
 

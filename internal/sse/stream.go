@@ -125,7 +125,9 @@ func (e *Encrypter) Read(p []byte) (int, error) {
 			e.remaining -= int64(n)
 			final = e.remaining == 0
 		}
-		e.md5.Write(e.buf[:n])
+		if e.md5 != nil {
+			e.md5.Write(e.buf[:n])
+		}
 		e.read += int64(n)
 		e.out = e.aead.Seal(e.out[:0], segmentNonce(e.idx, final), e.buf[:n], nil)
 		e.pos = 0
@@ -165,8 +167,18 @@ func (e *Encrypter) fillUnknown() (n int, final bool, err error) {
 // PlainSize is the number of plaintext bytes read so far (all once Read returned io.EOF).
 func (e *Encrypter) PlainSize() int64 { return e.read }
 
-// PlainMD5 is the hex MD5 of the plaintext read so far (all of it once Read returned io.EOF).
-func (e *Encrypter) PlainMD5() string { return hex.EncodeToString(e.md5.Sum(nil)) }
+// SkipMD5 stops the hashing of the plaintext (call it before the first Read) when nothing
+// needs its MD5: it is most of an encryption's cost.
+func (e *Encrypter) SkipMD5() { e.md5 = nil }
+
+// PlainMD5 is the hex MD5 of the plaintext read so far (all of it once Read returned io.EOF),
+// or "" after SkipMD5.
+func (e *Encrypter) PlainMD5() string {
+	if e.md5 == nil {
+		return ""
+	}
+	return hex.EncodeToString(e.md5.Sum(nil))
+}
 
 // Part is one stream of an object: a plain object has one, named ""; a multipart object one
 // per part, named as the part is stored. CipherSize is the stream's stored size.

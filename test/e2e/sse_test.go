@@ -52,6 +52,8 @@ func (k ssecKey) head(in *s3.HeadObjectInput) {
 	in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = aws.String("AES256"), aws.String(k.key), aws.String(k.md5)
 }
 
+func md5B64(b []byte) string { s := md5.Sum(b); return base64.StdEncoding.EncodeToString(s[:]) }
+
 func putWith(t *testing.T, ctx context.Context, c *s3.Client, bucket, key string, data []byte, opt func(*s3.PutObjectInput)) *s3.PutObjectOutput {
 	t.Helper()
 	in := &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(data)}
@@ -167,8 +169,17 @@ func TestSSE(t *testing.T) {
 	out = putWith(t, ctx, c, bucket, "kms", kmsData, func(in *s3.PutObjectInput) {
 		in.ServerSideEncryption, in.SSEKMSKeyId = types.ServerSideEncryptionAwsKms, aws.String(kk.ID)
 	})
-	if out.ServerSideEncryption != types.ServerSideEncryptionAwsKms || aws.ToString(out.SSEKMSKeyId) != kk.ID {
-		t.Fatalf("PUT SSE-KMS: %q %q", out.ServerSideEncryption, aws.ToString(out.SSEKMSKeyId))
+	if out.ServerSideEncryption != types.ServerSideEncryptionAwsKms || aws.ToString(out.SSEKMSKeyId) != kk.ID || aws.ToString(out.ETag) == `"`+md5Hex(kmsData)+`"` {
+		t.Fatalf("PUT SSE-KMS: %q %q, ETag %s (not the MD5, as AWS's)", out.ServerSideEncryption, aws.ToString(out.SSEKMSKeyId), aws.ToString(out.ETag))
+	}
+	// Content-MD5 is still checked against the plaintext.
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("kms-md5"), Body: bytes.NewReader(kmsData),
+		ServerSideEncryption: types.ServerSideEncryptionAwsKms, ContentMD5: aws.String(md5B64(kmsData))}); err != nil {
+		t.Fatalf("SSE-KMS PUT with the right Content-MD5: %v", err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("kms-md5"), Body: bytes.NewReader(kmsData),
+		ServerSideEncryption: types.ServerSideEncryptionAwsKms, ContentMD5: aws.String(md5B64([]byte("other")))}); apiCode(err) != "BadDigest" {
+		t.Fatalf("SSE-KMS PUT with a wrong Content-MD5: %v", err)
 	}
 	putWith(t, ctx, c, bucket, "kms-alias", kmsData, func(in *s3.PutObjectInput) {
 		in.ServerSideEncryption, in.SSEKMSKeyId = types.ServerSideEncryptionAwsKms, aws.String("alias/e2e")
