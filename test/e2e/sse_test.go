@@ -30,7 +30,6 @@ func randomBytes(t *testing.T, n int) []byte {
 	return b
 }
 
-
 // ssecKey is an SSE-C key with the headers' values.
 type ssecKey struct{ key, md5 string }
 
