@@ -474,6 +474,20 @@ func swiftChecks(t *testing.T, ctx context.Context, srv *Server, kmsID string) {
 	if status, _, _ := sw.do("PUT", "/"+bucket+"/copy", map[string]string{"X-Copy-From": bucket + "/s3"}, nil); status != 400 {
 		t.Fatalf("Swift copy of an encrypted object: %d", status)
 	}
+	// Versions of an S3 versioned bucket read through Swift, current and by version-id.
+	vb := newBucket(t, ctx, c, "sseswv")
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(vb), VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	w1, w2 := randomBytes(t, 70_000), randomBytes(t, 1000)
+	id1 := aws.ToString(putWith(t, ctx, c, vb, "k", w1, func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAes256 }).VersionId)
+	putWith(t, ctx, c, vb, "k", w2, func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAes256 })
+	if _, b := sw.must("GET", "/"+vb+"/k", nil, nil, 200); !bytes.Equal(b, w2) {
+		t.Fatal("Swift GET of an encrypted current version: not its plaintext")
+	}
+	if _, b := sw.must("GET", "/"+vb+"/k?version-id="+id1, nil, nil, 200); !bytes.Equal(b, w1) {
+		t.Fatal("Swift GET ?version-id of an encrypted version: not its plaintext")
+	}
 	_, listing := sw.must("GET", "/"+bucket+"?format=json", nil, nil, 200)
 	var entries []struct {
 		Name  string `json:"name"`
