@@ -104,7 +104,9 @@ func newAdminCommand() *cobra.Command {
 	account.AddCommand(newAccountCommands(&f)...)
 	user := &cobra.Command{Use: "user", Short: "Create, list and delete users; rotate their keys"}
 	user.AddCommand(newUserCommands(&f)...)
-	cmd.AddCommand(account, user, newStatusCommand(&f))
+	kms := &cobra.Command{Use: "kms", Short: "Create, list, show, enable and disable SSE-KMS keys"}
+	kms.AddCommand(newKMSCommands(&f)...)
+	cmd.AddCommand(account, user, kms, newStatusCommand(&f))
 	return cmd
 }
 

@@ -70,6 +70,8 @@ func newServerCommand() *cobra.Command {
 	f.IntVar(&cfg.LifecycleObjectsPerSecond, "lifecycle-objects-per-second", server.DefaultLifecycleObjectsPerSecond, "the lifecycle daemon examines at most this many object versions and uploads a second")
 	f.DurationVar(&cfg.LifecycleDay, "lifecycle-day", server.DefaultLifecycleDay, "for testing only: the length of a lifecycle rule's day")
 	f.MarkHidden("lifecycle-day")
+	f.StringVar(&cfg.SSEMasterKeyFile, "sse-master-key-file", "", "the master key of server-side encryption: a file of 32 random bytes as hex or base64 (default: DATA.master-key beside the data directory, generated on first start; every proxy of a cluster needs the same one; back it up apart from the data)")
+	f.BoolVar(&cfg.SSECAllowHTTP, "sse-c-allow-http", false, "accept SSE-C (customer-provided keys) over plain HTTP, which S3 refuses; for a TLS proxy in front of Cairn, or tests")
 	f.StringVar(&role, "role", "", "what this process is in a cluster: proxy (serves S3 and Swift, talks to storage nodes), storage (serves its devices to proxies) or sumo (both, on one port); without it, the embedded default: everything in one process")
 	f.StringVar(&cfg.RingDir, "ring", "", "cluster roles: the directory of the ring files (account.ring.gz, container.ring.gz, object.ring.gz; `cairn ring write`), reloaded when they change")
 	f.StringVar(&cfg.ClusterSecret, "cluster-secret", "", "cluster roles: the secret every node signs and checks node requests with, the same on every node (at least 16 characters; better from the environment, CAIRN_CLUSTER_SECRET)")

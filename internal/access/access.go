@@ -135,6 +135,9 @@ const (
 	// their PUTs; so does Cairn.
 	PutBucketPublicAccessBlock
 	PutBucketOwnershipControls
+	// PutEncryptionConfiguration sets and deletes the bucket's default encryption (S3 has no
+	// separate permission for DeleteBucketEncryption).
+	PutEncryptionConfiguration
 	numActions
 )
 
@@ -160,6 +163,7 @@ var actionNames = [numActions]string{
 	GetBucketTagging:                 "s3:GetBucketTagging",
 	GetBucketWebsite:                 "s3:GetBucketWebsite",
 	GetEncryptionConfiguration:       "s3:GetEncryptionConfiguration",
+	PutEncryptionConfiguration:       "s3:PutEncryptionConfiguration",
 	GetBucketObjectLockConfiguration: "s3:GetBucketObjectLockConfiguration",
 	GetReplicationConfiguration:      "s3:GetReplicationConfiguration",
 	GetBucketPublicAccessBlock:       "s3:GetBucketPublicAccessBlock",

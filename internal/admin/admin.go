@@ -18,6 +18,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/auth"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
+	"github.com/cairn-store/cairn/internal/sse"
 )
 
 // Prefix is the path under which the API lives.
@@ -39,6 +40,8 @@ type Config struct {
 	Usage UsageFunc
 	// Status gathers the cluster's status (GET /admin/v1/status); nil: none.
 	Status StatusFunc
+	// KMS manages the SSE-KMS keys (kms.go); nil: the KMS routes answer 501.
+	KMS *sse.Keyring
 	// Region, if set, is the only region accepted in signatures (as for S3).
 	Region string
 	Logger *slog.Logger     // default: discard

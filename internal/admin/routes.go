@@ -71,6 +71,9 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, body []byte) err
 		}
 		return h.status(w, r)
 	}
+	if seg[0] == "kms" {
+		return h.kms(ctx, w, r, seg, body)
+	}
 	if seg[0] != "accounts" || len(seg) > 6 {
 		return errorf(http.StatusNotFound, CodeNotFound, "no such admin resource %q", r.URL.Path)
 	}

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/cairn-store/cairn/internal/sse"
 )
 
 // stateVersion is the format of tenants.json; a file of a newer version is refused rather
@@ -24,6 +26,8 @@ const stateVersion = 1
 type state struct {
 	Version  int                       `json:"version"`
 	Accounts map[string]*accountRecord `json:"accounts"`
+	// KMSKeys are the SSE-KMS keys (kms.go), by ID, their material sealed by the master key.
+	KMSKeys map[string]*sse.KMSKey `json:"kms_keys,omitempty"`
 }
 
 type accountRecord struct {
@@ -44,6 +48,13 @@ type userRecord struct {
 
 func (st *state) clone() *state {
 	c := &state{Version: st.Version, Accounts: make(map[string]*accountRecord, len(st.Accounts))}
+	if st.KMSKeys != nil {
+		c.KMSKeys = make(map[string]*sse.KMSKey, len(st.KMSKeys))
+		for id, k := range st.KMSKeys {
+			kc := *k
+			c.KMSKeys[id] = &kc
+		}
+	}
 	for name, a := range st.Accounts {
 		ac := *a
 		ac.Metadata = maps.Clone(a.Metadata)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/ring"
+	"github.com/cairn-store/cairn/internal/sse"
 )
 
 // Config says what cluster to run.
@@ -150,6 +151,8 @@ type Cluster struct {
 	RingDir string
 	// Secret is the cluster secret.
 	Secret string
+	// MasterKeyFile is the SSE master key every proxy and sumo node is given.
+	MasterKeyFile string
 
 	cfg      Config
 	balancer *balancer
@@ -168,7 +171,12 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{RingDir: filepath.Join(cfg.Dir, "rings"), Secret: st.Secret, cfg: cfg}
+	// One master key of server-side encryption for every proxy: made once, beside the nodes'
+	// data directories.
+	c := &Cluster{RingDir: filepath.Join(cfg.Dir, "rings"), Secret: st.Secret, cfg: cfg, MasterKeyFile: filepath.Join(cfg.Dir, "sse-master-key")}
+	if _, _, err := sse.EnsureMasterKey(c.MasterKeyFile); err != nil {
+		return nil, fmt.Errorf("localcluster: %w", err)
+	}
 	if err := c.ensureRings(st); err != nil {
 		return nil, err
 	}

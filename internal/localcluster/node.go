@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,6 +77,9 @@ func (n *Node) args() []string {
 	}
 	if n.Role != "storage" {
 		args = append(args, "--root-access-key", cfg.RootAccessKey, "--root-secret-key", cfg.RootSecretKey)
+		if !slices.ContainsFunc(cfg.Args, func(a string) bool { return strings.HasPrefix(a, "--sse-master-key-file") }) {
+			args = append(args, "--sse-master-key-file", n.c.MasterKeyFile)
+		}
 	}
 	return append(args, cfg.Args...)
 }

@@ -445,6 +445,10 @@ func WithoutEC(sys map[string]string) map[string]string {
 // "; slo_etag=" and their served ETag, as Swift's container servers keep them).
 const SysListingETag = "listing-etag"
 
+// SysListingSize is the SysMeta key of a size that container listings show instead of the
+// object's as served: an encrypted object's plaintext size (its stored bytes are longer).
+const SysListingSize = "listing-size"
+
 // SysMeta keys of a symlink (an object that stands for another, made through Swift's API and
 // followed by both front ends): the target as "container/object", URL-quoted; the target's
 // account as "AUTH_account", URL-quoted, when it is not the link's own; for a static link, the
@@ -528,6 +532,11 @@ func (o *Object) Listed(name string) ListEntry {
 	served := o.AsServed()
 	if e := o.SysMeta[SysListingETag]; e != "" {
 		served.ETag = e
+	}
+	if v := o.SysMeta[SysListingSize]; v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			served.Size = n
+		}
 	}
 	return ListEntry{Name: name, Timestamp: o.Timestamp, Size: served.Size, ETag: served.ETag, ContentType: o.ContentType}
 }

@@ -88,6 +88,9 @@ var opActions = map[string]access.Action{
 	opPutObjectLegalHold:      access.PutObjectLegalHold,
 	opPutBucketCors:           access.PutBucketCORS,
 	opDeleteBucketCors:        access.PutBucketCORS, // as in S3: no permission of its own
+	opGetBucketEncryption:     access.GetEncryptionConfiguration,
+	opPutBucketEncryption:     access.PutEncryptionConfiguration,
+	opDeleteBucketEncryption:  access.PutEncryptionConfiguration, // as in S3
 	opGetBucketLifecycle:      access.GetLifecycleConfiguration,
 	opPutBucketLifecycle:      access.PutLifecycleConfiguration,
 	opDeleteBucketLifecycle:   access.PutLifecycleConfiguration, // as in S3: no permission of its own
@@ -122,7 +125,6 @@ var opActions = map[string]access.Action{
 // unconfiguredActions are the actions of the GET subresources answered "not configured".
 var unconfiguredActions = map[string]access.Action{
 	"website":     access.GetBucketWebsite,
-	"encryption":  access.GetEncryptionConfiguration,
 	"replication": access.GetReplicationConfiguration,
 }
 
@@ -162,7 +164,7 @@ func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) e
 		}
 		return err
 	}
-	rq.account, rq.state, rq.cors = b.owner, b.state, b.cors
+	rq.account, rq.state, rq.cors, rq.encryption = b.owner, b.state, b.cors, b.encryption
 	if want := r.Header.Get("X-Amz-Expected-Bucket-Owner"); want != "" && want != rq.account {
 		return fmt.Errorf("x-amz-expected-bucket-owner %.80q: %w", want, errAccessDenied)
 	}
@@ -303,8 +305,9 @@ type bucketRef struct {
 // bucketMeta is what the front end reads from a bucket's container metadata and caches: its
 // access state and its CORS configuration (nil: none).
 type bucketMeta struct {
-	state *access.BucketState
-	cors  *cors.Config
+	state      *access.BucketState
+	cors       *cors.Config
+	encryption *bucketEncryption // sse_bucket.go
 }
 
 // resolveBucket finds the account that owns a bucket name for a caller: the caller's own
@@ -366,6 +369,9 @@ func (h *Handler) bucketMeta(ctx context.Context, account, bucket string) (bucke
 		// It was validated when it was set: this is damage, or a newer writer. Without a
 		// configuration that can be read, the bucket answers as one without CORS.
 		h.log.WarnContext(ctx, "s3 bucket CORS configuration does not parse; ignored", "account", account, "bucket", bucket, "err", err)
+	}
+	if bm.encryption, err = decodeBucketEncryption(c.Meta[bucketEncryptionKey]); err != nil {
+		h.log.WarnContext(ctx, "s3 bucket default encryption does not parse; ignored", "account", account, "bucket", bucket, "err", err)
 	}
 	h.states.put(account, bucket, bm, now, gen)
 	return bm, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/checksum"
 	"github.com/cairn-store/cairn/internal/s3/objattr"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
+	"github.com/cairn-store/cairn/internal/sse"
 )
 
 // GetObjectAttributes (GET ?attributes): an object's ETag, size, storage class, checksum and
@@ -53,6 +54,10 @@ func (h *Handler) getObjectAttributes(w http.ResponseWriter, r *http.Request, rq
 		}
 		return h.getObjectAttributes(w, r, target)
 	}
+	if _, _, _, err := h.checkReadKey(ctx, r, hdrSSECPrefix, &obj, rq.binding()); err != nil {
+		return err
+	}
+	obj = sse.Served(obj)
 	res := s3xml.GetObjectAttributesResponse{Xmlns: s3xml.Namespace}
 	if attrs.ETag {
 		etag, _, _ := strings.Cut(obj.ETag, ";") // unquoted here, unlike the ETag header

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/checksum"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
 	"github.com/cairn-store/cairn/internal/s3/tagging"
+	"github.com/cairn-store/cairn/internal/sse"
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
@@ -57,7 +58,8 @@ var errCopyDeleteMarker = errInvalidRequest.withMessage("The source of a copy re
 // request's own (it may be another account's), and reading it is decided as a GetObject.
 // The source's request (its owner and access state resolved, and where the version read is
 // kept: readName) is returned for further decisions about it.
-func (h *Handler) openCopySource(ctx context.Context, rq *request, hdr http.Header, rng *meta.Range) (*proxy.ObjectReader, *request, error) {
+func (h *Handler) openCopySource(ctx context.Context, r *http.Request, rq *request, rng *meta.Range) (*proxy.ObjectReader, *request, error) {
+	hdr := r.Header
 	bucket, key, versionID, err := parseCopySource(hdr.Get("X-Amz-Copy-Source"))
 	if err != nil {
 		return nil, nil, err
@@ -118,6 +120,17 @@ func (h *Handler) openCopySource(ctx context.Context, rq *request, hdr http.Head
 		}
 		return nil, srcRq, h.notFound(ctx, srcRq, fmt.Errorf("copy source %s/%s: %w", bucket, key, err))
 	}
+	// An encrypted source is copied as its plaintext (decrypted with the
+	// x-amz-copy-source-server-side-encryption-customer-* key if it is SSE-C).
+	plain, _, _, err := h.decrypted(ctx, r, hdrCopySSECPrefix, sse.Binding{Bucket: bucket, Key: key}, name, rd, rng)
+	if err != nil {
+		rd.Close()
+		return nil, srcRq, err
+	}
+	if plain != rd {
+		plain.ReadCloser = closeBoth{plain.ReadCloser, rd}
+		rd = plain
+	}
 	if err := readCopySourceConditions(hdr).evaluate(rd.Object.ETag, rd.Object.LastModified(), errPreconditionFailed); err != nil {
 		rd.Close()
 		return nil, srcRq, err
@@ -161,7 +174,11 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		}
 		alg = a
 	}
-	rd, srcRq, err := h.openCopySource(ctx, rq, r.Header, nil)
+	ssew, err := h.sseForWrite(r, rq)
+	if err != nil {
+		return err
+	}
+	rd, srcRq, err := h.openCopySource(ctx, r, rq, nil)
 	if err != nil {
 		return err
 	}
@@ -200,7 +217,10 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	setTags(&obj, tags)
 	dest := rq.objectName()
-	if src == dest {
+	// Asking for encryption by header changes the object's encryption attributes, which makes a
+	// copy onto itself legal and rewrites its bytes.
+	reencrypt := sseRequested(r.Header)
+	if src == dest && !reencrypt {
 		if directive != "REPLACE" && alg == srcAlg {
 			return errInvalidRequest.withMessage("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 		}
@@ -231,7 +251,18 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		body.sum = alg.New()
 	}
 	obj.Size = rd.Length
-	stored, versionID, err := h.versions.Put(ctx, rq.versioning(), dest, obj, body, proxy.PutOptions{BeforeCommit: body.beforeCommit})
+	var putBody io.Reader = body
+	opts := proxy.PutOptions{BeforeCommit: body.beforeCommit}
+	var enc *encryptingBody
+	if ssew != nil {
+		if enc, err = h.encrypt(ctx, ssew, rq.binding(), body, rd.Length, ""); err != nil {
+			return err
+		}
+		putBody, obj.Size = enc, enc.storedSize
+		opts.BeforeCommit = enc.beforeCommit(body.beforeCommit, rd.Length, true)
+		setBucketKey(&obj, ssew)
+	}
+	stored, versionID, err := h.versions.Put(ctx, rq.versioning(), dest, obj, putBody, opts)
 	if err != nil {
 		return versionError(fmt.Errorf("copy %s/%s to %q: %w", src.Container, src.Object, rq.key, err))
 	}
@@ -241,7 +272,12 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if rq.copySourceVersionID != "" {
 		w.Header().Set("x-amz-copy-source-version-id", rq.copySourceVersionID)
 	}
-	res := s3xml.CopyObjectResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(stored.LastModified()), ETag: quoteETag(stored.ETag)}
+	etag := stored.ETag
+	if enc != nil {
+		etag = enc.servedETag(stored.ETag)
+		writeSSEHeaders(w.Header(), enc.env, ssew.keyMD5, ssew.bucketKey)
+	}
+	res := s3xml.CopyObjectResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(stored.LastModified()), ETag: quoteETag(etag)}
 	if body.checksum != "" {
 		setChecksumFields(&res.ChecksumFields, alg, body.checksum)
 	}

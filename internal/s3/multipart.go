@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/checksum"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
 	"github.com/cairn-store/cairn/internal/s3/tagging"
+	"github.com/cairn-store/cairn/internal/sse"
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
@@ -122,6 +123,24 @@ func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	if err := h.objectSettings(r, rq, &obj); err != nil {
 		return err
 	}
+	ssew, err := h.sseForWrite(r, rq)
+	if err != nil {
+		return err
+	}
+	if ssew != nil {
+		// One data key for the upload: each part is a stream of its own under it (named by
+		// the part's stored name), and the completed object carries the envelope.
+		_, env, err := h.cfg.Keys.NewDataKey(ctx, ssew.req, rq.binding())
+		if err != nil {
+			return sseAPIError(err)
+		}
+		if obj.SysMeta == nil {
+			obj.SysMeta = map[string]string{}
+		}
+		obj.SysMeta[sse.SysEnvelope] = env.Encode()
+		setBucketKey(&obj, ssew)
+		writeSSEHeaders(w.Header(), env, ssew.keyMD5, ssew.bucketKey)
+	}
 	bucket, err := h.requireBucket(ctx, rq)
 	if err != nil {
 		return err
@@ -191,6 +210,10 @@ func (h *Handler) uploadPart(w http.ResponseWriter, r *http.Request, rq *request
 	if err := h.checkQuota(ctx, rq, access.Usage{Bytes: size, Objects: 1}); err != nil {
 		return err
 	}
+	dk, env, keyMD5, err := h.uploadKey(ctx, r, rq, up)
+	if err != nil {
+		return err
+	}
 	name := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: newPartAttemptName(rq.key, up.id, n)}
 	stillOpen := func(obj *meta.Object) error {
 		if err := body.beforeCommit(obj); err != nil {
@@ -198,12 +221,17 @@ func (h *Handler) uploadPart(w http.ResponseWriter, r *http.Request, rq *request
 		}
 		return h.stillOpen(ctx, rq, up)
 	}
-	stored, err := h.proxy.PutObject(ctx, name, meta.Object{Size: size}, body, proxy.PutOptions{BeforeCommit: stillOpen})
+	putBody, storedSize, opts, err := h.encryptPart(env, dk, body, size, name.Object, stillOpen)
+	if err != nil {
+		return err
+	}
+	stored, err := h.proxy.PutObject(ctx, name, meta.Object{Size: storedSize}, putBody, opts)
 	if err != nil {
 		return fmt.Errorf("upload part %d of %q: %w", n, rq.key, err)
 	}
 	hdr := w.Header()
 	hdr.Set("ETag", quoteETag(stored.ETag))
+	writeSSEHeaders(hdr, env, keyMD5, up.marker.SysMeta[sseBucketKey] != "")
 	if body.checksum != "" {
 		hdr.Set(body.spec.Algorithm.HeaderName(), body.checksum)
 	}
@@ -244,7 +272,11 @@ func (h *Handler) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *req
 	if err != nil {
 		return err
 	}
-	rd, _, err := h.openCopySource(ctx, rq, r.Header, rng)
+	dk, env, keyMD5, err := h.uploadKey(ctx, r, rq, up)
+	if err != nil {
+		return err
+	}
+	rd, _, err := h.openCopySource(ctx, r, rq, rng)
 	if errors.Is(err, errInvalidRange) {
 		return errInvalidArgument.withMessage("Range specified is not valid for source object")
 	}
@@ -272,10 +304,15 @@ func (h *Handler) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *req
 		}
 		return h.stillOpen(ctx, rq, up)
 	}
-	stored, err := h.proxy.PutObject(ctx, name, meta.Object{Size: rd.Length}, body, proxy.PutOptions{BeforeCommit: stillOpen})
+	putBody, storedSize, opts, err := h.encryptPart(env, dk, body, rd.Length, name.Object, stillOpen)
+	if err != nil {
+		return err
+	}
+	stored, err := h.proxy.PutObject(ctx, name, meta.Object{Size: storedSize}, putBody, opts)
 	if err != nil {
 		return fmt.Errorf("upload part %d of %q by copy: %w", n, rq.key, err)
 	}
+	writeSSEHeaders(w.Header(), env, keyMD5, up.marker.SysMeta[sseBucketKey] != "")
 	res := s3xml.CopyPartResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(stored.LastModified()), ETag: quoteETag(stored.ETag)}
 	if body.checksum != "" {
 		setChecksumFields(&res.ChecksumFields, up.alg, body.checksum)
@@ -428,6 +465,9 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 		obj.SysMeta[access.ObjectMetaACL] = v
 	}
 	setTags(&obj, up.marker.SysMeta[tagging.ObjectSysMetaKey])
+	if err := markCompletedEncrypted(&obj, &up.marker); err != nil {
+		return err
+	}
 	// The lock asked for at the upload's start (or the bucket's default then) is the version's.
 	for _, k := range []string{versions.SysLockMode, versions.SysLockUntil, versions.SysLockLegalHold} {
 		if v := up.marker.SysMeta[k]; v != "" {
@@ -463,6 +503,9 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	}
 	if versionID != "" {
 		w.Header().Set("x-amz-version-id", versionID)
+	}
+	if env, err := sse.EnvelopeOf(&up.marker); err == nil {
+		writeSSEHeaders(w.Header(), env, r.Header.Get(hdrSSECPrefix+"Key-Md5"), up.marker.SysMeta[sseBucketKey] != "")
 	}
 	completed = true
 	// The object is complete; what follows only tidies up, so failures are logged, not returned.

@@ -44,7 +44,7 @@ func (h *Handler) listParts(w http.ResponseWriter, r *http.Request, rq *request)
 				res.IsTruncated = true
 				return false
 			}
-			p := s3xml.PartInfo{PartNumber: n, LastModified: s3xml.FormatISO(e.Timestamp.Time()), ETag: quoteETag(e.ETag), Size: e.Size}
+			p := s3xml.PartInfo{PartNumber: n, LastModified: s3xml.FormatISO(e.Timestamp.Time()), ETag: quoteETag(e.ETag), Size: partPlainSize(&up.marker, e.Size)}
 			if up.alg != "" {
 				if pc, err := h.partChecksum(ctx, rq, e.Name, up.alg); err == nil {
 					setChecksumFields(&p.ChecksumFields, up.alg, pc.Value)

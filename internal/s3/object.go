@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/sse"
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
@@ -41,8 +42,7 @@ func (h *Handler) notFound(ctx context.Context, rq *request, err error) error {
 // checkWriteHeaders refuses request headers that ask for features Cairn does not have, rather
 // than silently storing an object without them. (ACL headers are read by aclFromHeaders.)
 func checkWriteHeaders(hdr http.Header) error {
-	for _, k := range []string{"X-Amz-Server-Side-Encryption", "X-Amz-Server-Side-Encryption-Customer-Algorithm",
-		"X-Amz-Website-Redirect-Location"} {
+	for _, k := range []string{"X-Amz-Website-Redirect-Location"} {
 		if hdr.Get(k) != "" {
 			return errNotImplemented.withMessage("The %s header is not implemented.", strings.ToLower(k))
 		}
@@ -78,12 +78,20 @@ func (h *Handler) conditionalWrite(ctx context.Context, r *http.Request, rq *req
 	if exists && versions.IsLink(&cur) {
 		cur.ETag = cur.SysMeta[meta.SysSymlinkETag] // the version's, not the link's
 	}
+	stored := cur.ETag
+	if exists && !versions.IsLink(&cur) && sse.Encrypted(&cur) {
+		cur = sse.Served(cur) // the ETag the client was given
+	}
 	if im != "" {
 		if !exists {
 			return cond, h.notFound(ctx, rq, err)
 		}
 		if !httpwire.ETagListMatches(im, cur.ETag) {
 			return cond, errPreconditionFailed.withMessage("At least one of the pre-conditions you specified did not hold: If-Match")
+		}
+		if cur.ETag != stored {
+			// The commit compares the stored object's ETag: it must still be the one matched.
+			cond.IfMatch = []string{stored}
 		}
 	}
 	return cond, nil
@@ -101,6 +109,10 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err := h.objectSettings(r, rq, &obj); err != nil {
 		return err
 	}
+	ssew, err := h.sseForWrite(r, rq)
+	if err != nil {
+		return err
+	}
 	body, size, err := h.openBody(r, rq, "")
 	if err != nil {
 		return err
@@ -113,12 +125,27 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *request)
 		return err
 	}
 	obj.Size = size
-	stored, versionID, err := h.versions.Put(ctx, rq.versioning(), rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: body.beforeCommit, If: cond})
+	var putBody io.Reader = body
+	opts := proxy.PutOptions{BeforeCommit: body.beforeCommit, If: cond}
+	var enc *encryptingBody
+	if ssew != nil {
+		if enc, err = h.encrypt(ctx, ssew, rq.binding(), body, size, ""); err != nil {
+			return err
+		}
+		putBody, obj.Size = enc, enc.storedSize
+		opts.BeforeCommit = enc.beforeCommit(body.beforeCommit, size, true)
+		setBucketKey(&obj, ssew)
+	}
+	stored, versionID, err := h.versions.Put(ctx, rq.versioning(), rq.objectName(), obj, putBody, opts)
 	if err != nil {
 		return versionError(fmt.Errorf("put object %q: %w", rq.key, err))
 	}
 	hdr := w.Header()
 	hdr.Set("ETag", quoteETag(stored.ETag))
+	if enc != nil {
+		hdr.Set("ETag", quoteETag(enc.servedETag(stored.ETag)))
+		writeSSEHeaders(hdr, enc.env, ssew.keyMD5, ssew.bucketKey)
+	}
 	if versionID != "" {
 		hdr.Set("x-amz-version-id", versionID)
 	}
@@ -231,6 +258,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 		if err != nil {
 			return h.notFound(ctx, rq, err)
 		}
+		obj = sse.Served(obj)
 		if rng, err = partRange(&obj, sel.partNumber); err != nil {
 			return err
 		}
@@ -261,6 +289,15 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 		rd.Close()
 		return h.getObject(w, r, target)
 	}
+	plain, env, keyMD5, err := h.decrypted(ctx, r, hdrSSECPrefix, rq.binding(), rq.readName(), rd, rng)
+	if err != nil {
+		return err
+	}
+	if plain != rd {
+		defer plain.Close()
+		rd = plain
+		obj = &rd.Object
+	}
 	if err := checkSymlinkETag(rq, obj); err != nil {
 		return err
 	}
@@ -272,6 +309,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 	partial := rng != nil
 	h.writeReadHeaders(w, r, rq, obj, !partial)
 	hdr := w.Header()
+	writeSSEHeaders(hdr, env, keyMD5, obj.SysMeta[sseBucketKey] != "")
 	hdr.Set("Content-Length", strconv.FormatInt(rd.Length, 10))
 	status := http.StatusOK
 	if partial {
@@ -292,7 +330,7 @@ func (h *Handler) invalidRange(ctx context.Context, rq *request, err error) erro
 	if herr != nil {
 		return h.notFound(ctx, rq, herr)
 	}
-	w := errInvalidRange.withMessage("The requested range is not satisfiable (object size %d)", obj.Size)
+	w := errInvalidRange.withMessage("The requested range is not satisfiable (object size %d)", sse.Served(obj).Size)
 	return fmt.Errorf("%w: %w", w, err)
 }
 
@@ -323,6 +361,16 @@ func (h *Handler) headObject(w http.ResponseWriter, r *http.Request, rq *request
 		}
 		return h.headObject(w, r, target)
 	}
+	_, keyMD5, env, err := h.checkReadKey(ctx, r, hdrSSECPrefix, &obj, rq.binding())
+	if err != nil {
+		return err
+	}
+	if env != nil && sel.partNumber > 0 && obj.Manifest == nil && obj.Summary != nil {
+		if obj, err = h.proxy.HeadObject(ctx, rq.readName()); err != nil {
+			return h.notFound(ctx, rq, err)
+		}
+	}
+	obj = sse.Served(obj)
 	if err := checkSymlinkETag(rq, &obj); err != nil {
 		return err
 	}
@@ -345,6 +393,7 @@ func (h *Handler) headObject(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	h.writeReadHeaders(w, r, rq, &obj, rng == nil)
 	hdr := w.Header()
+	writeSSEHeaders(hdr, env, keyMD5, obj.SysMeta[sseBucketKey] != "")
 	hdr.Set("Content-Length", strconv.FormatInt(length, 10))
 	if rng != nil {
 		hdr.Set("Content-Range", contentRange(offset, length, obj.Size))

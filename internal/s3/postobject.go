@@ -127,6 +127,10 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err := h.objectSettings(fr, rq, &obj); err != nil {
 		return err
 	}
+	ssew, err := h.sseForWrite(fr, rq)
+	if err != nil {
+		return err
+	}
 	spec, err := checksum.FromHeaders(hdr)
 	if err != nil {
 		return err
@@ -152,14 +156,29 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 		body.sum = spec.Algorithm.New()
 	}
 	obj.Size = -1
-	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, body, proxy.PutOptions{BeforeCommit: body.beforeCommit})
+	var putBody io.Reader = body
+	opts := proxy.PutOptions{BeforeCommit: body.beforeCommit}
+	var enc *encryptingBody
+	if ssew != nil {
+		if enc, err = h.encrypt(ctx, ssew, rq.binding(), body, -1, ""); err != nil {
+			return err
+		}
+		putBody, opts.BeforeCommit = enc, enc.beforeCommit(body.beforeCommit, -1, true)
+		setBucketKey(&obj, ssew)
+	}
+	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, putBody, opts)
 	if err != nil {
 		if file.Err != nil {
 			return file.Err // the size bound, whatever the layers below made of it
 		}
 		return postBodyError(fmt.Errorf("POST object %q: %w", rq.key, err))
 	}
-	h.writePostSuccess(w, r, rq, form.Fields, quoteETag(stored.ETag))
+	etag := stored.ETag
+	if enc != nil {
+		etag = enc.servedETag(stored.ETag)
+		writeSSEHeaders(w.Header(), enc.env, ssew.keyMD5, ssew.bucketKey)
+	}
+	h.writePostSuccess(w, r, rq, form.Fields, quoteETag(etag))
 	return nil
 }
 

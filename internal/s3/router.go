@@ -74,6 +74,9 @@ const (
 	opGetBucketLifecycle      = "GetBucketLifecycleConfiguration"
 	opPutBucketLifecycle      = "PutBucketLifecycleConfiguration"
 	opDeleteBucketLifecycle   = "DeleteBucketLifecycle"
+	opGetBucketEncryption     = "GetBucketEncryption"
+	opPutBucketEncryption     = "PutBucketEncryption"
+	opDeleteBucketEncryption  = "DeleteBucketEncryption"
 	opGetBucketUnconfigured   = "GetBucketUnconfigured" // website, encryption, ... that Cairn does not have
 	opListObjects             = "ListObjects"
 	opListObjectsV2           = "ListObjectsV2"
@@ -117,7 +120,6 @@ var unsupportedSubresources = []string{
 // served: a bucket may have a policy, and so for ?cors and ?lifecycle.)
 var bucketGetUnconfigured = map[string]*apiError{
 	"website":     errNoSuchWebsite,
-	"encryption":  errNoEncryptionConfig,
 	"replication": errNoReplicationConfig,
 }
 
@@ -167,6 +169,8 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opGetOwnershipControls, nil
 		case q.Has("lifecycle"):
 			return opGetBucketLifecycle, nil
+		case q.Has("encryption"):
+			return opGetBucketEncryption, nil
 		case q.Has("uploads"):
 			return opListMultipartUploads, nil
 		case q.Has("versions"):
@@ -209,6 +213,8 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opPutOwnershipControls, nil
 		case q.Has("lifecycle"):
 			return opPutBucketLifecycle, nil
+		case q.Has("encryption"):
+			return opPutBucketEncryption, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
@@ -228,6 +234,8 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 			return opDeleteOwnershipControls, nil
 		case q.Has("lifecycle"):
 			return opDeleteBucketLifecycle, nil
+		case q.Has("encryption"):
+			return opDeleteBucketEncryption, nil
 		}
 		if sub := unsupported(q); sub != "" {
 			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)

@@ -42,6 +42,7 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/cors"
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
+	"github.com/cairn-store/cairn/internal/sse"
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
@@ -74,6 +75,12 @@ type Config struct {
 	// before it is read again (default DefaultAccessCacheTTL; negative: never cached). Changes
 	// made through this handler apply at once regardless.
 	AccessCacheTTL time.Duration
+	// Keys encrypts and decrypts objects at rest (package sse). Nil: requests that ask for
+	// server-side encryption are answered NotImplemented.
+	Keys *sse.Keyring
+	// SSECAllowHTTP accepts SSE-C keys over plain HTTP, which S3 refuses (the key would cross
+	// the network in the clear): for deployments where TLS ends in front of Cairn, and tests.
+	SSECAllowHTTP bool
 }
 
 // DefaultMaxObjectSize is S3's limit for one PUT or one part.
@@ -187,6 +194,9 @@ func New(cfg Config) (*Handler, error) {
 		opPutObjectLegalHold:      h.putObjectLegalHold,
 		opPutBucketCors:           h.putBucketCors,
 		opDeleteBucketCors:        h.deleteBucketCors,
+		opGetBucketEncryption:     h.getBucketEncryption,
+		opPutBucketEncryption:     h.putBucketEncryption,
+		opDeleteBucketEncryption:  h.deleteBucketEncryption,
 		opGetBucketLifecycle:      h.getBucketLifecycle,
 		opPutBucketLifecycle:      h.putBucketLifecycle,
 		opDeleteBucketLifecycle:   h.deleteBucketLifecycle,
@@ -241,6 +251,8 @@ type request struct {
 	state *access.BucketState
 	// cors is the bucket's CORS configuration (nil: none), once authorize resolved the bucket.
 	cors *cors.Config
+	// encryption is the bucket's default encryption (nil: none), once authorize resolved it.
+	encryption *bucketEncryption
 	// cond is what the request offers to bucket policy conditions (condctx.go), set by
 	// authorize.
 	cond access.Context

@@ -32,6 +32,7 @@ import (
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/replicator"
 	"github.com/cairn-store/cairn/internal/ring"
+	"github.com/cairn-store/cairn/internal/sse"
 	"github.com/cairn-store/cairn/internal/storage"
 	"github.com/cairn-store/cairn/internal/swift"
 	"github.com/cairn-store/cairn/internal/versions"
@@ -118,7 +119,17 @@ type Config struct {
 	// StartupWait is how long a proxy started before its storage nodes waits for them to
 	// read the tenants (0: 2 minutes).
 	StartupWait time.Duration
-	Logger      *slog.Logger
+	// SSEMasterKeyFile is the master key of server-side encryption (package sse): a file of 32
+	// random bytes as hex or base64, which must exist. Empty: the key at
+	// sse.MasterKeyPathFor(DataDir), beside the data directory, made on first start. Every
+	// proxy of a cluster needs the same key.
+	SSEMasterKeyFile string
+	// SSECAllowHTTP accepts SSE-C requests over plain HTTP (S3 refuses them: the customer's
+	// key would cross the network in the clear).
+	SSECAllowHTTP bool
+	// sseKeys is the keyring the front ends share, once openFront made it.
+	sseKeys *sse.Keyring
+	Logger  *slog.Logger
 	// Console receives the lines meant for the operator's eyes (the endpoint, a generated key
 	// shown once); never the log, so that secrets stay out of logs.
 	Console io.Writer
@@ -357,6 +368,9 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 	s.proxy = px
 	keys, err := s.openTenants(px)
 	if err != nil {
+		return frontRoutes{}, err
+	}
+	if cfg.sseKeys, err = s.openKeyring(keys); err != nil {
 		return frontRoutes{}, err
 	}
 	s3h, err := newS3(cfg, px, keys, reg)
@@ -664,3 +678,37 @@ const (
 	DefaultLifecycleObjectsPerSecond = lifecycled.DefaultObjectsPerSecond
 	DefaultLifecycleDay              = 24 * time.Hour
 )
+
+// openKeyring opens the master key of server-side encryption (SSEMasterKeyFile, or the one
+// beside the data directory, made on first start) and makes the keyring, with the tenant
+// store as its KMS key store. It logs where the key is, never the key.
+func (s *Server) openKeyring(keys *auth.Store) (*sse.Keyring, error) {
+	cfg := s.cfg
+	var master []byte
+	var err error
+	if path := cfg.SSEMasterKeyFile; path != "" {
+		if master, err = sse.ReadMasterKey(path); err != nil {
+			return nil, fmt.Errorf("server: --sse-master-key-file %s: %w", path, err)
+		}
+		cfg.Logger.Info("sse: master key read", "path", path)
+	} else {
+		path := sse.MasterKeyPathFor(cfg.DataDir)
+		var created bool
+		if master, created, err = sse.EnsureMasterKey(path); err != nil {
+			return nil, fmt.Errorf("server: %s: %w", path, err)
+		}
+		if created {
+			cfg.Logger.Warn("sse: generated a new master key for server-side encryption; back it up apart from the data: encrypted objects cannot be read without it", "path", path)
+		} else {
+			cfg.Logger.Info("sse: master key read", "path", path)
+		}
+		if cfg.Role != RoleEmbedded {
+			cfg.Logger.Warn("sse: a cluster's proxies need one master key: give each the same --sse-master-key-file", "path", path)
+		}
+	}
+	kr, err := sse.NewKeyring(master, keys)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	return kr, nil
+}

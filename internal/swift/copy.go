@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/sse"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 	"github.com/cairn-store/cairn/internal/versions"
 )
@@ -131,6 +132,11 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		if srcObj = rd.Object; expired(&srcObj, now) {
 			return fmt.Errorf("copy source %s/%s expired: %w", target.Container, target.Object, errNotFound)
 		}
+	}
+	if sse.Encrypted(&srcObj) {
+		// Its key is bound to its name: a copy would need re-encrypting, which the S3 API's
+		// CopyObject does.
+		return errBadRequest.withText("The source is encrypted at rest (S3 server-side encryption); copy it through the S3 API.")
 	}
 	// A DLO source copies as its bytes (the segments' concatenation), or with
 	// ?multipart-manifest=get as the manifest itself, as Swift copies it.

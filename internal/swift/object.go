@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/sse"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 	"github.com/cairn-store/cairn/internal/versions"
 )
@@ -151,6 +152,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *request)
 		if followed, err := h.symlinkHop(w, r, rq, &obj); followed {
 			return err
 		}
+		obj = sse.Served(obj)
 		if r.URL.Query().Get("multipart-manifest") == "get" && isSLO(&obj) {
 			return getManifest(w, r, &obj)
 		}
@@ -212,6 +214,7 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 		if isDLO(&obj) && r.URL.Query().Get("multipart-manifest") != "get" {
 			return h.serveDLO(w, r, rq, &obj, rng)
 		}
+		obj = sse.Served(obj)
 		writeObjectHeaders(w.Header(), &obj)
 		if err := checkConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
 			return err
@@ -232,6 +235,14 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *request,
 			rd.Close()
 			return err
 		}
+	}
+	if sse.Encrypted(obj) {
+		plain, err := h.plaintext(ctx, rq, *obj, rd, rng)
+		if err != nil {
+			return err
+		}
+		defer plain.Close()
+		rd, obj = plain, &plain.Object
 	}
 	hdr := w.Header()
 	if isDLO(obj) {

@@ -252,6 +252,7 @@ func (h *Handler) getVersion(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	w.Header().Set("X-Object-Version-Id", id)
 	sub := *rq
+	sub.sseBucket, sub.sseKey = rq.container, rq.object // an encrypted version's key is bound to its name
 	sub.container, sub.object = v.Name.Container, v.Name.Object
 	return h.getObject(w, r, &sub)
 }

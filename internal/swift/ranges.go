@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/sse"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -26,6 +28,8 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *requ
 	if followed, err := h.symlinkHop(w, r, rq, &obj); followed {
 		return err
 	}
+	stored := obj
+	obj = sse.Served(obj)
 	hdr := w.Header()
 	writeObjectHeaders(hdr, &obj)
 	if err := checkConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
@@ -50,7 +54,12 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *requ
 	hdr.Set("Content-Length", strconv.FormatInt(m.ContentLength(spans), 10))
 	w.WriteHeader(http.StatusPartialContent)
 	for _, s := range spans {
-		rd, err := h.proxy.GetObject(ctx, rq.objectName(), &meta.Range{Start: s.Offset, End: s.Offset + s.Length - 1})
+		var rd *proxy.ObjectReader
+		if sse.Encrypted(&stored) {
+			rd, err = h.plaintext(ctx, rq, stored, nil, &meta.Range{Start: s.Offset, End: s.Offset + s.Length - 1})
+		} else {
+			rd, err = h.proxy.GetObject(ctx, rq.objectName(), &meta.Range{Start: s.Offset, End: s.Offset + s.Length - 1})
+		}
 		if err != nil {
 			h.log.WarnContext(ctx, "swift multi-range GET: part failed", "trans_id", rq.transID, "err", err)
 			return errAbortResponse

@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/sse"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -226,6 +227,10 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, account string, en
 					return nil, nil, fmt.Errorf("manifest segment %s: %w", e.Path, err)
 				case isDLO(&seg):
 					l.problem = "409 Conflict" // a DLO's size is its listing's: no fixed bytes to check
+				case sse.Encrypted(&seg):
+					// Its stored bytes are not its bytes (S3 server-side encryption): a manifest
+					// would serve them as they are stored.
+					l.problem = "400 Bad Request"
 				case !seg.Deleted && expired(&seg, h.cfg.Now()):
 					l.problem = "404 Not Found"
 				}

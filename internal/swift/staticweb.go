@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/sse"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -144,6 +145,16 @@ func (h *Handler) webError(w http.ResponseWriter, r *http.Request, rq *request, 
 		return err
 	}
 	defer rd.Close()
+	if sse.Encrypted(&rd.Object) {
+		prq := *rq
+		prq.object = page.Object
+		plain, perr := h.plaintext(r.Context(), &prq, rd.Object, rd, nil)
+		if perr != nil {
+			return err
+		}
+		defer plain.Close()
+		rd = plain
+	}
 	writeObjectHeaders(w.Header(), &rd.Object)
 	w.Header().Set("Content-Length", strconv.FormatInt(rd.Length, 10))
 	w.WriteHeader(se.status)

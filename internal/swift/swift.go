@@ -30,6 +30,7 @@ import (
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/reqmetrics"
+	"github.com/cairn-store/cairn/internal/sse"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 	"github.com/cairn-store/cairn/internal/versions"
 )
@@ -37,6 +38,9 @@ import (
 // Config configures the Swift front end.
 type Config struct {
 	Proxy *proxy.Proxy
+	// Keys decrypts objects encrypted at rest through the S3 API (sse.go); nil: none can be
+	// read.
+	Keys *sse.Keyring
 	// Auth checks the credentials of /auth/v1.0.
 	Auth Authenticator
 	// Accounts keeps each account's metadata (X-Account-Meta-* and the front end's own
@@ -164,6 +168,9 @@ type request struct {
 
 	// versionID is the request's ?version-id, once checked (objversions.go).
 	versionID string
+	// sseBucket and sseKey, when set, are the container and object an encrypted object's key
+	// is bound to, where its bytes are read from elsewhere (a version: sse.go).
+	sseBucket, sseKey string
 }
 
 // ServeHTTP routes, authenticates and serves one request.

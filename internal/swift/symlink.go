@@ -322,6 +322,9 @@ func (h *Handler) followVersionLink(w http.ResponseWriter, r *http.Request, rq *
 	hdr.Set("X-Object-Version-Id", id)
 	hdr.Set("Content-Location", versionLocation(rq, id))
 	sub := *rq
+	if sub.sseBucket == "" {
+		sub.sseBucket, sub.sseKey = rq.container, rq.object
+	}
 	sub.tenant, sub.container, sub.object = tenant, container, object
 	sub.symlinkETag = "" // the version is the one the link was made for
 	return h.getObject(w, r, &sub)

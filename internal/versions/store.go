@@ -148,6 +148,12 @@ var emptyMD5 = func() string { s := md5.Sum(nil); return hex.EncodeToString(s[:]
 // held before the version was written.
 func (s *Store) link(ctx context.Context, name meta.ObjectName, vobj string, stored meta.Object, at meta.Timestamp, cond meta.Precondition) error {
 	served := stored.AsServed()
+	if stored.SysMeta[meta.SysListingSize] != "" {
+		// An encrypted version (package sse): its link shows what its listing entry shows,
+		// the plaintext's size and ETag, not the stored bytes'.
+		l := stored.Listed("")
+		served.Size, served.ETag = l.Size, l.ETag
+	}
 	etag, slo := served.ETag, ""
 	if hash, s, ok := sloListingETag(stored.SysMeta[meta.SysListingETag]); ok {
 		// A Swift static large object: a static link records its manifest's ETag (as Swift's

@@ -41,7 +41,6 @@ func TestUnsupportedOperations(t *testing.T) {
 		{http.MethodGet, bucket, "victim", "torrent", nil, nil, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "victim", "renameObject", nil, []string{"X-Amz-Rename-Source", "/" + bucket + "/other"}, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "victim", "", []byte("tagged"), []string{"X-Amz-Tagging", "k=1&k=2"}, 400, "InvalidArgument"},
-		{http.MethodPut, bucket, "victim", "", []byte("encrypted"), []string{"X-Amz-Server-Side-Encryption", "AES256"}, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "victim", "", []byte("public"), []string{"X-Amz-Acl", "aws-exec-read"}, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "victim", "", []byte("locked"), []string{"X-Amz-Object-Lock-Mode", "GOVERNANCE"}, 400, "InvalidRequest"},
 		{http.MethodPut, bucket, "victim", "", []byte("conditional"), []string{"If-None-Match", `"abc"`}, 501, "NotImplemented"},
@@ -56,7 +55,6 @@ func TestUnsupportedOperations(t *testing.T) {
 		{http.MethodPut, bucket, "", "website", []byte("<WebsiteConfiguration/>"), nil, 501, "NotImplemented"},
 		{http.MethodPut, bucket, "", "notification", []byte("<NotificationConfiguration/>"), nil, 501, "NotImplemented"},
 		{http.MethodPut, "new-bucket", "", "", nil, []string{"X-Amz-Acl", "log-delivery-write"}, 501, "NotImplemented"},
-		{http.MethodDelete, "empty-bucket", "", "encryption", nil, nil, 501, "NotImplemented"},
 		{http.MethodDelete, "empty-bucket", "", "website", nil, nil, 501, "NotImplemented"},
 		// A bucket POST that is not a browser form (multipart/form-data) is refused as S3 refuses it.
 		{http.MethodPost, "empty-bucket", "", "", []byte("x"), nil, 412, "PreconditionFailed"},
@@ -72,8 +70,9 @@ func TestUnsupportedOperations(t *testing.T) {
 		r := s.call(c.method, c.bucket, c.key, c.query, c.body, c.hdr...)
 		expectError(t, what, r, c.status, c.code)
 	}
-	// DeleteBucketCors and DeleteBucketLifecycle are served, and delete no bucket.
-	for _, sub := range []string{"cors", "lifecycle"} {
+	// DeleteBucketCors, DeleteBucketLifecycle and DeleteBucketEncryption are served, and
+	// delete no bucket.
+	for _, sub := range []string{"cors", "lifecycle", "encryption"} {
 		if r := s.call(http.MethodDelete, "empty-bucket", "", sub, nil); r.Status != http.StatusNoContent {
 			t.Errorf("DELETE ?%s: %s, want 204", sub, r)
 		}

@@ -25,8 +25,9 @@ REGION = "us-east-1"
 class CairnServer:
     """One cairn process; endpoint, keys and the log of what it printed."""
 
-    def __init__(self, binary, data_dir, log_path, access_key=None, secret_key=None):
+    def __init__(self, binary, data_dir, log_path, access_key=None, secret_key=None, extra_args=()):
         self.binary = Path(binary)
+        self.extra_args = list(extra_args)
         self.data_dir = Path(data_dir)
         self.log_path = Path(log_path)
         self.access_key = access_key or "CAIRN" + secrets.token_hex(8).upper()
@@ -45,7 +46,7 @@ class CairnServer:
         topology = os.environ.get("CAIRN_TEST_CLUSTER", "").split()
         mode = ["local-cluster", *topology] if topology else ["server"]
         args = [str(self.binary), *mode, "--data", str(self.data_dir), "--listen", "127.0.0.1:0",
-                "--root-access-key", self.access_key, "--root-secret-key", self.secret_key]
+                "--root-access-key", self.access_key, "--root-secret-key", self.secret_key, *self.extra_args]
         env = {k: v for k, v in os.environ.items() if not k.startswith("CAIRN_")}
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                      cwd=self.log_path.parent, text=True, bufsize=1)
