@@ -125,7 +125,7 @@ func runValidate(stdout, stderr io.Writer, cfg *validate.Config, f *validateFlag
 		return err
 	}
 	sh := f.shape
-	sh.Storage = to
+	sh.Storage, sh.Replicas = to, min(sh.Replicas, to)
 	if err := sh.Validate(); err != nil {
 		return err
 	}
