@@ -188,16 +188,22 @@ func printValidate(w io.Writer, cfg *validate.Config, s validate.Shape, pts []va
 	fmt.Fprintf(w, "cairn advisor validate: %s of %s, %d clients, %v per point; proxy %.2f cores %.0f Mbit/s, storage node %.2f cores %.0f Mbit/s\n",
 		cfg.Op, workload.FormatSize(cfg.Size), cfg.Concurrency, cfg.Duration, s.Proxy.CPU, s.Proxy.NICMbps, s.StorNode.CPU, s.StorNode.NICMbps)
 	fmt.Fprintf(w, "demands: %s\n", cfg.Demands.Source)
-	fmt.Fprintf(w, "%-5s %-4s %-10s %-16s %-10s %-8s %s\n", "P:N", "repl", "pred ops/s", "bottleneck", "meas ops/s", "error", "throttled (proxy1, storage max)")
+	fmt.Fprintf(w, "%-5s %-4s %-10s %-16s %-10s %-8s %s\n", "P:N", "repl", "pred ops/s", "bottleneck", "meas ops/s", "error", "cores used (proxy1, storage max)  throttled  CPU ms (proxy/req, storage/visit)")
 	for _, p := range pts {
-		var smax float64
+		var smax, cmax float64
 		for name, v := range p.Measured.Throttled {
 			if name != "proxy1" {
 				smax = max(smax, v)
 			}
 		}
-		fmt.Fprintf(w, "%d:%-3d %-4d %-10.0f %-16s %-10.0f %+6.1f%%  %.2f, %.2f\n", p.Shape.Proxies, p.Shape.Storage, p.Shape.Replicas,
-			p.Predicted.OpsPerSec, p.Predicted.Bottleneck, p.Measured.OpsPerSec, 100*p.Error, p.Measured.Throttled["proxy1"], smax)
+		for name, v := range p.Measured.CPU {
+			if name != "proxy1" {
+				cmax = max(cmax, v)
+			}
+		}
+		fmt.Fprintf(w, "%d:%-3d %-4d %-10.0f %-16s %-10.0f %+6.1f%%  %.2f, %.2f                         %.2f, %.2f  %.3f / %.3f\n", p.Shape.Proxies, p.Shape.Storage, p.Shape.Replicas,
+			p.Predicted.OpsPerSec, p.Predicted.Bottleneck, p.Measured.OpsPerSec, 100*p.Error, p.Measured.CPU["proxy1"], cmax,
+			p.Measured.Throttled["proxy1"], smax, p.Measured.ProxyMsOp, p.Measured.StorMsVist)
 	}
 	fmt.Fprintf(w, "median |error| over %d configurations: %.1f%%\n", len(pts), 100*medianErr(pts))
 }

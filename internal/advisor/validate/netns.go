@@ -245,3 +245,33 @@ func (n *netNode) wrap(argv []string) []string {
 	script := `echo $$ > "$1/cgroup.procs" && ns=$2 && shift 2 && exec ip netns exec "$ns" "$@"`
 	return append([]string{"/bin/sh", "-c", script, "sh", n.cgroup, n.ns}, argv...)
 }
+
+// cpuSeconds is utime + stime of a process (/proc/PID/stat, in USER_HZ = 100 ticks; the
+// command name in parentheses may hold spaces, so fields are counted from the last ')').
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("validate: %w", err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("validate: /proc/%d/stat: too few fields", pid)
+	}
+	u, err1 := strconv.ParseFloat(f[11], 64)
+	st, err2 := strconv.ParseFloat(f[12], 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("validate: /proc/%d/stat: %w", pid, err)
+	}
+	return (u + st) / 100, nil
+}
+
+// pidOf is a local-cluster node's pid (its NAME.pid file): the wrapper shell's, which exec'd
+// the node.
+func pidOf(dataDir string) (int, error) {
+	b, err := os.ReadFile(dataDir + ".pid")
+	if err != nil {
+		return 0, fmt.Errorf("validate: %w", err)
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}

@@ -126,7 +126,13 @@ type Measured struct {
 	// Throttled is, per node, the fraction of CFS periods its quota ran out in: a node near 1
 	// was CPU-bound.
 	Throttled map[string]float64 `json:"throttled"`
-	ClientCPU float64            `json:"client_cpu_s"`
+	// CPU is, per node, the cores it used on average (to set against its quota), and
+	// CPUPerOpMs the CPU milliseconds per request of the proxies and per storage visit of the
+	// storage nodes (the demands' units), from /proc.
+	CPU        map[string]float64 `json:"cpu_cores"`
+	ProxyMsOp  float64            `json:"proxy_cpu_ms_per_request"`
+	StorMsVist float64            `json:"storage_cpu_ms_per_visit"`
+	ClientCPU  float64            `json:"client_cpu_s"`
 }
 
 // Point is one validated configuration.
@@ -223,17 +229,54 @@ func Run(ctx context.Context, cfg Config, s Shape) (pt Point, err error) {
 		return pt, err
 	}
 	before := map[string][2]int64{}
+	pids, cpu0 := map[string]int{}, map[string]float64{}
+	for _, n := range cl.Nodes {
+		if pids[n.Name], err = pidOf(n.DataDir); err != nil {
+			return pt, err
+		}
+	}
 	for name, n := range nodes {
 		p, t := throttled(n.cgroup)
 		before[name] = [2]int64{p, t}
+		if cpu0[name], err = cpuSeconds(pids[name]); err != nil {
+			return pt, err
+		}
 	}
+	start := time.Now()
 	rep, err := cfg.bench(ctx, client, cfg.Op, 0, cfg.Duration, true)
 	if err != nil {
 		return pt, err
 	}
+	elapsed := time.Since(start).Seconds()
+	cpu := map[string]float64{}
+	for name := range nodes {
+		c, err := cpuSeconds(pids[name])
+		if err != nil {
+			return pt, err
+		}
+		cpu[name] = c - cpu0[name]
+	}
 	st := rep.Ops[cfg.Op]
 	pt.Measured = Measured{OpsPerSec: st.OpsPerSec, MBps: st.MBPerSec, Ops: st.Operations, Errors: st.Errors,
 		P50Ms: st.Latency.P50, P99Ms: st.Latency.P99, Throttled: map[string]float64{}, ClientCPU: rep.ClientCPU.UserSeconds + rep.ClientCPU.SystemSeconds}
+	pt.Measured.CPU = map[string]float64{}
+	var proxyCPU, storCPU float64
+	for name, c := range cpu {
+		pt.Measured.CPU[name] = c / elapsed
+		if strings.HasPrefix(name, "proxy") {
+			proxyCPU += c
+		} else {
+			storCPU += c
+		}
+	}
+	if n := float64(st.Operations + st.Errors); n > 0 {
+		visits := 1.0
+		if cfg.Op == "put" {
+			visits = float64(s.Replicas)
+		}
+		pt.Measured.ProxyMsOp = 1000 * proxyCPU / n
+		pt.Measured.StorMsVist = 1000 * storCPU / (n * visits)
+	}
 	for name, n := range nodes {
 		p, t := throttled(n.cgroup)
 		if dp := p - before[name][0]; dp > 0 {
