@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -241,5 +242,38 @@ func TestRunOnThisMachine(t *testing.T) {
 	cg, _ := findCgroups()
 	if _, err := os.Stat(cg.dir()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("cgroup %s left behind", cg.dir())
+	}
+}
+
+// The runs docs/advisor.md reports are kept in testdata/validate: their medians are the ones
+// the docs state, recomputed from the points, and the refined demands they wrote load.
+func TestRecordedRuns(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want float64 // percent, as docs/advisor.md rounds it
+	}{{"nic.json", 9.7}, {"cpu2.json", 27.9}, {"cpu3.json", 17.5}} {
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "validate", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var run struct {
+			Points []Point `json:"points"`
+		}
+		if err := json.Unmarshal(b, &run); err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		var errs []float64
+		for _, p := range run.Points {
+			if got := RelError(p.Predicted.OpsPerSec, p.Measured.OpsPerSec); !near(got, p.Error) {
+				t.Errorf("%s: %d:%d error %g, recomputed %g", tc.file, p.Shape.Proxies, p.Shape.Storage, p.Error, got)
+			}
+			errs = append(errs, p.Error)
+		}
+		if got := math.Round(1000*MedianAbs(errs)) / 10; got != tc.want || len(errs) != 4 {
+			t.Errorf("%s: median |error| %.1f%% over %d points, docs say %.1f%% over 4", tc.file, got, len(errs), tc.want)
+		}
+	}
+	if _, err := advisor.LoadDemands(filepath.Join("..", "testdata", "validate", "demands.refined.yaml")); err != nil {
+		t.Fatal(err)
 	}
 }
