@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 type validateFlags struct {
 	sweep, size, demands, jsonOut, refine string
 	catalog, proxyType, storageType       string
+	recommendation                        string
 	cpuPerCore, mbpsPerGbps               float64
 	shape                                 validate.Shape
 }
@@ -54,10 +56,11 @@ func newAdvisorValidateCommand() *cobra.Command {
 	fl.Float64Var(&f.shape.Proxy.NICMbps, "proxy-nic", 1000, "a proxy's link rate, Mbit/s each way")
 	fl.Float64Var(&f.shape.StorNode.NICMbps, "storage-nic", 1000, "a storage node's link rate, Mbit/s each way")
 	fl.StringVar(&f.catalog, "catalog", "", "take node sizes from this catalog's --proxy-type and --storage-type (first NIC option), scaled")
+	fl.StringVar(&f.recommendation, "recommendation", "", "take node sizes from this `recommend --json` result's best configuration (its proxy and storage groups), scaled")
 	fl.StringVar(&f.proxyType, "proxy-type", "", "with --catalog: the proxies' node type")
 	fl.StringVar(&f.storageType, "storage-type", "", "with --catalog: the storage nodes' node type")
-	fl.Float64Var(&f.cpuPerCore, "cpu-per-core", 0.025, "with --catalog: cores of this machine per core of a node type")
-	fl.Float64Var(&f.mbpsPerGbps, "mbit-per-gbps", 20, "with --catalog: Mbit/s of a shaped link per Gbit/s of a NIC")
+	fl.Float64Var(&f.cpuPerCore, "cpu-per-core", 0.025, "with --catalog or --recommendation: cores of this machine per core of a node type")
+	fl.Float64Var(&f.mbpsPerGbps, "mbit-per-gbps", 20, "with --catalog or --recommendation: Mbit/s of a shaped link per Gbit/s of a NIC")
 	fl.StringVar(&cfg.Op, "op", "get", "the operation benchmarked: get, put or head")
 	fl.StringVar(&f.size, "size", "4KiB", "object size")
 	fl.Int64Var(&cfg.Objects, "objects", 200, "objects (key space)")
@@ -101,6 +104,19 @@ func runValidate(stdout, stderr io.Writer, cfg *validate.Config, f *validateFlag
 		f.shape.Proxy = validate.Scale(pt, pt.NICs[0], f.cpuPerCore, f.mbpsPerGbps)
 		f.shape.StorNode = validate.Scale(st, st.NICs[0], f.cpuPerCore, f.mbpsPerGbps)
 	}
+	if f.recommendation != "" {
+		b, err := os.ReadFile(f.recommendation)
+		if err != nil {
+			return fmt.Errorf("advisor validate: --recommendation: %w", err)
+		}
+		var res advisor.Result
+		if err := json.Unmarshal(b, &res); err != nil {
+			return fmt.Errorf("advisor validate: --recommendation %s: %w", f.recommendation, err)
+		}
+		if f.shape.Proxy, f.shape.StorNode, err = validate.FromRecommendation(res.Best, f.cpuPerCore, f.mbpsPerGbps); err != nil {
+			return err
+		}
+	}
 	if cfg.Size, err = workload.ParseSize(f.size); err != nil {
 		return fmt.Errorf("advisor validate: --size: %w", err)
 	}
@@ -128,6 +144,11 @@ func runValidate(stdout, stderr io.Writer, cfg *validate.Config, f *validateFlag
 	sh.Storage, sh.Replicas = to, min(sh.Replicas, to)
 	if err := sh.Validate(); err != nil {
 		return err
+	}
+	// The model takes each quota as the node's own; when they add up to more than the machine
+	// has beside the client, the nodes compete and the comparison says little.
+	if total, have := sh.TotalCPU(), float64(runtime.NumCPU()); total > have-0.5 {
+		fmt.Fprintf(stderr, "advisor validate: warning: the 1:%d configuration's quotas add up to %.2f cores of this machine's %.0f; leave at least half a core to the client (lower --cpu-per-core or the quotas)\n", to, total, have)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -144,3 +144,25 @@ func ParseSweep(s string) (proxies, from, to int, err error) {
 	}
 	return proxies, from, to, nil
 }
+
+// FromRecommendation is the node sizes of a recommendation (`recommend --json`'s best
+// configuration) scaled to this machine: its proxy group's and storage group's cores ×
+// cpuPerCore and NIC Gbit/s × mbpsPerGbps. The counts are not taken — a recommendation's 1:8
+// would not fit on this machine — the sweep sets them. A sumo configuration has no separate
+// proxy and storage nodes to scale, and is refused.
+func FromRecommendation(c advisor.Config, cpuPerCore, mbpsPerGbps float64) (proxy, storage Node, err error) {
+	var gotP, gotS bool
+	for _, g := range c.Groups {
+		n := Node{CPU: float64(g.Cores) * cpuPerCore, NICMbps: g.NICGbps * mbpsPerGbps}
+		switch g.Role {
+		case "proxy":
+			proxy, gotP = n, true
+		case "storage":
+			storage, gotS = n, true
+		}
+	}
+	if !gotP || !gotS {
+		return proxy, storage, fmt.Errorf("%w: the recommendation (%s) has no proxy and storage groups to scale", ErrInvalidConfig, c.Topology)
+	}
+	return proxy, storage, nil
+}

@@ -277,3 +277,21 @@ func TestRecordedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestFromRecommendation(t *testing.T) {
+	c := advisor.Config{Topology: "proxy+storage", Groups: []advisor.GroupSpec{
+		{Role: "proxy", Count: 1, Cores: 16, NICGbps: 50},
+		{Role: "storage", Count: 8, Cores: 24, NICGbps: 20},
+	}}
+	p, s, err := FromRecommendation(c, 0.025, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(p.CPU, 0.4) || !near(p.NICMbps, 1000) || !near(s.CPU, 0.6) || !near(s.NICMbps, 400) {
+		t.Errorf("proxy %+v, storage %+v", p, s)
+	}
+	sumo := advisor.Config{Topology: "sumo", Groups: []advisor.GroupSpec{{Role: "sumo", Count: 3, Cores: 16, NICGbps: 20}}}
+	if _, _, err := FromRecommendation(sumo, 0.025, 20); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("sumo: got %v, want ErrInvalidConfig", err)
+	}
+}
