@@ -145,7 +145,8 @@ type Point struct {
 
 // Run builds the shape on this machine, benchmarks it and returns the point. Namespaces,
 // links, cgroups and the cluster's data are removed before it returns, whatever happened;
-// leftovers of an earlier run are removed before it starts.
+// leftovers of an earlier run are removed before it starts. cfg must have passed Validate
+// (Sweep validates it, then creates Dir, which Validate would refuse).
 func Run(ctx context.Context, cfg Config, s Shape) (pt Point, err error) {
 	if err := s.Validate(); err != nil {
 		return pt, err
