@@ -20,7 +20,7 @@ func newAdvisorCommand() *cobra.Command {
 		Long: "The Swift Advisor method (sample the 1:N proxy:storage ratio, profile c:cN clusters, optimize the\n" +
 			"third constraint) on a performance model of per-request resource demands. See docs/advisor.md.",
 	}
-	cmd.AddCommand(newAdvisorCatalogCommand(), newAdvisorDemandsCommand(), newAdvisorRecommendCommand(), newAdvisorCalibrateCommand())
+	cmd.AddCommand(newAdvisorCatalogCommand(), newAdvisorDemandsCommand(), newAdvisorRecommendCommand(), newAdvisorCalibrateCommand(), newAdvisorValidateCommand())
 	return cmd
 }
 

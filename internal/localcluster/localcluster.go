@@ -67,6 +67,15 @@ type Config struct {
 	// Links puts a relay (a Link) in front of every storage node, on the address the rings
 	// name it by, so that tests can refuse or slow its network path.
 	Links bool
+	// NodeHost, when set, is the IP address a node serves on (its ring address, or a proxy's
+	// listening address) instead of 127.0.0.1: for nodes that each run in a network namespace
+	// of their own (cairn advisor validate). Ports are still picked free on this namespace's
+	// loopback, which any fresh namespace also has free.
+	NodeHost func(name, role string) string
+	// Wrap, when set, turns a node's command line (the binary and its arguments) into the one
+	// that is run: a prefix such as `ip netns exec NS` or a shell that joins a cgroup first.
+	// The wrapper must exec the node in the end, so that signals reach it.
+	Wrap func(name, role string, argv []string) []string
 	// Output receives every node's output lines, prefixed with its name (nil: discarded; the
 	// node logs in Dir are always written).
 	Output io.Writer
@@ -300,7 +309,7 @@ func loadOrCreate(cfg Config) (*state, error) {
 				if err != nil {
 					return err
 				}
-				ns.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+				ns.Addr = net.JoinHostPort(cfg.host(ns.Name, role), strconv.Itoa(port))
 			}
 			st.Nodes = append(st.Nodes, ns)
 		}
@@ -456,6 +465,14 @@ func writeSwiftConf(path string, st *state) error {
 	return nil
 }
 
+// host is the IP address node name serves on.
+func (c *Config) host(name, role string) string {
+	if c.NodeHost == nil {
+		return "127.0.0.1"
+	}
+	return c.NodeHost(name, role)
+}
+
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -502,7 +519,8 @@ func (c *Cluster) AddStorage() (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns := nodeState{Name: fmt.Sprintf("storage%d", n+1), Role: "storage", Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	name := fmt.Sprintf("storage%d", n+1)
+	ns := nodeState{Name: name, Role: "storage", Addr: net.JoinHostPort(c.cfg.host(name, "storage"), strconv.Itoa(port))}
 	// Storage nodes come first in the state, as Start orders them.
 	at := 0
 	for at < len(st.Nodes) && st.Nodes[at].Role != "proxy" {

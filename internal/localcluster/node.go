@@ -68,7 +68,7 @@ func (n *Node) args() []string {
 	if n.Role == "proxy" {
 		listen = n.listen
 		if listen == "" {
-			listen = "127.0.0.1:0"
+			listen = net.JoinHostPort(cfg.host(n.Name, n.Role), "0")
 		}
 	}
 	args := []string{"server", "--role", n.Role, "--ring", n.c.RingDir, "--data", n.DataDir, "--listen", listen}
@@ -123,7 +123,11 @@ func (n *Node) launch() (ready func(context.Context) error, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("localcluster: %s: %w", n.Name, err)
 	}
-	cmd := exec.Command(cfg.Binary, n.args()...)
+	argv := append([]string{cfg.Binary}, n.args()...)
+	if cfg.Wrap != nil {
+		argv = cfg.Wrap(n.Name, n.Role, argv)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	env := cfg.Env
 	if env == nil {
 		env = os.Environ()
