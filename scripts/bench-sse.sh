@@ -14,22 +14,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT=${OUT:-/var/tmp/cairn-bench-sse/$(date +%Y%m%d-%H%M%S)}
 ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-10s} CONCURRENCY=${CONCURRENCY:-8}
-mkdir -p "$OUT"
-go build -o "$OUT/cairn" ./cmd/cairn
-ak=BENCH$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n' | tr a-f A-F) sk=$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')
-"$OUT/cairn" server --data "$OUT/data" --listen 127.0.0.1:0 --root-access-key "$ak" --root-secret-key "$sk" --log-level warn >"$OUT/server.log" 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-    ep=$(grep -o 'http://127.0.0.1:[0-9]*' "$OUT/server.log" | head -1 || true)
-    [ -n "$ep" ] && curl -sf "$ep/healthz" >/dev/null && break
-    sleep 0.1
-done
-echo "cairn at $ep (data $OUT/data), results in $OUT"
-export CAIRN_ENDPOINT=$ep CAIRN_ACCESS_KEY=$ak CAIRN_SECRET_KEY=$sk
-py=${PYTHON:-python3}
-[ -x .cache/venv/bin/python ] && py=.cache/venv/bin/python
-[ -n "${CAIRN_CACHE:-}" ] && [ -x "$CAIRN_CACHE/venv/bin/python" ] && py=$CAIRN_CACHE/venv/bin/python
+. scripts/embedded-lib.sh
+start_embedded
 "$py" - "$ep" "$ak" "$sk" <<'PY'
 import sys, boto3
 ep, ak, sk = sys.argv[1:4]
