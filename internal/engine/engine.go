@@ -12,6 +12,7 @@ import (
 	"hash/maphash"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -110,6 +111,9 @@ type PutOptions struct {
 	// If is checked against the version being replaced with the name locked, in the commit:
 	// a write whose condition fails stores nothing and returns meta.ErrPreconditionFailed.
 	If meta.Precondition
+	// Companion (nil: none) is a second, bodiless object committed in the same batch; Put
+	// fills in its outcome.
+	Companion *Companion
 }
 
 // Reader is an open object version: its metadata and (a range of) its bytes. Reads verify
@@ -275,6 +279,13 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 	// visits every LSM level).
 	// A conditional write is checked early too, so that a doomed upload is refused before its
 	// body is read.
+	if c := opts.Companion; c != nil && !c.If.IsZero() {
+		if cur, _, err := e.load(objectKey(nil, c.Name)); err == nil {
+			if err := c.If.Check(cur.object()); err != nil {
+				return meta.Object{}, fmt.Errorf("engine: put: companion: %w", err)
+			}
+		}
+	}
 	if obj.Size < 0 || obj.Size > e.cfg.InlineThreshold || !opts.If.IsZero() {
 		if cur, _, err := e.load(key); err == nil {
 			if err := opts.If.Check(cur.object()); err != nil {
@@ -341,13 +352,18 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 		}
 		committed = true // the temp name is gone; the final file is handled below
 	}
-	_, old, err := e.commit(ctx, key, obj.Timestamp, opts.If, func(*record) (*record, error) { return rec, nil },
-		func(b *pebble.Batch, rec, old *record) error {
+	main := &write{key: key, ts: obj.Timestamp, cond: opts.If, build: func(*record) (*record, error) { return rec, nil },
+		extra: func(b *pebble.Batch, rec, old *record) error {
 			if opts.InBatch != nil {
 				return opts.InBatch(b, &rec.obj, old.object())
 			}
 			return nil
-		})
+		}}
+	comp, err := e.companionWrite(opts.Companion, &rec.obj)
+	if err == nil {
+		err = e.commitAll(ctx, main, comp)
+	}
+	old := main.old
 	if err != nil {
 		if rec.isFile && !e.visible(key, rec) {
 			e.removeData(rec.file)
@@ -357,6 +373,9 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 	written = got.sum.n
 	if old != nil && old.isFile && old.file != rec.file {
 		e.removeData(old.file)
+	}
+	if comp != nil {
+		e.companionDone(opts.Companion, comp)
 	}
 	return rec.obj, nil
 }
@@ -387,76 +406,169 @@ func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond
 	build func(old *record) (*record, error),
 	extra func(b *pebble.Batch, rec, old *record) error,
 ) (rec, old *record, err error) {
-	mu := e.lockFor(key)
-	mu.Lock()
-	defer mu.Unlock()
-	old, raw, err := e.load(key)
+	w := &write{key: key, ts: ts, cond: cond, build: build, extra: extra}
+	if err := e.commitAll(ctx, w, nil); err != nil {
+		return nil, nil, err
+	}
+	return w.rec, w.old, nil
+}
+
+// write is one record a commit stores (see commit), and what became of it.
+type write struct {
+	key   []byte
+	ts    meta.Timestamp
+	cond  meta.Precondition
+	build func(old *record) (*record, error)
+	extra func(b *pebble.Batch, rec, old *record) error
+	// admit, for a companion, decides whether it may replace the version in place: an error
+	// leaves the companion out of the batch (skipped) and the main write commits alone.
+	admit func(old *record) error
+
+	rec, old *record
+	skipped  error // why a companion was left out (meta.ErrConflict: a newer version is in place)
+	unflag   bool
+}
+
+// commitAll commits main, and companion (nil: none) in the same batch: both become durable in
+// one WAL sync, or neither does. Both names are locked, in stripe order, from reading their
+// records until the batch is durable. A failed condition of either fails both; a companion
+// that is not newer than its name's version, or that admit refuses, is left out, and main
+// commits alone.
+func (e *Engine) commitAll(ctx context.Context, main, companion *write) error {
+	ws := []*write{main}
+	if companion != nil {
+		if bytes.Equal(main.key, companion.key) {
+			return fmt.Errorf("engine: a companion of its own name %q: %w", main.key, meta.ErrInvalidName)
+		}
+		ws = append(ws, companion)
+	}
+	for _, mu := range e.lockOrder(ws) {
+		mu.Lock()
+		defer mu.Unlock()
+	}
+	for _, w := range ws {
+		if err := e.loadOld(w); err != nil {
+			return err
+		}
+	}
+	// The conditions first: a conditional write that lost a race fails its condition (412),
+	// whichever of the two writers carried the newer timestamp.
+	for _, w := range ws {
+		if err := w.cond.Check(w.old.object()); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+	}
+	for _, w := range ws {
+		// A version flagged corrupt is replaced by a good copy of itself (replication's repair:
+		// same timestamp), which would otherwise be refused as not newer.
+		repair := w.old != nil && w.old.obj.Timestamp == w.ts && e.isFlagged(w.key)
+		if w.old != nil && w.old.obj.Timestamp >= w.ts && !repair {
+			// A version from a clock ahead of ours: later writes of this process must stamp above
+			// it, or every one of them would lose too.
+			meta.AdvanceClock(w.old.obj.Timestamp)
+			err := fmt.Errorf("engine: write at %d, have %d: %w", w.ts, w.old.obj.Timestamp, meta.ErrConflict)
+			if w == main {
+				return err
+			}
+			w.skipped = err
+			continue
+		}
+		if w.admit != nil {
+			if err := w.admit(w.old); err != nil {
+				w.skipped = err
+				continue
+			}
+		}
+		var err error
+		if w.rec, err = w.build(w.old); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b := e.cfg.DB.NewBatch()
+	defer b.Close()
+	for _, w := range ws {
+		if w.skipped != nil {
+			continue
+		}
+		if err := w.extra(b, w.rec, w.old); err != nil {
+			return fmt.Errorf("engine: adding to batch: %w", err)
+		}
+		if err := e.addToBatch(b, w); err != nil {
+			return storageErr("building batch", err)
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return storageErr("committing record", err)
+	}
+	for _, w := range ws {
+		if w.unflag {
+			e.forgetFlag(w.key)
+		}
+	}
+	return nil
+}
+
+// lockOrder returns the name locks of ws, each once, in stripe order: two writers that lock
+// two names each cannot then wait for each other.
+func (e *Engine) lockOrder(ws []*write) []*sync.Mutex {
+	idx := make([]uint64, 0, len(ws))
+	for _, w := range ws {
+		idx = append(idx, maphash.Bytes(e.seed, w.key)%lockStripes)
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	out := make([]*sync.Mutex, len(idx))
+	for i, j := range idx {
+		out[i] = &e.locks[j]
+	}
+	return out
+}
+
+// loadOld reads the version w replaces into w.old.
+func (e *Engine) loadOld(w *write) error {
+	old, raw, err := e.load(w.key)
 	if err != nil {
 		if !errors.Is(err, meta.ErrCorrupt) {
-			return nil, nil, err
+			return err
 		}
 		// A record that does not decode stands for a version that exists but cannot be read:
 		// a write or delete of the name replaces it (that is how it gets repaired), without
 		// knowing what it held.
-		e.log.Warn("replacing a corrupt record", "key", fmt.Sprintf("%q", key), "err", err)
-		if !e.isFlagged(key) {
-			e.saveQuarantined(key, raw)
+		e.log.Warn("replacing a corrupt record", "key", fmt.Sprintf("%q", w.key), "err", err)
+		if !e.isFlagged(w.key) {
+			e.saveQuarantined(w.key, raw)
 		}
 		old = &record{corrupt: true}
 	}
 	// The version being replaced is handed back whole (the proxy releases the segments a
 	// manifest owned), so a segment list kept apart is read before the batch removes it.
-	if err := e.loadSegments(key, old); err != nil {
-		e.log.Warn("the segment list of a replaced manifest cannot be read; its segments are not released", "key", fmt.Sprintf("%q", key), "err", err)
+	if err := e.loadSegments(w.key, old); err != nil {
+		e.log.Warn("the segment list of a replaced manifest cannot be read; its segments are not released", "key", fmt.Sprintf("%q", w.key), "err", err)
 	}
-	// The condition first: a conditional write that lost a race fails its condition (412),
-	// whichever of the two writers carried the newer timestamp.
-	if err := cond.Check(old.object()); err != nil {
-		return nil, nil, fmt.Errorf("engine: %w", err)
+	w.old = old
+	return nil
+}
+
+// addToBatch adds w's record and what it implies (placement, data file and segment keys, the
+// end of a corrupt flag) to b.
+func (e *Engine) addToBatch(b *pebble.Batch, w *write) (err error) {
+	if err := b.Set(w.key, w.rec.encode(nil), nil); err != nil {
+		return err
 	}
-	// A version flagged corrupt is replaced by a good copy of itself (replication's repair:
-	// same timestamp), which would otherwise be refused as not newer.
-	repair := old != nil && old.obj.Timestamp == ts && e.isFlagged(key)
-	if old != nil && old.obj.Timestamp >= ts && !repair {
-		// A version from a clock ahead of ours: later writes of this process must stamp above
-		// it, or every one of them would lose too.
-		meta.AdvanceClock(old.obj.Timestamp)
-		return nil, nil, fmt.Errorf("engine: write at %d, have %d: %w", ts, old.obj.Timestamp, meta.ErrConflict)
+	if err := e.placeInBatch(b, w.key, w.rec); err != nil {
+		return err
 	}
-	if rec, err = build(old); err != nil {
-		return nil, nil, err
+	if err := trackDataFiles(b, w.key, w.rec, w.old); err != nil {
+		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+	if err := trackSegments(b, w.key, w.rec, w.old); err != nil {
+		return err
 	}
-	b := e.cfg.DB.NewBatch()
-	defer b.Close()
-	if err := extra(b, rec, old); err != nil {
-		return nil, nil, fmt.Errorf("engine: adding to batch: %w", err)
-	}
-	if err := b.Set(key, rec.encode(nil), nil); err != nil {
-		return nil, nil, storageErr("building batch", err)
-	}
-	if err := e.placeInBatch(b, key, rec); err != nil {
-		return nil, nil, storageErr("building batch", err)
-	}
-	if err := trackDataFiles(b, key, rec, old); err != nil {
-		return nil, nil, storageErr("building batch", err)
-	}
-	if err := trackSegments(b, key, rec, old); err != nil {
-		return nil, nil, storageErr("building batch", err)
-	}
-	unflag, err := e.clearFlag(b, key)
-	if err != nil {
-		return nil, nil, storageErr("building batch", err)
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return nil, nil, storageErr("committing record", err)
-	}
-	if unflag {
-		e.forgetFlag(key)
-	}
-	return rec, old, nil
+	w.unflag, err = e.clearFlag(b, w.key)
+	return err
 }
 
 // Get opens the current version of an object, or the given range of it. A tombstone or a
