@@ -12,7 +12,6 @@ import (
 	"hash/maphash"
 	"io"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -221,9 +220,9 @@ func (e *Engine) Close() error {
 
 var errClosed = errors.New("engine: closed")
 
-func (e *Engine) lockFor(key []byte) *sync.Mutex {
-	return &e.locks[maphash.Bytes(e.seed, key)%lockStripes]
-}
+func (e *Engine) lockFor(key []byte) *sync.Mutex { return &e.locks[e.stripe(key)] }
+
+func (e *Engine) stripe(key []byte) uint64 { return maphash.Bytes(e.seed, key) % lockStripes }
 
 func checkName(name meta.ObjectName) error {
 	if name.Account == "" || name.Container == "" || name.Object == "" {
@@ -436,15 +435,25 @@ type write struct {
 // commits alone.
 func (e *Engine) commitAll(ctx context.Context, main, companion *write) error {
 	ws := []*write{main}
-	if companion != nil {
+	i := e.stripe(main.key)
+	if companion == nil {
+		e.locks[i].Lock()
+		defer e.locks[i].Unlock()
+	} else {
 		if bytes.Equal(main.key, companion.key) {
 			return fmt.Errorf("engine: a companion of its own name %q: %w", main.key, meta.ErrInvalidName)
 		}
 		ws = append(ws, companion)
-	}
-	for _, mu := range e.lockOrder(ws) {
-		mu.Lock()
-		defer mu.Unlock()
+		// Both names locked, in stripe order: two writers that lock two names each cannot
+		// wait for each other.
+		j := e.stripe(companion.key)
+		i, j = min(i, j), max(i, j)
+		e.locks[i].Lock()
+		defer e.locks[i].Unlock()
+		if j != i {
+			e.locks[j].Lock()
+			defer e.locks[j].Unlock()
+		}
 	}
 	for _, w := range ws {
 		if err := e.loadOld(w); err != nil {
@@ -509,22 +518,6 @@ func (e *Engine) commitAll(ctx context.Context, main, companion *write) error {
 		}
 	}
 	return nil
-}
-
-// lockOrder returns the name locks of ws, each once, in stripe order: two writers that lock
-// two names each cannot then wait for each other.
-func (e *Engine) lockOrder(ws []*write) []*sync.Mutex {
-	idx := make([]uint64, 0, len(ws))
-	for _, w := range ws {
-		idx = append(idx, maphash.Bytes(e.seed, w.key)%lockStripes)
-	}
-	slices.Sort(idx)
-	idx = slices.Compact(idx)
-	out := make([]*sync.Mutex, len(idx))
-	for i, j := range idx {
-		out[i] = &e.locks[j]
-	}
-	return out
 }
 
 // loadOld reads the version w replaces into w.old.
