@@ -63,10 +63,8 @@ func (e *Engine) companionWrite(c *Companion, obj *meta.Object) (*write, error) 
 		return nil, fmt.Errorf("engine: companion: %w", err)
 	}
 	o.Timestamp, o.Size, o.ETag, o.Deleted, o.Manifest, o.Summary = c.Timestamp, 0, emptyETag, false, nil, nil
-	rec := &record{obj: o, inline: []byte{}}
-	w := &write{key: objectKey(nil, c.Name), ts: c.Timestamp, cond: c.If,
-		build: func(*record) (*record, error) { return rec, nil },
-		extra: func(b *pebble.Batch, rec, old *record) error {
+	w := &write{key: objectKey(nil, c.Name), ts: c.Timestamp, cond: c.If, rec: &record{obj: o, inline: []byte{}},
+		inBatch: func(b *pebble.Batch, rec, old *record) error {
 			if c.InBatch != nil {
 				return c.InBatch(b, &rec.obj, old.object())
 			}

@@ -351,18 +351,17 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 		}
 		committed = true // the temp name is gone; the final file is handled below
 	}
-	main := &write{key: key, ts: obj.Timestamp, cond: opts.If, build: func(*record) (*record, error) { return rec, nil },
-		extra: func(b *pebble.Batch, rec, old *record) error {
-			if opts.InBatch != nil {
-				return opts.InBatch(b, &rec.obj, old.object())
-			}
-			return nil
-		}}
 	comp, err := e.companionWrite(opts.Companion, &rec.obj)
+	var old *record
 	if err == nil {
-		err = e.commitAll(ctx, main, comp)
+		_, old, err = e.commit(ctx, key, obj.Timestamp, opts.If, func(*record) (*record, error) { return rec, nil },
+			func(b *pebble.Batch, rec, old *record) error {
+				if opts.InBatch != nil {
+					return opts.InBatch(b, &rec.obj, old.object())
+				}
+				return nil
+			}, comp)
 	}
-	old := main.old
 	if err != nil {
 		if rec.isFile && !e.visible(key, rec) {
 			e.removeData(rec.file)
@@ -401,52 +400,28 @@ func (e *Engine) visible(key []byte, rec *record) bool {
 // block the write that repairs it). The name stays locked from reading the old record until
 // the batch is durable, so concurrent writers of one name are ordered by timestamp while
 // writers of different names share WAL syncs.
+//
+// comp (nil: none) is a companion committed in the same batch: both are durable after one
+// sync, or neither is. Both names are locked, in stripe order, from reading their records
+// until the batch is durable. A failed condition of either fails both; a companion that is not
+// newer than its name's version, or that its admit refuses, is left out (comp.skipped), and
+// the main record commits alone. (The main write's functions are parameters, not fields of a
+// write, so that they stay on the stack: a plain PUT allocates nothing more for companions.)
 func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond meta.Precondition,
 	build func(old *record) (*record, error),
 	extra func(b *pebble.Batch, rec, old *record) error,
+	comp *write,
 ) (rec, old *record, err error) {
-	w := &write{key: key, ts: ts, cond: cond, build: build, extra: extra}
-	if err := e.commitAll(ctx, w, nil); err != nil {
-		return nil, nil, err
-	}
-	return w.rec, w.old, nil
-}
-
-// write is one record a commit stores (see commit), and what became of it.
-type write struct {
-	key   []byte
-	ts    meta.Timestamp
-	cond  meta.Precondition
-	build func(old *record) (*record, error)
-	extra func(b *pebble.Batch, rec, old *record) error
-	// admit, for a companion, decides whether it may replace the version in place: an error
-	// leaves the companion out of the batch (skipped) and the main write commits alone.
-	admit func(old *record) error
-
-	rec, old *record
-	skipped  error // why a companion was left out (meta.ErrConflict: a newer version is in place)
-	unflag   bool
-}
-
-// commitAll commits main, and companion (nil: none) in the same batch: both become durable in
-// one WAL sync, or neither does. Both names are locked, in stripe order, from reading their
-// records until the batch is durable. A failed condition of either fails both; a companion
-// that is not newer than its name's version, or that admit refuses, is left out, and main
-// commits alone.
-func (e *Engine) commitAll(ctx context.Context, main, companion *write) error {
-	ws := []*write{main}
-	i := e.stripe(main.key)
-	if companion == nil {
+	i := e.stripe(key)
+	if comp == nil {
 		e.locks[i].Lock()
 		defer e.locks[i].Unlock()
 	} else {
-		if bytes.Equal(main.key, companion.key) {
-			return fmt.Errorf("engine: a companion of its own name %q: %w", main.key, meta.ErrInvalidName)
+		if bytes.Equal(key, comp.key) {
+			return nil, nil, fmt.Errorf("engine: a companion of its own name %q: %w", key, meta.ErrInvalidName)
 		}
-		ws = append(ws, companion)
-		// Both names locked, in stripe order: two writers that lock two names each cannot
-		// wait for each other.
-		j := e.stripe(companion.key)
+		// Two writers that lock two names each, in the same order, cannot wait for each other.
+		j := e.stripe(comp.key)
 		i, j = min(i, j), max(i, j)
 		e.locks[i].Lock()
 		defer e.locks[i].Unlock()
@@ -455,113 +430,137 @@ func (e *Engine) commitAll(ctx context.Context, main, companion *write) error {
 			defer e.locks[j].Unlock()
 		}
 	}
-	for _, w := range ws {
-		if err := e.loadOld(w); err != nil {
-			return err
+	if old, err = e.loadOld(key); err != nil {
+		return nil, nil, err
+	}
+	if comp != nil {
+		if comp.old, err = e.loadOld(comp.key); err != nil {
+			return nil, nil, err
 		}
 	}
 	// The conditions first: a conditional write that lost a race fails its condition (412),
 	// whichever of the two writers carried the newer timestamp.
-	for _, w := range ws {
-		if err := w.cond.Check(w.old.object()); err != nil {
-			return fmt.Errorf("engine: %w", err)
+	if err := cond.Check(old.object()); err != nil {
+		return nil, nil, fmt.Errorf("engine: %w", err)
+	}
+	if comp != nil {
+		if err := comp.cond.Check(comp.old.object()); err != nil {
+			return nil, nil, fmt.Errorf("engine: companion: %w", err)
 		}
 	}
-	for _, w := range ws {
-		// A version flagged corrupt is replaced by a good copy of itself (replication's repair:
-		// same timestamp), which would otherwise be refused as not newer.
-		repair := w.old != nil && w.old.obj.Timestamp == w.ts && e.isFlagged(w.key)
-		if w.old != nil && w.old.obj.Timestamp >= w.ts && !repair {
-			// A version from a clock ahead of ours: later writes of this process must stamp above
-			// it, or every one of them would lose too.
-			meta.AdvanceClock(w.old.obj.Timestamp)
-			err := fmt.Errorf("engine: write at %d, have %d: %w", w.ts, w.old.obj.Timestamp, meta.ErrConflict)
-			if w == main {
-				return err
-			}
-			w.skipped = err
-			continue
-		}
-		if w.admit != nil {
-			if err := w.admit(w.old); err != nil {
-				w.skipped = err
-				continue
-			}
-		}
-		var err error
-		if w.rec, err = w.build(w.old); err != nil {
-			return err
+	if err := e.checkNewer(key, ts, old); err != nil {
+		return nil, nil, err
+	}
+	if rec, err = build(old); err != nil {
+		return nil, nil, err
+	}
+	if comp != nil {
+		if comp.skipped = e.checkNewer(comp.key, comp.ts, comp.old); comp.skipped == nil && comp.admit != nil {
+			comp.skipped = comp.admit(comp.old)
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	b := e.cfg.DB.NewBatch()
 	defer b.Close()
-	for _, w := range ws {
-		if w.skipped != nil {
-			continue
+	if err := extra(b, rec, old); err != nil {
+		return nil, nil, fmt.Errorf("engine: adding to batch: %w", err)
+	}
+	unflag, err := e.addToBatch(b, key, rec, old)
+	if err != nil {
+		return nil, nil, storageErr("building batch", err)
+	}
+	if comp != nil && comp.skipped == nil {
+		if err := comp.inBatch(b, comp.rec, comp.old); err != nil {
+			return nil, nil, fmt.Errorf("engine: adding to batch: %w", err)
 		}
-		if err := w.extra(b, w.rec, w.old); err != nil {
-			return fmt.Errorf("engine: adding to batch: %w", err)
-		}
-		if err := e.addToBatch(b, w); err != nil {
-			return storageErr("building batch", err)
+		if comp.unflag, err = e.addToBatch(b, comp.key, comp.rec, comp.old); err != nil {
+			return nil, nil, storageErr("building batch", err)
 		}
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		return storageErr("committing record", err)
+		return nil, nil, storageErr("committing record", err)
 	}
-	for _, w := range ws {
-		if w.unflag {
-			e.forgetFlag(w.key)
-		}
+	if unflag {
+		e.forgetFlag(key)
+	}
+	if comp != nil && comp.unflag {
+		e.forgetFlag(comp.key)
+	}
+	return rec, old, nil
+}
+
+// write is a companion record a commit stores beside its main one, and what became of it.
+type write struct {
+	key     []byte
+	ts      meta.Timestamp
+	cond    meta.Precondition
+	rec     *record
+	inBatch func(b *pebble.Batch, rec, old *record) error
+	// admit decides whether the companion may replace the version in place: an error leaves
+	// it out of the batch (skipped) and the main write commits alone.
+	admit func(old *record) error
+
+	old     *record
+	skipped error // why it was left out (meta.ErrConflict: a version as new or newer is in place)
+	unflag  bool
+}
+
+// checkNewer refuses a write at ts over old unless it is newer: meta.ErrConflict.
+func (e *Engine) checkNewer(key []byte, ts meta.Timestamp, old *record) error {
+	// A version flagged corrupt is replaced by a good copy of itself (replication's repair:
+	// same timestamp), which would otherwise be refused as not newer.
+	repair := old != nil && old.obj.Timestamp == ts && e.isFlagged(key)
+	if old != nil && old.obj.Timestamp >= ts && !repair {
+		// A version from a clock ahead of ours: later writes of this process must stamp above
+		// it, or every one of them would lose too.
+		meta.AdvanceClock(old.obj.Timestamp)
+		return fmt.Errorf("engine: write at %d, have %d: %w", ts, old.obj.Timestamp, meta.ErrConflict)
 	}
 	return nil
 }
 
-// loadOld reads the version w replaces into w.old.
-func (e *Engine) loadOld(w *write) error {
-	old, raw, err := e.load(w.key)
+// loadOld reads the version a write under key replaces.
+func (e *Engine) loadOld(key []byte) (*record, error) {
+	old, raw, err := e.load(key)
 	if err != nil {
 		if !errors.Is(err, meta.ErrCorrupt) {
-			return err
+			return nil, err
 		}
 		// A record that does not decode stands for a version that exists but cannot be read:
 		// a write or delete of the name replaces it (that is how it gets repaired), without
 		// knowing what it held.
-		e.log.Warn("replacing a corrupt record", "key", fmt.Sprintf("%q", w.key), "err", err)
-		if !e.isFlagged(w.key) {
-			e.saveQuarantined(w.key, raw)
+		e.log.Warn("replacing a corrupt record", "key", fmt.Sprintf("%q", key), "err", err)
+		if !e.isFlagged(key) {
+			e.saveQuarantined(key, raw)
 		}
 		old = &record{corrupt: true}
 	}
 	// The version being replaced is handed back whole (the proxy releases the segments a
 	// manifest owned), so a segment list kept apart is read before the batch removes it.
-	if err := e.loadSegments(w.key, old); err != nil {
-		e.log.Warn("the segment list of a replaced manifest cannot be read; its segments are not released", "key", fmt.Sprintf("%q", w.key), "err", err)
+	if err := e.loadSegments(key, old); err != nil {
+		e.log.Warn("the segment list of a replaced manifest cannot be read; its segments are not released", "key", fmt.Sprintf("%q", key), "err", err)
 	}
-	w.old = old
-	return nil
+	return old, nil
 }
 
-// addToBatch adds w's record and what it implies (placement, data file and segment keys, the
+// addToBatch adds a record and what it implies (placement, data file and segment keys, the
 // end of a corrupt flag) to b.
-func (e *Engine) addToBatch(b *pebble.Batch, w *write) (err error) {
-	if err := b.Set(w.key, w.rec.encode(nil), nil); err != nil {
-		return err
+func (e *Engine) addToBatch(b *pebble.Batch, key []byte, rec, old *record) (unflag bool, err error) {
+	if err := b.Set(key, rec.encode(nil), nil); err != nil {
+		return false, err
 	}
-	if err := e.placeInBatch(b, w.key, w.rec); err != nil {
-		return err
+	if err := e.placeInBatch(b, key, rec); err != nil {
+		return false, err
 	}
-	if err := trackDataFiles(b, w.key, w.rec, w.old); err != nil {
-		return err
+	if err := trackDataFiles(b, key, rec, old); err != nil {
+		return false, err
 	}
-	if err := trackSegments(b, w.key, w.rec, w.old); err != nil {
-		return err
+	if err := trackSegments(b, key, rec, old); err != nil {
+		return false, err
 	}
-	w.unflag, err = e.clearFlag(b, w.key)
-	return err
+	return e.clearFlag(b, key)
 }
 
 // Get opens the current version of an object, or the given range of it. A tombstone or a
@@ -698,7 +697,7 @@ func (e *Engine) Delete(ctx context.Context, name meta.ObjectName, ts meta.Times
 			return opts.InBatch(b, old.object())
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		return err
 	}
@@ -761,7 +760,7 @@ func (e *Engine) UpdateMeta(ctx context.Context, name meta.ObjectName, ts meta.T
 			return opts.InBatch(b, &rec.obj, old.object())
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		return meta.Object{}, err
 	}
