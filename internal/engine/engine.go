@@ -110,6 +110,9 @@ type PutOptions struct {
 	// If is checked against the version being replaced with the name locked, in the commit:
 	// a write whose condition fails stores nothing and returns meta.ErrPreconditionFailed.
 	If meta.Precondition
+	// Companion (nil: none) is a second, bodiless object committed in the same batch; Put
+	// fills in its outcome.
+	Companion *Companion
 }
 
 // Reader is an open object version: its metadata and (a range of) its bytes. Reads verify
@@ -221,9 +224,9 @@ func (e *Engine) Close() error {
 
 var errClosed = errors.New("engine: closed")
 
-func (e *Engine) lockFor(key []byte) *sync.Mutex {
-	return &e.locks[maphash.Bytes(e.seed, key)%lockStripes]
-}
+func (e *Engine) lockFor(key []byte) *sync.Mutex { return &e.locks[e.stripe(key)] }
+
+func (e *Engine) stripe(key []byte) uint64 { return maphash.Bytes(e.seed, key) % lockStripes }
 
 func checkName(name meta.ObjectName) error {
 	if name.Account == "" || name.Container == "" || name.Object == "" {
@@ -279,6 +282,13 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 	// visits every LSM level).
 	// A conditional write is checked early too, so that a doomed upload is refused before its
 	// body is read.
+	if c := opts.Companion; c != nil && !c.If.IsZero() {
+		if cur, _, err := e.load(objectKey(nil, c.Name)); err == nil {
+			if err := c.If.Check(cur.object()); err != nil {
+				return meta.Object{}, fmt.Errorf("engine: put: companion: %w", err)
+			}
+		}
+	}
 	if obj.Size < 0 || obj.Size > e.cfg.InlineThreshold || !opts.If.IsZero() {
 		if cur, _, err := e.load(key); err == nil {
 			if err := opts.If.Check(cur.object()); err != nil {
@@ -345,13 +355,17 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 		}
 		committed = true // the temp name is gone; the final file is handled below
 	}
-	_, old, err := e.commit(ctx, key, obj.Timestamp, opts.If, func(*record) (*record, error) { return rec, nil },
-		func(b *pebble.Batch, rec, old *record) error {
-			if opts.InBatch != nil {
-				return opts.InBatch(b, &rec.obj, old.object())
-			}
-			return nil
-		})
+	comp, err := e.companionWrite(opts.Companion, &rec.obj)
+	var old *record
+	if err == nil {
+		_, old, err = e.commit(ctx, key, obj.Timestamp, opts.If, func(*record) (*record, error) { return rec, nil },
+			func(b *pebble.Batch, rec, old *record) error {
+				if opts.InBatch != nil {
+					return opts.InBatch(b, &rec.obj, old.object())
+				}
+				return nil
+			}, comp)
+	}
 	if err != nil {
 		if rec.isFile && !e.visible(key, rec) {
 			e.removeData(rec.file)
@@ -361,6 +375,9 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 	written = got.sum.n
 	if old != nil && old.isFile && old.file != rec.file {
 		e.removeData(old.file)
+	}
+	if comp != nil {
+		e.companionDone(opts.Companion, comp)
 	}
 	return rec.obj, nil
 }
@@ -387,17 +404,133 @@ func (e *Engine) visible(key []byte, rec *record) bool {
 // block the write that repairs it). The name stays locked from reading the old record until
 // the batch is durable, so concurrent writers of one name are ordered by timestamp while
 // writers of different names share WAL syncs.
+//
+// comp (nil: none) is a companion committed in the same batch: both are durable after one
+// sync, or neither is. Both names are locked, in stripe order, from reading their records
+// until the batch is durable. A failed condition of either fails both; a companion that is not
+// newer than its name's version, or that its admit refuses, is left out (comp.skipped), and
+// the main record commits alone. (The main write's functions are parameters, not fields of a
+// write, so that they stay on the stack: a plain PUT allocates nothing more for companions.)
 func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond meta.Precondition,
 	build func(old *record) (*record, error),
 	extra func(b *pebble.Batch, rec, old *record) error,
+	comp *write,
 ) (rec, old *record, err error) {
-	mu := e.lockFor(key)
-	mu.Lock()
-	defer mu.Unlock()
+	i := e.stripe(key)
+	if comp == nil {
+		e.locks[i].Lock()
+		defer e.locks[i].Unlock()
+	} else {
+		if bytes.Equal(key, comp.key) {
+			return nil, nil, fmt.Errorf("engine: a companion of its own name %q: %w", key, meta.ErrInvalidName)
+		}
+		// Two writers that lock two names each, in the same order, cannot wait for each other.
+		j := e.stripe(comp.key)
+		i, j = min(i, j), max(i, j)
+		e.locks[i].Lock()
+		defer e.locks[i].Unlock()
+		if j != i {
+			e.locks[j].Lock()
+			defer e.locks[j].Unlock()
+		}
+	}
+	if old, err = e.loadOld(key); err != nil {
+		return nil, nil, err
+	}
+	if comp != nil {
+		if comp.old, err = e.loadOld(comp.key); err != nil {
+			return nil, nil, err
+		}
+	}
+	// The conditions first: a conditional write that lost a race fails its condition (412),
+	// whichever of the two writers carried the newer timestamp.
+	if err := cond.Check(old.object()); err != nil {
+		return nil, nil, fmt.Errorf("engine: %w", err)
+	}
+	if comp != nil {
+		if err := comp.cond.Check(comp.old.object()); err != nil {
+			return nil, nil, fmt.Errorf("engine: companion: %w", err)
+		}
+	}
+	if err := e.checkNewer(key, ts, old); err != nil {
+		return nil, nil, err
+	}
+	if rec, err = build(old); err != nil {
+		return nil, nil, err
+	}
+	if comp != nil {
+		if comp.skipped = e.checkNewer(comp.key, comp.ts, comp.old); comp.skipped == nil && comp.admit != nil {
+			comp.skipped = comp.admit(comp.old)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	b := e.cfg.DB.NewBatch()
+	defer b.Close()
+	if err := extra(b, rec, old); err != nil {
+		return nil, nil, fmt.Errorf("engine: adding to batch: %w", err)
+	}
+	unflag, err := e.addToBatch(b, key, rec, old)
+	if err != nil {
+		return nil, nil, storageErr("building batch", err)
+	}
+	if comp != nil && comp.skipped == nil {
+		if err := comp.inBatch(b, comp.rec, comp.old); err != nil {
+			return nil, nil, fmt.Errorf("engine: adding to batch: %w", err)
+		}
+		if comp.unflag, err = e.addToBatch(b, comp.key, comp.rec, comp.old); err != nil {
+			return nil, nil, storageErr("building batch", err)
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return nil, nil, storageErr("committing record", err)
+	}
+	if unflag {
+		e.forgetFlag(key)
+	}
+	if comp != nil && comp.unflag {
+		e.forgetFlag(comp.key)
+	}
+	return rec, old, nil
+}
+
+// write is a companion record a commit stores beside its main one, and what became of it.
+type write struct {
+	key     []byte
+	ts      meta.Timestamp
+	cond    meta.Precondition
+	rec     *record
+	inBatch func(b *pebble.Batch, rec, old *record) error
+	// admit decides whether the companion may replace the version in place: an error leaves
+	// it out of the batch (skipped) and the main write commits alone.
+	admit func(old *record) error
+
+	old     *record
+	skipped error // why it was left out (meta.ErrConflict: a version as new or newer is in place)
+	unflag  bool
+}
+
+// checkNewer refuses a write at ts over old unless it is newer: meta.ErrConflict.
+func (e *Engine) checkNewer(key []byte, ts meta.Timestamp, old *record) error {
+	// A version flagged corrupt is replaced by a good copy of itself (replication's repair:
+	// same timestamp), which would otherwise be refused as not newer.
+	repair := old != nil && old.obj.Timestamp == ts && e.isFlagged(key)
+	if old != nil && old.obj.Timestamp >= ts && !repair {
+		// A version from a clock ahead of ours: later writes of this process must stamp above
+		// it, or every one of them would lose too.
+		meta.AdvanceClock(old.obj.Timestamp)
+		return fmt.Errorf("engine: write at %d, have %d: %w", ts, old.obj.Timestamp, meta.ErrConflict)
+	}
+	return nil
+}
+
+// loadOld reads the version a write under key replaces.
+func (e *Engine) loadOld(key []byte) (*record, error) {
 	old, raw, err := e.load(key)
 	if err != nil {
 		if !errors.Is(err, meta.ErrCorrupt) {
-			return nil, nil, err
+			return nil, err
 		}
 		// A record that does not decode stands for a version that exists but cannot be read:
 		// a write or delete of the name replaces it (that is how it gets repaired), without
@@ -413,54 +546,25 @@ func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond
 	if err := e.loadSegments(key, old); err != nil {
 		e.log.Warn("the segment list of a replaced manifest cannot be read; its segments are not released", "key", fmt.Sprintf("%q", key), "err", err)
 	}
-	// The condition first: a conditional write that lost a race fails its condition (412),
-	// whichever of the two writers carried the newer timestamp.
-	if err := cond.Check(old.object()); err != nil {
-		return nil, nil, fmt.Errorf("engine: %w", err)
-	}
-	// A version flagged corrupt is replaced by a good copy of itself (replication's repair:
-	// same timestamp), which would otherwise be refused as not newer.
-	repair := old != nil && old.obj.Timestamp == ts && e.isFlagged(key)
-	if old != nil && old.obj.Timestamp >= ts && !repair {
-		// A version from a clock ahead of ours: later writes of this process must stamp above
-		// it, or every one of them would lose too.
-		meta.AdvanceClock(old.obj.Timestamp)
-		return nil, nil, fmt.Errorf("engine: write at %d, have %d: %w", ts, old.obj.Timestamp, meta.ErrConflict)
-	}
-	if rec, err = build(old); err != nil {
-		return nil, nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	b := e.cfg.DB.NewBatch()
-	defer b.Close()
-	if err := extra(b, rec, old); err != nil {
-		return nil, nil, fmt.Errorf("engine: adding to batch: %w", err)
-	}
+	return old, nil
+}
+
+// addToBatch adds a record and what it implies (placement, data file and segment keys, the
+// end of a corrupt flag) to b.
+func (e *Engine) addToBatch(b *pebble.Batch, key []byte, rec, old *record) (unflag bool, err error) {
 	if err := b.Set(key, rec.encode(nil), nil); err != nil {
-		return nil, nil, storageErr("building batch", err)
+		return false, err
 	}
 	if err := e.placeInBatch(b, key, rec); err != nil {
-		return nil, nil, storageErr("building batch", err)
+		return false, err
 	}
 	if err := trackDataFiles(b, key, rec, old); err != nil {
-		return nil, nil, storageErr("building batch", err)
+		return false, err
 	}
 	if err := trackSegments(b, key, rec, old); err != nil {
-		return nil, nil, storageErr("building batch", err)
+		return false, err
 	}
-	unflag, err := e.clearFlag(b, key)
-	if err != nil {
-		return nil, nil, storageErr("building batch", err)
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return nil, nil, storageErr("committing record", err)
-	}
-	if unflag {
-		e.forgetFlag(key)
-	}
-	return rec, old, nil
+	return e.clearFlag(b, key)
 }
 
 // Get opens the current version of an object, or the given range of it. A tombstone or a
@@ -597,7 +701,7 @@ func (e *Engine) Delete(ctx context.Context, name meta.ObjectName, ts meta.Times
 			return opts.InBatch(b, old.object())
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		return err
 	}
@@ -660,7 +764,7 @@ func (e *Engine) UpdateMeta(ctx context.Context, name meta.ObjectName, ts meta.T
 			return opts.InBatch(b, &rec.obj, old.object())
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		return meta.Object{}, err
 	}

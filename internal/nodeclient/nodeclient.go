@@ -6,6 +6,7 @@ package nodeclient
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"github.com/cairn-store/cairn/internal/meta"
@@ -27,6 +28,53 @@ type PutOptions struct {
 	// If is checked by the node against the version the PUT replaces, atomically with the
 	// commit (meta.ErrPreconditionFailed when it fails).
 	If meta.Precondition
+	// Companion (nil: none) is a second object the node commits in the same batch, on the
+	// same device: only a Client that implements Companions is given one.
+	Companion *Companion
+}
+
+// Companion is a bodiless object committed in the same batch as a PUT's object: both are
+// durable after one sync, or neither is. A versioned write's link to the version it writes is
+// one (internal/versions): a reader must never find a link to a version that is not there,
+// and written one after the other, the two cost two commits in turn.
+type Companion struct {
+	Name      meta.ObjectName
+	Timestamp meta.Timestamp
+	// Build returns the companion's metadata from the PUT's object as the node commits it
+	// (Size, ETag, BeforeCommit's additions in place). It has no bytes.
+	Build func(obj meta.Object) (meta.Object, error)
+	// If is checked against the version at Name, atomically with the commit: when it fails,
+	// neither object is stored (meta.ErrPreconditionFailed).
+	If meta.Precondition
+	// Over, when set, names a SysMeta key: the companion replaces only nothing, a tombstone,
+	// or a version with that key set to "true"; any other version stays, and the PUT's object
+	// commits alone (CompanionResult.Err is ErrCompanionRefused).
+	Over string
+	// Containers are the companion's listing updates (see PutOptions.Containers).
+	Containers []ContainerUpdate
+}
+
+// ErrCompanionRefused: the version at a companion's name is not one it may replace
+// (Companion.Over).
+var ErrCompanionRefused = errors.New("the version in place is not one the companion may replace")
+
+// CompanionResult is what became of a PUT's companion.
+type CompanionResult struct {
+	// Err is nil when the companion committed; otherwise it was left out and the PUT's object
+	// committed alone: meta.ErrConflict (a version as new or newer is at its name) or
+	// ErrCompanionRefused.
+	Err    error
+	Object meta.Object
+	// Previous is the version it replaced, if any.
+	Previous *meta.Object
+}
+
+// Companions is implemented by a Client that commits a PUT's companion (the storage node,
+// in-process). Others (an HTTP client of a node, OpenStack Swift's servers) are never given one:
+// the proxy writes the two objects one after the other.
+type Companions interface {
+	// CommitsCompanions reports whether device commits companions.
+	CommitsCompanions(device string) bool
 }
 
 // PutResult is the outcome of an object PUT.
@@ -35,6 +83,8 @@ type PutResult struct {
 	// Previous is the version this PUT replaced, if any (so that the proxy can clean up the
 	// segments a replaced manifest owned).
 	Previous *meta.Object
+	// Companion is the outcome of PutOptions.Companion.
+	Companion CompanionResult
 }
 
 // DeleteOptions hook into an object DELETE on a node.

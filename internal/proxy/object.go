@@ -48,17 +48,7 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 	if err != nil {
 		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 	}
-	obj.Timestamp = opts.Timestamp
-	if obj.Timestamp == 0 {
-		obj.Timestamp = meta.Now()
-	}
-	// What an archive says of itself must not come along with an object copied from an
-	// erasure-coded container: it would change the size this one is served with.
-	obj.SysMeta = meta.WithoutEC(obj.SysMeta)
-	if obj.Manifest != nil {
-		obj.SysMeta = withKey(obj.SysMeta, meta.SysManifestETag, obj.ETag)
-		obj.Size, obj.ETag = 0, ""
-	}
+	prepare(&obj, opts)
 	listing := p.listingFor(name, pl)
 	nopts := func(t target) nodeclient.PutOptions {
 		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Containers: listing(t.replica)}
@@ -75,9 +65,29 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 	}
 	p.releaseSegments(ctx, name, res.Previous, &res.Object)
-	out := res.Object.AsServed()
+	return served(res.Object), nil
+}
+
+// prepare makes obj what a PUT with opts sends the nodes.
+func prepare(obj *meta.Object, opts PutOptions) {
+	obj.Timestamp = opts.Timestamp
+	if obj.Timestamp == 0 {
+		obj.Timestamp = meta.Now()
+	}
+	// What an archive says of itself must not come along with an object copied from an
+	// erasure-coded container: it would change the size this one is served with.
+	obj.SysMeta = meta.WithoutEC(obj.SysMeta)
+	if obj.Manifest != nil {
+		obj.SysMeta = withKey(obj.SysMeta, meta.SysManifestETag, obj.ETag)
+		obj.Size, obj.ETag = 0, ""
+	}
+}
+
+// served is an object as a node stored it, as PutObject returns it.
+func served(o meta.Object) meta.Object {
+	out := o.AsServed()
 	out.SysMeta = meta.WithoutEC(out.SysMeta)
-	return out, nil
+	return out
 }
 
 // putReplicas streams one body to every replica at once and succeeds at quorum. A replica that

@@ -316,54 +316,102 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 // listEntry is the listing entry of an object version, as clients see the object.
 func listEntry(name string, o *meta.Object) meta.ListEntry { return o.Listed(name) }
 
-// PutObject stores an object version on a device.
+// PutObject stores an object version on a device, and its companion, if any, in the same batch.
 func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name meta.ObjectName, obj meta.Object, body io.Reader, opts nodeclient.PutOptions) (nodeclient.PutResult, error) {
 	d, err := n.device(devName)
 	if err != nil {
 		return nodeclient.PutResult{}, err
 	}
-	var prev *meta.Object
 	var hold usageHold
 	defer hold.release()
-	var pending []*pendingUpdate
-	eopts := engine.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, InBatch: func(b *pebble.Batch, o, old *meta.Object) (err error) {
-		if old != nil && !old.Deleted {
-			p := *old
-			prev = &p
-		}
-		var here bool
-		pending, here, err = n.queueUpdates(b, devName, opts.Containers, pendingUpdate{account: name.Account, cont: name.Container, entry: listEntry(name.Object, o)})
-		if err != nil || !here {
-			return err
-		}
-		hold.take(d.index)
-		if old != nil && old.Timestamp == 0 {
-			// The engine replaces a record it could not read: the listing knows what it was.
-			prev = nil
-			return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
-		}
-		if !n.alone() {
-			// Other devices' object replicas update this listing too: what it holds, not
-			// this engine's record, says whether the entry is newer (a listing tombstone
-			// included).
-			return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
-		}
-		// The listing entry commits with the record in every batch, and only this engine feeds
-		// it, so the version the engine replaces is the entry listed now.
-		var listed *meta.ListEntry
-		if prev != nil {
-			e := listEntry(name.Object, prev)
-			listed = &e
-		}
-		return d.index.ReplaceEntry(b, name.Account, name.Container, listEntry(name.Object, o), listed)
-	}}
+	main := putListing{n: n, d: d, dev: devName, name: name, containers: opts.Containers, hold: &hold}
+	eopts := engine.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, InBatch: main.inBatch}
+	var comp *putListing
+	if c := opts.Companion; c != nil {
+		comp = &putListing{n: n, d: d, dev: devName, name: c.Name, containers: c.Containers, hold: &hold}
+		eopts.Companion = companion(c, comp)
+	}
 	o, err := d.engine.Put(ctx, name, obj, body, eopts)
 	if err != nil {
 		return nodeclient.PutResult{}, err
 	}
 	hold.release()
-	n.sendAll(ctx, d, pending)
-	return nodeclient.PutResult{Object: o, Previous: prev}, nil
+	n.sendAll(ctx, d, main.pending)
+	res := nodeclient.PutResult{Object: o, Previous: main.prev}
+	if comp != nil {
+		ec := eopts.Companion
+		res.Companion = nodeclient.CompanionResult{Err: ec.Skipped, Object: ec.Stored, Previous: comp.prev}
+		if ec.Skipped == nil {
+			n.sendAll(ctx, d, comp.pending)
+		}
+	}
+	return res, nil
+}
+
+// CommitsCompanions reports that this node commits a PUT's companion in the PUT's batch
+// (nodeclient.Companions), on any of its devices.
+func (n *Node) CommitsCompanions(string) bool { return true }
+
+// companion is the engine's form of a PUT's companion, its listing updates those of l.
+func companion(c *nodeclient.Companion, l *putListing) *engine.Companion {
+	ec := &engine.Companion{Name: c.Name, Timestamp: c.Timestamp, If: c.If, InBatch: l.inBatch,
+		Build: func(obj *meta.Object) (meta.Object, error) { return c.Build(*obj) }}
+	if c.Over != "" {
+		ec.Admit = func(prev *meta.Object) error {
+			if prev != nil && prev.SysMeta[c.Over] != "true" {
+				return fmt.Errorf("%q: %w", c.Name.Object, nodeclient.ErrCompanionRefused)
+			}
+			return nil
+		}
+	}
+	return ec
+}
+
+// putListing is the listing side of an object PUT: the updates of its container replicas,
+// those of this node's devices added to the object's batch, the others kept to send after.
+type putListing struct {
+	n          *Node
+	d          *device
+	dev        string
+	name       meta.ObjectName
+	containers []nodeclient.ContainerUpdate
+	hold       *usageHold
+
+	pending []*pendingUpdate
+	prev    *meta.Object // the live version replaced
+}
+
+func (l *putListing) inBatch(b *pebble.Batch, o, old *meta.Object) (err error) {
+	n, d, name := l.n, l.d, l.name
+	if old != nil && !old.Deleted {
+		p := *old
+		l.prev = &p
+	}
+	var here bool
+	l.pending, here, err = n.queueUpdates(b, l.dev, l.containers, pendingUpdate{account: name.Account, cont: name.Container, entry: listEntry(name.Object, o)})
+	if err != nil || !here {
+		return err
+	}
+	l.hold.take(d.index)
+	if old != nil && old.Timestamp == 0 {
+		// The engine replaces a record it could not read: the listing knows what it was.
+		l.prev = nil
+		return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
+	}
+	if !n.alone() {
+		// Other devices' object replicas update this listing too: what it holds, not
+		// this engine's record, says whether the entry is newer (a listing tombstone
+		// included).
+		return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
+	}
+	// The listing entry commits with the record in every batch, and only this engine feeds
+	// it, so the version the engine replaces is the entry listed now.
+	var listed *meta.ListEntry
+	if l.prev != nil {
+		e := listEntry(name.Object, l.prev)
+		listed = &e
+	}
+	return d.index.ReplaceEntry(b, name.Account, name.Container, listEntry(name.Object, o), listed)
 }
 
 // GetObject opens an object or a range of it.

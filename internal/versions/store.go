@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/proxy"
 )
 
@@ -77,9 +78,6 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 	if err != nil {
 		return meta.Object{}, "", err
 	}
-	if err := s.keepNullVersion(ctx, st, name); err != nil {
-		return meta.Object{}, "", err
-	}
 	ts := newTimestamp()
 	vname := meta.ObjectName{Account: name.Account, Container: st.Container, Object: ObjectName(name.Object, ts)}
 	opts.If, opts.Timestamp = meta.Precondition{}, ts
@@ -89,24 +87,50 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 		obj.SysMeta = maps.Clone(obj.SysMeta)
 		delete(obj.SysMeta, meta.SysDeleteAt)
 	}
-	stored, err = s.px.PutObject(ctx, vname, obj, body, opts)
-	if errors.Is(err, meta.ErrNoContainer) {
-		return meta.Object{}, "", fmt.Errorf("%w: %w", ErrNoVersionsContainer, err)
-	}
-	if err != nil {
-		return meta.Object{}, "", err
-	}
-	linked := stored
-	if expiry != "" {
-		linked.SysMeta = maps.Clone(stored.SysMeta)
-		if linked.SysMeta == nil {
-			linked.SysMeta = map[string]string{}
+	withExpiry := func(stored meta.Object) meta.Object {
+		if expiry != "" {
+			stored.SysMeta = maps.Clone(stored.SysMeta)
+			if stored.SysMeta == nil {
+				stored.SysMeta = map[string]string{}
+			}
+			stored.SysMeta[meta.SysDeleteAt] = expiry
 		}
-		linked.SysMeta[meta.SysDeleteAt] = expiry
+		return stored
 	}
-	if err := s.link(ctx, name, vname.Object, linked, ts+1, cond); err != nil && !errors.Is(err, meta.ErrConflict) {
+	// The version and its link in one commit where they share a device (the embedded
+	// default): one sync round instead of two. The link replaces only a link, nothing, or a
+	// tombstone; a null version in place is kept first, below.
+	stored, linkErr, err := s.px.PutTogether(ctx, vname, obj, body, opts, proxy.Companion{
+		Name: name, Timestamp: ts + 1, If: cond, Over: SysLink,
+		Build: func(stored meta.Object) meta.Object { return linkObject(name, vname.Object, withExpiry(stored)) },
+	})
+	switch {
+	case errors.Is(err, proxy.ErrApart):
+		// Apart (a cluster: another partition, usually another node), the version first and
+		// then its link: a reader must never find a link to a version not yet written.
+		if err := s.keepNullVersion(ctx, st, name); err != nil {
+			return meta.Object{}, "", err
+		}
+		stored, err = s.px.PutObject(ctx, vname, obj, body, opts)
+		if err != nil {
+			return meta.Object{}, "", versionsErr(err)
+		}
+	case err != nil:
+		return meta.Object{}, "", versionsErr(err)
+	case linkErr == nil || errors.Is(linkErr, meta.ErrConflict):
 		// (ErrConflict: a newer write's link is in place, so this version, kept, is simply not
 		// the newest: last writer wins, as for any PUT.)
+		return stored, ID(ts), nil
+	case errors.Is(linkErr, nodeclient.ErrCompanionRefused):
+		// A null version is in place: it becomes one of the versions before the link
+		// replaces it.
+		if err := s.keepNullVersion(ctx, st, name); err != nil {
+			return meta.Object{}, "", err
+		}
+	default:
+		return meta.Object{}, "", linkErr
+	}
+	if err := s.putLink(ctx, name, linkObject(name, vname.Object, withExpiry(stored)), ts+1, cond); err != nil && !errors.Is(err, meta.ErrConflict) {
 		if errors.Is(err, meta.ErrPreconditionFailed) {
 			// The version never became current: it goes, as if never written.
 			_ = s.px.DeleteObject(context.WithoutCancel(ctx), vname)
@@ -114,6 +138,14 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 		return meta.Object{}, "", err
 	}
 	return stored, ID(ts), nil
+}
+
+// versionsErr says that a missing container is the versions container.
+func versionsErr(err error) error {
+	if errors.Is(err, meta.ErrNoContainer) {
+		return fmt.Errorf("%w: %w", ErrNoVersionsContainer, err)
+	}
+	return err
 }
 
 // linkCondition turns a write's condition on the current object into one on its link: the
@@ -147,6 +179,16 @@ var emptyMD5 = func() string { s := md5.Sum(nil); return hex.EncodeToString(s[:]
 // version's link a nanosecond after the version, so that it replaces whatever the container
 // held before the version was written.
 func (s *Store) link(ctx context.Context, name meta.ObjectName, vobj string, stored meta.Object, at meta.Timestamp, cond meta.Precondition) error {
+	return s.putLink(ctx, name, linkObject(name, vobj, stored), at, cond)
+}
+
+func (s *Store) putLink(ctx context.Context, name meta.ObjectName, link meta.Object, at meta.Timestamp, cond meta.Precondition) error {
+	_, err := s.px.PutObject(ctx, name, link, strings.NewReader(""), proxy.PutOptions{Timestamp: at, If: cond})
+	return err
+}
+
+// linkObject is the link at name to its version vobj (stored, as written).
+func linkObject(name meta.ObjectName, vobj string, stored meta.Object) meta.Object {
 	served := stored.AsServed()
 	if stored.SysMeta[meta.SysListingSize] != "" {
 		// An encrypted version (package sse): its link shows what its listing entry shows,
@@ -170,9 +212,7 @@ func (s *Store) link(ctx context.Context, name meta.ObjectName, vobj string, sto
 	if expiry := stored.SysMeta[meta.SysDeleteAt]; expiry != "" {
 		sys[meta.SysDeleteAt] = expiry
 	}
-	link := meta.Object{ContentType: stored.ContentType, ETag: emptyMD5, SysMeta: sys}
-	_, err := s.px.PutObject(ctx, name, link, strings.NewReader(""), proxy.PutOptions{Timestamp: at, If: cond})
-	return err
+	return meta.Object{ContentType: stored.ContentType, ETag: emptyMD5, SysMeta: sys}
 }
 
 // sloListingETag reads a Swift static large object's listing ETag ("<manifest MD5>;

@@ -6,6 +6,10 @@
 // without an expiry while the expirer (every 200 ms here) deletes what is due: an acknowledged
 // overwrite must never be deleted by an expiry it replaced, kill or no kill.
 //
+// A versioned worker writes versions of its own keys in a versioned bucket (versioned_test.go):
+// every acknowledged version must read back by its ID, and no key may be left a link to a
+// version that is not there.
+//
 // A third kind of worker races, on each upload, a CompleteMultipartUpload against an
 // AbortMultipartUpload and a late re-upload of the part: exactly one of Complete and Abort may
 // win while the server is up, and a completed object must read back whole after the kill.
@@ -154,6 +158,7 @@ func runCrash(t *testing.T, dataDir string, iterations int, fullDisk bool) {
 		t.Fatalf("CreateBucket: %v", err)
 	}
 
+	vs := newVersionedState(ctx, t, srv.S3Client())
 	state := map[string]*keyState{}
 	for w := 0; w < workers; w++ {
 		for k := 0; k < keysPerWork; k++ {
@@ -194,6 +199,12 @@ func runCrash(t *testing.T, dataDir string, iterations int, fullDisk bool) {
 			defer wg.Done()
 			runRaceWorker(loadCtx, t, client, bucket, rand.New(rand.NewSource(mseed)), state, &mu, &killed, &st)
 		}()
+		wg.Add(1)
+		vseed := rng.Int63()
+		go func() {
+			defer wg.Done()
+			runVersionedWorker(loadCtx, t, client, vs, rand.New(rand.NewSource(vseed)), &killed, &st)
+		}()
 		wait := time.Duration(500+rng.Intn(5500)) * time.Millisecond
 		time.Sleep(wait)
 		if n := checksumFailures(t, srv); n != 0 {
@@ -216,6 +227,7 @@ func runCrash(t *testing.T, dataDir string, iterations int, fullDisk bool) {
 
 		srv = start()
 		verify(ctx, t, srv.S3Client(), bucket, state, it)
+		verifyVersioned(ctx, t, srv.S3Client(), vs, it)
 		if t.Failed() {
 			t.Fatalf("iteration %d failed (seed %d); data dir kept in the test's temp dir until cleanup", it, seed)
 		}
