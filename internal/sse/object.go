@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
 )
@@ -24,6 +26,9 @@ func LayoutOf(obj *meta.Object) (*Layout, error) {
 		return nil, fmt.Errorf("%w: manifest without its segment list", ErrBadLayout)
 	}
 	if obj.Manifest == nil {
+		if enc := obj.SysMeta[SysParts]; enc != "" {
+			return partsLayout(enc, obj.Size)
+		}
 		return NewLayout([]Part{{CipherSize: obj.Size}})
 	}
 	parts := make([]Part, len(obj.Manifest))
@@ -32,6 +37,49 @@ func LayoutOf(obj *meta.Object) (*Layout, error) {
 			return nil, fmt.Errorf("%w: segment %d is not a whole part", ErrBadLayout, i)
 		}
 		parts[i] = Part{Name: s.Object, CipherSize: s.Size}
+	}
+	return NewLayout(parts)
+}
+
+// SysParts, on an object holding an encrypted multipart object's parts one after another (the
+// version store keeps a multipart null version so, as one object), lists the parts' streams —
+// each part was sealed as a stream of its own, named by its stored object — so that the copy
+// decrypts as its manifest did.
+const SysParts = "sse-parts"
+
+// EncodeParts is SysParts for a multipart object's manifest: "size:name" per part, names
+// query-escaped, comma-separated.
+func EncodeParts(manifest []meta.Segment) string {
+	var b strings.Builder
+	for i, s := range manifest {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(s.Size, 10))
+		b.WriteByte(':')
+		b.WriteString(url.QueryEscape(s.Object))
+	}
+	return b.String()
+}
+
+// partsLayout lays out the streams SysParts lists, which must fill the object's stored size.
+func partsLayout(enc string, size int64) (*Layout, error) {
+	var parts []Part
+	var total int64
+	for _, f := range strings.Split(enc, ",") {
+		n, name, ok := strings.Cut(f, ":")
+		cs, err := strconv.ParseInt(n, 10, 64)
+		if !ok || err != nil || cs < 0 {
+			return nil, fmt.Errorf("%w: parts %q", ErrBadLayout, enc)
+		}
+		if name, err = url.QueryUnescape(name); err != nil {
+			return nil, fmt.Errorf("%w: parts %q", ErrBadLayout, enc)
+		}
+		parts = append(parts, Part{Name: name, CipherSize: cs})
+		total += cs
+	}
+	if total != size {
+		return nil, fmt.Errorf("%w: parts of %d bytes in an object of %d", ErrBadLayout, total, size)
 	}
 	return NewLayout(parts)
 }

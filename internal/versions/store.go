@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/sse"
 )
 
 // Store writes, reads and removes versions through the proxy.
@@ -308,6 +309,10 @@ func CopyAsStored(ctx context.Context, px *proxy.Proxy, src meta.ObjectName, obj
 	} else {
 		delete(out.SysMeta, proxy.SysOwnsSegments)
 		delete(out.SysMeta, meta.SysListingETag)
+		if obj.Manifest != nil && sse.Encrypted(&obj) {
+			// Each part is a stream of its own: the copy says where they are.
+			out.SysMeta[sse.SysParts] = sse.EncodeParts(obj.Manifest)
+		}
 		rd, err := px.GetObject(ctx, src, nil)
 		if err != nil {
 			return fmt.Errorf("versions: read %s/%s: %w", src.Container, src.Object, err)
