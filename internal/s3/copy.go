@@ -235,7 +235,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 			if err != nil {
 				return h.notFound(ctx, rq, fmt.Errorf("copy %q onto itself: %w", rq.key, err))
 			}
-			res := s3xml.CopyObjectResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(updated.LastModified()), ETag: quoteETag(updated.ETag)}
+			res := s3xml.CopyObjectResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(updated.LastModified()), ETag: quoteETag(sse.Served(updated).ETag)}
 			if a, v, _ := storedChecksum(&updated); a != "" {
 				setChecksumFields(&res.ChecksumFields, a, v)
 			}

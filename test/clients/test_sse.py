@@ -39,6 +39,10 @@ def test_boto3_sse_s3_and_kms(s3, bucket):
     assert head["ContentLength"] == len(data)
     listed = {o["Key"]: o["Size"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]}
     assert listed["s3"] == len(data)
+    # A metadata-only copy onto itself answers the ETag a HEAD gives: the plaintext's MD5.
+    cp = s3.copy_object(Bucket=bucket, Key="s3", CopySource=f"{bucket}/s3", MetadataDirective="REPLACE",
+                        Metadata={"a": "1"}, ServerSideEncryption="AES256")
+    assert cp["CopyObjectResult"]["ETag"] == head["ETag"] == '"%s"' % hashlib.md5(data).hexdigest()
 
     put = s3.put_object(Bucket=bucket, Key="kms", Body=b"under the default KMS key", ServerSideEncryption="aws:kms")
     assert put["ServerSideEncryption"] == "aws:kms" and put["SSEKMSKeyId"]
