@@ -126,19 +126,27 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 		// A null version is in place: it becomes one of the versions before the link
 		// replaces it.
 		if err := s.keepNullVersion(ctx, st, name); err != nil {
+			s.dropUnlinked(ctx, vname)
 			return meta.Object{}, "", err
 		}
 	default:
+		s.dropUnlinked(ctx, vname)
 		return meta.Object{}, "", linkErr
 	}
 	if err := s.putLink(ctx, name, linkObject(name, vname.Object, withExpiry(stored)), ts+1, cond); err != nil && !errors.Is(err, meta.ErrConflict) {
 		if errors.Is(err, meta.ErrPreconditionFailed) {
-			// The version never became current: it goes, as if never written.
-			_ = s.px.DeleteObject(context.WithoutCancel(ctx), vname)
+			s.dropUnlinked(ctx, vname)
 		}
 		return meta.Object{}, "", err
 	}
 	return stored, ID(ts), nil
+}
+
+// dropUnlinked removes a version written for a PUT that then failed before its link was
+// written: it never became current, and goes as if never written (the client was told the PUT
+// failed). A failure to remove it leaves a noncurrent version, never a wrong current one.
+func (s *Store) dropUnlinked(ctx context.Context, vname meta.ObjectName) {
+	_ = s.px.DeleteObject(context.WithoutCancel(ctx), vname)
 }
 
 // versionsErr says that a missing container is the versions container.
