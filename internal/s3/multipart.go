@@ -277,7 +277,8 @@ func (h *Handler) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *req
 		return err
 	}
 	rd, _, err := h.openCopySource(ctx, r, rq, rng)
-	if errors.Is(err, errInvalidRange) {
+	if errors.Is(err, errInvalidRange) || errors.Is(err, meta.ErrInvalidRange) {
+		// (meta's: an encrypted source's range checked against its stored streams.)
 		return errInvalidArgument.withMessage("Range specified is not valid for source object")
 	}
 	if err != nil {
