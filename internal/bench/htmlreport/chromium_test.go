@@ -94,18 +94,7 @@ func TestChromiumRendersCharts(t *testing.T) {
 
 	t.Run("screenshot", func(t *testing.T) {
 		t.Parallel()
-		shot := filepath.Join(t.TempDir(), "out.png")
-		headless(t, bin, url, "--screenshot="+shot, "--window-size=1280,4000")
-		f, err := os.Open(shot)
-		if err != nil {
-			t.Fatalf("no screenshot: %v", err)
-		}
-		defer f.Close()
-		img, err := png.Decode(f)
-		if err != nil {
-			t.Fatalf("screenshot: %v", err)
-		}
-		checkScreenshot(t, img)
+		checkScreenshot(t, screenshot(t, bin, url, "1280,4000"))
 	})
 	t.Run("dom", func(t *testing.T) {
 		t.Parallel()
@@ -226,4 +215,21 @@ func (px pixels) hasSolidBlock(c rgb, n int) bool {
 		}
 	}
 	return false
+}
+
+// screenshot renders url in headless Chromium at a window size ("W,H") and decodes the PNG.
+func screenshot(t *testing.T, bin, url, size string) image.Image {
+	t.Helper()
+	shot := filepath.Join(t.TempDir(), "out.png")
+	headless(t, bin, url, "--screenshot="+shot, "--window-size="+size)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	return img
 }

@@ -2,8 +2,6 @@ package htmlreport
 
 import (
 	"bytes"
-	"image/png"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,18 +49,7 @@ func TestChromiumRendersDoc(t *testing.T) {
 	if err := WriteDocFile(page, sampleDoc()); err != nil {
 		t.Fatal(err)
 	}
-	shot := filepath.Join(t.TempDir(), "out.png")
-	headless(t, bin, "file://"+page, "--screenshot="+shot, "--window-size=1280,1200")
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatalf("no screenshot: %v", err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := toPixels(img)
+	px := toPixels(screenshot(t, bin, "file://"+page, "1280,1200"))
 	if !px.hasSolidBlock(hexColor(MarkColor), 5) {
 		t.Errorf("the mark (%s) is not drawn", MarkColor)
 	}
