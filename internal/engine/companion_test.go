@@ -283,3 +283,39 @@ func TestCompanionCrash(t *testing.T) {
 		})
 	}
 }
+
+// TestNewSkipsTheLookup: a write that says its name is new stores and reads back like any
+// other, with its companion, without looking at the name: over a version already there (what
+// a caller must never do) it is not refused as older, which is how the test sees that no
+// lookup happened.
+func TestNewSkipsTheLookup(t *testing.T) {
+	v := newEnv(t, nil, "")
+	link := name("key")
+	for i, size := range []int{10, DefaultInlineThreshold + 1} {
+		ts := meta.Now()
+		data := bytes.Repeat([]byte{byte('a' + i)}, size)
+		c := linkTo(link, ts+1)
+		vname := name(fmt.Sprintf("v/key/%d", ts))
+		if _, err := v.putWith(vname, ts, data, PutOptions{Companion: c, New: true}); err != nil || c.Skipped != nil {
+			t.Fatalf("new put %d: %v, companion %v", i, err, c.Skipped)
+		}
+		got, _, err := v.read(vname, nil)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("read %d: %v, %d bytes", i, err, len(got))
+		}
+		if o, err := v.e.Stat(ctx, link); err != nil || o.SysMeta["target-ts"] != strconv.FormatInt(int64(ts), 10) {
+			t.Fatalf("link %d: %v %v", i, err, o.SysMeta)
+		}
+	}
+	n := name("plain")
+	newer, older := meta.Now(), meta.Now()-1000
+	if _, err := v.putWith(n, newer, []byte("newer"), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.putWith(n, older, []byte("older"), PutOptions{}); !errors.Is(err, meta.ErrConflict) {
+		t.Fatalf("an older write with a lookup: %v, want a conflict", err)
+	}
+	if _, err := v.putWith(n, older, []byte("older"), PutOptions{New: true}); err != nil {
+		t.Fatalf("an older write said to be new: %v, want it stored unread", err)
+	}
+}

@@ -113,6 +113,12 @@ type PutOptions struct {
 	// Companion (nil: none) is a second, bodiless object committed in the same batch; Put
 	// fills in its outcome.
 	Companion *Companion
+	// New says that nothing is stored under the name: the write does not look for a version to
+	// replace, which for a name never written costs a lookup that misses in every LSM level.
+	// Only a caller that knows it may say so (a version name minted for this write, see
+	// storage's timestamp floor); said wrongly, the record in place is overwritten unread, its
+	// data file left for the sweep and its listing entry never replaced.
+	New bool
 }
 
 // Reader is an open object version: its metadata and (a range of) its bytes. Reads verify
@@ -289,7 +295,7 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 			}
 		}
 	}
-	if obj.Size < 0 || obj.Size > e.cfg.InlineThreshold || !opts.If.IsZero() {
+	if !opts.New && (obj.Size < 0 || obj.Size > e.cfg.InlineThreshold || !opts.If.IsZero()) {
 		if cur, _, err := e.load(key); err == nil {
 			if err := opts.If.Check(cur.object()); err != nil {
 				return meta.Object{}, fmt.Errorf("engine: put: %w", err)
@@ -358,7 +364,7 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 	comp, err := e.companionWrite(opts.Companion, &rec.obj)
 	var old *record
 	if err == nil {
-		_, old, err = e.commit(ctx, key, obj.Timestamp, opts.If, func(*record) (*record, error) { return rec, nil },
+		_, old, err = e.commit(ctx, key, obj.Timestamp, opts.If, opts.New, func(*record) (*record, error) { return rec, nil },
 			func(b *pebble.Batch, rec, old *record) error {
 				if opts.InBatch != nil {
 					return opts.InBatch(b, &rec.obj, old.object())
@@ -411,7 +417,7 @@ func (e *Engine) visible(key []byte, rec *record) bool {
 // newer than its name's version, or that its admit refuses, is left out (comp.skipped), and
 // the main record commits alone. (The main write's functions are parameters, not fields of a
 // write, so that they stay on the stack: a plain PUT allocates nothing more for companions.)
-func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond meta.Precondition,
+func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond meta.Precondition, isNew bool,
 	build func(old *record) (*record, error),
 	extra func(b *pebble.Batch, rec, old *record) error,
 	comp *write,
@@ -434,8 +440,10 @@ func (e *Engine) commit(ctx context.Context, key []byte, ts meta.Timestamp, cond
 			defer e.locks[j].Unlock()
 		}
 	}
-	if old, err = e.loadOld(key); err != nil {
-		return nil, nil, err
+	if !isNew {
+		if old, err = e.loadOld(key); err != nil {
+			return nil, nil, err
+		}
 	}
 	if comp != nil {
 		if comp.old, err = e.loadOld(comp.key); err != nil {
@@ -694,7 +702,7 @@ func (e *Engine) Delete(ctx context.Context, name meta.ObjectName, ts meta.Times
 		return err
 	}
 	key := objectKey(nil, name)
-	_, old, err := e.commit(ctx, key, ts, opts.If, func(*record) (*record, error) {
+	_, old, err := e.commit(ctx, key, ts, opts.If, false, func(*record) (*record, error) {
 		return &record{obj: meta.Object{Timestamp: ts, Deleted: true}}, nil
 	}, func(b *pebble.Batch, _, old *record) error {
 		if opts.InBatch != nil {
@@ -738,7 +746,7 @@ func (e *Engine) UpdateMeta(ctx context.Context, name meta.ObjectName, ts meta.T
 		return meta.Object{}, err
 	}
 	key := objectKey(nil, name)
-	rec, _, err := e.commit(ctx, key, ts, opts.If, func(old *record) (*record, error) {
+	rec, _, err := e.commit(ctx, key, ts, opts.If, false, func(old *record) (*record, error) {
 		if old == nil || old.obj.Deleted {
 			return nil, fmt.Errorf("engine: %q: %w", name.Object, meta.ErrNotFound)
 		}

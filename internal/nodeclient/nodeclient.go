@@ -31,6 +31,13 @@ type PutOptions struct {
 	// Companion (nil: none) is a second object the node commits in the same batch, on the
 	// same device: only a Client that implements Companions is given one.
 	Companion *Companion
+	// Fresh says the name was minted for this write by this process's clock, with the
+	// object's timestamp in it (a version name, internal/versions), and that every record
+	// ever stored under such a name carries that timestamp or a later one. A node in the same
+	// process that has no peers may then skip looking for a version under the name when the
+	// timestamp is above every one its devices held when it opened (storage's timestamp
+	// floor). It does not cross the network: a remote node looks as usual.
+	Fresh bool
 }
 
 // Companion is a bodiless object committed in the same batch as a PUT's object: both are

@@ -52,7 +52,7 @@ func (p *Proxy) PutTogether(ctx context.Context, name meta.ObjectName, obj meta.
 		return meta.Object{}, nil, ErrApart
 	}
 	prepare(&obj, opts)
-	nopts := nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Containers: p.listingFor(name, pl)(t.replica),
+	nopts := nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Fresh: opts.Fresh, Containers: p.listingFor(name, pl)(t.replica),
 		Companion: &nodeclient.Companion{Name: c.Name, Timestamp: c.Timestamp, If: c.If, Over: c.Over,
 			Containers: p.listingFor(c.Name, cpl)(t.replica),
 			Build:      func(o meta.Object) (meta.Object, error) { return c.Build(served(o)), nil },

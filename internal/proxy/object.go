@@ -30,6 +30,9 @@ type PutOptions struct {
 	// Timestamp stamps the new version (zero: now): an object version's name says when it
 	// was written (internal/versions), so its data and its link share one.
 	Timestamp meta.Timestamp
+	// Fresh: the name was minted for this write with Timestamp in it (see nodeclient
+	// PutOptions.Fresh); a node of this process may skip looking for a version under it.
+	Fresh bool
 }
 
 // ObjectReader is an open object: its metadata and the bytes of the requested range.
@@ -51,7 +54,7 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 	prepare(&obj, opts)
 	listing := p.listingFor(name, pl)
 	nopts := func(t target) nodeclient.PutOptions {
-		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Containers: listing(t.replica)}
+		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Containers: listing(t.replica), Fresh: opts.Fresh}
 	}
 	var res nodeclient.PutResult
 	if pl.scheme != nil {

@@ -3,11 +3,14 @@ package storage
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
 )
 
 // Timestamps order every write of a name, newest wins, and this process stamps them with its
@@ -25,9 +28,13 @@ const (
 	clockLead = 3 * clockPersistEvery
 )
 
-// restoreClock advances the process clock to the highest floor of the node's devices.
-func (n *Node) restoreClock() {
-	for name, d := range n.devs() {
+// restoreClock advances the process clock to the highest floor of devs, and raises the
+// node's fresh bound to it (a device already open keeps the floor it read).
+func (n *Node) restoreClock(devs map[string]*device) {
+	for name, d := range devs {
+		if d.floor.Load() != 0 {
+			continue
+		}
 		v, closer, err := d.db.Get(clockKey)
 		if errors.Is(err, pebble.ErrNotFound) {
 			continue
@@ -42,6 +49,8 @@ func (n *Node) restoreClock() {
 				n.log.Warn("the clock is behind the timestamps this node wrote before; continuing from them", "device", name, "behind", time.Duration(floor-now))
 			}
 			meta.AdvanceClock(floor)
+			d.floor.Store(int64(floor))
+			raise(&n.freshAbove, int64(floor))
 		}
 		closer.Close()
 	}
@@ -51,14 +60,65 @@ func (n *Node) restoreClock() {
 // the device (every PUT is one) makes it durable, and a floor lost with the last second before
 // a crash is still covered by the lead of the one before.
 func (n *Node) persistClock() {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(meta.Now())+uint64(clockLead))
+	floor := int64(meta.Now()) + int64(clockLead)
 	for name, d := range n.devs() {
 		if d.engine.CheckDeleteSpace() != nil {
 			continue // a full disk: its WAL must not grow (the floor in place still holds)
 		}
-		if err := d.db.Set(clockKey, b[:], pebble.NoSync); err != nil {
+		if err := d.raiseFloor(floor); err != nil {
 			n.log.Warn("writing the timestamp floor", "device", name, "err", err)
+		}
+	}
+}
+
+// raiseFloor writes floor to the device unless a floor as high is written already. Writes of
+// the floor are serialized and only ever raise it, so the floor in the LSM never goes down.
+func (d *device) raiseFloor(floor int64) error {
+	d.floorMu.Lock()
+	defer d.floorMu.Unlock()
+	if floor <= d.floor.Load() {
+		return nil
+	}
+	var v [8]byte
+	binary.BigEndian.PutUint64(v[:], uint64(floor))
+	if err := d.db.Set(clockKey, v[:], pebble.NoSync); err != nil {
+		return err
+	}
+	d.floor.Store(floor)
+	return nil
+}
+
+// coverTimestamp raises the device's floor above ts, before a write at ts commits, when it is
+// not above it already: every version a device holds is then below the floor it restores after
+// a crash, whether the persister kept up or not (a stalled disk, a full one it skips, a clock
+// advanced past it by a newer version seen). The floor goes into the WAL ahead of the write's
+// batch, so the write's sync makes it durable.
+func (d *device) coverTimestamp(ts meta.Timestamp) error {
+	if int64(ts) < d.floor.Load() {
+		return nil
+	}
+	if err := d.raiseFloor(int64(ts) + int64(clockLead)); err != nil {
+		return fmt.Errorf("timestamp floor: %w", err)
+	}
+	return nil
+}
+
+// isNew reports whether a PUT at ts may skip looking for a version under its name (engine
+// PutOptions.New): the caller minted the name for this write (nodeclient Fresh), in this
+// process, and no other writes the node's devices (it has no peers, and Fresh does not cross
+// the network). Every record under such a name carries its timestamp or a later one; names
+// minted in this process are distinct; and a name minted before the node opened has its
+// records below the floor it restored, which ts is above.
+func (n *Node) isNew(opts nodeclient.PutOptions, ts meta.Timestamp) bool {
+	return opts.Fresh && n.alone() && opts.If.IsZero() && int64(ts) > n.freshAbove.Load()
+}
+
+// raise sets v to x if x is greater.
+func raise(v *atomic.Int64, x int64) {
+	for {
+		cur := v.Load()
+		if x <= cur || v.CompareAndSwap(cur, x) {
+			return
 		}
 	}
 }

@@ -1,14 +1,18 @@
 package storage
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
 )
 
 // A node restarted with its clock behind the floor its devices keep (the clock went backwards
@@ -49,5 +53,101 @@ func TestRestartResumesTheClockFromTheFloor(t *testing.T) {
 	defer n.Close()
 	if now := meta.Now(); now <= ahead {
 		t.Fatalf("after the restart the clock stamps %d, below the floor %d", now, ahead)
+	}
+}
+
+// A write stamped ahead of the floor (a clock advanced past it by a newer version seen, a
+// persister that fell behind) raises the floor before it commits, and the persister never takes
+// it back down: after a restart the clock, and the bound above which version names count as
+// new, are past every version the device holds.
+func TestWritesAheadOfTheFloorRaiseIt(t *testing.T) {
+	ctx := context.Background()
+	dev := DeviceConfig{Name: "d0", Dir: filepath.Join(t.TempDir(), "d0")}
+	n, err := Open(Config{Devices: []DeviceConfig{dev}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.PutContainer(ctx, "d0", 0, "a", meta.Container{Name: "c"}, nodeclient.ContainerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ahead := meta.Timestamp(time.Now().Add(time.Hour).UnixNano())
+	name := meta.ObjectName{Account: "a", Container: "c", Object: "o"}
+	if _, err := n.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: ahead, Size: 1}, strings.NewReader("x"), nodeclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.persistClock() // as the persister does every second: the floor must stay above the write
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n, err = Open(Config{Devices: []DeviceConfig{dev}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if now := meta.Now(); now <= ahead {
+		t.Fatalf("after the restart the clock stamps %d, at or below a version it holds (%d)", now, ahead)
+	}
+	if above := n.freshAbove.Load(); above <= int64(ahead) {
+		t.Fatalf("names count as new above %d, at or below a version the device holds (%d)", above, ahead)
+	}
+}
+
+// A PUT that says its name is fresh skips the lookup only on a node alone (the embedded
+// default), and only when its timestamp is above every one the devices held when they opened.
+// The test sees the lookup by putting under a name that holds a newer version (which a caller
+// of Fresh must never do): looked up, the write is refused as older; skipped, it is stored.
+func TestFreshNamesSkipTheLookupOnlyWhereSafe(t *testing.T) {
+	ctx := context.Background()
+	put := func(n *Node, object string, ts meta.Timestamp, fresh bool) error {
+		_, err := n.PutObject(ctx, "d0", 0, meta.ObjectName{Account: "a", Container: "c", Object: object},
+			meta.Object{Timestamp: ts, Size: 1}, strings.NewReader("x"), nodeclient.PutOptions{Fresh: fresh})
+		return err
+	}
+	// Reopened, so that its device has a floor to restore (a new one has none: it holds nothing).
+	dev := DeviceConfig{Name: "d0", Dir: filepath.Join(t.TempDir(), "d0")}
+	first, err := Open(Config{Devices: []DeviceConfig{dev}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	alone, err := Open(Config{Devices: []DeviceConfig{dev}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { alone.Close() })
+	if alone.freshAbove.Load() == 0 {
+		t.Fatal("no floor restored")
+	}
+	ps := &peers{nodes: map[string]*Node{}, down: map[string]bool{}}
+	withPeers := openPeer(t, ps, "127.0.0.1:1", filepath.Join(t.TempDir(), "d0"))
+	t.Cleanup(func() { withPeers.Close() })
+	for _, n := range []*Node{alone, withPeers} {
+		if err := n.PutContainer(ctx, "d0", 0, "a", meta.Container{Name: "c"}, nodeclient.ContainerOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		what   string
+		n      *Node
+		older  meta.Timestamp
+		fresh  bool
+		stored bool
+	}{
+		{"not fresh", alone, 0, false, false},
+		{"fresh, alone, above the floor", alone, 0, true, true},
+		{"fresh, alone, below the floor", alone, meta.Timestamp(alone.freshAbove.Load()), true, false},
+		{"fresh, with peers", withPeers, 0, true, false},
+	} {
+		older := tc.older
+		if older == 0 {
+			older = meta.Timestamp(max(tc.n.freshAbove.Load(), int64(meta.Now()))) + 1000
+		}
+		if err := put(tc.n, tc.what, older+1000, false); err != nil {
+			t.Fatalf("%s: %v", tc.what, err)
+		}
+		err := put(tc.n, tc.what, older, tc.fresh)
+		if stored := err == nil; stored != tc.stored || !stored && !errors.Is(err, meta.ErrConflict) {
+			t.Errorf("%s: older write over a newer version: %v, want stored %v (else a conflict)", tc.what, err, tc.stored)
+		}
 	}
 }

@@ -100,8 +100,10 @@ type Node struct {
 	addMu sync.Mutex // one AddDevices at a time
 	cfg   Config
 	log   *slog.Logger
-	// The timestamp floor's persister (clock.go).
+	// The timestamp floor's persister (clock.go), and the highest floor the node's devices
+	// held when they opened: a version name minted above it is new (nodeclient Fresh).
 	clockStop, clockDone chan struct{}
+	freshAbove           atomic.Int64
 	address              string
 	peers                nodeclient.Dialer
 	metrics              nodeMetrics
@@ -136,6 +138,9 @@ type device struct {
 	// statsRetry holds the containers whose usage report failed, for the next stats pass.
 	statsMu    sync.Mutex
 	statsRetry map[[2]string]struct{}
+	// floor is the timestamp floor in the device's LSM (clock.go); floorMu orders its writes.
+	floor   atomic.Int64
+	floorMu sync.Mutex
 }
 
 // Open opens every device of the node, recovering each from whatever a crash left.
@@ -150,8 +155,8 @@ func Open(cfg Config) (*Node, error) {
 	if len(set.devices) == 0 {
 		return nil, errors.Join(errs...)
 	}
+	n.restoreClock(set.devices)
 	n.set.Store(set)
-	n.restoreClock()
 	n.persistClock()
 	n.clockStop, n.clockDone = make(chan struct{}), make(chan struct{})
 	go n.keepClock(n.clockStop, n.clockDone)
@@ -205,6 +210,8 @@ func (n *Node) AddDevices(devs []DeviceConfig) error {
 			n.log.Info("device added while running", "device", dc.Name, "dir", dc.Dir)
 		}
 	}
+	// Before it serves a write: what it holds may be newer than what the node has seen.
+	n.restoreClock(next.devices)
 	n.set.Store(next)
 	return errors.Join(errs...)
 }
@@ -325,7 +332,7 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 	var hold usageHold
 	defer hold.release()
 	main := putListing{n: n, d: d, dev: devName, name: name, containers: opts.Containers, hold: &hold}
-	eopts := engine.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, InBatch: main.inBatch}
+	eopts := engine.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, InBatch: main.inBatch, New: n.isNew(opts, obj.Timestamp)}
 	var comp *putListing
 	if c := opts.Companion; c != nil {
 		comp = &putListing{n: n, d: d, dev: devName, name: c.Name, containers: c.Containers, hold: &hold}
@@ -383,6 +390,9 @@ type putListing struct {
 
 func (l *putListing) inBatch(b *pebble.Batch, o, old *meta.Object) (err error) {
 	n, d, name := l.n, l.d, l.name
+	if err := d.coverTimestamp(o.Timestamp); err != nil {
+		return err
+	}
 	if old != nil && !old.Deleted {
 		p := *old
 		l.prev = &p
@@ -461,6 +471,9 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 		if p != nil {
 			prev = *p
 		}
+		if err := d.coverTimestamp(ts); err != nil {
+			return err
+		}
 		// The listing hears of the delete even when there was nothing to delete here (as
 		// Swift's object server updates its container on a 404 DELETE): another replica may
 		// have listed the name.
@@ -507,6 +520,9 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 	defer hold.release()
 	var pending []*pendingUpdate
 	o, err := d.engine.UpdateMeta(ctx, name, update.Timestamp, apply, engine.PutOptions{If: opts.If, InBatch: func(b *pebble.Batch, o, _ *meta.Object) (err error) {
+		if err := d.coverTimestamp(o.Timestamp); err != nil {
+			return err
+		}
 		var here bool
 		pending, here, err = n.queueUpdates(b, devName, opts.Containers, pendingUpdate{account: name.Account, cont: name.Container, entry: listEntry(name.Object, o)})
 		if err != nil || !here {

@@ -81,7 +81,9 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 	}
 	ts := newTimestamp()
 	vname := meta.ObjectName{Account: name.Account, Container: st.Container, Object: ObjectName(name.Object, ts)}
-	opts.If, opts.Timestamp = meta.Precondition{}, ts
+	// The version's name is new, minted here with its timestamp in it: an in-process node
+	// need not look for what it holds (nodeclient PutOptions.Fresh).
+	opts.If, opts.Timestamp, opts.Fresh = meta.Precondition{}, ts, true
 	// An expiry is the link's: the object expires, its version stays (as Swift's).
 	expiry := obj.SysMeta[meta.SysDeleteAt]
 	if expiry != "" {
