@@ -57,6 +57,8 @@ var forbidden = []struct {
 		"the lifecycle daemon reaches storage through the proxy and the version store, and S3's uploads through an interface the front end implements; it serves no client"},
 	{"internal/advisor", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/proxy", "internal/s3", "internal/swift", "internal/server", "internal/nodeclient", "internal/localcluster", "internal/objclient"},
 		"the advisor's model and search are pure: catalog, demands and workload in, configurations out; only advisor/calibrate runs a cluster to measure"},
+	{"internal/advisor/netlab", []string{"internal/"},
+		"the lab network is namespaces, links and cgroups of this machine: it knows nothing of Cairn's, so that calibration and validation build the same one"},
 	{"internal/advisor/validate", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/proxy", "internal/s3", "internal/swift", "internal/server", "internal/nodeclient", "internal/advisor/calibrate"},
 		"validate runs Cairn's processes as a user would (localcluster, bench over objclient) and predicts with the pure model; it reaches no node's internals"},
 	{"internal/expirer", []string{"internal/engine", "internal/index", "internal/storage", "internal/vfs", "internal/s3", "internal/swift", "internal/auth", "github.com/cockroachdb/pebble"},

@@ -80,5 +80,6 @@ func newAdvisorCalibrateCommand() *cobra.Command {
 	fl.StringVar(&sizes, "sizes", "4KiB,1MiB", "object sizes to measure PUT and GET at (DELETE and HEAD at the first)")
 	fl.Int64Var(&cfg.Objects, "objects", 200, "objects per size")
 	fl.StringVar(&out, "out", "", "write the demands file here (default stdout)")
+	fl.BoolVar(&cfg.NetNS, "netns", false, "run each node in a network namespace of its own, joined to a bridge, as validate does (root): requests then cost the CPU packets between machines cost, not loopback's")
 	return cmd
 }

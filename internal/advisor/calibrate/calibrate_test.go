@@ -1,12 +1,17 @@
 package calibrate
 
 import (
+	"context"
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/advisor/netlab"
 )
 
 func TestParseStatCPU(t *testing.T) {
@@ -92,5 +97,30 @@ func TestConfigValidate(t *testing.T) {
 	c = Config{Binary: "cairn", Dir: filepath.Join(t.TempDir(), "new")}
 	if err := c.Validate(); err != nil || c.Storage != 4 || c.Replicas != 3 || len(c.Sizes) != 2 {
 		t.Errorf("defaults: %+v, %v", c, err)
+	}
+}
+
+// TestNetNSOnThisMachine calibrates for real with every node in a network namespace of its
+// own (--netns). Like validate's TestRunOnThisMachine it needs root, ip, tc and a CPU cgroup
+// controller and CAIRN_TEST_VALIDATE=/path/to/cairn (docs/testing.md); it is skipped
+// otherwise, and under -short.
+func TestNetNSOnThisMachine(t *testing.T) {
+	bin := os.Getenv("CAIRN_TEST_VALIDATE")
+	if bin == "" || testing.Short() {
+		t.Skip("set CAIRN_TEST_VALIDATE to a cairn binary to calibrate in network namespaces (root)")
+	}
+	if err := netlab.Available(); err != nil {
+		t.Skip(err)
+	}
+	d, err := Run(context.Background(), Config{Binary: bin, Dir: filepath.Join(t.TempDir(), "c"), Storage: 2, Replicas: 2,
+		Concurrency: 4, Duration: time.Second, Sizes: []int64{4 << 10}, Objects: 20, NetNS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Source, "network namespace") || len(d.Ops["get"]) != 1 || d.Ops["get"][0].ProxyCPUSeconds <= 0 {
+		t.Errorf("demands: source %q, get %+v", d.Source, d.Ops["get"])
+	}
+	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), netlab.Prefix) {
+		t.Errorf("namespaces left behind: %s", out)
 	}
 }

@@ -8,7 +8,7 @@
 // back into the demands (the refinement phase of the seeds' method).
 //
 // The scaling arithmetic, error statistics and refinement are pure (scale.go, refine.go); the
-// namespaces, links and cgroups are netns.go's; this file runs a configuration.
+// namespaces, links and cgroups are package netlab's; this file runs a configuration.
 package validate
 
 import (
@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/cairn-store/cairn/internal/advisor"
+	"github.com/cairn-store/cairn/internal/advisor/netlab"
 	"github.com/cairn-store/cairn/internal/bench"
 	"github.com/cairn-store/cairn/internal/bench/workload"
 	"github.com/cairn-store/cairn/internal/localcluster"
@@ -143,6 +144,9 @@ type Point struct {
 	Error     float64   `json:"error"` // (measured − predicted) / predicted
 }
 
+// Available says why this machine cannot run a validation, or nil (package netlab's needs).
+func Available() error { return netlab.Available() }
+
 // Run builds the shape on this machine, benchmarks it and returns the point. Namespaces,
 // links, cgroups and the cluster's data are removed before it returns, whatever happened;
 // leftovers of an earlier run are removed before it starts. cfg must have passed Validate
@@ -160,42 +164,30 @@ func Run(ctx context.Context, cfg Config, s Shape) (pt Point, err error) {
 		return pt, err
 	}
 	pt = Point{Shape: s, Predicted: summarize(pred)}
-	cg, err := findCgroups()
-	if err != nil {
-		return pt, err
-	}
 	log := cfg.Logger
-	if err := cleanup(ctx, log, cg); err != nil {
-		return pt, fmt.Errorf("validate: removing an earlier run's leftovers: %w", err)
-	}
 	dir := filepath.Join(cfg.Dir, fmt.Sprintf("p%d-s%d", s.Proxies, s.Storage))
 	var cl *localcluster.Cluster
+	var lab *netlab.Lab
 	defer func() {
-		// Cleanup runs even when ctx was cancelled (Ctrl-C): the nodes first, since a cgroup
-		// with processes in it cannot be removed.
+		// The nodes first, since a cgroup with processes in it cannot be removed.
 		if cl != nil {
 			cl.Close()
 		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if cerr := cleanup(cctx, log, cg); cerr != nil && err == nil {
-			err = cerr
+		if lab != nil {
+			if cerr := lab.Close(ctx); cerr != nil && err == nil {
+				err = cerr
+			}
 		}
 		os.RemoveAll(dir)
 	}()
-	if err := setupBridge(ctx); err != nil {
+	if lab, err = netlab.Open(ctx, log); err != nil {
 		return pt, err
 	}
-	nodes := map[string]*netNode{}
 	add := func(role string, count int, n Node) error {
 		for i := 1; i <= count; i++ {
-			name := fmt.Sprintf("%s%d", role, i)
-			short := fmt.Sprintf("%c%d", role[0], i)
-			nn := &netNode{name: name, ns: Prefix + "-" + name, ip: nodeIP(role, i), host: "cvh-" + short, peer: "cvn-" + short, node: n}
-			if err := setupNode(ctx, cg, nn); err != nil {
+			if _, err := lab.Add(ctx, role, i, netlab.Spec{CPU: n.CPU, NICMbps: n.NICMbps}); err != nil {
 				return err
 			}
-			nodes[name] = nn
 		}
 		return nil
 	}
@@ -205,14 +197,12 @@ func Run(ctx context.Context, cfg Config, s Shape) (pt Point, err error) {
 	if err := add("proxy", s.Proxies, s.Proxy); err != nil {
 		return pt, err
 	}
+	nodes := lab.Nodes()
 	ak, sk := randomHex(10), randomHex(20)
 	lcfg := localcluster.Config{Binary: cfg.Binary, Dir: dir, Storage: s.Storage, Proxies: s.Proxies, Replicas: s.Replicas,
-		RootAccessKey: ak, RootSecretKey: sk, Logger: log,
-		NodeHost: func(name, _ string) string { return nodes[name].ip },
-		Wrap:     func(name, _ string, argv []string) []string { return nodes[name].wrap(argv) },
-	}
+		RootAccessKey: ak, RootSecretKey: sk, Logger: log, NodeHost: lab.NodeHost, Wrap: lab.Wrap}
 	if s.Proxies == 1 {
-		lcfg.Listen = nodes["proxy1"].ip + ":0" // the proxy is the endpoint; more get a balancer here
+		lcfg.Listen = nodes["proxy1"].IP + ":0" // the proxy is the endpoint; more get a balancer here
 	}
 	if cl, err = localcluster.Start(ctx, lcfg); err != nil {
 		return pt, fmt.Errorf("validate: starting the cluster: %w", err)
@@ -232,14 +222,14 @@ func Run(ctx context.Context, cfg Config, s Shape) (pt Point, err error) {
 	before := map[string][2]int64{}
 	pids, cpu0 := map[string]int{}, map[string]float64{}
 	for _, n := range cl.Nodes {
-		if pids[n.Name], err = pidOf(n.DataDir); err != nil {
+		if pids[n.Name], err = netlab.PidOf(n.DataDir); err != nil {
 			return pt, err
 		}
 	}
 	for name, n := range nodes {
-		p, t := throttled(n.cgroup)
+		p, t := n.Throttled()
 		before[name] = [2]int64{p, t}
-		if cpu0[name], err = cpuSeconds(pids[name]); err != nil {
+		if cpu0[name], err = netlab.CPUSeconds(pids[name]); err != nil {
 			return pt, err
 		}
 	}
@@ -251,7 +241,7 @@ func Run(ctx context.Context, cfg Config, s Shape) (pt Point, err error) {
 	elapsed := time.Since(start).Seconds()
 	cpu := map[string]float64{}
 	for name := range nodes {
-		c, err := cpuSeconds(pids[name])
+		c, err := netlab.CPUSeconds(pids[name])
 		if err != nil {
 			return pt, err
 		}
@@ -279,7 +269,7 @@ func Run(ctx context.Context, cfg Config, s Shape) (pt Point, err error) {
 		pt.Measured.StorMsVist = 1000 * storCPU / (n * visits)
 	}
 	for name, n := range nodes {
-		p, t := throttled(n.cgroup)
+		p, t := n.Throttled()
 		if dp := p - before[name][0]; dp > 0 {
 			pt.Measured.Throttled[name] = float64(t-before[name][1]) / float64(dp)
 		}

@@ -1,4 +1,12 @@
-package validate
+// Package netlab builds the advisor's laboratory network on this machine: one network namespace
+// per node, joined by a veth pair to a bridge in the root namespace, with tbf on both ends of
+// the pair (the end in the root namespace shapes what reaches the node, its NIC's inbound
+// direction; the node's end what it sends), and a CPU cgroup per node, with a quota or without.
+// Validation runs scaled-down clusters in it; calibration measures demands in it, so that both
+// see the same packet path (a veth, a bridge and a qdisc cost CPU that loopback does not).
+// Everything is named with Prefix, so that a run removes what an earlier one left behind
+// (killed before it could clean up). It needs root, ip, tc and a CPU cgroup controller.
+package netlab
 
 import (
 	"bytes"
@@ -11,15 +19,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// The machine's side of a validation: one network namespace per node, joined by a veth pair
-// to a bridge in the root namespace, with tbf on both ends of the pair (the end in the root
-// namespace shapes what reaches the node, its NIC's inbound direction; the node's end what it
-// sends), and a CPU cgroup with a quota per node. Everything is named with Prefix, so that a
-// run removes what an earlier one left behind (killed before it could clean up).
-
-// Prefix names every namespace, link and cgroup a validation makes.
+// Prefix names every namespace, link and cgroup the lab makes.
 const Prefix = "cairnv"
 
 const (
@@ -27,15 +30,22 @@ const (
 	subnet     = "10.213.0" // the bridge's /24; the bridge is .1
 )
 
-// netNode is one node's namespace, link and cgroup.
-type netNode struct {
-	name   string // the localcluster node name: proxy1, storage3
-	ns     string
-	ip     string
+// Spec is a node's share of this machine: CPU cores (its cgroup's quota; 0: no quota) and
+// its link's rate in Mbit/s each way.
+type Spec struct {
+	CPU     float64 `json:"cpu"`
+	NICMbps float64 `json:"nic_mbps"`
+}
+
+// Node is one node's namespace, link and cgroup.
+type Node struct {
+	Name   string // the localcluster node name: proxy1, storage3
+	NS     string
+	IP     string
 	host   string // veth end in the root namespace
 	peer   string // veth end in the node's namespace
 	cgroup string // directory
-	node   Node
+	spec   Spec
 }
 
 // nodeIP is the address of a node: storage nodes from .10, proxies from .100.
@@ -60,37 +70,40 @@ func findCgroups() (cgroupFS, error) {
 	if _, err := os.Stat("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"); err == nil {
 		return cgroupFS{root: "/sys/fs/cgroup/cpu"}, nil
 	}
-	return cgroupFS{}, errors.New("validate: no CPU cgroup controller (neither v2 cpu.max nor v1 cpu.cfs_quota_us)")
+	return cgroupFS{}, errors.New("netlab: no CPU cgroup controller (neither v2 cpu.max nor v1 cpu.cfs_quota_us)")
 }
 
 func (c cgroupFS) dir() string { return filepath.Join(c.root, Prefix) }
 
-// create makes a node's cgroup with a quota of cpu cores.
+// create makes a node's cgroup with a quota of cpu cores (0: none).
 func (c cgroupFS) create(name string, cpu float64) (string, error) {
 	if c.v2 {
 		// Children of the parent get the cpu controller only when the parent enables it.
 		if err := os.MkdirAll(c.dir(), 0o755); err != nil {
-			return "", fmt.Errorf("validate: %w", err)
+			return "", fmt.Errorf("netlab: %w", err)
 		}
 		if err := os.WriteFile(filepath.Join(c.dir(), "cgroup.subtree_control"), []byte("+cpu"), 0o644); err != nil {
-			return "", fmt.Errorf("validate: enabling the cpu controller: %w", err)
+			return "", fmt.Errorf("netlab: enabling the cpu controller: %w", err)
 		}
 	}
 	dir := filepath.Join(c.dir(), name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("validate: %w", err)
+		return "", fmt.Errorf("netlab: %w", err)
 	}
 	const period = 100000 // µs
 	quota := max(1000, int(cpu*period))
 	var err error
-	if c.v2 {
+	switch {
+	case cpu == 0:
+		// No quota: a new cgroup has none.
+	case c.v2:
 		err = os.WriteFile(filepath.Join(dir, "cpu.max"), []byte(fmt.Sprintf("%d %d", quota, period)), 0o644)
-	} else {
+	default:
 		err = errors.Join(os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte(strconv.Itoa(period)), 0o644),
 			os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(strconv.Itoa(quota)), 0o644))
 	}
 	if err != nil {
-		return "", fmt.Errorf("validate: quota of %s: %w", name, err)
+		return "", fmt.Errorf("netlab: quota of %s: %w", name, err)
 	}
 	return dir, nil
 }
@@ -115,10 +128,10 @@ func (c cgroupFS) removeAll() error {
 	return errors.Join(errs...)
 }
 
-// cpuUsage is the CPU seconds a node's cgroup has used so far (v1 cpuacct is a separate
-// hierarchy here, so v1 reads cpu.stat's throttling only; usage is left to /proc).
-func throttled(cgroupDir string) (periods, throttledPeriods int64) {
-	b, err := os.ReadFile(filepath.Join(cgroupDir, "cpu.stat"))
+// Throttled is how many CFS periods the node's cgroup has seen and in how many its quota ran
+// out (v1 cpuacct is a separate hierarchy here, so usage is left to /proc).
+func (n *Node) Throttled() (periods, throttledPeriods int64) {
+	b, err := os.ReadFile(filepath.Join(n.cgroup, "cpu.stat"))
 	if err != nil {
 		return 0, 0
 	}
@@ -139,20 +152,20 @@ func throttled(cgroupDir string) (periods, throttledPeriods int64) {
 func run(ctx context.Context, args ...string) error {
 	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("validate: %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+		return fmt.Errorf("netlab: %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
 	}
 	return nil
 }
 
-// Available says why this machine cannot run a validation, or nil: it needs root, ip, tc and
-// a CPU cgroup controller.
+// Available says why this machine cannot build the lab, or nil: it needs root, ip, tc and a
+// CPU cgroup controller.
 func Available() error {
 	if os.Geteuid() != 0 {
-		return errors.New("validate: needs root (network namespaces, tc, cgroups)")
+		return errors.New("netlab: needs root (network namespaces, tc, cgroups)")
 	}
 	for _, bin := range []string{"ip", "tc"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			return fmt.Errorf("validate: %w", err)
+			return fmt.Errorf("netlab: %w", err)
 		}
 	}
 	if _, err := findCgroups(); err != nil {
@@ -167,7 +180,7 @@ func cleanup(ctx context.Context, log *slog.Logger, cg cgroupFS) error {
 	var errs []error
 	out, err := exec.CommandContext(ctx, "ip", "netns", "list").Output()
 	if err != nil {
-		return fmt.Errorf("validate: ip netns list: %w", err)
+		return fmt.Errorf("netlab: ip netns list: %w", err)
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		ns, _, _ := strings.Cut(strings.TrimSpace(line), " ")
@@ -211,26 +224,26 @@ func tbfArgs(dev string, mbps float64) []string {
 }
 
 // setupNode makes n's namespace, its link to the bridge, shaped both ways, and its cgroup.
-func setupNode(ctx context.Context, cg cgroupFS, n *netNode) error {
-	nsx := []string{"ip", "netns", "exec", n.ns}
+func setupNode(ctx context.Context, cg cgroupFS, n *Node) error {
+	nsx := []string{"ip", "netns", "exec", n.NS}
 	steps := [][]string{
-		{"ip", "netns", "add", n.ns},
+		{"ip", "netns", "add", n.NS},
 		{"ip", "link", "add", n.host, "type", "veth", "peer", "name", n.peer},
-		{"ip", "link", "set", n.peer, "netns", n.ns},
+		{"ip", "link", "set", n.peer, "netns", n.NS},
 		{"ip", "link", "set", n.host, "master", bridgeName},
 		{"ip", "link", "set", n.host, "up"},
 		append(append([]string{}, nsx...), "ip", "link", "set", "lo", "up"),
-		append(append([]string{}, nsx...), "ip", "addr", "add", n.ip+"/24", "dev", n.peer),
+		append(append([]string{}, nsx...), "ip", "addr", "add", n.IP+"/24", "dev", n.peer),
 		append(append([]string{}, nsx...), "ip", "link", "set", n.peer, "up"),
-		tbfArgs(n.host, n.node.NICMbps),
-		append(append([]string{}, nsx...), tbfArgs(n.peer, n.node.NICMbps)...),
+		tbfArgs(n.host, n.spec.NICMbps),
+		append(append([]string{}, nsx...), tbfArgs(n.peer, n.spec.NICMbps)...),
 	}
 	for _, args := range steps {
 		if err := run(ctx, args...); err != nil {
 			return err
 		}
 	}
-	dir, err := cg.create(n.name, n.node.CPU)
+	dir, err := cg.create(n.Name, n.spec.CPU)
 	if err != nil {
 		return err
 	}
@@ -238,40 +251,106 @@ func setupNode(ctx context.Context, cg cgroupFS, n *netNode) error {
 	return nil
 }
 
-// wrap is the command line that runs argv as node n: a shell that moves itself into the
+// Wrap is the command line that runs argv as node n: a shell that moves itself into the
 // node's cgroup (so the node starts inside its quota, threads and all) and then execs `ip netns
 // exec`, which execs the node: one process, so signals and the parent-death signal reach it.
-func (n *netNode) wrap(argv []string) []string {
+func (n *Node) Wrap(argv []string) []string {
 	script := `echo $$ > "$1/cgroup.procs" && ns=$2 && shift 2 && exec ip netns exec "$ns" "$@"`
-	return append([]string{"/bin/sh", "-c", script, "sh", n.cgroup, n.ns}, argv...)
+	return append([]string{"/bin/sh", "-c", script, "sh", n.cgroup, n.NS}, argv...)
 }
 
-// cpuSeconds is utime + stime of a process (/proc/PID/stat, in USER_HZ = 100 ticks; the
+// CPUSeconds is utime + stime of a process (/proc/PID/stat, in USER_HZ = 100 ticks; the
 // command name in parentheses may hold spaces, so fields are counted from the last ')').
-func cpuSeconds(pid int) (float64, error) {
+func CPUSeconds(pid int) (float64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, fmt.Errorf("validate: %w", err)
+		return 0, fmt.Errorf("netlab: %w", err)
 	}
 	s := string(b)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	if len(f) < 13 {
-		return 0, fmt.Errorf("validate: /proc/%d/stat: too few fields", pid)
+		return 0, fmt.Errorf("netlab: /proc/%d/stat: too few fields", pid)
 	}
 	u, err1 := strconv.ParseFloat(f[11], 64)
 	st, err2 := strconv.ParseFloat(f[12], 64)
 	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("validate: /proc/%d/stat: %w", pid, err)
+		return 0, fmt.Errorf("netlab: /proc/%d/stat: %w", pid, err)
 	}
 	return (u + st) / 100, nil
 }
 
-// pidOf is a local-cluster node's pid (its NAME.pid file): the wrapper shell's, which exec'd
+// PidOf is a local-cluster node's pid (its NAME.pid file): the wrapper shell's, which exec'd
 // the node.
-func pidOf(dataDir string) (int, error) {
+func PidOf(dataDir string) (int, error) {
 	b, err := os.ReadFile(dataDir + ".pid")
 	if err != nil {
-		return 0, fmt.Errorf("validate: %w", err)
+		return 0, fmt.Errorf("netlab: %w", err)
 	}
 	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
+
+// Lab is the namespaces, links and cgroups of one cluster.
+type Lab struct {
+	cg    cgroupFS
+	log   *slog.Logger
+	nodes map[string]*Node
+}
+
+// Open removes what an earlier lab left and makes the bridge. Close removes everything, also
+// when Open fails midway.
+func Open(ctx context.Context, log *slog.Logger) (*Lab, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cg, err := findCgroups()
+	if err != nil {
+		return nil, err
+	}
+	l := &Lab{cg: cg, log: log, nodes: map[string]*Node{}}
+	if err := cleanup(ctx, log, cg); err != nil {
+		return nil, fmt.Errorf("netlab: removing an earlier run's leftovers: %w", err)
+	}
+	if err := setupBridge(ctx); err != nil {
+		l.Close(ctx)
+		return nil, err
+	}
+	return l, nil
+}
+
+// Add makes the i-th node of role ("proxy" or "storage"; they are named as local-cluster names
+// them: proxy1, storage3) with spec. A spec without a rate gets an unshaped link: tbf at
+// UnshapedMbps, so that its packets take the same path as a shaped node's.
+func (l *Lab) Add(ctx context.Context, role string, i int, spec Spec) (*Node, error) {
+	if spec.NICMbps == 0 {
+		spec.NICMbps = UnshapedMbps
+	}
+	name := fmt.Sprintf("%s%d", role, i)
+	short := fmt.Sprintf("%c%d", role[0], i)
+	n := &Node{Name: name, NS: Prefix + "-" + name, IP: nodeIP(role, i), host: "cvh-" + short, peer: "cvn-" + short, spec: spec}
+	if err := setupNode(ctx, l.cg, n); err != nil {
+		return nil, err
+	}
+	l.nodes[name] = n
+	return n, nil
+}
+
+// UnshapedMbps is the rate of a link that is not meant to limit (10 Gbit/s).
+const UnshapedMbps = 10000
+
+// Nodes are the lab's nodes by name.
+func (l *Lab) Nodes() map[string]*Node { return l.nodes }
+
+// NodeHost and Wrap are localcluster.Config's hooks: node name's address and command line.
+func (l *Lab) NodeHost(name, _ string) string              { return l.nodes[name].IP }
+func (l *Lab) Wrap(name, _ string, argv []string) []string { return l.nodes[name].Wrap(argv) }
+
+// Close removes the lab's namespaces, links and cgroups; its processes must have exited (a
+// cgroup with processes in it cannot be removed). It runs even when ctx is done (Ctrl-C).
+func (l *Lab) Close(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	return cleanup(cctx, l.log, l.cg)
+}
+
+// CgroupDir is where the lab's cgroups are (gone once it is closed).
+func (l *Lab) CgroupDir() string { return l.cg.dir() }
