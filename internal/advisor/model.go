@@ -113,10 +113,12 @@ func NewModel(d *Demands, w *Workload, p Policy, o Options) (*Model, error) {
 				return nil, fmt.Errorf("workload %s: %w", w.Name, err)
 			}
 		}
+		cliIn, cliOut := onTheWire(front.ClientInBytes, front.ClientOutBytes)
+		bOut, bIn := onTheWire(piece.BackendOutBytes, piece.BackendInBytes)
 		cd := classDemand{
 			weight: c.Weight, visits: visits,
-			proxyCPU: front.ProxyCPUSeconds, cliIn: front.ClientInBytes, cliOut: front.ClientOutBytes,
-			storCPU: piece.StorageCPUSeconds, bOut: piece.BackendOutBytes, bIn: piece.BackendInBytes,
+			proxyCPU: front.ProxyCPUSeconds, cliIn: cliIn, cliOut: cliOut,
+			storCPU: piece.StorageCPUSeconds, bOut: bOut, bIn: bIn,
 			dataOps: piece.DataOps, dataBytes: piece.DataBytes, listOps: piece.ListingOps, listBytes: piece.ListingBytes,
 		}
 		if p.isEC() && c.Op == "put" {
@@ -139,6 +141,34 @@ func NewModel(d *Demands, w *Workload, p Policy, o Options) (*Model, error) {
 		m.visits += wv
 	}
 	return m, nil
+}
+
+// What a message of HTTP over TCP/IPv4 on Ethernet costs a link beyond its bytes (the demands
+// count what the processes read and wrote): per segment of up to mss bytes, TCP (with
+// timestamps) and IP headers, Ethernet's header, FCS, preamble and gap; and the other way,
+// an acknowledgement for every second segment (delayed ACKs), at least one per message.
+const (
+	mss          = 1448
+	segmentBytes = 32 + 20 + 14 + 4 + 8 + 12
+	ackBytes     = 64 + 8 + 12 // a minimum frame
+)
+
+// onTheWire turns the bytes of a request (out: sent, in: answered) into the bytes its link
+// carries each way: a 4 KiB answer costs about 10% more, a large one 6%, headers of empty
+// answers much more. A link saturates on these, not on the bytes the processes moved.
+func onTheWire(out, in float64) (wireOut, wireIn float64) {
+	segs := func(b float64) float64 { return math.Ceil(b / mss) }
+	acks := func(b float64) float64 { return math.Max(1, math.Ceil(segs(b)/2)) }
+	wireOut, wireIn = out, in
+	if out > 0 {
+		wireOut += segs(out) * segmentBytes
+		wireIn += acks(out) * ackBytes
+	}
+	if in > 0 {
+		wireIn += segs(in) * segmentBytes
+		wireOut += acks(in) * ackBytes
+	}
+	return wireOut, wireIn
 }
 
 // Group is a set of identical nodes with the same roles.

@@ -158,3 +158,23 @@ func TestPolicyFanOut(t *testing.T) {
 		t.Errorf("proxy NIC out, 3 replicas / EC 4+2 = %g, want about 3/1.5 = 2", ratio)
 	}
 }
+
+// A link carries more than the bytes the processes moved: TCP/IP and Ethernet framing per
+// segment, and acknowledgements the other way.
+func TestOnTheWire(t *testing.T) {
+	for _, tc := range []struct {
+		out, in, wantOut, wantIn float64
+	}{
+		{0, 0, 0, 0},
+		{200, 4400, 200 + 90 + 2*84, 4400 + 4*90 + 84},
+		{300, 1 << 20, 300 + 90 + 363*84, 1<<20 + 725*90 + 84},
+	} {
+		out, in := onTheWire(tc.out, tc.in)
+		if out != tc.wantOut || in != tc.wantIn {
+			t.Errorf("onTheWire(%g, %g) = %g, %g; want %g, %g", tc.out, tc.in, out, in, tc.wantOut, tc.wantIn)
+		}
+	}
+	if _, in := onTheWire(300, 1<<20); in/(1<<20) < 1.06 || in/(1<<20) > 1.07 {
+		t.Errorf("a 1 MiB answer costs %.3f× its bytes on the wire, want about 1.06", in/(1<<20))
+	}
+}

@@ -54,7 +54,8 @@ func getWorkload() *advisor.Workload {
 
 // The scaled cluster's saturation is the bottleneck law's on the quotas: a proxy of q cores
 // serves q / proxy CPU per request; N storage nodes of s cores serve N·s / storage CPU (a GET
-// visits one replica), and a link of R Mbit/s carries R·10^6/8 bytes a second.
+// visits one replica), and a link of R Mbit/s carries R·10^6/8 bytes a second, framing
+// included.
 func TestPredictScaled(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -66,8 +67,11 @@ func TestPredictScaled(t *testing.T) {
 		{"1:2 tie, proxy first", Shape{1, 2, 2, Node{0.4, 1000}, Node{0.2, 1000}}, 4000, "proxy cpu"},
 		{"1:4 proxy cpu", Shape{1, 4, 3, Node{0.4, 1000}, Node{0.2, 1000}}, 4000, "proxy cpu"},
 		{"1.5 cores: fractional quota above one core", Shape{1, 4, 3, Node{1.5, 1000}, Node{1, 1000}}, 15000, "proxy cpu"},
-		{"slow storage link", Shape{1, 1, 1, Node{1, 1000}, Node{1, 10}}, 10e6 / 8 / 4400, "storage nic out"},
-		{"slow proxy link", Shape{1, 4, 3, Node{1, 10}, Node{1, 1000}}, 10e6 / 8 / 4700, "proxy nic out"},
+		// On the wire: 4,400 bytes are 4 segments of 90 bytes of framing more, and the node
+		// acknowledges the request once (84 bytes); the proxy also sends the backend request
+		// (300 + 90) and acknowledges the storage node's 4 segments twice.
+		{"slow storage link", Shape{1, 1, 1, Node{1, 1000}, Node{1, 10}}, 10e6 / 8 / (4400 + 4*90 + 84), "storage nic out"},
+		{"slow proxy link", Shape{1, 4, 3, Node{1, 10}, Node{1, 1000}}, 10e6 / 8 / (4400 + 4*90 + 84 + 300 + 90 + 2*84), "proxy nic out"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := Predict(getDemands(), getWorkload(), tc.shape)
