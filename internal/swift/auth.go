@@ -34,7 +34,7 @@ type Authenticator interface {
 var ErrBadCredentials = errors.New("swift: bad credentials")
 
 // Swift's reseller prefix: the URL names Cairn's account a as AUTH_a.
-const resellerPrefix = swiftwire.ResellerPrefix
+const ResellerPrefix = swiftwire.ResellerPrefix
 
 const (
 	authPath = "/auth/v1.0"
@@ -44,10 +44,10 @@ const (
 )
 
 // getToken serves GET /auth/v1.0: tempauth's v1 authentication.
-func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		return errMethodNotAllowed
+		return ErrMethodNotAllowed
 	}
 	user := r.Header.Get("X-Auth-User")
 	if user == "" {
@@ -59,12 +59,12 @@ func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *request) 
 	}
 	account, name, ok := strings.Cut(user, ":")
 	if !ok || account == "" || name == "" || key == "" {
-		return fmt.Errorf("auth: no account:user and key: %w", errUnauthorized)
+		return fmt.Errorf("auth: no account:user and key: %w", ErrUnauthorized)
 	}
 	id, err := h.cfg.Auth.AuthenticateSwift(r.Context(), account, name, key)
 	if errors.Is(err, ErrBadCredentials) {
 		// The user is logged, never the key.
-		return fmt.Errorf("auth: %s:%s: %w: %w", account, name, errUnauthorized, err)
+		return fmt.Errorf("auth: %s:%s: %w: %w", account, name, ErrUnauthorized, err)
 	}
 	if err != nil {
 		return fmt.Errorf("auth: %w", err)
@@ -72,7 +72,7 @@ func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *request) 
 	_, fp, err := h.cfg.Auth.SwiftKeyFingerprint(r.Context(), id.Account, id.User)
 	if errors.Is(err, ErrBadCredentials) {
 		// Deleted since the key was checked.
-		return fmt.Errorf("auth: %s:%s: %w: %w", account, name, errUnauthorized, err)
+		return fmt.Errorf("auth: %s:%s: %w: %w", account, name, ErrUnauthorized, err)
 	}
 	if err != nil {
 		return fmt.Errorf("auth: %w", err)
@@ -88,8 +88,8 @@ func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *request) 
 	hdr := w.Header()
 	hdr.Set("X-Auth-Token", tok)
 	hdr.Set("X-Storage-Token", tok)
-	hdr.Set("X-Auth-Token-Expires", strconv.FormatInt(int64(exp.Sub(h.cfg.Now()).Seconds()), 10))
-	hdr.Set("X-Storage-Url", scheme+"://"+r.Host+"/v1/"+resellerPrefix+id.Account)
+	hdr.Set("X-Auth-Token-Expires", strconv.FormatInt(int64(exp.Sub(h.Now()).Seconds()), 10))
+	hdr.Set("X-Storage-Url", scheme+"://"+r.Host+"/v1/"+ResellerPrefix+id.Account)
 	hdr.Set("Content-Type", "text/html; charset=UTF-8")
 	hdr.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)
@@ -98,19 +98,19 @@ func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *request) 
 
 // authenticate reads the request's token: a request without one is anonymous (ACLs may still
 // let it in: authz.go); an unknown or expired token is 401.
-func (h *Handler) authenticate(r *http.Request, rq *request) error {
+func (h *Handler) authenticate(r *http.Request, rq *Request) error {
 	tok := r.Header.Get("X-Auth-Token")
 	if tok == "" {
 		tok = r.Header.Get("X-Storage-Token")
 	}
 	if tok == "" {
-		rq.anonymous = true
+		rq.Anonymous = true
 		return nil
 	}
 	id, err := h.tokens.verify(r.Context(), tok, h.cfg.Auth)
 	if err != nil {
 		return err
 	}
-	rq.id = id
+	rq.ID = id
 	return nil
 }

@@ -113,15 +113,33 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// Server is the state every part of the front end shares.
+type Server struct {
+	Proxy *proxy.Proxy
+	// Keys decrypts objects encrypted at rest through the S3 API; nil: none can be read.
+	Keys *sse.Keyring
+	// Accounts keeps each account's metadata.
+	Accounts AccountStore
+	// Quotas gives accounts' quotas; nil: only container quotas apply.
+	Quotas access.Quotas
+	// MaxObjectSize bounds one object PUT.
+	MaxObjectSize int64
+	// ContainerChanged, when set, is told of every container the front end creates, deletes
+	// or changes the metadata of.
+	ContainerChanged func(account, container string)
+	Log              *slog.Logger
+	// Now is the clock of tokens and expiry.
+	Now func() time.Time
+	// Versions keeps the versions of objects in versioned containers (objversions.go).
+	Versions *versions.Store
+}
+
 // Handler serves the Swift API: /auth/v1.0, /info and /v1/....
 type Handler struct {
+	*Server
 	cfg     Config
-	proxy   *proxy.Proxy
-	log     *slog.Logger
 	metrics *reqmetrics.Metrics
 	tokens  *tokenSigner
-	// versions keeps the versions of objects in versioned containers (objversions.go).
-	versions *versions.Store
 }
 
 // New returns the Swift handler.
@@ -133,8 +151,11 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("swift: metrics: %w", err)
 	}
-	return &Handler{cfg: cfg, proxy: cfg.Proxy, log: cfg.Logger, metrics: m,
-		tokens: newTokenSigner(cfg.TokenKey, cfg.TokenTTL, cfg.Now), versions: versions.New(cfg.Proxy)}, nil
+	srv := &Server{Proxy: cfg.Proxy, Keys: cfg.Keys, Accounts: cfg.Accounts, Quotas: cfg.Quotas,
+		MaxObjectSize: cfg.MaxObjectSize, ContainerChanged: cfg.ContainerChanged, Log: cfg.Logger,
+		Now: cfg.Now, Versions: versions.New(cfg.Proxy)}
+	return &Handler{Server: srv, cfg: cfg, metrics: m,
+		tokens: newTokenSigner(cfg.TokenKey, cfg.TokenTTL, cfg.Now)}, nil
 }
 
 // IsSwiftPath reports whether an unsigned request for path belongs to the Swift front end: the
@@ -149,28 +170,28 @@ func IsSwiftPath(path string) bool {
 }
 
 // request is what the front end knows about a request once it is routed.
-type request struct {
-	transID   string
-	op        string
-	account   string // the URL's account, AUTH_<cairn account>
-	tenant    string // the Cairn account: account without AUTH_
-	container string
-	object    string
-	id        Identity
-	anonymous bool          // no token: ACLs alone decide
-	tempURL   *tempURLScope // a valid temp URL let the request in (tempurl.go)
+type Request struct {
+	TransID   string
+	Op        string
+	Account   string // the URL's account, AUTH_<cairn account>
+	Tenant    string // the Cairn account: account without AUTH_
+	Container string
+	Object    string
+	ID        Identity
+	Anonymous bool          // no token: ACLs alone decide
+	TempURL   *TempURLScope // a valid temp URL let the request in (tempurl.go)
 
 	// While a GET or HEAD follows symlinks (symlink.go): links followed so far, the ETag a
 	// static link requires of what comes next, and where the last link pointed.
-	symlinkHops     int
-	symlinkETag     string
-	symlinkLocation string
+	SymlinkHops     int
+	SymlinkETag     string
+	SymlinkLocation string
 
 	// versionID is the request's ?version-id, once checked (objversions.go).
-	versionID string
+	VersionID string
 	// sseBucket and sseKey, when set, are the container and object an encrypted object's key
 	// is bound to, where its bytes are read from elsewhere (a version: sse.go).
-	sseBucket, sseKey string
+	SSEBucket, SSEKey string
 }
 
 // ServeHTTP routes, authenticates and serves one request.
@@ -180,18 +201,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serveRem
 // flight, with Swift's 503 (its proxy's answer when it cannot take a request). The body is not
 // read: net/http discards a small one and closes the connection on a large one.
 func (h *Handler) ServeOverloaded(w http.ResponseWriter, r *http.Request) {
-	h.serveRemapped(w, r, errOverloaded)
+	h.serveRemapped(w, r, ErrOverloaded)
 }
 
 // serveRemapped serves a request, or answers refused when that is set (a host name that
 // domain remapping refuses).
 func (h *Handler) serveRemapped(w http.ResponseWriter, r *http.Request, refused error) {
 	start := time.Now()
-	rq := &request{transID: newTransID(start), op: opUnknown}
+	rq := &Request{TransID: newTransID(start), Op: OpUnknown}
 	rec := &reqmetrics.StatusRecorder{ResponseWriter: w}
 	hdr := w.Header()
-	hdr.Set("X-Trans-Id", rq.transID)
-	hdr.Set("X-Openstack-Request-Id", rq.transID)
+	hdr.Set("X-Trans-Id", rq.TransID)
+	hdr.Set("X-Openstack-Request-Id", rq.TransID)
 	// Swift's servers answer a client's "Connection: keep-alive" in kind (Go's server keeps
 	// HTTP/1.1 connections open anyway, but says nothing).
 	if strings.EqualFold(strings.TrimSpace(r.Header.Get("Connection")), "keep-alive") {
@@ -202,27 +223,27 @@ func (h *Handler) serveRemapped(w http.ResponseWriter, r *http.Request, refused 
 	if err == nil {
 		err = h.serve(rec, r, rq)
 	}
-	if err != nil && !errors.Is(err, errAbortResponse) {
+	if err != nil && !errors.Is(err, ErrAbortResponse) {
 		if rec.WroteHeader {
-			h.log.WarnContext(r.Context(), "swift response failed after its header", "trans_id", rq.transID, "op", rq.op, "err", err)
-			err = errAbortResponse
+			h.Log.WarnContext(r.Context(), "swift response failed after its header", "trans_id", rq.TransID, "op", rq.Op, "err", err)
+			err = ErrAbortResponse
 		} else {
-			h.writeError(rec, r, rq, err)
+			h.WriteError(rec, r, rq, err)
 		}
 	}
 	status := rec.Status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	h.metrics.Observe(rq.op, status, time.Since(start))
-	if errors.Is(err, errAbortResponse) {
+	h.metrics.Observe(rq.Op, status, time.Since(start))
+	if errors.Is(err, ErrAbortResponse) {
 		panic(http.ErrAbortHandler) // net/http cuts the connection without logging a stack
 	}
 }
 
 // errAbortResponse reports that a response failed after its header was sent: the connection is
 // cut so the client cannot mistake a short body for a whole one.
-var errAbortResponse = errors.New("swift: response aborted after its header was sent")
+var ErrAbortResponse = errors.New("swift: response aborted after its header was sent")
 
 // newTransID returns a transaction ID in Swift's form: "tx", 21 random hex digits, "-", the
 // request time in hex.
@@ -233,7 +254,7 @@ func newTransID(t time.Time) string {
 }
 
 // writeStatus answers with a status and Swift's short body for it (201 and 204 have none).
-func writeStatus(w http.ResponseWriter, r *http.Request, status int) {
+func WriteStatus(w http.ResponseWriter, r *http.Request, status int) {
 	hdr := w.Header()
 	body := ""
 	switch status {

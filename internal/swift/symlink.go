@@ -30,43 +30,43 @@ import (
 // shows it), its account when it was given (as sent, with AUTH_), and a static link's ETag and
 // the target's size.
 const (
-	sysSymlinkTarget  = meta.SysSymlinkTarget
-	sysSymlinkAccount = meta.SysSymlinkAccount
-	sysSymlinkETag    = meta.SysSymlinkETag
-	sysSymlinkBytes   = meta.SysSymlinkBytes
+	SysSymlinkTarget  = meta.SysSymlinkTarget
+	SysSymlinkAccount = meta.SysSymlinkAccount
+	SysSymlinkETag    = meta.SysSymlinkETag
+	SysSymlinkBytes   = meta.SysSymlinkBytes
 )
 
 // symloopMax is how many links one read follows in a row (Swift's default).
-const symloopMax = 2
+const SymloopMax = 2
 
 // emptyMD5 is the ETag of a symlink (it has no bytes).
 var emptyMD5 = func() string { s := md5.Sum(nil); return hex.EncodeToString(s[:]) }()
 
-func isSymlink(obj *meta.Object) bool { return obj.SysMeta[sysSymlinkTarget] != "" }
+func IsSymlink(obj *meta.Object) bool { return obj.SysMeta[SysSymlinkTarget] != "" }
 
 // wantsSymlinkItself reports whether a request addresses a symlink rather than its target.
-func wantsSymlinkItself(r *http.Request) bool { return r.URL.Query().Get("symlink") == "get" }
+func WantsSymlinkItself(r *http.Request) bool { return r.URL.Query().Get("symlink") == "get" }
 
 // symlinkTarget is the account (AUTH_ name), container and object a symlink names, and its
 // Content-Location path.
-func symlinkTarget(obj *meta.Object, rq *request) (account, tenant, container, object, location string) {
-	tenant, container, object, _ = obj.SymlinkTarget(rq.tenant)
-	account = resellerPrefix + tenant
-	return account, tenant, container, object, "/v1/" + swiftwire.PyQuote(account) + "/" + obj.SysMeta[sysSymlinkTarget]
+func symlinkTarget(obj *meta.Object, rq *Request) (account, tenant, container, object, location string) {
+	tenant, container, object, _ = obj.SymlinkTarget(rq.Tenant)
+	account = ResellerPrefix + tenant
+	return account, tenant, container, object, "/v1/" + swiftwire.PyQuote(account) + "/" + obj.SysMeta[SysSymlinkTarget]
 }
 
 // writeSymlinkHeaders shows a symlink's settings, as ?symlink=get does.
-func writeSymlinkHeaders(hdr http.Header, obj *meta.Object) {
-	if !isSymlink(obj) {
+func WriteSymlinkHeaders(hdr http.Header, obj *meta.Object) {
+	if !IsSymlink(obj) {
 		return
 	}
-	hdr.Set("X-Symlink-Target", obj.SysMeta[sysSymlinkTarget])
-	if a := obj.SysMeta[sysSymlinkAccount]; a != "" {
+	hdr.Set("X-Symlink-Target", obj.SysMeta[SysSymlinkTarget])
+	if a := obj.SysMeta[SysSymlinkAccount]; a != "" {
 		hdr.Set("X-Symlink-Target-Account", a)
 	}
-	if e := obj.SysMeta[sysSymlinkETag]; e != "" {
+	if e := obj.SysMeta[SysSymlinkETag]; e != "" {
 		hdr.Set("X-Symlink-Target-Etag", e)
-		hdr.Set("X-Symlink-Target-Bytes", obj.SysMeta[sysSymlinkBytes])
+		hdr.Set("X-Symlink-Target-Bytes", obj.SysMeta[SysSymlinkBytes])
 	}
 }
 
@@ -74,68 +74,68 @@ func writeSymlinkHeaders(hdr http.Header, obj *meta.Object) {
 // For a symlink (unless the request wants the link itself) it serves the target instead:
 // followed is true and err is what serving it returned. At the end of a chain that began with a
 // static link it checks the final object's ETag.
-func (h *Handler) symlinkHop(w http.ResponseWriter, r *http.Request, rq *request, obj *meta.Object) (followed bool, err error) {
-	if wantsSymlinkItself(r) && rq.symlinkHops == 0 {
+func (h *Handler) SymlinkHop(w http.ResponseWriter, r *http.Request, rq *Request, obj *meta.Object) (followed bool, err error) {
+	if WantsSymlinkItself(r) && rq.SymlinkHops == 0 {
 		return false, nil
 	}
-	if !isSymlink(obj) {
-		if want := rq.symlinkETag; want != "" {
+	if !IsSymlink(obj) {
+		if want := rq.SymlinkETag; want != "" {
 			if got := symlinkComparableETag(obj); got != want {
-				return true, errConflict.withText("Object Etag %s does not match X-Symlink-Target-Etag header %s", swiftwire.PyRepr(got), swiftwire.PyRepr(want))
+				return true, ErrConflict.WithText("Object Etag %s does not match X-Symlink-Target-Etag header %s", swiftwire.PyRepr(got), swiftwire.PyRepr(want))
 			}
 		}
 		return false, nil
 	}
-	if rq.symlinkETag != "" {
+	if rq.SymlinkETag != "" {
 		// A static link onto a link: each link's ETag must agree.
-		found := obj.SysMeta[sysSymlinkETag]
+		found := obj.SysMeta[SysSymlinkETag]
 		if found == "" {
 			found = emptyMD5
 		}
-		if found != rq.symlinkETag {
-			return true, errConflict.withText("X-Symlink-Target-Etag headers do not match")
+		if found != rq.SymlinkETag {
+			return true, ErrConflict.WithText("X-Symlink-Target-Etag headers do not match")
 		}
 	}
-	if id, ok := versionLink(obj); ok {
+	if id, ok := VersionLink(obj); ok {
 		return true, h.followVersionLink(w, r, rq, obj, id)
 	}
-	if rq.symlinkHops >= symloopMax {
-		return true, errConflict.withText("Too many levels of symbolic links, maximum allowed is %d", symloopMax)
+	if rq.SymlinkHops >= SymloopMax {
+		return true, ErrConflict.WithText("Too many levels of symbolic links, maximum allowed is %d", SymloopMax)
 	}
 	account, tenant, container, object, location := symlinkTarget(obj, rq)
 	w.Header().Set("Content-Location", location)
-	if err := h.allow(r.Context(), r, rq, tenant, container, object, access.GetObject); err != nil {
+	if err := h.Allow(r.Context(), r, rq, tenant, container, object, access.GetObject); err != nil {
 		return true, err
 	}
 	sub := *rq
-	sub.account, sub.tenant, sub.container, sub.object = account, tenant, container, object
-	sub.symlinkHops++
-	sub.symlinkLocation = location
+	sub.Account, sub.Tenant, sub.Container, sub.Object = account, tenant, container, object
+	sub.SymlinkHops++
+	sub.SymlinkLocation = location
 	// What comes next is checked against this link's ETag if it is static; past a dynamic
 	// link nothing is (Swift's rule).
-	sub.symlinkETag = obj.SysMeta[sysSymlinkETag]
+	sub.SymlinkETag = obj.SysMeta[SysSymlinkETag]
 	return true, h.getObject(w, r, &sub)
 }
 
 // symlinkComparableETag is the ETag a static link records for an object: a manifest's own for
 // a static large object (its X-Manifest-Etag), the MD5 otherwise.
 func symlinkComparableETag(obj *meta.Object) string {
-	if isSLO(obj) {
-		return manifestETag(obj)
+	if IsSLO(obj) {
+		return ManifestETag(obj)
 	}
 	return obj.ETag
 }
 
 // putSymlink stores a symlink (PUT with X-Symlink-Target): no body, a well-formed target that
 // is not the link itself; a static link's target must exist with the ETag given.
-func (h *Handler) putSymlink(w http.ResponseWriter, r *http.Request, rq *request, obj meta.Object) error {
+func (h *Handler) PutSymlink(w http.ResponseWriter, r *http.Request, rq *Request, obj meta.Object) error {
 	ctx := r.Context()
-	if hasBody, err := requestHasBody(r); err != nil {
+	if hasBody, err := RequestHasBody(r); err != nil {
 		return err
 	} else if hasBody {
-		return errBadRequest.withText("Symlink requests require a zero byte body")
+		return ErrBadRequest.WithText("Symlink requests require a zero byte body")
 	}
-	formErr := errPreconditionFailed.withText("X-Symlink-Target header must be of the form <container name>/<object name>")
+	formErr := ErrPreconditionFailed.WithText("X-Symlink-Target header must be of the form <container name>/<object name>")
 	raw := httpwire.UnescapeLenient(r.Header.Get("X-Symlink-Target"))
 	container, object, ok := strings.Cut(raw, "/")
 	if strings.HasPrefix(raw, "/") || !ok || container == "" || object == "" {
@@ -147,62 +147,62 @@ func (h *Handler) putSymlink(w http.ResponseWriter, r *http.Request, rq *request
 	if err := swiftwire.CheckObjectName(object); err != nil {
 		return err
 	}
-	sys := map[string]string{sysSymlinkTarget: swiftwire.PyQuote(container + "/" + object)}
-	account := rq.account
+	sys := map[string]string{SysSymlinkTarget: swiftwire.PyQuote(container + "/" + object)}
+	account := rq.Account
 	if v, ok := r.Header["X-Symlink-Target-Account"]; ok {
 		account = httpwire.UnescapeLenient(strings.Join(v, ","))
 		switch {
 		case account == "":
-			return errPreconditionFailed.withText("Account name cannot be empty")
+			return ErrPreconditionFailed.WithText("Account name cannot be empty")
 		case strings.Contains(account, "/"):
-			return errPreconditionFailed.withText("Account name cannot contain slashes")
+			return ErrPreconditionFailed.WithText("Account name cannot contain slashes")
 		case len(account) > swiftwire.MaxAccountNameLength:
-			return errPreconditionFailed.withText("Account name length of %d longer than %d", len(account), swiftwire.MaxAccountNameLength)
+			return ErrPreconditionFailed.WithText("Account name length of %d longer than %d", len(account), swiftwire.MaxAccountNameLength)
 		}
-		sys[sysSymlinkAccount] = swiftwire.PyQuote(account)
+		sys[SysSymlinkAccount] = swiftwire.PyQuote(account)
 	}
-	if account == rq.account && container == rq.container && object == rq.object {
-		return errBadRequest.withText("Symlink cannot target itself")
+	if account == rq.Account && container == rq.Container && object == rq.Object {
+		return ErrBadRequest.WithText("Symlink cannot target itself")
 	}
-	tenant := strings.TrimPrefix(account, resellerPrefix)
+	tenant := strings.TrimPrefix(account, ResellerPrefix)
 	slo := ""
 	etag := httpwire.TrimETag(r.Header.Get("X-Symlink-Target-Etag"))
 	if etag != "" {
 		if strings.ContainsAny(etag, `;"\`) {
-			return errBadRequest.withText("Bad X-Symlink-Target-Etag format")
+			return ErrBadRequest.WithText("Bad X-Symlink-Target-Etag format")
 		}
-		w.Header().Set("Content-Location", "/v1/"+swiftwire.PyQuote(account)+"/"+sys[sysSymlinkTarget]) // for the refusals
+		w.Header().Set("Content-Location", "/v1/"+swiftwire.PyQuote(account)+"/"+sys[SysSymlinkTarget]) // for the refusals
 		target, err := h.staticSymlinkTarget(r, rq, tenant, container, object, etag)
 		if err != nil {
 			return err
 		}
 		w.Header().Del("Content-Location")
 		size := target.Size
-		if isSymlink(&target) {
-			size, _ = strconv.ParseInt(target.SysMeta[sysSymlinkBytes], 10, 64)
+		if IsSymlink(&target) {
+			size, _ = strconv.ParseInt(target.SysMeta[SysSymlinkBytes], 10, 64)
 		}
-		sys[sysSymlinkETag], sys[sysSymlinkBytes] = etag, strconv.FormatInt(size, 10)
+		sys[SysSymlinkETag], sys[SysSymlinkBytes] = etag, strconv.FormatInt(size, 10)
 		if r.Header.Get("Content-Type") == "" {
 			obj.ContentType = target.ContentType
 		}
-		if isSLO(&target) {
+		if IsSLO(&target) {
 			slo = `"` + target.ETag + `"`
 		}
 	} else if r.Header.Get("Content-Type") == "" {
 		obj.ContentType = "application/symlink"
 	}
-	sys[meta.SysListingETag] = symlinkListingETag(sys, slo)
-	obj.SysMeta = overlay(obj.SysMeta, sys)
+	sys[meta.SysListingETag] = SymlinkListingETag(sys, slo)
+	obj.SysMeta = Overlay(obj.SysMeta, sys)
 	obj.Size = 0
-	if err := h.checkQuota(ctx, rq.tenant, rq.container, access.Usage{Objects: 1}); err != nil {
+	if err := h.CheckQuota(ctx, rq.Tenant, rq.Container, access.Usage{Objects: 1}); err != nil {
 		return err
 	}
-	if err := h.queueExpiry(ctx, rq.objectName(), obj.SysMeta); err != nil {
+	if err := h.QueueExpiry(ctx, rq.ObjectName(), obj.SysMeta); err != nil {
 		return err
 	}
-	stored, err := h.storeObject(ctx, w, rq.objectName(), obj, strings.NewReader(""), proxy.PutOptions{})
+	stored, err := h.StoreObject(ctx, w, rq.ObjectName(), obj, strings.NewReader(""), proxy.PutOptions{})
 	if err != nil {
-		return fmt.Errorf("put symlink %q: %w", rq.object, err)
+		return fmt.Errorf("put symlink %q: %w", rq.Object, err)
 	}
 	hdr := w.Header()
 	hdr.Set("Etag", stored.ETag)
@@ -210,47 +210,47 @@ func (h *Handler) putSymlink(w http.ResponseWriter, r *http.Request, rq *request
 	if etag != "" {
 		hdr.Set("X-Symlink-Target-Etag", etag)
 	}
-	writeStatus(w, r, http.StatusCreated)
+	WriteStatus(w, r, http.StatusCreated)
 	return nil
 }
 
 // symlinkListingETag is the listing ETag of a symlink with settings sys (meta.SymlinkListingETag).
-func symlinkListingETag(sys map[string]string, slo string) string {
+func SymlinkListingETag(sys map[string]string, slo string) string {
 	return meta.SymlinkListingETag(sys, slo)
 }
 
 // staticSymlinkTarget reads the target of a static link being made: it must exist, the writer
 // must be able to read it, and its ETag (a link's own, for a link) must be etag.
-func (h *Handler) staticSymlinkTarget(r *http.Request, rq *request, tenant, container, object, etag string) (meta.Object, error) {
-	if err := h.allow(r.Context(), r, rq, tenant, container, object, access.GetObject); err != nil {
+func (h *Handler) staticSymlinkTarget(r *http.Request, rq *Request, tenant, container, object, etag string) (meta.Object, error) {
+	if err := h.Allow(r.Context(), r, rq, tenant, container, object, access.GetObject); err != nil {
 		return meta.Object{}, err
 	}
-	target, err := h.proxy.HeadObject(r.Context(), meta.ObjectName{Account: tenant, Container: container, Object: object})
-	if errors.Is(err, meta.ErrNotFound) || err == nil && expired(&target, h.cfg.Now()) {
-		return meta.Object{}, errConflict.withText("X-Symlink-Target does not exist")
+	target, err := h.Proxy.HeadObject(r.Context(), meta.ObjectName{Account: tenant, Container: container, Object: object})
+	if errors.Is(err, meta.ErrNotFound) || err == nil && Expired(&target, h.Now()) {
+		return meta.Object{}, ErrConflict.WithText("X-Symlink-Target does not exist")
 	}
 	if err != nil {
 		return meta.Object{}, fmt.Errorf("symlink target %s/%s: %w", container, object, err)
 	}
 	found := symlinkComparableETag(&target)
-	if isSymlink(&target) {
-		found = target.SysMeta[sysSymlinkETag]
+	if IsSymlink(&target) {
+		found = target.SysMeta[SysSymlinkETag]
 		if found == "" {
 			found = emptyMD5
 		}
 		if found != etag {
-			return meta.Object{}, errConflict.withText("X-Symlink-Target-Etag headers do not match")
+			return meta.Object{}, ErrConflict.WithText("X-Symlink-Target-Etag headers do not match")
 		}
 		return target, nil
 	}
 	if found != etag {
-		return meta.Object{}, errConflict.withText("Object Etag %s does not match X-Symlink-Target-Etag header %s", swiftwire.PyRepr(found), swiftwire.PyRepr(etag))
+		return meta.Object{}, ErrConflict.WithText("Object Etag %s does not match X-Symlink-Target-Etag header %s", swiftwire.PyRepr(found), swiftwire.PyRepr(etag))
 	}
 	return target, nil
 }
 
 // requestHasBody reports whether a request carries any body bytes (a chunked one is peeked at).
-func requestHasBody(r *http.Request) (bool, error) {
+func RequestHasBody(r *http.Request) (bool, error) {
 	if len(r.TransferEncoding) == 0 {
 		return r.ContentLength > 0, nil
 	}
@@ -267,15 +267,15 @@ func requestHasBody(r *http.Request) (bool, error) {
 
 // symlinkRedirect answers a POST that was applied to a symlink: 307 pointing at the target, as
 // Swift does, so that the client learns its metadata went to the link.
-func symlinkRedirect(w http.ResponseWriter, r *http.Request, rq *request, obj *meta.Object) error {
+func SymlinkRedirect(w http.ResponseWriter, r *http.Request, rq *Request, obj *meta.Object) error {
 	_, _, _, _, location := symlinkTarget(obj, rq)
 	hdr := w.Header()
 	hdr.Set("Location", location)
-	if e := obj.SysMeta[sysSymlinkETag]; e != "" {
+	if e := obj.SysMeta[SysSymlinkETag]; e != "" {
 		hdr.Set("X-Symlink-Target-Etag", e)
 	}
 	body := "The requested POST was applied to a symlink. POST directly to the target to apply requested metadata."
-	hdr.Set("Content-Type", contentTypeHTML)
+	hdr.Set("Content-Type", ContentTypeHTML)
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusTemporaryRedirect)
 	io.WriteString(w, body)
@@ -285,30 +285,30 @@ func symlinkRedirect(w http.ResponseWriter, r *http.Request, rq *request, obj *m
 // resolveSymlinks follows a symlink of account (a copy's source, a manifest's segment) to the
 // object it stands for, within symloopMax links, each target readable by the caller, as a GET
 // through it would.
-func (h *Handler) resolveSymlinks(r *http.Request, rq *request, account string, link meta.Object) (meta.ObjectName, meta.Object, error) {
+func (h *Handler) ResolveSymlinks(r *http.Request, rq *Request, account string, link meta.Object) (meta.ObjectName, meta.Object, error) {
 	hop := *rq
-	hop.account, hop.tenant = resellerPrefix+account, account
+	hop.Account, hop.Tenant = ResellerPrefix+account, account
 	obj := link
 	var name meta.ObjectName
-	for i := 0; isSymlink(&obj); i++ {
-		if i >= symloopMax {
-			return name, obj, errConflict.withText("Too many levels of symbolic links, maximum allowed is %d", symloopMax)
+	for i := 0; IsSymlink(&obj); i++ {
+		if i >= SymloopMax {
+			return name, obj, ErrConflict.WithText("Too many levels of symbolic links, maximum allowed is %d", SymloopMax)
 		}
 		acct, tenant, container, object, _ := symlinkTarget(&obj, &hop)
-		if _, ok := versionLink(&obj); ok {
+		if _, ok := VersionLink(&obj); ok {
 			i-- // a versioned object's link to its version: the object itself, as Swift's SYMLOOP_EXTEND
-		} else if err := h.allow(r.Context(), r, rq, tenant, container, object, access.GetObject); err != nil {
+		} else if err := h.Allow(r.Context(), r, rq, tenant, container, object, access.GetObject); err != nil {
 			return name, obj, err
 		}
 		name = meta.ObjectName{Account: tenant, Container: container, Object: object}
-		next, err := h.proxy.HeadObject(r.Context(), name)
+		next, err := h.Proxy.HeadObject(r.Context(), name)
 		if errors.Is(err, meta.ErrNotFound) {
-			return name, obj, fmt.Errorf("symlink target %s/%s: %w", container, object, errNotFound)
+			return name, obj, fmt.Errorf("symlink target %s/%s: %w", container, object, ErrNotFound)
 		}
 		if err != nil {
 			return name, obj, err
 		}
-		hop.account, hop.tenant, obj = acct, tenant, next
+		hop.Account, hop.Tenant, obj = acct, tenant, next
 	}
 	return name, obj, nil
 }
@@ -316,16 +316,16 @@ func (h *Handler) resolveSymlinks(r *http.Request, rq *request, account string, 
 // followVersionLink serves a GET or HEAD of a versioned object through its link (obj) to its
 // current version (id): the version, read with the object's own access (the link is the
 // object), without counting as a symlink hop; X-Object-Version-Id and Content-Location name it.
-func (h *Handler) followVersionLink(w http.ResponseWriter, r *http.Request, rq *request, obj *meta.Object, id string) error {
+func (h *Handler) followVersionLink(w http.ResponseWriter, r *http.Request, rq *Request, obj *meta.Object, id string) error {
 	_, tenant, container, object, _ := symlinkTarget(obj, rq)
 	hdr := w.Header()
 	hdr.Set("X-Object-Version-Id", id)
-	hdr.Set("Content-Location", versionLocation(rq, id))
+	hdr.Set("Content-Location", VersionLocation(rq, id))
 	sub := *rq
-	if sub.sseBucket == "" {
-		sub.sseBucket, sub.sseKey = rq.container, rq.object
+	if sub.SSEBucket == "" {
+		sub.SSEBucket, sub.SSEKey = rq.Container, rq.Object
 	}
-	sub.tenant, sub.container, sub.object = tenant, container, object
-	sub.symlinkETag = "" // the version is the one the link was made for
+	sub.Tenant, sub.Container, sub.Object = tenant, container, object
+	sub.SymlinkETag = "" // the version is the one the link was made for
 	return h.getObject(w, r, &sub)
 }

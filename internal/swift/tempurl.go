@@ -24,14 +24,14 @@ import (
 
 // tempURLScope is what a valid temp URL lets in: its account, and its container when signed
 // with a container key.
-type tempURLScope struct {
-	account, container string
-	expires            int64
+type TempURLScope struct {
+	Account, Container string
+	Expires            int64
 	filename           string
 	inline             bool
 }
 
-var errTempURLInvalid = &swiftError{status: http.StatusUnauthorized, body: "401 Unauthorized: Temp URL invalid\n", contentType: contentTypePlain}
+var errTempURLInvalid = &Error{Status: http.StatusUnauthorized, Body: "401 Unauthorized: Temp URL invalid\n", ContentType: ContentTypePlain}
 
 // tempURLParams are a request's temp URL query parameters.
 type tempURLParams struct {
@@ -57,29 +57,29 @@ func readTempURLParams(q url.Values) tempURLParams {
 
 // checkTempURL validates a temp URL request for an object of account/container; nil scope and
 // nil error when the request carries no temp URL parameters at all.
-func (h *Handler) checkTempURL(r *http.Request, rq *request) (*tempURLScope, error) {
+func (h *Handler) CheckTempURL(r *http.Request, rq *Request) (*TempURLScope, error) {
 	p := readTempURLParams(r.URL.Query())
 	if !p.hasSig && !p.hasExpires {
 		return nil, nil
 	}
 	invalid := fmt.Errorf("temp URL for %s: %w", r.URL.Path, errTempURLInvalid)
-	if p.sig == "" || p.expires == 0 || p.expires < h.cfg.Now().Unix() {
+	if p.sig == "" || p.expires == 0 || p.expires < h.Now().Unix() {
 		return nil, invalid
 	}
 	alg, mac, ok := swiftwire.ParseTempURLSig(p.sig)
 	newHash := swiftwire.TempURLDigests[alg]
-	if !ok || newHash == nil || rq.object == "" || strings.Trim(rq.object, "/") == "" || !isTempURLMethod(r.Method) {
+	if !ok || newHash == nil || rq.Object == "" || strings.Trim(rq.Object, "/") == "" || !isTempURLMethod(r.Method) {
 		return nil, invalid
 	}
 	if p.ipRange != "" && !swiftwire.IPInRange(r.RemoteAddr, p.ipRange) {
 		return nil, invalid
 	}
-	signedPath := "/v1/" + rq.account + "/" + rq.container + "/" + rq.object
+	signedPath := "/v1/" + rq.Account + "/" + rq.Container + "/" + rq.Object
 	if p.hasPrefix {
-		if !strings.HasPrefix(rq.object, p.prefix) {
+		if !strings.HasPrefix(rq.Object, p.prefix) {
 			return nil, invalid
 		}
-		signedPath = "prefix:/v1/" + rq.account + "/" + rq.container + "/" + p.prefix
+		signedPath = "prefix:/v1/" + rq.Account + "/" + rq.Container + "/" + p.prefix
 	}
 	methods := []string{r.Method}
 	if r.Method == http.MethodHead {
@@ -89,9 +89,9 @@ func (h *Handler) checkTempURL(r *http.Request, rq *request) (*tempURLScope, err
 	for _, k := range keys {
 		for _, m := range methods {
 			if subtle.ConstantTimeCompare(swiftwire.TempURLMAC(newHash, k.key, m, p.expires, signedPath, p.ipRange), mac) == 1 {
-				scope := &tempURLScope{account: rq.tenant, expires: p.expires, filename: p.filename, inline: p.inline}
+				scope := &TempURLScope{Account: rq.Tenant, Expires: p.expires, filename: p.filename, inline: p.inline}
 				if k.container {
-					scope.container = rq.container
+					scope.Container = rq.Container
 				}
 				return scope, nil
 			}
@@ -115,18 +115,18 @@ type tempURLKey struct {
 }
 
 // tempURLKeys are the account's and the container's keys.
-func (h *Handler) tempURLKeys(ctx context.Context, rq *request) []tempURLKey {
+func (h *Handler) tempURLKeys(ctx context.Context, rq *Request) []tempURLKey {
 	var keys []tempURLKey
-	if m, err := h.cfg.Accounts.AccountMetadata(ctx, rq.tenant); err == nil {
+	if m, err := h.Accounts.AccountMetadata(ctx, rq.Tenant); err == nil {
 		for _, k := range []string{"temp-url-key", "temp-url-key-2"} {
-			if v := m[accountMetaPrefix+k]; v != "" {
+			if v := m[AccountMetaPrefix+k]; v != "" {
 				keys = append(keys, tempURLKey{key: v})
 			}
 		}
 	}
-	if c, err := h.headContainer(ctx, rq.tenant, rq.container); err == nil {
+	if c, err := h.HeadContainer(ctx, rq.Tenant, rq.Container); err == nil {
 		for _, k := range []string{"temp-url-key", "temp-url-key-2"} {
-			if v := c.Meta[containerMetaPrefix+k]; v != "" {
+			if v := c.Meta[ContainerMetaPrefix+k]; v != "" {
 				keys = append(keys, tempURLKey{key: v, container: true})
 			}
 		}
@@ -135,8 +135,8 @@ func (h *Handler) tempURLKeys(ctx context.Context, rq *request) []tempURLKey {
 }
 
 // covers reports whether the scope lets in a request on account/container.
-func (s *tempURLScope) covers(account, container string) bool {
-	return s != nil && account == s.account && (s.container == "" || container == s.container)
+func (s *TempURLScope) Covers(account, container string) bool {
+	return s != nil && account == s.Account && (s.Container == "" || container == s.Container)
 }
 
 // tempURLRefusedHeaders are headers a temp URL write may not carry: they would point the new
@@ -144,15 +144,15 @@ func (s *tempURLScope) covers(account, container string) bool {
 var tempURLRefusedHeaders = []string{"X-Object-Manifest", "X-Symlink-Target", "X-Copy-From"}
 
 // prepareTempURLRequest applies Swift's incoming header rules to an allowed temp URL request.
-func prepareTempURLRequest(r *http.Request) error {
+func PrepareTempURLRequest(r *http.Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		for _, hname := range tempURLRefusedHeaders {
 			if _, ok := r.Header[hname]; ok {
-				return errBadRequest.withText("The header %q is not allowed in this tempurl", hname)
+				return ErrBadRequest.WithText("The header %q is not allowed in this tempurl", hname)
 			}
 		}
 		if r.URL.Query().Has("multipart-manifest") {
-			return errBadRequest.withText("multipart-manifest is not allowed in this tempurl")
+			return ErrBadRequest.WithText("multipart-manifest is not allowed in this tempurl")
 		}
 	}
 	r.Header.Del("X-Timestamp")
@@ -162,10 +162,10 @@ func prepareTempURLRequest(r *http.Request) error {
 // tempURLWriter applies Swift's outgoing rules to a temp URL answer: user metadata is hidden
 // (but X-Object-Meta-Public-*), and a successful GET or HEAD says how to save it
 // (Content-Disposition) and until when it may be cached (Expires).
-type tempURLWriter struct {
+type TempURLWriter struct {
 	http.ResponseWriter
 	r     *http.Request
-	scope *tempURLScope
+	scope *TempURLScope
 	name  string
 	done  bool
 }
@@ -175,7 +175,7 @@ func dispositionValue(kind, filename string) string {
 	return fmt.Sprintf(`%s; filename="%s"; filename*=UTF-8''%s`, kind, swiftwire.PyQuoteSafe(filename, " /"), swiftwire.PyQuote(filename))
 }
 
-func (tw *tempURLWriter) fix(status int) {
+func (tw *TempURLWriter) fix(status int) {
 	if tw.done {
 		return
 	}
@@ -205,21 +205,21 @@ func (tw *tempURLWriter) fix(status int) {
 		v = dispositionValue("attachment", path.Base(strings.TrimRight(tw.name, "/")))
 	}
 	hdr.Set("Content-Disposition", strings.ReplaceAll(v, "\n", "%0A"))
-	hdr.Set("Expires", time.Unix(tw.scope.expires, 0).UTC().Format(http.TimeFormat))
+	hdr.Set("Expires", time.Unix(tw.scope.Expires, 0).UTC().Format(http.TimeFormat))
 }
 
-func (tw *tempURLWriter) WriteHeader(status int) {
+func (tw *TempURLWriter) WriteHeader(status int) {
 	tw.fix(status)
 	tw.ResponseWriter.WriteHeader(status)
 }
 
-func (tw *tempURLWriter) Write(b []byte) (int, error) {
+func (tw *TempURLWriter) Write(b []byte) (int, error) {
 	tw.fix(http.StatusOK)
 	return tw.ResponseWriter.Write(b)
 }
 
 // Flush lets streamed answers through the wrapper.
-func (tw *tempURLWriter) Flush() {
+func (tw *TempURLWriter) Flush() {
 	tw.fix(http.StatusOK)
 	if f, ok := tw.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
@@ -227,4 +227,4 @@ func (tw *tempURLWriter) Flush() {
 }
 
 // Unwrap gives http.ResponseController the underlying writer.
-func (tw *tempURLWriter) Unwrap() http.ResponseWriter { return tw.ResponseWriter }
+func (tw *TempURLWriter) Unwrap() http.ResponseWriter { return tw.ResponseWriter }

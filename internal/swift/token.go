@@ -46,7 +46,7 @@ const (
 )
 
 // errBadToken: a token that is malformed, forged, expired or revoked (all 401).
-var errBadToken = fmt.Errorf("invalid or expired token: %w", errUnauthorized)
+var errBadToken = fmt.Errorf("invalid or expired token: %w", ErrUnauthorized)
 
 // tokenSigner issues and verifies tokens under one key.
 type tokenSigner struct {

@@ -50,10 +50,10 @@ func TestTokensVerifyThemselves(t *testing.T) {
 	if got, err := b.verify(ctx, tok, users); err != nil || got != id {
 		t.Fatalf("another signer with the key: %+v, %v", got, err)
 	}
-	if _, err := newTokenSigner([]byte("another key of the same length."), time.Hour, clock).verify(ctx, tok, users); !errors.Is(err, errUnauthorized) {
+	if _, err := newTokenSigner([]byte("another key of the same length."), time.Hour, clock).verify(ctx, tok, users); !errors.Is(err, ErrUnauthorized) {
 		t.Errorf("another key accepted the token: %v", err)
 	}
-	if _, err := newTokenSigner(nil, time.Hour, clock).verify(ctx, tok, users); !errors.Is(err, errUnauthorized) {
+	if _, err := newTokenSigner(nil, time.Hour, clock).verify(ctx, tok, users); !errors.Is(err, ErrUnauthorized) {
 		t.Errorf("a random key accepted the token: %v", err)
 	}
 
@@ -63,18 +63,18 @@ func TestTokensVerifyThemselves(t *testing.T) {
 		for _, bit := range []byte{1, 0x80} {
 			bad := append([]byte(nil), raw...)
 			bad[i] ^= bit
-			if got, err := a.verify(ctx, tokenPrefix+base64.RawURLEncoding.EncodeToString(bad), users); !errors.Is(err, errUnauthorized) {
+			if got, err := a.verify(ctx, tokenPrefix+base64.RawURLEncoding.EncodeToString(bad), users); !errors.Is(err, ErrUnauthorized) {
 				t.Fatalf("byte %d changed (^%#x): accepted as %+v, %v", i, bit, got, err)
 			}
 		}
 	}
 	for n := range len(tok) {
-		if _, err := a.verify(ctx, tok[:n], users); !errors.Is(err, errUnauthorized) {
+		if _, err := a.verify(ctx, tok[:n], users); !errors.Is(err, ErrUnauthorized) {
 			t.Fatalf("token cut to %d characters: %v", n, err)
 		}
 	}
 	for _, bad := range []string{tok + "A", tok + "=", " " + tok, strings.ToLower(tok), "AUTH_tk" + strings.Repeat("A", 300), "AUTH_tk0123456789abcdef0123456789abcdef"} {
-		if _, err := a.verify(ctx, bad, users); !errors.Is(err, errUnauthorized) {
+		if _, err := a.verify(ctx, bad, users); !errors.Is(err, ErrUnauthorized) {
 			t.Errorf("%.60q…: %v", bad, err)
 		}
 	}
@@ -85,7 +85,7 @@ func TestTokensVerifyThemselves(t *testing.T) {
 		t.Errorf("just before expiry: %v", err)
 	}
 	now = exp
-	if _, err := a.verify(ctx, tok, users); !errors.Is(err, errUnauthorized) {
+	if _, err := a.verify(ctx, tok, users); !errors.Is(err, ErrUnauthorized) {
 		t.Errorf("expired token: %v", err)
 	}
 	now = time.Unix(1_800_000_000, 0)
@@ -94,11 +94,11 @@ func TestTokensVerifyThemselves(t *testing.T) {
 	id, fp, _ = users.SwiftKeyFingerprint(ctx, "acme", "bob")
 	bobs, _, _ := a.issue(id, fp)
 	users["acme:bob"] = "k2-rotated"
-	if _, err := a.verify(ctx, bobs, users); !errors.Is(err, errUnauthorized) {
+	if _, err := a.verify(ctx, bobs, users); !errors.Is(err, ErrUnauthorized) {
 		t.Errorf("token after its key was rotated: %v", err)
 	}
 	delete(users, "acme:bob")
-	if _, err := a.verify(ctx, bobs, users); !errors.Is(err, errUnauthorized) {
+	if _, err := a.verify(ctx, bobs, users); !errors.Is(err, ErrUnauthorized) {
 		t.Errorf("token of a deleted user: %v", err)
 	}
 	users["acme:bob"] = "k2"
@@ -107,7 +107,7 @@ func TestTokensVerifyThemselves(t *testing.T) {
 	}
 	promoted := Identity{Account: "acme", User: "bob", Admin: true}
 	forged, _, _ := a.issue(promoted, fp)
-	if _, err := a.verify(ctx, forged, users); !errors.Is(err, errUnauthorized) {
+	if _, err := a.verify(ctx, forged, users); !errors.Is(err, ErrUnauthorized) {
 		t.Errorf("a token whose rights differ from the user's: %v", err)
 	}
 
@@ -136,7 +136,7 @@ func TestTokenVerifyPassesStoreErrors(t *testing.T) {
 	tok, _, _ := s.issue(id, fp)
 	down := errors.New("tenant store unreachable")
 	_, err := s.verify(context.Background(), tok, failingAuth{down})
-	if !errors.Is(err, down) || errors.Is(err, errUnauthorized) {
+	if !errors.Is(err, down) || errors.Is(err, ErrUnauthorized) {
 		t.Errorf("verify with a failing store: %v", err)
 	}
 }

@@ -14,13 +14,13 @@ import (
 )
 
 func TestParsePath(t *testing.T) {
-	for path, want := range map[string]*target{
-		"/v1/AUTH_a":         {account: "AUTH_a"},
-		"/v1/AUTH_a/":        {account: "AUTH_a"},
-		"/v1/AUTH_a/c":       {account: "AUTH_a", container: "c"},
-		"/v1/AUTH_a/c/":      {account: "AUTH_a", container: "c"},
-		"/v1/AUTH_a/c/o":     {account: "AUTH_a", container: "c", object: "o"},
-		"/v1/AUTH_a/c/a//b/": {account: "AUTH_a", container: "c", object: "a//b/"},
+	for path, want := range map[string]*Target{
+		"/v1/AUTH_a":         {Account: "AUTH_a"},
+		"/v1/AUTH_a/":        {Account: "AUTH_a"},
+		"/v1/AUTH_a/c":       {Account: "AUTH_a", Container: "c"},
+		"/v1/AUTH_a/c/":      {Account: "AUTH_a", Container: "c"},
+		"/v1/AUTH_a/c/o":     {Account: "AUTH_a", Container: "c", Object: "o"},
+		"/v1/AUTH_a/c/a//b/": {Account: "AUTH_a", Container: "c", Object: "a//b/"},
 		"/v1/":               nil,
 		"/v1//c/o":           nil,
 		"/v2/AUTH_a":         nil,
@@ -55,25 +55,25 @@ func TestCheckConditions(t *testing.T) {
 		for k, v := range h {
 			r.Header.Set(k, v)
 		}
-		return checkConditions(r, "abc", lm)
+		return CheckConditions(r, "abc", lm)
 	}
 	for _, tc := range []struct {
 		h      map[string]string
 		method string
-		want   *swiftError
+		want   *Error
 	}{
 		{map[string]string{"If-Match": `"abc"`}, "GET", nil},
 		{map[string]string{"If-Match": "x, abc"}, "GET", nil},
-		{map[string]string{"If-Match": "x"}, "GET", errPreconditionFailed},
-		{map[string]string{"If-None-Match": "abc"}, "GET", errNotModified},
-		{map[string]string{"If-None-Match": "abc"}, "COPY", errPreconditionFailed},
-		{map[string]string{"If-Modified-Since": lm.Format(http.TimeFormat)}, "GET", errNotModified},
+		{map[string]string{"If-Match": "x"}, "GET", ErrPreconditionFailed},
+		{map[string]string{"If-None-Match": "abc"}, "GET", ErrNotModified},
+		{map[string]string{"If-None-Match": "abc"}, "COPY", ErrPreconditionFailed},
+		{map[string]string{"If-Modified-Since": lm.Format(http.TimeFormat)}, "GET", ErrNotModified},
 		{map[string]string{"If-Modified-Since": lm.Add(-time.Second).Format(http.TimeFormat)}, "GET", nil},
-		{map[string]string{"If-Unmodified-Since": lm.Add(-time.Second).Format(http.TimeFormat)}, "GET", errPreconditionFailed},
+		{map[string]string{"If-Unmodified-Since": lm.Add(-time.Second).Format(http.TimeFormat)}, "GET", ErrPreconditionFailed},
 		{map[string]string{"If-Unmodified-Since": "garbage"}, "GET", nil},
 		// Each condition counts on its own, as in Swift (RFC 9110 would let the first decide).
-		{map[string]string{"If-Match": "abc", "If-Unmodified-Since": lm.Add(-time.Hour).Format(http.TimeFormat)}, "GET", errPreconditionFailed},
-		{map[string]string{"If-None-Match": "x", "If-Modified-Since": lm.Add(time.Hour).Format(http.TimeFormat)}, "GET", errNotModified},
+		{map[string]string{"If-Match": "abc", "If-Unmodified-Since": lm.Add(-time.Hour).Format(http.TimeFormat)}, "GET", ErrPreconditionFailed},
+		{map[string]string{"If-None-Match": "x", "If-Modified-Since": lm.Add(time.Hour).Format(http.TimeFormat)}, "GET", ErrNotModified},
 	} {
 		err := get(tc.h, tc.method)
 		if tc.want == nil && err != nil || tc.want != nil && err != tc.want {
@@ -100,10 +100,10 @@ func TestSwiftTimestamps(t *testing.T) {
 
 func TestErrorTable(t *testing.T) {
 	for err, status := range map[error]int{meta.ErrNotFound: 404, meta.ErrNotEmpty: 409, meta.ErrInvalidRange: 416,
-		meta.ErrIncompleteBody: 499, meta.ErrUnavailable: 503, meta.ErrInsufficientStorage: 507, errUnprocessable: 422,
+		meta.ErrIncompleteBody: 499, meta.ErrUnavailable: 503, meta.ErrInsufficientStorage: 507, ErrUnprocessable: 422,
 		&http.MaxBytesError{Limit: 1}: 413, http.ErrBodyNotAllowed: 500,
-		fmt.Errorf("engine: reading body: %w", httpwire.ErrBodyTimeout): 408, errOverloaded: 503} {
-		if got := toSwiftError(err).status; got != status {
+		fmt.Errorf("engine: reading body: %w", httpwire.ErrBodyTimeout): 408, ErrOverloaded: 503} {
+		if got := ToError(err).Status; got != status {
 			t.Errorf("%v → %d, want %d", err, got, status)
 		}
 	}
@@ -117,7 +117,7 @@ func FuzzParsePath(f *testing.F) {
 		if !ok {
 			return
 		}
-		if tg.account == "" || strings.Contains(tg.account, "/") || strings.Contains(tg.container, "/") || tg.container == "" && tg.object != "" {
+		if tg.Account == "" || strings.Contains(tg.Account, "/") || strings.Contains(tg.Container, "/") || tg.Container == "" && tg.Object != "" {
 			t.Fatalf("%q → %+v", p, tg)
 		}
 	})

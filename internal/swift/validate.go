@@ -12,24 +12,24 @@ import (
 
 // checkRequest applies the checks every /v1 request gets: header sizes and the names in its
 // path.
-func checkRequest(r *http.Request, rq *request) error {
+func CheckRequest(r *http.Request, rq *Request) error {
 	for k, vs := range r.Header {
 		for _, v := range vs {
 			if len(v) > swiftwire.MaxHeaderSize {
-				return errBadRequest.withText("Header value too long: %s", swiftwire.Truncate(k, swiftwire.MaxMetaNameLength))
+				return ErrBadRequest.WithText("Header value too long: %s", swiftwire.Truncate(k, swiftwire.MaxMetaNameLength))
 			}
 		}
 	}
-	if len(rq.account) > swiftwire.MaxAccountNameLength {
-		return errBadRequest.withText("Account name length of %d longer than %d", len(rq.account), swiftwire.MaxAccountNameLength).asHTML()
+	if len(rq.Account) > swiftwire.MaxAccountNameLength {
+		return ErrBadRequest.WithText("Account name length of %d longer than %d", len(rq.Account), swiftwire.MaxAccountNameLength).AsHTML()
 	}
-	if rq.container != "" {
-		if err := swiftwire.CheckContainerName(rq.container); err != nil {
+	if rq.Container != "" {
+		if err := swiftwire.CheckContainerName(rq.Container); err != nil {
 			return err
 		}
 	}
-	if rq.object != "" {
-		if err := swiftwire.CheckObjectName(rq.object); err != nil {
+	if rq.Object != "" {
+		if err := swiftwire.CheckObjectName(rq.Object); err != nil {
 			return err
 		}
 	}
@@ -37,28 +37,28 @@ func checkRequest(r *http.Request, rq *request) error {
 }
 
 // sysDeleteAt is the SysMeta key of an object's expiry (Unix seconds), X-Delete-At.
-const sysDeleteAt = meta.SysDeleteAt
+const SysDeleteAt = meta.SysDeleteAt
 
 // deleteAt returns an object's expiry (0: none).
-func deleteAt(obj *meta.Object) int64 {
-	n, _ := strconv.ParseInt(obj.SysMeta[sysDeleteAt], 10, 64)
+func DeleteAt(obj *meta.Object) int64 {
+	n, _ := strconv.ParseInt(obj.SysMeta[SysDeleteAt], 10, 64)
 	return n
 }
 
 // queueExpiry records an object's expiry in the proxy's expiry queue before the write that
 // sets it, so that an acknowledged expiry is always carried out by the expirer.
-func (h *Handler) queueExpiry(ctx context.Context, name meta.ObjectName, sys map[string]string) error {
-	at, _ := strconv.ParseInt(sys[sysDeleteAt], 10, 64)
+func (h *Handler) QueueExpiry(ctx context.Context, name meta.ObjectName, sys map[string]string) error {
+	at, _ := strconv.ParseInt(sys[SysDeleteAt], 10, 64)
 	if at <= 0 {
 		return nil
 	}
-	return h.proxy.QueueExpiry(ctx, name, at)
+	return h.Proxy.QueueExpiry(ctx, name, at)
 }
 
 // expired reports whether an object's X-Delete-At has passed: Swift answers 404 for it even
 // before the expirer removes it.
-func expired(obj *meta.Object, now time.Time) bool {
-	at := deleteAt(obj)
+func Expired(obj *meta.Object, now time.Time) bool {
+	at := DeleteAt(obj)
 	return at > 0 && now.Unix() >= at
 }
 
@@ -98,9 +98,9 @@ func objectMetaFromRequest(hdr http.Header, objectName string, now time.Time) (m
 		return obj, err
 	}
 	if at > 0 {
-		obj.SysMeta = map[string]string{sysDeleteAt: strconv.FormatInt(at, 10)}
+		obj.SysMeta = map[string]string{SysDeleteAt: strconv.FormatInt(at, 10)}
 	}
-	if err := readDLOHeader(hdr, &obj); err != nil {
+	if err := ReadDLOHeader(hdr, &obj); err != nil {
 		return obj, err
 	}
 	return obj, nil

@@ -38,7 +38,7 @@ const deleteMarkerType = "application/x-deleted;swift_versions_deleted=1"
 // as Swift's versioned_writes middleware does: one of the two locations at a time (an empty
 // one is ignored beside the other), an empty value or X-Remove-Versions-Location /
 // X-Remove-History-Location clears the setting, and setting a location wins over removing it.
-func readVersioningSettings(hdr http.Header, changes map[string]string) error {
+func ReadVersioningSettings(hdr http.Header, changes map[string]string) error {
 	vals := map[string]string{}
 	for _, k := range []string{"X-Versions-Location", "X-History-Location"} {
 		if v, ok := hdr[k]; ok {
@@ -52,7 +52,7 @@ func readVersioningSettings(hdr http.Header, changes map[string]string) error {
 		case hist == "":
 			hasHist = false
 		case vers != "":
-			return errBadRequest.withText("Only one of X-Versions-Location or X-History-Location may be specified")
+			return ErrBadRequest.WithText("Only one of X-Versions-Location or X-History-Location may be specified")
 		default:
 			hasVers = false
 		}
@@ -82,7 +82,7 @@ func readVersioningSettings(hdr http.Header, changes map[string]string) error {
 func versionsContainer(loc string) (string, error) {
 	name, _, _ := strings.Cut(httpwire.UnescapeLenient(loc), "/")
 	if name == "" {
-		return "", errPreconditionFailed.withText("Container name cannot be empty")
+		return "", ErrPreconditionFailed.WithText("Container name cannot be empty")
 	}
 	if err := swiftwire.CheckContainerName(name); err != nil {
 		return "", err
@@ -91,7 +91,7 @@ func versionsContainer(loc string) (string, error) {
 }
 
 // writeVersioningHeaders shows a container's versioning setting under the header it was set with.
-func writeVersioningHeaders(hdr http.Header, c meta.Container) {
+func WriteVersioningHeaders(hdr http.Header, c meta.Container) {
 	loc := c.Meta[metaVersionsLocation]
 	if loc == "" {
 		return
@@ -109,8 +109,8 @@ type versioning struct {
 	history bool
 }
 
-func (h *Handler) containerVersioning(ctx context.Context, account, container string) (versioning, error) {
-	c, err := h.headContainer(ctx, account, container)
+func (h *Handler) ContainerVersioning(ctx context.Context, account, container string) (versioning, error) {
+	c, err := h.HeadContainer(ctx, account, container)
 	if errors.Is(err, meta.ErrNotFound) {
 		return versioning{}, nil // the write itself will say so
 	}
@@ -135,8 +135,8 @@ func versionsPrefix(object string) string {
 
 // archiveBeforeWrite copies the object about to be overwritten at name into its container's
 // archive, if the container keeps versions and the object exists.
-func (h *Handler) archiveBeforeWrite(ctx context.Context, name meta.ObjectName) error {
-	v, err := h.containerVersioning(ctx, name.Account, name.Container)
+func (h *Handler) ArchiveBeforeWrite(ctx context.Context, name meta.ObjectName) error {
+	v, err := h.ContainerVersioning(ctx, name.Account, name.Container)
 	if err != nil || v.archive == "" {
 		return err
 	}
@@ -147,14 +147,14 @@ func (h *Handler) archiveBeforeWrite(ctx context.Context, name meta.ObjectName) 
 // archiveCurrent copies the current object at name into the archive under its timestamp.
 // archived is false when there is no current object.
 func (h *Handler) archiveCurrent(ctx context.Context, name meta.ObjectName, v versioning) (archived bool, err error) {
-	cur, err := h.proxy.HeadObject(ctx, name)
+	cur, err := h.Proxy.HeadObject(ctx, name)
 	if errors.Is(err, meta.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("versioning %q: %w", name.Object, err)
 	}
-	if expired(&cur, h.cfg.Now()) {
+	if Expired(&cur, h.Now()) {
 		return false, nil
 	}
 	dst := meta.ObjectName{Account: name.Account, Container: v.archive, Object: versionsPrefix(name.Object) + swiftwire.Timestamp(cur.Timestamp)}
@@ -168,10 +168,10 @@ func (h *Handler) archiveCurrent(ctx context.Context, name meta.ObjectName, v ve
 // (versions.CopyAsStored: a static large object stays a manifest of the same segments, a
 // dynamic one keeps its X-Object-Manifest), its expiry queued for the copy.
 func (h *Handler) copyAsStored(ctx context.Context, src meta.ObjectName, obj meta.Object, dst meta.ObjectName) error {
-	if err := h.queueExpiry(ctx, dst, obj.SysMeta); err != nil {
+	if err := h.QueueExpiry(ctx, dst, obj.SysMeta); err != nil {
 		return err
 	}
-	if err := versions.CopyAsStored(ctx, h.proxy, src, obj, dst, proxy.PutOptions{}); err != nil {
+	if err := versions.CopyAsStored(ctx, h.Proxy, src, obj, dst, proxy.PutOptions{}); err != nil {
 		return versioningError(err)
 	}
 	return nil
@@ -181,20 +181,20 @@ func (h *Handler) copyAsStored(ctx context.Context, src meta.ObjectName, obj met
 // container is the client's mistake (412), anything else leaves the write undone (503).
 func versioningError(err error) error {
 	if errors.Is(err, meta.ErrNotFound) { // meta.ErrNoContainer included
-		return fmt.Errorf("%w: %w", errPreconditionFailed, err)
+		return fmt.Errorf("%w: %w", ErrPreconditionFailed, err)
 	}
-	return fmt.Errorf("%w: %w", errUnavailable, err)
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
 
 // deleteVersioned serves a DELETE in a container that keeps versions. done is false when the
 // plain delete should go on (stack mode with nothing archived, or after history mode's copy).
-func (h *Handler) deleteVersioned(ctx context.Context, name meta.ObjectName, v versioning) (done bool, err error) {
+func (h *Handler) DeleteVersioned(ctx context.Context, name meta.ObjectName, v versioning) (done bool, err error) {
 	if v.history {
 		if _, err := h.archiveCurrent(ctx, name, v); err != nil {
 			return false, err
 		}
 		marker := meta.ObjectName{Account: name.Account, Container: v.archive, Object: versionsPrefix(name.Object) + swiftwire.Timestamp(meta.Now())}
-		if _, err := h.proxy.PutObject(ctx, marker, meta.Object{ContentType: deleteMarkerType}, strings.NewReader(""), proxy.PutOptions{}); err != nil {
+		if _, err := h.Proxy.PutObject(ctx, marker, meta.Object{ContentType: deleteMarkerType}, strings.NewReader(""), proxy.PutOptions{}); err != nil {
 			return false, versioningError(fmt.Errorf("versioning: delete marker: %w", err))
 		}
 		return false, nil
@@ -207,7 +207,7 @@ func (h *Handler) deleteVersioned(ctx context.Context, name meta.ObjectName, v v
 		// The newest entry records a delete: the current object, if there is one, was written
 		// since and goes as a plain delete; otherwise the version before the marker comes back
 		// and the marker goes.
-		if _, err := h.proxy.HeadObject(ctx, name); !errors.Is(err, meta.ErrNotFound) {
+		if _, err := h.Proxy.HeadObject(ctx, name); !errors.Is(err, meta.ErrNotFound) {
 			return false, err
 		}
 		for _, e := range versions[1:] {
@@ -239,7 +239,7 @@ func (h *Handler) deleteVersioned(ctx context.Context, name meta.ObjectName, v v
 // archivedVersions lists an object's newest archived versions, newest first. One page is
 // enough: a DELETE uses the newest version, or the versions back to the newest delete marker.
 func (h *Handler) archivedVersions(ctx context.Context, name meta.ObjectName, v versioning) ([]meta.ListEntry, error) {
-	page, err := h.proxy.ListObjects(ctx, name.Account, v.archive, meta.ListOptions{Prefix: versionsPrefix(name.Object), Reverse: true, Limit: 1000})
+	page, err := h.Proxy.ListObjects(ctx, name.Account, v.archive, meta.ListOptions{Prefix: versionsPrefix(name.Object), Reverse: true, Limit: 1000})
 	if errors.Is(err, meta.ErrNotFound) {
 		return nil, nil
 	}
@@ -253,7 +253,7 @@ func (h *Handler) archivedVersions(ctx context.Context, name meta.ObjectName, v 
 // archive. restored is false when the version vanished meanwhile.
 func (h *Handler) restoreVersion(ctx context.Context, name meta.ObjectName, v versioning, archived string) (restored bool, err error) {
 	src := meta.ObjectName{Account: name.Account, Container: v.archive, Object: archived}
-	obj, err := h.proxy.HeadObject(ctx, src)
+	obj, err := h.Proxy.HeadObject(ctx, src)
 	if errors.Is(err, meta.ErrNotFound) {
 		return false, nil
 	}
@@ -267,7 +267,7 @@ func (h *Handler) restoreVersion(ctx context.Context, name meta.ObjectName, v ve
 }
 
 func (h *Handler) deleteArchived(ctx context.Context, account, archive, object string) error {
-	err := h.proxy.DeleteObject(ctx, meta.ObjectName{Account: account, Container: archive, Object: object})
+	err := h.Proxy.DeleteObject(ctx, meta.ObjectName{Account: account, Container: archive, Object: object})
 	if err != nil && !errors.Is(err, meta.ErrNotFound) {
 		return versioningError(fmt.Errorf("versioning: delete %s/%s: %w", archive, object, err))
 	}
