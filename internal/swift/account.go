@@ -2,7 +2,6 @@ package swift
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -12,21 +11,7 @@ import (
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
-// AccountStore keeps the metadata of accounts, which Cairn's tenant store holds (the listing
-// index has usage, not settings). Keys are the front end's own: user metadata under
-// accountMetaPrefix, settings (such as ACLs) under other prefixes.
-type AccountStore interface {
-	// AccountMetadata returns an account's metadata; the map is the caller's.
-	AccountMetadata(ctx context.Context, account string) (map[string]string, error)
-	// UpdateAccountMetadata sets each entry durably (an empty value removes the key) and
-	// returns the metadata as changed.
-	UpdateAccountMetadata(ctx context.Context, account string, changes map[string]string) (map[string]string, error)
-}
-
-// ErrNoAccount is what an AccountStore returns (wrapped) for an account that does not exist.
-var ErrNoAccount = errors.New("swift: no such account")
-
-// accountMetaPrefix keeps user metadata (X-Account-Meta-*, lower-cased names) apart from the
+// AccountMetaPrefix keeps user metadata (X-Account-Meta-*, lower-cased names) apart from the
 // settings the front end keeps in an account's metadata.
 const AccountMetaPrefix = "meta-"
 

@@ -16,7 +16,7 @@ import (
 // settings) and read the account; "read-only" lets it read everything (GET and HEAD). They are
 // Swift's: S3 requests do not consult them.
 
-// accountACLKey is where an account's ACL is kept in its metadata (JSON, as set).
+// AccountACLKey is where an account's ACL is kept in its metadata (JSON, as set).
 const AccountACLKey = "sys:account-acl"
 
 // accountRole is what the account's ACL gives the caller.
@@ -43,7 +43,7 @@ func (h *Handler) accountRole(ctx context.Context, rq *Request, account string) 
 	return swiftwire.RoleNone
 }
 
-// isOwner reports whether the caller administers the account: by its user flag, as the root,
+// IsOwner reports whether the caller administers the account: by its user flag, as the root,
 // or through the account's ACL.
 func (h *Handler) IsOwner(ctx context.Context, rq *Request, account string) bool {
 	return rq.OwnerAdmin(account) || h.accountRole(ctx, rq, account) == swiftwire.RoleAdmin

@@ -11,13 +11,6 @@ import (
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
-// Identity is whom a set of credentials belongs to.
-type Identity struct {
-	Account, User string
-	// Admin: the user administers its account. Root: the operator, who may act on any account.
-	Admin, Root bool
-}
-
 // Authenticator checks v1 credentials (account:user and key) against Cairn's tenant store.
 type Authenticator interface {
 	// AuthenticateSwift returns whom the credentials belong to; an error wrapping

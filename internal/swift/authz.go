@@ -27,12 +27,12 @@ func (rq *Request) who() access.Identity {
 	return access.Identity{Account: rq.ID.Account, User: rq.ID.User, Admin: rq.ID.Admin, Root: rq.ID.Root}
 }
 
-// ownerAdmin reports whether the caller administers the account (or is the root).
+// OwnerAdmin reports whether the caller administers the account (or is the root).
 func (rq *Request) OwnerAdmin(account string) bool {
 	return !rq.Anonymous && (rq.ID.Root || rq.ID.Admin && rq.ID.Account == account)
 }
 
-// refused is the error for a denied request.
+// Refused is the error for a denied request.
 func (rq *Request) Refused(what string) error {
 	if rq.Anonymous || rq.TempURL != nil {
 		return fmt.Errorf("anonymous %s: %w", what, ErrUnauthorized)
@@ -40,7 +40,7 @@ func (rq *Request) Refused(what string) error {
 	return fmt.Errorf("%s:%s may not %s: %w", rq.ID.Account, rq.ID.User, what, ErrForbidden)
 }
 
-// requireAdmin allows only the account's administrators.
+// RequireAdmin allows only the account's administrators.
 func (rq *Request) RequireAdmin(account, what string) error {
 	if rq.OwnerAdmin(account) {
 		return nil
@@ -61,7 +61,7 @@ func (h *Handler) containerState(ctx context.Context, account, container string)
 	return access.StateFromMeta(container, c.Meta), nil
 }
 
-// allow decides one action on an object (or, with object "", on a container) of account.
+// Allow decides one action on an object (or, with object "", on a container) of account.
 func (h *Handler) Allow(ctx context.Context, r *http.Request, rq *Request, account, container, object string, a access.Action) error {
 	if rq.OwnerAdmin(account) || rq.TempURL.Covers(account, container) {
 		return nil // skip reading the state: rule 1 and 3 decide before any grant is read
@@ -117,7 +117,7 @@ func (h *Handler) Allow(ctx context.Context, r *http.Request, rq *Request, accou
 	return nil
 }
 
-// checkAccess decides a routed operation on the request's own path. Copies decide their other
+// CheckAccess decides a routed operation on the request's own path. Copies decide their other
 // side where they parse it (copy.go); bulk requests decide each item.
 func (h *Handler) CheckAccess(r *http.Request, rq *Request) error {
 	ctx := r.Context()
@@ -168,7 +168,7 @@ var privilegedContainerHeaders = []string{"X-Container-Read", "X-Container-Write
 	"X-Container-Sync-To", "X-Container-Sync-Key", "X-Container-Meta-Temp-Url-Key", "X-Container-Meta-Temp-Url-Key-2",
 	"X-Remove-Container-Meta-Temp-Url-Key", "X-Remove-Container-Meta-Temp-Url-Key-2"}
 
-// readContainerACLs reads X-Container-Read / X-Container-Write (and X-Remove-...) of a
+// ReadContainerACLs reads X-Container-Read / X-Container-Write (and X-Remove-...) of a
 // container PUT or POST into changes, validated and in their cleaned form.
 func ReadContainerACLs(hdr http.Header, changes map[string]string) error {
 	for _, a := range []struct {
@@ -192,7 +192,7 @@ func ReadContainerACLs(hdr http.Header, changes map[string]string) error {
 	return nil
 }
 
-// claimIfShared claims the container's name in the shared bucket-name index when its new ACLs
+// ClaimIfShared claims the container's name in the shared bucket-name index when its new ACLs
 // let in someone outside its account, so that they can address it through S3 too (S3 names a
 // bucket without its account; see internal/s3/registry.go). A name another account already
 // shares is left to it: the ACL still works through Swift, whose URLs name the account.
@@ -213,7 +213,7 @@ func (h *Handler) ClaimIfShared(ctx context.Context, rq *Request, changes map[st
 	}
 }
 
-// writeContainerACLs shows a container's ACLs to those who may change them, as Swift does.
+// WriteContainerACLs shows a container's ACLs to those who may change them, as Swift does.
 func WriteContainerACLs(hdr http.Header, m map[string]string) {
 	if v := m[access.MetaSwiftRead]; v != "" {
 		hdr.Set("X-Container-Read", v)

@@ -23,7 +23,7 @@ const (
 	maxBulkLine = 3 * (swiftwire.MaxContainerNameLength + swiftwire.MaxObjectNameLength + 2)
 )
 
-// bulkResult is the outcome of a bulk delete (or of an SLO delete, which answers alike).
+// BulkResult is the outcome of a bulk delete (or of an SLO delete, which answers alike).
 type BulkResult struct {
 	deleted, notFound int
 	failed            [][2]string // path, status line
@@ -31,7 +31,7 @@ type BulkResult struct {
 	body              string      // Response Body: why the whole request stopped
 }
 
-// write answers the result in the bulk middleware's format.
+// Answer answers the result in the bulk middleware's format.
 func (b *BulkResult) Answer(w http.ResponseWriter, r *http.Request) {
 	status := b.status
 	if status == "" {
@@ -59,7 +59,7 @@ func writeBulkAnswer(w http.ResponseWriter, r *http.Request, root string, fields
 	}
 }
 
-// record counts the outcome of one delete.
+// Record counts the outcome of one delete.
 func (b *BulkResult) Record(path string, err error) {
 	switch {
 	case err == nil:
@@ -71,7 +71,7 @@ func (b *BulkResult) Record(path string, err error) {
 	}
 }
 
-// bulkDelete serves POST (or DELETE) /v1/<account>?bulk-delete: the body lists one URL-encoded
+// BulkDelete serves POST (or DELETE) /v1/<account>?bulk-delete: the body lists one URL-encoded
 // /container/object or /container per line; objects are deleted, containers only when empty.
 func (h *Handler) BulkDelete(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()

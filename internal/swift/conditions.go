@@ -11,7 +11,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
-// checkConditions applies If-Match, If-None-Match, If-Unmodified-Since and If-Modified-Since
+// CheckConditions applies If-Match, If-None-Match, If-Unmodified-Since and If-Modified-Since
 // the way Swift's swob does: each is checked on its own, in that order (RFC 9110 would let an
 // If-None-Match silence If-Modified-Since; Swift does not, and clients of Swift expect its
 // answers). A failed If-Match or If-Unmodified-Since is 412; a matching If-None-Match or an
@@ -39,7 +39,7 @@ func CheckConditions(r *http.Request, etag string, lm time.Time) error {
 	return nil
 }
 
-// putIfNoneMatch applies a PUT's If-None-Match: Swift supports only "*" (store only if no
+// PutIfNoneMatch applies a PUT's If-None-Match: Swift supports only "*" (store only if no
 // object of that name exists; 412 otherwise) and refuses other values (400). An existing object
 // is refused at once, before the body is read, as Swift's object servers refuse it when the PUT
 // arrives; the condition it returns is evaluated again in the commit, so that of two racing

@@ -14,7 +14,7 @@ import (
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
-// containerMetaPrefix keeps user metadata (X-Container-Meta-*) apart from the settings Cairn
+// ContainerMetaPrefix keeps user metadata (X-Container-Meta-*) apart from the settings Cairn
 // may keep in meta.Container.Meta (ACLs, quotas, policies).
 const ContainerMetaPrefix = "meta-"
 

@@ -245,24 +245,3 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *Request
 	WriteStatus(w, r, http.StatusCreated)
 	return nil
 }
-
-func CloneMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-func Overlay(dst, src map[string]string) map[string]string {
-	for k, v := range src {
-		if dst == nil {
-			dst = map[string]string{}
-		}
-		dst[k] = v
-	}
-	return dst
-}

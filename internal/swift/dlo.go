@@ -23,18 +23,11 @@ import (
 // segments are listed and read with the caller's permissions, as Swift's subrequests are.
 // ?multipart-manifest=get reads the manifest object itself.
 
-// sysDLO is the SysMeta key of a DLO's "container/prefix"; sysDLORaw keeps X-Object-Manifest
-// as sent, when that differs (URL-quoted), since Swift answers the header as it was sent.
-const (
-	SysDLO    = "dlo-manifest"
-	SysDLORaw = "dlo-manifest-raw"
-)
-
 // maxDLOSegments bounds the segments one read lists (Swift reads one listing page of 10000 and
 // then pages on; this keeps a read's listing work bounded).
 const maxDLOSegments = 100 * swiftwire.ListingLimit
 
-// readDLOHeader reads a PUT's or POST's X-Object-Manifest into the object's SysMeta ("" on a
+// ReadDLOHeader reads a PUT's or POST's X-Object-Manifest into the object's SysMeta ("" on a
 // POST without it clears it, as Swift's POST replaces the object's metadata).
 func ReadDLOHeader(hdr http.Header, obj *meta.Object) error {
 	v, ok := hdr["X-Object-Manifest"]
@@ -55,9 +48,7 @@ func ReadDLOHeader(hdr http.Header, obj *meta.Object) error {
 	return nil
 }
 
-func IsDLO(obj *meta.Object) bool { return obj.SysMeta[SysDLO] != "" && !obj.IsManifest() }
-
-// dloSegments lists a DLO's segments, checking that the caller may list and read them.
+// DloSegments lists a DLO's segments, checking that the caller may list and read them.
 func (h *Handler) DloSegments(r *http.Request, rq *Request, account, manifest string) ([]meta.Segment, string, error) {
 	ctx := r.Context()
 	container, prefix, _ := strings.Cut(manifest, "/")
@@ -102,7 +93,7 @@ func (h *Handler) DloSegments(r *http.Request, rq *Request, account, manifest st
 	return segs, `"` + hex.EncodeToString(sum.Sum(nil)) + `"`, nil
 }
 
-// serveDLO answers a GET or HEAD of a DLO manifest obj (rng: the one range asked, or nil).
+// ServeDLO answers a GET or HEAD of a DLO manifest obj (rng: the one range asked, or nil).
 func (h *Handler) ServeDLO(w http.ResponseWriter, r *http.Request, rq *Request, obj *meta.Object, rng *meta.Range) error {
 	segs, etag, err := h.DloSegments(r, rq, rq.Tenant, obj.SysMeta[SysDLO])
 	if err != nil {
@@ -144,7 +135,7 @@ func (h *Handler) ServeDLO(w http.ResponseWriter, r *http.Request, rq *Request, 
 	return nil
 }
 
-// dloHeader is a DLO's X-Object-Manifest as answered: as it was sent.
+// DloHeader is a DLO's X-Object-Manifest as answered: as it was sent.
 func DloHeader(obj *meta.Object) string {
 	if raw := obj.SysMeta[SysDLORaw]; raw != "" {
 		return raw

@@ -13,7 +13,7 @@ import (
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
-// swiftError is an error as Swift puts it on the wire: a status and a body. Swift answers most
+// Error is an error as Swift puts it on the wire: a status and a body. Swift answers most
 // errors with a small HTML page (from its swob response classes) and the errors its constraint
 // checks raise with one plain-text line; both kinds live in this one table so that every answer
 // of the front end has the wording clients and people know from Swift.
@@ -39,13 +39,13 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Status == e.Status
 }
 
-// withText returns the same status with a plain-text body, as Swift's constraint checks answer
+// WithText returns the same status with a plain-text body, as Swift's constraint checks answer
 // ("Metadata name too long: ...").
 func (e *Error) WithText(format string, args ...any) *Error {
 	return &Error{Status: e.Status, Body: fmt.Sprintf(format, args...), ContentType: ContentTypePlain}
 }
 
-// statusLine is the status as Swift's bulk answers name it ("404 Not Found").
+// StatusLine is the status as Swift's bulk answers name it ("404 Not Found").
 func (e *Error) StatusLine() string {
 	if e.Status == 499 {
 		return "499 Client Disconnect"
@@ -53,7 +53,7 @@ func (e *Error) StatusLine() string {
 	return strconv.Itoa(e.Status) + " " + http.StatusText(e.Status)
 }
 
-// asHTML labels a plain-text body as HTML, as Swift does for the texts its middlewares pass to
+// AsHTML labels a plain-text body as HTML, as Swift does for the texts its middlewares pass to
 // an HTTPException (copy's "Destination header required", for example).
 func (e *Error) AsHTML() *Error {
 	return &Error{Status: e.Status, Body: e.Body, ContentType: ContentTypeHTML}
@@ -82,16 +82,16 @@ var (
 	errInternal            = htmlError(http.StatusInternalServerError, "Internal Error", "The server has either erred or is incapable of performing the requested operation.")
 	ErrNotImplemented      = htmlError(http.StatusNotImplemented, "Not Implemented", "The server has no support for this request.")
 	ErrUnavailable         = htmlError(http.StatusServiceUnavailable, "Service Unavailable", "The server is currently unavailable. Please try again at a later time.")
-	// errOverloaded is errUnavailable for a request the server will not serve now, because too
+	// ErrOverloaded is errUnavailable for a request the server will not serve now, because too
 	// many are in flight (ServeOverloaded): shedding load, not a failure to log.
 	ErrOverloaded          = htmlError(http.StatusServiceUnavailable, "Service Unavailable", "The server is currently unavailable. Please try again at a later time.")
 	errInsufficientStorage = htmlError(http.StatusInsufficientStorage, "Insufficient Storage", "There was not enough space to save the resource. Drive: unknown")
 
-	// errNotModified carries no body (a 304 never has one).
+	// ErrNotModified carries no body (a 304 never has one).
 	ErrNotModified = &Error{Status: http.StatusNotModified}
 )
 
-// toSwiftError maps any error to its wire form: the front end's own errors as they are, the
+// ToError maps any error to its wire form: the front end's own errors as they are, the
 // shared sentinels of the lower layers by the table below, anything else to 500.
 func ToError(err error) *Error {
 	var se *Error
@@ -142,7 +142,7 @@ func ToError(err error) *Error {
 	return errInternal
 }
 
-// writeError writes err as Swift would. HEAD answers carry no body.
+// WriteError writes err as Swift would. HEAD answers carry no body.
 func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, rq *Request, err error) {
 	se := ToError(err)
 	if se.Status >= 500 && se != ErrOverloaded {

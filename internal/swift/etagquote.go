@@ -13,7 +13,7 @@ import (
 // container's setting wins over its account's. Off by default, as in Swift.
 const rfcEtagsKey = "sys:rfc-compliant-etags"
 
-// readRFCEtags reads the setting from a PUT or POST of kind ("Account" or "Container") into
+// ReadRFCEtags reads the setting from a PUT or POST of kind ("Account" or "Container") into
 // changes: "true"/"false", or "" to remove it (an empty value or X-Remove-...).
 func ReadRFCEtags(hdr http.Header, kind string, changes map[string]string) {
 	name := "X-" + kind + "-Rfc-Compliant-Etags"
@@ -35,7 +35,7 @@ func boolString(b bool) string {
 	return "false"
 }
 
-// writeRFCEtags shows a stored setting on an account or container answer, as Swift does.
+// WriteRFCEtags shows a stored setting on an account or container answer, as Swift does.
 func WriteRFCEtags(hdr http.Header, kind string, m map[string]string) {
 	switch m[rfcEtagsKey] {
 	case "true":
@@ -45,7 +45,7 @@ func WriteRFCEtags(hdr http.Header, kind string, m map[string]string) {
 	}
 }
 
-// quoteEtags reports whether answers about objects of the request's container carry quoted
+// QuoteEtags reports whether answers about objects of the request's container carry quoted
 // ETags: the container's setting, else the account's, else no.
 func (h *Handler) QuoteEtags(ctx context.Context, rq *Request) bool {
 	if c, err := h.HeadContainer(ctx, rq.Tenant, rq.Container); err == nil {
@@ -57,7 +57,7 @@ func (h *Handler) QuoteEtags(ctx context.Context, rq *Request) bool {
 	return err == nil && m[rfcEtagsKey] == "true"
 }
 
-// etagQuoter quotes a bare ETag header when the response's header is written.
+// EtagQuoter quotes a bare ETag header when the response's header is written.
 type EtagQuoter struct {
 	http.ResponseWriter
 	done bool

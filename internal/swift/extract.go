@@ -79,7 +79,7 @@ func (h *Handler) subrequest(r *http.Request, rq *Request, path string, hdr http
 	return rec.status, strconv.Itoa(rec.status) + " " + http.StatusText(rec.status)
 }
 
-// extractArchive serves PUT ?extract-archive on an account, a container or a path in one.
+// ExtractArchive serves PUT ?extract-archive on an account, a container or a path in one.
 func (h *Handler) ExtractArchive(w http.ResponseWriter, r *http.Request, rq *Request, kind string) error {
 	var open func(io.Reader) (io.Reader, error)
 	switch strings.Trim(strings.ToLower(kind), ".") {

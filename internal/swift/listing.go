@@ -7,7 +7,7 @@ import (
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
-// writeListing answers a listing GET or HEAD. An empty plain-text listing is 204, as in Swift;
+// WriteListing answers a listing GET or HEAD. An empty plain-text listing is 204, as in Swift;
 // JSON and XML always have a body.
 func WriteListing(w http.ResponseWriter, r *http.Request, lr swiftwire.ListRequest, kind, name, account string, items []swiftwire.ListItem) {
 	body := swiftwire.RenderListing(lr.Format, kind, name, account, items)

@@ -24,12 +24,12 @@ type containerMemoEntry struct {
 	err error
 }
 
-// withContainerMemo gives an object request's context a memo of container records.
+// WithContainerMemo gives an object request's context a memo of container records.
 func WithContainerMemo(ctx context.Context) context.Context {
 	return context.WithValue(ctx, containerMemoKey{}, &containerMemo{m: map[[2]string]containerMemoEntry{}})
 }
 
-// headContainer reads a container's record, once per object request.
+// HeadContainer reads a container's record, once per object request.
 func (h *Handler) HeadContainer(ctx context.Context, account, container string) (meta.Container, error) {
 	memo, _ := ctx.Value(containerMemoKey{}).(*containerMemo)
 	if memo == nil {

@@ -19,10 +19,6 @@ import (
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
-func (rq *Request) ObjectName() meta.ObjectName {
-	return meta.ObjectName{Account: rq.Tenant, Container: rq.Container, Object: rq.Object}
-}
-
 // etagMatcher returns the BeforeCommit hook that compares a PUT's ETag header with the MD5 of
 // what arrived: on a mismatch nothing is stored and the answer is 422.
 func etagMatcher(want string) func(*meta.Object) error {
@@ -94,42 +90,6 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *Request)
 	hdr.Set("Last-Modified", swiftwire.LastModified(stored.Timestamp).Format(http.TimeFormat))
 	WriteStatus(w, r, http.StatusCreated)
 	return nil
-}
-
-// servedETag is an object's ETag as Swift shows it: bare hex for plain objects, quoted for
-// manifests (as Swift shows a static large object's).
-func ServedETag(obj *meta.Object) string {
-	if obj.IsManifest() {
-		return `"` + obj.ETag + `"`
-	}
-	return obj.ETag
-}
-
-// writeObjectHeaders sets the headers that describe an object (all but length and range).
-func WriteObjectHeaders(hdr http.Header, obj *meta.Object) {
-	ct := obj.ContentType
-	if ct == "" {
-		ct = "application/octet-stream"
-	}
-	hdr.Set("Content-Type", ct)
-	for k, v := range obj.Headers {
-		hdr.Set(k, v)
-	}
-	for k, v := range obj.UserMeta {
-		hdr.Set(swiftwire.MetaHeader("Object", k), v)
-	}
-	if IsSLO(obj) {
-		hdr.Set("X-Static-Large-Object", "True")
-		hdr.Set("X-Manifest-Etag", ManifestETag(obj))
-	}
-	if at := DeleteAt(obj); at > 0 {
-		hdr.Set("X-Delete-At", strconv.FormatInt(at, 10))
-	}
-	WriteSymlinkHeaders(hdr, obj)
-	hdr.Set("Etag", ServedETag(obj))
-	hdr.Set("Last-Modified", swiftwire.LastModified(obj.Timestamp).Format(http.TimeFormat))
-	hdr.Set("X-Timestamp", swiftwire.Timestamp(obj.Timestamp))
-	hdr.Set("Accept-Ranges", "bytes")
 }
 
 // getObject serves GET (whole, one range, or several as multipart/byteranges) and HEAD (which
@@ -418,4 +378,48 @@ func (h *Handler) postVersion(w http.ResponseWriter, r *http.Request, rq *Reques
 	}
 	WriteStatus(w, r, http.StatusAccepted)
 	return nil
+}
+
+// objectMetaFromRequest reads what a PUT (or a POST, which replaces it) gives an object:
+// content type, content headers, user metadata and expiry.
+func objectMetaFromRequest(hdr http.Header, objectName string, now time.Time) (meta.Object, error) {
+	var obj meta.Object
+	um, err := swiftwire.ReadMeta(hdr, "Object")
+	if err != nil {
+		return obj, err
+	}
+	for k, v := range um {
+		// An empty value is kept (Swift answers it back as an empty header); only
+		// X-Remove-Object-Meta-* stores nothing.
+		if v == "" && len(hdr.Values("X-Object-Meta-"+k)) == 0 {
+			continue
+		}
+		if obj.UserMeta == nil {
+			obj.UserMeta = map[string]string{}
+		}
+		obj.UserMeta[k] = v
+	}
+	for _, k := range swiftwire.StoredHeaders {
+		if v := hdr.Get(k); v != "" {
+			if obj.Headers == nil {
+				obj.Headers = map[string]string{}
+			}
+			obj.Headers[k] = v
+		}
+	}
+	obj.ContentType = hdr.Get("Content-Type")
+	if obj.ContentType == "" || swiftwire.Truthy(hdr.Get("X-Detect-Content-Type")) {
+		obj.ContentType = swiftwire.GuessContentType(objectName)
+	}
+	at, err := swiftwire.ReadDeleteAt(hdr, now)
+	if err != nil {
+		return obj, err
+	}
+	if at > 0 {
+		obj.SysMeta = map[string]string{SysDeleteAt: strconv.FormatInt(at, 10)}
+	}
+	if err := ReadDLOHeader(hdr, &obj); err != nil {
+		return obj, err
+	}
+	return obj, nil
 }

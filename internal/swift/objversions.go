@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
-	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 	"github.com/cairn-store/cairn/internal/versions"
 )
@@ -32,40 +30,9 @@ const headerVersionsEnabled = "X-Versions-Enabled"
 var (
 	errLegacyVersioning = ErrBadRequest.WithText("Cannot enable object versioning on a container that is already using the legacy versioned writes feature.")
 	errObjectVersioning = ErrBadRequest.WithText("Cannot use the legacy versioned writes feature on a container that uses object versioning.")
-	errVersionsMissing  = &Error{Status: http.StatusInternalServerError, ContentType: ContentTypePlain,
-		Body: "The versions container does not exist. You may want to re-enable object versioning."}
-	ErrVersionsLeft = ErrConflict.WithText("Delete all versions before deleting container.")
 )
 
-// versionState is the object versioning of a container (none when it does not exist: the
-// operation itself says so).
-func (h *Handler) VersionState(ctx context.Context, account, container string) (versions.State, error) {
-	c, err := h.HeadContainer(ctx, account, container)
-	if errors.Is(err, meta.ErrNotFound) {
-		return versions.State{}, nil
-	}
-	if err != nil {
-		return versions.State{}, fmt.Errorf("head container %q: %w", container, err)
-	}
-	return versions.StateOf(c), nil
-}
-
-// versionsError maps the version store's errors onto Swift's answers.
-func VersionsError(err error) error {
-	switch {
-	case errors.Is(err, versions.ErrNoVersionsContainer):
-		return fmt.Errorf("%w: %w", errVersionsMissing, err)
-	case errors.Is(err, versions.ErrInvalidID):
-		return fmt.Errorf("%w: %w", ErrBadRequest.WithText("Invalid version parameter"), err)
-	case errors.Is(err, versions.ErrNoSuchVersion):
-		return fmt.Errorf("%w: %w", ErrNotFound, err)
-	case errors.Is(err, versions.ErrLocked):
-		return fmt.Errorf("%w: %w", ErrForbidden.WithText("The version is protected by Object Lock."), err)
-	}
-	return err
-}
-
-// checkVersioningChange refuses, before anything is changed, a container PUT or POST that
+// CheckVersioningChange refuses, before anything is changed, a container PUT or POST that
 // would mix the two versioning modes: X-Versions-Enabled on a container with a versions or
 // history location (Swift's 400), and a location on a container that uses object versioning
 // (Swift stores it; both middlewares would then act on every write, which Cairn refuses).
@@ -94,7 +61,7 @@ func (h *Handler) CheckVersioningChange(ctx context.Context, r *http.Request, rq
 	return nil
 }
 
-// applyVersionsEnabled turns object versioning on or off after a container PUT or POST that
+// ApplyVersionsEnabled turns object versioning on or off after a container PUT or POST that
 // asks to (X-Versions-Enabled, read as Swift's config_true_value): on makes the versions
 // container, in the container's storage policy; off keeps the versions.
 func (h *Handler) ApplyVersionsEnabled(ctx context.Context, r *http.Request, rq *Request) error {
@@ -121,7 +88,7 @@ func (h *Handler) ApplyVersionsEnabled(ctx context.Context, r *http.Request, rq 
 	return nil
 }
 
-// writeObjectVersioningHeaders shows a container's object versioning (once it was ever set).
+// WriteObjectVersioningHeaders shows a container's object versioning (once it was ever set).
 func WriteObjectVersioningHeaders(hdr http.Header, c meta.Container) {
 	switch c.Meta[versions.KeyEnabled] {
 	case "true":
@@ -131,54 +98,7 @@ func WriteObjectVersioningHeaders(hdr http.Header, c meta.Container) {
 	}
 }
 
-// versionsBytes is what a container's versions hold, which Swift adds to the container's bytes.
-func (h *Handler) VersionsBytes(ctx context.Context, account string, c meta.Container) int64 {
-	vc := c.Meta[versions.KeyContainer]
-	if vc == "" {
-		return 0
-	}
-	v, err := h.HeadContainer(ctx, account, vc)
-	if err != nil {
-		return 0
-	}
-	return v.BytesUsed
-}
-
-// storeObject stores a client's write of an object: a new version, and the object a link to
-// it, in a container with object versioning on (X-Object-Version-Id answers its ID), else in
-// place. Every object write goes through it (PUT, copy, manifest, symlink).
-func (h *Handler) StoreObject(ctx context.Context, w http.ResponseWriter, name meta.ObjectName, obj meta.Object, body io.Reader, opts proxy.PutOptions) (meta.Object, error) {
-	st, err := h.VersionState(ctx, name.Account, name.Container)
-	if err != nil {
-		return meta.Object{}, err
-	}
-	if !st.Enabled {
-		return h.Proxy.PutObject(ctx, name, obj, body, opts)
-	}
-	stored, id, err := h.Versions.Put(ctx, st, name, obj, body, opts)
-	if err != nil {
-		return stored, VersionsError(err)
-	}
-	w.Header().Set("X-Object-Version-Id", id)
-	return stored, nil
-}
-
-// versionLink reports whether obj is the link of an object in a versioned container to its
-// current version (in the same account), and the version's ID.
-func VersionLink(obj *meta.Object) (id string, ok bool) {
-	if obj.SysMeta[SysSymlinkAccount] != "" {
-		return "", false
-	}
-	_, id, ok = versions.LinkedVersion(obj)
-	return id, ok
-}
-
-// versionLocation is the Content-Location of a version: the object's path with ?version-id.
-func VersionLocation(rq *Request, id string) string {
-	return swiftwire.PyQuote("/v1/"+rq.Account+"/"+rq.Container+"/"+rq.Object) + "?version-id=" + id
-}
-
-// serveObjectVersioning serves what object versioning changes of an object request before the
+// ServeObjectVersioning serves what object versioning changes of an object request before the
 // operation itself: ?version-id (GET, HEAD, DELETE, PUT; COPY reads the version in
 // copyObject), and the X-Object-Version-Id of a plain read in a versioned container. handled is
 // true when it answered.
@@ -358,7 +278,7 @@ func (h *Handler) putVersion(w http.ResponseWriter, r *http.Request, rq *Request
 	return nil
 }
 
-// resolveCopyVersion points a COPY ?version-id at the version it names (its source).
+// ResolveCopyVersion points a COPY ?version-id at the version it names (its source).
 func (h *Handler) ResolveCopyVersion(r *http.Request, rq *Request, src meta.ObjectName) (meta.ObjectName, error) {
 	id := rq.VersionID
 	if id == "" {
@@ -386,7 +306,7 @@ func (h *Handler) ResolveCopyVersion(r *http.Request, rq *Request, src meta.Obje
 	return v.Name, nil
 }
 
-// deleteWithMarker serves a DELETE in a container with object versioning on: a delete marker
+// DeleteWithMarker serves a DELETE in a container with object versioning on: a delete marker
 // becomes the newest version and the link goes (X-Object-Version-Id: the marker's ID). The
 // answer is 404 when there was no current object, as Swift's (the marker is written all the
 // same).
@@ -454,7 +374,7 @@ func acceptsJSON(r *http.Request) bool {
 	return false
 }
 
-// listVersions serves GET ?versions on a container: every version of its objects, as Swift's
+// ListVersions serves GET ?versions on a container: every version of its objects, as Swift's
 // object versioning lists them (JSON only), with marker and version_marker, prefix, delimiter,
 // limit and reverse. A container never versioned lists its objects as null versions.
 func (h *Handler) ListVersions(w http.ResponseWriter, r *http.Request, rq *Request, lr swiftwire.ListRequest, c meta.Container) error {
@@ -520,25 +440,14 @@ func (h *Handler) ListVersions(w http.ResponseWriter, r *http.Request, rq *Reque
 	return nil
 }
 
-// currentListed is a container listing's entry as Swift's object versioning shows it: a version
+// CurrentListed is a container listing's entry as Swift's object versioning shows it: a version
 // link stands for its version (its bytes and ETag), and its JSON entry names it (version_id).
 func CurrentListed(e *meta.ListEntry, container string) (meta.ListEntry, string) {
 	cur, id, _ := ListedVersion(e, container)
 	return cur, id
 }
 
-// listedVersion reads a container listing's entry: for a version link, the version's entry,
-// ID and name in the versions container; else the entry itself.
-func ListedVersion(e *meta.ListEntry, container string) (cur meta.ListEntry, id, vobj string) {
-	vobj, ok := versions.ListedLink(*e, container)
-	if !ok {
-		return *e, "", ""
-	}
-	_, ts, _ := versions.SplitObjectName(vobj)
-	return versions.AsCurrent(*e, container), versions.ID(ts), vobj
-}
-
-// addVersionsBytes adds the bytes of each listed container's versions to its own, as Swift's
+// AddVersionsBytes adds the bytes of each listed container's versions to its own, as Swift's
 // account listings show them.
 func (h *Handler) AddVersionsBytes(ctx context.Context, account string, items []swiftwire.ListItem) {
 	lo, hi := "", ""

@@ -19,7 +19,7 @@ import (
 
 var errQuotaExceeded = &Error{Status: http.StatusRequestEntityTooLarge, Body: "Upload exceeds quota.", ContentType: ContentTypeHTML}
 
-// checkQuotaHeaders refuses quota metadata that is not a non-negative integer, as Swift does.
+// CheckQuotaHeaders refuses quota metadata that is not a non-negative integer, as Swift does.
 func CheckQuotaHeaders(hdr http.Header) error {
 	if v := hdr.Get("X-Container-Meta-Quota-Bytes"); v != "" && !swiftwire.IsDigits(v) {
 		return ErrBadRequest.WithText("Invalid bytes quota.").AsHTML()
@@ -30,7 +30,7 @@ func CheckQuotaHeaders(hdr http.Header) error {
 	return nil
 }
 
-// checkQuota refuses a write that adds add (the declared size, one object) to a container of
+// CheckQuota refuses a write that adds add (the declared size, one object) to a container of
 // account when it would pass the container's or the account's quota. It runs before anything
 // is stored and is not atomic with the write (as in Swift).
 func (h *Handler) CheckQuota(ctx context.Context, account, container string, add access.Usage) error {

@@ -8,40 +8,6 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
-// Operation names, the "operation" label of the metrics.
-const (
-	OpUnknown         = "Unknown"
-	OpOptions         = "Options"
-	OpAuth            = "Auth"
-	OpInfo            = "Info"
-	OpGetAccount      = "GetAccount"
-	OpHeadAccount     = "HeadAccount"
-	OpPostAccount     = "PostAccount"
-	OpBulkDelete      = "BulkDelete"
-	OpBulkUpload      = "BulkUpload"
-	OpGetContainer    = "GetContainer"
-	OpHeadContainer   = "HeadContainer"
-	OpPutContainer    = "PutContainer"
-	OpPostContainer   = "PostContainer"
-	OpDeleteContainer = "DeleteContainer"
-	OpGetObject       = "GetObject"
-	OpHeadObject      = "HeadObject"
-	OpPutObject       = "PutObject"
-	OpCopyObject      = "CopyObject" // PUT with X-Copy-From, or COPY
-	OpPostObject      = "PostObject"
-	OpDeleteObject    = "DeleteObject"
-)
-
-// opFunc serves one operation. It returns an error instead of writing one, so that every error
-// goes through the one table; once it has written a response it must return nil, or
-// errAbortResponse when the response broke off midway.
-type OpFunc func(w http.ResponseWriter, r *http.Request, rq *Request) error
-
-// target is what a /v1 path names.
-type Target struct {
-	Account, Container, Object string
-}
-
 // parsePath splits /v1/<account>[/<container>[/<object>]]. The object part is kept whole,
 // slashes included ("a//b/" is a legal object name). A trailing slash after the account or
 // container names the account or container, as in Swift.

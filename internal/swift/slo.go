@@ -32,17 +32,10 @@ const (
 	MaxManifestSegments = 1000
 	MaxManifestSize     = 8 << 20
 	MinSegmentSize      = 1
-	// heartbeatEvery is how often a heartbeat=on manifest PUT sends whitespace while it checks
+	// HeartbeatEvery is how often a heartbeat=on manifest PUT sends whitespace while it checks
 	// segments (Swift's yield_frequency).
 	HeartbeatEvery = 10 * time.Second
 )
-
-// sysSLO marks a manifest written through Swift's SLO API (SysMeta): it answers
-// X-Static-Large-Object and ?multipart-manifest=get|delete. S3 multipart manifests, whose parts
-// live in a container clients cannot name, do not carry it.
-const SysSLO = "slo"
-
-func IsSLO(obj *meta.Object) bool { return obj.IsManifest() && obj.SysMeta[SysSLO] != "" }
 
 // Swift's texts for a 400 and a 422 without a body of their own (heartbeat answers use them).
 const (
@@ -50,7 +43,7 @@ const (
 	unprocessableText = "Unprocessable Entity\nUnable to process the contained instructions"
 )
 
-// putManifest serves PUT ?multipart-manifest=put: it checks every segment (it exists in this
+// PutManifest serves PUT ?multipart-manifest=put: it checks every segment (it exists in this
 // account, has the size and ETag given, its range is satisfiable, it is not empty) and stores
 // the manifest. Problems are reported together, as Swift's "Errors:" list. With heartbeat=on
 // the answer is a 202 at once, whitespace while segments are checked, and the outcome in the
@@ -298,7 +291,7 @@ func (h *Handler) storeManifest(w http.ResponseWriter, r *http.Request, name met
 	return stored, nil
 }
 
-// copyManifest serves a COPY (or PUT with X-Copy-From) of a static large object with
+// CopyManifest serves a COPY (or PUT with X-Copy-From) of a static large object with
 // ?multipart-manifest=get: the destination becomes a static large object of the same segments,
 // checked as a manifest PUT in the destination's account would check them (Swift's copy
 // middleware PUTs the manifest with ?multipart-manifest=put). obj is the destination's metadata.
@@ -343,17 +336,7 @@ func (h *Handler) CopyManifest(w http.ResponseWriter, r *http.Request, rq *Reque
 	return nil
 }
 
-// manifestETag is the X-Manifest-Etag of a static large object: the MD5 of its stored manifest.
-func ManifestETag(obj *meta.Object) string {
-	if obj.Manifest == nil {
-		// A brief HEAD: the ETag was stored with the manifest, first in its listing ETag.
-		v, _, _ := strings.Cut(obj.SysMeta[meta.SysListingETag], ";")
-		return strings.TrimSpace(v)
-	}
-	return swiftwire.MD5Hex(swiftwire.ManifestJSON(obj.Manifest))
-}
-
-// getManifest serves GET ?multipart-manifest=get on a static large object: its manifest as
+// GetManifest serves GET ?multipart-manifest=get on a static large object: its manifest as
 // Swift stores it or, with format=raw, in the PUT shape.
 func GetManifest(w http.ResponseWriter, r *http.Request, obj *meta.Object) error {
 	body := swiftwire.ManifestJSON(obj.Manifest)
@@ -375,7 +358,7 @@ func GetManifest(w http.ResponseWriter, r *http.Request, obj *meta.Object) error
 	return nil
 }
 
-// deleteManifest serves DELETE ?multipart-manifest=delete on a static large object: its
+// DeleteManifest serves DELETE ?multipart-manifest=delete on a static large object: its
 // segments (those of nested manifests too, as Swift deletes them), then the manifest, answered
 // in the bulk middleware's format (plain text, or JSON when accepted). On any other object it
 // is a plain DELETE.
@@ -428,7 +411,7 @@ func (h *Handler) deleteSegments(r *http.Request, rq *Request, segs []meta.Segme
 	}
 }
 
-// checkSegmentAccess decides, before a static large object's GET answers, that the caller may
+// CheckSegmentAccess decides, before a static large object's GET answers, that the caller may
 // read its segments (those of nested manifests too): Swift reads each segment with the
 // caller's credentials, and a manifest readable through an ACL or referer its segments'
 // containers do not share answers 409 Conflict. Manifests nested deeper than Swift's limit are
@@ -474,7 +457,7 @@ func (h *Handler) CheckSegmentAccess(r *http.Request, rq *Request, name meta.Obj
 	return nil
 }
 
-// checkFirstSegment makes sure, before a static large object's GET answers, that its first
+// CheckFirstSegment makes sure, before a static large object's GET answers, that its first
 // segment exists: as Swift's, whose SLO reads it before the answer, a missing one is 409
 // rather than a response cut after its header.
 func (h *Handler) CheckFirstSegment(r *http.Request, rq *Request, obj *meta.Object) error {

@@ -43,14 +43,14 @@ func webSettingsOf(c meta.Container) webSettings {
 	return s
 }
 
-// webMode reports whether a request is one static web serves: a GET or HEAD inside a container,
+// WebMode reports whether a request is one static web serves: a GET or HEAD inside a container,
 // anonymous or asking for it with X-Web-Mode.
 func WebMode(r *http.Request, rq *Request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && rq.Container != "" && rq.TempURL == nil &&
 		(rq.Anonymous || swiftwire.Truthy(r.Header.Get("X-Web-Mode")))
 }
 
-// serveWeb serves a static web request for a container or an object; handled is false when
+// ServeWeb serves a static web request for a container or an object; handled is false when
 // the container is no web site and the request goes on as a plain one.
 func (h *Handler) ServeWeb(w http.ResponseWriter, r *http.Request, rq *Request) (handled bool, err error) {
 	ctx := r.Context()

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -113,27 +112,6 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// Server is the state every part of the front end shares.
-type Server struct {
-	Proxy *proxy.Proxy
-	// Keys decrypts objects encrypted at rest through the S3 API; nil: none can be read.
-	Keys *sse.Keyring
-	// Accounts keeps each account's metadata.
-	Accounts AccountStore
-	// Quotas gives accounts' quotas; nil: only container quotas apply.
-	Quotas access.Quotas
-	// MaxObjectSize bounds one object PUT.
-	MaxObjectSize int64
-	// ContainerChanged, when set, is told of every container the front end creates, deletes
-	// or changes the metadata of.
-	ContainerChanged func(account, container string)
-	Log              *slog.Logger
-	// Now is the clock of tokens and expiry.
-	Now func() time.Time
-	// Versions keeps the versions of objects in versioned containers (objversions.go).
-	Versions *versions.Store
-}
-
 // Handler serves the Swift API: /auth/v1.0, /info and /v1/....
 type Handler struct {
 	*Server
@@ -167,31 +145,6 @@ func IsSwiftPath(path string) bool {
 	}
 	// "//v1/..." is a client's doubled slash: Swift answers it (404), S3 has no such bucket.
 	return strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "//v1/")
-}
-
-// request is what the front end knows about a request once it is routed.
-type Request struct {
-	TransID   string
-	Op        string
-	Account   string // the URL's account, AUTH_<cairn account>
-	Tenant    string // the Cairn account: account without AUTH_
-	Container string
-	Object    string
-	ID        Identity
-	Anonymous bool          // no token: ACLs alone decide
-	TempURL   *TempURLScope // a valid temp URL let the request in (tempurl.go)
-
-	// While a GET or HEAD follows symlinks (symlink.go): links followed so far, the ETag a
-	// static link requires of what comes next, and where the last link pointed.
-	SymlinkHops     int
-	SymlinkETag     string
-	SymlinkLocation string
-
-	// versionID is the request's ?version-id, once checked (objversions.go).
-	VersionID string
-	// sseBucket and sseKey, when set, are the container and object an encrypted object's key
-	// is bound to, where its bytes are read from elsewhere (a version: sse.go).
-	SSEBucket, SSEKey string
 }
 
 // ServeHTTP routes, authenticates and serves one request.
@@ -241,36 +194,12 @@ func (h *Handler) serveRemapped(w http.ResponseWriter, r *http.Request, refused 
 	}
 }
 
-// errAbortResponse reports that a response failed after its header was sent: the connection is
-// cut so the client cannot mistake a short body for a whole one.
-var ErrAbortResponse = errors.New("swift: response aborted after its header was sent")
-
 // newTransID returns a transaction ID in Swift's form: "tx", 21 random hex digits, "-", the
 // request time in hex.
 func newTransID(t time.Time) string {
 	var b [11]byte
 	rand.Read(b[:])
 	return "tx" + hex.EncodeToString(b[:])[:21] + "-" + fmt.Sprintf("%010x", t.Unix())
-}
-
-// writeStatus answers with a status and Swift's short body for it (201 and 204 have none).
-func WriteStatus(w http.ResponseWriter, r *http.Request, status int) {
-	hdr := w.Header()
-	body := ""
-	switch status {
-	case http.StatusAccepted:
-		body = "<html><h1>Accepted</h1><p>The request is accepted for processing.</p></html>"
-	}
-	if status != http.StatusNoContent {
-		hdr.Set("Content-Length", strconv.Itoa(len(body)))
-	}
-	if hdr.Get("Content-Type") == "" {
-		hdr.Set("Content-Type", "text/html; charset=UTF-8")
-	}
-	w.WriteHeader(status)
-	if body != "" && r.Method != http.MethodHead {
-		w.Write([]byte(body))
-	}
 }
 
 // ServeDomain serves a request addressed by host name (Swift's domain_remap), when Config's

@@ -26,25 +26,13 @@ import (
 // pointing at the target; DELETE deletes the link. Reading through a link needs read access to
 // the target, decided as for a direct read.
 
-// SysMeta keys of a symlink: the target as "container/object" (URL-quoted, as Swift keeps and
-// shows it), its account when it was given (as sent, with AUTH_), and a static link's ETag and
-// the target's size.
-const (
-	SysSymlinkTarget  = meta.SysSymlinkTarget
-	SysSymlinkAccount = meta.SysSymlinkAccount
-	SysSymlinkETag    = meta.SysSymlinkETag
-	SysSymlinkBytes   = meta.SysSymlinkBytes
-)
-
-// symloopMax is how many links one read follows in a row (Swift's default).
+// SymloopMax is how many links one read follows in a row (Swift's default).
 const SymloopMax = 2
 
 // emptyMD5 is the ETag of a symlink (it has no bytes).
 var emptyMD5 = func() string { s := md5.Sum(nil); return hex.EncodeToString(s[:]) }()
 
-func IsSymlink(obj *meta.Object) bool { return obj.SysMeta[SysSymlinkTarget] != "" }
-
-// wantsSymlinkItself reports whether a request addresses a symlink rather than its target.
+// WantsSymlinkItself reports whether a request addresses a symlink rather than its target.
 func WantsSymlinkItself(r *http.Request) bool { return r.URL.Query().Get("symlink") == "get" }
 
 // symlinkTarget is the account (AUTH_ name), container and object a symlink names, and its
@@ -55,7 +43,7 @@ func symlinkTarget(obj *meta.Object, rq *Request) (account, tenant, container, o
 	return account, tenant, container, object, "/v1/" + swiftwire.PyQuote(account) + "/" + obj.SysMeta[SysSymlinkTarget]
 }
 
-// writeSymlinkHeaders shows a symlink's settings, as ?symlink=get does.
+// WriteSymlinkHeaders shows a symlink's settings, as ?symlink=get does.
 func WriteSymlinkHeaders(hdr http.Header, obj *meta.Object) {
 	if !IsSymlink(obj) {
 		return
@@ -70,7 +58,7 @@ func WriteSymlinkHeaders(hdr http.Header, obj *meta.Object) {
 	}
 }
 
-// symlinkHop is called wherever a GET or HEAD has read an object's metadata, before it answers.
+// SymlinkHop is called wherever a GET or HEAD has read an object's metadata, before it answers.
 // For a symlink (unless the request wants the link itself) it serves the target instead:
 // followed is true and err is what serving it returned. At the end of a chain that began with a
 // static link it checks the final object's ETag.
@@ -126,7 +114,7 @@ func symlinkComparableETag(obj *meta.Object) string {
 	return obj.ETag
 }
 
-// putSymlink stores a symlink (PUT with X-Symlink-Target): no body, a well-formed target that
+// PutSymlink stores a symlink (PUT with X-Symlink-Target): no body, a well-formed target that
 // is not the link itself; a static link's target must exist with the ETag given.
 func (h *Handler) PutSymlink(w http.ResponseWriter, r *http.Request, rq *Request, obj meta.Object) error {
 	ctx := r.Context()
@@ -214,7 +202,7 @@ func (h *Handler) PutSymlink(w http.ResponseWriter, r *http.Request, rq *Request
 	return nil
 }
 
-// symlinkListingETag is the listing ETag of a symlink with settings sys (meta.SymlinkListingETag).
+// SymlinkListingETag is the listing ETag of a symlink with settings sys (meta.SymlinkListingETag).
 func SymlinkListingETag(sys map[string]string, slo string) string {
 	return meta.SymlinkListingETag(sys, slo)
 }
@@ -249,23 +237,7 @@ func (h *Handler) staticSymlinkTarget(r *http.Request, rq *Request, tenant, cont
 	return target, nil
 }
 
-// requestHasBody reports whether a request carries any body bytes (a chunked one is peeked at).
-func RequestHasBody(r *http.Request) (bool, error) {
-	if len(r.TransferEncoding) == 0 {
-		return r.ContentLength > 0, nil
-	}
-	var b [1]byte
-	n, err := r.Body.Read(b[:])
-	if n > 0 {
-		return true, nil
-	}
-	if err != nil && err != io.EOF {
-		return false, fmt.Errorf("symlink body: %w", err)
-	}
-	return false, nil
-}
-
-// symlinkRedirect answers a POST that was applied to a symlink: 307 pointing at the target, as
+// SymlinkRedirect answers a POST that was applied to a symlink: 307 pointing at the target, as
 // Swift does, so that the client learns its metadata went to the link.
 func SymlinkRedirect(w http.ResponseWriter, r *http.Request, rq *Request, obj *meta.Object) error {
 	_, _, _, _, location := symlinkTarget(obj, rq)
@@ -282,7 +254,7 @@ func SymlinkRedirect(w http.ResponseWriter, r *http.Request, rq *Request, obj *m
 	return nil
 }
 
-// resolveSymlinks follows a symlink of account (a copy's source, a manifest's segment) to the
+// ResolveSymlinks follows a symlink of account (a copy's source, a manifest's segment) to the
 // object it stands for, within symloopMax links, each target readable by the caller, as a GET
 // through it would.
 func (h *Handler) ResolveSymlinks(r *http.Request, rq *Request, account string, link meta.Object) (meta.ObjectName, meta.Object, error) {

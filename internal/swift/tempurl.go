@@ -22,15 +22,6 @@ import (
 // objects under the prefix) only; segments of a large object it reads stay within the key's
 // scope (the container for a container key, the account for an account key).
 
-// tempURLScope is what a valid temp URL lets in: its account, and its container when signed
-// with a container key.
-type TempURLScope struct {
-	Account, Container string
-	Expires            int64
-	filename           string
-	inline             bool
-}
-
 var errTempURLInvalid = &Error{Status: http.StatusUnauthorized, Body: "401 Unauthorized: Temp URL invalid\n", ContentType: ContentTypePlain}
 
 // tempURLParams are a request's temp URL query parameters.
@@ -55,7 +46,7 @@ func readTempURLParams(q url.Values) tempURLParams {
 	return p
 }
 
-// checkTempURL validates a temp URL request for an object of account/container; nil scope and
+// CheckTempURL validates a temp URL request for an object of account/container; nil scope and
 // nil error when the request carries no temp URL parameters at all.
 func (h *Handler) CheckTempURL(r *http.Request, rq *Request) (*TempURLScope, error) {
 	p := readTempURLParams(r.URL.Query())
@@ -89,7 +80,7 @@ func (h *Handler) CheckTempURL(r *http.Request, rq *Request) (*TempURLScope, err
 	for _, k := range keys {
 		for _, m := range methods {
 			if subtle.ConstantTimeCompare(swiftwire.TempURLMAC(newHash, k.key, m, p.expires, signedPath, p.ipRange), mac) == 1 {
-				scope := &TempURLScope{Account: rq.Tenant, Expires: p.expires, filename: p.filename, inline: p.inline}
+				scope := &TempURLScope{Account: rq.Tenant, Expires: p.expires, Filename: p.filename, Inline: p.inline}
 				if k.container {
 					scope.Container = rq.Container
 				}
@@ -134,16 +125,11 @@ func (h *Handler) tempURLKeys(ctx context.Context, rq *Request) []tempURLKey {
 	return keys
 }
 
-// covers reports whether the scope lets in a request on account/container.
-func (s *TempURLScope) Covers(account, container string) bool {
-	return s != nil && account == s.Account && (s.Container == "" || container == s.Container)
-}
-
 // tempURLRefusedHeaders are headers a temp URL write may not carry: they would point the new
 // object at data the URL does not give access to.
 var tempURLRefusedHeaders = []string{"X-Object-Manifest", "X-Symlink-Target", "X-Copy-From"}
 
-// prepareTempURLRequest applies Swift's incoming header rules to an allowed temp URL request.
+// PrepareTempURLRequest applies Swift's incoming header rules to an allowed temp URL request.
 func PrepareTempURLRequest(r *http.Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		for _, hname := range tempURLRefusedHeaders {
@@ -159,7 +145,7 @@ func PrepareTempURLRequest(r *http.Request) error {
 	return nil
 }
 
-// tempURLWriter applies Swift's outgoing rules to a temp URL answer: user metadata is hidden
+// TempURLWriter applies Swift's outgoing rules to a temp URL answer: user metadata is hidden
 // (but X-Object-Meta-Public-*), and a successful GET or HEAD says how to save it
 // (Content-Disposition) and until when it may be cached (Expires).
 type TempURLWriter struct {
@@ -193,12 +179,12 @@ func (tw *TempURLWriter) fix(status int) {
 	existing := hdr.Get("Content-Disposition")
 	var v string
 	switch {
-	case tw.scope.inline && tw.scope.filename != "":
-		v = dispositionValue("inline", tw.scope.filename)
-	case tw.scope.inline:
+	case tw.scope.Inline && tw.scope.Filename != "":
+		v = dispositionValue("inline", tw.scope.Filename)
+	case tw.scope.Inline:
 		v = "inline"
-	case tw.scope.filename != "":
-		v = dispositionValue("attachment", tw.scope.filename)
+	case tw.scope.Filename != "":
+		v = dispositionValue("attachment", tw.scope.Filename)
 	case existing != "":
 		v = existing
 	default:

@@ -2,6 +2,8 @@ package swift
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -10,7 +12,7 @@ import (
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
-// checkRequest applies the checks every /v1 request gets: header sizes and the names in its
+// CheckRequest applies the checks every /v1 request gets: header sizes and the names in its
 // path.
 func CheckRequest(r *http.Request, rq *Request) error {
 	for k, vs := range r.Header {
@@ -36,16 +38,16 @@ func CheckRequest(r *http.Request, rq *Request) error {
 	return nil
 }
 
-// sysDeleteAt is the SysMeta key of an object's expiry (Unix seconds), X-Delete-At.
+// SysDeleteAt is the SysMeta key of an object's expiry (Unix seconds), X-Delete-At.
 const SysDeleteAt = meta.SysDeleteAt
 
-// deleteAt returns an object's expiry (0: none).
+// DeleteAt returns an object's expiry (0: none).
 func DeleteAt(obj *meta.Object) int64 {
 	n, _ := strconv.ParseInt(obj.SysMeta[SysDeleteAt], 10, 64)
 	return n
 }
 
-// queueExpiry records an object's expiry in the proxy's expiry queue before the write that
+// QueueExpiry records an object's expiry in the proxy's expiry queue before the write that
 // sets it, so that an acknowledged expiry is always carried out by the expirer.
 func (h *Handler) QueueExpiry(ctx context.Context, name meta.ObjectName, sys map[string]string) error {
 	at, _ := strconv.ParseInt(sys[SysDeleteAt], 10, 64)
@@ -55,53 +57,25 @@ func (h *Handler) QueueExpiry(ctx context.Context, name meta.ObjectName, sys map
 	return h.Proxy.QueueExpiry(ctx, name, at)
 }
 
-// expired reports whether an object's X-Delete-At has passed: Swift answers 404 for it even
+// Expired reports whether an object's X-Delete-At has passed: Swift answers 404 for it even
 // before the expirer removes it.
 func Expired(obj *meta.Object, now time.Time) bool {
 	at := DeleteAt(obj)
 	return at > 0 && now.Unix() >= at
 }
 
-// objectMetaFromRequest reads what a PUT (or a POST, which replaces it) gives an object:
-// content type, content headers, user metadata and expiry.
-func objectMetaFromRequest(hdr http.Header, objectName string, now time.Time) (meta.Object, error) {
-	var obj meta.Object
-	um, err := swiftwire.ReadMeta(hdr, "Object")
-	if err != nil {
-		return obj, err
+// RequestHasBody reports whether a request carries any body bytes (a chunked one is peeked at).
+func RequestHasBody(r *http.Request) (bool, error) {
+	if len(r.TransferEncoding) == 0 {
+		return r.ContentLength > 0, nil
 	}
-	for k, v := range um {
-		// An empty value is kept (Swift answers it back as an empty header); only
-		// X-Remove-Object-Meta-* stores nothing.
-		if v == "" && len(hdr.Values("X-Object-Meta-"+k)) == 0 {
-			continue
-		}
-		if obj.UserMeta == nil {
-			obj.UserMeta = map[string]string{}
-		}
-		obj.UserMeta[k] = v
+	var b [1]byte
+	n, err := r.Body.Read(b[:])
+	if n > 0 {
+		return true, nil
 	}
-	for _, k := range swiftwire.StoredHeaders {
-		if v := hdr.Get(k); v != "" {
-			if obj.Headers == nil {
-				obj.Headers = map[string]string{}
-			}
-			obj.Headers[k] = v
-		}
+	if err != nil && err != io.EOF {
+		return false, fmt.Errorf("symlink body: %w", err)
 	}
-	obj.ContentType = hdr.Get("Content-Type")
-	if obj.ContentType == "" || swiftwire.Truthy(hdr.Get("X-Detect-Content-Type")) {
-		obj.ContentType = swiftwire.GuessContentType(objectName)
-	}
-	at, err := swiftwire.ReadDeleteAt(hdr, now)
-	if err != nil {
-		return obj, err
-	}
-	if at > 0 {
-		obj.SysMeta = map[string]string{SysDeleteAt: strconv.FormatInt(at, 10)}
-	}
-	if err := ReadDLOHeader(hdr, &obj); err != nil {
-		return obj, err
-	}
-	return obj, nil
+	return false, nil
 }

@@ -34,7 +34,7 @@ const (
 // object is deleted.
 const deleteMarkerType = "application/x-deleted;swift_versions_deleted=1"
 
-// readVersioningSettings reads a container PUT's or POST's versioning headers into changes,
+// ReadVersioningSettings reads a container PUT's or POST's versioning headers into changes,
 // as Swift's versioned_writes middleware does: one of the two locations at a time (an empty
 // one is ignored beside the other), an empty value or X-Remove-Versions-Location /
 // X-Remove-History-Location clears the setting, and setting a location wins over removing it.
@@ -90,7 +90,7 @@ func versionsContainer(loc string) (string, error) {
 	return name, nil
 }
 
-// writeVersioningHeaders shows a container's versioning setting under the header it was set with.
+// WriteVersioningHeaders shows a container's versioning setting under the header it was set with.
 func WriteVersioningHeaders(hdr http.Header, c meta.Container) {
 	loc := c.Meta[metaVersionsLocation]
 	if loc == "" {
@@ -133,7 +133,7 @@ func versionsPrefix(object string) string {
 	return fmt.Sprintf("%03x%s/", len(object), object)
 }
 
-// archiveBeforeWrite copies the object about to be overwritten at name into its container's
+// ArchiveBeforeWrite copies the object about to be overwritten at name into its container's
 // archive, if the container keeps versions and the object exists.
 func (h *Handler) ArchiveBeforeWrite(ctx context.Context, name meta.ObjectName) error {
 	v, err := h.ContainerVersioning(ctx, name.Account, name.Container)
@@ -186,7 +186,7 @@ func versioningError(err error) error {
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
 
-// deleteVersioned serves a DELETE in a container that keeps versions. done is false when the
+// DeleteVersioned serves a DELETE in a container that keeps versions. done is false when the
 // plain delete should go on (stack mode with nothing archived, or after history mode's copy).
 func (h *Handler) DeleteVersioned(ctx context.Context, name meta.ObjectName, v versioning) (done bool, err error) {
 	if v.history {
