@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -16,7 +17,7 @@ import (
 const AccountMetaPrefix = "meta-"
 
 // accountMetadata reads the metadata of the request's account.
-func (h *Handler) accountMetadata(ctx context.Context, rq *Request) (map[string]string, error) {
+func (h *Handler) accountMetadata(ctx context.Context, rq *swiftcore.Request) (map[string]string, error) {
 	m, err := h.Accounts.AccountMetadata(ctx, rq.Tenant)
 	if err != nil {
 		return nil, fmt.Errorf("metadata of account %s: %w", rq.Account, err)
@@ -40,15 +41,15 @@ func writeAccountHeaders(hdr http.Header, a meta.Account, m map[string]string, o
 			hdr.Set(swiftwire.MetaHeader("Account", name), v)
 		}
 	}
-	if owner && m[AccountACLKey] != "" {
-		hdr.Set("X-Account-Access-Control", m[AccountACLKey])
+	if owner && m[swiftcore.AccountACLKey] != "" {
+		hdr.Set("X-Account-Access-Control", m[swiftcore.AccountACLKey])
 	}
-	WriteRFCEtags(hdr, "Account", m)
+	swiftcore.WriteRFCEtags(hdr, "Account", m)
 }
 
 // getAccount serves GET and HEAD on an account: its usage, its metadata and, for GET, its
 // containers.
-func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	lr, err := swiftwire.ParseListing(r.URL.Query(), r.Header.Get("Accept"))
 	if err != nil {
@@ -81,13 +82,13 @@ func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *Request
 		items = swiftwire.Merge(items, lr.Opts.Reverse)
 		h.AddVersionsBytes(ctx, rq.Tenant, items)
 	}
-	WriteListing(w, r, lr, "account", rq.Account, rq.Account, items)
+	swiftcore.WriteListing(w, r, lr, "account", rq.Account, rq.Account, items)
 	return nil
 }
 
 // postAccount serves POST on an account: its user metadata is merged (Swift's limits apply to
 // the request) and stored durably before the answer.
-func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	if err := checkAccountQuotaHeaders(r.Header, rq); err != nil {
 		return err
@@ -104,13 +105,13 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *Reques
 	for k, v := range um {
 		changes[AccountMetaPrefix+k] = v
 	}
-	ReadRFCEtags(r.Header, "Account", changes)
+	swiftcore.ReadRFCEtags(r.Header, "Account", changes)
 	if v, ok := r.Header["X-Account-Access-Control"]; ok {
 		acl, err := swiftwire.ParseAccountACL(strings.Join(v, ","))
 		if err != nil {
 			return err
 		}
-		changes[AccountACLKey] = acl
+		changes[swiftcore.AccountACLKey] = acl
 	}
 	var m map[string]string
 	if len(changes) > 0 {
@@ -128,7 +129,7 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *Reques
 		return err
 	}
 	writeAccountHeaders(w.Header(), acct, m, true)
-	WriteStatus(w, r, http.StatusNoContent)
+	swiftcore.WriteStatus(w, r, http.StatusNoContent)
 	return nil
 }
 
@@ -137,17 +138,23 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *Reques
 // the root user, whose value must be an integer (then kept as plain metadata). Anyone else,
 // account administrators included, is 403: Cairn's account quotas are the tenant store's, set
 // with `cairn admin account quota`, and enforced on both APIs.
-func checkAccountQuotaHeaders(hdr http.Header, rq *Request) error {
+func checkAccountQuotaHeaders(hdr http.Header, rq *swiftcore.Request) error {
 	v, set := hdr["X-Account-Meta-Quota-Bytes"]
 	_, remove := hdr["X-Remove-Account-Meta-Quota-Bytes"]
 	if !set && !remove {
 		return nil
 	}
 	if !rq.ID.Root {
-		return fmt.Errorf("X-Account-Meta-Quota-Bytes from %s:%s, not a reseller admin: %w", rq.ID.Account, rq.ID.User, ErrForbidden)
+		return fmt.Errorf("X-Account-Meta-Quota-Bytes from %s:%s, not a reseller admin: %w", rq.ID.Account, rq.ID.User, swiftcore.ErrForbidden)
 	}
 	if set && !remove && v[0] != "" && !swiftwire.IsDigits(v[0]) {
-		return ErrBadRequest.WithText("Invalid quota %.40q", v[0])
+		return swiftcore.ErrBadRequest.WithText("Invalid quota %.40q", v[0])
 	}
 	return nil
 }
+
+// AccountStore keeps each account's metadata (swiftcore.AccountStore; the server implements it).
+type AccountStore = swiftcore.AccountStore
+
+// ErrNoAccount is an AccountStore's answer for an account that does not exist.
+var ErrNoAccount = swiftcore.ErrNoAccount

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -15,12 +16,12 @@ import (
 type Authenticator interface {
 	// AuthenticateSwift returns whom the credentials belong to; an error wrapping
 	// ErrBadCredentials when they do not match.
-	AuthenticateSwift(ctx context.Context, account, user, key string) (Identity, error)
+	AuthenticateSwift(ctx context.Context, account, user, key string) (swiftcore.Identity, error)
 	// SwiftKeyFingerprint returns a user's identity and a fingerprint of its current Swift key:
 	// bytes that change when the key does, the same on every proxy. A token is bound to the
 	// fingerprint it was issued with, so that rotating the key, or deleting the user (an error
 	// wrapping ErrBadCredentials), revokes it.
-	SwiftKeyFingerprint(ctx context.Context, account, user string) (Identity, []byte, error)
+	SwiftKeyFingerprint(ctx context.Context, account, user string) (swiftcore.Identity, []byte, error)
 }
 
 // ErrBadCredentials is what an Authenticator returns for credentials that match no user.
@@ -37,10 +38,10 @@ const (
 )
 
 // getToken serves GET /auth/v1.0: tempauth's v1 authentication.
-func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		return ErrMethodNotAllowed
+		return swiftcore.ErrMethodNotAllowed
 	}
 	user := r.Header.Get("X-Auth-User")
 	if user == "" {
@@ -52,12 +53,12 @@ func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *Request) 
 	}
 	account, name, ok := strings.Cut(user, ":")
 	if !ok || account == "" || name == "" || key == "" {
-		return fmt.Errorf("auth: no account:user and key: %w", ErrUnauthorized)
+		return fmt.Errorf("auth: no account:user and key: %w", swiftcore.ErrUnauthorized)
 	}
 	id, err := h.cfg.Auth.AuthenticateSwift(r.Context(), account, name, key)
 	if errors.Is(err, ErrBadCredentials) {
 		// The user is logged, never the key.
-		return fmt.Errorf("auth: %s:%s: %w: %w", account, name, ErrUnauthorized, err)
+		return fmt.Errorf("auth: %s:%s: %w: %w", account, name, swiftcore.ErrUnauthorized, err)
 	}
 	if err != nil {
 		return fmt.Errorf("auth: %w", err)
@@ -65,7 +66,7 @@ func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *Request) 
 	_, fp, err := h.cfg.Auth.SwiftKeyFingerprint(r.Context(), id.Account, id.User)
 	if errors.Is(err, ErrBadCredentials) {
 		// Deleted since the key was checked.
-		return fmt.Errorf("auth: %s:%s: %w: %w", account, name, ErrUnauthorized, err)
+		return fmt.Errorf("auth: %s:%s: %w: %w", account, name, swiftcore.ErrUnauthorized, err)
 	}
 	if err != nil {
 		return fmt.Errorf("auth: %w", err)
@@ -91,7 +92,7 @@ func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *Request) 
 
 // authenticate reads the request's token: a request without one is anonymous (ACLs may still
 // let it in: authz.go); an unknown or expired token is 401.
-func (h *Handler) authenticate(r *http.Request, rq *Request) error {
+func (h *Handler) authenticate(r *http.Request, rq *swiftcore.Request) error {
 	tok := r.Header.Get("X-Auth-Token")
 	if tok == "" {
 		tok = r.Header.Get("X-Storage-Token")
@@ -107,3 +108,7 @@ func (h *Handler) authenticate(r *http.Request, rq *Request) error {
 	rq.ID = id
 	return nil
 }
+
+// Identity is who a token authenticates (swiftcore.Identity; the server's authenticator
+// returns it).
+type Identity = swiftcore.Identity

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -67,13 +68,13 @@ func (b *BulkResult) Record(path string, err error) {
 	case errors.Is(err, meta.ErrNotFound):
 		b.notFound++
 	default:
-		b.failed = append(b.failed, [2]string{path, ToError(err).StatusLine()})
+		b.failed = append(b.failed, [2]string{path, swiftcore.ToError(err).StatusLine()})
 	}
 }
 
 // BulkDelete serves POST (or DELETE) /v1/<account>?bulk-delete: the body lists one URL-encoded
 // /container/object or /container per line; objects are deleted, containers only when empty.
-func (h *Handler) BulkDelete(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) BulkDelete(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	var res BulkResult
 	sc := bufio.NewScanner(r.Body)
@@ -122,20 +123,20 @@ func (h *Handler) BulkDelete(w http.ResponseWriter, r *http.Request, rq *Request
 			err = swiftwire.CheckObjectName(o)
 		}
 		if err != nil {
-			res.failed = append(res.failed, [2]string{p, ToError(err).StatusLine()})
+			res.failed = append(res.failed, [2]string{p, swiftcore.ToError(err).StatusLine()})
 			continue
 		}
 		// Each item is decided as its own DELETE would be (Swift's bulk middleware makes
 		// subrequests).
 		if o == "" {
 			if err := rq.RequireAdmin(rq.Tenant, "delete containers"); err != nil {
-				res.failed = append(res.failed, [2]string{p, ToError(err).StatusLine()})
+				res.failed = append(res.failed, [2]string{p, swiftcore.ToError(err).StatusLine()})
 				continue
 			}
 			res.Record(p, h.Proxy.DeleteContainer(ctx, rq.Tenant, c))
 		} else {
 			if err := h.Allow(ctx, r, rq, rq.Tenant, c, o, access.DeleteObject); err != nil {
-				res.failed = append(res.failed, [2]string{p, ToError(err).StatusLine()})
+				res.failed = append(res.failed, [2]string{p, swiftcore.ToError(err).StatusLine()})
 				continue
 			}
 			res.Record(p, h.Proxy.DeleteObject(ctx, meta.ObjectName{Account: rq.Tenant, Container: c, Object: o}))

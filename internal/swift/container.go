@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/policy"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 	"github.com/cairn-store/cairn/internal/versions"
 )
@@ -28,7 +29,7 @@ var unsupportedContainerHeaders = []string{"X-Container-Sync-To", "X-Container-S
 func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	for _, k := range unsupportedContainerHeaders {
 		if hdr.Get(k) != "" {
-			return nil, ErrBadRequest.WithText("%s is not supported by this server", k)
+			return nil, swiftcore.ErrBadRequest.WithText("%s is not supported by this server", k)
 		}
 	}
 	um, err := swiftwire.ReadMeta(hdr, "Container")
@@ -39,11 +40,11 @@ func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	for k, v := range um {
 		m[ContainerMetaPrefix+k] = v
 	}
-	if err := CheckQuotaHeaders(hdr); err != nil {
+	if err := swiftcore.CheckQuotaHeaders(hdr); err != nil {
 		return nil, err
 	}
-	ReadRFCEtags(hdr, "Container", m)
-	if err := ReadContainerACLs(hdr, m); err != nil {
+	swiftcore.ReadRFCEtags(hdr, "Container", m)
+	if err := swiftcore.ReadContainerACLs(hdr, m); err != nil {
 		return nil, err
 	}
 	if err := ReadVersioningSettings(hdr, m); err != nil {
@@ -70,7 +71,7 @@ func containerModified(c meta.Container) meta.Timestamp {
 
 // updateContainer stores a container PUT's or POST's settings m, with Swift's limits checked
 // on the merged user metadata, and moves the container's Last-Modified.
-func (h *Handler) updateContainer(ctx context.Context, rq *Request, m map[string]string) error {
+func (h *Handler) updateContainer(ctx context.Context, rq *swiftcore.Request, m map[string]string) error {
 	c, err := h.Proxy.HeadContainer(ctx, rq.Tenant, rq.Container)
 	if err != nil {
 		return fmt.Errorf("head container %q: %w", rq.Container, err)
@@ -106,11 +107,11 @@ func (h *Handler) readStoragePolicy(hdr http.Header) (int, error) {
 	p, err := h.Proxy.Policies().ForNewContainer(name)
 	switch {
 	case errors.Is(err, policy.ErrUnknown):
-		return 0, ErrBadRequest.WithText("Invalid X-Storage-Policy '%s'", name)
+		return 0, swiftcore.ErrBadRequest.WithText("Invalid X-Storage-Policy '%s'", name)
 	case errors.Is(err, policy.ErrDeprecated):
-		return 0, ErrBadRequest.WithText("Storage Policy '%s' is deprecated", p.Name)
+		return 0, swiftcore.ErrBadRequest.WithText("Storage Policy '%s' is deprecated", p.Name)
 	case errors.Is(err, policy.ErrNotSupported):
-		return 0, ErrNotImplemented.WithText("Storage Policy '%s' is erasure-coded with %s, a code Cairn does not serve (its own is %s)", p.Name, p.EC.Scheme, policy.CairnScheme)
+		return 0, swiftcore.ErrNotImplemented.WithText("Storage Policy '%s' is erasure-coded with %s, a code Cairn does not serve (its own is %s)", p.Name, p.EC.Scheme, policy.CairnScheme)
 	case err != nil:
 		return 0, err
 	}
@@ -130,7 +131,7 @@ func (h *Handler) policyName(c meta.Container) string {
 // writeContainerHeaders sets the headers of a container GET, HEAD or POST.
 func (h *Handler) writeContainerHeaders(hdr http.Header, c meta.Container, showACLs bool) {
 	if showACLs {
-		WriteContainerACLs(hdr, c.Meta)
+		swiftcore.WriteContainerACLs(hdr, c.Meta)
 	}
 	hdr.Set("X-Container-Object-Count", strconv.FormatInt(c.ObjectCount, 10))
 	hdr.Set("X-Container-Bytes-Used", strconv.FormatInt(c.BytesUsed, 10))
@@ -139,7 +140,7 @@ func (h *Handler) writeContainerHeaders(hdr http.Header, c meta.Container, showA
 	if name := h.policyName(c); name != "" {
 		hdr.Set("X-Storage-Policy", name)
 	}
-	WriteRFCEtags(hdr, "Container", c.Meta)
+	swiftcore.WriteRFCEtags(hdr, "Container", c.Meta)
 	WriteVersioningHeaders(hdr, c)
 	WriteObjectVersioningHeaders(hdr, c)
 	for k, v := range c.Meta {
@@ -153,7 +154,7 @@ func (h *Handler) writeContainerHeaders(hdr http.Header, c meta.Container, showA
 }
 
 // getContainer serves GET and HEAD on a container: its usage, metadata and, for GET, objects.
-func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	lr, err := swiftwire.ParseListing(r.URL.Query(), r.Header.Get("Accept"))
 	if err != nil {
@@ -201,19 +202,19 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *Reque
 		}
 		items = swiftwire.Merge(items, lr.Opts.Reverse)
 	}
-	WriteListing(w, r, lr, "container", rq.Container, rq.Account, items)
+	swiftcore.WriteListing(w, r, lr, "container", rq.Container, rq.Account, items)
 	return nil
 }
 
 // changed tells the server that the request's container changed.
-func (h *Handler) changed(rq *Request) {
+func (h *Handler) changed(rq *swiftcore.Request) {
 	if h.ContainerChanged != nil {
 		h.ContainerChanged(rq.Tenant, rq.Container)
 	}
 }
 
 // dirMarker returns the listing entry of the object named exactly dir, nil if there is none.
-func (h *Handler) dirMarker(ctx context.Context, rq *Request, dir string) (*meta.ListEntry, error) {
+func (h *Handler) dirMarker(ctx context.Context, rq *swiftcore.Request, dir string) (*meta.ListEntry, error) {
 	page, err := h.Proxy.ListObjects(ctx, rq.Tenant, rq.Container, meta.ListOptions{Prefix: dir, Limit: 1})
 	if err != nil {
 		return nil, fmt.Errorf("list container %q: %w", rq.Container, err)
@@ -225,7 +226,7 @@ func (h *Handler) dirMarker(ctx context.Context, rq *Request, dir string) (*meta
 }
 
 // putContainer creates a container (201), or updates the metadata of an existing one (202).
-func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	m, err := readContainerSettings(r.Header)
 	if err != nil {
@@ -256,7 +257,7 @@ func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *Reque
 		}
 		h.ClaimIfShared(ctx, rq, m)
 		h.changed(rq)
-		WriteStatus(w, r, http.StatusAccepted)
+		swiftcore.WriteStatus(w, r, http.StatusAccepted)
 		return nil
 	}
 	if err != nil {
@@ -267,7 +268,7 @@ func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *Reque
 	}
 	h.ClaimIfShared(ctx, rq, m)
 	h.changed(rq)
-	WriteStatus(w, r, http.StatusCreated)
+	swiftcore.WriteStatus(w, r, http.StatusCreated)
 	return nil
 }
 
@@ -285,7 +286,7 @@ func withoutEmpty(m map[string]string) map[string]string {
 }
 
 // postContainer merges metadata into a container (204).
-func (h *Handler) postContainer(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) postContainer(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	m, err := readContainerSettings(r.Header)
 	if err != nil {
@@ -302,15 +303,15 @@ func (h *Handler) postContainer(w http.ResponseWriter, r *http.Request, rq *Requ
 	}
 	h.ClaimIfShared(ctx, rq, m)
 	h.changed(rq)
-	WriteStatus(w, r, http.StatusNoContent)
+	swiftcore.WriteStatus(w, r, http.StatusNoContent)
 	return nil
 }
 
 // deleteContainer deletes an empty container: 204, 409 when it holds objects, 404 when absent.
-func (h *Handler) deleteContainer(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) deleteContainer(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	// A container that keeps versions goes with its versions container, once that is empty.
 	if err := h.Versions.DeleteContainer(r.Context(), rq.Tenant, rq.Container); errors.Is(err, versions.ErrVersionsLeft) {
-		return fmt.Errorf("%w: %w", ErrVersionsLeft, err)
+		return fmt.Errorf("%w: %w", swiftcore.ErrVersionsLeft, err)
 	} else if err != nil {
 		return fmt.Errorf("delete container %q: %w", rq.Container, err)
 	}
@@ -319,6 +320,6 @@ func (h *Handler) deleteContainer(w http.ResponseWriter, r *http.Request, rq *Re
 	if err := h.Proxy.ReleaseName(r.Context(), rq.Container, rq.Tenant); err != nil {
 		h.Log.WarnContext(r.Context(), "swift: cannot release a deleted container's name; it stays claimed until taken over", "container", rq.Container, "err", err)
 	}
-	WriteStatus(w, r, http.StatusNoContent)
+	swiftcore.WriteStatus(w, r, http.StatusNoContent)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 	"github.com/cairn-store/cairn/internal/versions"
 )
@@ -27,13 +28,13 @@ func parseCopyPath(v string) (container, object string, ok bool) {
 // copyAccount resolves the account a copy's other side lives in (Destination-Account or
 // X-Copy-From-Account, else the request's). Whether the caller may read or write there is
 // decided with both sides (copyObject).
-func (rq *Request) copyAccount(v string) (string, error) {
+func copyAccount(rq *swiftcore.Request, v string) (string, error) {
 	if v == "" {
 		return rq.Tenant, nil
 	}
 	tenant, ok := strings.CutPrefix(v, ResellerPrefix)
 	if !ok || tenant == "" || len(v) > swiftwire.MaxAccountNameLength {
-		return "", ErrPreconditionFailed.WithText("Invalid account %q", v)
+		return "", swiftcore.ErrPreconditionFailed.WithText("Invalid account %q", v)
 	}
 	return tenant, nil
 }
@@ -41,19 +42,19 @@ func (rq *Request) copyAccount(v string) (string, error) {
 // copyObject serves COPY (to Destination) and PUT with X-Copy-From: a server-side copy (201).
 // The copy keeps the source's content type, content headers and user metadata, with the
 // request's metadata laid over them; X-Fresh-Metadata: true starts from the request's alone.
-func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	var src, dst meta.ObjectName
 	if r.Method == "COPY" {
 		dest := r.Header.Get("Destination")
 		if dest == "" {
-			return ErrPreconditionFailed.WithText("Destination header required").AsHTML()
+			return swiftcore.ErrPreconditionFailed.WithText("Destination header required").AsHTML()
 		}
 		c, o, ok := parseCopyPath(dest)
 		if !ok {
-			return ErrPreconditionFailed.WithText("Destination header must be of the form <container name>/<object name>").AsHTML()
+			return swiftcore.ErrPreconditionFailed.WithText("Destination header must be of the form <container name>/<object name>").AsHTML()
 		}
-		acct, err := rq.copyAccount(r.Header.Get("Destination-Account"))
+		acct, err := copyAccount(rq, r.Header.Get("Destination-Account"))
 		if err != nil {
 			return err
 		}
@@ -68,14 +69,14 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *Request
 	} else {
 		c, o, ok := parseCopyPath(r.Header.Get("X-Copy-From"))
 		if !ok {
-			return ErrPreconditionFailed.WithText("X-Copy-From header must be of the form <container name>/<object name>").AsHTML()
+			return swiftcore.ErrPreconditionFailed.WithText("X-Copy-From header must be of the form <container name>/<object name>").AsHTML()
 		}
-		acct, err := rq.copyAccount(r.Header.Get("X-Copy-From-Account"))
+		acct, err := copyAccount(rq, r.Header.Get("X-Copy-From-Account"))
 		if err != nil {
 			return err
 		}
 		if r.ContentLength > 0 || len(r.TransferEncoding) > 0 {
-			return ErrBadRequest.WithText("Copy requests require a zero byte body")
+			return swiftcore.ErrBadRequest.WithText("Copy requests require a zero byte body")
 		}
 		src, dst = meta.ObjectName{Account: acct, Container: c, Object: o}, rq.ObjectName()
 	}
@@ -114,12 +115,12 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *Request
 		return err
 	}
 	srcObj := rd.Object
-	if Expired(&srcObj, now) {
-		return fmt.Errorf("copy source %s/%s expired: %w", src.Container, src.Object, ErrNotFound)
+	if swiftcore.Expired(&srcObj, now) {
+		return fmt.Errorf("copy source %s/%s expired: %w", src.Container, src.Object, swiftcore.ErrNotFound)
 	}
 	// A symlink copies as its target, or with ?symlink=get as the link itself.
-	linkCopy := IsSymlink(&srcObj) && WantsSymlinkItself(r)
-	if IsSymlink(&srcObj) && !linkCopy {
+	linkCopy := swiftcore.IsSymlink(&srcObj) && WantsSymlinkItself(r)
+	if swiftcore.IsSymlink(&srcObj) && !linkCopy {
 		target, _, err := h.ResolveSymlinks(r, rq, src.Account, srcObj)
 		if err != nil {
 			return fmt.Errorf("copy source %s/%s: %w", src.Container, src.Object, err)
@@ -129,20 +130,20 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *Request
 			return fmt.Errorf("copy source %s/%s: %w", target.Container, target.Object, err)
 		}
 		defer rd.Close()
-		if srcObj = rd.Object; Expired(&srcObj, now) {
-			return fmt.Errorf("copy source %s/%s expired: %w", target.Container, target.Object, ErrNotFound)
+		if srcObj = rd.Object; swiftcore.Expired(&srcObj, now) {
+			return fmt.Errorf("copy source %s/%s expired: %w", target.Container, target.Object, swiftcore.ErrNotFound)
 		}
 	}
 	if sse.Encrypted(&srcObj) {
 		// Its key is bound to its name: a copy would need re-encrypting, which the S3 API's
 		// CopyObject does.
-		return ErrBadRequest.WithText("The source is encrypted at rest (S3 server-side encryption); copy it through the S3 API.")
+		return swiftcore.ErrBadRequest.WithText("The source is encrypted at rest (S3 server-side encryption); copy it through the S3 API.")
 	}
 	// A DLO source copies as its bytes (the segments' concatenation), or with
 	// ?multipart-manifest=get as the manifest itself, as Swift copies it.
 	manifestCopy := r.URL.Query().Get("multipart-manifest") == "get"
-	if IsDLO(&srcObj) && !manifestCopy {
-		segs, etag, err := h.DloSegments(r, rq, src.Account, srcObj.SysMeta[SysDLO])
+	if swiftcore.IsDLO(&srcObj) && !manifestCopy {
+		segs, etag, err := h.DloSegments(r, rq, src.Account, srcObj.SysMeta[swiftcore.SysDLO])
 		if err != nil {
 			return err
 		}
@@ -162,11 +163,11 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *Request
 		srcObj.ETag = strings.Trim(etag, `"`)
 		srcObj.Manifest = segs // a fresh MD5 for the copy, as for any manifest source
 	}
-	if err := CheckConditions(r, srcObj.ETag, swiftwire.LastModified(srcObj.Timestamp)); err != nil {
+	if err := swiftcore.CheckConditions(r, srcObj.ETag, swiftwire.LastModified(srcObj.Timestamp)); err != nil {
 		return err
 	}
 	if rd.Length > h.MaxObjectSize {
-		return ErrTooLarge
+		return swiftcore.ErrTooLarge
 	}
 	if err := h.CheckQuota(ctx, dst.Account, dst.Container, access.Usage{Bytes: rd.Length, Objects: 1}); err != nil {
 		return err
@@ -176,33 +177,33 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *Request
 		// The link itself: its settings, and the account the request names for its target
 		// (as a symlink PUT would take it).
 		keep := map[string]string{}
-		for _, k := range []string{SysSymlinkTarget, SysSymlinkAccount, SysSymlinkETag, SysSymlinkBytes} {
+		for _, k := range []string{swiftcore.SysSymlinkTarget, swiftcore.SysSymlinkAccount, swiftcore.SysSymlinkETag, swiftcore.SysSymlinkBytes} {
 			if v := srcObj.SysMeta[k]; v != "" {
 				keep[k] = v
 			}
 		}
 		if v := r.Header.Get("X-Symlink-Target-Account"); v != "" {
-			keep[SysSymlinkAccount] = swiftwire.PyQuote(httpwire.UnescapeLenient(v))
+			keep[swiftcore.SysSymlinkAccount] = swiftwire.PyQuote(httpwire.UnescapeLenient(v))
 		}
 		_, params := swiftwire.ParseListingETag(srcObj.SysMeta[meta.SysListingETag])
 		keep[meta.SysListingETag] = SymlinkListingETag(keep, params["slo_etag"])
-		obj.SysMeta = Overlay(obj.SysMeta, keep)
+		obj.SysMeta = swiftcore.Overlay(obj.SysMeta, keep)
 	}
-	if manifestCopy && IsDLO(&srcObj) && req.SysMeta[SysDLO] == "" {
-		obj.SysMeta = Overlay(obj.SysMeta, map[string]string{SysDLO: srcObj.SysMeta[SysDLO], SysDLORaw: srcObj.SysMeta[SysDLORaw]})
+	if manifestCopy && swiftcore.IsDLO(&srcObj) && req.SysMeta[swiftcore.SysDLO] == "" {
+		obj.SysMeta = swiftcore.Overlay(obj.SysMeta, map[string]string{swiftcore.SysDLO: srcObj.SysMeta[swiftcore.SysDLO], swiftcore.SysDLORaw: srcObj.SysMeta[swiftcore.SysDLORaw]})
 	}
 	if r.Header.Get("Content-Type") != "" {
 		obj.ContentType = req.ContentType
 	}
 	if !swiftwire.Truthy(r.Header.Get("X-Fresh-Metadata")) {
-		obj.Headers = CloneMap(srcObj.Headers)
-		obj.UserMeta = CloneMap(srcObj.UserMeta)
+		obj.Headers = swiftcore.CloneMap(srcObj.Headers)
+		obj.UserMeta = swiftcore.CloneMap(srcObj.UserMeta)
 	}
-	obj.Headers = Overlay(obj.Headers, req.Headers)
+	obj.Headers = swiftcore.Overlay(obj.Headers, req.Headers)
 	reqMeta, _ := swiftwire.ReadMeta(r.Header, "Object") // checked by objectMetaFromRequest
 	for k := range reqMeta {
 		if v, set := req.UserMeta[k]; set {
-			obj.UserMeta = Overlay(obj.UserMeta, map[string]string{k: v})
+			obj.UserMeta = swiftcore.Overlay(obj.UserMeta, map[string]string{k: v})
 		} else {
 			delete(obj.UserMeta, k) // X-Remove-Object-Meta-*
 		}
@@ -216,7 +217,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *Request
 	if err := h.QueueExpiry(ctx, dst, obj.SysMeta); err != nil {
 		return err
 	}
-	if IsSLO(&srcObj) && !manifestCopy {
+	if swiftcore.IsSLO(&srcObj) && !manifestCopy {
 		// The segments are read as the caller, as Swift's copy reads them.
 		if err := h.CheckSegmentAccess(r, rq, src, &srcObj); err != nil {
 			return err
@@ -225,7 +226,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *Request
 	if err := h.ArchiveBeforeWrite(ctx, dst); err != nil {
 		return err
 	}
-	if manifestCopy && IsSLO(&srcObj) {
+	if manifestCopy && swiftcore.IsSLO(&srcObj) {
 		// The manifest itself, checked again as a manifest PUT in the destination's account.
 		return h.CopyManifest(w, r, rq, src, dst, &srcObj, obj)
 	}
@@ -242,6 +243,6 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *Request
 	for k, v := range obj.UserMeta {
 		hdr.Set(swiftwire.MetaHeader("Object", k), v)
 	}
-	WriteStatus(w, r, http.StatusCreated)
+	swiftcore.WriteStatus(w, r, http.StatusCreated)
 	return nil
 }

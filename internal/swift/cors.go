@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 )
 
 // Swift's container CORS settings are user metadata (X-Container-Meta-Access-Control-*), kept
@@ -22,7 +24,7 @@ type corsRules struct {
 
 // corsOf reads the CORS settings of the request's container; none for account requests or a
 // container that cannot be read.
-func (h *Handler) corsOf(ctx context.Context, rq *Request) corsRules {
+func (h *Handler) corsOf(ctx context.Context, rq *swiftcore.Request) corsRules {
 	if rq.Container == "" || rq.Tenant == "" {
 		return corsRules{}
 	}
@@ -57,16 +59,16 @@ func (c corsRules) allowOriginHeader(hdr http.Header, origin string) {
 // preflight answers a CORS preflight (OPTIONS with Origin) as Swift does: 401 unless the
 // container allows the origin and the requested method, else 200 with the CORS headers.
 // Account-level preflights get the plain OPTIONS answer (Swift has no account CORS).
-func (h *Handler) preflight(w http.ResponseWriter, r *http.Request, rq *Request, allow []string) error {
+func (h *Handler) preflight(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, allow []string) error {
 	origin := r.Header.Get("Origin")
 	hdr := w.Header()
 	if rq.Container == "" {
-		WriteStatus(w, r, http.StatusOK)
+		swiftcore.WriteStatus(w, r, http.StatusOK)
 		return nil
 	}
 	rules := h.corsOf(r.Context(), rq)
 	if !rules.allows(origin) || !slices.Contains(allow, r.Header.Get("Access-Control-Request-Method")) {
-		WriteStatus(w, r, http.StatusUnauthorized)
+		swiftcore.WriteStatus(w, r, http.StatusUnauthorized)
 		return nil
 	}
 	rules.allowOriginHeader(hdr, origin)
@@ -83,7 +85,7 @@ func (h *Handler) preflight(w http.ResponseWriter, r *http.Request, rq *Request,
 	if len(asked) > 0 {
 		hdr.Set("Access-Control-Allow-Headers", strings.Join(asked, ", "))
 	}
-	WriteStatus(w, r, http.StatusOK)
+	swiftcore.WriteStatus(w, r, http.StatusOK)
 	return nil
 }
 

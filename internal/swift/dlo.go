@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 	"github.com/cairn-store/cairn/internal/versions"
 )
@@ -41,15 +42,15 @@ func ReadDLOHeader(hdr http.Header, obj *meta.Object) error {
 	if obj.SysMeta == nil {
 		obj.SysMeta = map[string]string{}
 	}
-	obj.SysMeta[SysDLO] = c + "/" + p
+	obj.SysMeta[swiftcore.SysDLO] = c + "/" + p
 	if raw := strings.Join(v, ","); raw != c+"/"+p {
-		obj.SysMeta[SysDLORaw] = raw // (a POST without it clears an earlier one: postObject)
+		obj.SysMeta[swiftcore.SysDLORaw] = raw // (a POST without it clears an earlier one: postObject)
 	}
 	return nil
 }
 
 // DloSegments lists a DLO's segments, checking that the caller may list and read them.
-func (h *Handler) DloSegments(r *http.Request, rq *Request, account, manifest string) ([]meta.Segment, string, error) {
+func (h *Handler) DloSegments(r *http.Request, rq *swiftcore.Request, account, manifest string) ([]meta.Segment, string, error) {
 	ctx := r.Context()
 	container, prefix, _ := strings.Cut(manifest, "/")
 	if err := h.Allow(ctx, r, rq, account, container, "", access.ListBucket); err != nil {
@@ -66,7 +67,7 @@ func (h *Handler) DloSegments(r *http.Request, rq *Request, account, manifest st
 		}
 		for i := range page.Objects {
 			// A segment in a versioned container is read through its link: its version.
-			e, _, vobj := ListedVersion(&page.Objects[i], container)
+			e, _, vobj := swiftcore.ListedVersion(&page.Objects[i], container)
 			if first == "" {
 				first = e.Name
 			}
@@ -81,7 +82,7 @@ func (h *Handler) DloSegments(r *http.Request, rq *Request, account, manifest st
 			break
 		}
 		if len(segs) >= maxDLOSegments {
-			return nil, "", ErrConflict.WithText("More than %d segments in the dynamic large object", maxDLOSegments)
+			return nil, "", swiftcore.ErrConflict.WithText("More than %d segments in the dynamic large object", maxDLOSegments)
 		}
 		opts.Marker = page.Objects[len(page.Objects)-1].Name
 	}
@@ -94,8 +95,8 @@ func (h *Handler) DloSegments(r *http.Request, rq *Request, account, manifest st
 }
 
 // ServeDLO answers a GET or HEAD of a DLO manifest obj (rng: the one range asked, or nil).
-func (h *Handler) ServeDLO(w http.ResponseWriter, r *http.Request, rq *Request, obj *meta.Object, rng *meta.Range) error {
-	segs, etag, err := h.DloSegments(r, rq, rq.Tenant, obj.SysMeta[SysDLO])
+func (h *Handler) ServeDLO(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, obj *meta.Object, rng *meta.Range) error {
+	segs, etag, err := h.DloSegments(r, rq, rq.Tenant, obj.SysMeta[swiftcore.SysDLO])
 	if err != nil {
 		return err
 	}
@@ -104,10 +105,10 @@ func (h *Handler) ServeDLO(w http.ResponseWriter, r *http.Request, rq *Request, 
 		total += s.Size
 	}
 	hdr := w.Header()
-	WriteObjectHeaders(hdr, obj)
+	swiftcore.WriteObjectHeaders(hdr, obj)
 	hdr.Set("Etag", etag)
 	hdr.Set("X-Object-Manifest", DloHeader(obj))
-	if err := CheckConditions(r, strings.Trim(etag, `"`), swiftwire.LastModified(obj.Timestamp)); err != nil {
+	if err := swiftcore.CheckConditions(r, strings.Trim(etag, `"`), swiftwire.LastModified(obj.Timestamp)); err != nil {
 		return err
 	}
 	off, n := int64(0), total
@@ -130,15 +131,15 @@ func (h *Handler) ServeDLO(w http.ResponseWriter, r *http.Request, rq *Request, 
 	w.WriteHeader(status)
 	if sent, err := io.Copy(w, rd); err != nil {
 		h.Log.WarnContext(r.Context(), "swift DLO GET broke off", "trans_id", rq.TransID, "container", rq.Container, "object", rq.Object, "sent", sent, "of", n, "err", err)
-		return ErrAbortResponse
+		return swiftcore.ErrAbortResponse
 	}
 	return nil
 }
 
 // DloHeader is a DLO's X-Object-Manifest as answered: as it was sent.
 func DloHeader(obj *meta.Object) string {
-	if raw := obj.SysMeta[SysDLORaw]; raw != "" {
+	if raw := obj.SysMeta[swiftcore.SysDLORaw]; raw != "" {
 		return raw
 	}
-	return obj.SysMeta[SysDLO]
+	return obj.SysMeta[swiftcore.SysDLO]
 }

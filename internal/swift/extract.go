@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -58,7 +59,7 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 }
 
 // subrequest runs a PUT through the front end and returns its status line.
-func (h *Handler) subrequest(r *http.Request, rq *Request, path string, hdr http.Header, body io.Reader, size int64) (int, string) {
+func (h *Handler) subrequest(r *http.Request, rq *swiftcore.Request, path string, hdr http.Header, body io.Reader, size int64) (int, string) {
 	sub, _ := http.NewRequestWithContext(r.Context(), http.MethodPut, "/", body)
 	sub.URL = &url.URL{Path: path}
 	sub.Header = hdr
@@ -68,9 +69,9 @@ func (h *Handler) subrequest(r *http.Request, rq *Request, path string, hdr http
 		sub.Body = http.NoBody
 	}
 	rec := &statusRecorder{hdr: http.Header{}}
-	srq := &Request{TransID: rq.TransID, Op: OpUnknown}
+	srq := &swiftcore.Request{TransID: rq.TransID, Op: swiftcore.OpUnknown}
 	if err := h.serve(rec, sub, srq); err != nil {
-		se := ToError(err)
+		se := swiftcore.ToError(err)
 		return se.Status, se.StatusLine()
 	}
 	if rec.status == 0 {
@@ -80,7 +81,7 @@ func (h *Handler) subrequest(r *http.Request, rq *Request, path string, hdr http
 }
 
 // ExtractArchive serves PUT ?extract-archive on an account, a container or a path in one.
-func (h *Handler) ExtractArchive(w http.ResponseWriter, r *http.Request, rq *Request, kind string) error {
+func (h *Handler) ExtractArchive(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, kind string) error {
 	var open func(io.Reader) (io.Reader, error)
 	switch strings.Trim(strings.ToLower(kind), ".") {
 	case "tar":
@@ -90,10 +91,10 @@ func (h *Handler) ExtractArchive(w http.ResponseWriter, r *http.Request, rq *Req
 	case "tar.bz2":
 		open = func(rd io.Reader) (io.Reader, error) { return bzip2.NewReader(rd), nil }
 	default:
-		return ErrBadRequest.WithText("Unsupported archive format")
+		return swiftcore.ErrBadRequest.WithText("Unsupported archive format")
 	}
 	if len(r.TransferEncoding) == 0 && r.Header.Get("Content-Length") == "" {
-		return ErrLengthRequired
+		return swiftcore.ErrLengthRequired
 	}
 	created, failed := 0, [][2]string(nil)
 	answer := func(status, body string) error {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairn-store/cairn/internal/policy"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -21,7 +22,7 @@ const apiVersion = "2.30.1"
 func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		return ErrMethodNotAllowed
+		return swiftcore.ErrMethodNotAllowed
 	}
 	doc := map[string]any{
 		"swift": map[string]any{

@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 	"github.com/cairn-store/cairn/internal/versions"
 )
@@ -25,7 +26,7 @@ func etagMatcher(want string) func(*meta.Object) error {
 	want = strings.ToLower(httpwire.TrimETag(want))
 	return func(o *meta.Object) error {
 		if want != "" && o.ETag != want {
-			return fmt.Errorf("body MD5 %s, ETag header %s: %w", o.ETag, want, ErrUnprocessable)
+			return fmt.Errorf("body MD5 %s, ETag header %s: %w", o.ETag, want, swiftcore.ErrUnprocessable)
 		}
 		return nil
 	}
@@ -33,7 +34,7 @@ func etagMatcher(want string) func(*meta.Object) error {
 
 // putObject stores an object (201). The body has a Content-Length or is chunked (then its size
 // is checked as it arrives).
-func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	obj, err := objectMetaFromRequest(r.Header, rq.Object, h.Now())
 	if err != nil {
@@ -48,7 +49,7 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *Request)
 	}
 	if q := r.URL.Query(); q.Has("multipart-manifest") {
 		if q.Get("multipart-manifest") != "put" {
-			return ErrBadRequest.WithText("multipart-manifest must be put on a PUT")
+			return swiftcore.ErrBadRequest.WithText("multipart-manifest must be put on a PUT")
 		}
 		return h.PutManifest(w, r, rq, obj)
 	}
@@ -57,7 +58,7 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *Request)
 	}
 	chunked := len(r.TransferEncoding) > 0
 	if !chunked && r.Header.Get("Content-Length") == "" {
-		return ErrLengthRequired
+		return swiftcore.ErrLengthRequired
 	}
 	body := io.Reader(r.Body)
 	if chunked {
@@ -66,7 +67,7 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *Request)
 	} else {
 		obj.Size = r.ContentLength
 		if obj.Size > h.MaxObjectSize {
-			return ErrTooLarge
+			return swiftcore.ErrTooLarge
 		}
 	}
 	if err := h.CheckQuota(ctx, rq.Tenant, rq.Container, access.Usage{Bytes: max(obj.Size, 0), Objects: 1}); err != nil {
@@ -79,7 +80,7 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *Request)
 	if errors.Is(err, meta.ErrConflict) {
 		// A newer write of the name won: Swift's proxy accepts the PUT that lost (202), since
 		// newest-wins made it a no-op rather than a failure.
-		WriteStatus(w, r, http.StatusAccepted)
+		swiftcore.WriteStatus(w, r, http.StatusAccepted)
 		return nil
 	}
 	if err != nil {
@@ -88,13 +89,13 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *Request)
 	hdr := w.Header()
 	hdr.Set("Etag", stored.ETag)
 	hdr.Set("Last-Modified", swiftwire.LastModified(stored.Timestamp).Format(http.TimeFormat))
-	WriteStatus(w, r, http.StatusCreated)
+	swiftcore.WriteStatus(w, r, http.StatusCreated)
 	return nil
 }
 
 // getObject serves GET (whole, one range, or several as multipart/byteranges) and HEAD (which
 // ignores Range, as Swift does) on an object.
-func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	if r.Method == http.MethodHead {
 		// Brief: a long manifest's segment list is not read, except for the answers that
@@ -106,25 +107,25 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *Request)
 		if err != nil {
 			return fmt.Errorf("head object %q: %w", rq.Object, err)
 		}
-		if Expired(&obj, h.Now()) {
-			return fmt.Errorf("object %q expired: %w", rq.Object, ErrNotFound)
+		if swiftcore.Expired(&obj, h.Now()) {
+			return fmt.Errorf("object %q expired: %w", rq.Object, swiftcore.ErrNotFound)
 		}
 		if followed, err := h.SymlinkHop(w, r, rq, &obj); followed {
 			return err
 		}
 		obj = sse.Served(obj)
-		if r.URL.Query().Get("multipart-manifest") == "get" && IsSLO(&obj) {
+		if r.URL.Query().Get("multipart-manifest") == "get" && swiftcore.IsSLO(&obj) {
 			return GetManifest(w, r, &obj)
 		}
-		if IsDLO(&obj) {
+		if swiftcore.IsDLO(&obj) {
 			if r.URL.Query().Get("multipart-manifest") == "get" {
 				w.Header().Set("X-Object-Manifest", DloHeader(&obj))
 			} else {
 				return h.ServeDLO(w, r, rq, &obj, nil)
 			}
 		}
-		WriteObjectHeaders(w.Header(), &obj)
-		if err := CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
+		swiftcore.WriteObjectHeaders(w.Header(), &obj)
+		if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
 			return err
 		}
 		w.Header().Set("Content-Length", strconv.FormatInt(obj.Size, 10))
@@ -136,14 +137,14 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *Request)
 		if err != nil {
 			return fmt.Errorf("head object %q: %w", rq.Object, err)
 		}
-		if IsSLO(&obj) && !Expired(&obj, h.Now()) {
+		if swiftcore.IsSLO(&obj) && !swiftcore.Expired(&obj, h.Now()) {
 			return GetManifest(w, r, &obj)
 		}
 	}
 	rs := swiftwire.ParseRanges(r.Header.Get("Range"))
 	if len(rs) > 1 {
 		// A DLO answers several ranges with the whole object, as Swift's does.
-		if obj, err := h.Proxy.HeadObject(ctx, rq.ObjectName()); err == nil && IsDLO(&obj) && !Expired(&obj, h.Now()) &&
+		if obj, err := h.Proxy.HeadObject(ctx, rq.ObjectName()); err == nil && swiftcore.IsDLO(&obj) && !swiftcore.Expired(&obj, h.Now()) &&
 			r.URL.Query().Get("multipart-manifest") != "get" {
 			return h.ServeDLO(w, r, rq, &obj, nil)
 		}
@@ -157,7 +158,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *Request)
 }
 
 // getSingle serves a GET of the whole object (rng nil) or of one range.
-func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *Request, rng *meta.Range) error {
+func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, rng *meta.Range) error {
 	ctx := r.Context()
 	rd, err := h.Proxy.GetObject(ctx, rq.ObjectName(), rng)
 	if errors.Is(err, meta.ErrInvalidRange) {
@@ -165,18 +166,18 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *Request,
 		if herr != nil {
 			return fmt.Errorf("head object %q: %w", rq.Object, herr)
 		}
-		if Expired(&obj, h.Now()) {
-			return fmt.Errorf("object %q expired: %w", rq.Object, ErrNotFound)
+		if swiftcore.Expired(&obj, h.Now()) {
+			return fmt.Errorf("object %q expired: %w", rq.Object, swiftcore.ErrNotFound)
 		}
 		if followed, err := h.SymlinkHop(w, r, rq, &obj); followed {
 			return err
 		}
-		if IsDLO(&obj) && r.URL.Query().Get("multipart-manifest") != "get" {
+		if swiftcore.IsDLO(&obj) && r.URL.Query().Get("multipart-manifest") != "get" {
 			return h.ServeDLO(w, r, rq, &obj, rng)
 		}
 		obj = sse.Served(obj)
-		WriteObjectHeaders(w.Header(), &obj)
-		if err := CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
+		swiftcore.WriteObjectHeaders(w.Header(), &obj)
+		if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
 			return err
 		}
 		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(obj.Size, 10))
@@ -187,10 +188,10 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *Request,
 	}
 	defer rd.Close()
 	obj := &rd.Object
-	if Expired(obj, h.Now()) {
-		return fmt.Errorf("object %q expired: %w", rq.Object, ErrNotFound)
+	if swiftcore.Expired(obj, h.Now()) {
+		return fmt.Errorf("object %q expired: %w", rq.Object, swiftcore.ErrNotFound)
 	}
-	if IsSymlink(obj) || rq.SymlinkETag != "" {
+	if swiftcore.IsSymlink(obj) || rq.SymlinkETag != "" {
 		if followed, err := h.SymlinkHop(w, r, rq, obj); followed {
 			rd.Close()
 			return err
@@ -205,18 +206,18 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *Request,
 		rd, obj = plain, &plain.Object
 	}
 	hdr := w.Header()
-	if IsDLO(obj) {
+	if swiftcore.IsDLO(obj) {
 		if r.URL.Query().Get("multipart-manifest") != "get" {
 			rd.Close()
 			return h.ServeDLO(w, r, rq, obj, rng)
 		}
 		hdr.Set("X-Object-Manifest", DloHeader(obj))
 	}
-	WriteObjectHeaders(hdr, obj)
-	if err := CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
+	swiftcore.WriteObjectHeaders(hdr, obj)
+	if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
 		return err
 	}
-	if IsSLO(obj) && r.URL.Query().Get("multipart-manifest") != "get" {
+	if swiftcore.IsSLO(obj) && r.URL.Query().Get("multipart-manifest") != "get" {
 		if err := h.CheckSegmentAccess(r, rq, rq.ObjectName(), obj); err != nil {
 			return err
 		}
@@ -235,17 +236,17 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *Request,
 	w.WriteHeader(status)
 	if n, err := io.Copy(w, rd); err != nil {
 		h.Log.WarnContext(ctx, "swift GET broke off", "trans_id", rq.TransID, "container", rq.Container, "object", rq.Object, "sent", n, "of", rd.Length, "err", err)
-		return ErrAbortResponse
+		return swiftcore.ErrAbortResponse
 	}
 	return nil
 }
 
 // postObject replaces an object's metadata (202): user metadata, content headers and expiry
 // are those of the request; the content type changes only when the request has one.
-func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	if _, ok := r.Header["X-Symlink-Target"]; ok {
-		return ErrBadRequest.WithText("A PUT request is required to set a symlink target")
+		return swiftcore.ErrBadRequest.WithText("A PUT request is required to set a symlink target")
 	}
 	upd, err := objectMetaFromRequest(r.Header, rq.Object, h.Now())
 	if err != nil {
@@ -255,8 +256,8 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *Request
 	if err != nil {
 		return fmt.Errorf("post object %q: %w", rq.Object, err)
 	}
-	if Expired(&cur, h.Now()) {
-		return fmt.Errorf("object %q expired: %w", rq.Object, ErrNotFound)
+	if swiftcore.Expired(&cur, h.Now()) {
+		return fmt.Errorf("object %q expired: %w", rq.Object, swiftcore.ErrNotFound)
 	}
 	if r.Header.Get("Content-Type") == "" {
 		upd.ContentType = cur.ContentType
@@ -266,7 +267,7 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *Request
 	if upd.SysMeta == nil {
 		upd.SysMeta = map[string]string{}
 	}
-	for _, k := range []string{SysDeleteAt, SysDLO, SysDLORaw} {
+	for _, k := range []string{swiftcore.SysDeleteAt, swiftcore.SysDLO, swiftcore.SysDLORaw} {
 		if _, ok := upd.SysMeta[k]; !ok {
 			upd.SysMeta[k] = ""
 		}
@@ -282,15 +283,15 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *Request
 		// expiry, which is the link's), as Swift's object versioning follows its link.
 		return h.postVersion(w, r, rq, vobj, upd)
 	}
-	if IsSymlink(&cur) {
+	if swiftcore.IsSymlink(&cur) {
 		return SymlinkRedirect(w, r, rq, &cur)
 	}
-	WriteStatus(w, r, http.StatusAccepted)
+	swiftcore.WriteStatus(w, r, http.StatusAccepted)
 	return nil
 }
 
 // deleteObject deletes an object: 204, or 404 when there is none.
-func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	if err := h.checkObjectLockInPlace(r.Context(), rq); err != nil {
 		return err
 	}
@@ -302,14 +303,14 @@ func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *Reque
 		// meanwhile survives. The check and the delete are not atomic.
 		want, err := strconv.ParseInt(strings.TrimSpace(v[0]), 10, 64)
 		if err != nil {
-			return ErrBadRequest.WithText("Bad X-If-Delete-At header value")
+			return swiftcore.ErrBadRequest.WithText("Bad X-If-Delete-At header value")
 		}
 		cur, err := h.Proxy.HeadObject(r.Context(), rq.ObjectName())
 		if err != nil {
 			return fmt.Errorf("delete object %q: %w", rq.Object, err)
 		}
-		if DeleteAt(&cur) != want {
-			return ErrPreconditionFailed.WithText("X-If-Delete-At and X-Delete-At do not match")
+		if swiftcore.DeleteAt(&cur) != want {
+			return swiftcore.ErrPreconditionFailed.WithText("X-If-Delete-At and X-Delete-At do not match")
 		}
 	}
 	if rq.VersionID == "" {
@@ -331,14 +332,14 @@ func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *Reque
 			return err
 		}
 		if done {
-			WriteStatus(w, r, http.StatusNoContent)
+			swiftcore.WriteStatus(w, r, http.StatusNoContent)
 			return nil
 		}
 	}
 	if err := h.Proxy.DeleteObject(r.Context(), rq.ObjectName()); err != nil {
 		return fmt.Errorf("delete object %q: %w", rq.Object, err)
 	}
-	WriteStatus(w, r, http.StatusNoContent)
+	swiftcore.WriteStatus(w, r, http.StatusNoContent)
 	return nil
 }
 
@@ -346,7 +347,7 @@ func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *Reque
 // Object Lock: in a container with it, the object in place is normally a link (a DELETE then
 // writes a delete marker), but a null version kept from before, deleted by ?version-id=null or
 // with multipart-manifest=delete, is removed in place and must meet its lock as any version.
-func (h *Handler) checkObjectLockInPlace(ctx context.Context, rq *Request) error {
+func (h *Handler) checkObjectLockInPlace(ctx context.Context, rq *swiftcore.Request) error {
 	c, err := h.HeadContainer(ctx, rq.Tenant, rq.Container)
 	if err != nil || !versions.LockEnabled(c) {
 		return nil // the delete itself says what is missing
@@ -355,12 +356,12 @@ func (h *Handler) checkObjectLockInPlace(ctx context.Context, rq *Request) error
 	if err != nil || versions.IsLink(&cur) {
 		return nil
 	}
-	return VersionsError(versions.CheckRemove(&cur, time.Now(), false))
+	return swiftcore.VersionsError(versions.CheckRemove(&cur, time.Now(), false))
 }
 
 // postVersion applies a POST on a versioned object's link to the version it links to (vobj, in
 // the versions container): the request's metadata, without its expiry (202).
-func (h *Handler) postVersion(w http.ResponseWriter, r *http.Request, rq *Request, vobj string, upd meta.Object) error {
+func (h *Handler) postVersion(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, vobj string, upd meta.Object) error {
 	ctx := r.Context()
 	name := meta.ObjectName{Account: rq.Tenant, Container: versions.ContainerFor(rq.Container), Object: vobj}
 	v, err := h.Proxy.HeadObjectBrief(ctx, name)
@@ -368,15 +369,15 @@ func (h *Handler) postVersion(w http.ResponseWriter, r *http.Request, rq *Reques
 		return fmt.Errorf("post object %q: its version: %w", rq.Object, err)
 	}
 	vupd := upd
-	vupd.SysMeta = CloneMap(upd.SysMeta)
-	vupd.SysMeta[SysDeleteAt] = ""
+	vupd.SysMeta = swiftcore.CloneMap(upd.SysMeta)
+	vupd.SysMeta[swiftcore.SysDeleteAt] = ""
 	if r.Header.Get("Content-Type") == "" {
 		vupd.ContentType = v.ContentType
 	}
 	if _, err := h.Proxy.PostObject(ctx, name, vupd); err != nil {
 		return fmt.Errorf("post object %q: its version: %w", rq.Object, err)
 	}
-	WriteStatus(w, r, http.StatusAccepted)
+	swiftcore.WriteStatus(w, r, http.StatusAccepted)
 	return nil
 }
 
@@ -416,7 +417,7 @@ func objectMetaFromRequest(hdr http.Header, objectName string, now time.Time) (m
 		return obj, err
 	}
 	if at > 0 {
-		obj.SysMeta = map[string]string{SysDeleteAt: strconv.FormatInt(at, 10)}
+		obj.SysMeta = map[string]string{swiftcore.SysDeleteAt: strconv.FormatInt(at, 10)}
 	}
 	if err := ReadDLOHeader(hdr, &obj); err != nil {
 		return obj, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 	"github.com/cairn-store/cairn/internal/versions"
 )
@@ -28,15 +29,15 @@ import (
 const headerVersionsEnabled = "X-Versions-Enabled"
 
 var (
-	errLegacyVersioning = ErrBadRequest.WithText("Cannot enable object versioning on a container that is already using the legacy versioned writes feature.")
-	errObjectVersioning = ErrBadRequest.WithText("Cannot use the legacy versioned writes feature on a container that uses object versioning.")
+	errLegacyVersioning = swiftcore.ErrBadRequest.WithText("Cannot enable object versioning on a container that is already using the legacy versioned writes feature.")
+	errObjectVersioning = swiftcore.ErrBadRequest.WithText("Cannot use the legacy versioned writes feature on a container that uses object versioning.")
 )
 
 // CheckVersioningChange refuses, before anything is changed, a container PUT or POST that
 // would mix the two versioning modes: X-Versions-Enabled on a container with a versions or
 // history location (Swift's 400), and a location on a container that uses object versioning
 // (Swift stores it; both middlewares would then act on every write, which Cairn refuses).
-func (h *Handler) CheckVersioningChange(ctx context.Context, r *http.Request, rq *Request, settings map[string]string) error {
+func (h *Handler) CheckVersioningChange(ctx context.Context, r *http.Request, rq *swiftcore.Request, settings map[string]string) error {
 	_, enable := r.Header[headerVersionsEnabled]
 	setsLocation := settings[metaVersionsLocation] != ""
 	if !enable && !setsLocation {
@@ -64,7 +65,7 @@ func (h *Handler) CheckVersioningChange(ctx context.Context, r *http.Request, rq
 // ApplyVersionsEnabled turns object versioning on or off after a container PUT or POST that
 // asks to (X-Versions-Enabled, read as Swift's config_true_value): on makes the versions
 // container, in the container's storage policy; off keeps the versions.
-func (h *Handler) ApplyVersionsEnabled(ctx context.Context, r *http.Request, rq *Request) error {
+func (h *Handler) ApplyVersionsEnabled(ctx context.Context, r *http.Request, rq *swiftcore.Request) error {
 	v, ok := r.Header[headerVersionsEnabled]
 	if !ok {
 		return nil
@@ -80,7 +81,7 @@ func (h *Handler) ApplyVersionsEnabled(ctx context.Context, r *http.Request, rq 
 		}
 	} else if changes, err = versions.Suspend(c); err != nil {
 		// An S3 bucket with Object Lock keeps its versions on for good.
-		return ErrConflict.WithText("Object Lock is enabled on this container: object versioning cannot be disabled.")
+		return swiftcore.ErrConflict.WithText("Object Lock is enabled on this container: object versioning cannot be disabled.")
 	}
 	if _, err := h.Proxy.PostContainer(ctx, rq.Tenant, rq.Container, changes); err != nil {
 		return fmt.Errorf("object versioning of %q: %w", rq.Container, err)
@@ -102,13 +103,13 @@ func WriteObjectVersioningHeaders(hdr http.Header, c meta.Container) {
 // operation itself: ?version-id (GET, HEAD, DELETE, PUT; COPY reads the version in
 // copyObject), and the X-Object-Version-Id of a plain read in a versioned container. handled is
 // true when it answered.
-func (h *Handler) ServeObjectVersioning(w http.ResponseWriter, r *http.Request, rq *Request, op string) (handled bool, err error) {
+func (h *Handler) ServeObjectVersioning(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, op string) (handled bool, err error) {
 	ctx := r.Context()
 	id := r.URL.Query().Get("version-id")
 	if rq.TempURL != nil {
 		id = "" // a temp URL reads and writes the current object, as Swift's (version-id ignored)
 	}
-	if id == "" && op != OpGetObject && op != OpHeadObject {
+	if id == "" && op != swiftcore.OpGetObject && op != swiftcore.OpHeadObject {
 		return false, nil
 	}
 	st, err := h.VersionState(ctx, rq.Tenant, rq.Container)
@@ -123,25 +124,25 @@ func (h *Handler) ServeObjectVersioning(w http.ResponseWriter, r *http.Request, 
 	}
 	switch {
 	case r.Method == http.MethodPost:
-		return true, ErrBadRequest.WithText("POST to a specific version is not allowed")
+		return true, swiftcore.ErrBadRequest.WithText("POST to a specific version is not allowed")
 	case !st.Versioned() && id != versions.Null:
-		return true, ErrBadRequest.WithText("version-aware operations require that the container is versioned")
+		return true, swiftcore.ErrBadRequest.WithText("version-aware operations require that the container is versioned")
 	}
 	if id != versions.Null {
 		if _, err := versions.ParseID(id); err != nil {
-			return true, ErrBadRequest.WithText("Invalid version parameter")
+			return true, swiftcore.ErrBadRequest.WithText("Invalid version parameter")
 		}
 	}
 	rq.VersionID = id
 	switch {
-	case op == OpDeleteObject:
+	case op == swiftcore.OpDeleteObject:
 		if id == versions.Null {
 			return false, nil // the object in place, whatever it is, deleted as a plain DELETE
 		}
 		return true, h.deleteVersion(w, r, rq, st, id)
 	case r.Method == http.MethodPut:
 		return true, h.putVersion(w, r, rq, st, id)
-	case op == OpGetObject || op == OpHeadObject:
+	case op == swiftcore.OpGetObject || op == swiftcore.OpHeadObject:
 		return true, h.getVersion(w, r, rq, st, id)
 	}
 	return false, nil // COPY: copyObject reads the version
@@ -150,12 +151,12 @@ func (h *Handler) ServeObjectVersioning(w http.ResponseWriter, r *http.Request, 
 // getVersion serves GET and HEAD ?version-id: the version, read as an object of the versions
 // container (so with its access rules: the account's owners), or 404 with the delete marker's
 // ID and content type.
-func (h *Handler) getVersion(w http.ResponseWriter, r *http.Request, rq *Request, st versions.State, id string) error {
+func (h *Handler) getVersion(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, st versions.State, id string) error {
 	ctx := r.Context()
 	if id == versions.Null {
 		cur, err := h.Proxy.HeadObjectBrief(ctx, rq.ObjectName())
 		if err == nil && versions.IsLink(&cur) {
-			return fmt.Errorf("object %q: its current version is not the null one: %w", rq.Object, ErrNotFound)
+			return fmt.Errorf("object %q: its current version is not the null one: %w", rq.Object, swiftcore.ErrNotFound)
 		}
 		w.Header().Set("X-Object-Version-Id", versions.Null)
 		return h.getObject(w, r, rq)
@@ -165,7 +166,7 @@ func (h *Handler) getVersion(w http.ResponseWriter, r *http.Request, rq *Request
 	}
 	v, err := h.Versions.Resolve(ctx, st, rq.ObjectName(), id)
 	if err != nil {
-		return VersionsError(err)
+		return swiftcore.VersionsError(err)
 	}
 	if v.DeleteMarker {
 		return writeDeleteMarker(w, r, id)
@@ -179,7 +180,7 @@ func (h *Handler) getVersion(w http.ResponseWriter, r *http.Request, rq *Request
 
 // writeDeleteMarker answers a read of a delete marker: 404 with its ID and content type.
 func writeDeleteMarker(w http.ResponseWriter, r *http.Request, id string) error {
-	se := ToError(ErrNotFound)
+	se := swiftcore.ToError(swiftcore.ErrNotFound)
 	hdr := w.Header()
 	hdr.Set("X-Object-Version-Id", id)
 	hdr.Set("Content-Type", versions.DeleteMarkerType)
@@ -196,7 +197,7 @@ func writeDeleteMarker(w http.ResponseWriter, r *http.Request, id string) error 
 // deleteVersion serves DELETE ?version-id (not null): that version goes for good, without a
 // delete marker; when it was the current one, its link goes too and no other version becomes
 // current (Swift's rule). X-Object-Current-Version-Id answers what is current after.
-func (h *Handler) deleteVersion(w http.ResponseWriter, r *http.Request, rq *Request, st versions.State, id string) error {
+func (h *Handler) deleteVersion(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, st versions.State, id string) error {
 	ctx := r.Context()
 	if err := h.Allow(ctx, r, rq, rq.Tenant, versions.ContainerFor(rq.Container), rq.Object, access.DeleteObject); err != nil {
 		return err
@@ -207,10 +208,10 @@ func (h *Handler) deleteVersion(w http.ResponseWriter, r *http.Request, rq *Requ
 		// manifest's segments and the manifest, answered as the bulk delete answers.
 		v, err := h.Versions.Resolve(ctx, st, rq.ObjectName(), id)
 		if err != nil {
-			return VersionsError(err)
+			return swiftcore.VersionsError(err)
 		}
 		if err := versions.CheckRemove(&v.Object, time.Now(), false); err != nil {
-			return VersionsError(err)
+			return swiftcore.VersionsError(err)
 		}
 		cur, err := h.Proxy.HeadObjectBrief(ctx, rq.ObjectName())
 		if err == nil {
@@ -228,19 +229,19 @@ func (h *Handler) deleteVersion(w http.ResponseWriter, r *http.Request, rq *Requ
 	}
 	v, err := h.Versions.DeleteVersion(ctx, st, rq.ObjectName(), id, versions.DeleteOptions{NoRestore: true})
 	if err != nil {
-		return VersionsError(fmt.Errorf("delete version %s of %q: %w", id, rq.Object, err))
+		return swiftcore.VersionsError(fmt.Errorf("delete version %s of %q: %w", id, rq.Object, err))
 	}
 	hdr.Set("X-Object-Version-Id", id)
 	hdr.Set("X-Object-Current-Version-Id", h.currentVersionID(ctx, rq))
 	if v.Name.Object == "" {
-		return fmt.Errorf("version %s of %q: %w", id, rq.Object, ErrNotFound)
+		return fmt.Errorf("version %s of %q: %w", id, rq.Object, swiftcore.ErrNotFound)
 	}
-	WriteStatus(w, r, http.StatusNoContent)
+	swiftcore.WriteStatus(w, r, http.StatusNoContent)
 	return nil
 }
 
 // currentVersionID is the ID of the object's current version: its link's, else "null".
-func (h *Handler) currentVersionID(ctx context.Context, rq *Request) string {
+func (h *Handler) currentVersionID(ctx context.Context, rq *swiftcore.Request) string {
 	cur, err := h.Proxy.HeadObjectBrief(ctx, rq.ObjectName())
 	if err != nil {
 		return versions.Null
@@ -252,34 +253,34 @@ func (h *Handler) currentVersionID(ctx context.Context, rq *Request) string {
 }
 
 // putVersion serves PUT ?version-id with no body: that version becomes the current one.
-func (h *Handler) putVersion(w http.ResponseWriter, r *http.Request, rq *Request, st versions.State, id string) error {
-	hasBody, err := RequestHasBody(r)
+func (h *Handler) putVersion(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, st versions.State, id string) error {
+	hasBody, err := swiftcore.RequestHasBody(r)
 	if err != nil {
 		return err
 	}
 	if hasBody {
-		return ErrBadRequest.WithText("PUT version-id requests require a zero byte body")
+		return swiftcore.ErrBadRequest.WithText("PUT version-id requests require a zero byte body")
 	}
 	if id == versions.Null {
-		return ErrBadRequest.WithText("Invalid version parameter")
+		return swiftcore.ErrBadRequest.WithText("Invalid version parameter")
 	}
 	v, err := h.Versions.MakeCurrent(r.Context(), st, rq.ObjectName(), id)
 	if errors.Is(err, versions.ErrNoSuchVersion) {
-		return ErrNotFound.WithText("The specified version does not exist")
+		return swiftcore.ErrNotFound.WithText("The specified version does not exist")
 	}
 	if err != nil {
-		return VersionsError(fmt.Errorf("make version %s of %q current: %w", id, rq.Object, err))
+		return swiftcore.VersionsError(fmt.Errorf("make version %s of %q current: %w", id, rq.Object, err))
 	}
 	hdr := w.Header()
 	hdr.Set("Etag", v.Object.AsServed().ETag)
 	hdr.Set("Last-Modified", swiftwire.LastModified(v.Object.Timestamp).Format(http.TimeFormat))
 	hdr.Set("X-Object-Version-Id", id)
-	WriteStatus(w, r, http.StatusCreated)
+	swiftcore.WriteStatus(w, r, http.StatusCreated)
 	return nil
 }
 
 // ResolveCopyVersion points a COPY ?version-id at the version it names (its source).
-func (h *Handler) ResolveCopyVersion(r *http.Request, rq *Request, src meta.ObjectName) (meta.ObjectName, error) {
+func (h *Handler) ResolveCopyVersion(r *http.Request, rq *swiftcore.Request, src meta.ObjectName) (meta.ObjectName, error) {
 	id := rq.VersionID
 	if id == "" {
 		return src, nil
@@ -292,16 +293,16 @@ func (h *Handler) ResolveCopyVersion(r *http.Request, rq *Request, src meta.Obje
 	if id == versions.Null {
 		cur, err := h.Proxy.HeadObjectBrief(ctx, src)
 		if err == nil && versions.IsLink(&cur) {
-			return src, fmt.Errorf("copy source %q: its current version is not the null one: %w", src.Object, ErrNotFound)
+			return src, fmt.Errorf("copy source %q: its current version is not the null one: %w", src.Object, swiftcore.ErrNotFound)
 		}
 		return src, nil
 	}
 	v, err := h.Versions.Resolve(ctx, st, src, id)
 	if err != nil {
-		return src, VersionsError(err)
+		return src, swiftcore.VersionsError(err)
 	}
 	if v.DeleteMarker {
-		return src, fmt.Errorf("copy source %q: version %s is a delete marker: %w", src.Object, id, ErrNotFound)
+		return src, fmt.Errorf("copy source %q: version %s is a delete marker: %w", src.Object, id, swiftcore.ErrNotFound)
 	}
 	return v.Name, nil
 }
@@ -310,19 +311,19 @@ func (h *Handler) ResolveCopyVersion(r *http.Request, rq *Request, src meta.Obje
 // becomes the newest version and the link goes (X-Object-Version-Id: the marker's ID). The
 // answer is 404 when there was no current object, as Swift's (the marker is written all the
 // same).
-func (h *Handler) DeleteWithMarker(w http.ResponseWriter, r *http.Request, rq *Request, st versions.State) error {
+func (h *Handler) DeleteWithMarker(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, st versions.State) error {
 	ctx := r.Context()
 	cur, err := h.Proxy.HeadObjectBrief(ctx, rq.ObjectName())
-	exists := err == nil && !cur.Deleted && !Expired(&cur, h.Now())
+	exists := err == nil && !cur.Deleted && !swiftcore.Expired(&cur, h.Now())
 	id, err := h.Versions.Delete(ctx, st, rq.ObjectName())
 	if err != nil {
-		return VersionsError(fmt.Errorf("delete object %q: %w", rq.Object, err))
+		return swiftcore.VersionsError(fmt.Errorf("delete object %q: %w", rq.Object, err))
 	}
 	w.Header().Set("X-Object-Version-Id", id)
 	if !exists {
-		return fmt.Errorf("delete object %q: %w", rq.Object, ErrNotFound)
+		return fmt.Errorf("delete object %q: %w", rq.Object, swiftcore.ErrNotFound)
 	}
-	WriteStatus(w, r, http.StatusNoContent)
+	swiftcore.WriteStatus(w, r, http.StatusNoContent)
 	return nil
 }
 
@@ -377,24 +378,24 @@ func acceptsJSON(r *http.Request) bool {
 // ListVersions serves GET ?versions on a container: every version of its objects, as Swift's
 // object versioning lists them (JSON only), with marker and version_marker, prefix, delimiter,
 // limit and reverse. A container never versioned lists its objects as null versions.
-func (h *Handler) ListVersions(w http.ResponseWriter, r *http.Request, rq *Request, lr swiftwire.ListRequest, c meta.Container) error {
+func (h *Handler) ListVersions(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, lr swiftwire.ListRequest, c meta.Container) error {
 	if !acceptsJSON(r) {
-		return ErrNotAcceptable
+		return swiftcore.ErrNotAcceptable
 	}
 	q := r.URL.Query()
 	marker, versionMarker := q.Get("marker"), q.Get("version_marker")
 	if q.Has("version_marker") {
 		if !q.Has("marker") {
-			return ErrBadRequest.WithText("version_marker param requires marker")
+			return swiftcore.ErrBadRequest.WithText("version_marker param requires marker")
 		}
 		if versionMarker != versions.Null {
 			if _, err := versions.ParseID(versionMarker); err != nil {
-				return ErrBadRequest.WithText("invalid version_marker param")
+				return swiftcore.ErrBadRequest.WithText("invalid version_marker param")
 			}
 		}
 	}
 	if strings.ContainsAny(lr.Opts.Delimiter, "0123456789."+meta.ReservedPrefix) {
-		return ErrBadRequest.WithText("invalid delimiter param")
+		return swiftcore.ErrBadRequest.WithText("invalid delimiter param")
 	}
 	out := []any{}
 	if !lr.Empty {
@@ -402,7 +403,7 @@ func (h *Handler) ListVersions(w http.ResponseWriter, r *http.Request, rq *Reque
 			Prefix: lr.Opts.Prefix, Delimiter: lr.Opts.Delimiter, KeyMarker: marker, VersionMarker: versionMarker,
 			Limit: lr.Opts.Limit, Reverse: lr.Opts.Reverse})
 		if err != nil {
-			return VersionsError(fmt.Errorf("list versions of %q: %w", rq.Container, err))
+			return swiftcore.VersionsError(fmt.Errorf("list versions of %q: %w", rq.Container, err))
 		}
 		items := make([]swiftwire.ListItem, 0, len(l.Versions)+len(l.CommonPrefixes))
 		for i := range l.Versions {
@@ -443,7 +444,7 @@ func (h *Handler) ListVersions(w http.ResponseWriter, r *http.Request, rq *Reque
 // CurrentListed is a container listing's entry as Swift's object versioning shows it: a version
 // link stands for its version (its bytes and ETag), and its JSON entry names it (version_id).
 func CurrentListed(e *meta.ListEntry, container string) (meta.ListEntry, string) {
-	cur, id, _ := ListedVersion(e, container)
+	cur, id, _ := swiftcore.ListedVersion(e, container)
 	return cur, id
 }
 

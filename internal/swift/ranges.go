@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -16,14 +17,14 @@ import (
 // more than one is satisfiable, an ordinary 206 for one, 416 for none. Each part is read with
 // its own ranged read of the proxy; a part that comes from another version of the object (it
 // was replaced meanwhile) cuts the response, since its header already promised the first.
-func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *Request, rs []meta.Range) error {
+func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, rs []meta.Range) error {
 	ctx := r.Context()
 	obj, err := h.Proxy.HeadObject(ctx, rq.ObjectName())
 	if err != nil {
 		return fmt.Errorf("head object %q: %w", rq.Object, err)
 	}
-	if Expired(&obj, h.Now()) {
-		return fmt.Errorf("object %q expired: %w", rq.Object, ErrNotFound)
+	if swiftcore.Expired(&obj, h.Now()) {
+		return fmt.Errorf("object %q expired: %w", rq.Object, swiftcore.ErrNotFound)
 	}
 	if followed, err := h.SymlinkHop(w, r, rq, &obj); followed {
 		return err
@@ -31,11 +32,11 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *Requ
 	stored := obj
 	obj = sse.Served(obj)
 	hdr := w.Header()
-	WriteObjectHeaders(hdr, &obj)
-	if err := CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
+	swiftcore.WriteObjectHeaders(hdr, &obj)
+	if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
 		return err
 	}
-	if IsSLO(&obj) {
+	if swiftcore.IsSLO(&obj) {
 		if err := h.CheckSegmentAccess(r, rq, rq.ObjectName(), &obj); err != nil {
 			return err
 		}
@@ -44,7 +45,7 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *Requ
 	switch len(spans) {
 	case 0:
 		hdr.Set("Content-Range", "bytes */"+strconv.FormatInt(obj.Size, 10))
-		return fmt.Errorf("get object %q: %w", rq.Object, ErrRangeNotSatisfiable)
+		return fmt.Errorf("get object %q: %w", rq.Object, swiftcore.ErrRangeNotSatisfiable)
 	case 1:
 		s := spans[0]
 		return h.getSingle(w, r, rq, &meta.Range{Start: s.Offset, End: s.Offset + s.Length - 1})
@@ -62,7 +63,7 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *Requ
 		}
 		if err != nil {
 			h.Log.WarnContext(ctx, "swift multi-range GET: part failed", "trans_id", rq.TransID, "err", err)
-			return ErrAbortResponse
+			return swiftcore.ErrAbortResponse
 		}
 		same := rd.Object.Timestamp == obj.Timestamp && rd.Length == s.Length
 		if same {
@@ -72,7 +73,7 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *Requ
 		rd.Close()
 		if !same || err != nil {
 			h.Log.WarnContext(ctx, "swift multi-range GET broke off", "trans_id", rq.TransID, "replaced", !same, "err", err)
-			return ErrAbortResponse
+			return swiftcore.ErrAbortResponse
 		}
 		io.WriteString(w, "\r\n")
 	}

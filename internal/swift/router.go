@@ -6,18 +6,19 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 )
 
 // parsePath splits /v1/<account>[/<container>[/<object>]]. The object part is kept whole,
 // slashes included ("a//b/" is a legal object name). A trailing slash after the account or
 // container names the account or container, as in Swift.
-func parsePath(path string) (Target, bool) {
+func parsePath(path string) (swiftcore.Target, bool) {
 	rest, ok := strings.CutPrefix(path, "/v1/")
 	if !ok || rest == "" {
-		return Target{}, false
+		return swiftcore.Target{}, false
 	}
 	parts := strings.SplitN(rest, "/", 3)
-	t := Target{Account: parts[0]}
+	t := swiftcore.Target{Account: parts[0]}
 	if len(parts) > 1 {
 		t.Container = parts[1]
 	}
@@ -25,55 +26,55 @@ func parsePath(path string) (Target, bool) {
 		t.Object = parts[2]
 	}
 	if t.Account == "" || t.Container == "" && t.Object != "" {
-		return Target{}, false
+		return swiftcore.Target{}, false
 	}
 	return t, true
 }
 
 // route picks the operation for a method on a target.
-func route(method string, hdr http.Header, t Target) (string, []string) {
+func route(method string, hdr http.Header, t swiftcore.Target) (string, []string) {
 	switch {
 	case t.Object != "":
 		switch method {
 		case http.MethodGet:
-			return OpGetObject, nil
+			return swiftcore.OpGetObject, nil
 		case http.MethodHead:
-			return OpHeadObject, nil
+			return swiftcore.OpHeadObject, nil
 		case http.MethodPut:
 			if hdr.Get("X-Copy-From") != "" {
-				return OpCopyObject, nil
+				return swiftcore.OpCopyObject, nil
 			}
-			return OpPutObject, nil
+			return swiftcore.OpPutObject, nil
 		case "COPY":
-			return OpCopyObject, nil
+			return swiftcore.OpCopyObject, nil
 		case http.MethodPost:
-			return OpPostObject, nil
+			return swiftcore.OpPostObject, nil
 		case http.MethodDelete:
-			return OpDeleteObject, nil
+			return swiftcore.OpDeleteObject, nil
 		}
 		return "", []string{"COPY", "DELETE", "GET", "HEAD", "POST", "PUT"}
 	case t.Container != "":
 		switch method {
 		case http.MethodGet:
-			return OpGetContainer, nil
+			return swiftcore.OpGetContainer, nil
 		case http.MethodHead:
-			return OpHeadContainer, nil
+			return swiftcore.OpHeadContainer, nil
 		case http.MethodPut:
-			return OpPutContainer, nil
+			return swiftcore.OpPutContainer, nil
 		case http.MethodPost:
-			return OpPostContainer, nil
+			return swiftcore.OpPostContainer, nil
 		case http.MethodDelete:
-			return OpDeleteContainer, nil
+			return swiftcore.OpDeleteContainer, nil
 		}
 		return "", []string{"DELETE", "GET", "HEAD", "POST", "PUT"}
 	default:
 		switch method {
 		case http.MethodGet:
-			return OpGetAccount, nil
+			return swiftcore.OpGetAccount, nil
 		case http.MethodHead:
-			return OpHeadAccount, nil
+			return swiftcore.OpHeadAccount, nil
 		case http.MethodPost:
-			return OpPostAccount, nil
+			return swiftcore.OpPostAccount, nil
 		}
 		// Accounts are created and deleted by Cairn's tenant administration, not by Swift's
 		// allow_account_management PUT and DELETE.
@@ -81,52 +82,52 @@ func route(method string, hdr http.Header, t Target) (string, []string) {
 	}
 }
 
-func (h *Handler) ops(op string) OpFunc {
+func (h *Handler) ops(op string) swiftcore.OpFunc {
 	switch op {
-	case OpGetAccount, OpHeadAccount:
+	case swiftcore.OpGetAccount, swiftcore.OpHeadAccount:
 		return h.getAccount
-	case OpPostAccount:
+	case swiftcore.OpPostAccount:
 		return h.postAccount
-	case OpGetContainer, OpHeadContainer:
+	case swiftcore.OpGetContainer, swiftcore.OpHeadContainer:
 		return h.getContainer
-	case OpPutContainer:
+	case swiftcore.OpPutContainer:
 		return h.putContainer
-	case OpPostContainer:
+	case swiftcore.OpPostContainer:
 		return h.postContainer
-	case OpDeleteContainer:
+	case swiftcore.OpDeleteContainer:
 		return h.deleteContainer
-	case OpGetObject, OpHeadObject:
+	case swiftcore.OpGetObject, swiftcore.OpHeadObject:
 		return h.getObject
-	case OpPutObject:
+	case swiftcore.OpPutObject:
 		return h.putObject
-	case OpCopyObject:
+	case swiftcore.OpCopyObject:
 		return h.copyObject
-	case OpPostObject:
+	case swiftcore.OpPostObject:
 		return h.postObject
-	case OpDeleteObject:
+	case swiftcore.OpDeleteObject:
 		return h.deleteObject
 	}
 	return nil
 }
 
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	switch r.URL.Path {
 	case authPath, authPath + "/":
-		rq.Op = OpAuth
+		rq.Op = swiftcore.OpAuth
 		return h.getToken(w, r, rq)
 	case infoPath:
-		rq.Op = OpInfo
+		rq.Op = swiftcore.OpInfo
 		if r.Method == http.MethodOptions {
 			return h.options(w, r, rq, []string{"GET", "HEAD"})
 		}
 		return h.info(w, r)
 	}
 	if r.URL.Path == "/v1" || r.URL.Path == "/v1/" {
-		return ErrPreconditionFailed.WithText("Bad URL").AsHTML() // a version without an account
+		return swiftcore.ErrPreconditionFailed.WithText("Bad URL").AsHTML() // a version without an account
 	}
 	t, ok := parsePath(r.URL.Path)
 	if !ok {
-		return fmt.Errorf("path %q: %w", r.URL.Path, ErrNotFound)
+		return fmt.Errorf("path %q: %w", r.URL.Path, swiftcore.ErrNotFound)
 	}
 	rq.Account, rq.Container, rq.Object = t.Account, t.Container, t.Object
 	tenant, hasPrefix := strings.CutPrefix(t.Account, ResellerPrefix)
@@ -136,10 +137,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *Request) err
 		return h.options(w, r, rq, allow)
 	}
 	if t.Object != "" {
-		r = r.WithContext(WithContainerMemo(r.Context()))
+		r = r.WithContext(swiftcore.WithContainerMemo(r.Context()))
 	}
 	if t.Object != "" && h.QuoteEtags(r.Context(), rq) {
-		w = &EtagQuoter{ResponseWriter: w}
+		w = &swiftcore.EtagQuoter{ResponseWriter: w}
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && t.Container != "" {
 		w = &corsWriter{ResponseWriter: w, rules: h.corsOf(r.Context(), rq), origin: origin}
@@ -160,25 +161,25 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *Request) err
 		return err
 	}
 	if strings.HasPrefix(tenant, meta.ReservedPrefix) {
-		return fmt.Errorf("account %q is reserved: %w", t.Account, ErrNotFound) // Cairn's own (name index, expiry queue)
+		return fmt.Errorf("account %q is reserved: %w", t.Account, swiftcore.ErrNotFound) // Cairn's own (name index, expiry queue)
 	}
 	if !hasPrefix || tenant == "" {
-		return fmt.Errorf("account %q outside the AUTH_ prefix: %w", t.Account, ErrForbidden)
+		return fmt.Errorf("account %q outside the AUTH_ prefix: %w", t.Account, swiftcore.ErrForbidden)
 	}
 	// Swift's bulk middleware answers ?bulk-delete on any path of the account; the body names
 	// what to delete.
 	if (r.Method == http.MethodPost || r.Method == http.MethodDelete) && r.URL.Query().Has("bulk-delete") {
-		rq.Op = OpBulkDelete
+		rq.Op = swiftcore.OpBulkDelete
 		if rq.Anonymous {
 			return rq.Refused("bulk delete")
 		}
-		if err := CheckRequest(r, rq); err != nil {
+		if err := swiftcore.CheckRequest(r, rq); err != nil {
 			return err
 		}
 		return h.BulkDelete(w, r, rq)
 	}
 	if r.Method == http.MethodPut && r.URL.Query().Has("extract-archive") {
-		rq.Op = OpBulkUpload
+		rq.Op = swiftcore.OpBulkUpload
 		if rq.Anonymous {
 			return rq.Refused("bulk upload") // each container and object is decided as it is made
 		}
@@ -187,10 +188,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *Request) err
 	op, allow := route(r.Method, r.Header, t)
 	if op == "" {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		return ErrMethodNotAllowed
+		return swiftcore.ErrMethodNotAllowed
 	}
 	rq.Op = op
-	if err := CheckRequest(r, rq); err != nil {
+	if err := swiftcore.CheckRequest(r, rq); err != nil {
 		return err
 	}
 	if err := h.CheckAccess(r, rq); err != nil {
@@ -211,13 +212,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *Request) err
 
 // options answers OPTIONS as Swift does: the allowed methods, without authentication; with an
 // Origin it is a CORS preflight, answered from the container's CORS settings (cors.go).
-func (h *Handler) options(w http.ResponseWriter, r *http.Request, rq *Request, allow []string) error {
-	rq.Op = OpOptions
+func (h *Handler) options(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, allow []string) error {
+	rq.Op = swiftcore.OpOptions
 	allow = append(allow, "OPTIONS")
 	w.Header().Set("Allow", strings.Join(allow, ", "))
 	if r.Header.Get("Origin") != "" {
 		return h.preflight(w, r, rq, allow)
 	}
-	WriteStatus(w, r, http.StatusOK)
+	swiftcore.WriteStatus(w, r, http.StatusOK)
 	return nil
 }

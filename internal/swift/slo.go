@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -48,15 +49,15 @@ const (
 // the manifest. Problems are reported together, as Swift's "Errors:" list. With heartbeat=on
 // the answer is a 202 at once, whitespace while segments are checked, and the outcome in the
 // body, as Swift's.
-func (h *Handler) PutManifest(w http.ResponseWriter, r *http.Request, rq *Request, obj meta.Object) error {
+func (h *Handler) PutManifest(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, obj meta.Object) error {
 	if r.Header.Get("X-Copy-From") != "" {
-		return ErrMethodNotAllowed.WithText("Multipart Manifest PUTs cannot be COPY requests")
+		return swiftcore.ErrMethodNotAllowed.WithText("Multipart Manifest PUTs cannot be COPY requests")
 	}
 	if len(r.TransferEncoding) == 0 && r.Header.Get("Content-Length") == "" {
-		return ErrLengthRequired
+		return swiftcore.ErrLengthRequired
 	}
 	if r.ContentLength > MaxManifestSize {
-		return ErrTooLarge.WithText("Manifest File > %d bytes", MaxManifestSize)
+		return swiftcore.ErrTooLarge.WithText("Manifest File > %d bytes", MaxManifestSize)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxManifestSize))
 	if err != nil {
@@ -67,7 +68,7 @@ func (h *Handler) PutManifest(w http.ResponseWriter, r *http.Request, rq *Reques
 		return err
 	}
 	if n := len(entries) - countFunc(entries, func(e swiftwire.ManifestEntry) bool { return e.Data != nil }); n > MaxManifestSegments {
-		return ErrTooLarge.WithText("Number of object-backed segments must be <= %d", MaxManifestSegments)
+		return swiftcore.ErrTooLarge.WithText("Number of object-backed segments must be <= %d", MaxManifestSegments)
 	}
 	heartbeat := swiftwire.Truthy(r.URL.Query().Get("heartbeat"))
 	sep := ""
@@ -110,7 +111,7 @@ func (h *Handler) PutManifest(w http.ResponseWriter, r *http.Request, rq *Reques
 	segs, problems, err := h.checkSegments(r, rq, rq.Tenant, entries, tick)
 	if err != nil {
 		if heartbeat {
-			se := ToError(err)
+			se := swiftcore.ToError(err)
 			return answer("", map[string]any{"Response Status": se.StatusLine(), "Response Body": se.Body}, nil)
 		}
 		return err
@@ -129,12 +130,12 @@ func (h *Handler) PutManifest(w http.ResponseWriter, r *http.Request, rq *Reques
 		if heartbeat {
 			return answer("", map[string]any{"Response Status": "422 Unprocessable Entity", "Response Body": unprocessableText}, nil)
 		}
-		return fmt.Errorf("manifest ETag %s, header %s: %w", obj.ETag, want, ErrUnprocessable)
+		return fmt.Errorf("manifest ETag %s, header %s: %w", obj.ETag, want, swiftcore.ErrUnprocessable)
 	}
 	stored, err := h.storeManifest(w, r, rq.ObjectName(), obj)
 	if err != nil {
 		if heartbeat {
-			se := ToError(err)
+			se := swiftcore.ToError(err)
 			return answer("", map[string]any{"Response Status": se.StatusLine(), "Response Body": se.Body}, nil)
 		}
 		return err
@@ -147,7 +148,7 @@ func (h *Handler) PutManifest(w http.ResponseWriter, r *http.Request, rq *Reques
 	hdr := w.Header()
 	hdr.Set("Etag", etag)
 	hdr.Set("Last-Modified", lm)
-	WriteStatus(w, r, http.StatusCreated)
+	swiftcore.WriteStatus(w, r, http.StatusCreated)
 	return nil
 }
 
@@ -165,7 +166,7 @@ func countFunc[T any](s []T, f func(T) bool) int {
 // segment must be readable by it, or the manifest would hand out what its writer may not
 // read) and returns the manifest's segments, or the problems found as Swift lists them.
 // tick, when not nil, runs after each lookup (heartbeats).
-func (h *Handler) checkSegments(r *http.Request, rq *Request, account string, entries []swiftwire.ManifestEntry, tick func()) ([]meta.Segment, [][2]string, error) {
+func (h *Handler) checkSegments(r *http.Request, rq *swiftcore.Request, account string, entries []swiftwire.ManifestEntry, tick func()) ([]meta.Segment, [][2]string, error) {
 	ctx := r.Context()
 	type looked struct {
 		obj     meta.Object
@@ -191,23 +192,23 @@ func (h *Handler) checkSegments(r *http.Request, rq *Request, account string, en
 				l.problem = "400 Bad Request"
 			default:
 				if err := h.Allow(ctx, r, rq, account, c, o, access.GetObject); err != nil {
-					l.problem = ToError(err).StatusLine()
+					l.problem = swiftcore.ToError(err).StatusLine()
 					break
 				}
 				seg, err := h.Proxy.HeadObject(ctx, meta.ObjectName{Account: account, Container: c, Object: o})
 				if tick != nil {
 					tick()
 				}
-				if err == nil && IsSymlink(&seg) {
+				if err == nil && swiftcore.IsSymlink(&seg) {
 					// A symlink segment stands for its target, as Swift's SLO reads segments
 					// through the symlink middleware; the manifest records the target.
 					var target meta.ObjectName
 					target, seg, err = h.ResolveSymlinks(r, rq, account, seg)
 					if err == nil && target.Account != account {
-						err = fmt.Errorf("segment %s: a symlink into another account: %w", e.Path, ErrConflict)
+						err = fmt.Errorf("segment %s: a symlink into another account: %w", e.Path, swiftcore.ErrConflict)
 					}
 					c, o = target.Container, target.Object
-					if se := (*Error)(nil); errors.As(err, &se) {
+					if se := (*swiftcore.Error)(nil); errors.As(err, &se) {
 						l.problem, err = se.StatusLine(), nil
 						break
 					}
@@ -218,13 +219,13 @@ func (h *Handler) checkSegments(r *http.Request, rq *Request, account string, en
 					l.problem = "404 Not Found"
 				case err != nil:
 					return nil, nil, fmt.Errorf("manifest segment %s: %w", e.Path, err)
-				case IsDLO(&seg):
+				case swiftcore.IsDLO(&seg):
 					l.problem = "409 Conflict" // a DLO's size is its listing's: no fixed bytes to check
 				case sse.Encrypted(&seg):
 					// Its stored bytes are not its bytes (S3 server-side encryption): a manifest
 					// would serve them as they are stored.
 					l.problem = "400 Bad Request"
-				case !seg.Deleted && Expired(&seg, h.Now()):
+				case !seg.Deleted && swiftcore.Expired(&seg, h.Now()):
 					l.problem = "404 Not Found"
 				}
 				l.obj = seg
@@ -272,10 +273,10 @@ func (h *Handler) storeManifest(w http.ResponseWriter, r *http.Request, name met
 		obj.Size += s.Len()
 	}
 	if obj.Size > h.MaxObjectSize*MaxManifestSegments {
-		return meta.Object{}, ErrTooLarge
+		return meta.Object{}, swiftcore.ErrTooLarge
 	}
-	obj.SysMeta = Overlay(obj.SysMeta, map[string]string{SysSLO: "1",
-		meta.SysListingETag: ManifestETag(&obj) + `; slo_etag="` + obj.ETag + `"`})
+	obj.SysMeta = swiftcore.Overlay(obj.SysMeta, map[string]string{swiftcore.SysSLO: "1",
+		meta.SysListingETag: swiftcore.ManifestETag(&obj) + `; slo_etag="` + obj.ETag + `"`})
 	// The segments' bytes were counted when they were stored; the manifest adds an object (as
 	// Swift's quota middlewares, which see the manifest's PUT, count it).
 	if err := h.CheckQuota(ctx, name.Account, name.Container, access.Usage{Objects: 1}); err != nil {
@@ -295,7 +296,7 @@ func (h *Handler) storeManifest(w http.ResponseWriter, r *http.Request, name met
 // ?multipart-manifest=get: the destination becomes a static large object of the same segments,
 // checked as a manifest PUT in the destination's account would check them (Swift's copy
 // middleware PUTs the manifest with ?multipart-manifest=put). obj is the destination's metadata.
-func (h *Handler) CopyManifest(w http.ResponseWriter, r *http.Request, rq *Request, src, dst meta.ObjectName, srcObj *meta.Object, obj meta.Object) error {
+func (h *Handler) CopyManifest(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, src, dst meta.ObjectName, srcObj *meta.Object, obj meta.Object) error {
 	entries := make([]swiftwire.ManifestEntry, 0, len(srcObj.Manifest))
 	for _, s := range srcObj.Manifest {
 		if s.Data != nil {
@@ -332,7 +333,7 @@ func (h *Handler) CopyManifest(w http.ResponseWriter, r *http.Request, rq *Reque
 	hdr.Set("X-Copied-From", (&url.URL{Path: src.Container + "/" + src.Object}).EscapedPath())
 	hdr.Set("X-Copied-From-Account", ResellerPrefix+src.Account)
 	hdr.Set("X-Copied-From-Last-Modified", swiftwire.LastModified(srcObj.Timestamp).Format(http.TimeFormat))
-	WriteStatus(w, r, http.StatusCreated)
+	swiftcore.WriteStatus(w, r, http.StatusCreated)
 	return nil
 }
 
@@ -344,7 +345,7 @@ func GetManifest(w http.ResponseWriter, r *http.Request, obj *meta.Object) error
 		body = swiftwire.RawManifestJSON(obj.Manifest)
 	}
 	hdr := w.Header()
-	WriteObjectHeaders(hdr, obj)
+	swiftcore.WriteObjectHeaders(hdr, obj)
 	hdr.Del("X-Manifest-Etag")
 	if r.URL.Query().Get("format") != "raw" { // raw keeps the manifest object's, as Swift
 		hdr.Set("Content-Type", "application/json; charset=utf-8")
@@ -362,17 +363,17 @@ func GetManifest(w http.ResponseWriter, r *http.Request, obj *meta.Object) error
 // segments (those of nested manifests too, as Swift deletes them), then the manifest, answered
 // in the bulk middleware's format (plain text, or JSON when accepted). On any other object it
 // is a plain DELETE.
-func (h *Handler) DeleteManifest(w http.ResponseWriter, r *http.Request, rq *Request) error {
+func (h *Handler) DeleteManifest(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	obj, err := h.Proxy.HeadObject(ctx, rq.ObjectName())
 	if err != nil {
 		return fmt.Errorf("delete object %q: %w", rq.Object, err)
 	}
-	if !IsSLO(&obj) {
+	if !swiftcore.IsSLO(&obj) {
 		if err := h.Proxy.DeleteObject(ctx, rq.ObjectName()); err != nil {
 			return fmt.Errorf("delete object %q: %w", rq.Object, err)
 		}
-		WriteStatus(w, r, http.StatusNoContent)
+		swiftcore.WriteStatus(w, r, http.StatusNoContent)
 		return nil
 	}
 	var res BulkResult
@@ -384,7 +385,7 @@ func (h *Handler) DeleteManifest(w http.ResponseWriter, r *http.Request, rq *Req
 }
 
 // deleteSegments deletes a manifest's segment objects, a sub-manifest's own segments before it.
-func (h *Handler) deleteSegments(r *http.Request, rq *Request, segs []meta.Segment, res *BulkResult, depth int) {
+func (h *Handler) deleteSegments(r *http.Request, rq *swiftcore.Request, segs []meta.Segment, res *BulkResult, depth int) {
 	ctx := r.Context()
 	for _, s := range segs {
 		if s.Data != nil {
@@ -400,7 +401,7 @@ func (h *Handler) deleteSegments(r *http.Request, rq *Request, segs []meta.Segme
 		if s.SubManifest {
 			sub, err := h.Proxy.HeadObject(ctx, n)
 			switch {
-			case err == nil && IsSLO(&sub) && depth < proxy.MaxManifestDepth:
+			case err == nil && swiftcore.IsSLO(&sub) && depth < proxy.MaxManifestDepth:
 				h.deleteSegments(r, rq, sub.Manifest, res, depth+1)
 			case err != nil && !errors.Is(err, meta.ErrNotFound):
 				res.Record(path, err)
@@ -416,7 +417,7 @@ func (h *Handler) deleteSegments(r *http.Request, rq *Request, segs []meta.Segme
 // caller's credentials, and a manifest readable through an ACL or referer its segments'
 // containers do not share answers 409 Conflict. Manifests nested deeper than Swift's limit are
 // 409 as well, rather than a response cut where the read reaches them.
-func (h *Handler) CheckSegmentAccess(r *http.Request, rq *Request, name meta.ObjectName, obj *meta.Object) error {
+func (h *Handler) CheckSegmentAccess(r *http.Request, rq *swiftcore.Request, name meta.ObjectName, obj *meta.Object) error {
 	owner := rq.OwnerAdmin(name.Account) // the owner reads every container of its account
 	ctx := r.Context()
 	manifestPath := "/v1/" + ResellerPrefix + name.Account + "/" + name.Container + "/" + name.Object
@@ -429,8 +430,8 @@ func (h *Handler) CheckSegmentAccess(r *http.Request, rq *Request, name meta.Obj
 			}
 			if !owner && !checked[s.Container] {
 				if err := h.Allow(ctx, r, rq, name.Account, s.Container, s.Object, access.GetObject); err != nil {
-					return ErrConflict.WithText("While processing manifest %s, got %s while retrieving /v1/%s/%s/%s",
-						manifestPath, ToError(err).StatusLine(), ResellerPrefix+name.Account, s.Container, s.Object)
+					return swiftcore.ErrConflict.WithText("While processing manifest %s, got %s while retrieving /v1/%s/%s/%s",
+						manifestPath, swiftcore.ToError(err).StatusLine(), ResellerPrefix+name.Account, s.Container, s.Object)
 				}
 				checked[s.Container] = true
 			}
@@ -439,7 +440,7 @@ func (h *Handler) CheckSegmentAccess(r *http.Request, rq *Request, name meta.Obj
 			}
 			if depth >= proxy.MaxManifestDepth {
 				// Swift logs "max recursion depth was exceeded" and answers its plain 409.
-				return fmt.Errorf("manifest %s: max recursion depth was exceeded: %w", manifestPath, ErrConflict)
+				return fmt.Errorf("manifest %s: max recursion depth was exceeded: %w", manifestPath, swiftcore.ErrConflict)
 			}
 			sub, err := h.Proxy.HeadObject(ctx, meta.ObjectName{Account: name.Account, Container: s.Container, Object: s.Object})
 			if err != nil || sub.Manifest == nil {
@@ -460,14 +461,14 @@ func (h *Handler) CheckSegmentAccess(r *http.Request, rq *Request, name meta.Obj
 // CheckFirstSegment makes sure, before a static large object's GET answers, that its first
 // segment exists: as Swift's, whose SLO reads it before the answer, a missing one is 409
 // rather than a response cut after its header.
-func (h *Handler) CheckFirstSegment(r *http.Request, rq *Request, obj *meta.Object) error {
+func (h *Handler) CheckFirstSegment(r *http.Request, rq *swiftcore.Request, obj *meta.Object) error {
 	for _, s := range obj.Manifest {
 		if s.Data != nil {
 			continue
 		}
 		_, err := h.Proxy.HeadObjectBrief(r.Context(), meta.ObjectName{Account: rq.Tenant, Container: s.Container, Object: s.Object})
 		if errors.Is(err, meta.ErrNotFound) {
-			return ErrConflict.WithText("While processing manifest /v1/%s/%s/%s, got 404 while retrieving /v1/%s/%s/%s",
+			return swiftcore.ErrConflict.WithText("While processing manifest /v1/%s/%s/%s, got 404 while retrieving /v1/%s/%s/%s",
 				rq.Account, rq.Container, rq.Object, rq.Account, s.Container, s.Object)
 		}
 		return nil // anything else: the read itself reports it

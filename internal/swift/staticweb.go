@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -45,14 +46,14 @@ func webSettingsOf(c meta.Container) webSettings {
 
 // WebMode reports whether a request is one static web serves: a GET or HEAD inside a container,
 // anonymous or asking for it with X-Web-Mode.
-func WebMode(r *http.Request, rq *Request) bool {
+func WebMode(r *http.Request, rq *swiftcore.Request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && rq.Container != "" && rq.TempURL == nil &&
 		(rq.Anonymous || swiftwire.Truthy(r.Header.Get("X-Web-Mode")))
 }
 
 // ServeWeb serves a static web request for a container or an object; handled is false when
 // the container is no web site and the request goes on as a plain one.
-func (h *Handler) ServeWeb(w http.ResponseWriter, r *http.Request, rq *Request) (handled bool, err error) {
+func (h *Handler) ServeWeb(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) (handled bool, err error) {
 	ctx := r.Context()
 	c, err := h.HeadContainer(ctx, rq.Tenant, rq.Container)
 	if err != nil {
@@ -62,7 +63,7 @@ func (h *Handler) ServeWeb(w http.ResponseWriter, r *http.Request, rq *Request) 
 	if rq.Object == "" {
 		if !s.active() {
 			if swiftwire.Truthy(r.Header.Get("X-Web-Mode")) {
-				return true, h.webError(w, r, rq, s, ErrNotFound)
+				return true, h.webError(w, r, rq, s, swiftcore.ErrNotFound)
 			}
 			return false, nil
 		}
@@ -80,7 +81,7 @@ func (h *Handler) ServeWeb(w http.ResponseWriter, r *http.Request, rq *Request) 
 		return false, nil // no web site: a plain request (Swift's staticweb passes it through)
 	}
 	obj, err := h.Proxy.HeadObject(ctx, rq.ObjectName())
-	found := err == nil && !Expired(&obj, h.Now())
+	found := err == nil && !swiftcore.Expired(&obj, h.Now())
 	if err != nil && !errors.Is(err, meta.ErrNotFound) {
 		return false, nil // the plain request answers the error
 	}
@@ -102,7 +103,7 @@ func (h *Handler) ServeWeb(w http.ResponseWriter, r *http.Request, rq *Request) 
 		// A pseudo-directory without its slash is redirected to it, if there is one.
 		page, err := h.Proxy.ListObjects(ctx, rq.Tenant, rq.Container, meta.ListOptions{Prefix: rq.Object + "/", Delimiter: "/", Limit: 1})
 		if err != nil || len(page.Objects)+len(page.CommonPrefixes) == 0 {
-			return true, h.webError(w, r, rq, s, ErrNotFound)
+			return true, h.webError(w, r, rq, s, swiftcore.ErrNotFound)
 		}
 		return true, redirectWithSlash(w, r)
 	}
@@ -111,11 +112,11 @@ func (h *Handler) ServeWeb(w http.ResponseWriter, r *http.Request, rq *Request) 
 
 // serveWebObject serves another object of the container (an index page) for the request.
 // served is false when it does not exist.
-func (h *Handler) serveWebObject(w http.ResponseWriter, r *http.Request, rq *Request, object string, s webSettings) (served bool, err error) {
+func (h *Handler) serveWebObject(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, object string, s webSettings) (served bool, err error) {
 	sub := *rq
 	sub.Object = object
 	err = h.getObject(w, r, &sub)
-	if errors.Is(err, meta.ErrNotFound) || errors.Is(err, ErrNotFound) {
+	if errors.Is(err, meta.ErrNotFound) || errors.Is(err, swiftcore.ErrNotFound) {
 		return false, nil
 	}
 	return true, err
@@ -128,14 +129,14 @@ func redirectWithSlash(w http.ResponseWriter, r *http.Request) error {
 		scheme = "https"
 	}
 	w.Header().Set("Location", scheme+"://"+r.Host+r.URL.EscapedPath()+"/")
-	WriteStatus(w, r, http.StatusMovedPermanently)
+	swiftcore.WriteStatus(w, r, http.StatusMovedPermanently)
 	return nil
 }
 
 // webError answers err, with the container's <status><Web-Error> object as its body when the
 // container names one and it exists (only for 401 and 404, as Swift does).
-func (h *Handler) webError(w http.ResponseWriter, r *http.Request, rq *Request, s webSettings, err error) error {
-	se := ToError(err)
+func (h *Handler) webError(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, s webSettings, err error) error {
+	se := swiftcore.ToError(err)
 	if s.errorSuffix == "" || (se.Status != http.StatusNotFound && se.Status != http.StatusUnauthorized) {
 		return err
 	}
@@ -155,7 +156,7 @@ func (h *Handler) webError(w http.ResponseWriter, r *http.Request, rq *Request, 
 		defer plain.Close()
 		rd = plain
 	}
-	WriteObjectHeaders(w.Header(), &rd.Object)
+	swiftcore.WriteObjectHeaders(w.Header(), &rd.Object)
 	w.Header().Set("Content-Length", strconv.FormatInt(rd.Length, 10))
 	w.WriteHeader(se.Status)
 	if r.Method != http.MethodHead {
@@ -165,7 +166,7 @@ func (h *Handler) webError(w http.ResponseWriter, r *http.Request, rq *Request, 
 }
 
 // webListing serves the HTML listing of a container's pseudo-directory prefix ("" for the top).
-func (h *Handler) webListing(w http.ResponseWriter, r *http.Request, rq *Request, s webSettings, prefix string) error {
+func (h *Handler) webListing(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, s webSettings, prefix string) error {
 	label := r.URL.Path
 	if s.listingsLabel != "" {
 		parts := strings.SplitN(r.URL.Path, "/", 5)
@@ -190,7 +191,7 @@ func (h *Handler) webListing(w http.ResponseWriter, r *http.Request, rq *Request
 		}
 		b.WriteString(" </body>\n</html>\n")
 		if s.errorSuffix != "" {
-			return h.webError(w, r, rq, s, ErrNotFound)
+			return h.webError(w, r, rq, s, swiftcore.ErrNotFound)
 		}
 		return writeWebPage(w, r, http.StatusNotFound, b.String())
 	}
@@ -199,7 +200,7 @@ func (h *Handler) webListing(w http.ResponseWriter, r *http.Request, rq *Request
 		return h.webError(w, r, rq, s, fmt.Errorf("web listing of %q: %w", rq.Container, err))
 	}
 	if prefix != "" && len(page.Objects)+len(page.CommonPrefixes) == 0 {
-		return h.webError(w, r, rq, s, ErrNotFound)
+		return h.webError(w, r, rq, s, swiftcore.ErrNotFound)
 	}
 	fmt.Fprintf(&b, " <head>\n  <title>Listing of %s</title>\n", html.EscapeString(label))
 	if s.listingsCSS != "" {

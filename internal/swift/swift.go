@@ -30,6 +30,7 @@ import (
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/reqmetrics"
 	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 	"github.com/cairn-store/cairn/internal/versions"
 )
@@ -44,7 +45,7 @@ type Config struct {
 	Auth Authenticator
 	// Accounts keeps each account's metadata (X-Account-Meta-* and the front end's own
 	// account settings).
-	Accounts AccountStore
+	Accounts swiftcore.AccountStore
 	// TokenTTL is how long an issued token is valid (default 24 h, as tempauth's token_life).
 	TokenTTL time.Duration
 	// TokenKey signs tokens (at least MinTokenKey bytes): handlers with the same key accept
@@ -114,7 +115,7 @@ func (c *Config) Validate() error {
 
 // Handler serves the Swift API: /auth/v1.0, /info and /v1/....
 type Handler struct {
-	*Server
+	*swiftcore.Server
 	cfg     Config
 	metrics *reqmetrics.Metrics
 	tokens  *tokenSigner
@@ -129,7 +130,7 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("swift: metrics: %w", err)
 	}
-	srv := &Server{Proxy: cfg.Proxy, Keys: cfg.Keys, Accounts: cfg.Accounts, Quotas: cfg.Quotas,
+	srv := &swiftcore.Server{Proxy: cfg.Proxy, Keys: cfg.Keys, Accounts: cfg.Accounts, Quotas: cfg.Quotas,
 		MaxObjectSize: cfg.MaxObjectSize, ContainerChanged: cfg.ContainerChanged, Log: cfg.Logger,
 		Now: cfg.Now, Versions: versions.New(cfg.Proxy)}
 	return &Handler{Server: srv, cfg: cfg, metrics: m,
@@ -154,14 +155,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serveRem
 // flight, with Swift's 503 (its proxy's answer when it cannot take a request). The body is not
 // read: net/http discards a small one and closes the connection on a large one.
 func (h *Handler) ServeOverloaded(w http.ResponseWriter, r *http.Request) {
-	h.serveRemapped(w, r, ErrOverloaded)
+	h.serveRemapped(w, r, swiftcore.ErrOverloaded)
 }
 
 // serveRemapped serves a request, or answers refused when that is set (a host name that
 // domain remapping refuses).
 func (h *Handler) serveRemapped(w http.ResponseWriter, r *http.Request, refused error) {
 	start := time.Now()
-	rq := &Request{TransID: newTransID(start), Op: OpUnknown}
+	rq := &swiftcore.Request{TransID: newTransID(start), Op: swiftcore.OpUnknown}
 	rec := &reqmetrics.StatusRecorder{ResponseWriter: w}
 	hdr := w.Header()
 	hdr.Set("X-Trans-Id", rq.TransID)
@@ -176,10 +177,10 @@ func (h *Handler) serveRemapped(w http.ResponseWriter, r *http.Request, refused 
 	if err == nil {
 		err = h.serve(rec, r, rq)
 	}
-	if err != nil && !errors.Is(err, ErrAbortResponse) {
+	if err != nil && !errors.Is(err, swiftcore.ErrAbortResponse) {
 		if rec.WroteHeader {
 			h.Log.WarnContext(r.Context(), "swift response failed after its header", "trans_id", rq.TransID, "op", rq.Op, "err", err)
-			err = ErrAbortResponse
+			err = swiftcore.ErrAbortResponse
 		} else {
 			h.WriteError(rec, r, rq, err)
 		}
@@ -189,7 +190,7 @@ func (h *Handler) serveRemapped(w http.ResponseWriter, r *http.Request, refused 
 		status = http.StatusOK
 	}
 	h.metrics.Observe(rq.Op, status, time.Since(start))
-	if errors.Is(err, ErrAbortResponse) {
+	if errors.Is(err, swiftcore.ErrAbortResponse) {
 		panic(http.ErrAbortHandler) // net/http cuts the connection without logging a stack
 	}
 }

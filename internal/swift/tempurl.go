@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -22,7 +23,7 @@ import (
 // objects under the prefix) only; segments of a large object it reads stay within the key's
 // scope (the container for a container key, the account for an account key).
 
-var errTempURLInvalid = &Error{Status: http.StatusUnauthorized, Body: "401 Unauthorized: Temp URL invalid\n", ContentType: ContentTypePlain}
+var errTempURLInvalid = &swiftcore.Error{Status: http.StatusUnauthorized, Body: "401 Unauthorized: Temp URL invalid\n", ContentType: swiftcore.ContentTypePlain}
 
 // tempURLParams are a request's temp URL query parameters.
 type tempURLParams struct {
@@ -48,7 +49,7 @@ func readTempURLParams(q url.Values) tempURLParams {
 
 // CheckTempURL validates a temp URL request for an object of account/container; nil scope and
 // nil error when the request carries no temp URL parameters at all.
-func (h *Handler) CheckTempURL(r *http.Request, rq *Request) (*TempURLScope, error) {
+func (h *Handler) CheckTempURL(r *http.Request, rq *swiftcore.Request) (*swiftcore.TempURLScope, error) {
 	p := readTempURLParams(r.URL.Query())
 	if !p.hasSig && !p.hasExpires {
 		return nil, nil
@@ -80,7 +81,7 @@ func (h *Handler) CheckTempURL(r *http.Request, rq *Request) (*TempURLScope, err
 	for _, k := range keys {
 		for _, m := range methods {
 			if subtle.ConstantTimeCompare(swiftwire.TempURLMAC(newHash, k.key, m, p.expires, signedPath, p.ipRange), mac) == 1 {
-				scope := &TempURLScope{Account: rq.Tenant, Expires: p.expires, Filename: p.filename, Inline: p.inline}
+				scope := &swiftcore.TempURLScope{Account: rq.Tenant, Expires: p.expires, Filename: p.filename, Inline: p.inline}
 				if k.container {
 					scope.Container = rq.Container
 				}
@@ -106,7 +107,7 @@ type tempURLKey struct {
 }
 
 // tempURLKeys are the account's and the container's keys.
-func (h *Handler) tempURLKeys(ctx context.Context, rq *Request) []tempURLKey {
+func (h *Handler) tempURLKeys(ctx context.Context, rq *swiftcore.Request) []tempURLKey {
 	var keys []tempURLKey
 	if m, err := h.Accounts.AccountMetadata(ctx, rq.Tenant); err == nil {
 		for _, k := range []string{"temp-url-key", "temp-url-key-2"} {
@@ -134,11 +135,11 @@ func PrepareTempURLRequest(r *http.Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		for _, hname := range tempURLRefusedHeaders {
 			if _, ok := r.Header[hname]; ok {
-				return ErrBadRequest.WithText("The header %q is not allowed in this tempurl", hname)
+				return swiftcore.ErrBadRequest.WithText("The header %q is not allowed in this tempurl", hname)
 			}
 		}
 		if r.URL.Query().Has("multipart-manifest") {
-			return ErrBadRequest.WithText("multipart-manifest is not allowed in this tempurl")
+			return swiftcore.ErrBadRequest.WithText("multipart-manifest is not allowed in this tempurl")
 		}
 	}
 	r.Header.Del("X-Timestamp")
@@ -151,7 +152,7 @@ func PrepareTempURLRequest(r *http.Request) error {
 type TempURLWriter struct {
 	http.ResponseWriter
 	r     *http.Request
-	scope *TempURLScope
+	scope *swiftcore.TempURLScope
 	name  string
 	done  bool
 }

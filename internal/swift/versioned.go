@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 	"github.com/cairn-store/cairn/internal/versions"
 )
@@ -52,7 +53,7 @@ func ReadVersioningSettings(hdr http.Header, changes map[string]string) error {
 		case hist == "":
 			hasHist = false
 		case vers != "":
-			return ErrBadRequest.WithText("Only one of X-Versions-Location or X-History-Location may be specified")
+			return swiftcore.ErrBadRequest.WithText("Only one of X-Versions-Location or X-History-Location may be specified")
 		default:
 			hasVers = false
 		}
@@ -82,7 +83,7 @@ func ReadVersioningSettings(hdr http.Header, changes map[string]string) error {
 func versionsContainer(loc string) (string, error) {
 	name, _, _ := strings.Cut(httpwire.UnescapeLenient(loc), "/")
 	if name == "" {
-		return "", ErrPreconditionFailed.WithText("Container name cannot be empty")
+		return "", swiftcore.ErrPreconditionFailed.WithText("Container name cannot be empty")
 	}
 	if err := swiftwire.CheckContainerName(name); err != nil {
 		return "", err
@@ -154,7 +155,7 @@ func (h *Handler) archiveCurrent(ctx context.Context, name meta.ObjectName, v ve
 	if err != nil {
 		return false, fmt.Errorf("versioning %q: %w", name.Object, err)
 	}
-	if Expired(&cur, h.Now()) {
+	if swiftcore.Expired(&cur, h.Now()) {
 		return false, nil
 	}
 	dst := meta.ObjectName{Account: name.Account, Container: v.archive, Object: versionsPrefix(name.Object) + swiftwire.Timestamp(cur.Timestamp)}
@@ -181,9 +182,9 @@ func (h *Handler) copyAsStored(ctx context.Context, src meta.ObjectName, obj met
 // container is the client's mistake (412), anything else leaves the write undone (503).
 func versioningError(err error) error {
 	if errors.Is(err, meta.ErrNotFound) { // meta.ErrNoContainer included
-		return fmt.Errorf("%w: %w", ErrPreconditionFailed, err)
+		return fmt.Errorf("%w: %w", swiftcore.ErrPreconditionFailed, err)
 	}
-	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	return fmt.Errorf("%w: %w", swiftcore.ErrUnavailable, err)
 }
 
 // DeleteVersioned serves a DELETE in a container that keeps versions. done is false when the

@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func WriteRFCEtags(hdr http.Header, kind string, m map[string]string) {
 
 // QuoteEtags reports whether answers about objects of the request's container carry quoted
 // ETags: the container's setting, else the account's, else no.
-func (h *Handler) QuoteEtags(ctx context.Context, rq *Request) bool {
+func (h *Server) QuoteEtags(ctx context.Context, rq *Request) bool {
 	if c, err := h.HeadContainer(ctx, rq.Tenant, rq.Container); err == nil {
 		if v := c.Meta[rfcEtagsKey]; v != "" {
 			return v == "true"

@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func (rq *Request) RequireAdmin(account, what string) error {
 
 // containerState reads a container's access state; a container that does not exist has an
 // empty one (its administrators then get the 404 the operation answers, others a refusal).
-func (h *Handler) containerState(ctx context.Context, account, container string) (*access.BucketState, error) {
+func (h *Server) containerState(ctx context.Context, account, container string) (*access.BucketState, error) {
 	c, err := h.HeadContainer(ctx, account, container)
 	if errors.Is(err, meta.ErrNotFound) {
 		return &access.BucketState{}, nil
@@ -62,7 +62,7 @@ func (h *Handler) containerState(ctx context.Context, account, container string)
 }
 
 // Allow decides one action on an object (or, with object "", on a container) of account.
-func (h *Handler) Allow(ctx context.Context, r *http.Request, rq *Request, account, container, object string, a access.Action) error {
+func (h *Server) Allow(ctx context.Context, r *http.Request, rq *Request, account, container, object string, a access.Action) error {
 	if rq.OwnerAdmin(account) || rq.TempURL.Covers(account, container) {
 		return nil // skip reading the state: rule 1 and 3 decide before any grant is read
 	}
@@ -119,7 +119,7 @@ func (h *Handler) Allow(ctx context.Context, r *http.Request, rq *Request, accou
 
 // CheckAccess decides a routed operation on the request's own path. Copies decide their other
 // side where they parse it (copy.go); bulk requests decide each item.
-func (h *Handler) CheckAccess(r *http.Request, rq *Request) error {
+func (h *Server) CheckAccess(r *http.Request, rq *Request) error {
 	ctx := r.Context()
 	switch rq.Op {
 	case OpGetAccount, OpHeadAccount, OpPostAccount:
@@ -196,7 +196,7 @@ func ReadContainerACLs(hdr http.Header, changes map[string]string) error {
 // let in someone outside its account, so that they can address it through S3 too (S3 names a
 // bucket without its account; see internal/s3/registry.go). A name another account already
 // shares is left to it: the ACL still works through Swift, whose URLs name the account.
-func (h *Handler) ClaimIfShared(ctx context.Context, rq *Request, changes map[string]string) {
+func (h *Server) ClaimIfShared(ctx context.Context, rq *Request, changes map[string]string) {
 	shared := false
 	for _, k := range []string{access.MetaSwiftRead, access.MetaSwiftWrite} {
 		if v := changes[k]; v != "" {

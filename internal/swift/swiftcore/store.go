@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -20,7 +20,7 @@ var ErrVersionsLeft = ErrConflict.WithText("Delete all versions before deleting 
 
 // VersionState is the object versioning of a container (none when it does not exist: the
 // operation itself says so).
-func (h *Handler) VersionState(ctx context.Context, account, container string) (versions.State, error) {
+func (h *Server) VersionState(ctx context.Context, account, container string) (versions.State, error) {
 	c, err := h.HeadContainer(ctx, account, container)
 	if errors.Is(err, meta.ErrNotFound) {
 		return versions.State{}, nil
@@ -47,7 +47,7 @@ func VersionsError(err error) error {
 }
 
 // VersionsBytes is what a container's versions hold, which Swift adds to the container's bytes.
-func (h *Handler) VersionsBytes(ctx context.Context, account string, c meta.Container) int64 {
+func (h *Server) VersionsBytes(ctx context.Context, account string, c meta.Container) int64 {
 	vc := c.Meta[versions.KeyContainer]
 	if vc == "" {
 		return 0
@@ -62,7 +62,7 @@ func (h *Handler) VersionsBytes(ctx context.Context, account string, c meta.Cont
 // StoreObject stores a client's write of an object: a new version, and the object a link to
 // it, in a container with object versioning on (X-Object-Version-Id answers its ID), else in
 // place. Every object write goes through it (PUT, copy, manifest, symlink).
-func (h *Handler) StoreObject(ctx context.Context, w http.ResponseWriter, name meta.ObjectName, obj meta.Object, body io.Reader, opts proxy.PutOptions) (meta.Object, error) {
+func (h *Server) StoreObject(ctx context.Context, w http.ResponseWriter, name meta.ObjectName, obj meta.Object, body io.Reader, opts proxy.PutOptions) (meta.Object, error) {
 	st, err := h.VersionState(ctx, name.Account, name.Container)
 	if err != nil {
 		return meta.Object{}, err

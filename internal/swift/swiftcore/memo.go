@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func WithContainerMemo(ctx context.Context) context.Context {
 }
 
 // HeadContainer reads a container's record, once per object request.
-func (h *Handler) HeadContainer(ctx context.Context, account, container string) (meta.Container, error) {
+func (h *Server) HeadContainer(ctx context.Context, account, container string) (meta.Container, error) {
 	memo, _ := ctx.Value(containerMemoKey{}).(*containerMemo)
 	if memo == nil {
 		return h.Proxy.HeadContainer(ctx, account, container)

@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -143,7 +143,7 @@ func ToError(err error) *Error {
 }
 
 // WriteError writes err as Swift would. HEAD answers carry no body.
-func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, rq *Request, err error) {
+func (h *Server) WriteError(w http.ResponseWriter, r *http.Request, rq *Request, err error) {
 	se := ToError(err)
 	if se.Status >= 500 && se != ErrOverloaded {
 		h.Log.ErrorContext(r.Context(), "swift request failed", "trans_id", rq.TransID, "op", rq.Op, "err", err)

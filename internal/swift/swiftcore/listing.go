@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"net/http"

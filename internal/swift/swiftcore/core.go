@@ -1,4 +1,20 @@
-package swift
+// Package swiftcore is what every part of Cairn's Swift front end shares, as the core of Swift's
+// proxy is what its middlewares share: the Server state (proxy, keys, account store, quotas,
+// clock, version store) and the hooks through which features call back into the entry package's
+// operations, the per-request state (Request) and the operation names, Swift's error table,
+// authorization (tempauth's rules and ACLs through internal/access, account ACLs), request
+// validation and object expiry, If-* conditions, listing answers, ETag quoting, quotas, the
+// reading of objects encrypted through S3, the object write path (with object versioning's
+// version state) and the marks of the kinds of object (SLO, DLO, symlink). It imports no feature
+// package and not internal/swift.
+//
+// Files: core.go (Server, Request, operations, object headers), errors.go (the error table),
+// authz.go (authorization), accountacl.go (account ACLs), validate.go (names, metadata, limits,
+// expiry), conditions.go (If-* and If-None-Match on PUT), listing.go (listing answers),
+// etagquote.go (RFC-compliant ETags), quota.go (container and account quotas), memo.go (one
+// read of a container's record per request), sse.go (objects encrypted through S3), store.go
+// (the object write path and container version state), kinds.go (SLO, DLO and symlink marks).
+package swiftcore
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"errors"
@@ -44,7 +44,7 @@ func CheckConditions(r *http.Request, etag string, lm time.Time) error {
 // is refused at once, before the body is read, as Swift's object servers refuse it when the PUT
 // arrives; the condition it returns is evaluated again in the commit, so that of two racing
 // creates exactly one succeeds (an expired object counts as none).
-func (h *Handler) PutIfNoneMatch(r *http.Request, rq *Request) (meta.Precondition, error) {
+func (h *Server) PutIfNoneMatch(r *http.Request, rq *Request) (meta.Precondition, error) {
 	v, ok := r.Header["If-None-Match"]
 	if !ok {
 		return meta.Precondition{}, nil

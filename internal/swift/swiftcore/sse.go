@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func sseError(err error) error {
 // Plaintext opens rng (nil: all) of an encrypted object's plaintext; obj is the object as
 // stored (with its full segment list), rd the stored bytes already open (nil: none), reused
 // when they are the ones needed. Objects that are not encrypted are returned as rd.
-func (h *Handler) Plaintext(ctx context.Context, rq *Request, obj meta.Object, rd *proxy.ObjectReader, rng *meta.Range) (*proxy.ObjectReader, error) {
+func (h *Server) Plaintext(ctx context.Context, rq *Request, obj meta.Object, rd *proxy.ObjectReader, rng *meta.Range) (*proxy.ObjectReader, error) {
 	if !sse.Encrypted(&obj) {
 		return rd, nil
 	}

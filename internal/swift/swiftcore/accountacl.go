@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 const AccountACLKey = "sys:account-acl"
 
 // accountRole is what the account's ACL gives the caller.
-func (h *Handler) accountRole(ctx context.Context, rq *Request, account string) string {
+func (h *Server) accountRole(ctx context.Context, rq *Request, account string) string {
 	if rq.Anonymous || rq.TempURL != nil {
 		return swiftwire.RoleNone
 	}
@@ -45,7 +45,7 @@ func (h *Handler) accountRole(ctx context.Context, rq *Request, account string) 
 
 // IsOwner reports whether the caller administers the account: by its user flag, as the root,
 // or through the account's ACL.
-func (h *Handler) IsOwner(ctx context.Context, rq *Request, account string) bool {
+func (h *Server) IsOwner(ctx context.Context, rq *Request, account string) bool {
 	return rq.OwnerAdmin(account) || h.accountRole(ctx, rq, account) == swiftwire.RoleAdmin
 }
 

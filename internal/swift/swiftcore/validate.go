@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func DeleteAt(obj *meta.Object) int64 {
 
 // QueueExpiry records an object's expiry in the proxy's expiry queue before the write that
 // sets it, so that an acknowledged expiry is always carried out by the expirer.
-func (h *Handler) QueueExpiry(ctx context.Context, name meta.ObjectName, sys map[string]string) error {
+func (h *Server) QueueExpiry(ctx context.Context, name meta.ObjectName, sys map[string]string) error {
 	at, _ := strconv.ParseInt(sys[SysDeleteAt], 10, 64)
 	if at <= 0 {
 		return nil

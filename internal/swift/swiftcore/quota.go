@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func CheckQuotaHeaders(hdr http.Header) error {
 // CheckQuota refuses a write that adds add (the declared size, one object) to a container of
 // account when it would pass the container's or the account's quota. It runs before anything
 // is stored and is not atomic with the write (as in Swift).
-func (h *Handler) CheckQuota(ctx context.Context, account, container string, add access.Usage) error {
+func (h *Server) CheckQuota(ctx context.Context, account, container string, add access.Usage) error {
 	c, err := h.HeadContainer(ctx, account, container)
 	if errors.Is(err, meta.ErrNotFound) {
 		return nil // the write answers 404 itself

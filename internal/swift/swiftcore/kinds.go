@@ -1,6 +1,7 @@
-package swift
+package swiftcore
 
 import (
+	"net/http"
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
@@ -51,3 +52,18 @@ const (
 
 // IsSymlink reports whether obj is a symlink.
 func IsSymlink(obj *meta.Object) bool { return obj.SysMeta[SysSymlinkTarget] != "" }
+
+// WriteSymlinkHeaders shows a symlink's settings, as ?symlink=get does.
+func WriteSymlinkHeaders(hdr http.Header, obj *meta.Object) {
+	if !IsSymlink(obj) {
+		return
+	}
+	hdr.Set("X-Symlink-Target", obj.SysMeta[SysSymlinkTarget])
+	if a := obj.SysMeta[SysSymlinkAccount]; a != "" {
+		hdr.Set("X-Symlink-Target-Account", a)
+	}
+	if e := obj.SysMeta[SysSymlinkETag]; e != "" {
+		hdr.Set("X-Symlink-Target-Etag", e)
+		hdr.Set("X-Symlink-Target-Bytes", obj.SysMeta[SysSymlinkBytes])
+	}
+}
