@@ -12,10 +12,6 @@ import (
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
-// AccountMetaPrefix keeps user metadata (X-Account-Meta-*, lower-cased names) apart from the
-// settings the front end keeps in an account's metadata.
-const AccountMetaPrefix = "meta-"
-
 // accountMetadata reads the metadata of the request's account.
 func (h *Handler) accountMetadata(ctx context.Context, rq *swiftcore.Request) (map[string]string, error) {
 	m, err := h.Accounts.AccountMetadata(ctx, rq.Tenant)
@@ -34,7 +30,7 @@ func writeAccountHeaders(hdr http.Header, a meta.Account, m map[string]string, o
 	// Cairn keeps no creation time for accounts; Swift clients only display it.
 	hdr.Set("X-Timestamp", swiftwire.Timestamp(0))
 	for k, v := range m {
-		if name, ok := strings.CutPrefix(k, AccountMetaPrefix); ok && v != "" {
+		if name, ok := strings.CutPrefix(k, swiftcore.AccountMetaPrefix); ok && v != "" {
 			if !owner && strings.HasPrefix(name, "temp-url-key") {
 				continue // a secret: for the account's owners only
 			}
@@ -103,7 +99,7 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *swiftc
 	}
 	changes := make(map[string]string, len(um))
 	for k, v := range um {
-		changes[AccountMetaPrefix+k] = v
+		changes[swiftcore.AccountMetaPrefix+k] = v
 	}
 	swiftcore.ReadRFCEtags(r.Header, "Account", changes)
 	if v, ok := r.Header["X-Account-Access-Control"]; ok {
@@ -119,7 +115,7 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *swiftc
 		if err != nil {
 			return err
 		}
-		if err := swiftwire.CheckMergedMeta(stored, AccountMetaPrefix, um); err != nil {
+		if err := swiftwire.CheckMergedMeta(stored, swiftcore.AccountMetaPrefix, um); err != nil {
 			return err
 		}
 		if m, err = h.Accounts.UpdateAccountMetadata(ctx, rq.Tenant, changes); err != nil {

@@ -25,7 +25,7 @@ const (
 )
 
 // BulkResult is the outcome of a bulk delete (or of an SLO delete, which answers alike).
-type BulkResult struct {
+type Result struct {
 	deleted, notFound int
 	failed            [][2]string // path, status line
 	status            string      // "" means 200 OK, or 400 Bad Request when some failed
@@ -33,7 +33,7 @@ type BulkResult struct {
 }
 
 // Answer answers the result in the bulk middleware's format.
-func (b *BulkResult) Answer(w http.ResponseWriter, r *http.Request) {
+func (b *Result) Answer(w http.ResponseWriter, r *http.Request) {
 	status := b.status
 	if status == "" {
 		status = "200 OK"
@@ -61,7 +61,7 @@ func writeBulkAnswer(w http.ResponseWriter, r *http.Request, root string, fields
 }
 
 // Record counts the outcome of one delete.
-func (b *BulkResult) Record(path string, err error) {
+func (b *Result) Record(path string, err error) {
 	switch {
 	case err == nil:
 		b.deleted++
@@ -74,9 +74,9 @@ func (b *BulkResult) Record(path string, err error) {
 
 // BulkDelete serves POST (or DELETE) /v1/<account>?bulk-delete: the body lists one URL-encoded
 // /container/object or /container per line; objects are deleted, containers only when empty.
-func (h *Handler) BulkDelete(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
+func (h *Handler) Delete(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
-	var res BulkResult
+	var res Result
 	sc := bufio.NewScanner(r.Body)
 	sc.Buffer(make([]byte, 0, 4096), maxBulkLine)
 	// Like Swift, whose answer starts before the body is read, a request refused as a whole is

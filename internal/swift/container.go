@@ -15,10 +15,6 @@ import (
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
-// ContainerMetaPrefix keeps user metadata (X-Container-Meta-*) apart from the settings Cairn
-// may keep in meta.Container.Meta (ACLs, quotas, policies).
-const ContainerMetaPrefix = "meta-"
-
 // unsupportedContainerHeaders are container settings Swift stores and acts on that Cairn has
 // not implemented: refusing them is better than storing a container without them.
 var unsupportedContainerHeaders = []string{"X-Container-Sync-To", "X-Container-Sync-Key"}
@@ -38,7 +34,7 @@ func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	}
 	m := map[string]string{}
 	for k, v := range um {
-		m[ContainerMetaPrefix+k] = v
+		m[swiftcore.ContainerMetaPrefix+k] = v
 	}
 	if err := swiftcore.CheckQuotaHeaders(hdr); err != nil {
 		return nil, err
@@ -78,11 +74,11 @@ func (h *Handler) updateContainer(ctx context.Context, rq *swiftcore.Request, m 
 	}
 	changes := swiftwire.MetaUpdate{}
 	for k, v := range m {
-		if name, ok := strings.CutPrefix(k, ContainerMetaPrefix); ok {
+		if name, ok := strings.CutPrefix(k, swiftcore.ContainerMetaPrefix); ok {
 			changes[name] = v
 		}
 	}
-	if err := swiftwire.CheckMergedMeta(c.Meta, ContainerMetaPrefix, changes); err != nil {
+	if err := swiftwire.CheckMergedMeta(c.Meta, swiftcore.ContainerMetaPrefix, changes); err != nil {
 		return err
 	}
 	update := map[string]string{containerModifiedKey: strconv.FormatInt(h.Now().UnixNano(), 10)}
@@ -144,7 +140,7 @@ func (h *Handler) writeContainerHeaders(hdr http.Header, c meta.Container, showA
 	WriteVersioningHeaders(hdr, c)
 	WriteObjectVersioningHeaders(hdr, c)
 	for k, v := range c.Meta {
-		if name, ok := strings.CutPrefix(k, ContainerMetaPrefix); ok && v != "" {
+		if name, ok := strings.CutPrefix(k, swiftcore.ContainerMetaPrefix); ok && v != "" {
 			if !showACLs && strings.HasPrefix(name, "temp-url-key") {
 				continue // a secret: for those who may change it, as Swift shows it
 			}

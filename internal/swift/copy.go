@@ -143,7 +143,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *swiftco
 	// ?multipart-manifest=get as the manifest itself, as Swift copies it.
 	manifestCopy := r.URL.Query().Get("multipart-manifest") == "get"
 	if swiftcore.IsDLO(&srcObj) && !manifestCopy {
-		segs, etag, err := h.DloSegments(r, rq, src.Account, srcObj.SysMeta[swiftcore.SysDLO])
+		segs, etag, err := h.DLOSegments(r, rq, src.Account, srcObj.SysMeta[swiftcore.SysDLO])
 		if err != nil {
 			return err
 		}

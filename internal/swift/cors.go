@@ -12,9 +12,9 @@ import (
 // Swift's container CORS settings are user metadata (X-Container-Meta-Access-Control-*), kept
 // like any other under containerMetaPrefix with lower-cased names.
 const (
-	corsAllowOrigin   = ContainerMetaPrefix + "access-control-allow-origin"
-	corsMaxAge        = ContainerMetaPrefix + "access-control-max-age"
-	corsExposeHeaders = ContainerMetaPrefix + "access-control-expose-headers"
+	corsAllowOrigin   = swiftcore.ContainerMetaPrefix + "access-control-allow-origin"
+	corsMaxAge        = swiftcore.ContainerMetaPrefix + "access-control-max-age"
+	corsExposeHeaders = swiftcore.ContainerMetaPrefix + "access-control-expose-headers"
 )
 
 // corsRules are a container's CORS settings.

@@ -50,7 +50,7 @@ func ReadDLOHeader(hdr http.Header, obj *meta.Object) error {
 }
 
 // DloSegments lists a DLO's segments, checking that the caller may list and read them.
-func (h *Handler) DloSegments(r *http.Request, rq *swiftcore.Request, account, manifest string) ([]meta.Segment, string, error) {
+func (h *Handler) DLOSegments(r *http.Request, rq *swiftcore.Request, account, manifest string) ([]meta.Segment, string, error) {
 	ctx := r.Context()
 	container, prefix, _ := strings.Cut(manifest, "/")
 	if err := h.Allow(ctx, r, rq, account, container, "", access.ListBucket); err != nil {
@@ -96,7 +96,7 @@ func (h *Handler) DloSegments(r *http.Request, rq *swiftcore.Request, account, m
 
 // ServeDLO answers a GET or HEAD of a DLO manifest obj (rng: the one range asked, or nil).
 func (h *Handler) ServeDLO(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, obj *meta.Object, rng *meta.Range) error {
-	segs, etag, err := h.DloSegments(r, rq, rq.Tenant, obj.SysMeta[swiftcore.SysDLO])
+	segs, etag, err := h.DLOSegments(r, rq, rq.Tenant, obj.SysMeta[swiftcore.SysDLO])
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (h *Handler) ServeDLO(w http.ResponseWriter, r *http.Request, rq *swiftcore
 	hdr := w.Header()
 	swiftcore.WriteObjectHeaders(hdr, obj)
 	hdr.Set("Etag", etag)
-	hdr.Set("X-Object-Manifest", DloHeader(obj))
+	hdr.Set("X-Object-Manifest", DLOHeader(obj))
 	if err := swiftcore.CheckConditions(r, strings.Trim(etag, `"`), swiftwire.LastModified(obj.Timestamp)); err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (h *Handler) ServeDLO(w http.ResponseWriter, r *http.Request, rq *swiftcore
 }
 
 // DloHeader is a DLO's X-Object-Manifest as answered: as it was sent.
-func DloHeader(obj *meta.Object) string {
+func DLOHeader(obj *meta.Object) string {
 	if raw := obj.SysMeta[swiftcore.SysDLORaw]; raw != "" {
 		return raw
 	}

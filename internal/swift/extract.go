@@ -70,7 +70,7 @@ func (h *Handler) subrequest(r *http.Request, rq *swiftcore.Request, path string
 	}
 	rec := &statusRecorder{hdr: http.Header{}}
 	srq := &swiftcore.Request{TransID: rq.TransID, Op: swiftcore.OpUnknown}
-	if err := h.serve(rec, sub, srq); err != nil {
+	if err := h.Serve(rec, sub, srq); err != nil {
 		se := swiftcore.ToError(err)
 		return se.Status, se.StatusLine()
 	}

@@ -119,7 +119,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *swiftcor
 		}
 		if swiftcore.IsDLO(&obj) {
 			if r.URL.Query().Get("multipart-manifest") == "get" {
-				w.Header().Set("X-Object-Manifest", DloHeader(&obj))
+				w.Header().Set("X-Object-Manifest", DLOHeader(&obj))
 			} else {
 				return h.ServeDLO(w, r, rq, &obj, nil)
 			}
@@ -211,7 +211,7 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *swiftcor
 			rd.Close()
 			return h.ServeDLO(w, r, rq, obj, rng)
 		}
-		hdr.Set("X-Object-Manifest", DloHeader(obj))
+		hdr.Set("X-Object-Manifest", DLOHeader(obj))
 	}
 	swiftcore.WriteObjectHeaders(hdr, obj)
 	if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
@@ -326,7 +326,7 @@ func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *swift
 	if err != nil {
 		return err
 	}
-	if v.archive != "" {
+	if v.Archive != "" {
 		done, err := h.DeleteVersioned(r.Context(), rq.ObjectName(), v)
 		if err != nil {
 			return err

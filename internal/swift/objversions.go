@@ -159,7 +159,7 @@ func (h *Handler) getVersion(w http.ResponseWriter, r *http.Request, rq *swiftco
 			return fmt.Errorf("object %q: its current version is not the null one: %w", rq.Object, swiftcore.ErrNotFound)
 		}
 		w.Header().Set("X-Object-Version-Id", versions.Null)
-		return h.getObject(w, r, rq)
+		return h.GetObject(w, r, rq)
 	}
 	if err := h.Allow(ctx, r, rq, rq.Tenant, versions.ContainerFor(rq.Container), rq.Object, access.GetObject); err != nil {
 		return err
@@ -175,7 +175,7 @@ func (h *Handler) getVersion(w http.ResponseWriter, r *http.Request, rq *swiftco
 	sub := *rq
 	sub.SSEBucket, sub.SSEKey = rq.Container, rq.Object // an encrypted version's key is bound to its name
 	sub.Container, sub.Object = v.Name.Container, v.Name.Object
-	return h.getObject(w, r, &sub)
+	return h.GetObject(w, r, &sub)
 }
 
 // writeDeleteMarker answers a read of a delete marker: 404 with its ID and content type.

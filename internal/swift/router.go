@@ -147,16 +147,16 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *swiftcore.Re
 	}
 	// Authenticate before anything else, so that a caller with a bad token learns nothing. A
 	// temp URL stands in for a token.
-	scope, err := h.CheckTempURL(r, rq)
+	scope, err := h.Check(r, rq)
 	if err != nil {
 		return err
 	}
 	if scope != nil {
 		rq.TempURL = scope
-		if err := PrepareTempURLRequest(r); err != nil {
+		if err := PrepareRequest(r); err != nil {
 			return err
 		}
-		w = &TempURLWriter{ResponseWriter: w, r: r, scope: scope, name: rq.Object}
+		w = NewWriter(w, r, scope, rq.Object)
 	} else if err := h.authenticate(r, rq); err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *swiftcore.Re
 		if err := swiftcore.CheckRequest(r, rq); err != nil {
 			return err
 		}
-		return h.BulkDelete(w, r, rq)
+		return h.Delete(w, r, rq)
 	}
 	if r.Method == http.MethodPut && r.URL.Query().Has("extract-archive") {
 		rq.Op = swiftcore.OpBulkUpload

@@ -376,7 +376,7 @@ func (h *Handler) DeleteManifest(w http.ResponseWriter, r *http.Request, rq *swi
 		swiftcore.WriteStatus(w, r, http.StatusNoContent)
 		return nil
 	}
-	var res BulkResult
+	var res Result
 	h.deleteSegments(r, rq, obj.Manifest, &res, 1)
 	// The manifest goes last, so that a failure leaves it to retry the delete with.
 	res.Record("/"+rq.Container+"/"+rq.Object, h.Proxy.DeleteObject(ctx, rq.ObjectName()))
@@ -385,7 +385,7 @@ func (h *Handler) DeleteManifest(w http.ResponseWriter, r *http.Request, rq *swi
 }
 
 // deleteSegments deletes a manifest's segment objects, a sub-manifest's own segments before it.
-func (h *Handler) deleteSegments(r *http.Request, rq *swiftcore.Request, segs []meta.Segment, res *BulkResult, depth int) {
+func (h *Handler) deleteSegments(r *http.Request, rq *swiftcore.Request, segs []meta.Segment, res *Result, depth int) {
 	ctx := r.Context()
 	for _, s := range segs {
 		if s.Data != nil {

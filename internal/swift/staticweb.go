@@ -33,7 +33,7 @@ type webSettings struct {
 func (s webSettings) active() bool { return s.index != "" || s.listings }
 
 func webSettingsOf(c meta.Container) webSettings {
-	get := func(name string) string { return strings.TrimSpace(c.Meta[ContainerMetaPrefix+name]) }
+	get := func(name string) string { return strings.TrimSpace(c.Meta[swiftcore.ContainerMetaPrefix+name]) }
 	s := webSettings{
 		index: get("web-index"), errorSuffix: get("web-error"), listingsCSS: get("web-listings-css"),
 		listingsLabel: get("web-listings-label"), dirType: get("web-directory-type"), listings: swiftwire.Truthy(get("web-listings")),
@@ -115,7 +115,7 @@ func (h *Handler) ServeWeb(w http.ResponseWriter, r *http.Request, rq *swiftcore
 func (h *Handler) serveWebObject(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, object string, s webSettings) (served bool, err error) {
 	sub := *rq
 	sub.Object = object
-	err = h.getObject(w, r, &sub)
+	err = h.GetObject(w, r, &sub)
 	if errors.Is(err, meta.ErrNotFound) || errors.Is(err, swiftcore.ErrNotFound) {
 		return false, nil
 	}

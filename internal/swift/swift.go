@@ -133,8 +133,10 @@ func New(cfg Config) (*Handler, error) {
 	srv := &swiftcore.Server{Proxy: cfg.Proxy, Keys: cfg.Keys, Accounts: cfg.Accounts, Quotas: cfg.Quotas,
 		MaxObjectSize: cfg.MaxObjectSize, ContainerChanged: cfg.ContainerChanged, Log: cfg.Logger,
 		Now: cfg.Now, Versions: versions.New(cfg.Proxy)}
-	return &Handler{Server: srv, cfg: cfg, metrics: m,
-		tokens: newTokenSigner(cfg.TokenKey, cfg.TokenTTL, cfg.Now)}, nil
+	h := &Handler{Server: srv, cfg: cfg, metrics: m,
+		tokens: newTokenSigner(cfg.TokenKey, cfg.TokenTTL, cfg.Now)}
+	srv.GetObject, srv.Serve = h.getObject, h.serve
+	return h, nil
 }
 
 // IsSwiftPath reports whether an unsigned request for path belongs to the Swift front end: the

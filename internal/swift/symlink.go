@@ -88,7 +88,7 @@ func (h *Handler) SymlinkHop(w http.ResponseWriter, r *http.Request, rq *swiftco
 	// What comes next is checked against this link's ETag if it is static; past a dynamic
 	// link nothing is (Swift's rule).
 	sub.SymlinkETag = obj.SysMeta[swiftcore.SysSymlinkETag]
-	return true, h.getObject(w, r, &sub)
+	return true, h.GetObject(w, r, &sub)
 }
 
 // symlinkComparableETag is the ETag a static link records for an object: a manifest's own for
@@ -285,5 +285,5 @@ func (h *Handler) followVersionLink(w http.ResponseWriter, r *http.Request, rq *
 	}
 	sub.Tenant, sub.Container, sub.Object = tenant, container, object
 	sub.SymlinkETag = "" // the version is the one the link was made for
-	return h.getObject(w, r, &sub)
+	return h.GetObject(w, r, &sub)
 }

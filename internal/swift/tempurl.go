@@ -49,7 +49,7 @@ func readTempURLParams(q url.Values) tempURLParams {
 
 // CheckTempURL validates a temp URL request for an object of account/container; nil scope and
 // nil error when the request carries no temp URL parameters at all.
-func (h *Handler) CheckTempURL(r *http.Request, rq *swiftcore.Request) (*swiftcore.TempURLScope, error) {
+func (h *Handler) Check(r *http.Request, rq *swiftcore.Request) (*swiftcore.TempURLScope, error) {
 	p := readTempURLParams(r.URL.Query())
 	if !p.hasSig && !p.hasExpires {
 		return nil, nil
@@ -111,14 +111,14 @@ func (h *Handler) tempURLKeys(ctx context.Context, rq *swiftcore.Request) []temp
 	var keys []tempURLKey
 	if m, err := h.Accounts.AccountMetadata(ctx, rq.Tenant); err == nil {
 		for _, k := range []string{"temp-url-key", "temp-url-key-2"} {
-			if v := m[AccountMetaPrefix+k]; v != "" {
+			if v := m[swiftcore.AccountMetaPrefix+k]; v != "" {
 				keys = append(keys, tempURLKey{key: v})
 			}
 		}
 	}
 	if c, err := h.HeadContainer(ctx, rq.Tenant, rq.Container); err == nil {
 		for _, k := range []string{"temp-url-key", "temp-url-key-2"} {
-			if v := c.Meta[ContainerMetaPrefix+k]; v != "" {
+			if v := c.Meta[swiftcore.ContainerMetaPrefix+k]; v != "" {
 				keys = append(keys, tempURLKey{key: v, container: true})
 			}
 		}
@@ -131,7 +131,7 @@ func (h *Handler) tempURLKeys(ctx context.Context, rq *swiftcore.Request) []temp
 var tempURLRefusedHeaders = []string{"X-Object-Manifest", "X-Symlink-Target", "X-Copy-From"}
 
 // PrepareTempURLRequest applies Swift's incoming header rules to an allowed temp URL request.
-func PrepareTempURLRequest(r *http.Request) error {
+func PrepareRequest(r *http.Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		for _, hname := range tempURLRefusedHeaders {
 			if _, ok := r.Header[hname]; ok {
@@ -146,10 +146,10 @@ func PrepareTempURLRequest(r *http.Request) error {
 	return nil
 }
 
-// TempURLWriter applies Swift's outgoing rules to a temp URL answer: user metadata is hidden
+// Writer applies Swift's outgoing rules to a temp URL answer: user metadata is hidden
 // (but X-Object-Meta-Public-*), and a successful GET or HEAD says how to save it
 // (Content-Disposition) and until when it may be cached (Expires).
-type TempURLWriter struct {
+type Writer struct {
 	http.ResponseWriter
 	r     *http.Request
 	scope *swiftcore.TempURLScope
@@ -157,12 +157,17 @@ type TempURLWriter struct {
 	done  bool
 }
 
+// NewWriter wraps w for the answer to r, a request a temp URL of scope let in for object name.
+func NewWriter(w http.ResponseWriter, r *http.Request, scope *swiftcore.TempURLScope, name string) *Writer {
+	return &Writer{ResponseWriter: w, r: r, scope: scope, name: name}
+}
+
 // dispositionValue is Swift's disposition_format.
 func dispositionValue(kind, filename string) string {
 	return fmt.Sprintf(`%s; filename="%s"; filename*=UTF-8''%s`, kind, swiftwire.PyQuoteSafe(filename, " /"), swiftwire.PyQuote(filename))
 }
 
-func (tw *TempURLWriter) fix(status int) {
+func (tw *Writer) fix(status int) {
 	if tw.done {
 		return
 	}
@@ -195,18 +200,18 @@ func (tw *TempURLWriter) fix(status int) {
 	hdr.Set("Expires", time.Unix(tw.scope.Expires, 0).UTC().Format(http.TimeFormat))
 }
 
-func (tw *TempURLWriter) WriteHeader(status int) {
+func (tw *Writer) WriteHeader(status int) {
 	tw.fix(status)
 	tw.ResponseWriter.WriteHeader(status)
 }
 
-func (tw *TempURLWriter) Write(b []byte) (int, error) {
+func (tw *Writer) Write(b []byte) (int, error) {
 	tw.fix(http.StatusOK)
 	return tw.ResponseWriter.Write(b)
 }
 
 // Flush lets streamed answers through the wrapper.
-func (tw *TempURLWriter) Flush() {
+func (tw *Writer) Flush() {
 	tw.fix(http.StatusOK)
 	if f, ok := tw.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
@@ -214,4 +219,4 @@ func (tw *TempURLWriter) Flush() {
 }
 
 // Unwrap gives http.ResponseController the underlying writer.
-func (tw *TempURLWriter) Unwrap() http.ResponseWriter { return tw.ResponseWriter }
+func (tw *Writer) Unwrap() http.ResponseWriter { return tw.ResponseWriter }

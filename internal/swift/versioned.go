@@ -105,28 +105,28 @@ func WriteVersioningHeaders(hdr http.Header, c meta.Container) {
 }
 
 // versioning is a container's versioning setting; a zero archive means none.
-type versioning struct {
-	archive string
-	history bool
+type Legacy struct {
+	Archive string
+	History bool
 }
 
-func (h *Handler) ContainerVersioning(ctx context.Context, account, container string) (versioning, error) {
+func (h *Handler) ContainerVersioning(ctx context.Context, account, container string) (Legacy, error) {
 	c, err := h.HeadContainer(ctx, account, container)
 	if errors.Is(err, meta.ErrNotFound) {
-		return versioning{}, nil // the write itself will say so
+		return Legacy{}, nil // the write itself will say so
 	}
 	if err != nil {
-		return versioning{}, fmt.Errorf("head container %q: %w", container, err)
+		return Legacy{}, fmt.Errorf("head container %q: %w", container, err)
 	}
 	loc := c.Meta[metaVersionsLocation]
 	if loc == "" {
-		return versioning{}, nil
+		return Legacy{}, nil
 	}
 	archive, err := versionsContainer(loc)
 	if err != nil {
-		return versioning{}, nil // a setting stored before the rules tightened: versioning off
+		return Legacy{}, nil // a setting stored before the rules tightened: versioning off
 	}
-	return versioning{archive: archive, history: c.Meta[metaVersionsMode] == versionsModeHistory}, nil
+	return Legacy{Archive: archive, History: c.Meta[metaVersionsMode] == versionsModeHistory}, nil
 }
 
 // versionsPrefix is where an object's archived versions are listed in the archive container.
@@ -138,7 +138,7 @@ func versionsPrefix(object string) string {
 // archive, if the container keeps versions and the object exists.
 func (h *Handler) ArchiveBeforeWrite(ctx context.Context, name meta.ObjectName) error {
 	v, err := h.ContainerVersioning(ctx, name.Account, name.Container)
-	if err != nil || v.archive == "" {
+	if err != nil || v.Archive == "" {
 		return err
 	}
 	_, err = h.archiveCurrent(ctx, name, v)
@@ -147,7 +147,7 @@ func (h *Handler) ArchiveBeforeWrite(ctx context.Context, name meta.ObjectName) 
 
 // archiveCurrent copies the current object at name into the archive under its timestamp.
 // archived is false when there is no current object.
-func (h *Handler) archiveCurrent(ctx context.Context, name meta.ObjectName, v versioning) (archived bool, err error) {
+func (h *Handler) archiveCurrent(ctx context.Context, name meta.ObjectName, v Legacy) (archived bool, err error) {
 	cur, err := h.Proxy.HeadObject(ctx, name)
 	if errors.Is(err, meta.ErrNotFound) {
 		return false, nil
@@ -158,7 +158,7 @@ func (h *Handler) archiveCurrent(ctx context.Context, name meta.ObjectName, v ve
 	if swiftcore.Expired(&cur, h.Now()) {
 		return false, nil
 	}
-	dst := meta.ObjectName{Account: name.Account, Container: v.archive, Object: versionsPrefix(name.Object) + swiftwire.Timestamp(cur.Timestamp)}
+	dst := meta.ObjectName{Account: name.Account, Container: v.Archive, Object: versionsPrefix(name.Object) + swiftwire.Timestamp(cur.Timestamp)}
 	if err := h.copyAsStored(ctx, name, cur, dst); err != nil {
 		return false, err
 	}
@@ -189,12 +189,12 @@ func versioningError(err error) error {
 
 // DeleteVersioned serves a DELETE in a container that keeps versions. done is false when the
 // plain delete should go on (stack mode with nothing archived, or after history mode's copy).
-func (h *Handler) DeleteVersioned(ctx context.Context, name meta.ObjectName, v versioning) (done bool, err error) {
-	if v.history {
+func (h *Handler) DeleteVersioned(ctx context.Context, name meta.ObjectName, v Legacy) (done bool, err error) {
+	if v.History {
 		if _, err := h.archiveCurrent(ctx, name, v); err != nil {
 			return false, err
 		}
-		marker := meta.ObjectName{Account: name.Account, Container: v.archive, Object: versionsPrefix(name.Object) + swiftwire.Timestamp(meta.Now())}
+		marker := meta.ObjectName{Account: name.Account, Container: v.Archive, Object: versionsPrefix(name.Object) + swiftwire.Timestamp(meta.Now())}
 		if _, err := h.Proxy.PutObject(ctx, marker, meta.Object{ContentType: deleteMarkerType}, strings.NewReader(""), proxy.PutOptions{}); err != nil {
 			return false, versioningError(fmt.Errorf("versioning: delete marker: %w", err))
 		}
@@ -223,7 +223,7 @@ func (h *Handler) DeleteVersioned(ctx context.Context, name meta.ObjectName, v v
 				break
 			}
 		}
-		return true, h.deleteArchived(ctx, name.Account, v.archive, versions[0].Name)
+		return true, h.deleteArchived(ctx, name.Account, v.Archive, versions[0].Name)
 	}
 	for _, e := range versions {
 		restored, err := h.restoreVersion(ctx, name, v, e.Name)
@@ -239,32 +239,32 @@ func (h *Handler) DeleteVersioned(ctx context.Context, name meta.ObjectName, v v
 
 // archivedVersions lists an object's newest archived versions, newest first. One page is
 // enough: a DELETE uses the newest version, or the versions back to the newest delete marker.
-func (h *Handler) archivedVersions(ctx context.Context, name meta.ObjectName, v versioning) ([]meta.ListEntry, error) {
-	page, err := h.Proxy.ListObjects(ctx, name.Account, v.archive, meta.ListOptions{Prefix: versionsPrefix(name.Object), Reverse: true, Limit: 1000})
+func (h *Handler) archivedVersions(ctx context.Context, name meta.ObjectName, v Legacy) ([]meta.ListEntry, error) {
+	page, err := h.Proxy.ListObjects(ctx, name.Account, v.Archive, meta.ListOptions{Prefix: versionsPrefix(name.Object), Reverse: true, Limit: 1000})
 	if errors.Is(err, meta.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, versioningError(fmt.Errorf("versioning: list %s: %w", v.archive, err))
+		return nil, versioningError(fmt.Errorf("versioning: list %s: %w", v.Archive, err))
 	}
 	return page.Objects, nil
 }
 
 // restoreVersion copies an archived version back over the object and deletes it from the
 // archive. restored is false when the version vanished meanwhile.
-func (h *Handler) restoreVersion(ctx context.Context, name meta.ObjectName, v versioning, archived string) (restored bool, err error) {
-	src := meta.ObjectName{Account: name.Account, Container: v.archive, Object: archived}
+func (h *Handler) restoreVersion(ctx context.Context, name meta.ObjectName, v Legacy, archived string) (restored bool, err error) {
+	src := meta.ObjectName{Account: name.Account, Container: v.Archive, Object: archived}
 	obj, err := h.Proxy.HeadObject(ctx, src)
 	if errors.Is(err, meta.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
-		return false, versioningError(fmt.Errorf("versioning: head %s/%s: %w", v.archive, archived, err))
+		return false, versioningError(fmt.Errorf("versioning: head %s/%s: %w", v.Archive, archived, err))
 	}
 	if err := h.copyAsStored(ctx, src, obj, name); err != nil {
 		return false, err
 	}
-	return true, h.deleteArchived(ctx, name.Account, v.archive, archived)
+	return true, h.deleteArchived(ctx, name.Account, v.Archive, archived)
 }
 
 func (h *Handler) deleteArchived(ctx context.Context, account, archive, object string) error {

@@ -51,6 +51,15 @@ type Server struct {
 	Now func() time.Time
 	// Versions keeps the versions of objects in versioned containers (objversions.go).
 	Versions *versions.Store
+
+	// The entry package's operations, which features call back into as Swift's middlewares
+	// call the application they wrap (set by swift.New):
+	// GetObject serves an object's GET or HEAD, every feature's handling included (a symlink's
+	// target, a version, a static web page).
+	GetObject OpFunc
+	// Serve serves a whole request as if it came from the client, routing and authorization
+	// included (bulk upload's subrequests).
+	Serve OpFunc
 }
 
 // Request is what the front end knows about a request once it is routed.
@@ -233,3 +242,11 @@ const (
 	OpPostObject      = "PostObject"
 	OpDeleteObject    = "DeleteObject"
 )
+
+// AccountMetaPrefix keeps user metadata (X-Account-Meta-*, lower-cased names) apart from the
+// settings the front end keeps in an account's metadata.
+const AccountMetaPrefix = "meta-"
+
+// ContainerMetaPrefix keeps user metadata (X-Container-Meta-*) apart from the settings Cairn
+// may keep in meta.Container.Meta (ACLs, quotas, policies).
+const ContainerMetaPrefix = "meta-"
