@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/swift/symlink"
+
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
@@ -119,9 +121,9 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *swiftco
 		return fmt.Errorf("copy source %s/%s expired: %w", src.Container, src.Object, swiftcore.ErrNotFound)
 	}
 	// A symlink copies as its target, or with ?symlink=get as the link itself.
-	linkCopy := swiftcore.IsSymlink(&srcObj) && WantsSymlinkItself(r)
+	linkCopy := swiftcore.IsSymlink(&srcObj) && symlink.WantsSymlinkItself(r)
 	if swiftcore.IsSymlink(&srcObj) && !linkCopy {
-		target, _, err := h.ResolveSymlinks(r, rq, src.Account, srcObj)
+		target, _, err := h.sym.ResolveSymlinks(r, rq, src.Account, srcObj)
 		if err != nil {
 			return fmt.Errorf("copy source %s/%s: %w", src.Container, src.Object, err)
 		}
@@ -186,7 +188,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *swiftco
 			keep[swiftcore.SysSymlinkAccount] = swiftwire.PyQuote(httpwire.UnescapeLenient(v))
 		}
 		_, params := swiftwire.ParseListingETag(srcObj.SysMeta[meta.SysListingETag])
-		keep[meta.SysListingETag] = SymlinkListingETag(keep, params["slo_etag"])
+		keep[meta.SysListingETag] = symlink.SymlinkListingETag(keep, params["slo_etag"])
 		obj.SysMeta = swiftcore.Overlay(obj.SysMeta, keep)
 	}
 	if manifestCopy && swiftcore.IsDLO(&srcObj) && req.SysMeta[swiftcore.SysDLO] == "" {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/swift/symlink"
+
 	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
@@ -60,7 +62,7 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 			"max_failed_extractions": MaxFailedExtractions},
 		"bulk_delete":       map[string]any{"max_deletes_per_request": MaxDeletesPerRequest, "max_failed_deletes": MaxFailedDeletes},
 		"staticweb":         map[string]any{},
-		"symlink":           map[string]any{"symloop_max": SymloopMax, "static_links": true},
+		"symlink":           map[string]any{"symloop_max": symlink.SymloopMax, "static_links": true},
 		"versioned_writes":  map[string]any{"allowed_flags": []string{"x-versions-location", "x-history-location"}},
 		"object_versioning": map[string]any{},
 	}

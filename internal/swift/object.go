@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/swift/symlink"
+
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
@@ -54,7 +56,7 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *swiftcor
 		return h.PutManifest(w, r, rq, obj)
 	}
 	if _, ok := r.Header["X-Symlink-Target"]; ok {
-		return h.PutSymlink(w, r, rq, obj)
+		return h.sym.PutSymlink(w, r, rq, obj)
 	}
 	chunked := len(r.TransferEncoding) > 0
 	if !chunked && r.Header.Get("Content-Length") == "" {
@@ -110,7 +112,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *swiftcor
 		if swiftcore.Expired(&obj, h.Now()) {
 			return fmt.Errorf("object %q expired: %w", rq.Object, swiftcore.ErrNotFound)
 		}
-		if followed, err := h.SymlinkHop(w, r, rq, &obj); followed {
+		if followed, err := h.sym.SymlinkHop(w, r, rq, &obj); followed {
 			return err
 		}
 		obj = sse.Served(obj)
@@ -169,7 +171,7 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *swiftcor
 		if swiftcore.Expired(&obj, h.Now()) {
 			return fmt.Errorf("object %q expired: %w", rq.Object, swiftcore.ErrNotFound)
 		}
-		if followed, err := h.SymlinkHop(w, r, rq, &obj); followed {
+		if followed, err := h.sym.SymlinkHop(w, r, rq, &obj); followed {
 			return err
 		}
 		if swiftcore.IsDLO(&obj) && r.URL.Query().Get("multipart-manifest") != "get" {
@@ -192,7 +194,7 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *swiftcor
 		return fmt.Errorf("object %q expired: %w", rq.Object, swiftcore.ErrNotFound)
 	}
 	if swiftcore.IsSymlink(obj) || rq.SymlinkETag != "" {
-		if followed, err := h.SymlinkHop(w, r, rq, obj); followed {
+		if followed, err := h.sym.SymlinkHop(w, r, rq, obj); followed {
 			rd.Close()
 			return err
 		}
@@ -284,7 +286,7 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *swiftco
 		return h.postVersion(w, r, rq, vobj, upd)
 	}
 	if swiftcore.IsSymlink(&cur) {
-		return SymlinkRedirect(w, r, rq, &cur)
+		return symlink.SymlinkRedirect(w, r, rq, &cur)
 	}
 	swiftcore.WriteStatus(w, r, http.StatusAccepted)
 	return nil

@@ -26,7 +26,7 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *swif
 	if swiftcore.Expired(&obj, h.Now()) {
 		return fmt.Errorf("object %q expired: %w", rq.Object, swiftcore.ErrNotFound)
 	}
-	if followed, err := h.SymlinkHop(w, r, rq, &obj); followed {
+	if followed, err := h.sym.SymlinkHop(w, r, rq, &obj); followed {
 		return err
 	}
 	stored := obj

@@ -203,7 +203,7 @@ func (h *Handler) checkSegments(r *http.Request, rq *swiftcore.Request, account 
 					// A symlink segment stands for its target, as Swift's SLO reads segments
 					// through the symlink middleware; the manifest records the target.
 					var target meta.ObjectName
-					target, seg, err = h.ResolveSymlinks(r, rq, account, seg)
+					target, seg, err = h.sym.ResolveSymlinks(r, rq, account, seg)
 					if err == nil && target.Account != account {
 						err = fmt.Errorf("segment %s: a symlink into another account: %w", e.Path, swiftcore.ErrConflict)
 					}
@@ -331,7 +331,7 @@ func (h *Handler) CopyManifest(w http.ResponseWriter, r *http.Request, rq *swift
 	hdr.Set("Etag", `"`+stored.ETag+`"`)
 	hdr.Set("Last-Modified", swiftwire.LastModified(stored.Timestamp).Format(http.TimeFormat))
 	hdr.Set("X-Copied-From", (&url.URL{Path: src.Container + "/" + src.Object}).EscapedPath())
-	hdr.Set("X-Copied-From-Account", ResellerPrefix+src.Account)
+	hdr.Set("X-Copied-From-Account", swiftwire.ResellerPrefix+src.Account)
 	hdr.Set("X-Copied-From-Last-Modified", swiftwire.LastModified(srcObj.Timestamp).Format(http.TimeFormat))
 	swiftcore.WriteStatus(w, r, http.StatusCreated)
 	return nil
@@ -420,7 +420,7 @@ func (h *Handler) deleteSegments(r *http.Request, rq *swiftcore.Request, segs []
 func (h *Handler) CheckSegmentAccess(r *http.Request, rq *swiftcore.Request, name meta.ObjectName, obj *meta.Object) error {
 	owner := rq.OwnerAdmin(name.Account) // the owner reads every container of its account
 	ctx := r.Context()
-	manifestPath := "/v1/" + ResellerPrefix + name.Account + "/" + name.Container + "/" + name.Object
+	manifestPath := "/v1/" + swiftwire.ResellerPrefix + name.Account + "/" + name.Container + "/" + name.Object
 	checked := map[string]bool{}
 	var walk func(segs []meta.Segment, depth int) error
 	walk = func(segs []meta.Segment, depth int) error {
@@ -431,7 +431,7 @@ func (h *Handler) CheckSegmentAccess(r *http.Request, rq *swiftcore.Request, nam
 			if !owner && !checked[s.Container] {
 				if err := h.Allow(ctx, r, rq, name.Account, s.Container, s.Object, access.GetObject); err != nil {
 					return swiftcore.ErrConflict.WithText("While processing manifest %s, got %s while retrieving /v1/%s/%s/%s",
-						manifestPath, swiftcore.ToError(err).StatusLine(), ResellerPrefix+name.Account, s.Container, s.Object)
+						manifestPath, swiftcore.ToError(err).StatusLine(), swiftwire.ResellerPrefix+name.Account, s.Container, s.Object)
 				}
 				checked[s.Container] = true
 			}

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/swift/symlink"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cairn-store/cairn/internal/access"
@@ -119,6 +121,9 @@ type Handler struct {
 	cfg     Config
 	metrics *reqmetrics.Metrics
 	tokens  *tokenSigner
+
+	// The features, as Swift's proxy middlewares (each in its package).
+	sym *symlink.Handler
 }
 
 // New returns the Swift handler.
@@ -136,6 +141,7 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{Server: srv, cfg: cfg, metrics: m,
 		tokens: newTokenSigner(cfg.TokenKey, cfg.TokenTTL, cfg.Now)}
 	srv.GetObject, srv.Serve = h.getObject, h.serve
+	h.sym = symlink.New(srv)
 	return h, nil
 }
 

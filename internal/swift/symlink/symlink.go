@@ -1,4 +1,16 @@
-package swift
+// Package symlink is Swift's symlink middleware: a zero-byte object whose X-Symlink-Target
+// names another object ("container/object", optionally in X-Symlink-Target-Account). GET and
+// HEAD follow it (at most SymloopMax links in a row) and answer with the target, and a
+// Content-Location naming it; ?symlink=get answers the link itself. A static link
+// (X-Symlink-Target-Etag) must find the target with that ETag, at creation and on every read.
+// COPY follows the link unless ?symlink=get; POST changes the link's metadata and answers 307
+// pointing at the target; DELETE deletes the link. Reading through a link needs read access to
+// the target, decided as for a direct read. The marks of a symlink (its SysMeta keys, IsSymlink,
+// its headers) are swiftcore's, since every part of the front end tells links apart.
+//
+// Files: symlink.go (creating links, following them on reads, resolving them for copies and
+// SLO segments).
+package symlink
 
 import (
 	"crypto/md5"
@@ -18,15 +30,6 @@ import (
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
-// Symlinks, as Swift's symlink middleware: a zero-byte object whose X-Symlink-Target names
-// another object ("container/object", optionally in X-Symlink-Target-Account). GET and HEAD
-// follow it (at most symloopMax links in a row) and answer with the target, and a
-// Content-Location naming it; ?symlink=get answers the link itself. A static link
-// (X-Symlink-Target-Etag) must find the target with that ETag, at creation and on every read.
-// COPY follows the link unless ?symlink=get; POST changes the link's metadata and answers 307
-// pointing at the target; DELETE deletes the link. Reading through a link needs read access to
-// the target, decided as for a direct read.
-
 // SymloopMax is how many links one read follows in a row (Swift's default).
 const SymloopMax = 2
 
@@ -40,7 +43,7 @@ func WantsSymlinkItself(r *http.Request) bool { return r.URL.Query().Get("symlin
 // Content-Location path.
 func symlinkTarget(obj *meta.Object, rq *swiftcore.Request) (account, tenant, container, object, location string) {
 	tenant, container, object, _ = obj.SymlinkTarget(rq.Tenant)
-	account = ResellerPrefix + tenant
+	account = swiftwire.ResellerPrefix + tenant
 	return account, tenant, container, object, "/v1/" + swiftwire.PyQuote(account) + "/" + obj.SysMeta[swiftcore.SysSymlinkTarget]
 }
 
@@ -138,7 +141,7 @@ func (h *Handler) PutSymlink(w http.ResponseWriter, r *http.Request, rq *swiftco
 	if account == rq.Account && container == rq.Container && object == rq.Object {
 		return swiftcore.ErrBadRequest.WithText("Symlink cannot target itself")
 	}
-	tenant := strings.TrimPrefix(account, ResellerPrefix)
+	tenant := strings.TrimPrefix(account, swiftwire.ResellerPrefix)
 	slo := ""
 	etag := httpwire.TrimETag(r.Header.Get("X-Symlink-Target-Etag"))
 	if etag != "" {
@@ -245,7 +248,7 @@ func SymlinkRedirect(w http.ResponseWriter, r *http.Request, rq *swiftcore.Reque
 // through it would.
 func (h *Handler) ResolveSymlinks(r *http.Request, rq *swiftcore.Request, account string, link meta.Object) (meta.ObjectName, meta.Object, error) {
 	hop := *rq
-	hop.Account, hop.Tenant = ResellerPrefix+account, account
+	hop.Account, hop.Tenant = swiftwire.ResellerPrefix+account, account
 	obj := link
 	var name meta.ObjectName
 	for i := 0; swiftcore.IsSymlink(&obj); i++ {
@@ -286,4 +289,14 @@ func (h *Handler) followVersionLink(w http.ResponseWriter, r *http.Request, rq *
 	sub.Tenant, sub.Container, sub.Object = tenant, container, object
 	sub.SymlinkETag = "" // the version is the one the link was made for
 	return h.GetObject(w, r, &sub)
+}
+
+// Handler serves symlinks; it shares the front end's state.
+type Handler struct {
+	*swiftcore.Server
+}
+
+// New returns the feature's handler over the shared state.
+func New(s *swiftcore.Server) *Handler {
+	return &Handler{Server: s}
 }
