@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/swift/bulk"
+
 	"github.com/cairn-store/cairn/internal/swift/symlink"
 
 	"github.com/cairn-store/cairn/internal/policy"
@@ -58,9 +60,9 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 		"tempurl": map[string]any{"methods": swiftwire.TempURLMethods, "allowed_digests": []string{"sha1", "sha256", "sha512"},
 			"incoming_remove_headers": []string{"x-timestamp"}, "incoming_allow_headers": []string{},
 			"outgoing_remove_headers": []string{"x-object-meta-*"}, "outgoing_allow_headers": []string{"x-object-meta-public-*"}},
-		"bulk_upload": map[string]any{"max_containers_per_extraction": MaxContainersPerExtraction,
-			"max_failed_extractions": MaxFailedExtractions},
-		"bulk_delete":       map[string]any{"max_deletes_per_request": MaxDeletesPerRequest, "max_failed_deletes": MaxFailedDeletes},
+		"bulk_upload": map[string]any{"max_containers_per_extraction": bulk.MaxContainersPerExtraction,
+			"max_failed_extractions": bulk.MaxFailedExtractions},
+		"bulk_delete":       map[string]any{"max_deletes_per_request": bulk.MaxDeletesPerRequest, "max_failed_deletes": bulk.MaxFailedDeletes},
 		"staticweb":         map[string]any{},
 		"symlink":           map[string]any{"symloop_max": symlink.SymloopMax, "static_links": true},
 		"versioned_writes":  map[string]any{"allowed_flags": []string{"x-versions-location", "x-history-location"}},

@@ -176,14 +176,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *swiftcore.Re
 		if err := swiftcore.CheckRequest(r, rq); err != nil {
 			return err
 		}
-		return h.Delete(w, r, rq)
+		return h.bulk.Delete(w, r, rq)
 	}
 	if r.Method == http.MethodPut && r.URL.Query().Has("extract-archive") {
 		rq.Op = swiftcore.OpBulkUpload
 		if rq.Anonymous {
 			return rq.Refused("bulk upload") // each container and object is decided as it is made
 		}
-		return h.ExtractArchive(w, r, rq, r.URL.Query().Get("extract-archive"))
+		return h.bulk.ExtractArchive(w, r, rq, r.URL.Query().Get("extract-archive"))
 	}
 	op, allow := route(r.Method, r.Header, t)
 	if op == "" {

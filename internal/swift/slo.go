@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/swift/bulk"
+
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
@@ -376,7 +378,7 @@ func (h *Handler) DeleteManifest(w http.ResponseWriter, r *http.Request, rq *swi
 		swiftcore.WriteStatus(w, r, http.StatusNoContent)
 		return nil
 	}
-	var res Result
+	var res bulk.Result
 	h.deleteSegments(r, rq, obj.Manifest, &res, 1)
 	// The manifest goes last, so that a failure leaves it to retry the delete with.
 	res.Record("/"+rq.Container+"/"+rq.Object, h.Proxy.DeleteObject(ctx, rq.ObjectName()))
@@ -385,7 +387,7 @@ func (h *Handler) DeleteManifest(w http.ResponseWriter, r *http.Request, rq *swi
 }
 
 // deleteSegments deletes a manifest's segment objects, a sub-manifest's own segments before it.
-func (h *Handler) deleteSegments(r *http.Request, rq *swiftcore.Request, segs []meta.Segment, res *Result, depth int) {
+func (h *Handler) deleteSegments(r *http.Request, rq *swiftcore.Request, segs []meta.Segment, res *bulk.Result, depth int) {
 	ctx := r.Context()
 	for _, s := range segs {
 		if s.Data != nil {

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/swift/bulk"
+
 	"github.com/cairn-store/cairn/internal/swift/symlink"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -123,7 +125,8 @@ type Handler struct {
 	tokens  *tokenSigner
 
 	// The features, as Swift's proxy middlewares (each in its package).
-	sym *symlink.Handler
+	sym  *symlink.Handler
+	bulk *bulk.Handler
 }
 
 // New returns the Swift handler.
@@ -142,6 +145,7 @@ func New(cfg Config) (*Handler, error) {
 		tokens: newTokenSigner(cfg.TokenKey, cfg.TokenTTL, cfg.Now)}
 	srv.GetObject, srv.Serve = h.getObject, h.serve
 	h.sym = symlink.New(srv)
+	h.bulk = bulk.New(srv)
 	return h, nil
 }
 

@@ -1,4 +1,13 @@
-package swift
+// Package bulk is Swift's bulk middleware: bulk delete (POST or DELETE ?bulk-delete on any path
+// of an account: the body lists the objects and containers to delete, each decided as its own
+// DELETE) and bulk upload (PUT ?extract-archive=tar|tar.gz|tar.bz2: each regular file of the
+// archive becomes an object, made as a subrequest through the whole front end with the caller's
+// token, through swiftcore.Server.Serve, as Swift makes them through its pipeline). Both answer
+// in the middleware's format (plain text, JSON or XML), which static large objects' deletes
+// share (Result).
+//
+// Files: bulk.go (bulk delete and the answer format), extract.go (bulk upload).
+package bulk
 
 import (
 	"bufio"
@@ -24,7 +33,7 @@ const (
 	maxBulkLine = 3 * (swiftwire.MaxContainerNameLength + swiftwire.MaxObjectNameLength + 2)
 )
 
-// BulkResult is the outcome of a bulk delete (or of an SLO delete, which answers alike).
+// Result is the outcome of a bulk delete (or of an SLO delete, which answers alike).
 type Result struct {
 	deleted, notFound int
 	failed            [][2]string // path, status line
@@ -147,4 +156,14 @@ func (h *Handler) Delete(w http.ResponseWriter, r *http.Request, rq *swiftcore.R
 	}
 	res.Answer(w, r)
 	return nil
+}
+
+// Handler serves bulk requests; it shares the front end's state.
+type Handler struct {
+	*swiftcore.Server
+}
+
+// New returns the feature's handler over the shared state.
+func New(s *swiftcore.Server) *Handler {
+	return &Handler{Server: s}
 }

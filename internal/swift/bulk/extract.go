@@ -1,4 +1,4 @@
-package swift
+package bulk
 
 import (
 	"archive/tar"
