@@ -145,7 +145,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *swiftco
 	// ?multipart-manifest=get as the manifest itself, as Swift copies it.
 	manifestCopy := r.URL.Query().Get("multipart-manifest") == "get"
 	if swiftcore.IsDLO(&srcObj) && !manifestCopy {
-		segs, etag, err := h.DLOSegments(r, rq, src.Account, srcObj.SysMeta[swiftcore.SysDLO])
+		segs, etag, err := h.lo.DLOSegments(r, rq, src.Account, srcObj.SysMeta[swiftcore.SysDLO])
 		if err != nil {
 			return err
 		}
@@ -221,7 +221,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *swiftco
 	}
 	if swiftcore.IsSLO(&srcObj) && !manifestCopy {
 		// The segments are read as the caller, as Swift's copy reads them.
-		if err := h.CheckSegmentAccess(r, rq, src, &srcObj); err != nil {
+		if err := h.lo.CheckSegmentAccess(r, rq, src, &srcObj); err != nil {
 			return err
 		}
 	}
@@ -230,7 +230,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *swiftco
 	}
 	if manifestCopy && swiftcore.IsSLO(&srcObj) {
 		// The manifest itself, checked again as a manifest PUT in the destination's account.
-		return h.CopyManifest(w, r, rq, src, dst, &srcObj, obj)
+		return h.lo.CopyManifest(w, r, rq, src, dst, &srcObj, obj)
 	}
 	stored, err := h.StoreObject(ctx, w, dst, obj, rd, proxy.PutOptions{BeforeCommit: etagMatcher(want)})
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/swift/largeobj"
+
 	"github.com/cairn-store/cairn/internal/swift/bulk"
 
 	"github.com/cairn-store/cairn/internal/swift/symlink"
@@ -51,8 +53,8 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 			"account_autocreate":       true,
 		},
 		"tempauth": map[string]any{"account_acls": true},
-		"slo": map[string]any{"max_manifest_segments": MaxManifestSegments, "max_manifest_size": MaxManifestSize,
-			"min_segment_size": MinSegmentSize, "yield_frequency": int(HeartbeatEvery / time.Second), "allow_async_delete": false},
+		"slo": map[string]any{"max_manifest_segments": largeobj.MaxManifestSegments, "max_manifest_size": largeobj.MaxManifestSize,
+			"min_segment_size": largeobj.MinSegmentSize, "yield_frequency": int(largeobj.HeartbeatEvery / time.Second), "allow_async_delete": false},
 		"etag_quoter": map[string]any{"enable_by_default": false},
 		// Container quotas are set with X-Container-Meta-Quota-*; account quotas are enforced
 		// too, but set by Cairn's tenant administration, so account_quotas is not claimed.

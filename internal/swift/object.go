@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/swift/largeobj"
+
 	"github.com/cairn-store/cairn/internal/swift/symlink"
 
 	"github.com/cairn-store/cairn/internal/access"
@@ -53,7 +55,7 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *swiftcor
 		if q.Get("multipart-manifest") != "put" {
 			return swiftcore.ErrBadRequest.WithText("multipart-manifest must be put on a PUT")
 		}
-		return h.PutManifest(w, r, rq, obj)
+		return h.lo.PutManifest(w, r, rq, obj)
 	}
 	if _, ok := r.Header["X-Symlink-Target"]; ok {
 		return h.sym.PutSymlink(w, r, rq, obj)
@@ -117,13 +119,13 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *swiftcor
 		}
 		obj = sse.Served(obj)
 		if r.URL.Query().Get("multipart-manifest") == "get" && swiftcore.IsSLO(&obj) {
-			return GetManifest(w, r, &obj)
+			return largeobj.GetManifest(w, r, &obj)
 		}
 		if swiftcore.IsDLO(&obj) {
 			if r.URL.Query().Get("multipart-manifest") == "get" {
-				w.Header().Set("X-Object-Manifest", DLOHeader(&obj))
+				w.Header().Set("X-Object-Manifest", largeobj.DLOHeader(&obj))
 			} else {
-				return h.ServeDLO(w, r, rq, &obj, nil)
+				return h.lo.ServeDLO(w, r, rq, &obj, nil)
 			}
 		}
 		swiftcore.WriteObjectHeaders(w.Header(), &obj)
@@ -140,7 +142,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *swiftcor
 			return fmt.Errorf("head object %q: %w", rq.Object, err)
 		}
 		if swiftcore.IsSLO(&obj) && !swiftcore.Expired(&obj, h.Now()) {
-			return GetManifest(w, r, &obj)
+			return largeobj.GetManifest(w, r, &obj)
 		}
 	}
 	rs := swiftwire.ParseRanges(r.Header.Get("Range"))
@@ -148,7 +150,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *swiftcor
 		// A DLO answers several ranges with the whole object, as Swift's does.
 		if obj, err := h.Proxy.HeadObject(ctx, rq.ObjectName()); err == nil && swiftcore.IsDLO(&obj) && !swiftcore.Expired(&obj, h.Now()) &&
 			r.URL.Query().Get("multipart-manifest") != "get" {
-			return h.ServeDLO(w, r, rq, &obj, nil)
+			return h.lo.ServeDLO(w, r, rq, &obj, nil)
 		}
 		return h.getMultiRange(w, r, rq, rs)
 	}
@@ -175,7 +177,7 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *swiftcor
 			return err
 		}
 		if swiftcore.IsDLO(&obj) && r.URL.Query().Get("multipart-manifest") != "get" {
-			return h.ServeDLO(w, r, rq, &obj, rng)
+			return h.lo.ServeDLO(w, r, rq, &obj, rng)
 		}
 		obj = sse.Served(obj)
 		swiftcore.WriteObjectHeaders(w.Header(), &obj)
@@ -211,20 +213,20 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *swiftcor
 	if swiftcore.IsDLO(obj) {
 		if r.URL.Query().Get("multipart-manifest") != "get" {
 			rd.Close()
-			return h.ServeDLO(w, r, rq, obj, rng)
+			return h.lo.ServeDLO(w, r, rq, obj, rng)
 		}
-		hdr.Set("X-Object-Manifest", DLOHeader(obj))
+		hdr.Set("X-Object-Manifest", largeobj.DLOHeader(obj))
 	}
 	swiftcore.WriteObjectHeaders(hdr, obj)
 	if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
 		return err
 	}
 	if swiftcore.IsSLO(obj) && r.URL.Query().Get("multipart-manifest") != "get" {
-		if err := h.CheckSegmentAccess(r, rq, rq.ObjectName(), obj); err != nil {
+		if err := h.lo.CheckSegmentAccess(r, rq, rq.ObjectName(), obj); err != nil {
 			return err
 		}
 		if rd.Offset == 0 {
-			if err := h.CheckFirstSegment(r, rq, obj); err != nil {
+			if err := h.lo.CheckFirstSegment(r, rq, obj); err != nil {
 				return err
 			}
 		}
@@ -298,7 +300,7 @@ func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *swift
 		return err
 	}
 	if r.URL.Query().Get("multipart-manifest") == "delete" {
-		return h.DeleteManifest(w, r, rq)
+		return h.lo.DeleteManifest(w, r, rq)
 	}
 	if v, ok := r.Header["X-If-Delete-At"]; ok {
 		// Swift's expirer deletes with X-If-Delete-At, so that an object given a new expiry
@@ -421,7 +423,7 @@ func objectMetaFromRequest(hdr http.Header, objectName string, now time.Time) (m
 	if at > 0 {
 		obj.SysMeta = map[string]string{swiftcore.SysDeleteAt: strconv.FormatInt(at, 10)}
 	}
-	if err := ReadDLOHeader(hdr, &obj); err != nil {
+	if err := largeobj.ReadDLOHeader(hdr, &obj); err != nil {
 		return obj, err
 	}
 	return obj, nil

@@ -225,7 +225,7 @@ func (h *Handler) deleteVersion(w http.ResponseWriter, r *http.Request, rq *swif
 		hdr.Set("X-Object-Current-Version-Id", h.currentVersionID(ctx, rq))
 		sub := *rq
 		sub.Container, sub.Object = v.Name.Container, v.Name.Object
-		return h.DeleteManifest(w, r, &sub)
+		return h.lo.DeleteManifest(w, r, &sub)
 	}
 	v, err := h.Versions.DeleteVersion(ctx, st, rq.ObjectName(), id, versions.DeleteOptions{NoRestore: true})
 	if err != nil {

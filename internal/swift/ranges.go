@@ -37,7 +37,7 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *swif
 		return err
 	}
 	if swiftcore.IsSLO(&obj) {
-		if err := h.CheckSegmentAccess(r, rq, rq.ObjectName(), &obj); err != nil {
+		if err := h.lo.CheckSegmentAccess(r, rq, rq.ObjectName(), &obj); err != nil {
 			return err
 		}
 	}

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/swift/largeobj"
+
 	"github.com/cairn-store/cairn/internal/swift/bulk"
 
 	"github.com/cairn-store/cairn/internal/swift/symlink"
@@ -127,6 +129,7 @@ type Handler struct {
 	// The features, as Swift's proxy middlewares (each in its package).
 	sym  *symlink.Handler
 	bulk *bulk.Handler
+	lo   *largeobj.Handler
 }
 
 // New returns the Swift handler.
@@ -146,6 +149,7 @@ func New(cfg Config) (*Handler, error) {
 	srv.GetObject, srv.Serve = h.getObject, h.serve
 	h.sym = symlink.New(srv)
 	h.bulk = bulk.New(srv)
+	h.lo = largeobj.New(srv, h.sym)
 	return h, nil
 }
 

@@ -1,4 +1,4 @@
-package swift
+package largeobj
 
 import (
 	"crypto/md5"
