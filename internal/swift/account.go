@@ -76,7 +76,7 @@ func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *swiftco
 			}
 		}
 		items = swiftwire.Merge(items, lr.Opts.Reverse)
-		h.AddVersionsBytes(ctx, rq.Tenant, items)
+		h.ver.AddVersionsBytes(ctx, rq.Tenant, items)
 	}
 	swiftcore.WriteListing(w, r, lr, "account", rq.Account, rq.Account, items)
 	return nil

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/swift/versioning"
+
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/swift/swiftcore"
@@ -43,7 +45,7 @@ func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	if err := swiftcore.ReadContainerACLs(hdr, m); err != nil {
 		return nil, err
 	}
-	if err := ReadVersioningSettings(hdr, m); err != nil {
+	if err := versioning.ReadVersioningSettings(hdr, m); err != nil {
 		return nil, err
 	}
 	if len(m) == 0 {
@@ -137,8 +139,8 @@ func (h *Handler) writeContainerHeaders(hdr http.Header, c meta.Container, showA
 		hdr.Set("X-Storage-Policy", name)
 	}
 	swiftcore.WriteRFCEtags(hdr, "Container", c.Meta)
-	WriteVersioningHeaders(hdr, c)
-	WriteObjectVersioningHeaders(hdr, c)
+	versioning.WriteVersioningHeaders(hdr, c)
+	versioning.WriteObjectVersioningHeaders(hdr, c)
 	for k, v := range c.Meta {
 		if name, ok := strings.CutPrefix(k, swiftcore.ContainerMetaPrefix); ok && v != "" {
 			if !showACLs && strings.HasPrefix(name, "temp-url-key") {
@@ -165,7 +167,7 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *swift
 		w.Header().Set("X-Container-Bytes-Used", strconv.FormatInt(c.BytesUsed+n, 10))
 	}
 	if r.Method == http.MethodGet && r.URL.Query().Has("versions") {
-		return h.ListVersions(w, r, rq, lr, c)
+		return h.ver.ListVersions(w, r, rq, lr, c)
 	}
 	var items []swiftwire.ListItem
 	if r.Method == http.MethodGet && !lr.Empty {
@@ -178,7 +180,7 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *swift
 			if lr.DirOnly && o.Name == lr.Opts.Prefix {
 				continue // path= lists a directory's children, not its own marker
 			}
-			e, id := CurrentListed(o, rq.Container)
+			e, id := versioning.CurrentListed(o, rq.Container)
 			items = append(items, swiftwire.ListItem{Name: o.Name, Obj: &e, VersionID: id})
 		}
 		for _, p := range page.CommonPrefixes {
@@ -232,7 +234,7 @@ func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *swift
 	if err != nil {
 		return err
 	}
-	if err := h.CheckVersioningChange(ctx, r, rq, m); err != nil {
+	if err := h.ver.CheckVersioningChange(ctx, r, rq, m); err != nil {
 		return err
 	}
 	create := withoutEmpty(m)
@@ -248,7 +250,7 @@ func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *swift
 		if err := h.updateContainer(ctx, rq, m); err != nil {
 			return err
 		}
-		if err := h.ApplyVersionsEnabled(ctx, r, rq); err != nil {
+		if err := h.ver.ApplyVersionsEnabled(ctx, r, rq); err != nil {
 			return err
 		}
 		h.ClaimIfShared(ctx, rq, m)
@@ -259,7 +261,7 @@ func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *swift
 	if err != nil {
 		return fmt.Errorf("create container %q: %w", rq.Container, err)
 	}
-	if err := h.ApplyVersionsEnabled(ctx, r, rq); err != nil {
+	if err := h.ver.ApplyVersionsEnabled(ctx, r, rq); err != nil {
 		return err
 	}
 	h.ClaimIfShared(ctx, rq, m)
@@ -288,13 +290,13 @@ func (h *Handler) postContainer(w http.ResponseWriter, r *http.Request, rq *swif
 	if err != nil {
 		return err
 	}
-	if err := h.CheckVersioningChange(ctx, r, rq, m); err != nil {
+	if err := h.ver.CheckVersioningChange(ctx, r, rq, m); err != nil {
 		return err
 	}
 	if err := h.updateContainer(ctx, rq, m); err != nil {
 		return err
 	}
-	if err := h.ApplyVersionsEnabled(ctx, r, rq); err != nil {
+	if err := h.ver.ApplyVersionsEnabled(ctx, r, rq); err != nil {
 		return err
 	}
 	h.ClaimIfShared(ctx, rq, m)

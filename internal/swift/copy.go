@@ -65,7 +65,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *swiftco
 			return err
 		}
 		// COPY ?version-id copies that version of the object.
-		if src, err = h.ResolveCopyVersion(r, rq, src); err != nil {
+		if src, err = h.ver.ResolveCopyVersion(r, rq, src); err != nil {
 			return err
 		}
 	} else {
@@ -225,7 +225,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *swiftco
 			return err
 		}
 	}
-	if err := h.ArchiveBeforeWrite(ctx, dst); err != nil {
+	if err := h.ver.ArchiveBeforeWrite(ctx, dst); err != nil {
 		return err
 	}
 	if manifestCopy && swiftcore.IsSLO(&srcObj) {

@@ -48,7 +48,7 @@ func (h *Handler) putObject(w http.ResponseWriter, r *http.Request, rq *swiftcor
 	if err != nil {
 		return err
 	}
-	if err := h.ArchiveBeforeWrite(ctx, rq.ObjectName()); err != nil {
+	if err := h.ver.ArchiveBeforeWrite(ctx, rq.ObjectName()); err != nil {
 		return err
 	}
 	if q := r.URL.Query(); q.Has("multipart-manifest") {
@@ -323,15 +323,15 @@ func (h *Handler) deleteObject(w http.ResponseWriter, r *http.Request, rq *swift
 			return err
 		}
 		if st.Enabled {
-			return h.DeleteWithMarker(w, r, rq, st)
+			return h.ver.DeleteWithMarker(w, r, rq, st)
 		}
 	}
-	v, err := h.ContainerVersioning(r.Context(), rq.Tenant, rq.Container)
+	v, err := h.ver.ContainerVersioning(r.Context(), rq.Tenant, rq.Container)
 	if err != nil {
 		return err
 	}
 	if v.Archive != "" {
-		done, err := h.DeleteVersioned(r.Context(), rq.ObjectName(), v)
+		done, err := h.ver.DeleteVersioned(r.Context(), rq.ObjectName(), v)
 		if err != nil {
 			return err
 		}

@@ -203,7 +203,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *swiftcore.Re
 		}
 	}
 	if t.Object != "" {
-		if handled, err := h.ServeObjectVersioning(w, r, rq, op); handled {
+		if handled, err := h.ver.ServeObjectVersioning(w, r, rq, op); handled {
 			return err
 		}
 	}

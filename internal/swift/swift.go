@@ -24,6 +24,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/swift/versioning"
+
 	"github.com/cairn-store/cairn/internal/swift/largeobj"
 
 	"github.com/cairn-store/cairn/internal/swift/bulk"
@@ -130,6 +132,7 @@ type Handler struct {
 	sym  *symlink.Handler
 	bulk *bulk.Handler
 	lo   *largeobj.Handler
+	ver  *versioning.Handler
 }
 
 // New returns the Swift handler.
@@ -150,6 +153,7 @@ func New(cfg Config) (*Handler, error) {
 	h.sym = symlink.New(srv)
 	h.bulk = bulk.New(srv)
 	h.lo = largeobj.New(srv, h.sym)
+	h.ver = versioning.New(srv, h.lo)
 	return h, nil
 }
 

@@ -1,4 +1,4 @@
-package swift
+package versioning
 
 import (
 	"context"
@@ -104,7 +104,7 @@ func WriteVersioningHeaders(hdr http.Header, c meta.Container) {
 	}
 }
 
-// versioning is a container's versioning setting; a zero archive means none.
+// Legacy is a container's versioned writes setting; a zero Archive means none.
 type Legacy struct {
 	Archive string
 	History bool

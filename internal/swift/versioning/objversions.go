@@ -1,4 +1,4 @@
-package swift
+package versioning
 
 import (
 	"context"
