@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/swift/tempurl"
+
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 )
@@ -147,16 +149,16 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *swiftcore.Re
 	}
 	// Authenticate before anything else, so that a caller with a bad token learns nothing. A
 	// temp URL stands in for a token.
-	scope, err := h.Check(r, rq)
+	scope, err := h.tu.Check(r, rq)
 	if err != nil {
 		return err
 	}
 	if scope != nil {
 		rq.TempURL = scope
-		if err := PrepareRequest(r); err != nil {
+		if err := tempurl.PrepareRequest(r); err != nil {
 			return err
 		}
-		w = NewWriter(w, r, scope, rq.Object)
+		w = tempurl.NewWriter(w, r, scope, rq.Object)
 	} else if err := h.authenticate(r, rq); err != nil {
 		return err
 	}

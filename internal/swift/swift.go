@@ -24,6 +24,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/swift/tempurl"
+
 	"github.com/cairn-store/cairn/internal/swift/versioning"
 
 	"github.com/cairn-store/cairn/internal/swift/largeobj"
@@ -133,6 +135,7 @@ type Handler struct {
 	bulk *bulk.Handler
 	lo   *largeobj.Handler
 	ver  *versioning.Handler
+	tu   *tempurl.Handler
 }
 
 // New returns the Swift handler.
@@ -154,6 +157,7 @@ func New(cfg Config) (*Handler, error) {
 	h.bulk = bulk.New(srv)
 	h.lo = largeobj.New(srv, h.sym)
 	h.ver = versioning.New(srv, h.lo)
+	h.tu = tempurl.New(srv)
 	return h, nil
 }
 

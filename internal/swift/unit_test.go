@@ -1,7 +1,6 @@
 package swift
 
 import (
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -72,17 +71,6 @@ func FuzzParsePath(f *testing.F) {
 		}
 		if tg.Account == "" || strings.Contains(tg.Account, "/") || strings.Contains(tg.Container, "/") || tg.Container == "" && tg.Object != "" {
 			t.Fatalf("%q → %+v", p, tg)
-		}
-	})
-}
-
-func FuzzReadTempURLParams(f *testing.F) {
-	f.Add("da39a3ee5e6b4b0d3255bfef95601890afd80709", "1700000000", "p/")
-	f.Add("sha256:AAAA", "2026-11-22T15:04:05Z", "")
-	f.Fuzz(func(t *testing.T, sig, expires, prefix string) {
-		p := readTempURLParams(url.Values{"temp_url_sig": {sig}, "temp_url_expires": {expires}, "temp_url_prefix": {prefix}})
-		if p.sig != sig || p.prefix != prefix || !p.hasSig || !p.hasExpires || !p.hasPrefix {
-			t.Fatalf("readTempURLParams lost a parameter: %+v", p)
 		}
 	})
 }

@@ -1,4 +1,15 @@
-package swift
+// Package tempurl is Swift's tempurl middleware: a request carrying temp_url_sig and
+// temp_url_expires is let in without a token when the signature is the HMAC, under one of the
+// account's or the container's Temp-URL keys (X-Account-Meta-Temp-URL-Key[-2],
+// X-Container-Meta-Temp-URL-Key[-2]), of "METHOD\nEXPIRES\nPATH" (or "prefix:PATH-PREFIX" with
+// temp_url_prefix, and "ip=RANGE\n" first with temp_url_ip_range), before it expires. It allows
+// that method on that object (or objects under the prefix) only; segments of a large object it
+// reads stay within the key's scope (the container for a container key, the account for an
+// account key: swiftcore.TempURLScope, which authorization consults). Answers go out through
+// Writer, which applies the middleware's outgoing rules.
+//
+// Files: tempurl.go (checking a temp URL, the request and answer rules).
+package tempurl
 
 import (
 	"context"
@@ -14,14 +25,6 @@ import (
 	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
-
-// TempURL (Swift's tempurl middleware): a request carrying temp_url_sig and temp_url_expires
-// is let in without a token when the signature is the HMAC, under one of the account's or the
-// container's Temp-URL keys (X-Account-Meta-Temp-URL-Key[-2], X-Container-Meta-Temp-URL-Key[-2]),
-// of "METHOD\nEXPIRES\nPATH" (or "prefix:PATH-PREFIX" with temp_url_prefix, and "ip=RANGE\n"
-// first with temp_url_ip_range), before it expires. It allows that method on that object (or
-// objects under the prefix) only; segments of a large object it reads stay within the key's
-// scope (the container for a container key, the account for an account key).
 
 var errTempURLInvalid = &swiftcore.Error{Status: http.StatusUnauthorized, Body: "401 Unauthorized: Temp URL invalid\n", ContentType: swiftcore.ContentTypePlain}
 
@@ -220,3 +223,13 @@ func (tw *Writer) Flush() {
 
 // Unwrap gives http.ResponseController the underlying writer.
 func (tw *Writer) Unwrap() http.ResponseWriter { return tw.ResponseWriter }
+
+// Handler checks temp URLs; it shares the front end's state.
+type Handler struct {
+	*swiftcore.Server
+}
+
+// New returns the feature's handler over the shared state.
+func New(s *swiftcore.Server) *Handler {
+	return &Handler{Server: s}
+}
