@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/swift/staticweb"
+
 	"github.com/cairn-store/cairn/internal/swift/tempurl"
 
 	"github.com/cairn-store/cairn/internal/meta"
@@ -199,8 +201,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *swiftcore.Re
 	if err := h.CheckAccess(r, rq); err != nil {
 		return err
 	}
-	if WebMode(r, rq) {
-		if handled, err := h.ServeWeb(w, r, rq); handled || err != nil {
+	if staticweb.WebMode(r, rq) {
+		if handled, err := h.web.ServeWeb(w, r, rq); handled || err != nil {
 			return err
 		}
 	}

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/swift/staticweb"
+
 	"github.com/cairn-store/cairn/internal/swift/tempurl"
 
 	"github.com/cairn-store/cairn/internal/swift/versioning"
@@ -136,6 +138,7 @@ type Handler struct {
 	lo   *largeobj.Handler
 	ver  *versioning.Handler
 	tu   *tempurl.Handler
+	web  *staticweb.Handler
 }
 
 // New returns the Swift handler.
@@ -158,6 +161,7 @@ func New(cfg Config) (*Handler, error) {
 	h.lo = largeobj.New(srv, h.sym)
 	h.ver = versioning.New(srv, h.lo)
 	h.tu = tempurl.New(srv)
+	h.web = staticweb.New(srv)
 	return h, nil
 }
 

@@ -1,4 +1,14 @@
-package swift
+// Package staticweb is Swift's staticweb middleware: a container whose X-Container-Meta-Web-*
+// settings ask for it is served as a web site to anonymous requests (and to authenticated ones
+// that send X-Web-Mode: true). A path that names no object serves its index object (Web-Index),
+// else an HTML listing (Web-Listings, styled by Web-Listings-CSS, titled by Web-Listings-Label);
+// a 404 (or a refused anonymous request) serves the <status><Web-Error> object as its body;
+// zero-byte objects of the directory type (Web-Directory-Type, default application/directory)
+// count as missing. Access is decided as for any request: the container's read ACL must let
+// the caller in (and .rlistings for a listing). Objects are served through the GetObject hook.
+//
+// Files: staticweb.go (web mode, index objects, listings and error pages).
+package staticweb
 
 import (
 	"errors"
@@ -14,15 +24,6 @@ import (
 	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
-
-// Static web, as Swift's staticweb middleware: a container whose X-Container-Meta-Web-* settings
-// ask for it is served as a web site to anonymous requests (and to authenticated ones that send
-// X-Web-Mode: true). A path that names no object serves its index object (Web-Index), else an
-// HTML listing (Web-Listings, styled by Web-Listings-CSS, titled by Web-Listings-Label); a 404
-// (or a refused anonymous request) serves the <status><Web-Error> object as its body;
-// zero-byte objects of the directory type (Web-Directory-Type, default application/directory)
-// count as missing. Access is decided as for any request: the container's read ACL must let
-// the caller in (and .rlistings for a listing).
 
 // webSettings are a container's static web settings (its X-Container-Meta-Web-* values).
 type webSettings struct {
@@ -249,4 +250,14 @@ func cssPath(css, prefix string) string {
 		return swiftwire.PyQuoteSafe(css, ":/")
 	}
 	return strings.Repeat("../", strings.Count(prefix, "/")) + swiftwire.PyQuote(css)
+}
+
+// Handler serves static web requests; it shares the front end's state.
+type Handler struct {
+	*swiftcore.Server
+}
+
+// New returns the feature's handler over the shared state.
+func New(s *swiftcore.Server) *Handler {
+	return &Handler{Server: s}
 }
