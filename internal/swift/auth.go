@@ -28,7 +28,7 @@ type Authenticator interface {
 var ErrBadCredentials = errors.New("swift: bad credentials")
 
 // Swift's reseller prefix: the URL names Cairn's account a as AUTH_a.
-const ResellerPrefix = swiftwire.ResellerPrefix
+const resellerPrefix = swiftwire.ResellerPrefix
 
 const (
 	authPath = "/auth/v1.0"
@@ -83,7 +83,7 @@ func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *swiftcore
 	hdr.Set("X-Auth-Token", tok)
 	hdr.Set("X-Storage-Token", tok)
 	hdr.Set("X-Auth-Token-Expires", strconv.FormatInt(int64(exp.Sub(h.Now()).Seconds()), 10))
-	hdr.Set("X-Storage-Url", scheme+"://"+r.Host+"/v1/"+ResellerPrefix+id.Account)
+	hdr.Set("X-Storage-Url", scheme+"://"+r.Host+"/v1/"+resellerPrefix+id.Account)
 	hdr.Set("Content-Type", "text/html; charset=UTF-8")
 	hdr.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)

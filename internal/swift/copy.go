@@ -34,7 +34,7 @@ func copyAccount(rq *swiftcore.Request, v string) (string, error) {
 	if v == "" {
 		return rq.Tenant, nil
 	}
-	tenant, ok := strings.CutPrefix(v, ResellerPrefix)
+	tenant, ok := strings.CutPrefix(v, resellerPrefix)
 	if !ok || tenant == "" || len(v) > swiftwire.MaxAccountNameLength {
 		return "", swiftcore.ErrPreconditionFailed.WithText("Invalid account %q", v)
 	}
@@ -240,7 +240,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *swiftco
 	hdr.Set("Etag", stored.ETag)
 	hdr.Set("Last-Modified", swiftwire.LastModified(stored.Timestamp).Format(http.TimeFormat))
 	hdr.Set("X-Copied-From", (&url.URL{Path: src.Container + "/" + src.Object}).EscapedPath())
-	hdr.Set("X-Copied-From-Account", ResellerPrefix+src.Account)
+	hdr.Set("X-Copied-From-Account", resellerPrefix+src.Account)
 	hdr.Set("X-Copied-From-Last-Modified", swiftwire.LastModified(srcObj.Timestamp).Format(http.TimeFormat))
 	for k, v := range obj.UserMeta {
 		hdr.Set(swiftwire.MetaHeader("Object", k), v)

@@ -134,7 +134,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *swiftcore.Re
 		return fmt.Errorf("path %q: %w", r.URL.Path, swiftcore.ErrNotFound)
 	}
 	rq.Account, rq.Container, rq.Object = t.Account, t.Container, t.Object
-	tenant, hasPrefix := strings.CutPrefix(t.Account, ResellerPrefix)
+	tenant, hasPrefix := strings.CutPrefix(t.Account, resellerPrefix)
 	rq.Tenant = tenant
 	if r.Method == http.MethodOptions {
 		_, allow := route("", nil, t)

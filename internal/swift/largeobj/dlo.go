@@ -49,7 +49,7 @@ func ReadDLOHeader(hdr http.Header, obj *meta.Object) error {
 	return nil
 }
 
-// DloSegments lists a DLO's segments, checking that the caller may list and read them.
+// DLOSegments lists a DLO's segments, checking that the caller may list and read them.
 func (h *Handler) DLOSegments(r *http.Request, rq *swiftcore.Request, account, manifest string) ([]meta.Segment, string, error) {
 	ctx := r.Context()
 	container, prefix, _ := strings.Cut(manifest, "/")
@@ -136,7 +136,7 @@ func (h *Handler) ServeDLO(w http.ResponseWriter, r *http.Request, rq *swiftcore
 	return nil
 }
 
-// DloHeader is a DLO's X-Object-Manifest as answered: as it was sent.
+// DLOHeader is a DLO's X-Object-Manifest as answered: as it was sent.
 func DLOHeader(obj *meta.Object) string {
 	if raw := obj.SysMeta[swiftcore.SysDLORaw]; raw != "" {
 		return raw

@@ -20,7 +20,7 @@ import (
 // evaluation with S3's precedence and errors.)
 func CheckConditions(r *http.Request, etag string, lm time.Time) error {
 	hdr := r.Header
-	notModified := ErrNotModified
+	notModified := errNotModified
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		notModified = ErrPreconditionFailed
 	}

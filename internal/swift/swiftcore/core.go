@@ -80,9 +80,9 @@ type Request struct {
 	SymlinkETag     string
 	SymlinkLocation string
 
-	// versionID is the request's ?version-id, once checked (objversions.go).
+	// VersionID is the request's ?version-id, once checked (objversions.go).
 	VersionID string
-	// sseBucket and sseKey, when set, are the container and object an encrypted object's key
+	// SSEBucket and SSEKey, when set, are the container and object an encrypted object's key
 	// is bound to, where its bytes are read from elsewhere (a version: sse.go).
 	SSEBucket, SSEKey string
 }
@@ -146,9 +146,9 @@ func (rq *Request) ObjectName() meta.ObjectName {
 	return meta.ObjectName{Account: rq.Tenant, Container: rq.Container, Object: rq.Object}
 }
 
-// ServedETag is an object's ETag as Swift shows it: bare hex for plain objects, quoted for
+// servedETag is an object's ETag as Swift shows it: bare hex for plain objects, quoted for
 // manifests (as Swift shows a static large object's).
-func ServedETag(obj *meta.Object) string {
+func servedETag(obj *meta.Object) string {
 	if obj.IsManifest() {
 		return `"` + obj.ETag + `"`
 	}
@@ -175,8 +175,8 @@ func WriteObjectHeaders(hdr http.Header, obj *meta.Object) {
 	if at := DeleteAt(obj); at > 0 {
 		hdr.Set("X-Delete-At", strconv.FormatInt(at, 10))
 	}
-	WriteSymlinkHeaders(hdr, obj)
-	hdr.Set("Etag", ServedETag(obj))
+	writeSymlinkHeaders(hdr, obj)
+	hdr.Set("Etag", servedETag(obj))
 	hdr.Set("Last-Modified", swiftwire.LastModified(obj.Timestamp).Format(http.TimeFormat))
 	hdr.Set("X-Timestamp", swiftwire.Timestamp(obj.Timestamp))
 	hdr.Set("Accept-Ranges", "bytes")
@@ -214,8 +214,8 @@ type TempURLScope struct {
 	Inline             bool
 }
 
-// Covers reports whether the scope lets in a request on account/container.
-func (s *TempURLScope) Covers(account, container string) bool {
+// covers reports whether the scope lets in a request on account/container.
+func (s *TempURLScope) covers(account, container string) bool {
 	return s != nil && account == s.Account && (s.Container == "" || container == s.Container)
 }
 

@@ -27,15 +27,15 @@ func TestCheckConditions(t *testing.T) {
 		{map[string]string{"If-Match": `"abc"`}, "GET", nil},
 		{map[string]string{"If-Match": "x, abc"}, "GET", nil},
 		{map[string]string{"If-Match": "x"}, "GET", ErrPreconditionFailed},
-		{map[string]string{"If-None-Match": "abc"}, "GET", ErrNotModified},
+		{map[string]string{"If-None-Match": "abc"}, "GET", errNotModified},
 		{map[string]string{"If-None-Match": "abc"}, "COPY", ErrPreconditionFailed},
-		{map[string]string{"If-Modified-Since": lm.Format(http.TimeFormat)}, "GET", ErrNotModified},
+		{map[string]string{"If-Modified-Since": lm.Format(http.TimeFormat)}, "GET", errNotModified},
 		{map[string]string{"If-Modified-Since": lm.Add(-time.Second).Format(http.TimeFormat)}, "GET", nil},
 		{map[string]string{"If-Unmodified-Since": lm.Add(-time.Second).Format(http.TimeFormat)}, "GET", ErrPreconditionFailed},
 		{map[string]string{"If-Unmodified-Since": "garbage"}, "GET", nil},
 		// Each condition counts on its own, as in Swift (RFC 9110 would let the first decide).
 		{map[string]string{"If-Match": "abc", "If-Unmodified-Since": lm.Add(-time.Hour).Format(http.TimeFormat)}, "GET", ErrPreconditionFailed},
-		{map[string]string{"If-None-Match": "x", "If-Modified-Since": lm.Add(time.Hour).Format(http.TimeFormat)}, "GET", ErrNotModified},
+		{map[string]string{"If-None-Match": "x", "If-Modified-Since": lm.Add(time.Hour).Format(http.TimeFormat)}, "GET", errNotModified},
 	} {
 		err := get(tc.h, tc.method)
 		if tc.want == nil && err != nil || tc.want != nil && err != tc.want {

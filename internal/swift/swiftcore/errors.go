@@ -87,8 +87,8 @@ var (
 	ErrOverloaded          = htmlError(http.StatusServiceUnavailable, "Service Unavailable", "The server is currently unavailable. Please try again at a later time.")
 	errInsufficientStorage = htmlError(http.StatusInsufficientStorage, "Insufficient Storage", "There was not enough space to save the resource. Drive: unknown")
 
-	// ErrNotModified carries no body (a 304 never has one).
-	ErrNotModified = &Error{Status: http.StatusNotModified}
+	// errNotModified carries no body (a 304 never has one).
+	errNotModified = &Error{Status: http.StatusNotModified}
 )
 
 // ToError maps any error to its wire form: the front end's own errors as they are, the

@@ -53,8 +53,8 @@ const (
 // IsSymlink reports whether obj is a symlink.
 func IsSymlink(obj *meta.Object) bool { return obj.SysMeta[SysSymlinkTarget] != "" }
 
-// WriteSymlinkHeaders shows a symlink's settings, as ?symlink=get does.
-func WriteSymlinkHeaders(hdr http.Header, obj *meta.Object) {
+// writeSymlinkHeaders shows a symlink's settings, as ?symlink=get does.
+func writeSymlinkHeaders(hdr http.Header, obj *meta.Object) {
 	if !IsSymlink(obj) {
 		return
 	}
