@@ -2,16 +2,36 @@
 // Swift 2.30 speaks it): v1 token authentication (/auth/v1.0, self-verifying tokens), the
 // /info document, account, container and object operations with Swift's listings (plain, JSON,
 // XML), metadata headers and limits, conditional and ranged reads, server-side copies, object
-// expiry headers, static large objects, bulk delete, and Swift's error answers from one table.
+// expiry headers, CORS, domain remapping, and Swift's error answers from one table.
 // It maps the Swift account AUTH_<a> onto Cairn's account <a>, so that a Swift container is the
 // S3 bucket of the same account and an object reads back through either API with the same bytes
 // and metadata. It reaches storage only through the proxy and never touches disks.
 //
-// Files: swift.go (configuration, request life cycle), router.go (path and method to an
-// operation), auth.go (v1 auth), token.go (tokens), info.go, account.go, container.go, object.go, copy.go, slo.go
-// (static large objects), bulk.go (bulk delete), listing.go (listing options and formats),
-// validate.go (names, metadata, limits), conditions.go (If-* and Range parsing), ranges.go
-// (multi-range answers), errors.go (the error table), metrics.go.
+// It is laid out as Swift's proxy is: this package is the entry point and the core operations
+// (the proxy server's controllers), the features are packages of their own (the middlewares of
+// Swift's pipeline), and what they all share is swiftcore's:
+//
+//   - swiftcore: the shared state (Server) and per-request state (Request), the error table,
+//     authorization and ACLs, validation, conditions, listings, quotas, the object write path;
+//   - largeobj: static and dynamic large objects (slo, dlo);
+//   - versioning: versioned writes and object versioning (versioned_writes, object_versioning);
+//   - symlink: symlinks (symlink);
+//   - bulk: bulk delete and bulk upload (bulk);
+//   - tempurl: temp URLs (tempurl);
+//   - staticweb: static web sites (staticweb);
+//   - swiftwire: Swift's pure wire rules (names, listings, manifests, ranges, signatures).
+//
+// The dependencies run one way: swift → features → swiftcore → swiftwire. Features import each
+// other only where Swift's do: largeobj resolves symlinked segments (symlink) and answers
+// manifest deletes in bulk's format, versioning deletes versions that are manifests (largeobj).
+// Features call back into this package's operations only through swiftcore.Server's hooks
+// (GetObject, Serve), as a middleware calls the application it wraps. internal/layers_test.go
+// holds these rules.
+//
+// Files: swift.go (configuration, request life cycle, domain remapping), router.go (path and
+// method to an operation), auth.go (v1 auth), token.go (tokens), info.go (/info), account.go,
+// container.go, object.go (object GET, HEAD, PUT, POST, DELETE), copy.go (server-side copies),
+// ranges.go (multi-range answers), cors.go (CORS).
 package swift
 
 import (
