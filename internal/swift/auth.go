@@ -91,7 +91,7 @@ func (h *Handler) getToken(w http.ResponseWriter, r *http.Request, rq *swiftcore
 }
 
 // authenticate reads the request's token: a request without one is anonymous (ACLs may still
-// let it in: authz.go); an unknown or expired token is 401.
+// let it in: swiftcore/authz.go); an unknown or expired token is 401.
 func (h *Handler) authenticate(r *http.Request, rq *swiftcore.Request) error {
 	tok := r.Header.Get("X-Auth-Token")
 	if tok == "" {

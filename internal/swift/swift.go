@@ -70,7 +70,7 @@ import (
 // Config configures the Swift front end.
 type Config struct {
 	Proxy *proxy.Proxy
-	// Keys decrypts objects encrypted at rest through the S3 API (sse.go); nil: none can be
+	// Keys decrypts objects encrypted at rest through the S3 API (swiftcore/sse.go); nil: none can be
 	// read.
 	Keys *sse.Keyring
 	// Auth checks the credentials of /auth/v1.0.

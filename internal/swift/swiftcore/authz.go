@@ -118,7 +118,7 @@ func (h *Server) Allow(ctx context.Context, r *http.Request, rq *Request, accoun
 }
 
 // CheckAccess decides a routed operation on the request's own path. Copies decide their other
-// side where they parse it (copy.go); bulk requests decide each item.
+// side where they parse it (internal/swift's copy.go); bulk requests decide each item.
 func (h *Server) CheckAccess(r *http.Request, rq *Request) error {
 	ctx := r.Context()
 	switch rq.Op {

@@ -49,7 +49,7 @@ type Server struct {
 	Log              *slog.Logger
 	// Now is the clock of tokens and expiry.
 	Now func() time.Time
-	// Versions keeps the versions of objects in versioned containers (objversions.go).
+	// Versions keeps the versions of objects in versioned containers (package versioning).
 	Versions *versions.Store
 
 	// The entry package's operations, which features call back into as Swift's middlewares
@@ -72,15 +72,15 @@ type Request struct {
 	Object    string
 	ID        Identity
 	Anonymous bool          // no token: ACLs alone decide
-	TempURL   *TempURLScope // a valid temp URL let the request in (tempurl.go)
+	TempURL   *TempURLScope // a valid temp URL let the request in (package tempurl)
 
-	// While a GET or HEAD follows symlinks (symlink.go): links followed so far, the ETag a
+	// While a GET or HEAD follows symlinks (package symlink): links followed so far, the ETag a
 	// static link requires of what comes next, and where the last link pointed.
 	SymlinkHops     int
 	SymlinkETag     string
 	SymlinkLocation string
 
-	// VersionID is the request's ?version-id, once checked (objversions.go).
+	// VersionID is the request's ?version-id, once checked (package versioning).
 	VersionID string
 	// SSEBucket and SSEKey, when set, are the container and object an encrypted object's key
 	// is bound to, where its bytes are read from elsewhere (a version: sse.go).
