@@ -8,12 +8,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cairn-store/cairn/internal/swift/versioning"
-
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/swift/versioning"
 	"github.com/cairn-store/cairn/internal/versions"
 )
 

@@ -6,8 +6,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/cairn-store/cairn/internal/swift/symlink"
-
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
@@ -15,6 +13,7 @@ import (
 	"github.com/cairn-store/cairn/internal/sse"
 	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/swift/symlink"
 	"github.com/cairn-store/cairn/internal/versions"
 )
 

@@ -7,15 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairn-store/cairn/internal/swift/largeobj"
-
-	"github.com/cairn-store/cairn/internal/swift/bulk"
-
-	"github.com/cairn-store/cairn/internal/swift/symlink"
-
 	"github.com/cairn-store/cairn/internal/policy"
+	"github.com/cairn-store/cairn/internal/swift/bulk"
+	"github.com/cairn-store/cairn/internal/swift/largeobj"
 	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/swift/symlink"
 )
 
 // apiVersion is the Swift release whose API this front end follows; /info reports it so that

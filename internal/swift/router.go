@@ -5,12 +5,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/cairn-store/cairn/internal/swift/staticweb"
-
-	"github.com/cairn-store/cairn/internal/swift/tempurl"
-
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/staticweb"
 	"github.com/cairn-store/cairn/internal/swift/swiftcore"
+	"github.com/cairn-store/cairn/internal/swift/tempurl"
 )
 
 // parsePath splits /v1/<account>[/<container>[/<object>]]. The object part is kept whole,

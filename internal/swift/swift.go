@@ -44,26 +44,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairn-store/cairn/internal/swift/staticweb"
-
-	"github.com/cairn-store/cairn/internal/swift/tempurl"
-
-	"github.com/cairn-store/cairn/internal/swift/versioning"
-
-	"github.com/cairn-store/cairn/internal/swift/largeobj"
-
-	"github.com/cairn-store/cairn/internal/swift/bulk"
-
-	"github.com/cairn-store/cairn/internal/swift/symlink"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/reqmetrics"
 	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/swift/bulk"
+	"github.com/cairn-store/cairn/internal/swift/largeobj"
+	"github.com/cairn-store/cairn/internal/swift/staticweb"
 	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/swift/symlink"
+	"github.com/cairn-store/cairn/internal/swift/tempurl"
+	"github.com/cairn-store/cairn/internal/swift/versioning"
 	"github.com/cairn-store/cairn/internal/versions"
 )
 

@@ -11,13 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairn-store/cairn/internal/swift/bulk"
-
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/swift/bulk"
 	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
