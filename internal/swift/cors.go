@@ -10,7 +10,7 @@ import (
 )
 
 // Swift's container CORS settings are user metadata (X-Container-Meta-Access-Control-*), kept
-// like any other under containerMetaPrefix with lower-cased names.
+// like any other under swiftcore.ContainerMetaPrefix with lower-cased names.
 const (
 	corsAllowOrigin   = swiftcore.ContainerMetaPrefix + "access-control-allow-origin"
 	corsMaxAge        = swiftcore.ContainerMetaPrefix + "access-control-max-age"

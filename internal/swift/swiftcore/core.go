@@ -120,7 +120,7 @@ type Identity struct {
 
 // AccountStore keeps the metadata of accounts, which Cairn's tenant store holds (the listing
 // index has usage, not settings). Keys are the front end's own: user metadata under
-// accountMetaPrefix, settings (such as ACLs) under other prefixes.
+// AccountMetaPrefix, settings (such as ACLs) under other prefixes.
 type AccountStore interface {
 	// AccountMetadata returns an account's metadata; the map is the caller's.
 	AccountMetadata(ctx context.Context, account string) (map[string]string, error)
@@ -134,7 +134,7 @@ var ErrNoAccount = errors.New("swift: no such account")
 
 // OpFunc serves one operation. It returns an error instead of writing one, so that every error
 // goes through the one table; once it has written a response it must return nil, or
-// errAbortResponse when the response broke off midway.
+// ErrAbortResponse when the response broke off midway.
 type OpFunc func(w http.ResponseWriter, r *http.Request, rq *Request) error
 
 // Target is what a /v1 path names.

@@ -82,7 +82,7 @@ var (
 	errInternal            = htmlError(http.StatusInternalServerError, "Internal Error", "The server has either erred or is incapable of performing the requested operation.")
 	ErrNotImplemented      = htmlError(http.StatusNotImplemented, "Not Implemented", "The server has no support for this request.")
 	ErrUnavailable         = htmlError(http.StatusServiceUnavailable, "Service Unavailable", "The server is currently unavailable. Please try again at a later time.")
-	// ErrOverloaded is errUnavailable for a request the server will not serve now, because too
+	// ErrOverloaded is ErrUnavailable for a request the server will not serve now, because too
 	// many are in flight (ServeOverloaded): shedding load, not a failure to log.
 	ErrOverloaded          = htmlError(http.StatusServiceUnavailable, "Service Unavailable", "The server is currently unavailable. Please try again at a later time.")
 	errInsufficientStorage = htmlError(http.StatusInsufficientStorage, "Insufficient Storage", "There was not enough space to save the resource. Drive: unknown")

@@ -244,7 +244,7 @@ func SymlinkRedirect(w http.ResponseWriter, r *http.Request, rq *swiftcore.Reque
 }
 
 // ResolveSymlinks follows a symlink of account (a copy's source, a manifest's segment) to the
-// object it stands for, within symloopMax links, each target readable by the caller, as a GET
+// object it stands for, within SymloopMax links, each target readable by the caller, as a GET
 // through it would.
 func (h *Handler) ResolveSymlinks(r *http.Request, rq *swiftcore.Request, account string, link meta.Object) (meta.ObjectName, meta.Object, error) {
 	hop := *rq
