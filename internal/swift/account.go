@@ -2,39 +2,21 @@ package swift
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
-// AccountStore keeps the metadata of accounts, which Cairn's tenant store holds (the listing
-// index has usage, not settings). Keys are the front end's own: user metadata under
-// accountMetaPrefix, settings (such as ACLs) under other prefixes.
-type AccountStore interface {
-	// AccountMetadata returns an account's metadata; the map is the caller's.
-	AccountMetadata(ctx context.Context, account string) (map[string]string, error)
-	// UpdateAccountMetadata sets each entry durably (an empty value removes the key) and
-	// returns the metadata as changed.
-	UpdateAccountMetadata(ctx context.Context, account string, changes map[string]string) (map[string]string, error)
-}
-
-// ErrNoAccount is what an AccountStore returns (wrapped) for an account that does not exist.
-var ErrNoAccount = errors.New("swift: no such account")
-
-// accountMetaPrefix keeps user metadata (X-Account-Meta-*, lower-cased names) apart from the
-// settings the front end keeps in an account's metadata.
-const accountMetaPrefix = "meta-"
-
 // accountMetadata reads the metadata of the request's account.
-func (h *Handler) accountMetadata(ctx context.Context, rq *request) (map[string]string, error) {
-	m, err := h.cfg.Accounts.AccountMetadata(ctx, rq.tenant)
+func (h *Handler) accountMetadata(ctx context.Context, rq *swiftcore.Request) (map[string]string, error) {
+	m, err := h.Accounts.AccountMetadata(ctx, rq.Tenant)
 	if err != nil {
-		return nil, fmt.Errorf("metadata of account %s: %w", rq.account, err)
+		return nil, fmt.Errorf("metadata of account %s: %w", rq.Account, err)
 	}
 	return m, nil
 }
@@ -48,41 +30,41 @@ func writeAccountHeaders(hdr http.Header, a meta.Account, m map[string]string, o
 	// Cairn keeps no creation time for accounts; Swift clients only display it.
 	hdr.Set("X-Timestamp", swiftwire.Timestamp(0))
 	for k, v := range m {
-		if name, ok := strings.CutPrefix(k, accountMetaPrefix); ok && v != "" {
+		if name, ok := strings.CutPrefix(k, swiftcore.AccountMetaPrefix); ok && v != "" {
 			if !owner && strings.HasPrefix(name, "temp-url-key") {
 				continue // a secret: for the account's owners only
 			}
 			hdr.Set(swiftwire.MetaHeader("Account", name), v)
 		}
 	}
-	if owner && m[accountACLKey] != "" {
-		hdr.Set("X-Account-Access-Control", m[accountACLKey])
+	if owner && m[swiftcore.AccountACLKey] != "" {
+		hdr.Set("X-Account-Access-Control", m[swiftcore.AccountACLKey])
 	}
-	writeRFCEtags(hdr, "Account", m)
+	swiftcore.WriteRFCEtags(hdr, "Account", m)
 }
 
 // getAccount serves GET and HEAD on an account: its usage, its metadata and, for GET, its
 // containers.
-func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	lr, err := swiftwire.ParseListing(r.URL.Query(), r.Header.Get("Accept"))
 	if err != nil {
 		return err
 	}
-	acct, err := h.proxy.HeadAccount(ctx, rq.tenant)
+	acct, err := h.Proxy.HeadAccount(ctx, rq.Tenant)
 	if err != nil {
-		return fmt.Errorf("head account %s: %w", rq.account, err)
+		return fmt.Errorf("head account %s: %w", rq.Account, err)
 	}
 	m, err := h.accountMetadata(ctx, rq)
 	if err != nil {
 		return err
 	}
-	writeAccountHeaders(w.Header(), acct, m, h.isOwner(ctx, rq, rq.tenant))
+	writeAccountHeaders(w.Header(), acct, m, h.IsOwner(ctx, rq, rq.Tenant))
 	var items []swiftwire.ListItem
 	if r.Method == http.MethodGet && !lr.Empty {
-		page, err := h.proxy.ListContainers(ctx, rq.tenant, lr.Opts)
+		page, err := h.Proxy.ListContainers(ctx, rq.Tenant, lr.Opts)
 		if err != nil {
-			return fmt.Errorf("list containers of %s: %w", rq.account, err)
+			return fmt.Errorf("list containers of %s: %w", rq.Account, err)
 		}
 		for i := range page.Containers {
 			c := &page.Containers[i]
@@ -94,15 +76,15 @@ func (h *Handler) getAccount(w http.ResponseWriter, r *http.Request, rq *request
 			}
 		}
 		items = swiftwire.Merge(items, lr.Opts.Reverse)
-		h.addVersionsBytes(ctx, rq.tenant, items)
+		h.ver.AddVersionsBytes(ctx, rq.Tenant, items)
 	}
-	writeListing(w, r, lr, "account", rq.account, rq.account, items)
+	swiftcore.WriteListing(w, r, lr, "account", rq.Account, rq.Account, items)
 	return nil
 }
 
 // postAccount serves POST on an account: its user metadata is merged (Swift's limits apply to
 // the request) and stored durably before the answer.
-func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	if err := checkAccountQuotaHeaders(r.Header, rq); err != nil {
 		return err
@@ -111,21 +93,21 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *reques
 	if err != nil {
 		return err
 	}
-	acct, err := h.proxy.HeadAccount(ctx, rq.tenant)
+	acct, err := h.Proxy.HeadAccount(ctx, rq.Tenant)
 	if err != nil {
-		return fmt.Errorf("head account %s: %w", rq.account, err)
+		return fmt.Errorf("head account %s: %w", rq.Account, err)
 	}
 	changes := make(map[string]string, len(um))
 	for k, v := range um {
-		changes[accountMetaPrefix+k] = v
+		changes[swiftcore.AccountMetaPrefix+k] = v
 	}
-	readRFCEtags(r.Header, "Account", changes)
+	swiftcore.ReadRFCEtags(r.Header, "Account", changes)
 	if v, ok := r.Header["X-Account-Access-Control"]; ok {
 		acl, err := swiftwire.ParseAccountACL(strings.Join(v, ","))
 		if err != nil {
 			return err
 		}
-		changes[accountACLKey] = acl
+		changes[swiftcore.AccountACLKey] = acl
 	}
 	var m map[string]string
 	if len(changes) > 0 {
@@ -133,17 +115,17 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *reques
 		if err != nil {
 			return err
 		}
-		if err := swiftwire.CheckMergedMeta(stored, accountMetaPrefix, um); err != nil {
+		if err := swiftwire.CheckMergedMeta(stored, swiftcore.AccountMetaPrefix, um); err != nil {
 			return err
 		}
-		if m, err = h.cfg.Accounts.UpdateAccountMetadata(ctx, rq.tenant, changes); err != nil {
-			return fmt.Errorf("update metadata of account %s: %w", rq.account, err)
+		if m, err = h.Accounts.UpdateAccountMetadata(ctx, rq.Tenant, changes); err != nil {
+			return fmt.Errorf("update metadata of account %s: %w", rq.Account, err)
 		}
 	} else if m, err = h.accountMetadata(ctx, rq); err != nil {
 		return err
 	}
 	writeAccountHeaders(w.Header(), acct, m, true)
-	writeStatus(w, r, http.StatusNoContent)
+	swiftcore.WriteStatus(w, r, http.StatusNoContent)
 	return nil
 }
 
@@ -152,17 +134,23 @@ func (h *Handler) postAccount(w http.ResponseWriter, r *http.Request, rq *reques
 // the root user, whose value must be an integer (then kept as plain metadata). Anyone else,
 // account administrators included, is 403: Cairn's account quotas are the tenant store's, set
 // with `cairn admin account quota`, and enforced on both APIs.
-func checkAccountQuotaHeaders(hdr http.Header, rq *request) error {
+func checkAccountQuotaHeaders(hdr http.Header, rq *swiftcore.Request) error {
 	v, set := hdr["X-Account-Meta-Quota-Bytes"]
 	_, remove := hdr["X-Remove-Account-Meta-Quota-Bytes"]
 	if !set && !remove {
 		return nil
 	}
-	if !rq.id.Root {
-		return fmt.Errorf("X-Account-Meta-Quota-Bytes from %s:%s, not a reseller admin: %w", rq.id.Account, rq.id.User, errForbidden)
+	if !rq.ID.Root {
+		return fmt.Errorf("X-Account-Meta-Quota-Bytes from %s:%s, not a reseller admin: %w", rq.ID.Account, rq.ID.User, swiftcore.ErrForbidden)
 	}
 	if set && !remove && v[0] != "" && !swiftwire.IsDigits(v[0]) {
-		return errBadRequest.withText("Invalid quota %.40q", v[0])
+		return swiftcore.ErrBadRequest.WithText("Invalid quota %.40q", v[0])
 	}
 	return nil
 }
+
+// AccountStore keeps each account's metadata (swiftcore.AccountStore; the server implements it).
+type AccountStore = swiftcore.AccountStore
+
+// ErrNoAccount is an AccountStore's answer for an account that does not exist.
+var ErrNoAccount = swiftcore.ErrNoAccount

@@ -10,13 +10,11 @@ import (
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/policy"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/swift/versioning"
 	"github.com/cairn-store/cairn/internal/versions"
 )
-
-// containerMetaPrefix keeps user metadata (X-Container-Meta-*) apart from the settings Cairn
-// may keep in meta.Container.Meta (ACLs, quotas, policies).
-const containerMetaPrefix = "meta-"
 
 // unsupportedContainerHeaders are container settings Swift stores and acts on that Cairn has
 // not implemented: refusing them is better than storing a container without them.
@@ -28,7 +26,7 @@ var unsupportedContainerHeaders = []string{"X-Container-Sync-To", "X-Container-S
 func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	for _, k := range unsupportedContainerHeaders {
 		if hdr.Get(k) != "" {
-			return nil, errBadRequest.withText("%s is not supported by this server", k)
+			return nil, swiftcore.ErrBadRequest.WithText("%s is not supported by this server", k)
 		}
 	}
 	um, err := swiftwire.ReadMeta(hdr, "Container")
@@ -37,16 +35,16 @@ func readContainerSettings(hdr http.Header) (map[string]string, error) {
 	}
 	m := map[string]string{}
 	for k, v := range um {
-		m[containerMetaPrefix+k] = v
+		m[swiftcore.ContainerMetaPrefix+k] = v
 	}
-	if err := checkQuotaHeaders(hdr); err != nil {
+	if err := swiftcore.CheckQuotaHeaders(hdr); err != nil {
 		return nil, err
 	}
-	readRFCEtags(hdr, "Container", m)
-	if err := readContainerACLs(hdr, m); err != nil {
+	swiftcore.ReadRFCEtags(hdr, "Container", m)
+	if err := swiftcore.ReadContainerACLs(hdr, m); err != nil {
 		return nil, err
 	}
-	if err := readVersioningSettings(hdr, m); err != nil {
+	if err := versioning.ReadVersioningSettings(hdr, m); err != nil {
 		return nil, err
 	}
 	if len(m) == 0 {
@@ -70,26 +68,26 @@ func containerModified(c meta.Container) meta.Timestamp {
 
 // updateContainer stores a container PUT's or POST's settings m, with Swift's limits checked
 // on the merged user metadata, and moves the container's Last-Modified.
-func (h *Handler) updateContainer(ctx context.Context, rq *request, m map[string]string) error {
-	c, err := h.proxy.HeadContainer(ctx, rq.tenant, rq.container)
+func (h *Handler) updateContainer(ctx context.Context, rq *swiftcore.Request, m map[string]string) error {
+	c, err := h.Proxy.HeadContainer(ctx, rq.Tenant, rq.Container)
 	if err != nil {
-		return fmt.Errorf("head container %q: %w", rq.container, err)
+		return fmt.Errorf("head container %q: %w", rq.Container, err)
 	}
 	changes := swiftwire.MetaUpdate{}
 	for k, v := range m {
-		if name, ok := strings.CutPrefix(k, containerMetaPrefix); ok {
+		if name, ok := strings.CutPrefix(k, swiftcore.ContainerMetaPrefix); ok {
 			changes[name] = v
 		}
 	}
-	if err := swiftwire.CheckMergedMeta(c.Meta, containerMetaPrefix, changes); err != nil {
+	if err := swiftwire.CheckMergedMeta(c.Meta, swiftcore.ContainerMetaPrefix, changes); err != nil {
 		return err
 	}
-	update := map[string]string{containerModifiedKey: strconv.FormatInt(h.cfg.Now().UnixNano(), 10)}
+	update := map[string]string{containerModifiedKey: strconv.FormatInt(h.Now().UnixNano(), 10)}
 	for k, v := range m {
 		update[k] = v
 	}
-	if _, err := h.proxy.PostContainer(ctx, rq.tenant, rq.container, update); err != nil {
-		return fmt.Errorf("update container %q: %w", rq.container, err)
+	if _, err := h.Proxy.PostContainer(ctx, rq.Tenant, rq.Container, update); err != nil {
+		return fmt.Errorf("update container %q: %w", rq.Container, err)
 	}
 	return nil
 }
@@ -103,14 +101,14 @@ func (h *Handler) readStoragePolicy(hdr http.Header) (int, error) {
 	if name == "" {
 		return -1, nil
 	}
-	p, err := h.proxy.Policies().ForNewContainer(name)
+	p, err := h.Proxy.Policies().ForNewContainer(name)
 	switch {
 	case errors.Is(err, policy.ErrUnknown):
-		return 0, errBadRequest.withText("Invalid X-Storage-Policy '%s'", name)
+		return 0, swiftcore.ErrBadRequest.WithText("Invalid X-Storage-Policy '%s'", name)
 	case errors.Is(err, policy.ErrDeprecated):
-		return 0, errBadRequest.withText("Storage Policy '%s' is deprecated", p.Name)
+		return 0, swiftcore.ErrBadRequest.WithText("Storage Policy '%s' is deprecated", p.Name)
 	case errors.Is(err, policy.ErrNotSupported):
-		return 0, errNotImplemented.withText("Storage Policy '%s' is erasure-coded with %s, a code Cairn does not serve (its own is %s)", p.Name, p.EC.Scheme, policy.CairnScheme)
+		return 0, swiftcore.ErrNotImplemented.WithText("Storage Policy '%s' is erasure-coded with %s, a code Cairn does not serve (its own is %s)", p.Name, p.EC.Scheme, policy.CairnScheme)
 	case err != nil:
 		return 0, err
 	}
@@ -123,14 +121,14 @@ func (h *Handler) policyName(c meta.Container) string {
 	if !ok {
 		return ""
 	}
-	p, _ := h.proxy.Policies().ByIndex(idx)
+	p, _ := h.Proxy.Policies().ByIndex(idx)
 	return p.Name
 }
 
 // writeContainerHeaders sets the headers of a container GET, HEAD or POST.
 func (h *Handler) writeContainerHeaders(hdr http.Header, c meta.Container, showACLs bool) {
 	if showACLs {
-		writeContainerACLs(hdr, c.Meta)
+		swiftcore.WriteContainerACLs(hdr, c.Meta)
 	}
 	hdr.Set("X-Container-Object-Count", strconv.FormatInt(c.ObjectCount, 10))
 	hdr.Set("X-Container-Bytes-Used", strconv.FormatInt(c.BytesUsed, 10))
@@ -139,11 +137,11 @@ func (h *Handler) writeContainerHeaders(hdr http.Header, c meta.Container, showA
 	if name := h.policyName(c); name != "" {
 		hdr.Set("X-Storage-Policy", name)
 	}
-	writeRFCEtags(hdr, "Container", c.Meta)
-	writeVersioningHeaders(hdr, c)
-	writeObjectVersioningHeaders(hdr, c)
+	swiftcore.WriteRFCEtags(hdr, "Container", c.Meta)
+	versioning.WriteVersioningHeaders(hdr, c)
+	versioning.WriteObjectVersioningHeaders(hdr, c)
 	for k, v := range c.Meta {
-		if name, ok := strings.CutPrefix(k, containerMetaPrefix); ok && v != "" {
+		if name, ok := strings.CutPrefix(k, swiftcore.ContainerMetaPrefix); ok && v != "" {
 			if !showACLs && strings.HasPrefix(name, "temp-url-key") {
 				continue // a secret: for those who may change it, as Swift shows it
 			}
@@ -153,35 +151,35 @@ func (h *Handler) writeContainerHeaders(hdr http.Header, c meta.Container, showA
 }
 
 // getContainer serves GET and HEAD on a container: its usage, metadata and, for GET, objects.
-func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	lr, err := swiftwire.ParseListing(r.URL.Query(), r.Header.Get("Accept"))
 	if err != nil {
 		return err
 	}
-	c, err := h.proxy.HeadContainer(ctx, rq.tenant, rq.container)
+	c, err := h.Proxy.HeadContainer(ctx, rq.Tenant, rq.Container)
 	if err != nil {
-		return fmt.Errorf("head container %q: %w", rq.container, err)
+		return fmt.Errorf("head container %q: %w", rq.Container, err)
 	}
-	h.writeContainerHeaders(w.Header(), c, h.isOwner(ctx, rq, rq.tenant))
-	if n := h.versionsBytes(ctx, rq.tenant, c); n > 0 {
+	h.writeContainerHeaders(w.Header(), c, h.IsOwner(ctx, rq, rq.Tenant))
+	if n := h.VersionsBytes(ctx, rq.Tenant, c); n > 0 {
 		w.Header().Set("X-Container-Bytes-Used", strconv.FormatInt(c.BytesUsed+n, 10))
 	}
 	if r.Method == http.MethodGet && r.URL.Query().Has("versions") {
-		return h.listVersions(w, r, rq, lr, c)
+		return h.ver.ListVersions(w, r, rq, lr, c)
 	}
 	var items []swiftwire.ListItem
 	if r.Method == http.MethodGet && !lr.Empty {
-		page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, lr.Opts)
+		page, err := h.Proxy.ListObjects(ctx, rq.Tenant, rq.Container, lr.Opts)
 		if err != nil {
-			return fmt.Errorf("list container %q: %w", rq.container, err)
+			return fmt.Errorf("list container %q: %w", rq.Container, err)
 		}
 		for i := range page.Objects {
 			o := &page.Objects[i]
 			if lr.DirOnly && o.Name == lr.Opts.Prefix {
 				continue // path= lists a directory's children, not its own marker
 			}
-			e, id := currentListed(o, rq.container)
+			e, id := versioning.CurrentListed(o, rq.Container)
 			items = append(items, swiftwire.ListItem{Name: o.Name, Obj: &e, VersionID: id})
 		}
 		for _, p := range page.CommonPrefixes {
@@ -201,22 +199,22 @@ func (h *Handler) getContainer(w http.ResponseWriter, r *http.Request, rq *reque
 		}
 		items = swiftwire.Merge(items, lr.Opts.Reverse)
 	}
-	writeListing(w, r, lr, "container", rq.container, rq.account, items)
+	swiftcore.WriteListing(w, r, lr, "container", rq.Container, rq.Account, items)
 	return nil
 }
 
 // changed tells the server that the request's container changed.
-func (h *Handler) changed(rq *request) {
-	if h.cfg.ContainerChanged != nil {
-		h.cfg.ContainerChanged(rq.tenant, rq.container)
+func (h *Handler) changed(rq *swiftcore.Request) {
+	if h.ContainerChanged != nil {
+		h.ContainerChanged(rq.Tenant, rq.Container)
 	}
 }
 
 // dirMarker returns the listing entry of the object named exactly dir, nil if there is none.
-func (h *Handler) dirMarker(ctx context.Context, rq *request, dir string) (*meta.ListEntry, error) {
-	page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, meta.ListOptions{Prefix: dir, Limit: 1})
+func (h *Handler) dirMarker(ctx context.Context, rq *swiftcore.Request, dir string) (*meta.ListEntry, error) {
+	page, err := h.Proxy.ListObjects(ctx, rq.Tenant, rq.Container, meta.ListOptions{Prefix: dir, Limit: 1})
 	if err != nil {
-		return nil, fmt.Errorf("list container %q: %w", rq.container, err)
+		return nil, fmt.Errorf("list container %q: %w", rq.Container, err)
 	}
 	if len(page.Objects) == 0 || page.Objects[0].Name != dir {
 		return nil, nil
@@ -225,7 +223,7 @@ func (h *Handler) dirMarker(ctx context.Context, rq *request, dir string) (*meta
 }
 
 // putContainer creates a container (201), or updates the metadata of an existing one (202).
-func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	m, err := readContainerSettings(r.Header)
 	if err != nil {
@@ -235,7 +233,7 @@ func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
-	if err := h.checkVersioningChange(ctx, r, rq, m); err != nil {
+	if err := h.ver.CheckVersioningChange(ctx, r, rq, m); err != nil {
 		return err
 	}
 	create := withoutEmpty(m)
@@ -246,28 +244,28 @@ func (h *Handler) putContainer(w http.ResponseWriter, r *http.Request, rq *reque
 		create[meta.ContainerPolicyKey] = strconv.Itoa(pol)
 	}
 	// A container that exists in another policy than the one named is 409 (ErrPolicyConflict).
-	err = h.proxy.CreateContainer(ctx, rq.tenant, rq.container, create)
+	err = h.Proxy.CreateContainer(ctx, rq.Tenant, rq.Container, create)
 	if errors.Is(err, meta.ErrExists) {
 		if err := h.updateContainer(ctx, rq, m); err != nil {
 			return err
 		}
-		if err := h.applyVersionsEnabled(ctx, r, rq); err != nil {
+		if err := h.ver.ApplyVersionsEnabled(ctx, r, rq); err != nil {
 			return err
 		}
-		h.claimIfShared(ctx, rq, m)
+		h.ClaimIfShared(ctx, rq, m)
 		h.changed(rq)
-		writeStatus(w, r, http.StatusAccepted)
+		swiftcore.WriteStatus(w, r, http.StatusAccepted)
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("create container %q: %w", rq.container, err)
+		return fmt.Errorf("create container %q: %w", rq.Container, err)
 	}
-	if err := h.applyVersionsEnabled(ctx, r, rq); err != nil {
+	if err := h.ver.ApplyVersionsEnabled(ctx, r, rq); err != nil {
 		return err
 	}
-	h.claimIfShared(ctx, rq, m)
+	h.ClaimIfShared(ctx, rq, m)
 	h.changed(rq)
-	writeStatus(w, r, http.StatusCreated)
+	swiftcore.WriteStatus(w, r, http.StatusCreated)
 	return nil
 }
 
@@ -285,40 +283,40 @@ func withoutEmpty(m map[string]string) map[string]string {
 }
 
 // postContainer merges metadata into a container (204).
-func (h *Handler) postContainer(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *Handler) postContainer(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	m, err := readContainerSettings(r.Header)
 	if err != nil {
 		return err
 	}
-	if err := h.checkVersioningChange(ctx, r, rq, m); err != nil {
+	if err := h.ver.CheckVersioningChange(ctx, r, rq, m); err != nil {
 		return err
 	}
 	if err := h.updateContainer(ctx, rq, m); err != nil {
 		return err
 	}
-	if err := h.applyVersionsEnabled(ctx, r, rq); err != nil {
+	if err := h.ver.ApplyVersionsEnabled(ctx, r, rq); err != nil {
 		return err
 	}
-	h.claimIfShared(ctx, rq, m)
+	h.ClaimIfShared(ctx, rq, m)
 	h.changed(rq)
-	writeStatus(w, r, http.StatusNoContent)
+	swiftcore.WriteStatus(w, r, http.StatusNoContent)
 	return nil
 }
 
 // deleteContainer deletes an empty container: 204, 409 when it holds objects, 404 when absent.
-func (h *Handler) deleteContainer(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *Handler) deleteContainer(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	// A container that keeps versions goes with its versions container, once that is empty.
-	if err := h.versions.DeleteContainer(r.Context(), rq.tenant, rq.container); errors.Is(err, versions.ErrVersionsLeft) {
-		return fmt.Errorf("%w: %w", errVersionsLeft, err)
+	if err := h.Versions.DeleteContainer(r.Context(), rq.Tenant, rq.Container); errors.Is(err, versions.ErrVersionsLeft) {
+		return fmt.Errorf("%w: %w", swiftcore.ErrVersionsLeft, err)
 	} else if err != nil {
-		return fmt.Errorf("delete container %q: %w", rq.container, err)
+		return fmt.Errorf("delete container %q: %w", rq.Container, err)
 	}
 	h.changed(rq)
 	// A shared container's name is released with it (a no-op for a name it never claimed).
-	if err := h.proxy.ReleaseName(r.Context(), rq.container, rq.tenant); err != nil {
-		h.log.WarnContext(r.Context(), "swift: cannot release a deleted container's name; it stays claimed until taken over", "container", rq.container, "err", err)
+	if err := h.Proxy.ReleaseName(r.Context(), rq.Container, rq.Tenant); err != nil {
+		h.Log.WarnContext(r.Context(), "swift: cannot release a deleted container's name; it stays claimed until taken over", "container", rq.Container, "err", err)
 	}
-	writeStatus(w, r, http.StatusNoContent)
+	swiftcore.WriteStatus(w, r, http.StatusNoContent)
 	return nil
 }

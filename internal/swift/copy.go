@@ -11,7 +11,9 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/swift/symlink"
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
@@ -27,13 +29,13 @@ func parseCopyPath(v string) (container, object string, ok bool) {
 // copyAccount resolves the account a copy's other side lives in (Destination-Account or
 // X-Copy-From-Account, else the request's). Whether the caller may read or write there is
 // decided with both sides (copyObject).
-func (rq *request) copyAccount(v string) (string, error) {
+func copyAccount(rq *swiftcore.Request, v string) (string, error) {
 	if v == "" {
-		return rq.tenant, nil
+		return rq.Tenant, nil
 	}
 	tenant, ok := strings.CutPrefix(v, resellerPrefix)
 	if !ok || tenant == "" || len(v) > swiftwire.MaxAccountNameLength {
-		return "", errPreconditionFailed.withText("Invalid account %q", v)
+		return "", swiftcore.ErrPreconditionFailed.WithText("Invalid account %q", v)
 	}
 	return tenant, nil
 }
@@ -41,46 +43,46 @@ func (rq *request) copyAccount(v string) (string, error) {
 // copyObject serves COPY (to Destination) and PUT with X-Copy-From: a server-side copy (201).
 // The copy keeps the source's content type, content headers and user metadata, with the
 // request's metadata laid over them; X-Fresh-Metadata: true starts from the request's alone.
-func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
 	var src, dst meta.ObjectName
 	if r.Method == "COPY" {
 		dest := r.Header.Get("Destination")
 		if dest == "" {
-			return errPreconditionFailed.withText("Destination header required").asHTML()
+			return swiftcore.ErrPreconditionFailed.WithText("Destination header required").AsHTML()
 		}
 		c, o, ok := parseCopyPath(dest)
 		if !ok {
-			return errPreconditionFailed.withText("Destination header must be of the form <container name>/<object name>").asHTML()
+			return swiftcore.ErrPreconditionFailed.WithText("Destination header must be of the form <container name>/<object name>").AsHTML()
 		}
-		acct, err := rq.copyAccount(r.Header.Get("Destination-Account"))
+		acct, err := copyAccount(rq, r.Header.Get("Destination-Account"))
 		if err != nil {
 			return err
 		}
-		src, dst = rq.objectName(), meta.ObjectName{Account: acct, Container: c, Object: o}
+		src, dst = rq.ObjectName(), meta.ObjectName{Account: acct, Container: c, Object: o}
 		if err := swiftwire.CheckContainerName(c); err != nil {
 			return err
 		}
 		// COPY ?version-id copies that version of the object.
-		if src, err = h.resolveCopyVersion(r, rq, src); err != nil {
+		if src, err = h.ver.ResolveCopyVersion(r, rq, src); err != nil {
 			return err
 		}
 	} else {
 		c, o, ok := parseCopyPath(r.Header.Get("X-Copy-From"))
 		if !ok {
-			return errPreconditionFailed.withText("X-Copy-From header must be of the form <container name>/<object name>").asHTML()
+			return swiftcore.ErrPreconditionFailed.WithText("X-Copy-From header must be of the form <container name>/<object name>").AsHTML()
 		}
-		acct, err := rq.copyAccount(r.Header.Get("X-Copy-From-Account"))
+		acct, err := copyAccount(rq, r.Header.Get("X-Copy-From-Account"))
 		if err != nil {
 			return err
 		}
 		if r.ContentLength > 0 || len(r.TransferEncoding) > 0 {
-			return errBadRequest.withText("Copy requests require a zero byte body")
+			return swiftcore.ErrBadRequest.WithText("Copy requests require a zero byte body")
 		}
-		src, dst = meta.ObjectName{Account: acct, Container: c, Object: o}, rq.objectName()
+		src, dst = meta.ObjectName{Account: acct, Container: c, Object: o}, rq.ObjectName()
 	}
 	for _, n := range []meta.ObjectName{src, dst} {
-		if n.Container == versions.ContainerFor(rq.container) && n == src {
+		if n.Container == versions.ContainerFor(rq.Container) && n == src {
 			continue // a version, named as the versions container names it
 		}
 		if err := swiftwire.CheckContainerName(n.Container); err != nil {
@@ -92,10 +94,10 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	// A copy reads its source and writes its destination, each decided as a GET and a PUT of
 	// its own would be (either may be in another account, with an ACL granting it).
-	if err := h.allow(ctx, r, rq, src.Account, src.Container, src.Object, access.GetObject); err != nil {
+	if err := h.Allow(ctx, r, rq, src.Account, src.Container, src.Object, access.GetObject); err != nil {
 		return err
 	}
-	now := h.cfg.Now()
+	now := h.Now()
 	req, err := objectMetaFromRequest(r.Header, dst.Object, now)
 	if err != nil {
 		return err
@@ -103,46 +105,46 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	// A Range on the copy request copies that range of the source, as Swift's copy middleware
 	// does (its GET of the source carries the request's headers).
 	rng := swiftwire.ParseRange(r.Header.Get("Range"))
-	rd, err := h.proxy.GetObject(ctx, src, rng)
+	rd, err := h.Proxy.GetObject(ctx, src, rng)
 	if err != nil {
 		return fmt.Errorf("copy source %s/%s: %w", src.Container, src.Object, err)
 	}
 	defer rd.Close()
 	// The destination is decided once the source is known to exist: Swift's copy reads the
 	// source first, so a missing source is 404 whatever the destination.
-	if err := h.allow(ctx, r, rq, dst.Account, dst.Container, dst.Object, access.PutObject); err != nil {
+	if err := h.Allow(ctx, r, rq, dst.Account, dst.Container, dst.Object, access.PutObject); err != nil {
 		return err
 	}
 	srcObj := rd.Object
-	if expired(&srcObj, now) {
-		return fmt.Errorf("copy source %s/%s expired: %w", src.Container, src.Object, errNotFound)
+	if swiftcore.Expired(&srcObj, now) {
+		return fmt.Errorf("copy source %s/%s expired: %w", src.Container, src.Object, swiftcore.ErrNotFound)
 	}
 	// A symlink copies as its target, or with ?symlink=get as the link itself.
-	linkCopy := isSymlink(&srcObj) && wantsSymlinkItself(r)
-	if isSymlink(&srcObj) && !linkCopy {
-		target, _, err := h.resolveSymlinks(r, rq, src.Account, srcObj)
+	linkCopy := swiftcore.IsSymlink(&srcObj) && symlink.WantsSymlinkItself(r)
+	if swiftcore.IsSymlink(&srcObj) && !linkCopy {
+		target, _, err := h.sym.ResolveSymlinks(r, rq, src.Account, srcObj)
 		if err != nil {
 			return fmt.Errorf("copy source %s/%s: %w", src.Container, src.Object, err)
 		}
 		rd.Close()
-		if rd, err = h.proxy.GetObject(ctx, target, rng); err != nil {
+		if rd, err = h.Proxy.GetObject(ctx, target, rng); err != nil {
 			return fmt.Errorf("copy source %s/%s: %w", target.Container, target.Object, err)
 		}
 		defer rd.Close()
-		if srcObj = rd.Object; expired(&srcObj, now) {
-			return fmt.Errorf("copy source %s/%s expired: %w", target.Container, target.Object, errNotFound)
+		if srcObj = rd.Object; swiftcore.Expired(&srcObj, now) {
+			return fmt.Errorf("copy source %s/%s expired: %w", target.Container, target.Object, swiftcore.ErrNotFound)
 		}
 	}
 	if sse.Encrypted(&srcObj) {
 		// Its key is bound to its name: a copy would need re-encrypting, which the S3 API's
 		// CopyObject does.
-		return errBadRequest.withText("The source is encrypted at rest (S3 server-side encryption); copy it through the S3 API.")
+		return swiftcore.ErrBadRequest.WithText("The source is encrypted at rest (S3 server-side encryption); copy it through the S3 API.")
 	}
 	// A DLO source copies as its bytes (the segments' concatenation), or with
 	// ?multipart-manifest=get as the manifest itself, as Swift copies it.
 	manifestCopy := r.URL.Query().Get("multipart-manifest") == "get"
-	if isDLO(&srcObj) && !manifestCopy {
-		segs, etag, err := h.dloSegments(r, rq, src.Account, srcObj.SysMeta[sysDLO])
+	if swiftcore.IsDLO(&srcObj) && !manifestCopy {
+		segs, etag, err := h.lo.DLOSegments(r, rq, src.Account, srcObj.SysMeta[swiftcore.SysDLO])
 		if err != nil {
 			return err
 		}
@@ -157,18 +159,18 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 			}
 		}
 		rd.Close()
-		rd = h.proxy.ReadSegments(ctx, src.Account, srcObj, segs, off, n)
+		rd = h.Proxy.ReadSegments(ctx, src.Account, srcObj, segs, off, n)
 		defer rd.Close()
 		srcObj.ETag = strings.Trim(etag, `"`)
 		srcObj.Manifest = segs // a fresh MD5 for the copy, as for any manifest source
 	}
-	if err := checkConditions(r, srcObj.ETag, swiftwire.LastModified(srcObj.Timestamp)); err != nil {
+	if err := swiftcore.CheckConditions(r, srcObj.ETag, swiftwire.LastModified(srcObj.Timestamp)); err != nil {
 		return err
 	}
-	if rd.Length > h.cfg.MaxObjectSize {
-		return errTooLarge
+	if rd.Length > h.MaxObjectSize {
+		return swiftcore.ErrTooLarge
 	}
-	if err := h.checkQuota(ctx, dst.Account, dst.Container, access.Usage{Bytes: rd.Length, Objects: 1}); err != nil {
+	if err := h.CheckQuota(ctx, dst.Account, dst.Container, access.Usage{Bytes: rd.Length, Objects: 1}); err != nil {
 		return err
 	}
 	obj := meta.Object{Size: rd.Length, ContentType: srcObj.ContentType, SysMeta: req.SysMeta}
@@ -176,33 +178,33 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		// The link itself: its settings, and the account the request names for its target
 		// (as a symlink PUT would take it).
 		keep := map[string]string{}
-		for _, k := range []string{sysSymlinkTarget, sysSymlinkAccount, sysSymlinkETag, sysSymlinkBytes} {
+		for _, k := range []string{swiftcore.SysSymlinkTarget, swiftcore.SysSymlinkAccount, swiftcore.SysSymlinkETag, swiftcore.SysSymlinkBytes} {
 			if v := srcObj.SysMeta[k]; v != "" {
 				keep[k] = v
 			}
 		}
 		if v := r.Header.Get("X-Symlink-Target-Account"); v != "" {
-			keep[sysSymlinkAccount] = swiftwire.PyQuote(httpwire.UnescapeLenient(v))
+			keep[swiftcore.SysSymlinkAccount] = swiftwire.PyQuote(httpwire.UnescapeLenient(v))
 		}
 		_, params := swiftwire.ParseListingETag(srcObj.SysMeta[meta.SysListingETag])
-		keep[meta.SysListingETag] = symlinkListingETag(keep, params["slo_etag"])
-		obj.SysMeta = overlay(obj.SysMeta, keep)
+		keep[meta.SysListingETag] = symlink.SymlinkListingETag(keep, params["slo_etag"])
+		obj.SysMeta = swiftcore.Overlay(obj.SysMeta, keep)
 	}
-	if manifestCopy && isDLO(&srcObj) && req.SysMeta[sysDLO] == "" {
-		obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysDLO: srcObj.SysMeta[sysDLO], sysDLORaw: srcObj.SysMeta[sysDLORaw]})
+	if manifestCopy && swiftcore.IsDLO(&srcObj) && req.SysMeta[swiftcore.SysDLO] == "" {
+		obj.SysMeta = swiftcore.Overlay(obj.SysMeta, map[string]string{swiftcore.SysDLO: srcObj.SysMeta[swiftcore.SysDLO], swiftcore.SysDLORaw: srcObj.SysMeta[swiftcore.SysDLORaw]})
 	}
 	if r.Header.Get("Content-Type") != "" {
 		obj.ContentType = req.ContentType
 	}
 	if !swiftwire.Truthy(r.Header.Get("X-Fresh-Metadata")) {
-		obj.Headers = cloneMap(srcObj.Headers)
-		obj.UserMeta = cloneMap(srcObj.UserMeta)
+		obj.Headers = swiftcore.CloneMap(srcObj.Headers)
+		obj.UserMeta = swiftcore.CloneMap(srcObj.UserMeta)
 	}
-	obj.Headers = overlay(obj.Headers, req.Headers)
+	obj.Headers = swiftcore.Overlay(obj.Headers, req.Headers)
 	reqMeta, _ := swiftwire.ReadMeta(r.Header, "Object") // checked by objectMetaFromRequest
 	for k := range reqMeta {
 		if v, set := req.UserMeta[k]; set {
-			obj.UserMeta = overlay(obj.UserMeta, map[string]string{k: v})
+			obj.UserMeta = swiftcore.Overlay(obj.UserMeta, map[string]string{k: v})
 		} else {
 			delete(obj.UserMeta, k) // X-Remove-Object-Meta-*
 		}
@@ -213,23 +215,23 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if srcObj.Manifest == nil && rng == nil {
 		want = srcObj.ETag
 	}
-	if err := h.queueExpiry(ctx, dst, obj.SysMeta); err != nil {
+	if err := h.QueueExpiry(ctx, dst, obj.SysMeta); err != nil {
 		return err
 	}
-	if isSLO(&srcObj) && !manifestCopy {
+	if swiftcore.IsSLO(&srcObj) && !manifestCopy {
 		// The segments are read as the caller, as Swift's copy reads them.
-		if err := h.checkSegmentAccess(r, rq, src, &srcObj); err != nil {
+		if err := h.lo.CheckSegmentAccess(r, rq, src, &srcObj); err != nil {
 			return err
 		}
 	}
-	if err := h.archiveBeforeWrite(ctx, dst); err != nil {
+	if err := h.ver.ArchiveBeforeWrite(ctx, dst); err != nil {
 		return err
 	}
-	if manifestCopy && isSLO(&srcObj) {
+	if manifestCopy && swiftcore.IsSLO(&srcObj) {
 		// The manifest itself, checked again as a manifest PUT in the destination's account.
-		return h.copyManifest(w, r, rq, src, dst, &srcObj, obj)
+		return h.lo.CopyManifest(w, r, rq, src, dst, &srcObj, obj)
 	}
-	stored, err := h.storeObject(ctx, w, dst, obj, rd, proxy.PutOptions{BeforeCommit: etagMatcher(want)})
+	stored, err := h.StoreObject(ctx, w, dst, obj, rd, proxy.PutOptions{BeforeCommit: etagMatcher(want)})
 	if err != nil {
 		return fmt.Errorf("copy to %s/%s: %w", dst.Container, dst.Object, err)
 	}
@@ -242,27 +244,6 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	for k, v := range obj.UserMeta {
 		hdr.Set(swiftwire.MetaHeader("Object", k), v)
 	}
-	writeStatus(w, r, http.StatusCreated)
+	swiftcore.WriteStatus(w, r, http.StatusCreated)
 	return nil
-}
-
-func cloneMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-func overlay(dst, src map[string]string) map[string]string {
-	for k, v := range src {
-		if dst == nil {
-			dst = map[string]string{}
-		}
-		dst[k] = v
-	}
-	return dst
 }

@@ -5,14 +5,16 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 )
 
 // Swift's container CORS settings are user metadata (X-Container-Meta-Access-Control-*), kept
-// like any other under containerMetaPrefix with lower-cased names.
+// like any other under swiftcore.ContainerMetaPrefix with lower-cased names.
 const (
-	corsAllowOrigin   = containerMetaPrefix + "access-control-allow-origin"
-	corsMaxAge        = containerMetaPrefix + "access-control-max-age"
-	corsExposeHeaders = containerMetaPrefix + "access-control-expose-headers"
+	corsAllowOrigin   = swiftcore.ContainerMetaPrefix + "access-control-allow-origin"
+	corsMaxAge        = swiftcore.ContainerMetaPrefix + "access-control-max-age"
+	corsExposeHeaders = swiftcore.ContainerMetaPrefix + "access-control-expose-headers"
 )
 
 // corsRules are a container's CORS settings.
@@ -22,11 +24,11 @@ type corsRules struct {
 
 // corsOf reads the CORS settings of the request's container; none for account requests or a
 // container that cannot be read.
-func (h *Handler) corsOf(ctx context.Context, rq *request) corsRules {
-	if rq.container == "" || rq.tenant == "" {
+func (h *Handler) corsOf(ctx context.Context, rq *swiftcore.Request) corsRules {
+	if rq.Container == "" || rq.Tenant == "" {
 		return corsRules{}
 	}
-	c, err := h.headContainer(ctx, rq.tenant, rq.container)
+	c, err := h.HeadContainer(ctx, rq.Tenant, rq.Container)
 	if err != nil {
 		return corsRules{}
 	}
@@ -57,16 +59,16 @@ func (c corsRules) allowOriginHeader(hdr http.Header, origin string) {
 // preflight answers a CORS preflight (OPTIONS with Origin) as Swift does: 401 unless the
 // container allows the origin and the requested method, else 200 with the CORS headers.
 // Account-level preflights get the plain OPTIONS answer (Swift has no account CORS).
-func (h *Handler) preflight(w http.ResponseWriter, r *http.Request, rq *request, allow []string) error {
+func (h *Handler) preflight(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, allow []string) error {
 	origin := r.Header.Get("Origin")
 	hdr := w.Header()
-	if rq.container == "" {
-		writeStatus(w, r, http.StatusOK)
+	if rq.Container == "" {
+		swiftcore.WriteStatus(w, r, http.StatusOK)
 		return nil
 	}
 	rules := h.corsOf(r.Context(), rq)
 	if !rules.allows(origin) || !slices.Contains(allow, r.Header.Get("Access-Control-Request-Method")) {
-		writeStatus(w, r, http.StatusUnauthorized)
+		swiftcore.WriteStatus(w, r, http.StatusUnauthorized)
 		return nil
 	}
 	rules.allowOriginHeader(hdr, origin)
@@ -83,7 +85,7 @@ func (h *Handler) preflight(w http.ResponseWriter, r *http.Request, rq *request,
 	if len(asked) > 0 {
 		hdr.Set("Access-Control-Allow-Headers", strings.Join(asked, ", "))
 	}
-	writeStatus(w, r, http.StatusOK)
+	swiftcore.WriteStatus(w, r, http.StatusOK)
 	return nil
 }
 

@@ -8,7 +8,11 @@ import (
 	"time"
 
 	"github.com/cairn-store/cairn/internal/policy"
+	"github.com/cairn-store/cairn/internal/swift/bulk"
+	"github.com/cairn-store/cairn/internal/swift/largeobj"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/swift/symlink"
 )
 
 // apiVersion is the Swift release whose API this front end follows; /info reports it so that
@@ -21,12 +25,12 @@ const apiVersion = "2.30.1"
 func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		return errMethodNotAllowed
+		return swiftcore.ErrMethodNotAllowed
 	}
 	doc := map[string]any{
 		"swift": map[string]any{
 			"version":                   apiVersion,
-			"max_file_size":             h.cfg.MaxObjectSize,
+			"max_file_size":             h.MaxObjectSize,
 			"max_meta_name_length":      swiftwire.MaxMetaNameLength,
 			"max_meta_value_length":     swiftwire.MaxMetaValueLength,
 			"max_meta_count":            swiftwire.MaxMetaCount,
@@ -46,8 +50,8 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 			"account_autocreate":       true,
 		},
 		"tempauth": map[string]any{"account_acls": true},
-		"slo": map[string]any{"max_manifest_segments": maxManifestSegments, "max_manifest_size": maxManifestSize,
-			"min_segment_size": minSegmentSize, "yield_frequency": int(heartbeatEvery / time.Second), "allow_async_delete": false},
+		"slo": map[string]any{"max_manifest_segments": largeobj.MaxManifestSegments, "max_manifest_size": largeobj.MaxManifestSize,
+			"min_segment_size": largeobj.MinSegmentSize, "yield_frequency": int(largeobj.HeartbeatEvery / time.Second), "allow_async_delete": false},
 		"etag_quoter": map[string]any{"enable_by_default": false},
 		// Container quotas are set with X-Container-Meta-Quota-*; account quotas are enforced
 		// too, but set by Cairn's tenant administration, so account_quotas is not claimed.
@@ -55,11 +59,11 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 		"tempurl": map[string]any{"methods": swiftwire.TempURLMethods, "allowed_digests": []string{"sha1", "sha256", "sha512"},
 			"incoming_remove_headers": []string{"x-timestamp"}, "incoming_allow_headers": []string{},
 			"outgoing_remove_headers": []string{"x-object-meta-*"}, "outgoing_allow_headers": []string{"x-object-meta-public-*"}},
-		"bulk_upload": map[string]any{"max_containers_per_extraction": maxContainersPerExtraction,
-			"max_failed_extractions": maxFailedExtractions},
-		"bulk_delete":       map[string]any{"max_deletes_per_request": maxDeletesPerRequest, "max_failed_deletes": maxFailedDeletes},
+		"bulk_upload": map[string]any{"max_containers_per_extraction": bulk.MaxContainersPerExtraction,
+			"max_failed_extractions": bulk.MaxFailedExtractions},
+		"bulk_delete":       map[string]any{"max_deletes_per_request": bulk.MaxDeletesPerRequest, "max_failed_deletes": bulk.MaxFailedDeletes},
 		"staticweb":         map[string]any{},
-		"symlink":           map[string]any{"symloop_max": symloopMax, "static_links": true},
+		"symlink":           map[string]any{"symloop_max": symlink.SymloopMax, "static_links": true},
 		"versioned_writes":  map[string]any{"allowed_flags": []string{"x-versions-location", "x-history-location"}},
 		"object_versioning": map[string]any{},
 	}
@@ -93,7 +97,7 @@ func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 // can tell which policies erasure-code their objects.
 func (h *Handler) policiesInfo() []map[string]any {
 	var out []map[string]any
-	for _, p := range h.proxy.Policies().All() {
+	for _, p := range h.Proxy.Policies().All() {
 		if p.Deprecated || p.Usable() != nil {
 			continue
 		}

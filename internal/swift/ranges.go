@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -16,27 +17,27 @@ import (
 // more than one is satisfiable, an ordinary 206 for one, 416 for none. Each part is read with
 // its own ranged read of the proxy; a part that comes from another version of the object (it
 // was replaced meanwhile) cuts the response, since its header already promised the first.
-func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *request, rs []meta.Range) error {
+func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, rs []meta.Range) error {
 	ctx := r.Context()
-	obj, err := h.proxy.HeadObject(ctx, rq.objectName())
+	obj, err := h.Proxy.HeadObject(ctx, rq.ObjectName())
 	if err != nil {
-		return fmt.Errorf("head object %q: %w", rq.object, err)
+		return fmt.Errorf("head object %q: %w", rq.Object, err)
 	}
-	if expired(&obj, h.cfg.Now()) {
-		return fmt.Errorf("object %q expired: %w", rq.object, errNotFound)
+	if swiftcore.Expired(&obj, h.Now()) {
+		return fmt.Errorf("object %q expired: %w", rq.Object, swiftcore.ErrNotFound)
 	}
-	if followed, err := h.symlinkHop(w, r, rq, &obj); followed {
+	if followed, err := h.sym.SymlinkHop(w, r, rq, &obj); followed {
 		return err
 	}
 	stored := obj
 	obj = sse.Served(obj)
 	hdr := w.Header()
-	writeObjectHeaders(hdr, &obj)
-	if err := checkConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
+	swiftcore.WriteObjectHeaders(hdr, &obj)
+	if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
 		return err
 	}
-	if isSLO(&obj) {
-		if err := h.checkSegmentAccess(r, rq, rq.objectName(), &obj); err != nil {
+	if swiftcore.IsSLO(&obj) {
+		if err := h.lo.CheckSegmentAccess(r, rq, rq.ObjectName(), &obj); err != nil {
 			return err
 		}
 	}
@@ -44,7 +45,7 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *requ
 	switch len(spans) {
 	case 0:
 		hdr.Set("Content-Range", "bytes */"+strconv.FormatInt(obj.Size, 10))
-		return fmt.Errorf("get object %q: %w", rq.object, errRangeNotSatisfiable)
+		return fmt.Errorf("get object %q: %w", rq.Object, swiftcore.ErrRangeNotSatisfiable)
 	case 1:
 		s := spans[0]
 		return h.getSingle(w, r, rq, &meta.Range{Start: s.Offset, End: s.Offset + s.Length - 1})
@@ -56,13 +57,13 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *requ
 	for _, s := range spans {
 		var rd *proxy.ObjectReader
 		if sse.Encrypted(&stored) {
-			rd, err = h.plaintext(ctx, rq, stored, nil, &meta.Range{Start: s.Offset, End: s.Offset + s.Length - 1})
+			rd, err = h.Plaintext(ctx, rq, stored, nil, &meta.Range{Start: s.Offset, End: s.Offset + s.Length - 1})
 		} else {
-			rd, err = h.proxy.GetObject(ctx, rq.objectName(), &meta.Range{Start: s.Offset, End: s.Offset + s.Length - 1})
+			rd, err = h.Proxy.GetObject(ctx, rq.ObjectName(), &meta.Range{Start: s.Offset, End: s.Offset + s.Length - 1})
 		}
 		if err != nil {
-			h.log.WarnContext(ctx, "swift multi-range GET: part failed", "trans_id", rq.transID, "err", err)
-			return errAbortResponse
+			h.Log.WarnContext(ctx, "swift multi-range GET: part failed", "trans_id", rq.TransID, "err", err)
+			return swiftcore.ErrAbortResponse
 		}
 		same := rd.Object.Timestamp == obj.Timestamp && rd.Length == s.Length
 		if same {
@@ -71,8 +72,8 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *requ
 		}
 		rd.Close()
 		if !same || err != nil {
-			h.log.WarnContext(ctx, "swift multi-range GET broke off", "trans_id", rq.transID, "replaced", !same, "err", err)
-			return errAbortResponse
+			h.Log.WarnContext(ctx, "swift multi-range GET broke off", "trans_id", rq.TransID, "replaced", !same, "err", err)
+			return swiftcore.ErrAbortResponse
 		}
 		io.WriteString(w, "\r\n")
 	}

@@ -6,108 +6,77 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/staticweb"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
+	"github.com/cairn-store/cairn/internal/swift/tempurl"
 )
-
-// Operation names, the "operation" label of the metrics.
-const (
-	opUnknown         = "Unknown"
-	opOptions         = "Options"
-	opAuth            = "Auth"
-	opInfo            = "Info"
-	opGetAccount      = "GetAccount"
-	opHeadAccount     = "HeadAccount"
-	opPostAccount     = "PostAccount"
-	opBulkDelete      = "BulkDelete"
-	opBulkUpload      = "BulkUpload"
-	opGetContainer    = "GetContainer"
-	opHeadContainer   = "HeadContainer"
-	opPutContainer    = "PutContainer"
-	opPostContainer   = "PostContainer"
-	opDeleteContainer = "DeleteContainer"
-	opGetObject       = "GetObject"
-	opHeadObject      = "HeadObject"
-	opPutObject       = "PutObject"
-	opCopyObject      = "CopyObject" // PUT with X-Copy-From, or COPY
-	opPostObject      = "PostObject"
-	opDeleteObject    = "DeleteObject"
-)
-
-// opFunc serves one operation. It returns an error instead of writing one, so that every error
-// goes through the one table; once it has written a response it must return nil, or
-// errAbortResponse when the response broke off midway.
-type opFunc func(w http.ResponseWriter, r *http.Request, rq *request) error
-
-// target is what a /v1 path names.
-type target struct {
-	account, container, object string
-}
 
 // parsePath splits /v1/<account>[/<container>[/<object>]]. The object part is kept whole,
 // slashes included ("a//b/" is a legal object name). A trailing slash after the account or
 // container names the account or container, as in Swift.
-func parsePath(path string) (target, bool) {
+func parsePath(path string) (swiftcore.Target, bool) {
 	rest, ok := strings.CutPrefix(path, "/v1/")
 	if !ok || rest == "" {
-		return target{}, false
+		return swiftcore.Target{}, false
 	}
 	parts := strings.SplitN(rest, "/", 3)
-	t := target{account: parts[0]}
+	t := swiftcore.Target{Account: parts[0]}
 	if len(parts) > 1 {
-		t.container = parts[1]
+		t.Container = parts[1]
 	}
 	if len(parts) > 2 {
-		t.object = parts[2]
+		t.Object = parts[2]
 	}
-	if t.account == "" || t.container == "" && t.object != "" {
-		return target{}, false
+	if t.Account == "" || t.Container == "" && t.Object != "" {
+		return swiftcore.Target{}, false
 	}
 	return t, true
 }
 
 // route picks the operation for a method on a target.
-func route(method string, hdr http.Header, t target) (string, []string) {
+func route(method string, hdr http.Header, t swiftcore.Target) (string, []string) {
 	switch {
-	case t.object != "":
+	case t.Object != "":
 		switch method {
 		case http.MethodGet:
-			return opGetObject, nil
+			return swiftcore.OpGetObject, nil
 		case http.MethodHead:
-			return opHeadObject, nil
+			return swiftcore.OpHeadObject, nil
 		case http.MethodPut:
 			if hdr.Get("X-Copy-From") != "" {
-				return opCopyObject, nil
+				return swiftcore.OpCopyObject, nil
 			}
-			return opPutObject, nil
+			return swiftcore.OpPutObject, nil
 		case "COPY":
-			return opCopyObject, nil
+			return swiftcore.OpCopyObject, nil
 		case http.MethodPost:
-			return opPostObject, nil
+			return swiftcore.OpPostObject, nil
 		case http.MethodDelete:
-			return opDeleteObject, nil
+			return swiftcore.OpDeleteObject, nil
 		}
 		return "", []string{"COPY", "DELETE", "GET", "HEAD", "POST", "PUT"}
-	case t.container != "":
+	case t.Container != "":
 		switch method {
 		case http.MethodGet:
-			return opGetContainer, nil
+			return swiftcore.OpGetContainer, nil
 		case http.MethodHead:
-			return opHeadContainer, nil
+			return swiftcore.OpHeadContainer, nil
 		case http.MethodPut:
-			return opPutContainer, nil
+			return swiftcore.OpPutContainer, nil
 		case http.MethodPost:
-			return opPostContainer, nil
+			return swiftcore.OpPostContainer, nil
 		case http.MethodDelete:
-			return opDeleteContainer, nil
+			return swiftcore.OpDeleteContainer, nil
 		}
 		return "", []string{"DELETE", "GET", "HEAD", "POST", "PUT"}
 	default:
 		switch method {
 		case http.MethodGet:
-			return opGetAccount, nil
+			return swiftcore.OpGetAccount, nil
 		case http.MethodHead:
-			return opHeadAccount, nil
+			return swiftcore.OpHeadAccount, nil
 		case http.MethodPost:
-			return opPostAccount, nil
+			return swiftcore.OpPostAccount, nil
 		}
 		// Accounts are created and deleted by Cairn's tenant administration, not by Swift's
 		// allow_account_management PUT and DELETE.
@@ -115,128 +84,128 @@ func route(method string, hdr http.Header, t target) (string, []string) {
 	}
 }
 
-func (h *Handler) ops(op string) opFunc {
+func (h *Handler) ops(op string) swiftcore.OpFunc {
 	switch op {
-	case opGetAccount, opHeadAccount:
+	case swiftcore.OpGetAccount, swiftcore.OpHeadAccount:
 		return h.getAccount
-	case opPostAccount:
+	case swiftcore.OpPostAccount:
 		return h.postAccount
-	case opGetContainer, opHeadContainer:
+	case swiftcore.OpGetContainer, swiftcore.OpHeadContainer:
 		return h.getContainer
-	case opPutContainer:
+	case swiftcore.OpPutContainer:
 		return h.putContainer
-	case opPostContainer:
+	case swiftcore.OpPostContainer:
 		return h.postContainer
-	case opDeleteContainer:
+	case swiftcore.OpDeleteContainer:
 		return h.deleteContainer
-	case opGetObject, opHeadObject:
+	case swiftcore.OpGetObject, swiftcore.OpHeadObject:
 		return h.getObject
-	case opPutObject:
+	case swiftcore.OpPutObject:
 		return h.putObject
-	case opCopyObject:
+	case swiftcore.OpCopyObject:
 		return h.copyObject
-	case opPostObject:
+	case swiftcore.OpPostObject:
 		return h.postObject
-	case opDeleteObject:
+	case swiftcore.OpDeleteObject:
 		return h.deleteObject
 	}
 	return nil
 }
 
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	switch r.URL.Path {
 	case authPath, authPath + "/":
-		rq.op = opAuth
+		rq.Op = swiftcore.OpAuth
 		return h.getToken(w, r, rq)
 	case infoPath:
-		rq.op = opInfo
+		rq.Op = swiftcore.OpInfo
 		if r.Method == http.MethodOptions {
 			return h.options(w, r, rq, []string{"GET", "HEAD"})
 		}
 		return h.info(w, r)
 	}
 	if r.URL.Path == "/v1" || r.URL.Path == "/v1/" {
-		return errPreconditionFailed.withText("Bad URL").asHTML() // a version without an account
+		return swiftcore.ErrPreconditionFailed.WithText("Bad URL").AsHTML() // a version without an account
 	}
 	t, ok := parsePath(r.URL.Path)
 	if !ok {
-		return fmt.Errorf("path %q: %w", r.URL.Path, errNotFound)
+		return fmt.Errorf("path %q: %w", r.URL.Path, swiftcore.ErrNotFound)
 	}
-	rq.account, rq.container, rq.object = t.account, t.container, t.object
-	tenant, hasPrefix := strings.CutPrefix(t.account, resellerPrefix)
-	rq.tenant = tenant
+	rq.Account, rq.Container, rq.Object = t.Account, t.Container, t.Object
+	tenant, hasPrefix := strings.CutPrefix(t.Account, resellerPrefix)
+	rq.Tenant = tenant
 	if r.Method == http.MethodOptions {
 		_, allow := route("", nil, t)
 		return h.options(w, r, rq, allow)
 	}
-	if t.object != "" {
-		r = r.WithContext(withContainerMemo(r.Context()))
+	if t.Object != "" {
+		r = r.WithContext(swiftcore.WithContainerMemo(r.Context()))
 	}
-	if t.object != "" && h.quoteEtags(r.Context(), rq) {
-		w = &etagQuoter{ResponseWriter: w}
+	if t.Object != "" && h.QuoteEtags(r.Context(), rq) {
+		w = &swiftcore.EtagQuoter{ResponseWriter: w}
 	}
-	if origin := r.Header.Get("Origin"); origin != "" && t.container != "" {
+	if origin := r.Header.Get("Origin"); origin != "" && t.Container != "" {
 		w = &corsWriter{ResponseWriter: w, rules: h.corsOf(r.Context(), rq), origin: origin}
 	}
 	// Authenticate before anything else, so that a caller with a bad token learns nothing. A
 	// temp URL stands in for a token.
-	scope, err := h.checkTempURL(r, rq)
+	scope, err := h.tu.Check(r, rq)
 	if err != nil {
 		return err
 	}
 	if scope != nil {
-		rq.tempURL = scope
-		if err := prepareTempURLRequest(r); err != nil {
+		rq.TempURL = scope
+		if err := tempurl.PrepareRequest(r); err != nil {
 			return err
 		}
-		w = &tempURLWriter{ResponseWriter: w, r: r, scope: scope, name: rq.object}
+		w = tempurl.NewWriter(w, r, scope, rq.Object)
 	} else if err := h.authenticate(r, rq); err != nil {
 		return err
 	}
 	if strings.HasPrefix(tenant, meta.ReservedPrefix) {
-		return fmt.Errorf("account %q is reserved: %w", t.account, errNotFound) // Cairn's own (name index, expiry queue)
+		return fmt.Errorf("account %q is reserved: %w", t.Account, swiftcore.ErrNotFound) // Cairn's own (name index, expiry queue)
 	}
 	if !hasPrefix || tenant == "" {
-		return fmt.Errorf("account %q outside the AUTH_ prefix: %w", t.account, errForbidden)
+		return fmt.Errorf("account %q outside the AUTH_ prefix: %w", t.Account, swiftcore.ErrForbidden)
 	}
 	// Swift's bulk middleware answers ?bulk-delete on any path of the account; the body names
 	// what to delete.
 	if (r.Method == http.MethodPost || r.Method == http.MethodDelete) && r.URL.Query().Has("bulk-delete") {
-		rq.op = opBulkDelete
-		if rq.anonymous {
-			return rq.refused("bulk delete")
+		rq.Op = swiftcore.OpBulkDelete
+		if rq.Anonymous {
+			return rq.Refused("bulk delete")
 		}
-		if err := checkRequest(r, rq); err != nil {
+		if err := swiftcore.CheckRequest(r, rq); err != nil {
 			return err
 		}
-		return h.bulkDelete(w, r, rq)
+		return h.bulk.Delete(w, r, rq)
 	}
 	if r.Method == http.MethodPut && r.URL.Query().Has("extract-archive") {
-		rq.op = opBulkUpload
-		if rq.anonymous {
-			return rq.refused("bulk upload") // each container and object is decided as it is made
+		rq.Op = swiftcore.OpBulkUpload
+		if rq.Anonymous {
+			return rq.Refused("bulk upload") // each container and object is decided as it is made
 		}
-		return h.extractArchive(w, r, rq, r.URL.Query().Get("extract-archive"))
+		return h.bulk.ExtractArchive(w, r, rq, r.URL.Query().Get("extract-archive"))
 	}
 	op, allow := route(r.Method, r.Header, t)
 	if op == "" {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		return errMethodNotAllowed
+		return swiftcore.ErrMethodNotAllowed
 	}
-	rq.op = op
-	if err := checkRequest(r, rq); err != nil {
+	rq.Op = op
+	if err := swiftcore.CheckRequest(r, rq); err != nil {
 		return err
 	}
-	if err := h.checkAccess(r, rq); err != nil {
+	if err := h.CheckAccess(r, rq); err != nil {
 		return err
 	}
-	if webMode(r, rq) {
-		if handled, err := h.serveWeb(w, r, rq); handled || err != nil {
+	if staticweb.WebMode(r, rq) {
+		if handled, err := h.web.ServeWeb(w, r, rq); handled || err != nil {
 			return err
 		}
 	}
-	if t.object != "" {
-		if handled, err := h.serveObjectVersioning(w, r, rq, op); handled {
+	if t.Object != "" {
+		if handled, err := h.ver.ServeObjectVersioning(w, r, rq, op); handled {
 			return err
 		}
 	}
@@ -245,13 +214,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 
 // options answers OPTIONS as Swift does: the allowed methods, without authentication; with an
 // Origin it is a CORS preflight, answered from the container's CORS settings (cors.go).
-func (h *Handler) options(w http.ResponseWriter, r *http.Request, rq *request, allow []string) error {
-	rq.op = opOptions
+func (h *Handler) options(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, allow []string) error {
+	rq.Op = swiftcore.OpOptions
 	allow = append(allow, "OPTIONS")
 	w.Header().Set("Allow", strings.Join(allow, ", "))
 	if r.Header.Get("Origin") != "" {
 		return h.preflight(w, r, rq, allow)
 	}
-	writeStatus(w, r, http.StatusOK)
+	swiftcore.WriteStatus(w, r, http.StatusOK)
 	return nil
 }

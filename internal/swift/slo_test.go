@@ -263,3 +263,102 @@ func TestSwiftSLOLongManifest(t *testing.T) {
 		t.Errorf("HEAD ?multipart-manifest=get with a body")
 	}
 }
+
+func TestSwiftSLO(t *testing.T) {
+	s := newStack(t)
+	c := s.client(t, "acme:alice", "alice-key")
+	c.must("PUT", "/segs", nil, "", 201)
+	c.must("PUT", "/box", nil, "", 201)
+	c.must("PUT", "/segs/1", nil, "abc", 201)
+	c.must("PUT", "/segs/2", nil, "defg", 201)
+	c.must("PUT", "/segs/empty", map[string]string{"Content-Length": "0"}, "", 201)
+	sloETag := md5hex(md5hex("abc") + md5hex("defg"))
+	manifest := fmt.Sprintf(`[{"path": "/segs/1", "etag": %q, "size_bytes": 3}, {"path": "segs/2", "etag": null, "size_bytes": null}]`, md5hex("abc"))
+
+	// Refused manifests store nothing.
+	for name, tc := range map[string]struct {
+		body   string
+		hdr    map[string]string
+		status int
+		want   string
+	}{
+		"missing segment": {`[{"path": "/segs/nope"}]`, nil, 400, "/segs/nope, 404 Not Found"},
+		"size mismatch":   {`[{"path": "/segs/1", "size_bytes": 4}]`, nil, 400, "/segs/1, Size Mismatch"},
+		"etag mismatch":   {`[{"path": "/segs/1", "etag": "00"}]`, nil, 400, "/segs/1, Etag Mismatch"},
+		"empty segment":   {`[{"path": "/segs/empty"}, {"path": "/segs/1"}]`, nil, 400, "Too small"},
+		"range":           {`[{"path": "/segs/1", "range": "5-"}]`, nil, 400, "/segs/1, Unsatisfiable Range"},
+		"bad etag header": {manifest, map[string]string{"ETag": md5hex("x")}, 422, "Unprocessable"},
+	} {
+		resp, body := c.do("PUT", "/box/big?multipart-manifest=put", tc.hdr, strings.NewReader(tc.body))
+		if resp.StatusCode != tc.status || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: %d %q", name, resp.StatusCode, body)
+		}
+	}
+	c.must("HEAD", "/box/big", nil, "", 404)
+
+	resp, _ := c.must("PUT", "/box/big?multipart-manifest=put", map[string]string{"X-Object-Meta-Kind": "slo", "Content-Type": "text/x-slo"}, manifest, 201)
+	if resp.Header.Get("Etag") != `"`+sloETag+`"` {
+		t.Errorf("manifest PUT Etag %q, want %q", resp.Header.Get("Etag"), sloETag)
+	}
+	resp, body := c.must("GET", "/box/big", nil, "", 200)
+	if body != "abcdefg" || resp.Header.Get("X-Static-Large-Object") != "True" || resp.Header.Get("Etag") != `"`+sloETag+`"` ||
+		resp.Header.Get("X-Object-Meta-Kind") != "slo" || resp.Header.Get("Content-Type") != "text/x-slo" {
+		t.Errorf("SLO GET %q %v", body, resp.Header)
+	}
+	_, body = c.must("GET", "/box/big", map[string]string{"Range": "bytes=2-4"}, "", 206)
+	if body != "cde" {
+		t.Errorf("range across segments %q", body)
+	}
+	resp, _ = c.must("HEAD", "/box/big", nil, "", 200)
+	if resp.ContentLength != 7 {
+		t.Errorf("HEAD length %d", resp.ContentLength)
+	}
+	_, body = c.must("GET", "/box?format=json", nil, "", 200)
+	mresp, _ := c.must("HEAD", "/box/big?multipart-manifest=get", nil, "", 200)
+	if !strings.Contains(body, `"name":"big","hash":"`+mresp.Header.Get("Etag")+`","bytes":7`) || !strings.Contains(body, `"slo_etag":"\"`+sloETag+`\""`) {
+		t.Errorf("listing %s", body)
+	}
+	resp, body = c.must("GET", "/box/big?multipart-manifest=get", nil, "", 200)
+	var got []map[string]any
+	if err := json.Unmarshal([]byte(body), &got); err != nil || len(got) != 2 || got[1]["name"] != "/segs/2" || got[1]["bytes"].(float64) != 4 ||
+		got[0]["hash"] != md5hex("abc") || resp.Header.Get("X-Static-Large-Object") != "True" {
+		t.Errorf("manifest get %s %v", body, err)
+	}
+	_, body = c.must("GET", "/box/big?multipart-manifest=get&format=raw", nil, "", 200)
+	if !strings.Contains(body, `"path": "/segs/1"`) || !strings.Contains(body, `"size_bytes": 3`) {
+		t.Errorf("raw manifest %s", body)
+	}
+	// A copy is a plain object of the bytes.
+	c.must("COPY", "/box/big", map[string]string{"Destination": "box/flat"}, "", 201)
+	resp, body = c.must("GET", "/box/flat", nil, "", 200)
+	if body != "abcdefg" || resp.Header.Get("X-Static-Large-Object") != "" || resp.Header.Get("Etag") != md5hex("abcdefg") {
+		t.Errorf("copy of an SLO %q %v", body, resp.Header)
+	}
+	// A manifest of a manifest reads through (slo_test.go tests nesting further).
+	c.must("PUT", "/box/nested?multipart-manifest=put", nil, `[{"path": "/box/big"}]`, 201)
+	if _, body = c.must("GET", "/box/nested", nil, "", 200); body != "abcdefg" {
+		t.Errorf("nested %q", body)
+	}
+	c.must("DELETE", "/box/nested", nil, "", 204)
+	// A plain DELETE leaves the segments; multipart-manifest=delete removes them too.
+	c.must("PUT", "/box/big2?multipart-manifest=put", nil, manifest, 201)
+	c.must("DELETE", "/box/big2", nil, "", 204)
+	c.must("HEAD", "/segs/1", nil, "", 200)
+	resp, body = c.must("DELETE", "/box/big?multipart-manifest=delete", nil, "", 200)
+	if !strings.HasPrefix(body, "Number Deleted: 3\nNumber Not Found: 0\n") || !strings.Contains(body, "Response Status: 200 OK") {
+		t.Errorf("SLO delete %q", body)
+	}
+	c.must("HEAD", "/segs/1", nil, "", 404)
+	c.must("HEAD", "/box/big", nil, "", 404)
+	// JSON answer, and a plain object through multipart-manifest=delete.
+	c.must("PUT", "/segs/3", nil, "hij", 201)
+	c.must("PUT", "/box/big3?multipart-manifest=put", nil, `[{"path": "/segs/3"}, {"path": "/segs/gone-soon"}]`, 400)
+	c.must("PUT", "/box/big3?multipart-manifest=put", nil, `[{"path": "/segs/3"}]`, 201)
+	c.must("DELETE", "/segs/3", nil, "", 204)
+	_, body = c.must("DELETE", "/box/big3?multipart-manifest=delete", map[string]string{"Accept": "application/json"}, "", 200)
+	var res map[string]any
+	if err := json.Unmarshal([]byte(body), &res); err != nil || res["Number Deleted"].(float64) != 1 || res["Number Not Found"].(float64) != 1 {
+		t.Errorf("JSON SLO delete %s %v", body, err)
+	}
+	c.must("DELETE", "/box/flat?multipart-manifest=delete", nil, "", 204)
+}

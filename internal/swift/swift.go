@@ -2,16 +2,36 @@
 // Swift 2.30 speaks it): v1 token authentication (/auth/v1.0, self-verifying tokens), the
 // /info document, account, container and object operations with Swift's listings (plain, JSON,
 // XML), metadata headers and limits, conditional and ranged reads, server-side copies, object
-// expiry headers, static large objects, bulk delete, and Swift's error answers from one table.
+// expiry headers, CORS, domain remapping, and Swift's error answers from one table.
 // It maps the Swift account AUTH_<a> onto Cairn's account <a>, so that a Swift container is the
 // S3 bucket of the same account and an object reads back through either API with the same bytes
 // and metadata. It reaches storage only through the proxy and never touches disks.
 //
-// Files: swift.go (configuration, request life cycle), router.go (path and method to an
-// operation), auth.go (v1 auth), token.go (tokens), info.go, account.go, container.go, object.go, copy.go, slo.go
-// (static large objects), bulk.go (bulk delete), listing.go (listing options and formats),
-// validate.go (names, metadata, limits), conditions.go (If-* and Range parsing), ranges.go
-// (multi-range answers), errors.go (the error table), metrics.go.
+// It is laid out as Swift's proxy is: this package is the entry point and the core operations
+// (the proxy server's controllers), the features are packages of their own (the middlewares of
+// Swift's pipeline), and what they all share is swiftcore's:
+//
+//   - swiftcore: the shared state (Server) and per-request state (Request), the error table,
+//     authorization and ACLs, validation, conditions, listings, quotas, the object write path;
+//   - largeobj: static and dynamic large objects (slo, dlo);
+//   - versioning: versioned writes and object versioning (versioned_writes, object_versioning);
+//   - symlink: symlinks (symlink);
+//   - bulk: bulk delete and bulk upload (bulk);
+//   - tempurl: temp URLs (tempurl);
+//   - staticweb: static web sites (staticweb);
+//   - swiftwire: Swift's pure wire rules (names, listings, manifests, ranges, signatures).
+//
+// The dependencies run one way: swift → features → swiftcore → swiftwire. Features import each
+// other only where Swift's do: largeobj resolves symlinked segments (symlink) and answers
+// manifest deletes in bulk's format, versioning deletes versions that are manifests (largeobj).
+// Features call back into this package's operations only through swiftcore.Server's hooks
+// (GetObject, Serve), as a middleware calls the application it wraps. internal/layers_test.go
+// holds these rules.
+//
+// Files: swift.go (configuration, request life cycle, domain remapping), router.go (path and
+// method to an operation), auth.go (v1 auth), token.go (tokens), info.go (/info), account.go,
+// container.go, object.go (object GET, HEAD, PUT, POST, DELETE), copy.go (server-side copies),
+// ranges.go (multi-range answers), cors.go (CORS).
 package swift
 
 import (
@@ -21,7 +41,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -31,21 +50,28 @@ import (
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/reqmetrics"
 	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/swift/bulk"
+	"github.com/cairn-store/cairn/internal/swift/largeobj"
+	"github.com/cairn-store/cairn/internal/swift/staticweb"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
+	"github.com/cairn-store/cairn/internal/swift/symlink"
+	"github.com/cairn-store/cairn/internal/swift/tempurl"
+	"github.com/cairn-store/cairn/internal/swift/versioning"
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
 // Config configures the Swift front end.
 type Config struct {
 	Proxy *proxy.Proxy
-	// Keys decrypts objects encrypted at rest through the S3 API (sse.go); nil: none can be
+	// Keys decrypts objects encrypted at rest through the S3 API (swiftcore/sse.go); nil: none can be
 	// read.
 	Keys *sse.Keyring
 	// Auth checks the credentials of /auth/v1.0.
 	Auth Authenticator
 	// Accounts keeps each account's metadata (X-Account-Meta-* and the front end's own
 	// account settings).
-	Accounts AccountStore
+	Accounts swiftcore.AccountStore
 	// TokenTTL is how long an issued token is valid (default 24 h, as tempauth's token_life).
 	TokenTTL time.Duration
 	// TokenKey signs tokens (at least MinTokenKey bytes): handlers with the same key accept
@@ -115,13 +141,18 @@ func (c *Config) Validate() error {
 
 // Handler serves the Swift API: /auth/v1.0, /info and /v1/....
 type Handler struct {
+	*swiftcore.Server
 	cfg     Config
-	proxy   *proxy.Proxy
-	log     *slog.Logger
 	metrics *reqmetrics.Metrics
 	tokens  *tokenSigner
-	// versions keeps the versions of objects in versioned containers (objversions.go).
-	versions *versions.Store
+
+	// The features, as Swift's proxy middlewares (each in its package).
+	sym  *symlink.Handler
+	bulk *bulk.Handler
+	lo   *largeobj.Handler
+	ver  *versioning.Handler
+	tu   *tempurl.Handler
+	web  *staticweb.Handler
 }
 
 // New returns the Swift handler.
@@ -133,8 +164,19 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("swift: metrics: %w", err)
 	}
-	return &Handler{cfg: cfg, proxy: cfg.Proxy, log: cfg.Logger, metrics: m,
-		tokens: newTokenSigner(cfg.TokenKey, cfg.TokenTTL, cfg.Now), versions: versions.New(cfg.Proxy)}, nil
+	srv := &swiftcore.Server{Proxy: cfg.Proxy, Keys: cfg.Keys, Accounts: cfg.Accounts, Quotas: cfg.Quotas,
+		MaxObjectSize: cfg.MaxObjectSize, ContainerChanged: cfg.ContainerChanged, Log: cfg.Logger,
+		Now: cfg.Now, Versions: versions.New(cfg.Proxy)}
+	h := &Handler{Server: srv, cfg: cfg, metrics: m,
+		tokens: newTokenSigner(cfg.TokenKey, cfg.TokenTTL, cfg.Now)}
+	srv.GetObject, srv.Serve = h.getObject, h.serve
+	h.sym = symlink.New(srv)
+	h.bulk = bulk.New(srv)
+	h.lo = largeobj.New(srv, h.sym)
+	h.ver = versioning.New(srv, h.lo)
+	h.tu = tempurl.New(srv)
+	h.web = staticweb.New(srv)
+	return h, nil
 }
 
 // IsSwiftPath reports whether an unsigned request for path belongs to the Swift front end: the
@@ -148,31 +190,6 @@ func IsSwiftPath(path string) bool {
 	return strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "//v1/")
 }
 
-// request is what the front end knows about a request once it is routed.
-type request struct {
-	transID   string
-	op        string
-	account   string // the URL's account, AUTH_<cairn account>
-	tenant    string // the Cairn account: account without AUTH_
-	container string
-	object    string
-	id        Identity
-	anonymous bool          // no token: ACLs alone decide
-	tempURL   *tempURLScope // a valid temp URL let the request in (tempurl.go)
-
-	// While a GET or HEAD follows symlinks (symlink.go): links followed so far, the ETag a
-	// static link requires of what comes next, and where the last link pointed.
-	symlinkHops     int
-	symlinkETag     string
-	symlinkLocation string
-
-	// versionID is the request's ?version-id, once checked (objversions.go).
-	versionID string
-	// sseBucket and sseKey, when set, are the container and object an encrypted object's key
-	// is bound to, where its bytes are read from elsewhere (a version: sse.go).
-	sseBucket, sseKey string
-}
-
 // ServeHTTP routes, authenticates and serves one request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serveRemapped(w, r, nil) }
 
@@ -180,18 +197,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serveRem
 // flight, with Swift's 503 (its proxy's answer when it cannot take a request). The body is not
 // read: net/http discards a small one and closes the connection on a large one.
 func (h *Handler) ServeOverloaded(w http.ResponseWriter, r *http.Request) {
-	h.serveRemapped(w, r, errOverloaded)
+	h.serveRemapped(w, r, swiftcore.ErrOverloaded)
 }
 
 // serveRemapped serves a request, or answers refused when that is set (a host name that
 // domain remapping refuses).
 func (h *Handler) serveRemapped(w http.ResponseWriter, r *http.Request, refused error) {
 	start := time.Now()
-	rq := &request{transID: newTransID(start), op: opUnknown}
+	rq := &swiftcore.Request{TransID: newTransID(start), Op: swiftcore.OpUnknown}
 	rec := &reqmetrics.StatusRecorder{ResponseWriter: w}
 	hdr := w.Header()
-	hdr.Set("X-Trans-Id", rq.transID)
-	hdr.Set("X-Openstack-Request-Id", rq.transID)
+	hdr.Set("X-Trans-Id", rq.TransID)
+	hdr.Set("X-Openstack-Request-Id", rq.TransID)
 	// Swift's servers answer a client's "Connection: keep-alive" in kind (Go's server keeps
 	// HTTP/1.1 connections open anyway, but says nothing).
 	if strings.EqualFold(strings.TrimSpace(r.Header.Get("Connection")), "keep-alive") {
@@ -202,27 +219,23 @@ func (h *Handler) serveRemapped(w http.ResponseWriter, r *http.Request, refused 
 	if err == nil {
 		err = h.serve(rec, r, rq)
 	}
-	if err != nil && !errors.Is(err, errAbortResponse) {
+	if err != nil && !errors.Is(err, swiftcore.ErrAbortResponse) {
 		if rec.WroteHeader {
-			h.log.WarnContext(r.Context(), "swift response failed after its header", "trans_id", rq.transID, "op", rq.op, "err", err)
-			err = errAbortResponse
+			h.Log.WarnContext(r.Context(), "swift response failed after its header", "trans_id", rq.TransID, "op", rq.Op, "err", err)
+			err = swiftcore.ErrAbortResponse
 		} else {
-			h.writeError(rec, r, rq, err)
+			h.WriteError(rec, r, rq, err)
 		}
 	}
 	status := rec.Status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	h.metrics.Observe(rq.op, status, time.Since(start))
-	if errors.Is(err, errAbortResponse) {
+	h.metrics.Observe(rq.Op, status, time.Since(start))
+	if errors.Is(err, swiftcore.ErrAbortResponse) {
 		panic(http.ErrAbortHandler) // net/http cuts the connection without logging a stack
 	}
 }
-
-// errAbortResponse reports that a response failed after its header was sent: the connection is
-// cut so the client cannot mistake a short body for a whole one.
-var errAbortResponse = errors.New("swift: response aborted after its header was sent")
 
 // newTransID returns a transaction ID in Swift's form: "tx", 21 random hex digits, "-", the
 // request time in hex.
@@ -230,26 +243,6 @@ func newTransID(t time.Time) string {
 	var b [11]byte
 	rand.Read(b[:])
 	return "tx" + hex.EncodeToString(b[:])[:21] + "-" + fmt.Sprintf("%010x", t.Unix())
-}
-
-// writeStatus answers with a status and Swift's short body for it (201 and 204 have none).
-func writeStatus(w http.ResponseWriter, r *http.Request, status int) {
-	hdr := w.Header()
-	body := ""
-	switch status {
-	case http.StatusAccepted:
-		body = "<html><h1>Accepted</h1><p>The request is accepted for processing.</p></html>"
-	}
-	if status != http.StatusNoContent {
-		hdr.Set("Content-Length", strconv.Itoa(len(body)))
-	}
-	if hdr.Get("Content-Type") == "" {
-		hdr.Set("Content-Type", "text/html; charset=UTF-8")
-	}
-	w.WriteHeader(status)
-	if body != "" && r.Method != http.MethodHead {
-		w.Write([]byte(body))
-	}
 }
 
 // ServeDomain serves a request addressed by host name (Swift's domain_remap), when Config's

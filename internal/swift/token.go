@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 )
 
 // Tokens verify themselves, so that every proxy of a cluster accepts a token another issued
@@ -46,7 +48,7 @@ const (
 )
 
 // errBadToken: a token that is malformed, forged, expired or revoked (all 401).
-var errBadToken = fmt.Errorf("invalid or expired token: %w", errUnauthorized)
+var errBadToken = fmt.Errorf("invalid or expired token: %w", swiftcore.ErrUnauthorized)
 
 // tokenSigner issues and verifies tokens under one key.
 type tokenSigner struct {
@@ -68,7 +70,7 @@ func newTokenSigner(key []byte, ttl time.Duration, now func() time.Time) *tokenS
 }
 
 // issue returns a token for id, bound to the fingerprint of its key, and when it expires.
-func (t *tokenSigner) issue(id Identity, fingerprint []byte) (string, time.Time, error) {
+func (t *tokenSigner) issue(id swiftcore.Identity, fingerprint []byte) (string, time.Time, error) {
 	if id.Account == "" || len(id.Account) > maxTokenName || id.User == "" || len(id.User) > maxTokenName {
 		return "", time.Time{}, fmt.Errorf("swift: %q:%q: names of 1 to %d bytes fit in a token", id.Account, id.User, maxTokenName)
 	}
@@ -101,7 +103,7 @@ func (t *tokenSigner) tag(payload, fingerprint []byte) []byte {
 
 // tokenClaims is what a token says, before it is verified.
 type tokenClaims struct {
-	id      Identity
+	id      swiftcore.Identity
 	expires time.Time
 	payload []byte // the bytes the tag covers, fingerprint aside
 	tag     []byte
@@ -143,27 +145,27 @@ func parseToken(tok string) (tokenClaims, error) {
 // verify returns the identity a token was issued to, if it is well formed, unexpired, tagged
 // under this signer's key and still bound to the user's current key; errBadToken otherwise.
 // Errors of the tenant store (unavailable, for instance) are returned as they are.
-func (t *tokenSigner) verify(ctx context.Context, tok string, auth Authenticator) (Identity, error) {
+func (t *tokenSigner) verify(ctx context.Context, tok string, auth Authenticator) (swiftcore.Identity, error) {
 	c, err := parseToken(tok)
 	if err != nil {
-		return Identity{}, err
+		return swiftcore.Identity{}, err
 	}
 	// The expiry is not verified yet, but refusing on it can only refuse.
 	if !t.now().Before(c.expires) {
-		return Identity{}, fmt.Errorf("token expired: %w", errBadToken)
+		return swiftcore.Identity{}, fmt.Errorf("token expired: %w", errBadToken)
 	}
 	id, fp, err := auth.SwiftKeyFingerprint(ctx, c.id.Account, c.id.User)
 	if errors.Is(err, ErrBadCredentials) {
-		return Identity{}, fmt.Errorf("token of %s:%s, no longer a user: %w", c.id.Account, c.id.User, errBadToken)
+		return swiftcore.Identity{}, fmt.Errorf("token of %s:%s, no longer a user: %w", c.id.Account, c.id.User, errBadToken)
 	}
 	if err != nil {
-		return Identity{}, fmt.Errorf("check a token: %w", err)
+		return swiftcore.Identity{}, fmt.Errorf("check a token: %w", err)
 	}
 	if !hmac.Equal(t.tag(c.payload, fp), c.tag) {
-		return Identity{}, fmt.Errorf("token of %s:%s does not verify (forged, another key, or the user's key changed): %w", c.id.Account, c.id.User, errBadToken)
+		return swiftcore.Identity{}, fmt.Errorf("token of %s:%s does not verify (forged, another key, or the user's key changed): %w", c.id.Account, c.id.User, errBadToken)
 	}
 	if id != c.id {
-		return Identity{}, fmt.Errorf("token of %s:%s: the user's rights changed since: %w", c.id.Account, c.id.User, errBadToken)
+		return swiftcore.Identity{}, fmt.Errorf("token of %s:%s: the user's rights changed since: %w", c.id.Account, c.id.User, errBadToken)
 	}
 	return id, nil
 }

@@ -9,28 +9,30 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 )
 
 // keyring is an Authenticator over a map of account:user → Swift key, identities derived from
 // the names (users called "admin" administer their account, root:root is root).
 type keyring map[string]string
 
-func (k keyring) AuthenticateSwift(ctx context.Context, account, user, key string) (Identity, error) {
+func (k keyring) AuthenticateSwift(ctx context.Context, account, user, key string) (swiftcore.Identity, error) {
 	id, _, err := k.SwiftKeyFingerprint(ctx, account, user)
 	if err != nil || k[account+":"+user] != key {
-		return Identity{}, fmt.Errorf("%s:%s: %w", account, user, ErrBadCredentials)
+		return swiftcore.Identity{}, fmt.Errorf("%s:%s: %w", account, user, ErrBadCredentials)
 	}
 	return id, nil
 }
 
-func (k keyring) SwiftKeyFingerprint(_ context.Context, account, user string) (Identity, []byte, error) {
+func (k keyring) SwiftKeyFingerprint(_ context.Context, account, user string) (swiftcore.Identity, []byte, error) {
 	key, ok := k[account+":"+user]
 	if !ok {
-		return Identity{}, nil, fmt.Errorf("%s:%s: %w", account, user, ErrBadCredentials)
+		return swiftcore.Identity{}, nil, fmt.Errorf("%s:%s: %w", account, user, ErrBadCredentials)
 	}
 	fp := sha256.Sum256([]byte(key))
 	root := account == "root" && user == "root"
-	return Identity{Account: account, User: user, Admin: user == "admin" || root, Root: root}, fp[:], nil
+	return swiftcore.Identity{Account: account, User: user, Admin: user == "admin" || root, Root: root}, fp[:], nil
 }
 
 func TestTokensVerifyThemselves(t *testing.T) {
@@ -50,10 +52,10 @@ func TestTokensVerifyThemselves(t *testing.T) {
 	if got, err := b.verify(ctx, tok, users); err != nil || got != id {
 		t.Fatalf("another signer with the key: %+v, %v", got, err)
 	}
-	if _, err := newTokenSigner([]byte("another key of the same length."), time.Hour, clock).verify(ctx, tok, users); !errors.Is(err, errUnauthorized) {
+	if _, err := newTokenSigner([]byte("another key of the same length."), time.Hour, clock).verify(ctx, tok, users); !errors.Is(err, swiftcore.ErrUnauthorized) {
 		t.Errorf("another key accepted the token: %v", err)
 	}
-	if _, err := newTokenSigner(nil, time.Hour, clock).verify(ctx, tok, users); !errors.Is(err, errUnauthorized) {
+	if _, err := newTokenSigner(nil, time.Hour, clock).verify(ctx, tok, users); !errors.Is(err, swiftcore.ErrUnauthorized) {
 		t.Errorf("a random key accepted the token: %v", err)
 	}
 
@@ -63,18 +65,18 @@ func TestTokensVerifyThemselves(t *testing.T) {
 		for _, bit := range []byte{1, 0x80} {
 			bad := append([]byte(nil), raw...)
 			bad[i] ^= bit
-			if got, err := a.verify(ctx, tokenPrefix+base64.RawURLEncoding.EncodeToString(bad), users); !errors.Is(err, errUnauthorized) {
+			if got, err := a.verify(ctx, tokenPrefix+base64.RawURLEncoding.EncodeToString(bad), users); !errors.Is(err, swiftcore.ErrUnauthorized) {
 				t.Fatalf("byte %d changed (^%#x): accepted as %+v, %v", i, bit, got, err)
 			}
 		}
 	}
 	for n := range len(tok) {
-		if _, err := a.verify(ctx, tok[:n], users); !errors.Is(err, errUnauthorized) {
+		if _, err := a.verify(ctx, tok[:n], users); !errors.Is(err, swiftcore.ErrUnauthorized) {
 			t.Fatalf("token cut to %d characters: %v", n, err)
 		}
 	}
 	for _, bad := range []string{tok + "A", tok + "=", " " + tok, strings.ToLower(tok), "AUTH_tk" + strings.Repeat("A", 300), "AUTH_tk0123456789abcdef0123456789abcdef"} {
-		if _, err := a.verify(ctx, bad, users); !errors.Is(err, errUnauthorized) {
+		if _, err := a.verify(ctx, bad, users); !errors.Is(err, swiftcore.ErrUnauthorized) {
 			t.Errorf("%.60q…: %v", bad, err)
 		}
 	}
@@ -85,7 +87,7 @@ func TestTokensVerifyThemselves(t *testing.T) {
 		t.Errorf("just before expiry: %v", err)
 	}
 	now = exp
-	if _, err := a.verify(ctx, tok, users); !errors.Is(err, errUnauthorized) {
+	if _, err := a.verify(ctx, tok, users); !errors.Is(err, swiftcore.ErrUnauthorized) {
 		t.Errorf("expired token: %v", err)
 	}
 	now = time.Unix(1_800_000_000, 0)
@@ -94,26 +96,26 @@ func TestTokensVerifyThemselves(t *testing.T) {
 	id, fp, _ = users.SwiftKeyFingerprint(ctx, "acme", "bob")
 	bobs, _, _ := a.issue(id, fp)
 	users["acme:bob"] = "k2-rotated"
-	if _, err := a.verify(ctx, bobs, users); !errors.Is(err, errUnauthorized) {
+	if _, err := a.verify(ctx, bobs, users); !errors.Is(err, swiftcore.ErrUnauthorized) {
 		t.Errorf("token after its key was rotated: %v", err)
 	}
 	delete(users, "acme:bob")
-	if _, err := a.verify(ctx, bobs, users); !errors.Is(err, errUnauthorized) {
+	if _, err := a.verify(ctx, bobs, users); !errors.Is(err, swiftcore.ErrUnauthorized) {
 		t.Errorf("token of a deleted user: %v", err)
 	}
 	users["acme:bob"] = "k2"
 	if _, err := a.verify(ctx, bobs, users); err != nil {
 		t.Errorf("the key back as it was: %v", err)
 	}
-	promoted := Identity{Account: "acme", User: "bob", Admin: true}
+	promoted := swiftcore.Identity{Account: "acme", User: "bob", Admin: true}
 	forged, _, _ := a.issue(promoted, fp)
-	if _, err := a.verify(ctx, forged, users); !errors.Is(err, errUnauthorized) {
+	if _, err := a.verify(ctx, forged, users); !errors.Is(err, swiftcore.ErrUnauthorized) {
 		t.Errorf("a token whose rights differ from the user's: %v", err)
 	}
 
 	// Header- and URL-safe, and short enough for clients, at the longest names.
 	long := strings.Repeat("x", maxTokenName)
-	longTok, _, err := a.issue(Identity{Account: long, User: long, Admin: true, Root: true}, fp)
+	longTok, _, err := a.issue(swiftcore.Identity{Account: long, User: long, Admin: true, Root: true}, fp)
 	if err != nil || len(longTok) > maxTokenLen {
 		t.Fatalf("token for the longest names: %d characters, %v", len(longTok), err)
 	}
@@ -122,7 +124,7 @@ func TestTokensVerifyThemselves(t *testing.T) {
 			t.Fatalf("token character %q is not URL-safe", c)
 		}
 	}
-	if _, _, err := a.issue(Identity{Account: long + "x", User: "u"}, fp); err == nil {
+	if _, _, err := a.issue(swiftcore.Identity{Account: long + "x", User: "u"}, fp); err == nil {
 		t.Error("a token for a name too long to fit")
 	}
 }
@@ -136,24 +138,24 @@ func TestTokenVerifyPassesStoreErrors(t *testing.T) {
 	tok, _, _ := s.issue(id, fp)
 	down := errors.New("tenant store unreachable")
 	_, err := s.verify(context.Background(), tok, failingAuth{down})
-	if !errors.Is(err, down) || errors.Is(err, errUnauthorized) {
+	if !errors.Is(err, down) || errors.Is(err, swiftcore.ErrUnauthorized) {
 		t.Errorf("verify with a failing store: %v", err)
 	}
 }
 
 type failingAuth struct{ err error }
 
-func (f failingAuth) AuthenticateSwift(context.Context, string, string, string) (Identity, error) {
-	return Identity{}, f.err
+func (f failingAuth) AuthenticateSwift(context.Context, string, string, string) (swiftcore.Identity, error) {
+	return swiftcore.Identity{}, f.err
 }
 
-func (f failingAuth) SwiftKeyFingerprint(context.Context, string, string) (Identity, []byte, error) {
-	return Identity{}, nil, f.err
+func (f failingAuth) SwiftKeyFingerprint(context.Context, string, string) (swiftcore.Identity, []byte, error) {
+	return swiftcore.Identity{}, nil, f.err
 }
 
 func FuzzParseToken(f *testing.F) {
 	s := newTokenSigner(nil, time.Hour, time.Now)
-	tok, _, _ := s.issue(Identity{Account: "a", User: "u"}, nil)
+	tok, _, _ := s.issue(swiftcore.Identity{Account: "a", User: "u"}, nil)
 	f.Add(tok)
 	f.Add("AUTH_tk")
 	f.Fuzz(func(t *testing.T, tok string) {

@@ -1,26 +1,23 @@
 package swift
 
 import (
-	"fmt"
-	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 func TestParsePath(t *testing.T) {
-	for path, want := range map[string]*target{
-		"/v1/AUTH_a":         {account: "AUTH_a"},
-		"/v1/AUTH_a/":        {account: "AUTH_a"},
-		"/v1/AUTH_a/c":       {account: "AUTH_a", container: "c"},
-		"/v1/AUTH_a/c/":      {account: "AUTH_a", container: "c"},
-		"/v1/AUTH_a/c/o":     {account: "AUTH_a", container: "c", object: "o"},
-		"/v1/AUTH_a/c/a//b/": {account: "AUTH_a", container: "c", object: "a//b/"},
+	for path, want := range map[string]*swiftcore.Target{
+		"/v1/AUTH_a":         {Account: "AUTH_a"},
+		"/v1/AUTH_a/":        {Account: "AUTH_a"},
+		"/v1/AUTH_a/c":       {Account: "AUTH_a", Container: "c"},
+		"/v1/AUTH_a/c/":      {Account: "AUTH_a", Container: "c"},
+		"/v1/AUTH_a/c/o":     {Account: "AUTH_a", Container: "c", Object: "o"},
+		"/v1/AUTH_a/c/a//b/": {Account: "AUTH_a", Container: "c", Object: "a//b/"},
 		"/v1/":               nil,
 		"/v1//c/o":           nil,
 		"/v2/AUTH_a":         nil,
@@ -48,40 +45,6 @@ func TestIsSwiftPath(t *testing.T) {
 	}
 }
 
-func TestCheckConditions(t *testing.T) {
-	lm := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	get := func(h map[string]string, method string) error {
-		r, _ := http.NewRequest(method, "/", nil)
-		for k, v := range h {
-			r.Header.Set(k, v)
-		}
-		return checkConditions(r, "abc", lm)
-	}
-	for _, tc := range []struct {
-		h      map[string]string
-		method string
-		want   *swiftError
-	}{
-		{map[string]string{"If-Match": `"abc"`}, "GET", nil},
-		{map[string]string{"If-Match": "x, abc"}, "GET", nil},
-		{map[string]string{"If-Match": "x"}, "GET", errPreconditionFailed},
-		{map[string]string{"If-None-Match": "abc"}, "GET", errNotModified},
-		{map[string]string{"If-None-Match": "abc"}, "COPY", errPreconditionFailed},
-		{map[string]string{"If-Modified-Since": lm.Format(http.TimeFormat)}, "GET", errNotModified},
-		{map[string]string{"If-Modified-Since": lm.Add(-time.Second).Format(http.TimeFormat)}, "GET", nil},
-		{map[string]string{"If-Unmodified-Since": lm.Add(-time.Second).Format(http.TimeFormat)}, "GET", errPreconditionFailed},
-		{map[string]string{"If-Unmodified-Since": "garbage"}, "GET", nil},
-		// Each condition counts on its own, as in Swift (RFC 9110 would let the first decide).
-		{map[string]string{"If-Match": "abc", "If-Unmodified-Since": lm.Add(-time.Hour).Format(http.TimeFormat)}, "GET", errPreconditionFailed},
-		{map[string]string{"If-None-Match": "x", "If-Modified-Since": lm.Add(time.Hour).Format(http.TimeFormat)}, "GET", errNotModified},
-	} {
-		err := get(tc.h, tc.method)
-		if tc.want == nil && err != nil || tc.want != nil && err != tc.want {
-			t.Errorf("%v %s: %v, want %v", tc.h, tc.method, err, tc.want)
-		}
-	}
-}
-
 func TestSwiftTimestamps(t *testing.T) {
 	ts := meta.Timestamp(1_795_337_705_073_280_123)
 	if got := swiftwire.Timestamp(ts); got != "1795337705.07328" {
@@ -98,17 +61,6 @@ func TestSwiftTimestamps(t *testing.T) {
 	}
 }
 
-func TestErrorTable(t *testing.T) {
-	for err, status := range map[error]int{meta.ErrNotFound: 404, meta.ErrNotEmpty: 409, meta.ErrInvalidRange: 416,
-		meta.ErrIncompleteBody: 499, meta.ErrUnavailable: 503, meta.ErrInsufficientStorage: 507, errUnprocessable: 422,
-		&http.MaxBytesError{Limit: 1}: 413, http.ErrBodyNotAllowed: 500,
-		fmt.Errorf("engine: reading body: %w", httpwire.ErrBodyTimeout): 408, errOverloaded: 503} {
-		if got := toSwiftError(err).status; got != status {
-			t.Errorf("%v → %d, want %d", err, got, status)
-		}
-	}
-}
-
 func FuzzParsePath(f *testing.F) {
 	f.Add("/v1/AUTH_a/c/o")
 	f.Add("/v1/AUTH_a//x")
@@ -117,19 +69,8 @@ func FuzzParsePath(f *testing.F) {
 		if !ok {
 			return
 		}
-		if tg.account == "" || strings.Contains(tg.account, "/") || strings.Contains(tg.container, "/") || tg.container == "" && tg.object != "" {
+		if tg.Account == "" || strings.Contains(tg.Account, "/") || strings.Contains(tg.Container, "/") || tg.Container == "" && tg.Object != "" {
 			t.Fatalf("%q → %+v", p, tg)
-		}
-	})
-}
-
-func FuzzReadTempURLParams(f *testing.F) {
-	f.Add("da39a3ee5e6b4b0d3255bfef95601890afd80709", "1700000000", "p/")
-	f.Add("sha256:AAAA", "2026-11-22T15:04:05Z", "")
-	f.Fuzz(func(t *testing.T, sig, expires, prefix string) {
-		p := readTempURLParams(url.Values{"temp_url_sig": {sig}, "temp_url_expires": {expires}, "temp_url_prefix": {prefix}})
-		if p.sig != sig || p.prefix != prefix || !p.hasSig || !p.hasExpires || !p.hasPrefix {
-			t.Fatalf("readTempURLParams lost a parameter: %+v", p)
 		}
 	})
 }

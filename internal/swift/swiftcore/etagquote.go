@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 // container's setting wins over its account's. Off by default, as in Swift.
 const rfcEtagsKey = "sys:rfc-compliant-etags"
 
-// readRFCEtags reads the setting from a PUT or POST of kind ("Account" or "Container") into
+// ReadRFCEtags reads the setting from a PUT or POST of kind ("Account" or "Container") into
 // changes: "true"/"false", or "" to remove it (an empty value or X-Remove-...).
-func readRFCEtags(hdr http.Header, kind string, changes map[string]string) {
+func ReadRFCEtags(hdr http.Header, kind string, changes map[string]string) {
 	name := "X-" + kind + "-Rfc-Compliant-Etags"
 	if v, ok := hdr[http.CanonicalHeaderKey(name)]; ok {
 		changes[rfcEtagsKey] = ""
@@ -35,8 +35,8 @@ func boolString(b bool) string {
 	return "false"
 }
 
-// writeRFCEtags shows a stored setting on an account or container answer, as Swift does.
-func writeRFCEtags(hdr http.Header, kind string, m map[string]string) {
+// WriteRFCEtags shows a stored setting on an account or container answer, as Swift does.
+func WriteRFCEtags(hdr http.Header, kind string, m map[string]string) {
 	switch m[rfcEtagsKey] {
 	case "true":
 		hdr.Set("X-"+kind+"-Rfc-Compliant-Etags", "True")
@@ -45,25 +45,25 @@ func writeRFCEtags(hdr http.Header, kind string, m map[string]string) {
 	}
 }
 
-// quoteEtags reports whether answers about objects of the request's container carry quoted
+// QuoteEtags reports whether answers about objects of the request's container carry quoted
 // ETags: the container's setting, else the account's, else no.
-func (h *Handler) quoteEtags(ctx context.Context, rq *request) bool {
-	if c, err := h.headContainer(ctx, rq.tenant, rq.container); err == nil {
+func (h *Server) QuoteEtags(ctx context.Context, rq *Request) bool {
+	if c, err := h.HeadContainer(ctx, rq.Tenant, rq.Container); err == nil {
 		if v := c.Meta[rfcEtagsKey]; v != "" {
 			return v == "true"
 		}
 	}
-	m, err := h.cfg.Accounts.AccountMetadata(ctx, rq.tenant)
+	m, err := h.Accounts.AccountMetadata(ctx, rq.Tenant)
 	return err == nil && m[rfcEtagsKey] == "true"
 }
 
-// etagQuoter quotes a bare ETag header when the response's header is written.
-type etagQuoter struct {
+// EtagQuoter quotes a bare ETag header when the response's header is written.
+type EtagQuoter struct {
 	http.ResponseWriter
 	done bool
 }
 
-func (q *etagQuoter) quote() {
+func (q *EtagQuoter) quote() {
 	if q.done {
 		return
 	}
@@ -74,18 +74,18 @@ func (q *etagQuoter) quote() {
 	}
 }
 
-func (q *etagQuoter) WriteHeader(status int) {
+func (q *EtagQuoter) WriteHeader(status int) {
 	q.quote()
 	q.ResponseWriter.WriteHeader(status)
 }
 
-func (q *etagQuoter) Write(b []byte) (int, error) {
+func (q *EtagQuoter) Write(b []byte) (int, error) {
 	q.quote()
 	return q.ResponseWriter.Write(b)
 }
 
 // Flush lets streamed answers through the wrapper.
-func (q *etagQuoter) Flush() {
+func (q *EtagQuoter) Flush() {
 	q.quote()
 	if f, ok := q.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
@@ -93,4 +93,4 @@ func (q *etagQuoter) Flush() {
 }
 
 // Unwrap gives http.ResponseController the underlying writer.
-func (q *etagQuoter) Unwrap() http.ResponseWriter { return q.ResponseWriter }
+func (q *EtagQuoter) Unwrap() http.ResponseWriter { return q.ResponseWriter }

@@ -1,4 +1,13 @@
-package swift
+// Package bulk is Swift's bulk middleware: bulk delete (POST or DELETE ?bulk-delete on any path
+// of an account: the body lists the objects and containers to delete, each decided as its own
+// DELETE) and bulk upload (PUT ?extract-archive=tar|tar.gz|tar.bz2: each regular file of the
+// archive becomes an object, made as a subrequest through the whole front end with the caller's
+// token, through swiftcore.Server.Serve, as Swift makes them through its pipeline). Both answer
+// in the middleware's format (plain text, JSON or XML), which static large objects' deletes
+// share (Result).
+//
+// Files: bulk.go (bulk delete and the answer format), extract.go (bulk upload).
+package bulk
 
 import (
 	"bufio"
@@ -11,28 +20,29 @@ import (
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
 // Bulk delete (Swift's bulk middleware, ?bulk-delete), limits as Swift's defaults.
 const (
-	maxDeletesPerRequest = 10000
-	maxFailedDeletes     = 1000
+	MaxDeletesPerRequest = 10000
+	MaxFailedDeletes     = 1000
 	// maxBulkLine bounds one line of a bulk-delete body: a URL-encoded /container/object may
 	// triple the bytes of the names.
 	maxBulkLine = 3 * (swiftwire.MaxContainerNameLength + swiftwire.MaxObjectNameLength + 2)
 )
 
-// bulkResult is the outcome of a bulk delete (or of an SLO delete, which answers alike).
-type bulkResult struct {
+// Result is the outcome of a bulk delete (or of an SLO delete, which answers alike).
+type Result struct {
 	deleted, notFound int
 	failed            [][2]string // path, status line
 	status            string      // "" means 200 OK, or 400 Bad Request when some failed
 	body              string      // Response Body: why the whole request stopped
 }
 
-// write answers the result in the bulk middleware's format.
-func (b *bulkResult) write(w http.ResponseWriter, r *http.Request) {
+// Answer answers the result in the bulk middleware's format.
+func (b *Result) Answer(w http.ResponseWriter, r *http.Request) {
 	status := b.status
 	if status == "" {
 		status = "200 OK"
@@ -59,23 +69,23 @@ func writeBulkAnswer(w http.ResponseWriter, r *http.Request, root string, fields
 	}
 }
 
-// record counts the outcome of one delete.
-func (b *bulkResult) record(path string, err error) {
+// Record counts the outcome of one delete.
+func (b *Result) Record(path string, err error) {
 	switch {
 	case err == nil:
 		b.deleted++
 	case errors.Is(err, meta.ErrNotFound):
 		b.notFound++
 	default:
-		b.failed = append(b.failed, [2]string{path, toSwiftError(err).statusLine()})
+		b.failed = append(b.failed, [2]string{path, swiftcore.ToError(err).StatusLine()})
 	}
 }
 
-// bulkDelete serves POST (or DELETE) /v1/<account>?bulk-delete: the body lists one URL-encoded
+// BulkDelete serves POST (or DELETE) /v1/<account>?bulk-delete: the body lists one URL-encoded
 // /container/object or /container per line; objects are deleted, containers only when empty.
-func (h *Handler) bulkDelete(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *Handler) Delete(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
-	var res bulkResult
+	var res Result
 	sc := bufio.NewScanner(r.Body)
 	sc.Buffer(make([]byte, 0, 4096), maxBulkLine)
 	// Like Swift, whose answer starts before the body is read, a request refused as a whole is
@@ -86,9 +96,9 @@ func (h *Handler) bulkDelete(w http.ResponseWriter, r *http.Request, rq *request
 		if line == "" {
 			continue
 		}
-		if len(paths) == maxDeletesPerRequest {
-			res.status, res.body = "413 Request Entity Too Large", fmt.Sprintf("Maximum Bulk Deletes: %d per request", maxDeletesPerRequest)
-			res.write(w, r)
+		if len(paths) == MaxDeletesPerRequest {
+			res.status, res.body = "413 Request Entity Too Large", fmt.Sprintf("Maximum Bulk Deletes: %d per request", MaxDeletesPerRequest)
+			res.Answer(w, r)
 			return nil
 		}
 		paths = append(paths, line)
@@ -98,16 +108,16 @@ func (h *Handler) bulkDelete(w http.ResponseWriter, r *http.Request, rq *request
 			return fmt.Errorf("bulk delete: read body: %w", err)
 		}
 		res.status, res.body = "400 Bad Request", "Invalid File Name"
-		res.write(w, r)
+		res.Answer(w, r)
 		return nil
 	}
 	if len(paths) == 0 {
 		res.status, res.body = "400 Bad Request", "Invalid bulk delete."
-		res.write(w, r)
+		res.Answer(w, r)
 		return nil
 	}
 	for _, p := range paths {
-		if len(res.failed) >= maxFailedDeletes {
+		if len(res.failed) >= MaxFailedDeletes {
 			res.status, res.body = "400 Bad Request", "Max delete failures exceeded"
 			break
 		}
@@ -122,28 +132,38 @@ func (h *Handler) bulkDelete(w http.ResponseWriter, r *http.Request, rq *request
 			err = swiftwire.CheckObjectName(o)
 		}
 		if err != nil {
-			res.failed = append(res.failed, [2]string{p, toSwiftError(err).statusLine()})
+			res.failed = append(res.failed, [2]string{p, swiftcore.ToError(err).StatusLine()})
 			continue
 		}
 		// Each item is decided as its own DELETE would be (Swift's bulk middleware makes
 		// subrequests).
 		if o == "" {
-			if err := rq.requireAdmin(rq.tenant, "delete containers"); err != nil {
-				res.failed = append(res.failed, [2]string{p, toSwiftError(err).statusLine()})
+			if err := rq.RequireAdmin(rq.Tenant, "delete containers"); err != nil {
+				res.failed = append(res.failed, [2]string{p, swiftcore.ToError(err).StatusLine()})
 				continue
 			}
-			res.record(p, h.proxy.DeleteContainer(ctx, rq.tenant, c))
+			res.Record(p, h.Proxy.DeleteContainer(ctx, rq.Tenant, c))
 		} else {
-			if err := h.allow(ctx, r, rq, rq.tenant, c, o, access.DeleteObject); err != nil {
-				res.failed = append(res.failed, [2]string{p, toSwiftError(err).statusLine()})
+			if err := h.Allow(ctx, r, rq, rq.Tenant, c, o, access.DeleteObject); err != nil {
+				res.failed = append(res.failed, [2]string{p, swiftcore.ToError(err).StatusLine()})
 				continue
 			}
-			res.record(p, h.proxy.DeleteObject(ctx, meta.ObjectName{Account: rq.tenant, Container: c, Object: o}))
+			res.Record(p, h.Proxy.DeleteObject(ctx, meta.ObjectName{Account: rq.Tenant, Container: c, Object: o}))
 		}
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("bulk delete: %w", err)
 		}
 	}
-	res.write(w, r)
+	res.Answer(w, r)
 	return nil
+}
+
+// Handler serves bulk requests; it shares the front end's state.
+type Handler struct {
+	*swiftcore.Server
+}
+
+// New returns the feature's handler over the shared state.
+func New(s *swiftcore.Server) *Handler {
+	return &Handler{Server: s}
 }

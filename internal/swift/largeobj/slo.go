@@ -1,4 +1,4 @@
-package swift
+package largeobj
 
 import (
 	"errors"
@@ -16,6 +16,8 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/swift/bulk"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -29,20 +31,13 @@ import (
 
 // SLO limits, Swift's defaults, reported by /info.
 const (
-	maxManifestSegments = 1000
-	maxManifestSize     = 8 << 20
-	minSegmentSize      = 1
-	// heartbeatEvery is how often a heartbeat=on manifest PUT sends whitespace while it checks
+	MaxManifestSegments = 1000
+	MaxManifestSize     = 8 << 20
+	MinSegmentSize      = 1
+	// HeartbeatEvery is how often a heartbeat=on manifest PUT sends whitespace while it checks
 	// segments (Swift's yield_frequency).
-	heartbeatEvery = 10 * time.Second
+	HeartbeatEvery = 10 * time.Second
 )
-
-// sysSLO marks a manifest written through Swift's SLO API (SysMeta): it answers
-// X-Static-Large-Object and ?multipart-manifest=get|delete. S3 multipart manifests, whose parts
-// live in a container clients cannot name, do not carry it.
-const sysSLO = "slo"
-
-func isSLO(obj *meta.Object) bool { return obj.IsManifest() && obj.SysMeta[sysSLO] != "" }
 
 // Swift's texts for a 400 and a 422 without a body of their own (heartbeat answers use them).
 const (
@@ -50,31 +45,31 @@ const (
 	unprocessableText = "Unprocessable Entity\nUnable to process the contained instructions"
 )
 
-// putManifest serves PUT ?multipart-manifest=put: it checks every segment (it exists in this
+// PutManifest serves PUT ?multipart-manifest=put: it checks every segment (it exists in this
 // account, has the size and ETag given, its range is satisfiable, it is not empty) and stores
 // the manifest. Problems are reported together, as Swift's "Errors:" list. With heartbeat=on
 // the answer is a 202 at once, whitespace while segments are checked, and the outcome in the
 // body, as Swift's.
-func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *request, obj meta.Object) error {
+func (h *Handler) PutManifest(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, obj meta.Object) error {
 	if r.Header.Get("X-Copy-From") != "" {
-		return errMethodNotAllowed.withText("Multipart Manifest PUTs cannot be COPY requests")
+		return swiftcore.ErrMethodNotAllowed.WithText("Multipart Manifest PUTs cannot be COPY requests")
 	}
 	if len(r.TransferEncoding) == 0 && r.Header.Get("Content-Length") == "" {
-		return errLengthRequired
+		return swiftcore.ErrLengthRequired
 	}
-	if r.ContentLength > maxManifestSize {
-		return errTooLarge.withText("Manifest File > %d bytes", maxManifestSize)
+	if r.ContentLength > MaxManifestSize {
+		return swiftcore.ErrTooLarge.WithText("Manifest File > %d bytes", MaxManifestSize)
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxManifestSize))
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxManifestSize))
 	if err != nil {
 		return fmt.Errorf("read manifest: %w", err)
 	}
-	entries, err := swiftwire.ParseManifest(body, rq.container+"/"+rq.object)
+	entries, err := swiftwire.ParseManifest(body, rq.Container+"/"+rq.Object)
 	if err != nil {
 		return err
 	}
-	if n := len(entries) - countFunc(entries, func(e swiftwire.ManifestEntry) bool { return e.Data != nil }); n > maxManifestSegments {
-		return errTooLarge.withText("Number of object-backed segments must be <= %d", maxManifestSegments)
+	if n := len(entries) - countFunc(entries, func(e swiftwire.ManifestEntry) bool { return e.Data != nil }); n > MaxManifestSegments {
+		return swiftcore.ErrTooLarge.WithText("Number of object-backed segments must be <= %d", MaxManifestSegments)
 	}
 	heartbeat := swiftwire.Truthy(r.URL.Query().Get("heartbeat"))
 	sep := ""
@@ -107,18 +102,18 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 	if heartbeat {
 		last := time.Now()
 		tick = func() {
-			if time.Since(last) > heartbeatEvery {
+			if time.Since(last) > HeartbeatEvery {
 				io.WriteString(w, " ")
 				http.NewResponseController(w).Flush()
 				last = time.Now()
 			}
 		}
 	}
-	segs, problems, err := h.checkSegments(r, rq, rq.tenant, entries, tick)
+	segs, problems, err := h.checkSegments(r, rq, rq.Tenant, entries, tick)
 	if err != nil {
 		if heartbeat {
-			se := toSwiftError(err)
-			return answer("", map[string]any{"Response Status": se.statusLine(), "Response Body": se.body}, nil)
+			se := swiftcore.ToError(err)
+			return answer("", map[string]any{"Response Status": se.StatusLine(), "Response Body": se.Body}, nil)
 		}
 		return err
 	}
@@ -136,13 +131,13 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 		if heartbeat {
 			return answer("", map[string]any{"Response Status": "422 Unprocessable Entity", "Response Body": unprocessableText}, nil)
 		}
-		return fmt.Errorf("manifest ETag %s, header %s: %w", obj.ETag, want, errUnprocessable)
+		return fmt.Errorf("manifest ETag %s, header %s: %w", obj.ETag, want, swiftcore.ErrUnprocessable)
 	}
-	stored, err := h.storeManifest(w, r, rq.objectName(), obj)
+	stored, err := h.storeManifest(w, r, rq.ObjectName(), obj)
 	if err != nil {
 		if heartbeat {
-			se := toSwiftError(err)
-			return answer("", map[string]any{"Response Status": se.statusLine(), "Response Body": se.body}, nil)
+			se := swiftcore.ToError(err)
+			return answer("", map[string]any{"Response Status": se.StatusLine(), "Response Body": se.Body}, nil)
 		}
 		return err
 	}
@@ -154,7 +149,7 @@ func (h *Handler) putManifest(w http.ResponseWriter, r *http.Request, rq *reques
 	hdr := w.Header()
 	hdr.Set("Etag", etag)
 	hdr.Set("Last-Modified", lm)
-	writeStatus(w, r, http.StatusCreated)
+	swiftcore.WriteStatus(w, r, http.StatusCreated)
 	return nil
 }
 
@@ -172,7 +167,7 @@ func countFunc[T any](s []T, f func(T) bool) int {
 // segment must be readable by it, or the manifest would hand out what its writer may not
 // read) and returns the manifest's segments, or the problems found as Swift lists them.
 // tick, when not nil, runs after each lookup (heartbeats).
-func (h *Handler) checkSegments(r *http.Request, rq *request, account string, entries []swiftwire.ManifestEntry, tick func()) ([]meta.Segment, [][2]string, error) {
+func (h *Handler) checkSegments(r *http.Request, rq *swiftcore.Request, account string, entries []swiftwire.ManifestEntry, tick func()) ([]meta.Segment, [][2]string, error) {
 	ctx := r.Context()
 	type looked struct {
 		obj     meta.Object
@@ -197,25 +192,25 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, account string, en
 			case c == "" || o == "" || swiftwire.CheckContainerName(c) != nil || swiftwire.CheckObjectName(o) != nil:
 				l.problem = "400 Bad Request"
 			default:
-				if err := h.allow(ctx, r, rq, account, c, o, access.GetObject); err != nil {
-					l.problem = toSwiftError(err).statusLine()
+				if err := h.Allow(ctx, r, rq, account, c, o, access.GetObject); err != nil {
+					l.problem = swiftcore.ToError(err).StatusLine()
 					break
 				}
-				seg, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: account, Container: c, Object: o})
+				seg, err := h.Proxy.HeadObject(ctx, meta.ObjectName{Account: account, Container: c, Object: o})
 				if tick != nil {
 					tick()
 				}
-				if err == nil && isSymlink(&seg) {
+				if err == nil && swiftcore.IsSymlink(&seg) {
 					// A symlink segment stands for its target, as Swift's SLO reads segments
 					// through the symlink middleware; the manifest records the target.
 					var target meta.ObjectName
-					target, seg, err = h.resolveSymlinks(r, rq, account, seg)
+					target, seg, err = h.sym.ResolveSymlinks(r, rq, account, seg)
 					if err == nil && target.Account != account {
-						err = fmt.Errorf("segment %s: a symlink into another account: %w", e.Path, errConflict)
+						err = fmt.Errorf("segment %s: a symlink into another account: %w", e.Path, swiftcore.ErrConflict)
 					}
 					c, o = target.Container, target.Object
-					if se := (*swiftError)(nil); errors.As(err, &se) {
-						l.problem, err = se.statusLine(), nil
+					if se := (*swiftcore.Error)(nil); errors.As(err, &se) {
+						l.problem, err = se.StatusLine(), nil
 						break
 					}
 				}
@@ -225,13 +220,13 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, account string, en
 					l.problem = "404 Not Found"
 				case err != nil:
 					return nil, nil, fmt.Errorf("manifest segment %s: %w", e.Path, err)
-				case isDLO(&seg):
+				case swiftcore.IsDLO(&seg):
 					l.problem = "409 Conflict" // a DLO's size is its listing's: no fixed bytes to check
 				case sse.Encrypted(&seg):
 					// Its stored bytes are not its bytes (S3 server-side encryption): a manifest
 					// would serve them as they are stored.
 					l.problem = "400 Bad Request"
-				case !seg.Deleted && expired(&seg, h.cfg.Now()):
+				case !seg.Deleted && swiftcore.Expired(&seg, h.Now()):
 					l.problem = "404 Not Found"
 				}
 				l.obj = seg
@@ -257,8 +252,8 @@ func (h *Handler) checkSegments(r *http.Request, rq *request, account string, en
 				length = n
 			}
 		}
-		if length < minSegmentSize && i != len(entries)-1 {
-			problems = append(problems, [2]string{quoted, fmt.Sprintf("Too small; each segment must be at least %d byte.", minSegmentSize)})
+		if length < MinSegmentSize && i != len(entries)-1 {
+			problems = append(problems, [2]string{quoted, fmt.Sprintf("Too small; each segment must be at least %d byte.", MinSegmentSize)})
 		}
 		if e.SizeBytes != nil && *e.SizeBytes != seg.Size {
 			problems = append(problems, [2]string{quoted, "Size Mismatch"})
@@ -278,31 +273,31 @@ func (h *Handler) storeManifest(w http.ResponseWriter, r *http.Request, name met
 	for _, s := range obj.Manifest {
 		obj.Size += s.Len()
 	}
-	if obj.Size > h.cfg.MaxObjectSize*maxManifestSegments {
-		return meta.Object{}, errTooLarge
+	if obj.Size > h.MaxObjectSize*MaxManifestSegments {
+		return meta.Object{}, swiftcore.ErrTooLarge
 	}
-	obj.SysMeta = overlay(obj.SysMeta, map[string]string{sysSLO: "1",
-		meta.SysListingETag: manifestETag(&obj) + `; slo_etag="` + obj.ETag + `"`})
+	obj.SysMeta = swiftcore.Overlay(obj.SysMeta, map[string]string{swiftcore.SysSLO: "1",
+		meta.SysListingETag: swiftcore.ManifestETag(&obj) + `; slo_etag="` + obj.ETag + `"`})
 	// The segments' bytes were counted when they were stored; the manifest adds an object (as
 	// Swift's quota middlewares, which see the manifest's PUT, count it).
-	if err := h.checkQuota(ctx, name.Account, name.Container, access.Usage{Objects: 1}); err != nil {
+	if err := h.CheckQuota(ctx, name.Account, name.Container, access.Usage{Objects: 1}); err != nil {
 		return meta.Object{}, err
 	}
-	if err := h.queueExpiry(ctx, name, obj.SysMeta); err != nil {
+	if err := h.QueueExpiry(ctx, name, obj.SysMeta); err != nil {
 		return meta.Object{}, err
 	}
-	stored, err := h.storeObject(ctx, w, name, obj, strings.NewReader(""), proxy.PutOptions{})
+	stored, err := h.StoreObject(ctx, w, name, obj, strings.NewReader(""), proxy.PutOptions{})
 	if err != nil {
 		return meta.Object{}, fmt.Errorf("put manifest %q: %w", name.Object, err)
 	}
 	return stored, nil
 }
 
-// copyManifest serves a COPY (or PUT with X-Copy-From) of a static large object with
+// CopyManifest serves a COPY (or PUT with X-Copy-From) of a static large object with
 // ?multipart-manifest=get: the destination becomes a static large object of the same segments,
 // checked as a manifest PUT in the destination's account would check them (Swift's copy
 // middleware PUTs the manifest with ?multipart-manifest=put). obj is the destination's metadata.
-func (h *Handler) copyManifest(w http.ResponseWriter, r *http.Request, rq *request, src, dst meta.ObjectName, srcObj *meta.Object, obj meta.Object) error {
+func (h *Handler) CopyManifest(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, src, dst meta.ObjectName, srcObj *meta.Object, obj meta.Object) error {
 	entries := make([]swiftwire.ManifestEntry, 0, len(srcObj.Manifest))
 	for _, s := range srcObj.Manifest {
 		if s.Data != nil {
@@ -337,31 +332,21 @@ func (h *Handler) copyManifest(w http.ResponseWriter, r *http.Request, rq *reque
 	hdr.Set("Etag", `"`+stored.ETag+`"`)
 	hdr.Set("Last-Modified", swiftwire.LastModified(stored.Timestamp).Format(http.TimeFormat))
 	hdr.Set("X-Copied-From", (&url.URL{Path: src.Container + "/" + src.Object}).EscapedPath())
-	hdr.Set("X-Copied-From-Account", resellerPrefix+src.Account)
+	hdr.Set("X-Copied-From-Account", swiftwire.ResellerPrefix+src.Account)
 	hdr.Set("X-Copied-From-Last-Modified", swiftwire.LastModified(srcObj.Timestamp).Format(http.TimeFormat))
-	writeStatus(w, r, http.StatusCreated)
+	swiftcore.WriteStatus(w, r, http.StatusCreated)
 	return nil
 }
 
-// manifestETag is the X-Manifest-Etag of a static large object: the MD5 of its stored manifest.
-func manifestETag(obj *meta.Object) string {
-	if obj.Manifest == nil {
-		// A brief HEAD: the ETag was stored with the manifest, first in its listing ETag.
-		v, _, _ := strings.Cut(obj.SysMeta[meta.SysListingETag], ";")
-		return strings.TrimSpace(v)
-	}
-	return swiftwire.MD5Hex(swiftwire.ManifestJSON(obj.Manifest))
-}
-
-// getManifest serves GET ?multipart-manifest=get on a static large object: its manifest as
+// GetManifest serves GET ?multipart-manifest=get on a static large object: its manifest as
 // Swift stores it or, with format=raw, in the PUT shape.
-func getManifest(w http.ResponseWriter, r *http.Request, obj *meta.Object) error {
+func GetManifest(w http.ResponseWriter, r *http.Request, obj *meta.Object) error {
 	body := swiftwire.ManifestJSON(obj.Manifest)
 	if r.URL.Query().Get("format") == "raw" {
 		body = swiftwire.RawManifestJSON(obj.Manifest)
 	}
 	hdr := w.Header()
-	writeObjectHeaders(hdr, obj)
+	swiftcore.WriteObjectHeaders(hdr, obj)
 	hdr.Del("X-Manifest-Etag")
 	if r.URL.Query().Get("format") != "raw" { // raw keeps the manifest object's, as Swift
 		hdr.Set("Content-Type", "application/json; charset=utf-8")
@@ -375,68 +360,68 @@ func getManifest(w http.ResponseWriter, r *http.Request, obj *meta.Object) error
 	return nil
 }
 
-// deleteManifest serves DELETE ?multipart-manifest=delete on a static large object: its
+// DeleteManifest serves DELETE ?multipart-manifest=delete on a static large object: its
 // segments (those of nested manifests too, as Swift deletes them), then the manifest, answered
 // in the bulk middleware's format (plain text, or JSON when accepted). On any other object it
 // is a plain DELETE.
-func (h *Handler) deleteManifest(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *Handler) DeleteManifest(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) error {
 	ctx := r.Context()
-	obj, err := h.proxy.HeadObject(ctx, rq.objectName())
+	obj, err := h.Proxy.HeadObject(ctx, rq.ObjectName())
 	if err != nil {
-		return fmt.Errorf("delete object %q: %w", rq.object, err)
+		return fmt.Errorf("delete object %q: %w", rq.Object, err)
 	}
-	if !isSLO(&obj) {
-		if err := h.proxy.DeleteObject(ctx, rq.objectName()); err != nil {
-			return fmt.Errorf("delete object %q: %w", rq.object, err)
+	if !swiftcore.IsSLO(&obj) {
+		if err := h.Proxy.DeleteObject(ctx, rq.ObjectName()); err != nil {
+			return fmt.Errorf("delete object %q: %w", rq.Object, err)
 		}
-		writeStatus(w, r, http.StatusNoContent)
+		swiftcore.WriteStatus(w, r, http.StatusNoContent)
 		return nil
 	}
-	var res bulkResult
+	var res bulk.Result
 	h.deleteSegments(r, rq, obj.Manifest, &res, 1)
 	// The manifest goes last, so that a failure leaves it to retry the delete with.
-	res.record("/"+rq.container+"/"+rq.object, h.proxy.DeleteObject(ctx, rq.objectName()))
-	res.write(w, r)
+	res.Record("/"+rq.Container+"/"+rq.Object, h.Proxy.DeleteObject(ctx, rq.ObjectName()))
+	res.Answer(w, r)
 	return nil
 }
 
 // deleteSegments deletes a manifest's segment objects, a sub-manifest's own segments before it.
-func (h *Handler) deleteSegments(r *http.Request, rq *request, segs []meta.Segment, res *bulkResult, depth int) {
+func (h *Handler) deleteSegments(r *http.Request, rq *swiftcore.Request, segs []meta.Segment, res *bulk.Result, depth int) {
 	ctx := r.Context()
 	for _, s := range segs {
 		if s.Data != nil {
 			continue
 		}
 		path := "/" + s.Container + "/" + s.Object
-		n := meta.ObjectName{Account: rq.tenant, Container: s.Container, Object: s.Object}
+		n := meta.ObjectName{Account: rq.Tenant, Container: s.Container, Object: s.Object}
 		// Each segment is deleted as its own DELETE would be decided.
-		if err := h.allow(ctx, r, rq, rq.tenant, s.Container, s.Object, access.DeleteObject); err != nil {
-			res.record(path, err)
+		if err := h.Allow(ctx, r, rq, rq.Tenant, s.Container, s.Object, access.DeleteObject); err != nil {
+			res.Record(path, err)
 			continue
 		}
 		if s.SubManifest {
-			sub, err := h.proxy.HeadObject(ctx, n)
+			sub, err := h.Proxy.HeadObject(ctx, n)
 			switch {
-			case err == nil && isSLO(&sub) && depth < proxy.MaxManifestDepth:
+			case err == nil && swiftcore.IsSLO(&sub) && depth < proxy.MaxManifestDepth:
 				h.deleteSegments(r, rq, sub.Manifest, res, depth+1)
 			case err != nil && !errors.Is(err, meta.ErrNotFound):
-				res.record(path, err)
+				res.Record(path, err)
 				continue
 			}
 		}
-		res.record(path, h.proxy.DeleteObject(ctx, n))
+		res.Record(path, h.Proxy.DeleteObject(ctx, n))
 	}
 }
 
-// checkSegmentAccess decides, before a static large object's GET answers, that the caller may
+// CheckSegmentAccess decides, before a static large object's GET answers, that the caller may
 // read its segments (those of nested manifests too): Swift reads each segment with the
 // caller's credentials, and a manifest readable through an ACL or referer its segments'
 // containers do not share answers 409 Conflict. Manifests nested deeper than Swift's limit are
 // 409 as well, rather than a response cut where the read reaches them.
-func (h *Handler) checkSegmentAccess(r *http.Request, rq *request, name meta.ObjectName, obj *meta.Object) error {
-	owner := rq.ownerAdmin(name.Account) // the owner reads every container of its account
+func (h *Handler) CheckSegmentAccess(r *http.Request, rq *swiftcore.Request, name meta.ObjectName, obj *meta.Object) error {
+	owner := rq.OwnerAdmin(name.Account) // the owner reads every container of its account
 	ctx := r.Context()
-	manifestPath := "/v1/" + resellerPrefix + name.Account + "/" + name.Container + "/" + name.Object
+	manifestPath := "/v1/" + swiftwire.ResellerPrefix + name.Account + "/" + name.Container + "/" + name.Object
 	checked := map[string]bool{}
 	var walk func(segs []meta.Segment, depth int) error
 	walk = func(segs []meta.Segment, depth int) error {
@@ -445,9 +430,9 @@ func (h *Handler) checkSegmentAccess(r *http.Request, rq *request, name meta.Obj
 				continue
 			}
 			if !owner && !checked[s.Container] {
-				if err := h.allow(ctx, r, rq, name.Account, s.Container, s.Object, access.GetObject); err != nil {
-					return errConflict.withText("While processing manifest %s, got %s while retrieving /v1/%s/%s/%s",
-						manifestPath, toSwiftError(err).statusLine(), resellerPrefix+name.Account, s.Container, s.Object)
+				if err := h.Allow(ctx, r, rq, name.Account, s.Container, s.Object, access.GetObject); err != nil {
+					return swiftcore.ErrConflict.WithText("While processing manifest %s, got %s while retrieving /v1/%s/%s/%s",
+						manifestPath, swiftcore.ToError(err).StatusLine(), swiftwire.ResellerPrefix+name.Account, s.Container, s.Object)
 				}
 				checked[s.Container] = true
 			}
@@ -456,9 +441,9 @@ func (h *Handler) checkSegmentAccess(r *http.Request, rq *request, name meta.Obj
 			}
 			if depth >= proxy.MaxManifestDepth {
 				// Swift logs "max recursion depth was exceeded" and answers its plain 409.
-				return fmt.Errorf("manifest %s: max recursion depth was exceeded: %w", manifestPath, errConflict)
+				return fmt.Errorf("manifest %s: max recursion depth was exceeded: %w", manifestPath, swiftcore.ErrConflict)
 			}
-			sub, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: name.Account, Container: s.Container, Object: s.Object})
+			sub, err := h.Proxy.HeadObject(ctx, meta.ObjectName{Account: name.Account, Container: s.Container, Object: s.Object})
 			if err != nil || sub.Manifest == nil {
 				continue // the read itself reports it
 			}
@@ -474,18 +459,18 @@ func (h *Handler) checkSegmentAccess(r *http.Request, rq *request, name meta.Obj
 	return nil
 }
 
-// checkFirstSegment makes sure, before a static large object's GET answers, that its first
+// CheckFirstSegment makes sure, before a static large object's GET answers, that its first
 // segment exists: as Swift's, whose SLO reads it before the answer, a missing one is 409
 // rather than a response cut after its header.
-func (h *Handler) checkFirstSegment(r *http.Request, rq *request, obj *meta.Object) error {
+func (h *Handler) CheckFirstSegment(r *http.Request, rq *swiftcore.Request, obj *meta.Object) error {
 	for _, s := range obj.Manifest {
 		if s.Data != nil {
 			continue
 		}
-		_, err := h.proxy.HeadObjectBrief(r.Context(), meta.ObjectName{Account: rq.tenant, Container: s.Container, Object: s.Object})
+		_, err := h.Proxy.HeadObjectBrief(r.Context(), meta.ObjectName{Account: rq.Tenant, Container: s.Container, Object: s.Object})
 		if errors.Is(err, meta.ErrNotFound) {
-			return errConflict.withText("While processing manifest /v1/%s/%s/%s, got 404 while retrieving /v1/%s/%s/%s",
-				rq.account, rq.container, rq.object, rq.account, s.Container, s.Object)
+			return swiftcore.ErrConflict.WithText("While processing manifest /v1/%s/%s/%s, got 404 while retrieving /v1/%s/%s/%s",
+				rq.Account, rq.Container, rq.Object, rq.Account, s.Container, s.Object)
 		}
 		return nil // anything else: the read itself reports it
 	}

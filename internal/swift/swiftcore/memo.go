@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -24,16 +24,16 @@ type containerMemoEntry struct {
 	err error
 }
 
-// withContainerMemo gives an object request's context a memo of container records.
-func withContainerMemo(ctx context.Context) context.Context {
+// WithContainerMemo gives an object request's context a memo of container records.
+func WithContainerMemo(ctx context.Context) context.Context {
 	return context.WithValue(ctx, containerMemoKey{}, &containerMemo{m: map[[2]string]containerMemoEntry{}})
 }
 
-// headContainer reads a container's record, once per object request.
-func (h *Handler) headContainer(ctx context.Context, account, container string) (meta.Container, error) {
+// HeadContainer reads a container's record, once per object request.
+func (h *Server) HeadContainer(ctx context.Context, account, container string) (meta.Container, error) {
 	memo, _ := ctx.Value(containerMemoKey{}).(*containerMemo)
 	if memo == nil {
-		return h.proxy.HeadContainer(ctx, account, container)
+		return h.Proxy.HeadContainer(ctx, account, container)
 	}
 	key := [2]string{account, container}
 	memo.mu.Lock()
@@ -42,7 +42,7 @@ func (h *Handler) headContainer(ctx context.Context, account, container string) 
 	if ok {
 		return e.c, e.err
 	}
-	c, err := h.proxy.HeadContainer(ctx, account, container)
+	c, err := h.Proxy.HeadContainer(ctx, account, container)
 	if err != nil && ctx.Err() != nil {
 		return c, err // a cancelled read is not the container's answer
 	}

@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"net/http"
@@ -7,9 +7,9 @@ import (
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
-// writeListing answers a listing GET or HEAD. An empty plain-text listing is 204, as in Swift;
+// WriteListing answers a listing GET or HEAD. An empty plain-text listing is 204, as in Swift;
 // JSON and XML always have a body.
-func writeListing(w http.ResponseWriter, r *http.Request, lr swiftwire.ListRequest, kind, name, account string, items []swiftwire.ListItem) {
+func WriteListing(w http.ResponseWriter, r *http.Request, lr swiftwire.ListRequest, kind, name, account string, items []swiftwire.ListItem) {
 	body := swiftwire.RenderListing(lr.Format, kind, name, account, items)
 	hdr := w.Header()
 	hdr.Set("Content-Type", lr.ContentType+"; charset=utf-8")

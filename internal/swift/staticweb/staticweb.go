@@ -1,4 +1,14 @@
-package swift
+// Package staticweb is Swift's staticweb middleware: a container whose X-Container-Meta-Web-*
+// settings ask for it is served as a web site to anonymous requests (and to authenticated ones
+// that send X-Web-Mode: true). A path that names no object serves its index object (Web-Index),
+// else an HTML listing (Web-Listings, styled by Web-Listings-CSS, titled by Web-Listings-Label);
+// a 404 (or a refused anonymous request) serves the <status><Web-Error> object as its body;
+// zero-byte objects of the directory type (Web-Directory-Type, default application/directory)
+// count as missing. Access is decided as for any request: the container's read ACL must let
+// the caller in (and .rlistings for a listing). Objects are served through the GetObject hook.
+//
+// Files: staticweb.go (web mode, index objects, listings and error pages).
+package staticweb
 
 import (
 	"errors"
@@ -11,17 +21,9 @@ import (
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
-
-// Static web, as Swift's staticweb middleware: a container whose X-Container-Meta-Web-* settings
-// ask for it is served as a web site to anonymous requests (and to authenticated ones that send
-// X-Web-Mode: true). A path that names no object serves its index object (Web-Index), else an
-// HTML listing (Web-Listings, styled by Web-Listings-CSS, titled by Web-Listings-Label); a 404
-// (or a refused anonymous request) serves the <status><Web-Error> object as its body;
-// zero-byte objects of the directory type (Web-Directory-Type, default application/directory)
-// count as missing. Access is decided as for any request: the container's read ACL must let
-// the caller in (and .rlistings for a listing).
 
 // webSettings are a container's static web settings (its X-Container-Meta-Web-* values).
 type webSettings struct {
@@ -32,7 +34,7 @@ type webSettings struct {
 func (s webSettings) active() bool { return s.index != "" || s.listings }
 
 func webSettingsOf(c meta.Container) webSettings {
-	get := func(name string) string { return strings.TrimSpace(c.Meta[containerMetaPrefix+name]) }
+	get := func(name string) string { return strings.TrimSpace(c.Meta[swiftcore.ContainerMetaPrefix+name]) }
 	s := webSettings{
 		index: get("web-index"), errorSuffix: get("web-error"), listingsCSS: get("web-listings-css"),
 		listingsLabel: get("web-listings-label"), dirType: get("web-directory-type"), listings: swiftwire.Truthy(get("web-listings")),
@@ -43,26 +45,26 @@ func webSettingsOf(c meta.Container) webSettings {
 	return s
 }
 
-// webMode reports whether a request is one static web serves: a GET or HEAD inside a container,
+// WebMode reports whether a request is one static web serves: a GET or HEAD inside a container,
 // anonymous or asking for it with X-Web-Mode.
-func webMode(r *http.Request, rq *request) bool {
-	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && rq.container != "" && rq.tempURL == nil &&
-		(rq.anonymous || swiftwire.Truthy(r.Header.Get("X-Web-Mode")))
+func WebMode(r *http.Request, rq *swiftcore.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && rq.Container != "" && rq.TempURL == nil &&
+		(rq.Anonymous || swiftwire.Truthy(r.Header.Get("X-Web-Mode")))
 }
 
-// serveWeb serves a static web request for a container or an object; handled is false when
+// ServeWeb serves a static web request for a container or an object; handled is false when
 // the container is no web site and the request goes on as a plain one.
-func (h *Handler) serveWeb(w http.ResponseWriter, r *http.Request, rq *request) (handled bool, err error) {
+func (h *Handler) ServeWeb(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request) (handled bool, err error) {
 	ctx := r.Context()
-	c, err := h.headContainer(ctx, rq.tenant, rq.container)
+	c, err := h.HeadContainer(ctx, rq.Tenant, rq.Container)
 	if err != nil {
 		return false, nil // the plain request answers for the container
 	}
 	s := webSettingsOf(c)
-	if rq.object == "" {
+	if rq.Object == "" {
 		if !s.active() {
 			if swiftwire.Truthy(r.Header.Get("X-Web-Mode")) {
-				return true, h.webError(w, r, rq, s, errNotFound)
+				return true, h.webError(w, r, rq, s, swiftcore.ErrNotFound)
 			}
 			return false, nil
 		}
@@ -70,7 +72,7 @@ func (h *Handler) serveWeb(w http.ResponseWriter, r *http.Request, rq *request) 
 			return true, redirectWithSlash(w, r)
 		}
 		if s.index != "" {
-			if served, err := h.serveWebObject(w, r, rq, rq.object+s.index, s); served || err != nil {
+			if served, err := h.serveWebObject(w, r, rq, rq.Object+s.index, s); served || err != nil {
 				return true, err
 			}
 		}
@@ -79,8 +81,8 @@ func (h *Handler) serveWeb(w http.ResponseWriter, r *http.Request, rq *request) 
 	if !s.active() {
 		return false, nil // no web site: a plain request (Swift's staticweb passes it through)
 	}
-	obj, err := h.proxy.HeadObject(ctx, rq.objectName())
-	found := err == nil && !expired(&obj, h.cfg.Now())
+	obj, err := h.Proxy.HeadObject(ctx, rq.ObjectName())
+	found := err == nil && !swiftcore.Expired(&obj, h.Now())
 	if err != nil && !errors.Is(err, meta.ErrNotFound) {
 		return false, nil // the plain request answers the error
 	}
@@ -88,8 +90,8 @@ func (h *Handler) serveWeb(w http.ResponseWriter, r *http.Request, rq *request) 
 		return false, nil // an object: served as it is
 	}
 	if s.index != "" {
-		index := strings.TrimSuffix(rq.object, "/") + "/" + s.index
-		if _, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.tenant, Container: rq.container, Object: index}); err == nil {
+		index := strings.TrimSuffix(rq.Object, "/") + "/" + s.index
+		if _, err := h.Proxy.HeadObject(ctx, meta.ObjectName{Account: rq.Tenant, Container: rq.Container, Object: index}); err == nil {
 			if !strings.HasSuffix(r.URL.Path, "/") {
 				return true, redirectWithSlash(w, r)
 			}
@@ -98,24 +100,24 @@ func (h *Handler) serveWeb(w http.ResponseWriter, r *http.Request, rq *request) 
 			}
 		}
 	}
-	if !strings.HasSuffix(rq.object, "/") {
+	if !strings.HasSuffix(rq.Object, "/") {
 		// A pseudo-directory without its slash is redirected to it, if there is one.
-		page, err := h.proxy.ListObjects(ctx, rq.tenant, rq.container, meta.ListOptions{Prefix: rq.object + "/", Delimiter: "/", Limit: 1})
+		page, err := h.Proxy.ListObjects(ctx, rq.Tenant, rq.Container, meta.ListOptions{Prefix: rq.Object + "/", Delimiter: "/", Limit: 1})
 		if err != nil || len(page.Objects)+len(page.CommonPrefixes) == 0 {
-			return true, h.webError(w, r, rq, s, errNotFound)
+			return true, h.webError(w, r, rq, s, swiftcore.ErrNotFound)
 		}
 		return true, redirectWithSlash(w, r)
 	}
-	return true, h.webListing(w, r, rq, s, rq.object)
+	return true, h.webListing(w, r, rq, s, rq.Object)
 }
 
 // serveWebObject serves another object of the container (an index page) for the request.
 // served is false when it does not exist.
-func (h *Handler) serveWebObject(w http.ResponseWriter, r *http.Request, rq *request, object string, s webSettings) (served bool, err error) {
+func (h *Handler) serveWebObject(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, object string, s webSettings) (served bool, err error) {
 	sub := *rq
-	sub.object = object
-	err = h.getObject(w, r, &sub)
-	if errors.Is(err, meta.ErrNotFound) || errors.Is(err, errNotFound) {
+	sub.Object = object
+	err = h.GetObject(w, r, &sub)
+	if errors.Is(err, meta.ErrNotFound) || errors.Is(err, swiftcore.ErrNotFound) {
 		return false, nil
 	}
 	return true, err
@@ -128,36 +130,36 @@ func redirectWithSlash(w http.ResponseWriter, r *http.Request) error {
 		scheme = "https"
 	}
 	w.Header().Set("Location", scheme+"://"+r.Host+r.URL.EscapedPath()+"/")
-	writeStatus(w, r, http.StatusMovedPermanently)
+	swiftcore.WriteStatus(w, r, http.StatusMovedPermanently)
 	return nil
 }
 
 // webError answers err, with the container's <status><Web-Error> object as its body when the
 // container names one and it exists (only for 401 and 404, as Swift does).
-func (h *Handler) webError(w http.ResponseWriter, r *http.Request, rq *request, s webSettings, err error) error {
-	se := toSwiftError(err)
-	if s.errorSuffix == "" || (se.status != http.StatusNotFound && se.status != http.StatusUnauthorized) {
+func (h *Handler) webError(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, s webSettings, err error) error {
+	se := swiftcore.ToError(err)
+	if s.errorSuffix == "" || (se.Status != http.StatusNotFound && se.Status != http.StatusUnauthorized) {
 		return err
 	}
-	page := meta.ObjectName{Account: rq.tenant, Container: rq.container, Object: strconv.Itoa(se.status) + s.errorSuffix}
-	rd, gerr := h.proxy.GetObject(r.Context(), page, nil)
+	page := meta.ObjectName{Account: rq.Tenant, Container: rq.Container, Object: strconv.Itoa(se.Status) + s.errorSuffix}
+	rd, gerr := h.Proxy.GetObject(r.Context(), page, nil)
 	if gerr != nil {
 		return err
 	}
 	defer rd.Close()
 	if sse.Encrypted(&rd.Object) {
 		prq := *rq
-		prq.object = page.Object
-		plain, perr := h.plaintext(r.Context(), &prq, rd.Object, rd, nil)
+		prq.Object = page.Object
+		plain, perr := h.Plaintext(r.Context(), &prq, rd.Object, rd, nil)
 		if perr != nil {
 			return err
 		}
 		defer plain.Close()
 		rd = plain
 	}
-	writeObjectHeaders(w.Header(), &rd.Object)
+	swiftcore.WriteObjectHeaders(w.Header(), &rd.Object)
 	w.Header().Set("Content-Length", strconv.FormatInt(rd.Length, 10))
-	w.WriteHeader(se.status)
+	w.WriteHeader(se.Status)
 	if r.Method != http.MethodHead {
 		io.Copy(w, rd)
 	}
@@ -165,7 +167,7 @@ func (h *Handler) webError(w http.ResponseWriter, r *http.Request, rq *request, 
 }
 
 // webListing serves the HTML listing of a container's pseudo-directory prefix ("" for the top).
-func (h *Handler) webListing(w http.ResponseWriter, r *http.Request, rq *request, s webSettings, prefix string) error {
+func (h *Handler) webListing(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, s webSettings, prefix string) error {
 	label := r.URL.Path
 	if s.listingsLabel != "" {
 		parts := strings.SplitN(r.URL.Path, "/", 5)
@@ -190,16 +192,16 @@ func (h *Handler) webListing(w http.ResponseWriter, r *http.Request, rq *request
 		}
 		b.WriteString(" </body>\n</html>\n")
 		if s.errorSuffix != "" {
-			return h.webError(w, r, rq, s, errNotFound)
+			return h.webError(w, r, rq, s, swiftcore.ErrNotFound)
 		}
 		return writeWebPage(w, r, http.StatusNotFound, b.String())
 	}
-	page, err := h.proxy.ListObjects(r.Context(), rq.tenant, rq.container, meta.ListOptions{Prefix: prefix, Delimiter: "/"})
+	page, err := h.Proxy.ListObjects(r.Context(), rq.Tenant, rq.Container, meta.ListOptions{Prefix: prefix, Delimiter: "/"})
 	if err != nil {
-		return h.webError(w, r, rq, s, fmt.Errorf("web listing of %q: %w", rq.container, err))
+		return h.webError(w, r, rq, s, fmt.Errorf("web listing of %q: %w", rq.Container, err))
 	}
 	if prefix != "" && len(page.Objects)+len(page.CommonPrefixes) == 0 {
-		return h.webError(w, r, rq, s, errNotFound)
+		return h.webError(w, r, rq, s, swiftcore.ErrNotFound)
 	}
 	fmt.Fprintf(&b, " <head>\n  <title>Listing of %s</title>\n", html.EscapeString(label))
 	if s.listingsCSS != "" {
@@ -248,4 +250,14 @@ func cssPath(css, prefix string) string {
 		return swiftwire.PyQuoteSafe(css, ":/")
 	}
 	return strings.Repeat("../", strings.Count(prefix, "/")) + swiftwire.PyQuote(css)
+}
+
+// Handler serves static web requests; it shares the front end's state.
+type Handler struct {
+	*swiftcore.Server
+}
+
+// New returns the feature's handler over the shared state.
+func New(s *swiftcore.Server) *Handler {
+	return &Handler{Server: s}
 }

@@ -1,4 +1,4 @@
-package swift
+package bulk
 
 import (
 	"archive/tar"
@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
@@ -22,8 +23,8 @@ import (
 // its pipeline, so that authorization, ACLs, quotas and limits apply exactly as to a PUT of
 // its own. Limits as Swift's defaults.
 const (
-	maxContainersPerExtraction = 10000
-	maxFailedExtractions       = 1000
+	MaxContainersPerExtraction = 10000
+	MaxFailedExtractions       = 1000
 	// maxBulkPathLength bounds the paths quoted in the answer, as Swift's max_path_length.
 	maxBulkPathLength = swiftwire.MaxContainerNameLength + swiftwire.MaxObjectNameLength + 2
 )
@@ -58,7 +59,7 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 }
 
 // subrequest runs a PUT through the front end and returns its status line.
-func (h *Handler) subrequest(r *http.Request, rq *request, path string, hdr http.Header, body io.Reader, size int64) (int, string) {
+func (h *Handler) subrequest(r *http.Request, rq *swiftcore.Request, path string, hdr http.Header, body io.Reader, size int64) (int, string) {
 	sub, _ := http.NewRequestWithContext(r.Context(), http.MethodPut, "/", body)
 	sub.URL = &url.URL{Path: path}
 	sub.Header = hdr
@@ -68,10 +69,10 @@ func (h *Handler) subrequest(r *http.Request, rq *request, path string, hdr http
 		sub.Body = http.NoBody
 	}
 	rec := &statusRecorder{hdr: http.Header{}}
-	srq := &request{transID: rq.transID, op: opUnknown}
-	if err := h.serve(rec, sub, srq); err != nil {
-		se := toSwiftError(err)
-		return se.status, se.statusLine()
+	srq := &swiftcore.Request{TransID: rq.TransID, Op: swiftcore.OpUnknown}
+	if err := h.Serve(rec, sub, srq); err != nil {
+		se := swiftcore.ToError(err)
+		return se.Status, se.StatusLine()
 	}
 	if rec.status == 0 {
 		rec.status = http.StatusOK
@@ -79,8 +80,8 @@ func (h *Handler) subrequest(r *http.Request, rq *request, path string, hdr http
 	return rec.status, strconv.Itoa(rec.status) + " " + http.StatusText(rec.status)
 }
 
-// extractArchive serves PUT ?extract-archive on an account, a container or a path in one.
-func (h *Handler) extractArchive(w http.ResponseWriter, r *http.Request, rq *request, kind string) error {
+// ExtractArchive serves PUT ?extract-archive on an account, a container or a path in one.
+func (h *Handler) ExtractArchive(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, kind string) error {
 	var open func(io.Reader) (io.Reader, error)
 	switch strings.Trim(strings.ToLower(kind), ".") {
 	case "tar":
@@ -90,10 +91,10 @@ func (h *Handler) extractArchive(w http.ResponseWriter, r *http.Request, rq *req
 	case "tar.bz2":
 		open = func(rd io.Reader) (io.Reader, error) { return bzip2.NewReader(rd), nil }
 	default:
-		return errBadRequest.withText("Unsupported archive format")
+		return swiftcore.ErrBadRequest.WithText("Unsupported archive format")
 	}
 	if len(r.TransferEncoding) == 0 && r.Header.Get("Content-Length") == "" {
-		return errLengthRequired
+		return swiftcore.ErrLengthRequired
 	}
 	created, failed := 0, [][2]string(nil)
 	answer := func(status, body string) error {
@@ -110,7 +111,7 @@ func (h *Handler) extractArchive(w http.ResponseWriter, r *http.Request, rq *req
 	fail := func(path, status string) {
 		failed = append(failed, [2]string{swiftwire.PyQuote(swiftwire.Truncate(path, maxBulkPathLength)), status})
 	}
-	base := strings.TrimRight(strings.TrimPrefix(strings.Join(nonEmpty(rq.container, rq.object), "/"), "/"), "/")
+	base := strings.TrimRight(strings.TrimPrefix(strings.Join(nonEmpty(rq.Container, rq.Object), "/"), "/"), "/")
 	rd, err := open(r.Body)
 	if err != nil {
 		return answer("400 Bad Request", "Invalid Tar File: "+err.Error())
@@ -122,7 +123,7 @@ func (h *Handler) extractArchive(w http.ResponseWriter, r *http.Request, rq *req
 	}
 	accessed := map[string]bool{}
 	containersMade := 0
-	for len(failed) < maxFailedExtractions {
+	for len(failed) < MaxFailedExtractions {
 		th, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
@@ -144,11 +145,11 @@ func (h *Handler) extractArchive(w http.ResponseWriter, r *http.Request, rq *req
 		if !ok {
 			continue // a file at the archive's top level with no container to go into
 		}
-		if th.Size > h.cfg.MaxObjectSize {
+		if th.Size > h.MaxObjectSize {
 			fail(objPath, "413 Request Entity Too Large")
 			continue
 		}
-		prefix := "/v1/" + rq.account + "/"
+		prefix := "/v1/" + rq.Account + "/"
 		if !accessed[container] {
 			status, line := h.subrequest(r, rq, prefix+container, http.Header{"X-Auth-Token": {tok}}, nil, 0)
 			switch {
@@ -157,8 +158,8 @@ func (h *Handler) extractArchive(w http.ResponseWriter, r *http.Request, rq *req
 				return answer("401 Unauthorized", "")
 			case status == http.StatusCreated:
 				containersMade++
-				if containersMade > maxContainersPerExtraction {
-					return answer("400 Bad Request", fmt.Sprintf("More than %d containers to create from tar.", maxContainersPerExtraction))
+				if containersMade > MaxContainersPerExtraction {
+					return answer("400 Bad Request", fmt.Sprintf("More than %d containers to create from tar.", MaxContainersPerExtraction))
 				}
 			case status/100 != 2:
 				// The object PUT may still succeed (an ACL may allow writing into a

@@ -1,4 +1,4 @@
-package swift
+package largeobj
 
 import (
 	"crypto/md5"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 	"github.com/cairn-store/cairn/internal/versions"
 )
@@ -23,20 +24,13 @@ import (
 // segments are listed and read with the caller's permissions, as Swift's subrequests are.
 // ?multipart-manifest=get reads the manifest object itself.
 
-// sysDLO is the SysMeta key of a DLO's "container/prefix"; sysDLORaw keeps X-Object-Manifest
-// as sent, when that differs (URL-quoted), since Swift answers the header as it was sent.
-const (
-	sysDLO    = "dlo-manifest"
-	sysDLORaw = "dlo-manifest-raw"
-)
-
 // maxDLOSegments bounds the segments one read lists (Swift reads one listing page of 10000 and
 // then pages on; this keeps a read's listing work bounded).
 const maxDLOSegments = 100 * swiftwire.ListingLimit
 
-// readDLOHeader reads a PUT's or POST's X-Object-Manifest into the object's SysMeta ("" on a
+// ReadDLOHeader reads a PUT's or POST's X-Object-Manifest into the object's SysMeta ("" on a
 // POST without it clears it, as Swift's POST replaces the object's metadata).
-func readDLOHeader(hdr http.Header, obj *meta.Object) error {
+func ReadDLOHeader(hdr http.Header, obj *meta.Object) error {
 	v, ok := hdr["X-Object-Manifest"]
 	if !ok {
 		return nil
@@ -48,20 +42,18 @@ func readDLOHeader(hdr http.Header, obj *meta.Object) error {
 	if obj.SysMeta == nil {
 		obj.SysMeta = map[string]string{}
 	}
-	obj.SysMeta[sysDLO] = c + "/" + p
+	obj.SysMeta[swiftcore.SysDLO] = c + "/" + p
 	if raw := strings.Join(v, ","); raw != c+"/"+p {
-		obj.SysMeta[sysDLORaw] = raw // (a POST without it clears an earlier one: postObject)
+		obj.SysMeta[swiftcore.SysDLORaw] = raw // (a POST without it clears an earlier one: postObject)
 	}
 	return nil
 }
 
-func isDLO(obj *meta.Object) bool { return obj.SysMeta[sysDLO] != "" && !obj.IsManifest() }
-
-// dloSegments lists a DLO's segments, checking that the caller may list and read them.
-func (h *Handler) dloSegments(r *http.Request, rq *request, account, manifest string) ([]meta.Segment, string, error) {
+// DLOSegments lists a DLO's segments, checking that the caller may list and read them.
+func (h *Handler) DLOSegments(r *http.Request, rq *swiftcore.Request, account, manifest string) ([]meta.Segment, string, error) {
 	ctx := r.Context()
 	container, prefix, _ := strings.Cut(manifest, "/")
-	if err := h.allow(ctx, r, rq, account, container, "", access.ListBucket); err != nil {
+	if err := h.Allow(ctx, r, rq, account, container, "", access.ListBucket); err != nil {
 		return nil, "", err
 	}
 	var segs []meta.Segment
@@ -69,13 +61,13 @@ func (h *Handler) dloSegments(r *http.Request, rq *request, account, manifest st
 	sum := md5.New()
 	opts := meta.ListOptions{Prefix: prefix, Limit: swiftwire.ListingLimit}
 	for {
-		page, err := h.proxy.ListObjects(ctx, account, container, opts)
+		page, err := h.Proxy.ListObjects(ctx, account, container, opts)
 		if err != nil && !(len(segs) == 0 && errors.Is(err, meta.ErrNotFound)) {
 			return nil, "", fmt.Errorf("segments of %s: %w", manifest, err)
 		}
 		for i := range page.Objects {
 			// A segment in a versioned container is read through its link: its version.
-			e, _, vobj := listedVersion(&page.Objects[i], container)
+			e, _, vobj := swiftcore.ListedVersion(&page.Objects[i], container)
 			if first == "" {
 				first = e.Name
 			}
@@ -90,21 +82,21 @@ func (h *Handler) dloSegments(r *http.Request, rq *request, account, manifest st
 			break
 		}
 		if len(segs) >= maxDLOSegments {
-			return nil, "", errConflict.withText("More than %d segments in the dynamic large object", maxDLOSegments)
+			return nil, "", swiftcore.ErrConflict.WithText("More than %d segments in the dynamic large object", maxDLOSegments)
 		}
 		opts.Marker = page.Objects[len(page.Objects)-1].Name
 	}
 	if len(segs) > 0 {
-		if err := h.allow(ctx, r, rq, account, container, first, access.GetObject); err != nil {
+		if err := h.Allow(ctx, r, rq, account, container, first, access.GetObject); err != nil {
 			return nil, "", err
 		}
 	}
 	return segs, `"` + hex.EncodeToString(sum.Sum(nil)) + `"`, nil
 }
 
-// serveDLO answers a GET or HEAD of a DLO manifest obj (rng: the one range asked, or nil).
-func (h *Handler) serveDLO(w http.ResponseWriter, r *http.Request, rq *request, obj *meta.Object, rng *meta.Range) error {
-	segs, etag, err := h.dloSegments(r, rq, rq.tenant, obj.SysMeta[sysDLO])
+// ServeDLO answers a GET or HEAD of a DLO manifest obj (rng: the one range asked, or nil).
+func (h *Handler) ServeDLO(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, obj *meta.Object, rng *meta.Range) error {
+	segs, etag, err := h.DLOSegments(r, rq, rq.Tenant, obj.SysMeta[swiftcore.SysDLO])
 	if err != nil {
 		return err
 	}
@@ -113,10 +105,10 @@ func (h *Handler) serveDLO(w http.ResponseWriter, r *http.Request, rq *request, 
 		total += s.Size
 	}
 	hdr := w.Header()
-	writeObjectHeaders(hdr, obj)
+	swiftcore.WriteObjectHeaders(hdr, obj)
 	hdr.Set("Etag", etag)
-	hdr.Set("X-Object-Manifest", dloHeader(obj))
-	if err := checkConditions(r, strings.Trim(etag, `"`), swiftwire.LastModified(obj.Timestamp)); err != nil {
+	hdr.Set("X-Object-Manifest", DLOHeader(obj))
+	if err := swiftcore.CheckConditions(r, strings.Trim(etag, `"`), swiftwire.LastModified(obj.Timestamp)); err != nil {
 		return err
 	}
 	off, n := int64(0), total
@@ -124,7 +116,7 @@ func (h *Handler) serveDLO(w http.ResponseWriter, r *http.Request, rq *request, 
 	if rng != nil && r.Method == http.MethodGet {
 		if off, n, err = rng.Resolve(total); err != nil {
 			hdr.Set("Content-Range", "bytes */"+strconv.FormatInt(total, 10))
-			return fmt.Errorf("DLO %q: %w", rq.object, err)
+			return fmt.Errorf("DLO %q: %w", rq.Object, err)
 		}
 		hdr.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, total))
 		status = http.StatusPartialContent
@@ -134,20 +126,20 @@ func (h *Handler) serveDLO(w http.ResponseWriter, r *http.Request, rq *request, 
 		w.WriteHeader(status)
 		return nil
 	}
-	rd := h.proxy.ReadSegments(r.Context(), rq.tenant, *obj, segs, off, n)
+	rd := h.Proxy.ReadSegments(r.Context(), rq.Tenant, *obj, segs, off, n)
 	defer rd.Close()
 	w.WriteHeader(status)
 	if sent, err := io.Copy(w, rd); err != nil {
-		h.log.WarnContext(r.Context(), "swift DLO GET broke off", "trans_id", rq.transID, "container", rq.container, "object", rq.object, "sent", sent, "of", n, "err", err)
-		return errAbortResponse
+		h.Log.WarnContext(r.Context(), "swift DLO GET broke off", "trans_id", rq.TransID, "container", rq.Container, "object", rq.Object, "sent", sent, "of", n, "err", err)
+		return swiftcore.ErrAbortResponse
 	}
 	return nil
 }
 
-// dloHeader is a DLO's X-Object-Manifest as answered: as it was sent.
-func dloHeader(obj *meta.Object) string {
-	if raw := obj.SysMeta[sysDLORaw]; raw != "" {
+// DLOHeader is a DLO's X-Object-Manifest as answered: as it was sent.
+func DLOHeader(obj *meta.Object) string {
+	if raw := obj.SysMeta[swiftcore.SysDLORaw]; raw != "" {
 		return raw
 	}
-	return obj.SysMeta[sysDLO]
+	return obj.SysMeta[swiftcore.SysDLO]
 }

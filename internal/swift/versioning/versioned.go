@@ -1,4 +1,4 @@
-package swift
+package versioning
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-store/cairn/internal/httpwire"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 	"github.com/cairn-store/cairn/internal/versions"
 )
@@ -34,11 +35,11 @@ const (
 // object is deleted.
 const deleteMarkerType = "application/x-deleted;swift_versions_deleted=1"
 
-// readVersioningSettings reads a container PUT's or POST's versioning headers into changes,
+// ReadVersioningSettings reads a container PUT's or POST's versioning headers into changes,
 // as Swift's versioned_writes middleware does: one of the two locations at a time (an empty
 // one is ignored beside the other), an empty value or X-Remove-Versions-Location /
 // X-Remove-History-Location clears the setting, and setting a location wins over removing it.
-func readVersioningSettings(hdr http.Header, changes map[string]string) error {
+func ReadVersioningSettings(hdr http.Header, changes map[string]string) error {
 	vals := map[string]string{}
 	for _, k := range []string{"X-Versions-Location", "X-History-Location"} {
 		if v, ok := hdr[k]; ok {
@@ -52,7 +53,7 @@ func readVersioningSettings(hdr http.Header, changes map[string]string) error {
 		case hist == "":
 			hasHist = false
 		case vers != "":
-			return errBadRequest.withText("Only one of X-Versions-Location or X-History-Location may be specified")
+			return swiftcore.ErrBadRequest.WithText("Only one of X-Versions-Location or X-History-Location may be specified")
 		default:
 			hasVers = false
 		}
@@ -82,7 +83,7 @@ func readVersioningSettings(hdr http.Header, changes map[string]string) error {
 func versionsContainer(loc string) (string, error) {
 	name, _, _ := strings.Cut(httpwire.UnescapeLenient(loc), "/")
 	if name == "" {
-		return "", errPreconditionFailed.withText("Container name cannot be empty")
+		return "", swiftcore.ErrPreconditionFailed.WithText("Container name cannot be empty")
 	}
 	if err := swiftwire.CheckContainerName(name); err != nil {
 		return "", err
@@ -90,8 +91,8 @@ func versionsContainer(loc string) (string, error) {
 	return name, nil
 }
 
-// writeVersioningHeaders shows a container's versioning setting under the header it was set with.
-func writeVersioningHeaders(hdr http.Header, c meta.Container) {
+// WriteVersioningHeaders shows a container's versioning setting under the header it was set with.
+func WriteVersioningHeaders(hdr http.Header, c meta.Container) {
 	loc := c.Meta[metaVersionsLocation]
 	if loc == "" {
 		return
@@ -103,29 +104,29 @@ func writeVersioningHeaders(hdr http.Header, c meta.Container) {
 	}
 }
 
-// versioning is a container's versioning setting; a zero archive means none.
-type versioning struct {
-	archive string
-	history bool
+// Legacy is a container's versioned writes setting; a zero Archive means none.
+type Legacy struct {
+	Archive string
+	History bool
 }
 
-func (h *Handler) containerVersioning(ctx context.Context, account, container string) (versioning, error) {
-	c, err := h.headContainer(ctx, account, container)
+func (h *Handler) ContainerVersioning(ctx context.Context, account, container string) (Legacy, error) {
+	c, err := h.HeadContainer(ctx, account, container)
 	if errors.Is(err, meta.ErrNotFound) {
-		return versioning{}, nil // the write itself will say so
+		return Legacy{}, nil // the write itself will say so
 	}
 	if err != nil {
-		return versioning{}, fmt.Errorf("head container %q: %w", container, err)
+		return Legacy{}, fmt.Errorf("head container %q: %w", container, err)
 	}
 	loc := c.Meta[metaVersionsLocation]
 	if loc == "" {
-		return versioning{}, nil
+		return Legacy{}, nil
 	}
 	archive, err := versionsContainer(loc)
 	if err != nil {
-		return versioning{}, nil // a setting stored before the rules tightened: versioning off
+		return Legacy{}, nil // a setting stored before the rules tightened: versioning off
 	}
-	return versioning{archive: archive, history: c.Meta[metaVersionsMode] == versionsModeHistory}, nil
+	return Legacy{Archive: archive, History: c.Meta[metaVersionsMode] == versionsModeHistory}, nil
 }
 
 // versionsPrefix is where an object's archived versions are listed in the archive container.
@@ -133,11 +134,11 @@ func versionsPrefix(object string) string {
 	return fmt.Sprintf("%03x%s/", len(object), object)
 }
 
-// archiveBeforeWrite copies the object about to be overwritten at name into its container's
+// ArchiveBeforeWrite copies the object about to be overwritten at name into its container's
 // archive, if the container keeps versions and the object exists.
-func (h *Handler) archiveBeforeWrite(ctx context.Context, name meta.ObjectName) error {
-	v, err := h.containerVersioning(ctx, name.Account, name.Container)
-	if err != nil || v.archive == "" {
+func (h *Handler) ArchiveBeforeWrite(ctx context.Context, name meta.ObjectName) error {
+	v, err := h.ContainerVersioning(ctx, name.Account, name.Container)
+	if err != nil || v.Archive == "" {
 		return err
 	}
 	_, err = h.archiveCurrent(ctx, name, v)
@@ -146,18 +147,18 @@ func (h *Handler) archiveBeforeWrite(ctx context.Context, name meta.ObjectName) 
 
 // archiveCurrent copies the current object at name into the archive under its timestamp.
 // archived is false when there is no current object.
-func (h *Handler) archiveCurrent(ctx context.Context, name meta.ObjectName, v versioning) (archived bool, err error) {
-	cur, err := h.proxy.HeadObject(ctx, name)
+func (h *Handler) archiveCurrent(ctx context.Context, name meta.ObjectName, v Legacy) (archived bool, err error) {
+	cur, err := h.Proxy.HeadObject(ctx, name)
 	if errors.Is(err, meta.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("versioning %q: %w", name.Object, err)
 	}
-	if expired(&cur, h.cfg.Now()) {
+	if swiftcore.Expired(&cur, h.Now()) {
 		return false, nil
 	}
-	dst := meta.ObjectName{Account: name.Account, Container: v.archive, Object: versionsPrefix(name.Object) + swiftwire.Timestamp(cur.Timestamp)}
+	dst := meta.ObjectName{Account: name.Account, Container: v.Archive, Object: versionsPrefix(name.Object) + swiftwire.Timestamp(cur.Timestamp)}
 	if err := h.copyAsStored(ctx, name, cur, dst); err != nil {
 		return false, err
 	}
@@ -168,10 +169,10 @@ func (h *Handler) archiveCurrent(ctx context.Context, name meta.ObjectName, v ve
 // (versions.CopyAsStored: a static large object stays a manifest of the same segments, a
 // dynamic one keeps its X-Object-Manifest), its expiry queued for the copy.
 func (h *Handler) copyAsStored(ctx context.Context, src meta.ObjectName, obj meta.Object, dst meta.ObjectName) error {
-	if err := h.queueExpiry(ctx, dst, obj.SysMeta); err != nil {
+	if err := h.QueueExpiry(ctx, dst, obj.SysMeta); err != nil {
 		return err
 	}
-	if err := versions.CopyAsStored(ctx, h.proxy, src, obj, dst, proxy.PutOptions{}); err != nil {
+	if err := versions.CopyAsStored(ctx, h.Proxy, src, obj, dst, proxy.PutOptions{}); err != nil {
 		return versioningError(err)
 	}
 	return nil
@@ -181,20 +182,20 @@ func (h *Handler) copyAsStored(ctx context.Context, src meta.ObjectName, obj met
 // container is the client's mistake (412), anything else leaves the write undone (503).
 func versioningError(err error) error {
 	if errors.Is(err, meta.ErrNotFound) { // meta.ErrNoContainer included
-		return fmt.Errorf("%w: %w", errPreconditionFailed, err)
+		return fmt.Errorf("%w: %w", swiftcore.ErrPreconditionFailed, err)
 	}
-	return fmt.Errorf("%w: %w", errUnavailable, err)
+	return fmt.Errorf("%w: %w", swiftcore.ErrUnavailable, err)
 }
 
-// deleteVersioned serves a DELETE in a container that keeps versions. done is false when the
+// DeleteVersioned serves a DELETE in a container that keeps versions. done is false when the
 // plain delete should go on (stack mode with nothing archived, or after history mode's copy).
-func (h *Handler) deleteVersioned(ctx context.Context, name meta.ObjectName, v versioning) (done bool, err error) {
-	if v.history {
+func (h *Handler) DeleteVersioned(ctx context.Context, name meta.ObjectName, v Legacy) (done bool, err error) {
+	if v.History {
 		if _, err := h.archiveCurrent(ctx, name, v); err != nil {
 			return false, err
 		}
-		marker := meta.ObjectName{Account: name.Account, Container: v.archive, Object: versionsPrefix(name.Object) + swiftwire.Timestamp(meta.Now())}
-		if _, err := h.proxy.PutObject(ctx, marker, meta.Object{ContentType: deleteMarkerType}, strings.NewReader(""), proxy.PutOptions{}); err != nil {
+		marker := meta.ObjectName{Account: name.Account, Container: v.Archive, Object: versionsPrefix(name.Object) + swiftwire.Timestamp(meta.Now())}
+		if _, err := h.Proxy.PutObject(ctx, marker, meta.Object{ContentType: deleteMarkerType}, strings.NewReader(""), proxy.PutOptions{}); err != nil {
 			return false, versioningError(fmt.Errorf("versioning: delete marker: %w", err))
 		}
 		return false, nil
@@ -207,7 +208,7 @@ func (h *Handler) deleteVersioned(ctx context.Context, name meta.ObjectName, v v
 		// The newest entry records a delete: the current object, if there is one, was written
 		// since and goes as a plain delete; otherwise the version before the marker comes back
 		// and the marker goes.
-		if _, err := h.proxy.HeadObject(ctx, name); !errors.Is(err, meta.ErrNotFound) {
+		if _, err := h.Proxy.HeadObject(ctx, name); !errors.Is(err, meta.ErrNotFound) {
 			return false, err
 		}
 		for _, e := range versions[1:] {
@@ -222,7 +223,7 @@ func (h *Handler) deleteVersioned(ctx context.Context, name meta.ObjectName, v v
 				break
 			}
 		}
-		return true, h.deleteArchived(ctx, name.Account, v.archive, versions[0].Name)
+		return true, h.deleteArchived(ctx, name.Account, v.Archive, versions[0].Name)
 	}
 	for _, e := range versions {
 		restored, err := h.restoreVersion(ctx, name, v, e.Name)
@@ -238,36 +239,36 @@ func (h *Handler) deleteVersioned(ctx context.Context, name meta.ObjectName, v v
 
 // archivedVersions lists an object's newest archived versions, newest first. One page is
 // enough: a DELETE uses the newest version, or the versions back to the newest delete marker.
-func (h *Handler) archivedVersions(ctx context.Context, name meta.ObjectName, v versioning) ([]meta.ListEntry, error) {
-	page, err := h.proxy.ListObjects(ctx, name.Account, v.archive, meta.ListOptions{Prefix: versionsPrefix(name.Object), Reverse: true, Limit: 1000})
+func (h *Handler) archivedVersions(ctx context.Context, name meta.ObjectName, v Legacy) ([]meta.ListEntry, error) {
+	page, err := h.Proxy.ListObjects(ctx, name.Account, v.Archive, meta.ListOptions{Prefix: versionsPrefix(name.Object), Reverse: true, Limit: 1000})
 	if errors.Is(err, meta.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, versioningError(fmt.Errorf("versioning: list %s: %w", v.archive, err))
+		return nil, versioningError(fmt.Errorf("versioning: list %s: %w", v.Archive, err))
 	}
 	return page.Objects, nil
 }
 
 // restoreVersion copies an archived version back over the object and deletes it from the
 // archive. restored is false when the version vanished meanwhile.
-func (h *Handler) restoreVersion(ctx context.Context, name meta.ObjectName, v versioning, archived string) (restored bool, err error) {
-	src := meta.ObjectName{Account: name.Account, Container: v.archive, Object: archived}
-	obj, err := h.proxy.HeadObject(ctx, src)
+func (h *Handler) restoreVersion(ctx context.Context, name meta.ObjectName, v Legacy, archived string) (restored bool, err error) {
+	src := meta.ObjectName{Account: name.Account, Container: v.Archive, Object: archived}
+	obj, err := h.Proxy.HeadObject(ctx, src)
 	if errors.Is(err, meta.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
-		return false, versioningError(fmt.Errorf("versioning: head %s/%s: %w", v.archive, archived, err))
+		return false, versioningError(fmt.Errorf("versioning: head %s/%s: %w", v.Archive, archived, err))
 	}
 	if err := h.copyAsStored(ctx, src, obj, name); err != nil {
 		return false, err
 	}
-	return true, h.deleteArchived(ctx, name.Account, v.archive, archived)
+	return true, h.deleteArchived(ctx, name.Account, v.Archive, archived)
 }
 
 func (h *Handler) deleteArchived(ctx context.Context, account, archive, object string) error {
-	err := h.proxy.DeleteObject(ctx, meta.ObjectName{Account: account, Container: archive, Object: object})
+	err := h.Proxy.DeleteObject(ctx, meta.ObjectName{Account: account, Container: archive, Object: object})
 	if err != nil && !errors.Is(err, meta.ErrNotFound) {
 		return versioningError(fmt.Errorf("versioning: delete %s/%s: %w", archive, object, err))
 	}

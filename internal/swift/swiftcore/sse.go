@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -16,15 +16,15 @@ import (
 // SSE-KMS objects decrypt with the server's keys. An SSE-C object needs its customer's key,
 // which Swift has no way to send: reading one is refused.
 
-var errSSECObject = errBadRequest.withText("The object is encrypted with a customer-provided key (S3 SSE-C); read it through the S3 API with its key.")
+var errSSECObject = ErrBadRequest.WithText("The object is encrypted with a customer-provided key (S3 SSE-C); read it through the S3 API with its key.")
 
 // sseBinding is the name an object's data key is bound to: the container and object a client
 // names, also when the bytes are read from a version kept elsewhere.
-func (rq *request) sseBinding() sse.Binding {
-	if rq.sseBucket != "" {
-		return sse.Binding{Bucket: rq.sseBucket, Key: rq.sseKey}
+func (rq *Request) sseBinding() sse.Binding {
+	if rq.SSEBucket != "" {
+		return sse.Binding{Bucket: rq.SSEBucket, Key: rq.SSEKey}
 	}
-	return sse.Binding{Bucket: rq.container, Key: rq.object}
+	return sse.Binding{Bucket: rq.Container, Key: rq.Object}
 }
 
 // sseError translates package sse's errors.
@@ -33,23 +33,23 @@ func sseError(err error) error {
 	case errors.Is(err, sse.ErrCustomerKeyRequired), errors.Is(err, sse.ErrCustomerKeyMismatch):
 		return fmt.Errorf("%w: %w", errSSECObject, err)
 	case errors.Is(err, sse.ErrKMSKeyDisabled), errors.Is(err, sse.ErrKMSKeyNotFound):
-		return fmt.Errorf("%w: %w", errForbidden.withText("The object's KMS key is disabled or missing."), err)
+		return fmt.Errorf("%w: %w", ErrForbidden.WithText("The object's KMS key is disabled or missing."), err)
 	}
 	return err
 }
 
-// plaintext opens rng (nil: all) of an encrypted object's plaintext; obj is the object as
+// Plaintext opens rng (nil: all) of an encrypted object's plaintext; obj is the object as
 // stored (with its full segment list), rd the stored bytes already open (nil: none), reused
 // when they are the ones needed. Objects that are not encrypted are returned as rd.
-func (h *Handler) plaintext(ctx context.Context, rq *request, obj meta.Object, rd *proxy.ObjectReader, rng *meta.Range) (*proxy.ObjectReader, error) {
+func (h *Server) Plaintext(ctx context.Context, rq *Request, obj meta.Object, rd *proxy.ObjectReader, rng *meta.Range) (*proxy.ObjectReader, error) {
 	if !sse.Encrypted(&obj) {
 		return rd, nil
 	}
-	if h.cfg.Keys == nil {
-		return nil, fmt.Errorf("object %q is encrypted and no keyring is configured: %w", rq.object, errInternal)
+	if h.Keys == nil {
+		return nil, fmt.Errorf("object %q is encrypted and no keyring is configured: %w", rq.Object, errInternal)
 	}
 	if obj.Manifest == nil && obj.Summary != nil {
-		full, err := h.proxy.HeadObject(ctx, rq.objectName())
+		full, err := h.Proxy.HeadObject(ctx, rq.ObjectName())
 		if err != nil {
 			return nil, err
 		}
@@ -59,9 +59,9 @@ func (h *Handler) plaintext(ctx context.Context, rq *request, obj meta.Object, r
 		if rd != nil && rd.Offset == 0 && rd.Length == rd.Object.Size && crng.Start == 0 && crng.End == rd.Length-1 {
 			return io.NopCloser(rd), nil
 		}
-		return h.proxy.GetObject(ctx, rq.objectName(), crng)
+		return h.Proxy.GetObject(ctx, rq.ObjectName(), crng)
 	}
-	pt, err := h.cfg.Keys.Open(ctx, &obj, nil, rq.sseBinding(), rng, open)
+	pt, err := h.Keys.Open(ctx, &obj, nil, rq.sseBinding(), rng, open)
 	if err != nil {
 		return nil, sseError(err)
 	}

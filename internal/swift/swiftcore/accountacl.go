@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -16,23 +16,23 @@ import (
 // settings) and read the account; "read-only" lets it read everything (GET and HEAD). They are
 // Swift's: S3 requests do not consult them.
 
-// accountACLKey is where an account's ACL is kept in its metadata (JSON, as set).
-const accountACLKey = "sys:account-acl"
+// AccountACLKey is where an account's ACL is kept in its metadata (JSON, as set).
+const AccountACLKey = "sys:account-acl"
 
 // accountRole is what the account's ACL gives the caller.
-func (h *Handler) accountRole(ctx context.Context, rq *request, account string) string {
-	if rq.anonymous || rq.tempURL != nil {
+func (h *Server) accountRole(ctx context.Context, rq *Request, account string) string {
+	if rq.Anonymous || rq.TempURL != nil {
 		return swiftwire.RoleNone
 	}
-	m, err := h.cfg.Accounts.AccountMetadata(ctx, account)
-	if err != nil || m[accountACLKey] == "" {
+	m, err := h.Accounts.AccountMetadata(ctx, account)
+	if err != nil || m[AccountACLKey] == "" {
 		return swiftwire.RoleNone
 	}
 	var acl map[string][]string
-	if json.Unmarshal([]byte(m[accountACLKey]), &acl) != nil {
+	if json.Unmarshal([]byte(m[AccountACLKey]), &acl) != nil {
 		return swiftwire.RoleNone
 	}
-	groups := []string{rq.id.Account, rq.id.Account + ":" + rq.id.User}
+	groups := []string{rq.ID.Account, rq.ID.Account + ":" + rq.ID.User}
 	for _, role := range []string{swiftwire.RoleAdmin, swiftwire.RoleReadWrite, swiftwire.RoleReadOnly} {
 		for _, g := range acl[role] {
 			if slices.Contains(groups, g) {
@@ -43,10 +43,10 @@ func (h *Handler) accountRole(ctx context.Context, rq *request, account string) 
 	return swiftwire.RoleNone
 }
 
-// isOwner reports whether the caller administers the account: by its user flag, as the root,
+// IsOwner reports whether the caller administers the account: by its user flag, as the root,
 // or through the account's ACL.
-func (h *Handler) isOwner(ctx context.Context, rq *request, account string) bool {
-	return rq.ownerAdmin(account) || h.accountRole(ctx, rq, account) == swiftwire.RoleAdmin
+func (h *Server) IsOwner(ctx context.Context, rq *Request, account string) bool {
+	return rq.OwnerAdmin(account) || h.accountRole(ctx, rq, account) == swiftwire.RoleAdmin
 }
 
 // roleAllows reports whether an account ACL role allows a request method on the account

@@ -1,11 +1,10 @@
-package swift
+package versioning
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/meta"
-	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 	"github.com/cairn-store/cairn/internal/versions"
 )
@@ -30,46 +29,15 @@ import (
 const headerVersionsEnabled = "X-Versions-Enabled"
 
 var (
-	errLegacyVersioning = errBadRequest.withText("Cannot enable object versioning on a container that is already using the legacy versioned writes feature.")
-	errObjectVersioning = errBadRequest.withText("Cannot use the legacy versioned writes feature on a container that uses object versioning.")
-	errVersionsMissing  = &swiftError{status: http.StatusInternalServerError, contentType: contentTypePlain,
-		body: "The versions container does not exist. You may want to re-enable object versioning."}
-	errVersionsLeft = errConflict.withText("Delete all versions before deleting container.")
+	errLegacyVersioning = swiftcore.ErrBadRequest.WithText("Cannot enable object versioning on a container that is already using the legacy versioned writes feature.")
+	errObjectVersioning = swiftcore.ErrBadRequest.WithText("Cannot use the legacy versioned writes feature on a container that uses object versioning.")
 )
 
-// versionState is the object versioning of a container (none when it does not exist: the
-// operation itself says so).
-func (h *Handler) versionState(ctx context.Context, account, container string) (versions.State, error) {
-	c, err := h.headContainer(ctx, account, container)
-	if errors.Is(err, meta.ErrNotFound) {
-		return versions.State{}, nil
-	}
-	if err != nil {
-		return versions.State{}, fmt.Errorf("head container %q: %w", container, err)
-	}
-	return versions.StateOf(c), nil
-}
-
-// versionsError maps the version store's errors onto Swift's answers.
-func versionsError(err error) error {
-	switch {
-	case errors.Is(err, versions.ErrNoVersionsContainer):
-		return fmt.Errorf("%w: %w", errVersionsMissing, err)
-	case errors.Is(err, versions.ErrInvalidID):
-		return fmt.Errorf("%w: %w", errBadRequest.withText("Invalid version parameter"), err)
-	case errors.Is(err, versions.ErrNoSuchVersion):
-		return fmt.Errorf("%w: %w", errNotFound, err)
-	case errors.Is(err, versions.ErrLocked):
-		return fmt.Errorf("%w: %w", errForbidden.withText("The version is protected by Object Lock."), err)
-	}
-	return err
-}
-
-// checkVersioningChange refuses, before anything is changed, a container PUT or POST that
+// CheckVersioningChange refuses, before anything is changed, a container PUT or POST that
 // would mix the two versioning modes: X-Versions-Enabled on a container with a versions or
 // history location (Swift's 400), and a location on a container that uses object versioning
 // (Swift stores it; both middlewares would then act on every write, which Cairn refuses).
-func (h *Handler) checkVersioningChange(ctx context.Context, r *http.Request, rq *request, settings map[string]string) error {
+func (h *Handler) CheckVersioningChange(ctx context.Context, r *http.Request, rq *swiftcore.Request, settings map[string]string) error {
 	_, enable := r.Header[headerVersionsEnabled]
 	setsLocation := settings[metaVersionsLocation] != ""
 	if !enable && !setsLocation {
@@ -78,12 +46,12 @@ func (h *Handler) checkVersioningChange(ctx context.Context, r *http.Request, rq
 	if enable && setsLocation {
 		return errLegacyVersioning
 	}
-	c, err := h.proxy.HeadContainer(ctx, rq.tenant, rq.container)
+	c, err := h.Proxy.HeadContainer(ctx, rq.Tenant, rq.Container)
 	if errors.Is(err, meta.ErrNotFound) {
 		return nil // a new container: nothing to mix with
 	}
 	if err != nil {
-		return fmt.Errorf("head container %q: %w", rq.container, err)
+		return fmt.Errorf("head container %q: %w", rq.Container, err)
 	}
 	if enable && c.Meta[metaVersionsLocation] != "" {
 		return errLegacyVersioning
@@ -94,35 +62,35 @@ func (h *Handler) checkVersioningChange(ctx context.Context, r *http.Request, rq
 	return nil
 }
 
-// applyVersionsEnabled turns object versioning on or off after a container PUT or POST that
+// ApplyVersionsEnabled turns object versioning on or off after a container PUT or POST that
 // asks to (X-Versions-Enabled, read as Swift's config_true_value): on makes the versions
 // container, in the container's storage policy; off keeps the versions.
-func (h *Handler) applyVersionsEnabled(ctx context.Context, r *http.Request, rq *request) error {
+func (h *Handler) ApplyVersionsEnabled(ctx context.Context, r *http.Request, rq *swiftcore.Request) error {
 	v, ok := r.Header[headerVersionsEnabled]
 	if !ok {
 		return nil
 	}
-	c, err := h.proxy.HeadContainer(ctx, rq.tenant, rq.container)
+	c, err := h.Proxy.HeadContainer(ctx, rq.Tenant, rq.Container)
 	if err != nil {
-		return fmt.Errorf("head container %q: %w", rq.container, err)
+		return fmt.Errorf("head container %q: %w", rq.Container, err)
 	}
 	var changes map[string]string
 	if swiftwire.Truthy(strings.Join(v, ",")) {
-		if changes, err = h.versions.Enable(ctx, rq.tenant, c); err != nil {
-			return fmt.Errorf("enable object versioning of %q: %w", rq.container, err)
+		if changes, err = h.Versions.Enable(ctx, rq.Tenant, c); err != nil {
+			return fmt.Errorf("enable object versioning of %q: %w", rq.Container, err)
 		}
 	} else if changes, err = versions.Suspend(c); err != nil {
 		// An S3 bucket with Object Lock keeps its versions on for good.
-		return errConflict.withText("Object Lock is enabled on this container: object versioning cannot be disabled.")
+		return swiftcore.ErrConflict.WithText("Object Lock is enabled on this container: object versioning cannot be disabled.")
 	}
-	if _, err := h.proxy.PostContainer(ctx, rq.tenant, rq.container, changes); err != nil {
-		return fmt.Errorf("object versioning of %q: %w", rq.container, err)
+	if _, err := h.Proxy.PostContainer(ctx, rq.Tenant, rq.Container, changes); err != nil {
+		return fmt.Errorf("object versioning of %q: %w", rq.Container, err)
 	}
 	return nil
 }
 
-// writeObjectVersioningHeaders shows a container's object versioning (once it was ever set).
-func writeObjectVersioningHeaders(hdr http.Header, c meta.Container) {
+// WriteObjectVersioningHeaders shows a container's object versioning (once it was ever set).
+func WriteObjectVersioningHeaders(hdr http.Header, c meta.Container) {
 	switch c.Meta[versions.KeyEnabled] {
 	case "true":
 		hdr.Set(headerVersionsEnabled, "True")
@@ -131,67 +99,20 @@ func writeObjectVersioningHeaders(hdr http.Header, c meta.Container) {
 	}
 }
 
-// versionsBytes is what a container's versions hold, which Swift adds to the container's bytes.
-func (h *Handler) versionsBytes(ctx context.Context, account string, c meta.Container) int64 {
-	vc := c.Meta[versions.KeyContainer]
-	if vc == "" {
-		return 0
-	}
-	v, err := h.headContainer(ctx, account, vc)
-	if err != nil {
-		return 0
-	}
-	return v.BytesUsed
-}
-
-// storeObject stores a client's write of an object: a new version, and the object a link to
-// it, in a container with object versioning on (X-Object-Version-Id answers its ID), else in
-// place. Every object write goes through it (PUT, copy, manifest, symlink).
-func (h *Handler) storeObject(ctx context.Context, w http.ResponseWriter, name meta.ObjectName, obj meta.Object, body io.Reader, opts proxy.PutOptions) (meta.Object, error) {
-	st, err := h.versionState(ctx, name.Account, name.Container)
-	if err != nil {
-		return meta.Object{}, err
-	}
-	if !st.Enabled {
-		return h.proxy.PutObject(ctx, name, obj, body, opts)
-	}
-	stored, id, err := h.versions.Put(ctx, st, name, obj, body, opts)
-	if err != nil {
-		return stored, versionsError(err)
-	}
-	w.Header().Set("X-Object-Version-Id", id)
-	return stored, nil
-}
-
-// versionLink reports whether obj is the link of an object in a versioned container to its
-// current version (in the same account), and the version's ID.
-func versionLink(obj *meta.Object) (id string, ok bool) {
-	if obj.SysMeta[sysSymlinkAccount] != "" {
-		return "", false
-	}
-	_, id, ok = versions.LinkedVersion(obj)
-	return id, ok
-}
-
-// versionLocation is the Content-Location of a version: the object's path with ?version-id.
-func versionLocation(rq *request, id string) string {
-	return swiftwire.PyQuote("/v1/"+rq.account+"/"+rq.container+"/"+rq.object) + "?version-id=" + id
-}
-
-// serveObjectVersioning serves what object versioning changes of an object request before the
+// ServeObjectVersioning serves what object versioning changes of an object request before the
 // operation itself: ?version-id (GET, HEAD, DELETE, PUT; COPY reads the version in
 // copyObject), and the X-Object-Version-Id of a plain read in a versioned container. handled is
 // true when it answered.
-func (h *Handler) serveObjectVersioning(w http.ResponseWriter, r *http.Request, rq *request, op string) (handled bool, err error) {
+func (h *Handler) ServeObjectVersioning(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, op string) (handled bool, err error) {
 	ctx := r.Context()
 	id := r.URL.Query().Get("version-id")
-	if rq.tempURL != nil {
+	if rq.TempURL != nil {
 		id = "" // a temp URL reads and writes the current object, as Swift's (version-id ignored)
 	}
-	if id == "" && op != opGetObject && op != opHeadObject {
+	if id == "" && op != swiftcore.OpGetObject && op != swiftcore.OpHeadObject {
 		return false, nil
 	}
-	st, err := h.versionState(ctx, rq.tenant, rq.container)
+	st, err := h.VersionState(ctx, rq.Tenant, rq.Container)
 	if err != nil {
 		return true, err
 	}
@@ -203,25 +124,25 @@ func (h *Handler) serveObjectVersioning(w http.ResponseWriter, r *http.Request, 
 	}
 	switch {
 	case r.Method == http.MethodPost:
-		return true, errBadRequest.withText("POST to a specific version is not allowed")
+		return true, swiftcore.ErrBadRequest.WithText("POST to a specific version is not allowed")
 	case !st.Versioned() && id != versions.Null:
-		return true, errBadRequest.withText("version-aware operations require that the container is versioned")
+		return true, swiftcore.ErrBadRequest.WithText("version-aware operations require that the container is versioned")
 	}
 	if id != versions.Null {
 		if _, err := versions.ParseID(id); err != nil {
-			return true, errBadRequest.withText("Invalid version parameter")
+			return true, swiftcore.ErrBadRequest.WithText("Invalid version parameter")
 		}
 	}
-	rq.versionID = id
+	rq.VersionID = id
 	switch {
-	case op == opDeleteObject:
+	case op == swiftcore.OpDeleteObject:
 		if id == versions.Null {
 			return false, nil // the object in place, whatever it is, deleted as a plain DELETE
 		}
 		return true, h.deleteVersion(w, r, rq, st, id)
 	case r.Method == http.MethodPut:
 		return true, h.putVersion(w, r, rq, st, id)
-	case op == opGetObject || op == opHeadObject:
+	case op == swiftcore.OpGetObject || op == swiftcore.OpHeadObject:
 		return true, h.getVersion(w, r, rq, st, id)
 	}
 	return false, nil // COPY: copyObject reads the version
@@ -230,40 +151,40 @@ func (h *Handler) serveObjectVersioning(w http.ResponseWriter, r *http.Request, 
 // getVersion serves GET and HEAD ?version-id: the version, read as an object of the versions
 // container (so with its access rules: the account's owners), or 404 with the delete marker's
 // ID and content type.
-func (h *Handler) getVersion(w http.ResponseWriter, r *http.Request, rq *request, st versions.State, id string) error {
+func (h *Handler) getVersion(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, st versions.State, id string) error {
 	ctx := r.Context()
 	if id == versions.Null {
-		cur, err := h.proxy.HeadObjectBrief(ctx, rq.objectName())
+		cur, err := h.Proxy.HeadObjectBrief(ctx, rq.ObjectName())
 		if err == nil && versions.IsLink(&cur) {
-			return fmt.Errorf("object %q: its current version is not the null one: %w", rq.object, errNotFound)
+			return fmt.Errorf("object %q: its current version is not the null one: %w", rq.Object, swiftcore.ErrNotFound)
 		}
 		w.Header().Set("X-Object-Version-Id", versions.Null)
-		return h.getObject(w, r, rq)
+		return h.GetObject(w, r, rq)
 	}
-	if err := h.allow(ctx, r, rq, rq.tenant, versions.ContainerFor(rq.container), rq.object, access.GetObject); err != nil {
+	if err := h.Allow(ctx, r, rq, rq.Tenant, versions.ContainerFor(rq.Container), rq.Object, access.GetObject); err != nil {
 		return err
 	}
-	v, err := h.versions.Resolve(ctx, st, rq.objectName(), id)
+	v, err := h.Versions.Resolve(ctx, st, rq.ObjectName(), id)
 	if err != nil {
-		return versionsError(err)
+		return swiftcore.VersionsError(err)
 	}
 	if v.DeleteMarker {
 		return writeDeleteMarker(w, r, id)
 	}
 	w.Header().Set("X-Object-Version-Id", id)
 	sub := *rq
-	sub.sseBucket, sub.sseKey = rq.container, rq.object // an encrypted version's key is bound to its name
-	sub.container, sub.object = v.Name.Container, v.Name.Object
-	return h.getObject(w, r, &sub)
+	sub.SSEBucket, sub.SSEKey = rq.Container, rq.Object // an encrypted version's key is bound to its name
+	sub.Container, sub.Object = v.Name.Container, v.Name.Object
+	return h.GetObject(w, r, &sub)
 }
 
 // writeDeleteMarker answers a read of a delete marker: 404 with its ID and content type.
 func writeDeleteMarker(w http.ResponseWriter, r *http.Request, id string) error {
-	se := toSwiftError(errNotFound)
+	se := swiftcore.ToError(swiftcore.ErrNotFound)
 	hdr := w.Header()
 	hdr.Set("X-Object-Version-Id", id)
 	hdr.Set("Content-Type", versions.DeleteMarkerType)
-	body := se.body
+	body := se.Body
 	if r.Method == http.MethodHead {
 		body = ""
 	}
@@ -276,52 +197,52 @@ func writeDeleteMarker(w http.ResponseWriter, r *http.Request, id string) error 
 // deleteVersion serves DELETE ?version-id (not null): that version goes for good, without a
 // delete marker; when it was the current one, its link goes too and no other version becomes
 // current (Swift's rule). X-Object-Current-Version-Id answers what is current after.
-func (h *Handler) deleteVersion(w http.ResponseWriter, r *http.Request, rq *request, st versions.State, id string) error {
+func (h *Handler) deleteVersion(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, st versions.State, id string) error {
 	ctx := r.Context()
-	if err := h.allow(ctx, r, rq, rq.tenant, versions.ContainerFor(rq.container), rq.object, access.DeleteObject); err != nil {
+	if err := h.Allow(ctx, r, rq, rq.Tenant, versions.ContainerFor(rq.Container), rq.Object, access.DeleteObject); err != nil {
 		return err
 	}
 	hdr := w.Header()
 	if r.URL.Query().Get("multipart-manifest") == "delete" {
 		// The version with its segments: its link first (when it is current), then the
 		// manifest's segments and the manifest, answered as the bulk delete answers.
-		v, err := h.versions.Resolve(ctx, st, rq.objectName(), id)
+		v, err := h.Versions.Resolve(ctx, st, rq.ObjectName(), id)
 		if err != nil {
-			return versionsError(err)
+			return swiftcore.VersionsError(err)
 		}
 		if err := versions.CheckRemove(&v.Object, time.Now(), false); err != nil {
-			return versionsError(err)
+			return swiftcore.VersionsError(err)
 		}
-		cur, err := h.proxy.HeadObjectBrief(ctx, rq.objectName())
+		cur, err := h.Proxy.HeadObjectBrief(ctx, rq.ObjectName())
 		if err == nil {
 			if vobj, _, ok := versions.LinkedVersion(&cur); ok && vobj == v.Name.Object {
-				if err := h.proxy.DeleteObjectIf(ctx, rq.objectName(), meta.Precondition{IfTimestamp: cur.Timestamp}); err != nil && !errors.Is(err, meta.ErrNotFound) {
-					return fmt.Errorf("delete the link of %q: %w", rq.object, err)
+				if err := h.Proxy.DeleteObjectIf(ctx, rq.ObjectName(), meta.Precondition{IfTimestamp: cur.Timestamp}); err != nil && !errors.Is(err, meta.ErrNotFound) {
+					return fmt.Errorf("delete the link of %q: %w", rq.Object, err)
 				}
 			}
 		}
 		hdr.Set("X-Object-Version-Id", id)
 		hdr.Set("X-Object-Current-Version-Id", h.currentVersionID(ctx, rq))
 		sub := *rq
-		sub.container, sub.object = v.Name.Container, v.Name.Object
-		return h.deleteManifest(w, r, &sub)
+		sub.Container, sub.Object = v.Name.Container, v.Name.Object
+		return h.lo.DeleteManifest(w, r, &sub)
 	}
-	v, err := h.versions.DeleteVersion(ctx, st, rq.objectName(), id, versions.DeleteOptions{NoRestore: true})
+	v, err := h.Versions.DeleteVersion(ctx, st, rq.ObjectName(), id, versions.DeleteOptions{NoRestore: true})
 	if err != nil {
-		return versionsError(fmt.Errorf("delete version %s of %q: %w", id, rq.object, err))
+		return swiftcore.VersionsError(fmt.Errorf("delete version %s of %q: %w", id, rq.Object, err))
 	}
 	hdr.Set("X-Object-Version-Id", id)
 	hdr.Set("X-Object-Current-Version-Id", h.currentVersionID(ctx, rq))
 	if v.Name.Object == "" {
-		return fmt.Errorf("version %s of %q: %w", id, rq.object, errNotFound)
+		return fmt.Errorf("version %s of %q: %w", id, rq.Object, swiftcore.ErrNotFound)
 	}
-	writeStatus(w, r, http.StatusNoContent)
+	swiftcore.WriteStatus(w, r, http.StatusNoContent)
 	return nil
 }
 
 // currentVersionID is the ID of the object's current version: its link's, else "null".
-func (h *Handler) currentVersionID(ctx context.Context, rq *request) string {
-	cur, err := h.proxy.HeadObjectBrief(ctx, rq.objectName())
+func (h *Handler) currentVersionID(ctx context.Context, rq *swiftcore.Request) string {
+	cur, err := h.Proxy.HeadObjectBrief(ctx, rq.ObjectName())
 	if err != nil {
 		return versions.Null
 	}
@@ -332,77 +253,77 @@ func (h *Handler) currentVersionID(ctx context.Context, rq *request) string {
 }
 
 // putVersion serves PUT ?version-id with no body: that version becomes the current one.
-func (h *Handler) putVersion(w http.ResponseWriter, r *http.Request, rq *request, st versions.State, id string) error {
-	hasBody, err := requestHasBody(r)
+func (h *Handler) putVersion(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, st versions.State, id string) error {
+	hasBody, err := swiftcore.RequestHasBody(r)
 	if err != nil {
 		return err
 	}
 	if hasBody {
-		return errBadRequest.withText("PUT version-id requests require a zero byte body")
+		return swiftcore.ErrBadRequest.WithText("PUT version-id requests require a zero byte body")
 	}
 	if id == versions.Null {
-		return errBadRequest.withText("Invalid version parameter")
+		return swiftcore.ErrBadRequest.WithText("Invalid version parameter")
 	}
-	v, err := h.versions.MakeCurrent(r.Context(), st, rq.objectName(), id)
+	v, err := h.Versions.MakeCurrent(r.Context(), st, rq.ObjectName(), id)
 	if errors.Is(err, versions.ErrNoSuchVersion) {
-		return errNotFound.withText("The specified version does not exist")
+		return swiftcore.ErrNotFound.WithText("The specified version does not exist")
 	}
 	if err != nil {
-		return versionsError(fmt.Errorf("make version %s of %q current: %w", id, rq.object, err))
+		return swiftcore.VersionsError(fmt.Errorf("make version %s of %q current: %w", id, rq.Object, err))
 	}
 	hdr := w.Header()
 	hdr.Set("Etag", v.Object.AsServed().ETag)
 	hdr.Set("Last-Modified", swiftwire.LastModified(v.Object.Timestamp).Format(http.TimeFormat))
 	hdr.Set("X-Object-Version-Id", id)
-	writeStatus(w, r, http.StatusCreated)
+	swiftcore.WriteStatus(w, r, http.StatusCreated)
 	return nil
 }
 
-// resolveCopyVersion points a COPY ?version-id at the version it names (its source).
-func (h *Handler) resolveCopyVersion(r *http.Request, rq *request, src meta.ObjectName) (meta.ObjectName, error) {
-	id := rq.versionID
+// ResolveCopyVersion points a COPY ?version-id at the version it names (its source).
+func (h *Handler) ResolveCopyVersion(r *http.Request, rq *swiftcore.Request, src meta.ObjectName) (meta.ObjectName, error) {
+	id := rq.VersionID
 	if id == "" {
 		return src, nil
 	}
 	ctx := r.Context()
-	st, err := h.versionState(ctx, src.Account, src.Container)
+	st, err := h.VersionState(ctx, src.Account, src.Container)
 	if err != nil {
 		return src, err
 	}
 	if id == versions.Null {
-		cur, err := h.proxy.HeadObjectBrief(ctx, src)
+		cur, err := h.Proxy.HeadObjectBrief(ctx, src)
 		if err == nil && versions.IsLink(&cur) {
-			return src, fmt.Errorf("copy source %q: its current version is not the null one: %w", src.Object, errNotFound)
+			return src, fmt.Errorf("copy source %q: its current version is not the null one: %w", src.Object, swiftcore.ErrNotFound)
 		}
 		return src, nil
 	}
-	v, err := h.versions.Resolve(ctx, st, src, id)
+	v, err := h.Versions.Resolve(ctx, st, src, id)
 	if err != nil {
-		return src, versionsError(err)
+		return src, swiftcore.VersionsError(err)
 	}
 	if v.DeleteMarker {
-		return src, fmt.Errorf("copy source %q: version %s is a delete marker: %w", src.Object, id, errNotFound)
+		return src, fmt.Errorf("copy source %q: version %s is a delete marker: %w", src.Object, id, swiftcore.ErrNotFound)
 	}
 	return v.Name, nil
 }
 
-// deleteWithMarker serves a DELETE in a container with object versioning on: a delete marker
+// DeleteWithMarker serves a DELETE in a container with object versioning on: a delete marker
 // becomes the newest version and the link goes (X-Object-Version-Id: the marker's ID). The
 // answer is 404 when there was no current object, as Swift's (the marker is written all the
 // same).
-func (h *Handler) deleteWithMarker(w http.ResponseWriter, r *http.Request, rq *request, st versions.State) error {
+func (h *Handler) DeleteWithMarker(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, st versions.State) error {
 	ctx := r.Context()
-	cur, err := h.proxy.HeadObjectBrief(ctx, rq.objectName())
-	exists := err == nil && !cur.Deleted && !expired(&cur, h.cfg.Now())
-	id, err := h.versions.Delete(ctx, st, rq.objectName())
+	cur, err := h.Proxy.HeadObjectBrief(ctx, rq.ObjectName())
+	exists := err == nil && !cur.Deleted && !swiftcore.Expired(&cur, h.Now())
+	id, err := h.Versions.Delete(ctx, st, rq.ObjectName())
 	if err != nil {
-		return versionsError(fmt.Errorf("delete object %q: %w", rq.object, err))
+		return swiftcore.VersionsError(fmt.Errorf("delete object %q: %w", rq.Object, err))
 	}
 	w.Header().Set("X-Object-Version-Id", id)
 	if !exists {
-		return fmt.Errorf("delete object %q: %w", rq.object, errNotFound)
+		return fmt.Errorf("delete object %q: %w", rq.Object, swiftcore.ErrNotFound)
 	}
-	writeStatus(w, r, http.StatusNoContent)
+	swiftcore.WriteStatus(w, r, http.StatusNoContent)
 	return nil
 }
 
@@ -454,35 +375,35 @@ func acceptsJSON(r *http.Request) bool {
 	return false
 }
 
-// listVersions serves GET ?versions on a container: every version of its objects, as Swift's
+// ListVersions serves GET ?versions on a container: every version of its objects, as Swift's
 // object versioning lists them (JSON only), with marker and version_marker, prefix, delimiter,
 // limit and reverse. A container never versioned lists its objects as null versions.
-func (h *Handler) listVersions(w http.ResponseWriter, r *http.Request, rq *request, lr swiftwire.ListRequest, c meta.Container) error {
+func (h *Handler) ListVersions(w http.ResponseWriter, r *http.Request, rq *swiftcore.Request, lr swiftwire.ListRequest, c meta.Container) error {
 	if !acceptsJSON(r) {
-		return errNotAcceptable
+		return swiftcore.ErrNotAcceptable
 	}
 	q := r.URL.Query()
 	marker, versionMarker := q.Get("marker"), q.Get("version_marker")
 	if q.Has("version_marker") {
 		if !q.Has("marker") {
-			return errBadRequest.withText("version_marker param requires marker")
+			return swiftcore.ErrBadRequest.WithText("version_marker param requires marker")
 		}
 		if versionMarker != versions.Null {
 			if _, err := versions.ParseID(versionMarker); err != nil {
-				return errBadRequest.withText("invalid version_marker param")
+				return swiftcore.ErrBadRequest.WithText("invalid version_marker param")
 			}
 		}
 	}
 	if strings.ContainsAny(lr.Opts.Delimiter, "0123456789."+meta.ReservedPrefix) {
-		return errBadRequest.withText("invalid delimiter param")
+		return swiftcore.ErrBadRequest.WithText("invalid delimiter param")
 	}
 	out := []any{}
 	if !lr.Empty {
-		l, err := h.versions.List(r.Context(), versions.StateOf(c), rq.tenant, rq.container, versions.ListOptions{
+		l, err := h.Versions.List(r.Context(), versions.StateOf(c), rq.Tenant, rq.Container, versions.ListOptions{
 			Prefix: lr.Opts.Prefix, Delimiter: lr.Opts.Delimiter, KeyMarker: marker, VersionMarker: versionMarker,
 			Limit: lr.Opts.Limit, Reverse: lr.Opts.Reverse})
 		if err != nil {
-			return versionsError(fmt.Errorf("list versions of %q: %w", rq.container, err))
+			return swiftcore.VersionsError(fmt.Errorf("list versions of %q: %w", rq.Container, err))
 		}
 		items := make([]swiftwire.ListItem, 0, len(l.Versions)+len(l.CommonPrefixes))
 		for i := range l.Versions {
@@ -520,27 +441,16 @@ func (h *Handler) listVersions(w http.ResponseWriter, r *http.Request, rq *reque
 	return nil
 }
 
-// currentListed is a container listing's entry as Swift's object versioning shows it: a version
+// CurrentListed is a container listing's entry as Swift's object versioning shows it: a version
 // link stands for its version (its bytes and ETag), and its JSON entry names it (version_id).
-func currentListed(e *meta.ListEntry, container string) (meta.ListEntry, string) {
-	cur, id, _ := listedVersion(e, container)
+func CurrentListed(e *meta.ListEntry, container string) (meta.ListEntry, string) {
+	cur, id, _ := swiftcore.ListedVersion(e, container)
 	return cur, id
 }
 
-// listedVersion reads a container listing's entry: for a version link, the version's entry,
-// ID and name in the versions container; else the entry itself.
-func listedVersion(e *meta.ListEntry, container string) (cur meta.ListEntry, id, vobj string) {
-	vobj, ok := versions.ListedLink(*e, container)
-	if !ok {
-		return *e, "", ""
-	}
-	_, ts, _ := versions.SplitObjectName(vobj)
-	return versions.AsCurrent(*e, container), versions.ID(ts), vobj
-}
-
-// addVersionsBytes adds the bytes of each listed container's versions to its own, as Swift's
+// AddVersionsBytes adds the bytes of each listed container's versions to its own, as Swift's
 // account listings show them.
-func (h *Handler) addVersionsBytes(ctx context.Context, account string, items []swiftwire.ListItem) {
+func (h *Handler) AddVersionsBytes(ctx context.Context, account string, items []swiftwire.ListItem) {
 	lo, hi := "", ""
 	for _, it := range items {
 		if it.Ctr == nil {
@@ -557,7 +467,7 @@ func (h *Handler) addVersionsBytes(ctx context.Context, account string, items []
 		return
 	}
 	first := versions.ContainerFor(lo)
-	page, err := h.proxy.ListReservedContainers(ctx, account, versions.ContainerFor(""), meta.ListOptions{
+	page, err := h.Proxy.ListReservedContainers(ctx, account, versions.ContainerFor(""), meta.ListOptions{
 		Marker: first[:len(first)-1], EndMarker: versions.ContainerFor(hi) + "\x00", Limit: swiftwire.ListingLimit})
 	if err != nil || len(page.Containers) == 0 {
 		return

@@ -1,4 +1,15 @@
-package swift
+// Package tempurl is Swift's tempurl middleware: a request carrying temp_url_sig and
+// temp_url_expires is let in without a token when the signature is the HMAC, under one of the
+// account's or the container's Temp-URL keys (X-Account-Meta-Temp-URL-Key[-2],
+// X-Container-Meta-Temp-URL-Key[-2]), of "METHOD\nEXPIRES\nPATH" (or "prefix:PATH-PREFIX" with
+// temp_url_prefix, and "ip=RANGE\n" first with temp_url_ip_range), before it expires. It allows
+// that method on that object (or objects under the prefix) only; segments of a large object it
+// reads stay within the key's scope (the container for a container key, the account for an
+// account key: swiftcore.TempURLScope, which authorization consults). Answers go out through
+// Writer, which applies the middleware's outgoing rules.
+//
+// Files: tempurl.go (checking a temp URL, the request and answer rules).
+package tempurl
 
 import (
 	"context"
@@ -11,27 +22,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/swift/swiftcore"
 	"github.com/cairn-store/cairn/internal/swift/swiftwire"
 )
 
-// TempURL (Swift's tempurl middleware): a request carrying temp_url_sig and temp_url_expires
-// is let in without a token when the signature is the HMAC, under one of the account's or the
-// container's Temp-URL keys (X-Account-Meta-Temp-URL-Key[-2], X-Container-Meta-Temp-URL-Key[-2]),
-// of "METHOD\nEXPIRES\nPATH" (or "prefix:PATH-PREFIX" with temp_url_prefix, and "ip=RANGE\n"
-// first with temp_url_ip_range), before it expires. It allows that method on that object (or
-// objects under the prefix) only; segments of a large object it reads stay within the key's
-// scope (the container for a container key, the account for an account key).
-
-// tempURLScope is what a valid temp URL lets in: its account, and its container when signed
-// with a container key.
-type tempURLScope struct {
-	account, container string
-	expires            int64
-	filename           string
-	inline             bool
-}
-
-var errTempURLInvalid = &swiftError{status: http.StatusUnauthorized, body: "401 Unauthorized: Temp URL invalid\n", contentType: contentTypePlain}
+var errTempURLInvalid = &swiftcore.Error{Status: http.StatusUnauthorized, Body: "401 Unauthorized: Temp URL invalid\n", ContentType: swiftcore.ContentTypePlain}
 
 // tempURLParams are a request's temp URL query parameters.
 type tempURLParams struct {
@@ -55,31 +50,31 @@ func readTempURLParams(q url.Values) tempURLParams {
 	return p
 }
 
-// checkTempURL validates a temp URL request for an object of account/container; nil scope and
+// CheckTempURL validates a temp URL request for an object of account/container; nil scope and
 // nil error when the request carries no temp URL parameters at all.
-func (h *Handler) checkTempURL(r *http.Request, rq *request) (*tempURLScope, error) {
+func (h *Handler) Check(r *http.Request, rq *swiftcore.Request) (*swiftcore.TempURLScope, error) {
 	p := readTempURLParams(r.URL.Query())
 	if !p.hasSig && !p.hasExpires {
 		return nil, nil
 	}
 	invalid := fmt.Errorf("temp URL for %s: %w", r.URL.Path, errTempURLInvalid)
-	if p.sig == "" || p.expires == 0 || p.expires < h.cfg.Now().Unix() {
+	if p.sig == "" || p.expires == 0 || p.expires < h.Now().Unix() {
 		return nil, invalid
 	}
 	alg, mac, ok := swiftwire.ParseTempURLSig(p.sig)
 	newHash := swiftwire.TempURLDigests[alg]
-	if !ok || newHash == nil || rq.object == "" || strings.Trim(rq.object, "/") == "" || !isTempURLMethod(r.Method) {
+	if !ok || newHash == nil || rq.Object == "" || strings.Trim(rq.Object, "/") == "" || !isTempURLMethod(r.Method) {
 		return nil, invalid
 	}
 	if p.ipRange != "" && !swiftwire.IPInRange(r.RemoteAddr, p.ipRange) {
 		return nil, invalid
 	}
-	signedPath := "/v1/" + rq.account + "/" + rq.container + "/" + rq.object
+	signedPath := "/v1/" + rq.Account + "/" + rq.Container + "/" + rq.Object
 	if p.hasPrefix {
-		if !strings.HasPrefix(rq.object, p.prefix) {
+		if !strings.HasPrefix(rq.Object, p.prefix) {
 			return nil, invalid
 		}
-		signedPath = "prefix:/v1/" + rq.account + "/" + rq.container + "/" + p.prefix
+		signedPath = "prefix:/v1/" + rq.Account + "/" + rq.Container + "/" + p.prefix
 	}
 	methods := []string{r.Method}
 	if r.Method == http.MethodHead {
@@ -89,9 +84,9 @@ func (h *Handler) checkTempURL(r *http.Request, rq *request) (*tempURLScope, err
 	for _, k := range keys {
 		for _, m := range methods {
 			if subtle.ConstantTimeCompare(swiftwire.TempURLMAC(newHash, k.key, m, p.expires, signedPath, p.ipRange), mac) == 1 {
-				scope := &tempURLScope{account: rq.tenant, expires: p.expires, filename: p.filename, inline: p.inline}
+				scope := &swiftcore.TempURLScope{Account: rq.Tenant, Expires: p.expires, Filename: p.filename, Inline: p.inline}
 				if k.container {
-					scope.container = rq.container
+					scope.Container = rq.Container
 				}
 				return scope, nil
 			}
@@ -115,18 +110,18 @@ type tempURLKey struct {
 }
 
 // tempURLKeys are the account's and the container's keys.
-func (h *Handler) tempURLKeys(ctx context.Context, rq *request) []tempURLKey {
+func (h *Handler) tempURLKeys(ctx context.Context, rq *swiftcore.Request) []tempURLKey {
 	var keys []tempURLKey
-	if m, err := h.cfg.Accounts.AccountMetadata(ctx, rq.tenant); err == nil {
+	if m, err := h.Accounts.AccountMetadata(ctx, rq.Tenant); err == nil {
 		for _, k := range []string{"temp-url-key", "temp-url-key-2"} {
-			if v := m[accountMetaPrefix+k]; v != "" {
+			if v := m[swiftcore.AccountMetaPrefix+k]; v != "" {
 				keys = append(keys, tempURLKey{key: v})
 			}
 		}
 	}
-	if c, err := h.headContainer(ctx, rq.tenant, rq.container); err == nil {
+	if c, err := h.HeadContainer(ctx, rq.Tenant, rq.Container); err == nil {
 		for _, k := range []string{"temp-url-key", "temp-url-key-2"} {
-			if v := c.Meta[containerMetaPrefix+k]; v != "" {
+			if v := c.Meta[swiftcore.ContainerMetaPrefix+k]; v != "" {
 				keys = append(keys, tempURLKey{key: v, container: true})
 			}
 		}
@@ -134,40 +129,40 @@ func (h *Handler) tempURLKeys(ctx context.Context, rq *request) []tempURLKey {
 	return keys
 }
 
-// covers reports whether the scope lets in a request on account/container.
-func (s *tempURLScope) covers(account, container string) bool {
-	return s != nil && account == s.account && (s.container == "" || container == s.container)
-}
-
 // tempURLRefusedHeaders are headers a temp URL write may not carry: they would point the new
 // object at data the URL does not give access to.
 var tempURLRefusedHeaders = []string{"X-Object-Manifest", "X-Symlink-Target", "X-Copy-From"}
 
-// prepareTempURLRequest applies Swift's incoming header rules to an allowed temp URL request.
-func prepareTempURLRequest(r *http.Request) error {
+// PrepareTempURLRequest applies Swift's incoming header rules to an allowed temp URL request.
+func PrepareRequest(r *http.Request) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		for _, hname := range tempURLRefusedHeaders {
 			if _, ok := r.Header[hname]; ok {
-				return errBadRequest.withText("The header %q is not allowed in this tempurl", hname)
+				return swiftcore.ErrBadRequest.WithText("The header %q is not allowed in this tempurl", hname)
 			}
 		}
 		if r.URL.Query().Has("multipart-manifest") {
-			return errBadRequest.withText("multipart-manifest is not allowed in this tempurl")
+			return swiftcore.ErrBadRequest.WithText("multipart-manifest is not allowed in this tempurl")
 		}
 	}
 	r.Header.Del("X-Timestamp")
 	return nil
 }
 
-// tempURLWriter applies Swift's outgoing rules to a temp URL answer: user metadata is hidden
+// Writer applies Swift's outgoing rules to a temp URL answer: user metadata is hidden
 // (but X-Object-Meta-Public-*), and a successful GET or HEAD says how to save it
 // (Content-Disposition) and until when it may be cached (Expires).
-type tempURLWriter struct {
+type Writer struct {
 	http.ResponseWriter
 	r     *http.Request
-	scope *tempURLScope
+	scope *swiftcore.TempURLScope
 	name  string
 	done  bool
+}
+
+// NewWriter wraps w for the answer to r, a request a temp URL of scope let in for object name.
+func NewWriter(w http.ResponseWriter, r *http.Request, scope *swiftcore.TempURLScope, name string) *Writer {
+	return &Writer{ResponseWriter: w, r: r, scope: scope, name: name}
 }
 
 // dispositionValue is Swift's disposition_format.
@@ -175,7 +170,7 @@ func dispositionValue(kind, filename string) string {
 	return fmt.Sprintf(`%s; filename="%s"; filename*=UTF-8''%s`, kind, swiftwire.PyQuoteSafe(filename, " /"), swiftwire.PyQuote(filename))
 }
 
-func (tw *tempURLWriter) fix(status int) {
+func (tw *Writer) fix(status int) {
 	if tw.done {
 		return
 	}
@@ -193,33 +188,33 @@ func (tw *tempURLWriter) fix(status int) {
 	existing := hdr.Get("Content-Disposition")
 	var v string
 	switch {
-	case tw.scope.inline && tw.scope.filename != "":
-		v = dispositionValue("inline", tw.scope.filename)
-	case tw.scope.inline:
+	case tw.scope.Inline && tw.scope.Filename != "":
+		v = dispositionValue("inline", tw.scope.Filename)
+	case tw.scope.Inline:
 		v = "inline"
-	case tw.scope.filename != "":
-		v = dispositionValue("attachment", tw.scope.filename)
+	case tw.scope.Filename != "":
+		v = dispositionValue("attachment", tw.scope.Filename)
 	case existing != "":
 		v = existing
 	default:
 		v = dispositionValue("attachment", path.Base(strings.TrimRight(tw.name, "/")))
 	}
 	hdr.Set("Content-Disposition", strings.ReplaceAll(v, "\n", "%0A"))
-	hdr.Set("Expires", time.Unix(tw.scope.expires, 0).UTC().Format(http.TimeFormat))
+	hdr.Set("Expires", time.Unix(tw.scope.Expires, 0).UTC().Format(http.TimeFormat))
 }
 
-func (tw *tempURLWriter) WriteHeader(status int) {
+func (tw *Writer) WriteHeader(status int) {
 	tw.fix(status)
 	tw.ResponseWriter.WriteHeader(status)
 }
 
-func (tw *tempURLWriter) Write(b []byte) (int, error) {
+func (tw *Writer) Write(b []byte) (int, error) {
 	tw.fix(http.StatusOK)
 	return tw.ResponseWriter.Write(b)
 }
 
 // Flush lets streamed answers through the wrapper.
-func (tw *tempURLWriter) Flush() {
+func (tw *Writer) Flush() {
 	tw.fix(http.StatusOK)
 	if f, ok := tw.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
@@ -227,4 +222,14 @@ func (tw *tempURLWriter) Flush() {
 }
 
 // Unwrap gives http.ResponseController the underlying writer.
-func (tw *tempURLWriter) Unwrap() http.ResponseWriter { return tw.ResponseWriter }
+func (tw *Writer) Unwrap() http.ResponseWriter { return tw.ResponseWriter }
+
+// Handler checks temp URLs; it shares the front end's state.
+type Handler struct {
+	*swiftcore.Server
+}
+
+// New returns the feature's handler over the shared state.
+func New(s *swiftcore.Server) *Handler {
+	return &Handler{Server: s}
+}

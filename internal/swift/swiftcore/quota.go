@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -17,24 +17,24 @@ import (
 // `cairn admin account quota`). A write that would pass one is 413 "Upload exceeds quota." and
 // stores nothing. The S3 front end enforces the same limits (internal/access CheckQuota).
 
-var errQuotaExceeded = &swiftError{status: http.StatusRequestEntityTooLarge, body: "Upload exceeds quota.", contentType: contentTypeHTML}
+var errQuotaExceeded = &Error{Status: http.StatusRequestEntityTooLarge, Body: "Upload exceeds quota.", ContentType: ContentTypeHTML}
 
-// checkQuotaHeaders refuses quota metadata that is not a non-negative integer, as Swift does.
-func checkQuotaHeaders(hdr http.Header) error {
+// CheckQuotaHeaders refuses quota metadata that is not a non-negative integer, as Swift does.
+func CheckQuotaHeaders(hdr http.Header) error {
 	if v := hdr.Get("X-Container-Meta-Quota-Bytes"); v != "" && !swiftwire.IsDigits(v) {
-		return errBadRequest.withText("Invalid bytes quota.").asHTML()
+		return ErrBadRequest.WithText("Invalid bytes quota.").AsHTML()
 	}
 	if v := hdr.Get("X-Container-Meta-Quota-Count"); v != "" && !swiftwire.IsDigits(v) {
-		return errBadRequest.withText("Invalid count quota.").asHTML()
+		return ErrBadRequest.WithText("Invalid count quota.").AsHTML()
 	}
 	return nil
 }
 
-// checkQuota refuses a write that adds add (the declared size, one object) to a container of
+// CheckQuota refuses a write that adds add (the declared size, one object) to a container of
 // account when it would pass the container's or the account's quota. It runs before anything
 // is stored and is not atomic with the write (as in Swift).
-func (h *Handler) checkQuota(ctx context.Context, account, container string, add access.Usage) error {
-	c, err := h.headContainer(ctx, account, container)
+func (h *Server) CheckQuota(ctx context.Context, account, container string, add access.Usage) error {
+	c, err := h.HeadContainer(ctx, account, container)
 	if errors.Is(err, meta.ErrNotFound) {
 		return nil // the write answers 404 itself
 	}
@@ -43,11 +43,11 @@ func (h *Handler) checkQuota(ctx context.Context, account, container string, add
 	}
 	st := access.StateFromMeta(container, c.Meta)
 	// A container's versions count toward its bytes, as Swift counts them.
-	used := access.Usage{Bytes: c.BytesUsed + h.versionsBytes(ctx, account, c), Objects: c.ObjectCount}
+	used := access.Usage{Bytes: c.BytesUsed + h.VersionsBytes(ctx, account, c), Objects: c.ObjectCount}
 	if err := access.CheckQuota("container", st.Quota, used, add); err != nil {
 		return fmt.Errorf("%w: %w", errQuotaExceeded, err)
 	}
-	err = access.CheckAccountQuota(ctx, h.cfg.Quotas, account, h.proxy.AccountUsage(account), add)
+	err = access.CheckAccountQuota(ctx, h.Quotas, account, h.Proxy.AccountUsage(account), add)
 	if errors.Is(err, access.ErrQuotaExceeded) {
 		return fmt.Errorf("%w: %w", errQuotaExceeded, err)
 	}

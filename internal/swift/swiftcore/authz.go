@@ -1,4 +1,4 @@
-package swift
+package swiftcore
 
 import (
 	"context"
@@ -20,38 +20,38 @@ import (
 // A refusal is 401 for an anonymous caller (who may yet authenticate) and 403 for others.
 
 // who is the caller as the access module knows it.
-func (rq *request) who() access.Identity {
-	if rq.anonymous {
+func (rq *Request) who() access.Identity {
+	if rq.Anonymous {
 		return access.Identity{Anonymous: true}
 	}
-	return access.Identity{Account: rq.id.Account, User: rq.id.User, Admin: rq.id.Admin, Root: rq.id.Root}
+	return access.Identity{Account: rq.ID.Account, User: rq.ID.User, Admin: rq.ID.Admin, Root: rq.ID.Root}
 }
 
-// ownerAdmin reports whether the caller administers the account (or is the root).
-func (rq *request) ownerAdmin(account string) bool {
-	return !rq.anonymous && (rq.id.Root || rq.id.Admin && rq.id.Account == account)
+// OwnerAdmin reports whether the caller administers the account (or is the root).
+func (rq *Request) OwnerAdmin(account string) bool {
+	return !rq.Anonymous && (rq.ID.Root || rq.ID.Admin && rq.ID.Account == account)
 }
 
-// refused is the error for a denied request.
-func (rq *request) refused(what string) error {
-	if rq.anonymous || rq.tempURL != nil {
-		return fmt.Errorf("anonymous %s: %w", what, errUnauthorized)
+// Refused is the error for a denied request.
+func (rq *Request) Refused(what string) error {
+	if rq.Anonymous || rq.TempURL != nil {
+		return fmt.Errorf("anonymous %s: %w", what, ErrUnauthorized)
 	}
-	return fmt.Errorf("%s:%s may not %s: %w", rq.id.Account, rq.id.User, what, errForbidden)
+	return fmt.Errorf("%s:%s may not %s: %w", rq.ID.Account, rq.ID.User, what, ErrForbidden)
 }
 
-// requireAdmin allows only the account's administrators.
-func (rq *request) requireAdmin(account, what string) error {
-	if rq.ownerAdmin(account) {
+// RequireAdmin allows only the account's administrators.
+func (rq *Request) RequireAdmin(account, what string) error {
+	if rq.OwnerAdmin(account) {
 		return nil
 	}
-	return rq.refused(what)
+	return rq.Refused(what)
 }
 
 // containerState reads a container's access state; a container that does not exist has an
 // empty one (its administrators then get the 404 the operation answers, others a refusal).
-func (h *Handler) containerState(ctx context.Context, account, container string) (*access.BucketState, error) {
-	c, err := h.headContainer(ctx, account, container)
+func (h *Server) containerState(ctx context.Context, account, container string) (*access.BucketState, error) {
+	c, err := h.HeadContainer(ctx, account, container)
 	if errors.Is(err, meta.ErrNotFound) {
 		return &access.BucketState{}, nil
 	}
@@ -61,9 +61,9 @@ func (h *Handler) containerState(ctx context.Context, account, container string)
 	return access.StateFromMeta(container, c.Meta), nil
 }
 
-// allow decides one action on an object (or, with object "", on a container) of account.
-func (h *Handler) allow(ctx context.Context, r *http.Request, rq *request, account, container, object string, a access.Action) error {
-	if rq.ownerAdmin(account) || rq.tempURL.covers(account, container) {
+// Allow decides one action on an object (or, with object "", on a container) of account.
+func (h *Server) Allow(ctx context.Context, r *http.Request, rq *Request, account, container, object string, a access.Action) error {
+	if rq.OwnerAdmin(account) || rq.TempURL.covers(account, container) {
 		return nil // skip reading the state: rule 1 and 3 decide before any grant is read
 	}
 	switch h.accountRole(ctx, rq, account) {
@@ -80,14 +80,14 @@ func (h *Handler) allow(ctx context.Context, r *http.Request, rq *request, accou
 	}
 	// Bucket policy conditions see what the S3 front end offers of any request (the S3
 	// request's own keys, s3:prefix and the like, are absent here).
-	cond := access.BaseContext(r.RemoteAddr, r.TLS != nil, h.cfg.Now(), r.Header.Get("User-Agent"), r.Header.Get("Referer"), rq.who())
+	cond := access.BaseContext(r.RemoteAddr, r.TLS != nil, h.Now(), r.Header.Get("User-Agent"), r.Header.Get("Referer"), rq.who())
 	name := meta.ObjectName{Account: account, Container: container, Object: object}
 	var o meta.Object
 	var oerr error
 	headed := false
 	if object != "" && a.ObjectLevel() && st.Policy.UsesExistingObjectTags() {
 		// The policy tests the object's tags, which S3 keeps in its SysMeta.
-		o, oerr = h.proxy.HeadObject(ctx, name)
+		o, oerr = h.Proxy.HeadObject(ctx, name)
 		headed = true
 		if oerr == nil {
 			cond = cond.WithExistingTags(o.SysMeta)
@@ -100,7 +100,7 @@ func (h *Handler) allow(ctx context.Context, r *http.Request, rq *request, accou
 	d := access.Decide(req)
 	if d.NeedObjectACL {
 		if !headed {
-			o, oerr = h.proxy.HeadObject(ctx, name)
+			o, oerr = h.Proxy.HeadObject(ctx, name)
 		}
 		if err := oerr; err == nil {
 			req.Object = access.ObjectACLFromSysMeta(o.SysMeta)
@@ -110,32 +110,32 @@ func (h *Handler) allow(ctx context.Context, r *http.Request, rq *request, accou
 		}
 	}
 	if !d.Allowed {
-		h.log.DebugContext(ctx, "swift access denied", "trans_id", rq.transID, "account", rq.id.Account, "user", rq.id.User,
-			"anonymous", rq.anonymous, "action", a.String(), "owner", account, "container", container, "object", object, "reason", d.Reason)
-		return rq.refused(fmt.Sprintf("%s %s/%s", a, container, object))
+		h.Log.DebugContext(ctx, "swift access denied", "trans_id", rq.TransID, "account", rq.ID.Account, "user", rq.ID.User,
+			"anonymous", rq.Anonymous, "action", a.String(), "owner", account, "container", container, "object", object, "reason", d.Reason)
+		return rq.Refused(fmt.Sprintf("%s %s/%s", a, container, object))
 	}
 	return nil
 }
 
-// checkAccess decides a routed operation on the request's own path. Copies decide their other
-// side where they parse it (copy.go); bulk requests decide each item.
-func (h *Handler) checkAccess(r *http.Request, rq *request) error {
+// CheckAccess decides a routed operation on the request's own path. Copies decide their other
+// side where they parse it (internal/swift's copy.go); bulk requests decide each item.
+func (h *Server) CheckAccess(r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	switch rq.op {
-	case opGetAccount, opHeadAccount, opPostAccount:
-		if rq.ownerAdmin(rq.tenant) {
+	switch rq.Op {
+	case OpGetAccount, OpHeadAccount, OpPostAccount:
+		if rq.OwnerAdmin(rq.Tenant) {
 			return nil
 		}
-		role := h.accountRole(ctx, rq, rq.tenant)
-		if roleAllows(role, r.Method, "") && (rq.op != opPostAccount || role == swiftwire.RoleAdmin) {
+		role := h.accountRole(ctx, rq, rq.Tenant)
+		if roleAllows(role, r.Method, "") && (rq.Op != OpPostAccount || role == swiftwire.RoleAdmin) {
 			return nil
 		}
-		return rq.refused("use the account")
-	case opPutContainer, opPostContainer, opDeleteContainer:
-		if rq.ownerAdmin(rq.tenant) {
+		return rq.Refused("use the account")
+	case OpPutContainer, OpPostContainer, OpDeleteContainer:
+		if rq.OwnerAdmin(rq.Tenant) {
 			return nil
 		}
-		switch h.accountRole(ctx, rq, rq.tenant) {
+		switch h.accountRole(ctx, rq, rq.Tenant) {
 		case swiftwire.RoleAdmin:
 			return nil
 		case swiftwire.RoleReadWrite:
@@ -145,22 +145,22 @@ func (h *Handler) checkAccess(r *http.Request, rq *request) error {
 			}
 			return nil
 		}
-		return rq.refused("change containers")
-	case opGetContainer, opHeadContainer:
-		return h.allow(ctx, r, rq, rq.tenant, rq.container, "", access.ListBucket)
-	case opGetObject, opHeadObject:
-		return h.allow(ctx, r, rq, rq.tenant, rq.container, rq.object, access.GetObject)
-	case opPutObject, opPostObject:
-		return h.allow(ctx, r, rq, rq.tenant, rq.container, rq.object, access.PutObject)
-	case opDeleteObject:
-		return h.allow(ctx, r, rq, rq.tenant, rq.container, rq.object, access.DeleteObject)
-	case opCopyObject:
-		if rq.anonymous || rq.tempURL != nil {
-			return rq.refused("copy")
+		return rq.Refused("change containers")
+	case OpGetContainer, OpHeadContainer:
+		return h.Allow(ctx, r, rq, rq.Tenant, rq.Container, "", access.ListBucket)
+	case OpGetObject, OpHeadObject:
+		return h.Allow(ctx, r, rq, rq.Tenant, rq.Container, rq.Object, access.GetObject)
+	case OpPutObject, OpPostObject:
+		return h.Allow(ctx, r, rq, rq.Tenant, rq.Container, rq.Object, access.PutObject)
+	case OpDeleteObject:
+		return h.Allow(ctx, r, rq, rq.Tenant, rq.Container, rq.Object, access.DeleteObject)
+	case OpCopyObject:
+		if rq.Anonymous || rq.TempURL != nil {
+			return rq.Refused("copy")
 		}
 		return nil
 	}
-	return rq.refused(rq.op)
+	return rq.Refused(rq.Op)
 }
 
 // privilegedContainerHeaders are the container settings only the account's owners may make.
@@ -168,9 +168,9 @@ var privilegedContainerHeaders = []string{"X-Container-Read", "X-Container-Write
 	"X-Container-Sync-To", "X-Container-Sync-Key", "X-Container-Meta-Temp-Url-Key", "X-Container-Meta-Temp-Url-Key-2",
 	"X-Remove-Container-Meta-Temp-Url-Key", "X-Remove-Container-Meta-Temp-Url-Key-2"}
 
-// readContainerACLs reads X-Container-Read / X-Container-Write (and X-Remove-...) of a
+// ReadContainerACLs reads X-Container-Read / X-Container-Write (and X-Remove-...) of a
 // container PUT or POST into changes, validated and in their cleaned form.
-func readContainerACLs(hdr http.Header, changes map[string]string) error {
+func ReadContainerACLs(hdr http.Header, changes map[string]string) error {
 	for _, a := range []struct {
 		header, key string
 		parse       func(string) (access.SwiftACL, error)
@@ -181,7 +181,7 @@ func readContainerACLs(hdr http.Header, changes map[string]string) error {
 		if v, ok := hdr[a.header]; ok {
 			acl, err := a.parse(strings.Join(v, ","))
 			if err != nil {
-				return errBadRequest.withText("%s", strings.TrimPrefix(err.Error(), access.ErrInvalidSwiftACL.Error()+": "))
+				return ErrBadRequest.WithText("%s", strings.TrimPrefix(err.Error(), access.ErrInvalidSwiftACL.Error()+": "))
 			}
 			changes[a.key] = acl.String()
 		}
@@ -192,15 +192,15 @@ func readContainerACLs(hdr http.Header, changes map[string]string) error {
 	return nil
 }
 
-// claimIfShared claims the container's name in the shared bucket-name index when its new ACLs
+// ClaimIfShared claims the container's name in the shared bucket-name index when its new ACLs
 // let in someone outside its account, so that they can address it through S3 too (S3 names a
 // bucket without its account; see internal/s3/registry.go). A name another account already
 // shares is left to it: the ACL still works through Swift, whose URLs name the account.
-func (h *Handler) claimIfShared(ctx context.Context, rq *request, changes map[string]string) {
+func (h *Server) ClaimIfShared(ctx context.Context, rq *Request, changes map[string]string) {
 	shared := false
 	for _, k := range []string{access.MetaSwiftRead, access.MetaSwiftWrite} {
 		if v := changes[k]; v != "" {
-			if acl, err := access.ParseSwiftACL(v); err == nil && acl.SharesOutside(rq.tenant) {
+			if acl, err := access.ParseSwiftACL(v); err == nil && acl.SharesOutside(rq.Tenant) {
 				shared = true
 			}
 		}
@@ -208,13 +208,13 @@ func (h *Handler) claimIfShared(ctx context.Context, rq *request, changes map[st
 	if !shared {
 		return
 	}
-	if err := h.proxy.ClaimName(ctx, rq.container, rq.tenant); err != nil {
-		h.log.WarnContext(ctx, "swift: a shared container's name is not addressable through S3 by other accounts", "account", rq.tenant, "container", rq.container, "err", err)
+	if err := h.Proxy.ClaimName(ctx, rq.Container, rq.Tenant); err != nil {
+		h.Log.WarnContext(ctx, "swift: a shared container's name is not addressable through S3 by other accounts", "account", rq.Tenant, "container", rq.Container, "err", err)
 	}
 }
 
-// writeContainerACLs shows a container's ACLs to those who may change them, as Swift does.
-func writeContainerACLs(hdr http.Header, m map[string]string) {
+// WriteContainerACLs shows a container's ACLs to those who may change them, as Swift does.
+func WriteContainerACLs(hdr http.Header, m map[string]string) {
 	if v := m[access.MetaSwiftRead]; v != "" {
 		hdr.Set("X-Container-Read", v)
 	}
