@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -17,17 +18,24 @@ import (
 
 func newAdvisorCalibrateCommand() *cobra.Command {
 	var (
-		cfg   calibrate.Config
-		sizes string
-		out   string
+		cfg                      calibrate.Config
+		sizes                    string
+		out                      string
+		conn                     connFlags
+		proxyProcs, storageProcs string
+		target                   calibrate.Target
 	)
 	cmd := &cobra.Command{
-		Use:   "calibrate [--out FILE]",
+		Use:   "calibrate [--out FILE] [--netns] | --proxy-procs RE --storage-procs RE [connection flags]",
 		Short: "Measure per-request demands on a local cluster and write a demands file for recommend --demands",
 		Long: "Runs a Cairn cluster on this machine (the processes of `cairn local-cluster`), drives it with\n" +
 			"cairn bench one operation and object size at a time, and reads what each role used: CPU from\n" +
 			"/proc/<pid>/stat, bytes from /proc/<pid>/io, fsyncs from the storage nodes' /metrics. Takes a\n" +
-			"few minutes; run it on a quiet machine (see docs/advisor.md).",
+			"few minutes; run it on a quiet machine (see docs/advisor.md).\n\n" +
+			"With --proxy-procs and --storage-procs it measures a cluster that runs already on this machine\n" +
+			"instead (OpenStack Swift's servers, or Cairn's), reached with the connection flags of cairn\n" +
+			"bench, its tiers' processes found by their command lines, and its syncs counted as flushes of\n" +
+			"--disk (or from --metrics, Cairn's storage nodes' endpoints). --replicas must be its policy's.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := bindEnv(cmd); err != nil {
@@ -47,6 +55,19 @@ func newAdvisorCalibrateCommand() *cobra.Command {
 			}
 			cfg.Binary = bin
 			cfg.Progress = cmd.ErrOrStderr()
+			if proxyProcs != "" || storageProcs != "" {
+				if proxyProcs == "" || storageProcs == "" {
+					return fmt.Errorf("advisor calibrate: give both --proxy-procs and --storage-procs to measure a running cluster")
+				}
+				if target.ProxyProcs, err = regexp.Compile(proxyProcs); err != nil {
+					return fmt.Errorf("advisor calibrate: --proxy-procs: %w", err)
+				}
+				if target.StorageProcs, err = regexp.Compile(storageProcs); err != nil {
+					return fmt.Errorf("advisor calibrate: --storage-procs: %w", err)
+				}
+				target.Client = conn.cfg
+				cfg.Target = &target
+			}
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -80,6 +101,13 @@ func newAdvisorCalibrateCommand() *cobra.Command {
 	fl.StringVar(&sizes, "sizes", "4KiB,1MiB", "object sizes to measure PUT and GET at (DELETE and HEAD at the first)")
 	fl.Int64Var(&cfg.Objects, "objects", 200, "objects per size")
 	fl.StringVar(&out, "out", "", "write the demands file here (default stdout)")
+	fl.StringVar(&proxyProcs, "proxy-procs", "", "measure a running cluster: a regular expression matching its proxies' command lines (swift-proxy-server)")
+	fl.StringVar(&storageProcs, "storage-procs", "", "measure a running cluster: a regular expression matching its storage processes' command lines (swift-(object|container|account)-server)")
+	fl.StringSliceVar(&target.Metrics, "metrics", nil, "a running Cairn cluster's storage node endpoints, whose /metrics count fsyncs")
+	fl.StringVar(&target.Disk, "disk", "", "a running cluster's block device (as in /proc/diskstats: vda, loop0) whose flushes count its fsyncs")
+	fl.StringVar(&target.Name, "name", "", "what the running cluster is, for the demands' source (\"OpenStack Swift 2.30\")")
+	fl.Int64Var(&target.InlineThreshold, "inline-threshold", 0, "a running cluster's inline threshold in bytes: 0 for OpenStack Swift, 65536 for Cairn's default")
+	conn.register(fl)
 	fl.BoolVar(&cfg.NetNS, "netns", false, "run each node in a network namespace of its own, joined to a bridge, as validate does (root): requests then cost the CPU packets between machines cost, not loopback's")
 	return cmd
 }

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -59,6 +60,30 @@ type Config struct {
 	// stack, instead of loopback, which costs less CPU per request. Needs root.
 	NetNS  bool
 	Logger *slog.Logger // nil: none
+	// Target, when set, is a running cluster to measure instead of one calibrate starts:
+	// Binary, Dir, Keep, Storage and NetNS do not apply, Replicas must be its policy's.
+	Target *Target
+}
+
+// Target is a cluster already running on this machine — Cairn's, or OpenStack Swift's
+// servers — whose processes calibrate reads while it drives them through Client.
+type Target struct {
+	Client objclient.Config
+	// ProxyProcs and StorageProcs select the tiers' processes by their command lines
+	// (arguments joined by spaces): every process that matches counts, workers and parents.
+	ProxyProcs, StorageProcs *regexp.Regexp
+	// Metrics are the storage nodes' /metrics endpoints (Cairn's), whose fsync counters
+	// count the syncs; without them Disk's flushes do (a server without metrics).
+	Metrics []string
+	// Disk is the block device (as /proc/diskstats names it: vda, loop0) whose flush requests
+	// count the storage tier's syncs when there are no Metrics; "" leaves syncs unmeasured.
+	Disk string
+	// Name says what the cluster is, for the demands' source ("OpenStack Swift 2.30").
+	Name string
+	// InlineThreshold is the object size up to which its storage nodes keep objects in their
+	// LSM (a Cairn cluster: engine.DefaultInlineThreshold unless configured otherwise; Swift:
+	// 0, every object is a file).
+	InlineThreshold int64
 }
 
 // Validate fills in defaults and checks the configuration.
@@ -86,6 +111,20 @@ func (c *Config) Validate() error {
 	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
+	}
+	if t := c.Target; t != nil {
+		switch {
+		case t.ProxyProcs == nil || t.StorageProcs == nil:
+			return fmt.Errorf("%w: a running cluster needs patterns for its proxy and storage processes", ErrInvalidConfig)
+		case c.Replicas < 1 || c.Concurrency < 1 || c.Duration < time.Second || c.Objects < 1:
+			return fmt.Errorf("%w: replicas, concurrency, objects ≥ 1 and duration ≥ 1s", ErrInvalidConfig)
+		}
+		for _, s := range c.Sizes {
+			if s < 1 || s > workload.MaxObjectSize {
+				return fmt.Errorf("%w: object size %d", ErrInvalidConfig, s)
+			}
+		}
+		return nil
 	}
 	switch {
 	case c.Binary == "" || c.Dir == "":
@@ -117,17 +156,20 @@ type step struct {
 // runner is one calibration in progress.
 type runner struct {
 	cfg     Config
-	cluster *localcluster.Cluster
 	client  objclient.Client
-	proxy   int   // pid
-	storage []int // pids
-	nodes   []string
+	proxies []int    // pids
+	storage []int    // pids
+	nodes   []string // the storage nodes' endpoints, for their /metrics
+	disk    string   // the device whose flushes count syncs, without nodes
 }
 
 // Run measures the demands. It takes minutes: each class runs for Duration, after fills.
 func Run(ctx context.Context, cfg Config) (_ *advisor.Demands, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Target != nil {
+		return runTarget(ctx, cfg)
 	}
 	ak, sk := randomHex(10), randomHex(20)
 	lcfg := localcluster.Config{Binary: cfg.Binary, Dir: cfg.Dir, Storage: cfg.Storage, Proxies: 1,
@@ -156,14 +198,14 @@ func Run(ctx context.Context, cfg Config) (_ *advisor.Demands, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: starting the cluster: %w", err)
 	}
-	r := &runner{cfg: cfg, cluster: cl}
+	r := &runner{cfg: cfg}
 	for _, n := range cl.Nodes {
 		pid, err := readPid(n.DataDir + ".pid")
 		if err != nil {
 			return nil, err
 		}
 		if n.Role == "proxy" {
-			r.proxy = pid
+			r.proxies = append(r.proxies, pid)
 		} else {
 			r.storage = append(r.storage, pid)
 			r.nodes = append(r.nodes, n.Endpoint())
@@ -179,6 +221,68 @@ func Run(ctx context.Context, cfg Config) (_ *advisor.Demands, err error) {
 		InlineThreshold: engine.DefaultInlineThreshold, // the nodes run with the default
 		Ops:             map[string][]advisor.Point{},
 	}
+	return r.measure(ctx, d)
+}
+
+// runTarget measures a cluster that runs already (Config.Target).
+func runTarget(ctx context.Context, cfg Config) (*advisor.Demands, error) {
+	t := cfg.Target
+	r := &runner{cfg: cfg, nodes: t.Metrics, disk: t.Disk}
+	var err error
+	if r.proxies, err = findProcs(cfg.ProcDir, t.ProxyProcs); err != nil {
+		return nil, err
+	}
+	if r.storage, err = findProcs(cfg.ProcDir, t.StorageProcs); err != nil {
+		return nil, err
+	}
+	if len(r.proxies) == 0 || len(r.storage) == 0 {
+		return nil, fmt.Errorf("%w: %d processes match %q and %d match %q: is the cluster running here?", ErrInvalidConfig,
+			len(r.proxies), t.ProxyProcs, len(r.storage), t.StorageProcs)
+	}
+	if r.disk != "" && len(r.nodes) == 0 {
+		if _, err := diskFlushes(cfg.ProcDir, r.disk); err != nil {
+			return nil, err
+		}
+	}
+	cc := t.Client
+	cc.Concurrency = cfg.Concurrency
+	if r.client, err = objclient.New(cc); err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
+	syncs := "fsyncs from the storage nodes' /metrics"
+	switch {
+	case len(r.nodes) == 0 && r.disk != "":
+		syncs = "fsyncs counted as flushes of " + r.disk
+	case len(r.nodes) == 0:
+		syncs = "fsyncs not measured"
+	}
+	name := t.Name
+	if name == "" {
+		name = "a running cluster"
+	}
+	m := machine(cfg.Replicas, false)
+	m.Note = fmt.Sprintf("%s on this machine: %d proxy processes (%s), %d storage processes (%s)", name, len(r.proxies), t.ProxyProcs, len(r.storage), t.StorageProcs)
+	d := &advisor.Demands{
+		Schema: advisor.DemandsSchema,
+		Source: fmt.Sprintf("measured by cairn advisor calibrate on %s (%s protocol), %d replicas, %d clients, %v per class, %s",
+			name, protocolOf(cc), cfg.Replicas, cfg.Concurrency, cfg.Duration, syncs),
+		MeasuredOn:      m,
+		InlineThreshold: t.InlineThreshold,
+		Ops:             map[string][]advisor.Point{},
+	}
+	return r.measure(ctx, d)
+}
+
+func protocolOf(c objclient.Config) string {
+	if c.Protocol == "" {
+		return objclient.ProtocolS3
+	}
+	return c.Protocol
+}
+
+// measure runs every class and fills in d.
+func (r *runner) measure(ctx context.Context, d *advisor.Demands) (*advisor.Demands, error) {
+	cfg := r.cfg
 	for i, size := range cfg.Sizes {
 		prefix := fmt.Sprintf("s%d-", size)
 		bucket := fmt.Sprintf("calibrate-%d", size)
@@ -295,21 +399,33 @@ func (r *runner) run(ctx context.Context, bucket, prefix, op string, size, ops i
 
 func (r *runner) snapshot() (snapshot, error) {
 	var s snapshot
-	var err error
-	if s.Proxy, err = readProc(r.cfg.ProcDir, r.proxy); err != nil {
-		return s, err
+	for _, pid := range r.proxies {
+		p, err := readProc(r.cfg.ProcDir, pid)
+		if err != nil {
+			return s, err
+		}
+		s.Proxy = s.Proxy.add(p)
 	}
-	for i, pid := range r.storage {
+	for _, pid := range r.storage {
 		p, err := readProc(r.cfg.ProcDir, pid)
 		if err != nil {
 			return s, err
 		}
 		s.Storage = s.Storage.add(p)
-		n, err := scrapeSyncs(httpClient, r.nodes[i])
+	}
+	for _, ep := range r.nodes {
+		n, err := scrapeSyncs(httpClient, ep)
 		if err != nil {
 			return s, err
 		}
 		s.Syncs += n
+	}
+	if len(r.nodes) == 0 && r.disk != "" {
+		n, err := diskFlushes(r.cfg.ProcDir, r.disk)
+		if err != nil {
+			return s, err
+		}
+		s.Syncs = n
 	}
 	return s, nil
 }

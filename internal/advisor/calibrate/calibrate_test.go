@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +124,45 @@ func TestNetNSOnThisMachine(t *testing.T) {
 	}
 	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), netlab.Prefix) {
 		t.Errorf("namespaces left behind: %s", out)
+	}
+}
+
+// A running cluster's processes are found by their command lines, and a device's flushes
+// counted from diskstats.
+func TestFindProcsAndDiskFlushes(t *testing.T) {
+	dir := t.TempDir()
+	for pid, cmd := range map[string]string{
+		"101":  "/usr/bin/python3\x00/usr/bin/swift-proxy-server\x00/etc/swift/proxy-server.conf\x00",
+		"102":  "/usr/bin/python3\x00/usr/bin/swift-object-server\x00/etc/swift/object-server/1.conf\x00",
+		"103":  "/usr/bin/python3\x00/usr/bin/swift-container-server\x00/etc/swift/container-server/1.conf\x00",
+		"104":  "", // a kernel thread
+		"self": "not a pid",
+	} {
+		os.MkdirAll(filepath.Join(dir, pid), 0o755)
+		os.WriteFile(filepath.Join(dir, pid, "cmdline"), []byte(cmd), 0o644)
+	}
+	got, err := findProcs(dir, regexp.MustCompile(`swift-(object|container|account)-server `))
+	if err != nil || !slices.Equal(got, []int{102, 103}) {
+		t.Errorf("storage processes %v, %v; want [102 103]", got, err)
+	}
+	os.WriteFile(filepath.Join(dir, "diskstats"), []byte(
+		"   7       0 loop0 192356 0 29884297 74230 6097125 453530 216828618 4435808 0 1763112 5933638 0 0 0 0 3584386 1423599\n"+
+			" 253       0 vda 1 2 3 4 5 6 7 8 9 10 11\n"), 0o644)
+	if n, err := diskFlushes(dir, "loop0"); err != nil || n != 3584386 {
+		t.Errorf("loop0 flushes %v, %v", n, err)
+	}
+	if _, err := diskFlushes(dir, "vda"); !errors.Is(err, ErrProc) {
+		t.Errorf("a kernel without flush counters: %v", err)
+	}
+	if _, err := diskFlushes(dir, "sdz"); !errors.Is(err, ErrProc) {
+		t.Errorf("no such device: %v", err)
+	}
+	c := Config{Target: &Target{ProxyProcs: regexp.MustCompile("x")}}
+	if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("a target without storage processes: %v", err)
+	}
+	c = Config{Target: &Target{ProxyProcs: regexp.MustCompile("x"), StorageProcs: regexp.MustCompile("y")}}
+	if err := c.Validate(); err != nil || c.Replicas != 3 {
+		t.Errorf("a target needs no binary or directory: %v (replicas %d)", err, c.Replicas)
 	}
 }

@@ -2,11 +2,13 @@ package calibrate
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -161,3 +163,74 @@ func scrapeSyncs(client *http.Client, endpoint string) (float64, error) {
 }
 
 var httpClient = &http.Client{Timeout: 10 * time.Second}
+
+// findProcs returns the pids of the processes whose command line (arguments joined by spaces)
+// matches re, this process excepted, in /proc order.
+func findProcs(procDir string, re *regexp.Regexp) ([]int, error) {
+	ents, err := os.ReadDir(procDir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrProc, err)
+	}
+	// This process and those it runs under (a shell, timeout) have the pattern in their
+	// command lines too.
+	mine := map[int]bool{}
+	for pid := os.Getpid(); pid > 1 && !mine[pid]; pid = parentOf(procDir, pid) {
+		mine[pid] = true
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || mine[pid] {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("%s/%d/cmdline", procDir, pid))
+		if err != nil || len(b) == 0 {
+			continue // gone, or a kernel thread
+		}
+		if re.Match(bytes.TrimRight(bytes.ReplaceAll(b, []byte{0}, []byte{' '}), " ")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// parentOf is pid's parent (0 when unknown).
+func parentOf(procDir string, pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("%s/%d/stat", procDir, pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+// diskFlushes is the flush requests a block device has completed (/proc/diskstats, the 16th
+// counter after the name, since Linux 5.5): every fsync that reaches the disk is one, so the
+// syncs of servers without metrics (OpenStack Swift's) are counted on their device.
+func diskFlushes(procDir, dev string) (float64, error) {
+	f, err := os.Open(procDir + "/diskstats")
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrProc, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 3 || fields[2] != dev {
+			continue
+		}
+		if len(fields) < 20 {
+			return 0, fmt.Errorf("%w: diskstats of %s has no flush counters (Linux 5.5 or later)", ErrProc, dev)
+		}
+		return strconv.ParseFloat(fields[18], 64)
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrProc, err)
+	}
+	return 0, fmt.Errorf("%w: no block device %q in diskstats", ErrProc, dev)
+}
