@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What versioning costs (issue 16; the table in docs/benchmarks.md): 4 KiB PUT and GET with
 # `cairn bench` against one embedded Cairn, into a bucket without versioning and one with it,
-# in turns (plain, versioned, plain, versioned, ...) so that the machine's drift falls on both;
-# then ListObjectVersions of one key with many versions.
+# in turns (plain, versioned, plain new names, plain, ...) so that the machine's drift falls on
+# all; then ListObjectVersions of one key with many versions.
 #
 #   scripts/bench-versioning.sh
 #
@@ -23,15 +23,33 @@ for b in ("plain", "versioned"):
     s3.create_bucket(Bucket=b)
 s3.put_bucket_versioning(Bucket="versioned", VersioningConfiguration={"Status": "Enabled"})
 EOF
+# Each round: PUT then GET of 1,000 names in the plain bucket (PUTs overwrite them) and in the
+# versioned one (each PUT keeps a new version), and PUTs of new names in the plain bucket ("new":
+# a key space of 10^9, so every PUT keeps its bytes, as a versioned one does).
 for r in $(seq "$ROUNDS"); do
-    for b in plain versioned; do
+    for b in plain versioned new; do
         for op in put get; do
-            "$OUT/cairn" bench run --op "$op" --size 4KiB --objects 1000 --bucket "$b" --prefix "r$r-" --concurrency "$CONCURRENCY" \
+            objects=1000 bucket=$b
+            if [ "$b" = new ]; then
+                [ "$op" = put ] || continue
+                objects=1000000000 bucket=plain
+            fi
+            "$OUT/cairn" bench run --op "$op" --size 4KiB --objects "$objects" --bucket "$bucket" --prefix "r$r-$b-" --concurrency "$CONCURRENCY" \
                 --duration "$DURATION" --seed 1 --json "$OUT/$b-$op-$r.json" >"$OUT/$b-$op-$r.txt" 2>&1
             echo "round $r $b $op: $(grep -iE "^ *$op " "$OUT/$b-$op-$r.txt" | tail -1)"
         done
     done
 done
+# Per round, versioned ÷ plain and versioned ÷ new names; then their medians over the rounds.
+ratios() { # stage op: one ratio per round
+    for r in $(seq "$ROUNDS"); do
+        v=$(awk -v op="$2" '$1 == op {print $4}' "$OUT/versioned-$2-$r.txt" | tail -1)
+        o=$(awk -v op="$2" '$1 == op {print $4}' "$OUT/$1-$2-$r.txt" | tail -1)
+        awk -v v="$v" -v o="$o" 'BEGIN { if (o > 0) printf "%.3f\n", v / o }'
+    done
+}
+median() { sort -n | awk '{a[NR] = $1} END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
+echo "median versioned/plain: PUT $(ratios plain put | median), GET $(ratios plain get | median); versioned/new names: PUT $(ratios new put | median)"
 # Listing the versions of one key with many.
 "$py" - "$ep" "$ak" "$sk" "$VERSIONS" <<'EOF' | tee "$OUT/list-versions.txt"
 import sys, time, statistics, boto3
