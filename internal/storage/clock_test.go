@@ -43,14 +43,7 @@ func TestRestartResumesTheClockFromTheFloor(t *testing.T) {
 	if err := d.db.Set(clockKey, b[:], pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
-	n, err = Open(Config{Devices: []DeviceConfig{dev}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
+	n = restart(t, n, dev)
 	if now := meta.Now(); now <= ahead {
 		t.Fatalf("after the restart the clock stamps %d, below the floor %d", now, ahead)
 	}
@@ -76,14 +69,7 @@ func TestWritesAheadOfTheFloorRaiseIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.persistClock() // as the persister does every second: the floor must stay above the write
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
-	n, err = Open(Config{Devices: []DeviceConfig{dev}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
+	n = restart(t, n, dev)
 	if now := meta.Now(); now <= ahead {
 		t.Fatalf("after the restart the clock stamps %d, at or below a version it holds (%d)", now, ahead)
 	}
@@ -109,12 +95,7 @@ func TestFreshNamesSkipTheLookupOnlyWhereSafe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first.Close()
-	alone, err := Open(Config{Devices: []DeviceConfig{dev}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { alone.Close() })
+	alone := restart(t, first, dev)
 	if alone.freshAbove.Load() == 0 {
 		t.Fatal("no floor restored")
 	}
@@ -150,4 +131,18 @@ func TestFreshNamesSkipTheLookupOnlyWhereSafe(t *testing.T) {
 			t.Errorf("%s: older write over a newer version: %v, want stored %v (else a conflict)", tc.what, err, tc.stored)
 		}
 	}
+}
+
+// restart closes n and opens its device again, closed when the test ends.
+func restart(t *testing.T, n *Node, dev DeviceConfig) *Node {
+	t.Helper()
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Open(Config{Devices: []DeviceConfig{dev}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
 }
