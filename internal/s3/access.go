@@ -27,12 +27,12 @@ import (
 
 // anonymousAuth stands in for the SigV4 result of a request without credentials: its body is
 // taken as it comes (checked against x-amz-content-sha256 if that is a hash).
-func anonymousAuth(r *http.Request) (*sigv4.Auth, error) {
+func AnonymousAuth(r *http.Request) (*sigv4.Auth, error) {
 	a := &sigv4.Auth{Payload: sigv4.PayloadUnsigned, DecodedContentLength: -1}
 	switch v := r.Header.Get("X-Amz-Content-Sha256"); {
 	case v == "" || v == "UNSIGNED-PAYLOAD":
 	case strings.HasPrefix(v, "STREAMING-"):
-		return nil, errNotImplemented.withMessage("Anonymous aws-chunked uploads are not supported.")
+		return nil, ErrNotImplemented.WithMessage("Anonymous aws-chunked uploads are not supported.")
 	case len(v) == 64 && isLowerHex(v):
 		a.Payload, a.PayloadSHA256 = sigv4.PayloadSigned, v
 	default:
@@ -51,7 +51,7 @@ func isLowerHex(s string) bool {
 }
 
 // identityOf is who a verified credential is.
-func identityOf(c sigv4.Credential) access.Identity {
+func IdentityOf(c sigv4.Credential) access.Identity {
 	return access.Identity{Account: c.Account, User: c.User, Admin: c.Admin, Root: c.Root}
 }
 
@@ -59,67 +59,67 @@ func identityOf(c sigv4.Credential) access.Identity {
 // decided elsewhere: ListBuckets and CreateBucket act on the caller's own account,
 // GetBucketUnconfigured by its subresource, DeleteObjects key by key.
 var opActions = map[string]access.Action{
-	opHeadBucket:              access.ListBucket,
-	opListObjects:             access.ListBucket,
-	opListObjectsV2:           access.ListBucket,
-	opListMultipartUploads:    access.ListBucketMultipartUploads,
-	opDeleteBucket:            access.DeleteBucket,
-	opGetBucketLocation:       access.GetBucketLocation,
-	opGetBucketVersioning:     access.GetBucketVersioning,
-	opPutBucketVersioning:     access.PutBucketVersioning,
-	opListObjectVersions:      access.ListBucketVersions,
-	opGetBucketACL:            access.GetBucketAcl,
-	opPutBucketACL:            access.PutBucketAcl,
-	opGetBucketPolicy:         access.GetBucketPolicy,
-	opPutBucketPolicy:         access.PutBucketPolicy,
-	opDeleteBucketPolicy:      access.DeleteBucketPolicy,
-	opGetBucketPolicyStatus:   access.GetBucketPolicyStatus,
-	opGetBucketRequestPayment: access.GetBucketRequestPayment,
-	opGetBucketLogging:        access.GetBucketLogging,
-	opGetBucketTagging:        access.GetBucketTagging,
-	opPutBucketTagging:        access.PutBucketTagging,
-	opDeleteBucketTagging:     access.PutBucketTagging, // as AWS decides it
-	opGetBucketCors:           access.GetBucketCORS,
-	opGetObjectLockConfig:     access.GetBucketObjectLockConfiguration,
-	opPutObjectLockConfig:     access.PutBucketObjectLockConfiguration,
-	opGetObjectRetention:      access.GetObjectRetention,
-	opPutObjectRetention:      access.PutObjectRetention,
-	opGetObjectLegalHold:      access.GetObjectLegalHold,
-	opPutObjectLegalHold:      access.PutObjectLegalHold,
-	opPutBucketCors:           access.PutBucketCORS,
-	opDeleteBucketCors:        access.PutBucketCORS, // as in S3: no permission of its own
-	opGetBucketEncryption:     access.GetEncryptionConfiguration,
-	opPutBucketEncryption:     access.PutEncryptionConfiguration,
-	opDeleteBucketEncryption:  access.PutEncryptionConfiguration, // as in S3
-	opGetBucketLifecycle:      access.GetLifecycleConfiguration,
-	opPutBucketLifecycle:      access.PutLifecycleConfiguration,
-	opDeleteBucketLifecycle:   access.PutLifecycleConfiguration, // as in S3: no permission of its own
-	opPutObject:               access.PutObject,
-	opPostObject:              access.PutObject,
-	opCopyObject:              access.PutObject,
-	opGetObject:               access.GetObject,
-	opHeadObject:              access.GetObject,
-	opDeleteObject:            access.DeleteObject,
-	opGetObjectACL:            access.GetObjectAcl,
-	opPutObjectACL:            access.PutObjectAcl,
-	opGetObjectTagging:        access.GetObjectTagging,
-	opPutObjectTagging:        access.PutObjectTagging,
-	opDeleteObjectTagging:     access.DeleteObjectTagging,
+	OpHeadBucket:              access.ListBucket,
+	OpListObjects:             access.ListBucket,
+	OpListObjectsV2:           access.ListBucket,
+	OpListMultipartUploads:    access.ListBucketMultipartUploads,
+	OpDeleteBucket:            access.DeleteBucket,
+	OpGetBucketLocation:       access.GetBucketLocation,
+	OpGetBucketVersioning:     access.GetBucketVersioning,
+	OpPutBucketVersioning:     access.PutBucketVersioning,
+	OpListObjectVersions:      access.ListBucketVersions,
+	OpGetBucketACL:            access.GetBucketAcl,
+	OpPutBucketACL:            access.PutBucketAcl,
+	OpGetBucketPolicy:         access.GetBucketPolicy,
+	OpPutBucketPolicy:         access.PutBucketPolicy,
+	OpDeleteBucketPolicy:      access.DeleteBucketPolicy,
+	OpGetBucketPolicyStatus:   access.GetBucketPolicyStatus,
+	OpGetBucketRequestPayment: access.GetBucketRequestPayment,
+	OpGetBucketLogging:        access.GetBucketLogging,
+	OpGetBucketTagging:        access.GetBucketTagging,
+	OpPutBucketTagging:        access.PutBucketTagging,
+	OpDeleteBucketTagging:     access.PutBucketTagging, // as AWS decides it
+	OpGetBucketCors:           access.GetBucketCORS,
+	OpGetObjectLockConfig:     access.GetBucketObjectLockConfiguration,
+	OpPutObjectLockConfig:     access.PutBucketObjectLockConfiguration,
+	OpGetObjectRetention:      access.GetObjectRetention,
+	OpPutObjectRetention:      access.PutObjectRetention,
+	OpGetObjectLegalHold:      access.GetObjectLegalHold,
+	OpPutObjectLegalHold:      access.PutObjectLegalHold,
+	OpPutBucketCors:           access.PutBucketCORS,
+	OpDeleteBucketCors:        access.PutBucketCORS, // as in S3: no permission of its own
+	OpGetBucketEncryption:     access.GetEncryptionConfiguration,
+	OpPutBucketEncryption:     access.PutEncryptionConfiguration,
+	OpDeleteBucketEncryption:  access.PutEncryptionConfiguration, // as in S3
+	OpGetBucketLifecycle:      access.GetLifecycleConfiguration,
+	OpPutBucketLifecycle:      access.PutLifecycleConfiguration,
+	OpDeleteBucketLifecycle:   access.PutLifecycleConfiguration, // as in S3: no permission of its own
+	OpPutObject:               access.PutObject,
+	OpPostObject:              access.PutObject,
+	OpCopyObject:              access.PutObject,
+	OpGetObject:               access.GetObject,
+	OpHeadObject:              access.GetObject,
+	OpDeleteObject:            access.DeleteObject,
+	OpGetObjectACL:            access.GetObjectAcl,
+	OpPutObjectACL:            access.PutObjectAcl,
+	OpGetObjectTagging:        access.GetObjectTagging,
+	OpPutObjectTagging:        access.PutObjectTagging,
+	OpDeleteObjectTagging:     access.DeleteObjectTagging,
 	// AWS asks for s3:GetObjectAttributes besides s3:GetObject; Cairn decides on s3:GetObject
 	// alone, as HeadObject, which tells the same size, ETag and checksum.
-	opGetObjectAttributes:     access.GetObject,
-	opCreateMultipartUpload:   access.PutObject,
-	opUploadPart:              access.PutObject,
-	opUploadPartCopy:          access.PutObject,
-	opCompleteMultipartUpload: access.PutObject,
-	opAbortMultipartUpload:    access.AbortMultipartUpload,
-	opListParts:               access.ListMultipartUploadParts,
-	opGetPublicAccessBlock:    access.GetBucketPublicAccessBlock,
-	opPutPublicAccessBlock:    access.PutBucketPublicAccessBlock,
-	opDeletePublicAccessBlock: access.PutBucketPublicAccessBlock, // as AWS decides it
-	opGetOwnershipControls:    access.GetBucketOwnershipControls,
-	opPutOwnershipControls:    access.PutBucketOwnershipControls,
-	opDeleteOwnershipControls: access.PutBucketOwnershipControls, // as AWS decides it
+	OpGetObjectAttributes:     access.GetObject,
+	OpCreateMultipartUpload:   access.PutObject,
+	OpUploadPart:              access.PutObject,
+	OpUploadPartCopy:          access.PutObject,
+	OpCompleteMultipartUpload: access.PutObject,
+	OpAbortMultipartUpload:    access.AbortMultipartUpload,
+	OpListParts:               access.ListMultipartUploadParts,
+	OpGetPublicAccessBlock:    access.GetBucketPublicAccessBlock,
+	OpPutPublicAccessBlock:    access.PutBucketPublicAccessBlock,
+	OpDeletePublicAccessBlock: access.PutBucketPublicAccessBlock, // as AWS decides it
+	OpGetOwnershipControls:    access.GetBucketOwnershipControls,
+	OpPutOwnershipControls:    access.PutBucketOwnershipControls,
+	OpDeleteOwnershipControls: access.PutBucketOwnershipControls, // as AWS decides it
 }
 
 // unconfiguredActions are the actions of the GET subresources answered "not configured".
@@ -130,7 +130,7 @@ var unconfiguredActions = map[string]access.Action{
 
 // actionOf is the action of a routed request.
 func actionOf(op string, q map[string][]string) access.Action {
-	if op == opGetBucketUnconfigured {
+	if op == OpGetBucketUnconfigured {
 		for sub, a := range unconfiguredActions {
 			if _, ok := q[sub]; ok {
 				return a
@@ -144,67 +144,67 @@ func actionOf(op string, q map[string][]string) access.Action {
 // authorize resolves the request's bucket to its owner (rq.account) and access state, and
 // decides whether the caller may do the operation. Copy sources and the keys of a
 // multi-object delete are decided where they are read.
-func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) error {
-	switch rq.op {
-	case opListBuckets, opCreateBucket:
+func (h *Front) Authorize(ctx context.Context, r *http.Request, rq *Request) error {
+	switch rq.Op {
+	case OpListBuckets, OpCreateBucket:
 		a := access.ListAllMyBuckets
-		if rq.op == opCreateBucket {
+		if rq.Op == OpCreateBucket {
 			a = access.CreateBucket
 		}
-		if d := access.Decide(access.Request{Identity: rq.who, Action: a}); !d.Allowed {
-			return fmt.Errorf("%s: %s: %w", rq.op, d.Reason, errAccessDenied)
+		if d := access.Decide(access.Request{Identity: rq.Who, Action: a}); !d.Allowed {
+			return fmt.Errorf("%s: %s: %w", rq.Op, d.Reason, ErrAccessDenied)
 		}
-		rq.account = rq.who.Account
+		rq.Account = rq.Who.Account
 		return nil
 	}
-	b, err := h.resolveBucket(ctx, rq.who, rq.bucket)
+	b, err := h.ResolveBucket(ctx, rq.Who, rq.Bucket)
 	if err != nil {
-		if rq.who.Anonymous && errors.Is(err, errNoSuchBucket) {
-			return fmt.Errorf("anonymous request: %w: %w", errAccessDenied, err) // nothing learnt
+		if rq.Who.Anonymous && errors.Is(err, ErrNoSuchBucket) {
+			return fmt.Errorf("anonymous request: %w: %w", ErrAccessDenied, err) // nothing learnt
 		}
 		return err
 	}
-	rq.account, rq.state, rq.cors, rq.encryption = b.owner, b.state, b.cors, b.encryption
-	if want := r.Header.Get("X-Amz-Expected-Bucket-Owner"); want != "" && want != rq.account {
-		return fmt.Errorf("x-amz-expected-bucket-owner %.80q: %w", want, errAccessDenied)
+	rq.Account, rq.State, rq.Cors, rq.Encryption = b.Owner, b.State, b.cors, b.encryption
+	if want := r.Header.Get("X-Amz-Expected-Bucket-Owner"); want != "" && want != rq.Account {
+		return fmt.Errorf("x-amz-expected-bucket-owner %.80q: %w", want, ErrAccessDenied)
 	}
-	rq.cond = conditionContext(r, rq, h.cfg.Now())
-	if rq.op == opDeleteObjects {
+	rq.Cond = conditionContext(r, rq, h.Cfg.Now())
+	if rq.Op == OpDeleteObjects {
 		return nil
 	}
-	action := actionOf(rq.op, rq.query)
-	if deferredTaggingDecision(rq) {
+	action := actionOf(rq.Op, rq.Query)
+	if DeferredTaggingDecision(rq) {
 		return nil // decided by putObjectTagging once it has read the tags (a small body)
 	}
-	if err := h.allowed(ctx, rq, action, rq.key, r.Header.Get("Referer")); err != nil {
+	if err := h.Allowed(ctx, rq, action, rq.Key, r.Header.Get("Referer")); err != nil {
 		return err
 	}
 	// Setting an ACL that grants anything while writing an object takes the right to set it,
 	// as in S3. (private and bucket-owner-* grant nothing in Cairn, where the bucket's account
 	// owns every object: writers with WRITE may send them, as cross-account uploaders do.)
-	switch rq.op {
-	case opPutObject, opPostObject, opCopyObject, opCreateMultipartUpload:
+	switch rq.Op {
+	case OpPutObject, OpPostObject, OpCopyObject, OpCreateMultipartUpload:
 		if aclHeadersGrant(r.Header) {
-			if !rq.state.ACLsEnabled() {
+			if !rq.State.ACLsEnabled() {
 				// BucketOwnerEnforced: only ACLs that grant nothing (private,
 				// bucket-owner-full-control) may be sent.
-				return fmt.Errorf("ACL headers on %q: %w", rq.key, errACLNotSupported)
+				return fmt.Errorf("ACL headers on %q: %w", rq.Key, errACLNotSupported)
 			}
-			d := h.decide(rq, access.PutObjectAcl, rq.key, &access.ACL{}, r.Header.Get("Referer"))
+			d := h.decide(rq, access.PutObjectAcl, rq.Key, &access.ACL{}, r.Header.Get("Referer"))
 			if !d.Allowed {
-				return fmt.Errorf("setting the ACL of %q: %s: %w", rq.key, d.Reason, errAccessDenied)
+				return fmt.Errorf("setting the ACL of %q: %s: %w", rq.Key, d.Reason, ErrAccessDenied)
 			}
-			if acl, _, err := h.aclFromHeaders(r, true); err == nil {
+			if acl, _, err := h.AclFromHeaders(r, true); err == nil {
 				if err := checkPublicACL(rq, acl); err != nil {
 					return err
 				}
 			}
 		}
 		// So does tagging it (x-amz-tagging), as in S3; a copy sets tags only with REPLACE.
-		if setsTags(rq.op, r.Header) {
-			d := h.decide(rq, access.PutObjectTagging, rq.key, nil, r.Header.Get("Referer"))
+		if setsTags(rq.Op, r.Header) {
+			d := h.decide(rq, access.PutObjectTagging, rq.Key, nil, r.Header.Get("Referer"))
 			if !d.Allowed {
-				return fmt.Errorf("tagging %q: %s: %w", rq.key, d.Reason, errAccessDenied)
+				return fmt.Errorf("tagging %q: %s: %w", rq.Key, d.Reason, ErrAccessDenied)
 			}
 		}
 	}
@@ -214,42 +214,42 @@ func (h *Handler) authorize(ctx context.Context, r *http.Request, rq *request) e
 // deferredTaggingDecision reports whether a PutObjectTagging is decided in its handler, after
 // its document is read: when the bucket policy tests the request's tags
 // (s3:RequestObjectTag/..., s3:RequestObjectTagKeys), which only the document carries.
-func deferredTaggingDecision(rq *request) bool {
-	return rq.op == opPutObjectTagging && rq.state != nil && rq.state.Policy.UsesRequestObjectTags()
+func DeferredTaggingDecision(rq *Request) bool {
+	return rq.Op == OpPutObjectTagging && rq.State != nil && rq.State.Policy.UsesRequestObjectTags()
 }
 
-func (h *Handler) decide(rq *request, a access.Action, key string, objACL *access.ACL, referer string) access.Decision {
+func (h *Front) decide(rq *Request, a access.Action, key string, objACL *access.ACL, referer string) access.Decision {
 	return access.Decide(access.Request{
-		Identity: rq.who, Action: a,
-		Resource: access.Resource{Owner: rq.account, Bucket: rq.bucket, Key: key},
-		Bucket:   rq.state, Object: objACL, Referer: referer, Context: rq.cond,
+		Identity: rq.Who, Action: a,
+		Resource: access.Resource{Owner: rq.Account, Bucket: rq.Bucket, Key: key},
+		Bucket:   rq.State, Object: objACL, Referer: referer, Context: rq.Cond,
 	})
 }
 
 // addressedVersion reads the version of name a decision is about: the one the request's
 // versionId names (for the request's own key), else the current one, through its link in a
 // versioned bucket (the link itself carries neither the ACL nor the tags).
-func (h *Handler) addressedVersion(ctx context.Context, rq *request, name meta.ObjectName) (meta.Object, error) {
-	if id := rq.query.Get("versionId"); id != "" && name.Object == rq.key && validVersionID(id) {
-		v, err := h.versions.Resolve(ctx, rq.versioning(), name, id)
+func (h *Front) addressedVersion(ctx context.Context, rq *Request, name meta.ObjectName) (meta.Object, error) {
+	if id := rq.Query.Get("versionId"); id != "" && name.Object == rq.Key && ValidVersionID(id) {
+		v, err := h.Versions.Resolve(ctx, rq.Versioning(), name, id)
 		if errors.Is(err, versions.ErrNoSuchVersion) || err == nil && v.DeleteMarker {
 			return meta.Object{}, fmt.Errorf("version %s of %q: %w", id, name.Object, meta.ErrNotFound)
 		}
 		return v.Object, err
 	}
-	return h.versions.Current(ctx, name)
+	return h.Versions.Current(ctx, name)
 }
 
 // allowed decides one action on the request's bucket (rq.account and rq.state resolved),
 // loading the object's ACL only when the decision needs it. A refusal is AccessDenied; for an
 // object that does not exist it is NoSuchKey instead when the caller may list the bucket (and
 // so could learn that anyway), as in S3.
-func (h *Handler) allowed(ctx context.Context, rq *request, a access.Action, key, referer string) error {
-	name := meta.ObjectName{Account: rq.account, Container: rq.bucket, Object: key}
+func (h *Front) Allowed(ctx context.Context, rq *Request, a access.Action, key, referer string) error {
+	name := meta.ObjectName{Account: rq.Account, Container: rq.Bucket, Object: key}
 	var obj meta.Object
 	var objErr error
 	headed := false
-	if a.ObjectLevel() && key != "" && rq.state != nil && rq.state.Policy.UsesExistingObjectTags() {
+	if a.ObjectLevel() && key != "" && rq.State != nil && rq.State.Policy.UsesExistingObjectTags() {
 		// The policy tests the object's tags (s3:ExistingObjectTag/...): read them into the
 		// context. An object that does not exist has none.
 		obj, objErr = h.addressedVersion(ctx, rq, name)
@@ -257,7 +257,7 @@ func (h *Handler) allowed(ctx context.Context, rq *request, a access.Action, key
 		switch {
 		case objErr == nil:
 			t := *rq
-			t.cond = rq.cond.WithExistingTags(obj.SysMeta)
+			t.Cond = rq.Cond.WithExistingTags(obj.SysMeta)
 			rq = &t
 		case !errors.Is(objErr, meta.ErrNotFound):
 			return fmt.Errorf("object tags of %q: %w", key, objErr)
@@ -274,23 +274,23 @@ func (h *Handler) allowed(ctx context.Context, rq *request, a access.Action, key
 			d = h.decide(rq, a, key, access.ObjectACLFromSysMeta(obj.SysMeta), referer)
 		case errors.Is(err, meta.ErrNotFound):
 			if h.decide(rq, access.ListBucket, "", nil, referer).Allowed {
-				return fmt.Errorf("%s %q: %w", a, key, errNoSuchKey)
+				return fmt.Errorf("%s %q: %w", a, key, ErrNoSuchKey)
 			}
 		default:
 			return fmt.Errorf("object ACL of %q: %w", key, err)
 		}
 	}
 	if !d.Allowed {
-		h.log.DebugContext(ctx, "s3 access denied", "request_id", rq.id, "account", rq.who.Account, "user", rq.who.User,
-			"anonymous", rq.who.Anonymous, "action", a.String(), "owner", rq.account, "bucket", rq.bucket, "key", key, "reason", d.Reason)
-		return fmt.Errorf("%s on %s/%s: %s: %w", a, rq.bucket, key, d.Reason, errAccessDenied)
+		h.Log.DebugContext(ctx, "s3 access denied", "request_id", rq.ID, "account", rq.Who.Account, "user", rq.Who.User,
+			"anonymous", rq.Who.Anonymous, "action", a.String(), "owner", rq.Account, "bucket", rq.Bucket, "key", key, "reason", d.Reason)
+		return fmt.Errorf("%s on %s/%s: %s: %w", a, rq.Bucket, key, d.Reason, ErrAccessDenied)
 	}
 	return nil
 }
 
 // mayList reports whether the caller may list the request's bucket.
-func (h *Handler) mayList(rq *request) bool {
-	if rq.state == nil {
+func (h *Front) mayList(rq *Request) bool {
+	if rq.State == nil {
 		return true // not resolved: the caller's own bucket
 	}
 	return h.decide(rq, access.ListBucket, "", nil, "").Allowed
@@ -298,26 +298,26 @@ func (h *Handler) mayList(rq *request) bool {
 
 // bucketRef is a resolved bucket: its owning account, access state and CORS configuration.
 type bucketRef struct {
-	owner string
+	Owner string
 	bucketMeta
 }
 
 // bucketMeta is what the front end reads from a bucket's container metadata and caches: its
 // access state and its CORS configuration (nil: none).
 type bucketMeta struct {
-	state      *access.BucketState
+	State      *access.BucketState
 	cors       *cors.Config
-	encryption *bucketEncryption // sse_bucket.go
+	encryption *BucketEncryption // sse_bucket.go
 }
 
 // resolveBucket finds the account that owns a bucket name for a caller: the caller's own
 // account when it has such a bucket, otherwise the owner the name index names (a shared
 // bucket). NoSuchBucket when neither has it.
-func (h *Handler) resolveBucket(ctx context.Context, id access.Identity, bucket string) (bucketRef, error) {
+func (h *Front) ResolveBucket(ctx context.Context, id access.Identity, bucket string) (bucketRef, error) {
 	if !id.Anonymous && id.Account != "" {
 		bm, err := h.bucketMeta(ctx, id.Account, bucket)
 		if err == nil {
-			return bucketRef{owner: id.Account, bucketMeta: bm}, nil
+			return bucketRef{Owner: id.Account, bucketMeta: bm}, nil
 		}
 		if !errors.Is(err, meta.ErrNotFound) {
 			return bucketRef{}, fmt.Errorf("bucket %q: %w", bucket, err)
@@ -325,55 +325,55 @@ func (h *Handler) resolveBucket(ctx context.Context, id access.Identity, bucket 
 	}
 	owner, err := h.bucketOwner(ctx, bucket)
 	if err != nil {
-		if errors.Is(err, meta.ErrNotFound) && checkBucketNameForCreate(bucket) != nil {
+		if errors.Is(err, meta.ErrNotFound) && CheckBucketNameForCreate(bucket) != nil {
 			// A name no bucket could be created under: say so, as S3 does, rather than
 			// NoSuchBucket (a Swift container of that name is still found above).
 			return bucketRef{}, fmt.Errorf("bucket %q: %w", bucket, errInvalidBucketName)
 		}
-		return bucketRef{}, bucketError(fmt.Errorf("bucket %q: %w", bucket, err))
+		return bucketRef{}, BucketError(fmt.Errorf("bucket %q: %w", bucket, err))
 	}
 	if owner == id.Account && !id.Anonymous {
-		return bucketRef{}, fmt.Errorf("bucket %q: the index names the caller, who has no such bucket: %w", bucket, errNoSuchBucket)
+		return bucketRef{}, fmt.Errorf("bucket %q: the index names the caller, who has no such bucket: %w", bucket, ErrNoSuchBucket)
 	}
 	bm, err := h.bucketMeta(ctx, owner, bucket)
 	if err != nil {
-		return bucketRef{}, bucketError(fmt.Errorf("bucket %q of %q: %w", bucket, owner, err))
+		return bucketRef{}, BucketError(fmt.Errorf("bucket %q of %q: %w", bucket, owner, err))
 	}
-	return bucketRef{owner: owner, bucketMeta: bm}, nil
+	return bucketRef{Owner: owner, bucketMeta: bm}, nil
 }
 
 // bucketState returns the access state of an account's bucket, from the cache when it is
 // fresh; meta.ErrNotFound when the bucket does not exist.
-func (h *Handler) bucketState(ctx context.Context, account, bucket string) (*access.BucketState, error) {
+func (h *Front) BucketState(ctx context.Context, account, bucket string) (*access.BucketState, error) {
 	bm, err := h.bucketMeta(ctx, account, bucket)
-	return bm.state, err
+	return bm.State, err
 }
 
 // bucketMeta returns the access state and CORS configuration of an account's bucket, from the
 // cache when it is fresh; meta.ErrNotFound when the bucket does not exist.
-func (h *Handler) bucketMeta(ctx context.Context, account, bucket string) (bucketMeta, error) {
+func (h *Front) bucketMeta(ctx context.Context, account, bucket string) (bucketMeta, error) {
 	now := time.Now()
-	if bm, ok := h.states.get(account, bucket, now); ok {
+	if bm, ok := h.States.get(account, bucket, now); ok {
 		return bm, nil
 	}
-	gen := h.states.generation()
-	c, err := h.proxy.HeadContainer(ctx, account, bucket)
+	gen := h.States.generation()
+	c, err := h.Proxy.HeadContainer(ctx, account, bucket)
 	if err != nil {
 		return bucketMeta{}, err
 	}
-	bm := bucketMeta{state: access.StateFromMeta(bucket, c.Meta)}
-	if bm.state.Broken != nil {
-		h.log.WarnContext(ctx, "s3 bucket access state does not parse; only its owner gets in", "account", account, "bucket", bucket, "err", bm.state.Broken)
+	bm := bucketMeta{State: access.StateFromMeta(bucket, c.Meta)}
+	if bm.State.Broken != nil {
+		h.Log.WarnContext(ctx, "s3 bucket access state does not parse; only its owner gets in", "account", account, "bucket", bucket, "err", bm.State.Broken)
 	}
 	if bm.cors, err = cors.Decode(c.Meta[cors.MetaKey]); err != nil {
 		// It was validated when it was set: this is damage, or a newer writer. Without a
 		// configuration that can be read, the bucket answers as one without CORS.
-		h.log.WarnContext(ctx, "s3 bucket CORS configuration does not parse; ignored", "account", account, "bucket", bucket, "err", err)
+		h.Log.WarnContext(ctx, "s3 bucket CORS configuration does not parse; ignored", "account", account, "bucket", bucket, "err", err)
 	}
-	if bm.encryption, err = decodeBucketEncryption(c.Meta[bucketEncryptionKey]); err != nil {
-		h.log.WarnContext(ctx, "s3 bucket default encryption does not parse; ignored", "account", account, "bucket", bucket, "err", err)
+	if bm.encryption, err = decodeBucketEncryption(c.Meta[BucketEncryptionKey]); err != nil {
+		h.Log.WarnContext(ctx, "s3 bucket default encryption does not parse; ignored", "account", account, "bucket", bucket, "err", err)
 	}
-	h.states.put(account, bucket, bm, now, gen)
+	h.States.put(account, bucket, bm, now, gen)
 	return bm, nil
 }
 
@@ -403,7 +403,7 @@ const maxCachedStates = 100_000
 // DefaultAccessCacheTTL is how long a bucket's access state is trusted (Config.AccessCacheTTL).
 const DefaultAccessCacheTTL = 5 * time.Second
 
-func newStateCache(ttl time.Duration) *stateCache {
+func NewStateCache(ttl time.Duration) *stateCache {
 	return &stateCache{ttl: ttl, m: map[stateKey]cachedState{}}
 }
 
@@ -443,9 +443,9 @@ func (c *stateCache) put(account, bucket string, bm bucketMeta, now time.Time, g
 
 // ForgetAccessState drops the cached access state of a bucket that another front end (Swift)
 // has just changed, so that the change applies through S3 at once in this process.
-func (h *Handler) ForgetAccessState(account, bucket string) { h.states.forget(account, bucket) }
+func (h *Front) ForgetAccessState(account, bucket string) { h.States.Forget(account, bucket) }
 
-func (c *stateCache) forget(account, bucket string) {
+func (c *stateCache) Forget(account, bucket string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, stateKey{account, bucket})

@@ -32,7 +32,7 @@ var grantHeaders = []struct {
 
 // aclFromHeaders reads the ACL a request sets by header: x-amz-acl or x-amz-grant-*, not both.
 // set is false when it sets none.
-func (h *Handler) aclFromHeaders(r *http.Request, forObject bool) (acl access.ACL, set bool, err error) {
+func (h *Front) AclFromHeaders(r *http.Request, forObject bool) (acl access.ACL, set bool, err error) {
 	canned := r.Header.Get("X-Amz-Acl")
 	var grants []access.Grant
 	for _, g := range grantHeaders {
@@ -75,7 +75,7 @@ func parseGrantHeader(p access.Permission, v string) ([]access.Grant, error) {
 		k, val, ok := strings.Cut(item, "=")
 		val = strings.Trim(strings.TrimSpace(val), `"`)
 		if !ok || val == "" {
-			return nil, errInvalidArgument.withMessage("Invalid grant %q: want id=\"...\", uri=\"...\" or emailAddress=\"...\".", item)
+			return nil, ErrInvalidArgument.WithMessage("Invalid grant %q: want id=\"...\", uri=\"...\" or emailAddress=\"...\".", item)
 		}
 		var g access.Grant
 		switch strings.ToLower(strings.TrimSpace(k)) {
@@ -86,7 +86,7 @@ func parseGrantHeader(p access.Permission, v string) ([]access.Grant, error) {
 		case "emailaddress":
 			return nil, errUnresolvableByEmail
 		default:
-			return nil, errInvalidArgument.withMessage("Invalid grant %q: want id=\"...\", uri=\"...\" or emailAddress=\"...\".", item)
+			return nil, ErrInvalidArgument.WithMessage("Invalid grant %q: want id=\"...\", uri=\"...\" or emailAddress=\"...\".", item)
 		}
 		if err := (access.ACL{Grants: []access.Grant{g}}).Validate(); err != nil {
 			return nil, aclError(err)
@@ -100,26 +100,26 @@ func parseGrantHeader(p access.Permission, v string) ([]access.Grant, error) {
 func aclError(err error) error {
 	switch {
 	case errors.Is(err, access.ErrUnsupported):
-		return errNotImplemented.withMessage("%s", err.Error())
+		return ErrNotImplemented.WithMessage("%s", err.Error())
 	case errors.Is(err, access.ErrInvalidACL):
-		return errInvalidArgument.withMessage("%s", err.Error())
+		return ErrInvalidArgument.WithMessage("%s", err.Error())
 	}
 	return err
 }
 
 // checkGrantees refuses grants to accounts that do not exist (S3's "Invalid id"), when the
 // front end can ask the tenant store.
-func (h *Handler) checkGrantees(r *http.Request, a access.ACL) error {
-	if h.cfg.Quotas == nil {
+func (h *Front) checkGrantees(r *http.Request, a access.ACL) error {
+	if h.Cfg.Quotas == nil {
 		return nil
 	}
 	for _, g := range a.Grants {
 		if g.Grantee.ID == "" {
 			continue
 		}
-		_, err := h.cfg.Quotas.AccountQuota(r.Context(), g.Grantee.ID)
+		_, err := h.Cfg.Quotas.AccountQuota(r.Context(), g.Grantee.ID)
 		if errors.Is(err, access.ErrNoAccount) {
-			return errInvalidArgument.withMessage("Invalid id: no account %q", g.Grantee.ID)
+			return ErrInvalidArgument.WithMessage("Invalid id: no account %q", g.Grantee.ID)
 		}
 		if err != nil {
 			return fmt.Errorf("grantee %q: %w", g.Grantee.ID, err)
@@ -151,14 +151,14 @@ type aclInput struct {
 // owner; the owner's own grants are dropped (the owner always has full control).
 func parseACLDocument(body []byte, bucketOwner string) (access.ACL, error) {
 	var in aclInput
-	if err := decodeXML(body, &in); err != nil {
+	if err := DecodeXML(body, &in); err != nil {
 		return access.ACL{}, fmt.Errorf("%w: %v", errMalformedACL, err)
 	}
 	if in.Owner == nil || in.Owner.ID == "" || in.List == nil {
 		return access.ACL{}, fmt.Errorf("no Owner or AccessControlList: %w", errMalformedACL)
 	}
 	if in.Owner.ID != bucketOwner {
-		return access.ACL{}, errInvalidArgument.withMessage("Invalid id: the Owner ID %q is not the bucket owner's.", in.Owner.ID)
+		return access.ACL{}, ErrInvalidArgument.WithMessage("Invalid id: the Owner ID %q is not the bucket owner's.", in.Owner.ID)
 	}
 	var acl access.ACL
 	for _, g := range in.List.Grants {
@@ -198,7 +198,7 @@ func parseACLDocument(body []byte, bucketOwner string) (access.ACL, error) {
 }
 
 // aclDocument is the answer of GET ?acl: the owner with full control, then the grants.
-func aclDocument(ownerAccount string, acl access.ACL) s3xml.AccessControlPolicy {
+func AclDocument(ownerAccount string, acl access.ACL) s3xml.AccessControlPolicy {
 	doc := s3xml.CannedACL(ownerAccount)
 	for _, g := range acl.Grants {
 		ge := s3xml.Grantee{XMLNSXSI: s3xml.XSINamespace}
@@ -213,12 +213,12 @@ func aclDocument(ownerAccount string, acl access.ACL) s3xml.AccessControlPolicy 
 }
 
 // readACLRequest reads the ACL of a PUT ?acl: headers or a document, not both.
-func (h *Handler) readACLRequest(r *http.Request, rq *request, forObject bool) (access.ACL, error) {
-	acl, set, err := h.aclFromHeaders(r, forObject)
+func (h *Front) ReadACLRequest(r *http.Request, rq *Request, forObject bool) (access.ACL, error) {
+	acl, set, err := h.AclFromHeaders(r, forObject)
 	if err != nil {
 		return access.ACL{}, err
 	}
-	body, err := h.readSmallBody(r, rq, maxACLBodyBytes, false)
+	body, err := h.ReadSmallBody(r, rq, MaxACLBodyBytes, false)
 	if err != nil {
 		return access.ACL{}, err
 	}
@@ -229,9 +229,9 @@ func (h *Handler) readACLRequest(r *http.Request, rq *request, forObject bool) (
 	case set:
 		return acl, nil
 	case !hasBody:
-		return access.ACL{}, errMissingRequestBody.withMessage("A PUT ?acl needs x-amz-acl, x-amz-grant-* headers or an AccessControlPolicy document.")
+		return access.ACL{}, errMissingRequestBody.WithMessage("A PUT ?acl needs x-amz-acl, x-amz-grant-* headers or an AccessControlPolicy document.")
 	}
-	acl, err = parseACLDocument(body, rq.account)
+	acl, err = parseACLDocument(body, rq.Account)
 	if err != nil {
 		return access.ACL{}, err
 	}
@@ -241,90 +241,90 @@ func (h *Handler) readACLRequest(r *http.Request, rq *request, forObject bool) (
 	return acl, nil
 }
 
-func (h *Handler) getBucketACL(w http.ResponseWriter, r *http.Request, rq *request) error {
-	acl := rq.state.ACL
-	if !rq.state.ACLsEnabled() {
+func (h *bucketsHandler) GetBucketACL(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	acl := rq.State.ACL
+	if !rq.State.ACLsEnabled() {
 		acl = access.ACL{} // BucketOwnerEnforced: the owner's full control, and nothing else counts
 	}
-	writeXML(w, http.StatusOK, aclDocument(rq.account, acl))
+	WriteXML(w, http.StatusOK, AclDocument(rq.Account, acl))
 	return nil
 }
 
-func (h *Handler) putBucketACL(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *bucketsHandler) PutBucketACL(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	acl, err := h.readACLRequest(r, rq, false)
+	acl, err := h.ReadACLRequest(r, rq, false)
 	if err != nil {
 		return err
 	}
-	if err := checkACLWrite(rq, acl); err != nil {
+	if err := CheckACLWrite(rq, acl); err != nil {
 		return err
 	}
-	if err := h.claimForSharing(ctx, rq, len(acl.Grants) > 0); err != nil {
+	if err := h.ClaimForSharing(ctx, rq, len(acl.Grants) > 0); err != nil {
 		return err
 	}
-	if err := h.setBucketMeta(ctx, rq, map[string]string{access.MetaACL: acl.Encode()}); err != nil {
+	if err := h.SetBucketMeta(ctx, rq, map[string]string{access.MetaACL: acl.Encode()}); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusOK)
+	WriteEmpty(w, http.StatusOK)
 	return nil
 }
 
 // setBucketMeta writes access state into the bucket's container and forgets the cached state.
-func (h *Handler) setBucketMeta(ctx context.Context, rq *request, m map[string]string) error {
-	_, err := h.proxy.PostContainer(ctx, rq.account, rq.bucket, m)
-	h.states.forget(rq.account, rq.bucket)
+func (h *Front) SetBucketMeta(ctx context.Context, rq *Request, m map[string]string) error {
+	_, err := h.Proxy.PostContainer(ctx, rq.Account, rq.Bucket, m)
+	h.States.Forget(rq.Account, rq.Bucket)
 	if err != nil {
-		return bucketError(fmt.Errorf("update bucket %q: %w", rq.bucket, err))
+		return BucketError(fmt.Errorf("update bucket %q: %w", rq.Bucket, err))
 	}
 	return nil
 }
 
-func (h *Handler) getObjectACL(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *objectsHandler) GetObjectACL(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	if err := h.locateVersion(ctx, w, rq); err != nil {
+	if err := h.LocateVersion(ctx, w, rq); err != nil {
 		return err
 	}
-	writeVersionID(w, rq)
-	obj, err := h.proxy.HeadObject(ctx, rq.readName())
+	WriteVersionID(w, rq)
+	obj, err := h.Proxy.HeadObject(ctx, rq.ReadName())
 	if err != nil {
-		return h.notFound(ctx, rq, err)
+		return h.NotFound(ctx, rq, err)
 	}
 	acl := *access.ObjectACLFromSysMeta(obj.SysMeta)
-	if !rq.state.ACLsEnabled() {
+	if !rq.State.ACLsEnabled() {
 		acl = access.ACL{}
 	}
-	writeXML(w, http.StatusOK, aclDocument(rq.account, acl))
+	WriteXML(w, http.StatusOK, AclDocument(rq.Account, acl))
 	return nil
 }
 
 // putObjectACL rewrites the object's metadata with the new ACL (keeping its bytes). Like any
 // metadata rewrite it moves the object's Last-Modified; a PUT of the object racing with it can
 // lose its content type and user metadata to the ones read here.
-func (h *Handler) putObjectACL(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *objectsHandler) PutObjectACL(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	acl, err := h.readACLRequest(r, rq, true)
+	acl, err := h.ReadACLRequest(r, rq, true)
 	if err != nil {
 		return err
 	}
-	if err := checkACLWrite(rq, acl); err != nil {
+	if err := CheckACLWrite(rq, acl); err != nil {
 		return err
 	}
-	if err := h.locateVersion(ctx, w, rq); err != nil {
+	if err := h.LocateVersion(ctx, w, rq); err != nil {
 		return err
 	}
-	writeVersionID(w, rq)
-	obj, err := h.proxy.HeadObject(ctx, rq.readName())
+	WriteVersionID(w, rq)
+	obj, err := h.Proxy.HeadObject(ctx, rq.ReadName())
 	if err != nil {
-		return h.notFound(ctx, rq, err)
+		return h.NotFound(ctx, rq, err)
 	}
-	if err := h.claimForSharing(ctx, rq, len(acl.Grants) > 0); err != nil {
+	if err := h.ClaimForSharing(ctx, rq, len(acl.Grants) > 0); err != nil {
 		return err
 	}
-	update := objectMetaOf(&obj)
+	update := ObjectMetaOf(&obj)
 	update.SysMeta = map[string]string{access.ObjectMetaACL: acl.Encode()}
-	if _, err := h.proxy.PostObject(ctx, rq.readName(), update); err != nil {
-		return h.notFound(ctx, rq, fmt.Errorf("set the ACL of %q: %w", rq.key, err))
+	if _, err := h.Proxy.PostObject(ctx, rq.ReadName(), update); err != nil {
+		return h.NotFound(ctx, rq, fmt.Errorf("set the ACL of %q: %w", rq.Key, err))
 	}
-	writeEmpty(w, http.StatusOK)
+	WriteEmpty(w, http.StatusOK)
 	return nil
 }

@@ -16,7 +16,7 @@ func TestParseGrantHeader(t *testing.T) {
 	cases := []struct {
 		v    string
 		want []access.Grant
-		err  *apiError
+		err  *APIError
 	}{
 		{`id="beta"`, []access.Grant{{Grantee: access.Grantee{ID: "beta"}, Permission: access.Read}}, nil},
 		{`id=beta, uri="http://acs.amazonaws.com/groups/global/AllUsers"`, []access.Grant{
@@ -25,18 +25,18 @@ func TestParseGrantHeader(t *testing.T) {
 		{` ID="gamma" ,`, []access.Grant{{Grantee: access.Grantee{ID: "gamma"}, Permission: access.Read}}, nil},
 		{`emailAddress="a@example.com"`, nil, errUnresolvableByEmail},
 		{`id="beta", emailAddress="a@example.com"`, nil, errUnresolvableByEmail},
-		{`uri="http://acs.amazonaws.com/groups/s3/LogDelivery"`, nil, errNotImplemented},
-		{`uri="http://example.com/everyone"`, nil, errInvalidArgument},
-		{`id="not an account"`, nil, errInvalidArgument},
-		{`id=`, nil, errInvalidArgument},
-		{`beta`, nil, errInvalidArgument},
-		{`arn="x"`, nil, errInvalidArgument},
+		{`uri="http://acs.amazonaws.com/groups/s3/LogDelivery"`, nil, ErrNotImplemented},
+		{`uri="http://example.com/everyone"`, nil, ErrInvalidArgument},
+		{`id="not an account"`, nil, ErrInvalidArgument},
+		{`id=`, nil, ErrInvalidArgument},
+		{`beta`, nil, ErrInvalidArgument},
+		{`arn="x"`, nil, ErrInvalidArgument},
 	}
 	for _, c := range cases {
 		got, err := parseGrantHeader(access.Read, c.v)
 		if c.err != nil {
 			if !errors.Is(err, c.err) {
-				t.Errorf("%q: %v, want %s", c.v, err, c.err.code)
+				t.Errorf("%q: %v, want %s", c.v, err, c.err.Code)
 			}
 			continue
 		}
@@ -78,22 +78,22 @@ func TestParseACLDocument(t *testing.T) {
 	}
 	for _, c := range []struct {
 		body []byte
-		err  *apiError
+		err  *APIError
 	}{
 		{[]byte(`<AccessControlPolicy/>`), errMalformedACL},
 		{[]byte(`not xml`), errMalformedACL},
 		{[]byte(`<AccessControlPolicy><AccessControlList/></AccessControlPolicy>`), errMalformedACL},
-		{doc("beta", ""), errInvalidArgument},
+		{doc("beta", ""), ErrInvalidArgument},
 		{doc("alpha", user("beta", "READ_WRITE")), errMalformedACL},
 		{doc("alpha", `<Grant><Permission>READ</Permission></Grant>`), errMalformedACL},
 		{doc("alpha", strings.Replace(user("beta", "READ"), "CanonicalUser", "Nobody", 1)), errMalformedACL},
 		{doc("alpha", strings.Replace(user("beta", "READ"), `xsi:type="CanonicalUser"`, "", 1)), errMalformedACL},
 		{doc("alpha", `<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="AmazonCustomerByEmail"><EmailAddress>a@b</EmailAddress></Grantee><Permission>READ</Permission></Grant>`), errUnresolvableByEmail},
-		{doc("alpha", user("not valid", "READ")), errInvalidArgument},
-		{doc("alpha", group("http://acs.amazonaws.com/groups/s3/LogDelivery", "WRITE")), errNotImplemented},
+		{doc("alpha", user("not valid", "READ")), ErrInvalidArgument},
+		{doc("alpha", group("http://acs.amazonaws.com/groups/s3/LogDelivery", "WRITE")), ErrNotImplemented},
 	} {
 		if _, err := parseACLDocument(c.body, "alpha"); !errors.Is(err, c.err) {
-			t.Errorf("%s: %v, want %s", c.body, err, c.err.code)
+			t.Errorf("%s: %v, want %s", c.body, err, c.err.Code)
 		}
 	}
 }
@@ -115,7 +115,7 @@ func TestAnonymousAuth(t *testing.T) {
 		if c.sha != "" {
 			r.Header.Set("X-Amz-Content-Sha256", c.sha)
 		}
-		a, err := anonymousAuth(r)
+		a, err := AnonymousAuth(r)
 		if (err != nil) != c.err || (err == nil && (a.Payload != c.mode || a.DecodedContentLength != -1)) {
 			t.Errorf("%q: %+v %v", c.sha, a, err)
 		}
@@ -123,26 +123,26 @@ func TestAnonymousAuth(t *testing.T) {
 }
 
 func TestActionOf(t *testing.T) {
-	for op := range map[string]bool{opHeadBucket: true, opGetObject: true, opPutObject: true, opPutBucketACL: true, opListParts: true} {
+	for op := range map[string]bool{OpHeadBucket: true, OpGetObject: true, OpPutObject: true, OpPutBucketACL: true, OpListParts: true} {
 		if !actionOf(op, nil).Valid() {
 			t.Errorf("%s has no action", op)
 		}
 	}
-	for op, want := range map[string]access.Action{opGetBucketCors: access.GetBucketCORS, opPutBucketCors: access.PutBucketCORS, opDeleteBucketCors: access.PutBucketCORS} {
+	for op, want := range map[string]access.Action{OpGetBucketCors: access.GetBucketCORS, OpPutBucketCors: access.PutBucketCORS, OpDeleteBucketCors: access.PutBucketCORS} {
 		if a := actionOf(op, nil); a != want {
 			t.Errorf("%s: %v, want %v", op, a, want)
 		}
 	}
-	for op, want := range map[string]access.Action{opGetBucketLifecycle: access.GetLifecycleConfiguration, opPutBucketLifecycle: access.PutLifecycleConfiguration, opDeleteBucketLifecycle: access.PutLifecycleConfiguration} {
+	for op, want := range map[string]access.Action{OpGetBucketLifecycle: access.GetLifecycleConfiguration, OpPutBucketLifecycle: access.PutLifecycleConfiguration, OpDeleteBucketLifecycle: access.PutLifecycleConfiguration} {
 		if a := actionOf(op, nil); a != want {
 			t.Errorf("%s: %v, want %v", op, a, want)
 		}
 	}
-	if a := actionOf(opGetBucketUnconfigured, map[string][]string{"website": {""}}); a != access.GetBucketWebsite {
+	if a := actionOf(OpGetBucketUnconfigured, map[string][]string{"website": {""}}); a != access.GetBucketWebsite {
 		t.Errorf("?website: %v", a)
 	}
-	for sub := range bucketGetUnconfigured {
-		if !actionOf(opGetBucketUnconfigured, map[string][]string{sub: {""}}).Valid() {
+	for sub := range BucketGetUnconfigured {
+		if !actionOf(OpGetBucketUnconfigured, map[string][]string{sub: {""}}).Valid() {
 			t.Errorf("?%s has no action", sub)
 		}
 	}
@@ -153,7 +153,7 @@ func TestActionOf(t *testing.T) {
 	}
 	for op := range h.ops {
 		switch op {
-		case opListBuckets, opCreateBucket, opDeleteObjects, opGetBucketUnconfigured:
+		case OpListBuckets, OpCreateBucket, OpDeleteObjects, OpGetBucketUnconfigured:
 			continue
 		}
 		if !actionOf(op, nil).Valid() {

@@ -23,7 +23,7 @@ import (
 // partChecksumWorkers bounds the part HEADs one answer runs at once.
 const partChecksumWorkers = 8
 
-func (h *Handler) getObjectAttributes(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *objectsHandler) GetObjectAttributes(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
 	attrs, err := objattr.Parse(r.Header.Values("X-Amz-Object-Attributes"))
 	if err != nil {
@@ -34,27 +34,27 @@ func (h *Handler) getObjectAttributes(w http.ResponseWriter, r *http.Request, rq
 		return err
 	}
 	// The segment list is needed only to list parts; a count is in the brief form.
-	head := h.proxy.HeadObjectBrief
+	head := h.Proxy.HeadObjectBrief
 	if attrs.ObjectParts {
-		head = h.proxy.HeadObject
+		head = h.Proxy.HeadObject
 	}
-	if rq.symlinkHops == 0 {
-		if err := h.selectVersion(ctx, w, rq); err != nil {
+	if rq.SymlinkHops == 0 {
+		if err := h.SelectVersion(ctx, w, rq); err != nil {
 			return err
 		}
 	}
-	obj, err := head(ctx, rq.readName())
+	obj, err := head(ctx, rq.ReadName())
 	if err != nil {
-		return h.notFound(ctx, rq, fmt.Errorf("attributes of %q: %w", rq.key, err))
+		return h.NotFound(ctx, rq, fmt.Errorf("attributes of %q: %w", rq.Key, err))
 	}
 	if obj.SysMeta[meta.SysSymlinkTarget] != "" {
 		target, err := h.followSymlink(ctx, r, rq, &obj)
 		if err != nil {
 			return err
 		}
-		return h.getObjectAttributes(w, r, target)
+		return h.GetObjectAttributes(w, r, target)
 	}
-	if _, _, _, err := h.checkReadKey(ctx, r, hdrSSECPrefix, &obj, rq.binding()); err != nil {
+	if _, _, _, err := h.CheckReadKey(ctx, r, HdrSSECPrefix, &obj, rq.Binding()); err != nil {
 		return err
 	}
 	obj = sse.Served(obj)
@@ -70,15 +70,15 @@ func (h *Handler) getObjectAttributes(w http.ResponseWriter, r *http.Request, rq
 	if attrs.StorageClass {
 		res.StorageClass = "STANDARD"
 	}
-	alg, value, typ := storedChecksum(&obj)
+	alg, value, typ := StoredChecksum(&obj)
 	if attrs.Checksum && alg != "" {
 		// A composite checksum is stored (and sent on HEAD) as "base64-N"; S3 gives the
 		// checksum alone here, and the part count under ObjectParts.
-		if typ == checksumComposite {
+		if typ == ChecksumComposite {
 			value, _, _ = strings.Cut(value, "-")
 		}
 		res.Checksum = &s3xml.ObjectChecksum{ChecksumType: typ}
-		setChecksumFields(&res.Checksum.ChecksumFields, alg, value)
+		SetChecksumFields(&res.Checksum.ChecksumFields, alg, value)
 	}
 	if attrs.ObjectParts && obj.IsManifest() {
 		if res.ObjectParts, err = h.objectParts(ctx, rq, &obj, alg, paging); err != nil {
@@ -86,18 +86,18 @@ func (h *Handler) getObjectAttributes(w http.ResponseWriter, r *http.Request, rq
 		}
 	}
 	w.Header().Set("Last-Modified", obj.LastModified().Format(http.TimeFormat))
-	writeVersionID(w, rq)
-	writeXML(w, http.StatusOK, res)
+	WriteVersionID(w, rq)
+	WriteXML(w, http.StatusOK, res)
 	return nil
 }
 
 // objectParts is the ObjectParts element of a multipart object. Its parts are listed (number,
 // size, checksum) only when the upload had a checksum algorithm: each part's checksum is kept
 // on the part object the manifest names, read here for the page asked for.
-func (h *Handler) objectParts(ctx context.Context, rq *request, obj *meta.Object, alg checksum.Algorithm, paging objattr.Paging) (*s3xml.GetObjectAttributesParts, error) {
+func (h *objectsHandler) objectParts(ctx context.Context, rq *Request, obj *meta.Object, alg checksum.Algorithm, paging objattr.Paging) (*s3xml.GetObjectAttributesParts, error) {
 	total := obj.SegmentCount()
 	parts := &s3xml.GetObjectAttributesParts{PartsCount: total}
-	if alg == "" || obj.SysMeta[sysUploadID] == "" || obj.Manifest == nil {
+	if alg == "" || obj.SysMeta[SysUploadID] == "" || obj.Manifest == nil {
 		return parts, nil // no checksum per part: the count alone, as S3 answers
 	}
 	first, last, truncated, next := paging.Page(total)
@@ -118,18 +118,18 @@ func (h *Handler) objectParts(ctx context.Context, rq *request, obj *meta.Object
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			p, err := h.proxy.HeadObjectBrief(ctx, meta.ObjectName{Account: rq.account, Container: seg.Container, Object: seg.Object})
+			p, err := h.Proxy.HeadObjectBrief(ctx, meta.ObjectName{Account: rq.Account, Container: seg.Container, Object: seg.Object})
 			if err != nil {
 				errs[i] = fmt.Errorf("part %d: %w", n, err)
 				return
 			}
-			setChecksumFields(&parts.Parts[i].ChecksumFields, alg, p.SysMeta[sysChecksumKey(alg)])
+			SetChecksumFields(&parts.Parts[i].ChecksumFields, alg, p.SysMeta[SysChecksumKey(alg)])
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		// A part the object owns is missing or unreadable: the object is damaged, not absent.
-		return nil, fmt.Errorf("parts of %q: %w", rq.key, internalIfNotFound(err))
+		return nil, fmt.Errorf("parts of %q: %w", rq.Key, internalIfNotFound(err))
 	}
 	return parts, nil
 }
@@ -137,7 +137,7 @@ func (h *Handler) objectParts(ctx context.Context, rq *request, obj *meta.Object
 // internalIfNotFound keeps a missing part from reading as a missing object (NoSuchKey).
 func internalIfNotFound(err error) error {
 	if errors.Is(err, meta.ErrNotFound) {
-		return fmt.Errorf("%w: %v", errInternal, err)
+		return fmt.Errorf("%w: %v", ErrInternal, err)
 	}
 	return err
 }

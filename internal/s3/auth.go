@@ -19,26 +19,26 @@ import (
 // SysMeta keys under which the front end keeps verified checksums.
 const (
 	sysChecksumPrefix = "checksum-" // + lower-case algorithm: base64 value ("…-N" if composite)
-	sysChecksumType   = "checksum-type"
+	SysChecksumType   = "checksum-type"
 )
 
 // Checksum types as S3 names them.
 const (
-	checksumFullObject = "FULL_OBJECT"
-	checksumComposite  = "COMPOSITE"
+	ChecksumFullObject = "FULL_OBJECT"
+	ChecksumComposite  = "COMPOSITE"
 )
 
-func sysChecksumKey(a checksum.Algorithm) string {
+func SysChecksumKey(a checksum.Algorithm) string {
 	return sysChecksumPrefix + strings.ToLower(string(a))
 }
 
 // storedChecksum returns the checksum kept with an object, if any.
-func storedChecksum(obj *meta.Object) (alg checksum.Algorithm, value, typ string) {
+func StoredChecksum(obj *meta.Object) (alg checksum.Algorithm, value, typ string) {
 	for _, a := range checksum.Algorithms {
-		if v := obj.SysMeta[sysChecksumKey(a)]; v != "" {
-			typ = obj.SysMeta[sysChecksumType]
+		if v := obj.SysMeta[SysChecksumKey(a)]; v != "" {
+			typ = obj.SysMeta[SysChecksumType]
 			if typ == "" {
-				typ = checksumFullObject
+				typ = ChecksumFullObject
 			}
 			return a, v, typ
 		}
@@ -47,7 +47,7 @@ func storedChecksum(obj *meta.Object) (alg checksum.Algorithm, value, typ string
 }
 
 // setChecksumFields fills the ChecksumXXX element matching alg.
-func setChecksumFields(f *s3xml.ChecksumFields, alg checksum.Algorithm, value string) {
+func SetChecksumFields(f *s3xml.ChecksumFields, alg checksum.Algorithm, value string) {
 	switch alg {
 	case checksum.CRC32:
 		f.ChecksumCRC32 = value
@@ -63,7 +63,7 @@ func setChecksumFields(f *s3xml.ChecksumFields, alg checksum.Algorithm, value st
 }
 
 // checksumField returns the ChecksumXXX element matching alg.
-func checksumField(f *s3xml.ChecksumFields, alg checksum.Algorithm) string {
+func ChecksumField(f *s3xml.ChecksumFields, alg checksum.Algorithm) string {
 	switch alg {
 	case checksum.CRC32:
 		return f.ChecksumCRC32
@@ -83,20 +83,20 @@ func checksumField(f *s3xml.ChecksumFields, alg checksum.Algorithm) string {
 // hash or chunk signatures, this layer computes the additional checksum, and beforeCommit
 // compares everything once the engine has read the last byte, so that a body that fails any
 // check is never stored.
-type verifiedBody struct {
-	body sigv4.Body
-	spec checksum.Spec
-	sum  hash.Hash // nil when no additional checksum is asked for
+type VerifiedBody struct {
+	Body sigv4.Body
+	Spec checksum.Spec
+	Sum  hash.Hash // nil when no additional checksum is asked for
 	eof  bool
 	// checksum is the verified value once beforeCommit succeeded.
-	checksum string
+	Checksum string
 }
 
 // openBody prepares the request body of a PUT-like operation. It returns the body and the
 // object size (from Content-Length, or x-amz-decoded-content-length for aws-chunked). alg, if
 // not empty, is computed even when the request names no checksum (multipart parts of an upload
 // created with a checksum algorithm).
-func (h *Handler) openBody(r *http.Request, rq *request, alg checksum.Algorithm) (*verifiedBody, int64, error) {
+func (h *Front) OpenBody(r *http.Request, rq *Request, alg checksum.Algorithm) (*VerifiedBody, int64, error) {
 	spec, err := checksum.FromHeaders(r.Header)
 	if err != nil {
 		return nil, 0, err
@@ -105,30 +105,30 @@ func (h *Handler) openBody(r *http.Request, rq *request, alg checksum.Algorithm)
 		spec.Algorithm = alg
 	}
 	size := r.ContentLength
-	if rq.auth.Payload.Streaming() {
-		size = rq.auth.DecodedContentLength
+	if rq.Auth.Payload.Streaming() {
+		size = rq.Auth.DecodedContentLength
 	}
 	if size < 0 {
 		return nil, 0, errMissingContentLength
 	}
-	if size > h.cfg.MaxObjectSize {
-		return nil, 0, errEntityTooLarge.withMessage("Your proposed upload of %d bytes exceeds the maximum allowed size of %d bytes.", size, h.cfg.MaxObjectSize)
+	if size > h.Cfg.MaxObjectSize {
+		return nil, 0, ErrEntityTooLarge.WithMessage("Your proposed upload of %d bytes exceeds the maximum allowed size of %d bytes.", size, h.Cfg.MaxObjectSize)
 	}
-	b, err := rq.auth.Body(r.Body)
+	b, err := rq.Auth.Body(r.Body)
 	if err != nil {
 		return nil, 0, fmt.Errorf("request body: %w", err)
 	}
-	vb := &verifiedBody{body: b, spec: spec}
+	vb := &VerifiedBody{Body: b, Spec: spec}
 	if spec.Algorithm != "" {
-		vb.sum = spec.Algorithm.New()
+		vb.Sum = spec.Algorithm.New()
 	}
 	return vb, size, nil
 }
 
-func (v *verifiedBody) Read(p []byte) (int, error) {
-	n, err := v.body.Read(p)
-	if v.sum != nil {
-		v.sum.Write(p[:n])
+func (v *VerifiedBody) Read(p []byte) (int, error) {
+	n, err := v.Body.Read(p)
+	if v.Sum != nil {
+		v.Sum.Write(p[:n])
 	}
 	if err == io.EOF {
 		v.eof = true
@@ -138,7 +138,7 @@ func (v *verifiedBody) Read(p []byte) (int, error) {
 
 // beforeCommit is the proxy's BeforeCommit hook: obj.ETag is the hex MD5 the engine computed,
 // so Content-MD5 is compared with it rather than hashing the body twice.
-func (v *verifiedBody) beforeCommit(obj *meta.Object) error {
+func (v *VerifiedBody) BeforeCommit(obj *meta.Object) error {
 	if !v.eof {
 		// The engine stopped at the declared length; the body must end there too, and only
 		// its EOF proves that the payload hash and chunk signatures held.
@@ -154,51 +154,51 @@ func (v *verifiedBody) beforeCommit(obj *meta.Object) error {
 			return fmt.Errorf("request body: %w", err)
 		}
 	}
-	if v.spec.ContentMD5 != nil && hex.EncodeToString(v.spec.ContentMD5) != obj.ETag {
-		return fmt.Errorf("Content-MD5 %s, body %s: %w", hex.EncodeToString(v.spec.ContentMD5), obj.ETag, checksum.ErrBadDigest)
+	if v.Spec.ContentMD5 != nil && hex.EncodeToString(v.Spec.ContentMD5) != obj.ETag {
+		return fmt.Errorf("Content-MD5 %s, body %s: %w", hex.EncodeToString(v.Spec.ContentMD5), obj.ETag, checksum.ErrBadDigest)
 	}
-	if v.sum == nil {
+	if v.Sum == nil {
 		return nil
 	}
-	got := checksum.Encode(v.sum.Sum(nil))
-	want := v.spec.Value
-	if v.spec.Trailer {
-		want = strings.TrimSpace(v.body.Trailers().Get(v.spec.Algorithm.HeaderName()))
+	got := checksum.Encode(v.Sum.Sum(nil))
+	want := v.Spec.Value
+	if v.Spec.Trailer {
+		want = strings.TrimSpace(v.Body.Trailers().Get(v.Spec.Algorithm.HeaderName()))
 		if want == "" {
-			return fmt.Errorf("%w: declared trailer %s is missing", checksum.ErrInvalidChecksumRequest, v.spec.Algorithm.HeaderName())
+			return fmt.Errorf("%w: declared trailer %s is missing", checksum.ErrInvalidChecksumRequest, v.Spec.Algorithm.HeaderName())
 		}
-		if _, err := v.spec.Algorithm.Decode(want); err != nil {
+		if _, err := v.Spec.Algorithm.Decode(want); err != nil {
 			return err
 		}
 	}
 	if want != "" && want != got {
-		return &checksum.MismatchError{Algorithm: v.spec.Algorithm, Expected: want, Computed: got}
+		return &checksum.MismatchError{Algorithm: v.Spec.Algorithm, Expected: want, Computed: got}
 	}
-	v.checksum = got
+	v.Checksum = got
 	obj.SysMeta = maps.Clone(obj.SysMeta)
 	if obj.SysMeta == nil {
 		obj.SysMeta = map[string]string{}
 	}
-	obj.SysMeta[sysChecksumKey(v.spec.Algorithm)] = got
-	obj.SysMeta[sysChecksumType] = checksumFullObject
+	obj.SysMeta[SysChecksumKey(v.Spec.Algorithm)] = got
+	obj.SysMeta[SysChecksumType] = ChecksumFullObject
 	return nil
 }
 
 // readSmallBody reads a request document (XML) of at most limit bytes, checked like any body:
 // payload hash, chunk signatures, Content-MD5 and x-amz-checksum-*. requireIntegrity demands
 // Content-MD5 or an x-amz-checksum, as S3 does for multi-object delete.
-func (h *Handler) readSmallBody(r *http.Request, rq *request, limit int64, requireIntegrity bool) ([]byte, error) {
+func (h *Front) ReadSmallBody(r *http.Request, rq *Request, limit int64, requireIntegrity bool) ([]byte, error) {
 	spec, err := checksum.FromHeaders(r.Header)
 	if err != nil {
 		return nil, err
 	}
 	if requireIntegrity && spec.ContentMD5 == nil && spec.Algorithm == "" {
-		return nil, errInvalidRequest.withMessage("Missing required header for this request: Content-MD5 OR x-amz-checksum-*")
+		return nil, ErrInvalidRequest.WithMessage("Missing required header for this request: Content-MD5 OR x-amz-checksum-*")
 	}
-	if r.ContentLength > limit || (rq.auth.Payload.Streaming() && rq.auth.DecodedContentLength > limit) {
-		return nil, errMaxMessageLength.withMessage("Your request was too big: at most %d bytes are accepted.", limit)
+	if r.ContentLength > limit || (rq.Auth.Payload.Streaming() && rq.Auth.DecodedContentLength > limit) {
+		return nil, ErrMaxMessageLength.WithMessage("Your request was too big: at most %d bytes are accepted.", limit)
 	}
-	b, err := rq.auth.Body(r.Body)
+	b, err := rq.Auth.Body(r.Body)
 	if err != nil {
 		return nil, fmt.Errorf("request body: %w", err)
 	}
@@ -208,7 +208,7 @@ func (h *Handler) readSmallBody(r *http.Request, rq *request, limit int64, requi
 		return nil, fmt.Errorf("request body: %w", err)
 	}
 	if int64(len(data)) > limit {
-		return nil, errMaxMessageLength.withMessage("Your request was too big: at most %d bytes are accepted.", limit)
+		return nil, ErrMaxMessageLength.WithMessage("Your request was too big: at most %d bytes are accepted.", limit)
 	}
 	if err := cr.Verify(b.Trailers()); err != nil {
 		return nil, err

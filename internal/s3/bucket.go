@@ -24,35 +24,35 @@ import (
 // other tenants can address it (registry.go).
 
 // bucketError turns "not found" from a container operation into NoSuchBucket.
-func bucketError(err error) error {
+func BucketError(err error) error {
 	if errors.Is(err, meta.ErrNotFound) {
-		return fmt.Errorf("%w: %w", errNoSuchBucket, err)
+		return fmt.Errorf("%w: %w", ErrNoSuchBucket, err)
 	}
 	return err
 }
 
 // requireBucket checks that the request's bucket exists.
-func (h *Handler) requireBucket(ctx context.Context, rq *request) (meta.Container, error) {
-	c, err := h.proxy.HeadContainer(ctx, rq.account, rq.bucket)
+func (h *Front) RequireBucket(ctx context.Context, rq *Request) (meta.Container, error) {
+	c, err := h.Proxy.HeadContainer(ctx, rq.Account, rq.Bucket)
 	if err != nil {
-		return c, bucketError(fmt.Errorf("head bucket %q: %w", rq.bucket, err))
+		return c, BucketError(fmt.Errorf("head bucket %q: %w", rq.Bucket, err))
 	}
 	return c, nil
 }
 
-func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := checkBucketNameForCreate(rq.bucket); err != nil {
+func (h *bucketsHandler) CreateBucket(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if err := CheckBucketNameForCreate(rq.Bucket); err != nil {
 		return err
 	}
 	// The location constraint's region is accepted and ignored (Cairn has one region per
 	// endpoint), but the document must be well formed; "REGION:POLICY" names a storage policy.
-	body, err := h.readSmallBody(r, rq, maxCreateBucketBodyBytes, false)
+	body, err := h.ReadSmallBody(r, rq, MaxCreateBucketBodyBytes, false)
 	if err != nil {
 		return err
 	}
 	var cfg s3xml.CreateBucketConfiguration
 	if len(bytes.TrimSpace(body)) > 0 {
-		if err := decodeXML(body, &cfg); err != nil {
+		if err := DecodeXML(body, &cfg); err != nil {
 			return err
 		}
 	}
@@ -60,7 +60,7 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
-	acl, _, err := h.aclFromHeaders(r, false)
+	acl, _, err := h.AclFromHeaders(r, false)
 	if err != nil {
 		return err
 	}
@@ -75,47 +75,47 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 		// Versioning is on from the container's first record, in the same write as the lock:
 		// a bucket with Object Lock is never, even after a failure half-way, without it.
 		m[versions.KeyLockEnabled] = "Enabled"
-		changes, err := h.versions.Enable(ctx, rq.account, meta.Container{Name: rq.bucket, Meta: m})
+		changes, err := h.Versions.Enable(ctx, rq.Account, meta.Container{Name: rq.Bucket, Meta: m})
 		if err != nil {
-			return fmt.Errorf("create bucket %q: versioning for Object Lock: %w", rq.bucket, err)
+			return fmt.Errorf("create bucket %q: versioning for Object Lock: %w", rq.Bucket, err)
 		}
 		maps.Copy(m, changes)
 	}
 	if v := r.Header.Get("X-Amz-Object-Ownership"); v != "" {
 		o := access.Ownership(v)
 		if !o.Valid() {
-			return errInvalidArgument.withMessage("Invalid x-amz-object-ownership %.60q.", v)
+			return ErrInvalidArgument.WithMessage("Invalid x-amz-object-ownership %.60q.", v)
 		}
 		if o == access.OwnershipBucketOwnerEnforced && len(acl.Grants) > 0 {
-			return errInvalidBucketACLWithOwnership
+			return ErrInvalidBucketACLWithOwnership
 		}
 		m[access.MetaOwnership] = v
 	}
 	shared := false
 	if enc := acl.Encode(); enc != "" {
 		// A bucket shared from its creation claims its name first (see registry.go).
-		if _, err := h.proxy.HeadContainer(ctx, rq.account, rq.bucket); err == nil {
-			return fmt.Errorf("create bucket %q: %w", rq.bucket, errBucketAlreadyOwnedByYou)
+		if _, err := h.Proxy.HeadContainer(ctx, rq.Account, rq.Bucket); err == nil {
+			return fmt.Errorf("create bucket %q: %w", rq.Bucket, ErrBucketAlreadyOwnedByYou)
 		}
-		if err := h.claimForSharing(ctx, rq, true); err != nil {
+		if err := h.ClaimForSharing(ctx, rq, true); err != nil {
 			return err
 		}
 		m[access.MetaACL] = enc
 		shared = true
 	}
-	err = h.proxy.CreateContainer(ctx, rq.account, rq.bucket, m)
-	h.states.forget(rq.account, rq.bucket)
+	err = h.Proxy.CreateContainer(ctx, rq.Account, rq.Bucket, m)
+	h.States.Forget(rq.Account, rq.Bucket)
 	if errors.Is(err, meta.ErrExists) || errors.Is(err, proxy.ErrPolicyConflict) {
-		return fmt.Errorf("create bucket %q: %w", rq.bucket, errBucketAlreadyOwnedByYou)
+		return fmt.Errorf("create bucket %q: %w", rq.Bucket, ErrBucketAlreadyOwnedByYou)
 	}
 	if err != nil {
 		if shared {
-			h.releaseBucket(ctx, rq.bucket, rq.account)
+			h.ReleaseBucket(ctx, rq.Bucket, rq.Account)
 		}
-		return fmt.Errorf("create bucket %q: %w", rq.bucket, err)
+		return fmt.Errorf("create bucket %q: %w", rq.Bucket, err)
 	}
-	w.Header().Set("Location", "/"+rq.bucket)
-	writeEmpty(w, http.StatusOK)
+	w.Header().Set("Location", "/"+rq.Bucket)
+	WriteEmpty(w, http.StatusOK)
 	return nil
 }
 
@@ -123,113 +123,113 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request, rq *reque
 // "REGION:POLICY" (the form Ceph's RGW gives its placement targets), the policy by a name or
 // alias of Swift's X-Storage-Policy, without case. It returns the policy's index, or -1 for the
 // default (a constraint without a colon, or an empty policy).
-func (h *Handler) bucketPolicy(constraint string) (int, error) {
+func (h *bucketsHandler) bucketPolicy(constraint string) (int, error) {
 	_, name, ok := strings.Cut(constraint, ":")
 	if !ok || name == "" {
 		return -1, nil
 	}
-	p, err := h.proxy.Policies().ForNewContainer(name)
+	p, err := h.Proxy.Policies().ForNewContainer(name)
 	switch {
 	case errors.Is(err, policy.ErrUnknown):
-		return 0, errInvalidLocationConstraint.withMessage("The specified location-constraint is not valid: there is no storage policy %q.", name)
+		return 0, ErrInvalidLocationConstraint.WithMessage("The specified location-constraint is not valid: there is no storage policy %q.", name)
 	case errors.Is(err, policy.ErrDeprecated):
-		return 0, errInvalidLocationConstraint.withMessage("The specified location-constraint is not valid: storage policy %q is deprecated.", p.Name)
+		return 0, ErrInvalidLocationConstraint.WithMessage("The specified location-constraint is not valid: storage policy %q is deprecated.", p.Name)
 	case errors.Is(err, policy.ErrNotSupported):
-		return 0, errNotImplemented.withMessage("Storage policy %q is erasure-coded with %s, a code Cairn does not serve (its own is %s).", p.Name, p.EC.Scheme, policy.CairnScheme)
+		return 0, ErrNotImplemented.WithMessage("Storage policy %q is erasure-coded with %s, a code Cairn does not serve (its own is %s).", p.Name, p.EC.Scheme, policy.CairnScheme)
 	case err != nil:
 		return 0, err
 	}
 	return p.Index, nil
 }
 
-func (h *Handler) headBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
-	c, err := h.requireBucket(r.Context(), rq)
+func (h *bucketsHandler) HeadBucket(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	c, err := h.RequireBucket(r.Context(), rq)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("X-Amz-Bucket-Region", h.cfg.Region)
+	w.Header().Set("X-Amz-Bucket-Region", h.Cfg.Region)
 	// Which storage policy holds the bucket's objects (as Swift's X-Storage-Policy says).
 	if idx, ok := c.PolicyIndex(); ok {
-		if p, ok := h.proxy.Policies().ByIndex(idx); ok {
+		if p, ok := h.Proxy.Policies().ByIndex(idx); ok {
 			w.Header().Set("X-Cairn-Storage-Policy", p.Name)
 		}
 	}
-	writeEmpty(w, http.StatusOK)
+	WriteEmpty(w, http.StatusOK)
 	return nil
 }
 
-func (h *Handler) deleteBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
-	err := h.versions.DeleteContainer(r.Context(), rq.account, rq.bucket)
-	h.states.forget(rq.account, rq.bucket)
+func (h *bucketsHandler) DeleteBucket(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	err := h.Versions.DeleteContainer(r.Context(), rq.Account, rq.Bucket)
+	h.States.Forget(rq.Account, rq.Bucket)
 	if errors.Is(err, meta.ErrNotEmpty) {
-		return fmt.Errorf("delete bucket %q: %w: %w", rq.bucket, errBucketNotEmpty, err)
+		return fmt.Errorf("delete bucket %q: %w: %w", rq.Bucket, ErrBucketNotEmpty, err)
 	}
 	if err != nil {
-		return bucketError(fmt.Errorf("delete bucket %q: %w", rq.bucket, err))
+		return BucketError(fmt.Errorf("delete bucket %q: %w", rq.Bucket, err))
 	}
 	// Uploads still in progress die with their bucket, as in S3.
-	h.dropUploadsContainer(r.Context(), rq.account, rq.bucket)
-	h.releaseBucket(r.Context(), rq.bucket, rq.account)
-	writeEmpty(w, http.StatusNoContent)
+	h.DropUploadsContainer(r.Context(), rq.Account, rq.Bucket)
+	h.ReleaseBucket(r.Context(), rq.Bucket, rq.Account)
+	WriteEmpty(w, http.StatusNoContent)
 	return nil
 }
 
-func (h *Handler) getBucketLocation(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if _, err := h.requireBucket(r.Context(), rq); err != nil {
+func (h *bucketsHandler) GetBucketLocation(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if _, err := h.RequireBucket(r.Context(), rq); err != nil {
 		return err
 	}
 	// S3 reports us-east-1 as an empty constraint; clients depend on that.
-	region := h.cfg.Region
+	region := h.Cfg.Region
 	if region == "us-east-1" {
 		region = ""
 	}
-	writeXML(w, http.StatusOK, s3xml.LocationConstraint{Xmlns: s3xml.Namespace, Region: region})
+	WriteXML(w, http.StatusOK, s3xml.LocationConstraint{Xmlns: s3xml.Namespace, Region: region})
 	return nil
 }
 
-func (h *Handler) getBucketRequestPayment(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if _, err := h.requireBucket(r.Context(), rq); err != nil {
+func (h *bucketsHandler) GetBucketRequestPayment(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if _, err := h.RequireBucket(r.Context(), rq); err != nil {
 		return err
 	}
-	writeXML(w, http.StatusOK, s3xml.RequestPaymentConfiguration{Xmlns: s3xml.Namespace, Payer: "BucketOwner"})
+	WriteXML(w, http.StatusOK, s3xml.RequestPaymentConfiguration{Xmlns: s3xml.Namespace, Payer: "BucketOwner"})
 	return nil
 }
 
-func (h *Handler) getBucketLogging(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if _, err := h.requireBucket(r.Context(), rq); err != nil {
+func (h *bucketsHandler) GetBucketLogging(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if _, err := h.RequireBucket(r.Context(), rq); err != nil {
 		return err
 	}
-	writeXML(w, http.StatusOK, s3xml.BucketLoggingStatus{Xmlns: s3xml.Namespace})
+	WriteXML(w, http.StatusOK, s3xml.BucketLoggingStatus{Xmlns: s3xml.Namespace})
 	return nil
 }
 
 // getBucketUnconfigured answers GET ?policy, ?cors, ... with S3's "no such configuration".
-func (h *Handler) getBucketUnconfigured(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if _, err := h.requireBucket(r.Context(), rq); err != nil {
+func (h *bucketsHandler) GetBucketUnconfigured(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if _, err := h.RequireBucket(r.Context(), rq); err != nil {
 		return err
 	}
-	for sub, e := range bucketGetUnconfigured {
-		if rq.query.Has(sub) {
+	for sub, e := range BucketGetUnconfigured {
+		if rq.Query.Has(sub) {
 			return e
 		}
 	}
-	return errNotImplemented
+	return ErrNotImplemented
 }
 
-func (h *Handler) listBuckets(w http.ResponseWriter, r *http.Request, rq *request) error {
-	res := s3xml.ListAllMyBucketsResult{Xmlns: s3xml.Namespace, Owner: rq.owner(), Buckets: []s3xml.BucketInfo{}}
-	prefix := rq.query.Get("prefix")
+func (h *bucketsHandler) ListBuckets(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	res := s3xml.ListAllMyBucketsResult{Xmlns: s3xml.Namespace, Owner: rq.Owner(), Buckets: []s3xml.BucketInfo{}}
+	prefix := rq.Query.Get("prefix")
 	maxBuckets := 0
-	if v := rq.query.Get("max-buckets"); v != "" {
-		n, err := parseMaxKeys(v, 10000)
+	if v := rq.Query.Get("max-buckets"); v != "" {
+		n, err := ParseMaxKeys(v, 10000)
 		if err != nil || n < 1 {
-			return errInvalidArgument.withMessage("max-buckets must be an integer from 1 to 10000.")
+			return ErrInvalidArgument.WithMessage("max-buckets must be an integer from 1 to 10000.")
 		}
 		maxBuckets = n
 	}
 	opts := meta.ListOptions{Prefix: prefix}
-	if tok := rq.query.Get("continuation-token"); tok != "" {
-		m, err := decodeContinuationToken(tok)
+	if tok := rq.Query.Get("continuation-token"); tok != "" {
+		m, err := DecodeContinuationToken(tok)
 		if err != nil {
 			return err
 		}
@@ -238,12 +238,12 @@ func (h *Handler) listBuckets(w http.ResponseWriter, r *http.Request, rq *reques
 	// Gather one bucket more than a page holds: only a bucket beyond the page earns a
 	// continuation token (S3 sends none when the page ends exactly at the last bucket).
 	for {
-		l, err := h.proxy.ListContainers(r.Context(), rq.account, opts)
+		l, err := h.Proxy.ListContainers(r.Context(), rq.Account, opts)
 		if err != nil && !errors.Is(err, meta.ErrNotFound) { // an account with no container yet
 			return fmt.Errorf("list buckets: %w", err)
 		}
 		for _, c := range l.Containers {
-			res.Buckets = append(res.Buckets, s3xml.BucketInfo{Name: c.Name, CreationDate: s3xml.FormatISO(c.Created.Time()), BucketRegion: h.cfg.Region})
+			res.Buckets = append(res.Buckets, s3xml.BucketInfo{Name: c.Name, CreationDate: s3xml.FormatISO(c.Created.Time()), BucketRegion: h.Cfg.Region})
 		}
 		if err != nil || !l.Truncated || (maxBuckets > 0 && len(res.Buckets) > maxBuckets) {
 			break
@@ -252,10 +252,10 @@ func (h *Handler) listBuckets(w http.ResponseWriter, r *http.Request, rq *reques
 	}
 	if maxBuckets > 0 && len(res.Buckets) > maxBuckets {
 		res.Buckets = res.Buckets[:maxBuckets]
-		res.ContinuationToken = encodeContinuationToken(res.Buckets[maxBuckets-1].Name)
+		res.ContinuationToken = EncodeContinuationToken(res.Buckets[maxBuckets-1].Name)
 	}
 	res.Prefix = prefix
-	writeXML(w, http.StatusOK, res)
+	WriteXML(w, http.StatusOK, res)
 	return nil
 }
 
@@ -265,7 +265,7 @@ func drainBody(r *http.Request) {
 }
 
 // bucketOfCopySource splits "bucket/key" of an x-amz-copy-source.
-func splitBucketKey(s string) (string, string, bool) {
+func SplitBucketKey(s string) (string, string, bool) {
 	s = strings.TrimPrefix(s, "/")
 	b, k, ok := strings.Cut(s, "/")
 	return b, k, ok && b != "" && k != ""

@@ -62,7 +62,7 @@ func TestContentEncodingWithoutAWSChunked(t *testing.T) {
 		for _, l := range tc.lines {
 			hdr.Add("Content-Encoding", l)
 		}
-		obj, err := objectMetaFromRequest(hdr)
+		obj, err := ObjectMetaFromRequest(hdr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,19 +92,19 @@ func TestErrorTableTaskB(t *testing.T) {
 		{sigv4.ErrMalformedV2Header, "InvalidArgument", "AWS authorization header is invalid.  Expected AwsAccessKeyId:signature", 400},
 		{sigv4.ErrMissingDate, "AccessDenied", "", 403},
 	} {
-		api := toAPIError(tc.err)
-		if api.code != tc.code || api.status != tc.status || !strings.Contains(api.message, tc.message) {
-			t.Errorf("%v: %s %d %q, want %s %d %q", tc.err, api.code, api.status, api.message, tc.code, tc.status, tc.message)
+		api := ToAPIError(tc.err)
+		if api.Code != tc.code || api.Status != tc.status || !strings.Contains(api.Message, tc.message) {
+			t.Errorf("%v: %s %d %q, want %s %d %q", tc.err, api.Code, api.Status, api.Message, tc.code, tc.status, tc.message)
 		}
 	}
 	// The elements S3 adds.
 	r, _ := http.NewRequest("GET", "/", nil)
 	r.Header.Set("Authorization", "Bearer x")
 	var d *detailedError
-	if err := authError(r, sigv4.ErrUnsupportedAuthType); !errors.As(err, &d) || d.fields.argumentName != "Authorization" || d.fields.argumentValue != "Bearer x" {
+	if err := AuthError(r, sigv4.ErrUnsupportedAuthType); !errors.As(err, &d) || d.fields.argumentName != "Authorization" || d.fields.argumentValue != "Bearer x" {
 		t.Errorf("unsupported type: %+v", err)
 	}
-	if err := authError(r, &sigv4.MalformedError{Detail: "region", Region: "eu-west-1"}); !errors.As(err, &d) || d.fields.region != "eu-west-1" {
+	if err := AuthError(r, &sigv4.MalformedError{Detail: "region", Region: "eu-west-1"}); !errors.As(err, &d) || d.fields.region != "eu-west-1" {
 		t.Errorf("region: %+v", err)
 	}
 }

@@ -27,13 +27,13 @@ var conditionHeaders = map[string]string{
 var listConditionParams = map[string]string{access.KeyPrefix: "prefix", access.KeyDelimiter: "delimiter", access.KeyMaxKeys: "max-keys"}
 
 // conditionContext collects the context of a request, once it is authenticated.
-func conditionContext(r *http.Request, rq *request, now time.Time) access.Context {
-	c := access.BaseContext(r.RemoteAddr, r.TLS != nil, now, r.Header.Get("User-Agent"), r.Header.Get("Referer"), rq.who)
-	switch rq.op {
-	case opListObjects, opListObjectsV2, opListObjectVersions:
+func conditionContext(r *http.Request, rq *Request, now time.Time) access.Context {
+	c := access.BaseContext(r.RemoteAddr, r.TLS != nil, now, r.Header.Get("User-Agent"), r.Header.Get("Referer"), rq.Who)
+	switch rq.Op {
+	case OpListObjects, OpListObjectsV2, OpListObjectVersions:
 		for key, param := range listConditionParams {
-			if rq.query.Has(param) {
-				c.Set(key, rq.query.Get(param))
+			if rq.Query.Has(param) {
+				c.Set(key, rq.Query.Get(param))
 			}
 		}
 	}
@@ -42,8 +42,8 @@ func conditionContext(r *http.Request, rq *request, now time.Time) access.Contex
 			c.Set(key, v)
 		}
 	}
-	if rq.query.Has("versionId") {
-		c.Set(access.KeyVersionID, rq.query.Get("versionId"))
+	if rq.Query.Has("versionId") {
+		c.Set(access.KeyVersionID, rq.Query.Get("versionId"))
 	}
 	// s3:RequestObjectTag/<key> and s3:RequestObjectTagKeys come from x-amz-tagging (a tag
 	// set that does not parse offers none: its write is refused later anyway).
@@ -66,7 +66,7 @@ func setRequestTags(c access.Context, set tagging.Set) {
 }
 
 // withRequestTags is a copy of c with the request tags of set (PutObjectTagging's document).
-func withRequestTags(c access.Context, set tagging.Set) access.Context {
+func WithRequestTags(c access.Context, set tagging.Set) access.Context {
 	out := make(access.Context, len(c)+len(set)+1)
 	for k, v := range c {
 		out[k] = v

@@ -18,7 +18,7 @@ func TestConditionContext(t *testing.T) {
 	r.Header.Set("X-Amz-Tagging", "team=blue&env=prod")
 	r.Header.Set("X-Amz-Copy-Source", "/src/k")
 	r.Header.Set("X-Forwarded-For", "10.9.9.9") // never trusted
-	rq := &request{op: opListObjectsV2, query: r.URL.Query(), who: access.Identity{Account: "acme", User: "bob"}}
+	rq := &Request{Op: OpListObjectsV2, Query: r.URL.Query(), Who: access.Identity{Account: "acme", User: "bob"}}
 	c := conditionContext(r, rq, now)
 	want := map[string][]string{
 		access.KeySourceIP: {"192.0.2.7"}, access.KeySecureTransport: {"true"}, access.KeyPrefix: {"home/"},
@@ -42,7 +42,7 @@ func TestConditionContext(t *testing.T) {
 		t.Error("delimiter present without the parameter")
 	}
 	// The listing keys belong to listings only.
-	rq.op = opGetObject
+	rq.Op = OpGetObject
 	if _, ok := conditionContext(r, rq, now).Get(access.KeyPrefix); ok {
 		t.Error("s3:prefix offered to GetObject")
 	}

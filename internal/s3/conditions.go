@@ -37,14 +37,14 @@ func readCopySourceConditions(hdr http.Header) conditions {
 // failed If-None-Match/If-Modified-Since is notModified (304 for GET and HEAD,
 // PreconditionFailed for a copy source). Unparseable dates are ignored, as S3 does. Times
 // compare at one-second resolution, that of HTTP dates.
-func (c conditions) evaluate(etag string, lastModified time.Time, notModified *apiError) error {
+func (c conditions) evaluate(etag string, lastModified time.Time, notModified *APIError) error {
 	lm := lastModified.Truncate(time.Second)
 	if c.ifMatch != "" {
 		if !httpwire.ETagListMatches(c.ifMatch, etag) {
-			return errPreconditionFailed.withMessage("At least one of the pre-conditions you specified did not hold: If-Match")
+			return ErrPreconditionFailed.WithMessage("At least one of the pre-conditions you specified did not hold: If-Match")
 		}
 	} else if t, ok := httpwire.ParseDate(c.ifUnmodifiedSince); ok && lm.After(t) {
-		return errPreconditionFailed.withMessage("At least one of the pre-conditions you specified did not hold: If-Unmodified-Since")
+		return ErrPreconditionFailed.WithMessage("At least one of the pre-conditions you specified did not hold: If-Unmodified-Since")
 	}
 	if c.ifNoneMatch != "" {
 		if httpwire.ETagListMatches(c.ifNoneMatch, etag) {
@@ -74,7 +74,7 @@ func parseRange(h string) (*meta.Range, error) {
 			return nil, nil
 		}
 		if n == 0 {
-			return nil, errInvalidRange
+			return nil, ErrInvalidRange
 		}
 		return &meta.Range{Suffix: n}, nil
 	}

@@ -28,101 +28,101 @@ func parseCopySource(v string) (bucket, key, versionID string, err error) {
 	if hasQuery {
 		// versionId is the one parameter a copy source has; anything else is refused rather
 		// than ignored, so that a mistyped parameter does not copy the wrong thing.
-		unsupported := errInvalidArgument.withMessage("Unsupported copy source parameter.")
+		unsupported := ErrInvalidArgument.WithMessage("Unsupported copy source parameter.")
 		q, qerr := url.ParseQuery(query)
 		if qerr != nil || len(q) != 1 || len(q["versionId"]) != 1 {
 			return "", "", "", unsupported
 		}
-		if err := checkVersionID(q); err != nil {
+		if err := CheckVersionID(q); err != nil {
 			return "", "", "", err
 		}
 		versionID = q.Get("versionId")
 	}
-	bucket, key, ok := splitBucketKey(decoded)
+	bucket, key, ok := SplitBucketKey(decoded)
 	if !ok {
-		return "", "", "", errInvalidArgument.withMessage("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+		return "", "", "", ErrInvalidArgument.WithMessage("Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
 	}
-	if err := checkBucketNameForAccess(bucket); err != nil {
+	if err := CheckBucketNameForAccess(bucket); err != nil {
 		return "", "", "", err
 	}
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return "", "", "", err
 	}
 	return bucket, key, versionID, nil
 }
 
-var errCopyDeleteMarker = errInvalidRequest.withMessage("The source of a copy request may not specifically refer to a delete marker by version id.")
+var errCopyDeleteMarker = ErrInvalidRequest.WithMessage("The source of a copy request may not specifically refer to a delete marker by version id.")
 
 // openCopySource opens the source of a copy (or a range of it) and checks the
 // x-amz-copy-source-if-* conditions against it. The source bucket is resolved like the
 // request's own (it may be another account's), and reading it is decided as a GetObject.
 // The source's request (its owner and access state resolved, and where the version read is
 // kept: readName) is returned for further decisions about it.
-func (h *Handler) openCopySource(ctx context.Context, r *http.Request, rq *request, rng *meta.Range) (*proxy.ObjectReader, *request, error) {
+func (h *objectsHandler) OpenCopySource(ctx context.Context, r *http.Request, rq *Request, rng *meta.Range) (*proxy.ObjectReader, *Request, error) {
 	hdr := r.Header
 	bucket, key, versionID, err := parseCopySource(hdr.Get("X-Amz-Copy-Source"))
 	if err != nil {
 		return nil, nil, err
 	}
-	srcRq := &request{id: rq.id, who: rq.who, bucket: bucket, key: key, cond: rq.cond}
-	b, err := h.resolveBucket(ctx, rq.who, bucket)
+	srcRq := &Request{ID: rq.ID, Who: rq.Who, Bucket: bucket, Key: key, Cond: rq.Cond}
+	b, err := h.ResolveBucket(ctx, rq.Who, bucket)
 	if err != nil {
-		if rq.who.Anonymous && errors.Is(err, errNoSuchBucket) {
-			return nil, nil, fmt.Errorf("copy source: %w: %w", errAccessDenied, err)
+		if rq.Who.Anonymous && errors.Is(err, ErrNoSuchBucket) {
+			return nil, nil, fmt.Errorf("copy source: %w: %w", ErrAccessDenied, err)
 		}
 		return nil, nil, fmt.Errorf("copy source: %w", err)
 	}
-	srcRq.account, srcRq.state = b.owner, b.state
-	if want := hdr.Get("X-Amz-Source-Expected-Bucket-Owner"); want != "" && want != srcRq.account {
-		return nil, nil, fmt.Errorf("x-amz-source-expected-bucket-owner %.80q: %w", want, errAccessDenied)
+	srcRq.Account, srcRq.State = b.Owner, b.State
+	if want := hdr.Get("X-Amz-Source-Expected-Bucket-Owner"); want != "" && want != srcRq.Account {
+		return nil, nil, fmt.Errorf("x-amz-source-expected-bucket-owner %.80q: %w", want, ErrAccessDenied)
 	}
-	if err := h.allowed(ctx, srcRq, access.GetObject, key, hdr.Get("Referer")); err != nil {
+	if err := h.Allowed(ctx, srcRq, access.GetObject, key, hdr.Get("Referer")); err != nil {
 		return nil, nil, fmt.Errorf("copy source: %w", err)
 	}
-	name := meta.ObjectName{Account: srcRq.account, Container: bucket, Object: key}
-	rq.copySourceVersionID = ""
+	name := meta.ObjectName{Account: srcRq.Account, Container: bucket, Object: key}
+	rq.CopySourceVersionID = ""
 	if versionID != "" {
-		v, err := h.versions.Resolve(ctx, srcRq.versioning(), name, versionID)
-		if errors.Is(err, versions.ErrNoSuchVersion) && versionID == versions.Null && !srcRq.versioning().Versioned() {
-			return nil, srcRq, h.notFound(ctx, srcRq, fmt.Errorf("copy source %s/%s: %w", bucket, key, meta.ErrNotFound))
+		v, err := h.Versions.Resolve(ctx, srcRq.Versioning(), name, versionID)
+		if errors.Is(err, versions.ErrNoSuchVersion) && versionID == versions.Null && !srcRq.Versioning().Versioned() {
+			return nil, srcRq, h.NotFound(ctx, srcRq, fmt.Errorf("copy source %s/%s: %w", bucket, key, meta.ErrNotFound))
 		}
 		if err != nil {
-			return nil, srcRq, versionError(fmt.Errorf("copy source %s/%s: %w", bucket, key, err))
+			return nil, srcRq, VersionError(fmt.Errorf("copy source %s/%s: %w", bucket, key, err))
 		}
 		if v.DeleteMarker {
 			return nil, srcRq, errCopyDeleteMarker
 		}
-		name, rq.copySourceVersionID = v.Name, v.ID
+		name, rq.CopySourceVersionID = v.Name, v.ID
 	}
-	rd, err := h.proxy.GetObject(ctx, name, rng)
+	rd, err := h.Proxy.GetObject(ctx, name, rng)
 	if err == nil || errors.Is(err, meta.ErrInvalidRange) {
 		// The current version of an object of a versioned bucket is read where it is kept.
 		var link meta.Object
 		if err == nil {
 			link = rd.Object
-		} else if l, herr := h.proxy.HeadObjectBrief(ctx, name); herr == nil {
+		} else if l, herr := h.Proxy.HeadObjectBrief(ctx, name); herr == nil {
 			link = l
 		}
 		if vobj, id, ok := versions.LinkedVersion(&link); ok {
 			if rd != nil {
 				rd.Close()
 			}
-			name = meta.ObjectName{Account: srcRq.account, Container: versions.ContainerFor(bucket), Object: vobj}
-			rq.copySourceVersionID = id
-			rd, err = h.proxy.GetObject(ctx, name, rng)
-		} else if err == nil && srcRq.versioning().Versioned() && versionID == "" {
-			rq.copySourceVersionID = versions.Null
+			name = meta.ObjectName{Account: srcRq.Account, Container: versions.ContainerFor(bucket), Object: vobj}
+			rq.CopySourceVersionID = id
+			rd, err = h.Proxy.GetObject(ctx, name, rng)
+		} else if err == nil && srcRq.Versioning().Versioned() && versionID == "" {
+			rq.CopySourceVersionID = versions.Null
 		}
 	}
 	if err != nil {
 		if errors.Is(err, meta.ErrInvalidRange) {
-			return nil, srcRq, errInvalidRange
+			return nil, srcRq, ErrInvalidRange
 		}
-		return nil, srcRq, h.notFound(ctx, srcRq, fmt.Errorf("copy source %s/%s: %w", bucket, key, err))
+		return nil, srcRq, h.NotFound(ctx, srcRq, fmt.Errorf("copy source %s/%s: %w", bucket, key, err))
 	}
 	// An encrypted source is copied as its plaintext (decrypted with the
 	// x-amz-copy-source-server-side-encryption-customer-* key if it is SSE-C).
-	plain, _, _, err := h.decrypted(ctx, r, hdrCopySSECPrefix, sse.Binding{Bucket: bucket, Key: key}, name, rd, rng)
+	plain, _, _, err := h.decrypted(ctx, r, HdrCopySSECPrefix, sse.Binding{Bucket: bucket, Key: key}, name, rd, rng)
 	if err != nil {
 		rd.Close()
 		return nil, srcRq, err
@@ -131,33 +131,33 @@ func (h *Handler) openCopySource(ctx context.Context, r *http.Request, rq *reque
 		plain.ReadCloser = closeBoth{plain.ReadCloser, rd}
 		rd = plain
 	}
-	if err := readCopySourceConditions(hdr).evaluate(rd.Object.ETag, rd.Object.LastModified(), errPreconditionFailed); err != nil {
+	if err := readCopySourceConditions(hdr).evaluate(rd.Object.ETag, rd.Object.LastModified(), ErrPreconditionFailed); err != nil {
 		rd.Close()
 		return nil, srcRq, err
 	}
-	srcRq.stored = &name
+	srcRq.Stored = &name
 	return rd, srcRq, nil
 }
 
 // plainBody is an already trusted body (a copy source) in the shape verifiedBody reads.
-type plainBody struct{ io.Reader }
+type PlainBody struct{ io.Reader }
 
-func (plainBody) Trailers() http.Header { return nil }
+func (PlainBody) Trailers() http.Header { return nil }
 
-func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *objectsHandler) CopyObject(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	if err := checkWriteHeaders(r.Header); err != nil {
+	if err := CheckWriteHeaders(r.Header); err != nil {
 		return err
 	}
 	directive := strings.ToUpper(r.Header.Get("X-Amz-Metadata-Directive"))
 	if directive != "" && directive != "COPY" && directive != "REPLACE" {
-		return errInvalidArgument.withMessage("Unknown metadata directive.")
+		return ErrInvalidArgument.WithMessage("Unknown metadata directive.")
 	}
 	// Tags are copied from the source unless x-amz-tagging-directive is REPLACE, when the copy
 	// gets x-amz-tagging's (none without it).
 	tagDirective := strings.ToUpper(r.Header.Get("X-Amz-Tagging-Directive"))
 	if tagDirective != "" && tagDirective != "COPY" && tagDirective != "REPLACE" {
-		return errInvalidArgument.withMessage("Unknown tagging directive.")
+		return ErrInvalidArgument.WithMessage("Unknown tagging directive.")
 	}
 	var tags string
 	if tagDirective == "REPLACE" {
@@ -174,39 +174,39 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 		}
 		alg = a
 	}
-	ssew, err := h.sseForWrite(r, rq)
+	ssew, err := h.SseForWrite(r, rq)
 	if err != nil {
 		return err
 	}
-	rd, srcRq, err := h.openCopySource(ctx, r, rq, nil)
+	rd, srcRq, err := h.OpenCopySource(ctx, r, rq, nil)
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
-	src := srcRq.readName()
+	src := srcRq.ReadName()
 	srcObj := rd.Object
 	if tagDirective != "REPLACE" {
 		// Copying tags reads them: S3 asks for s3:GetObjectTagging on the source.
 		if tags = srcObj.SysMeta[tagging.ObjectSysMetaKey]; tags != "" {
-			if err := h.allowed(ctx, srcRq, access.GetObjectTagging, srcRq.key, r.Header.Get("Referer")); err != nil {
+			if err := h.Allowed(ctx, srcRq, access.GetObjectTagging, srcRq.Key, r.Header.Get("Referer")); err != nil {
 				return fmt.Errorf("copy source tags: %w", err)
 			}
 		}
 	}
-	if srcObj.Size > h.cfg.MaxObjectSize {
-		return errInvalidRequest.withMessage("The specified copy source is larger than the maximum allowable size for a copy source: %d", h.cfg.MaxObjectSize)
+	if srcObj.Size > h.Cfg.MaxObjectSize {
+		return ErrInvalidRequest.WithMessage("The specified copy source is larger than the maximum allowable size for a copy source: %d", h.Cfg.MaxObjectSize)
 	}
-	srcAlg, _, _ := storedChecksum(&srcObj)
+	srcAlg, _, _ := StoredChecksum(&srcObj)
 	if alg == "" {
 		alg = srcAlg // the copy keeps the source's kind of checksum, recomputed over the whole
 	}
 	var obj meta.Object
 	if directive == "REPLACE" {
-		if obj, err = objectMetaFromRequest(r.Header); err != nil {
+		if obj, err = ObjectMetaFromRequest(r.Header); err != nil {
 			return err
 		}
 	} else {
-		obj = objectMetaOf(&srcObj)
+		obj = ObjectMetaOf(&srcObj)
 	}
 	// The copy has the ACL the request gives it (private by default), never the source's.
 	if err := h.setObjectACL(r, rq, &obj); err != nil {
@@ -215,72 +215,72 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err := h.lockFromHeaders(r.Context(), r, rq, &obj); err != nil {
 		return err
 	}
-	setTags(&obj, tags)
-	dest := rq.objectName()
+	SetTags(&obj, tags)
+	dest := rq.ObjectName()
 	// Asking for encryption by header changes the object's encryption attributes, which makes a
 	// copy onto itself legal and rewrites its bytes.
 	reencrypt := sseRequested(r.Header)
 	if src == dest && !reencrypt {
 		if directive != "REPLACE" && alg == srcAlg {
-			return errInvalidRequest.withMessage("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
+			return ErrInvalidRequest.WithMessage("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 		}
-		if alg == srcAlg && !rq.versioning().Enabled {
+		if alg == srcAlg && !rq.Versioning().Enabled {
 			// Only metadata changes: rewrite it in place and keep the bytes (and, for a
 			// multipart object, its parts). With versioning on (an object written before it,
 			// in place) the copy is a new version and the null version is kept, as in S3.
 			rd.Close()
-			update := objectMetaOf(&obj)
+			update := ObjectMetaOf(&obj)
 			update.SysMeta = map[string]string{access.ObjectMetaACL: obj.SysMeta[access.ObjectMetaACL], tagging.ObjectSysMetaKey: tags}
-			updated, err := h.proxy.PostObject(ctx, dest, update)
+			updated, err := h.Proxy.PostObject(ctx, dest, update)
 			if err != nil {
-				return h.notFound(ctx, rq, fmt.Errorf("copy %q onto itself: %w", rq.key, err))
+				return h.NotFound(ctx, rq, fmt.Errorf("copy %q onto itself: %w", rq.Key, err))
 			}
-			res := s3xml.CopyObjectResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(updated.LastModified()), ETag: quoteETag(sse.Served(updated).ETag)}
-			if a, v, _ := storedChecksum(&updated); a != "" {
-				setChecksumFields(&res.ChecksumFields, a, v)
+			res := s3xml.CopyObjectResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(updated.LastModified()), ETag: QuoteETag(sse.Served(updated).ETag)}
+			if a, v, _ := StoredChecksum(&updated); a != "" {
+				SetChecksumFields(&res.ChecksumFields, a, v)
 			}
-			writeXML(w, http.StatusOK, res)
+			WriteXML(w, http.StatusOK, res)
 			return nil
 		}
 	}
-	if err := h.checkQuota(ctx, rq, access.Usage{Bytes: rd.Length, Objects: 1}); err != nil {
+	if err := h.CheckQuota(ctx, rq, access.Usage{Bytes: rd.Length, Objects: 1}); err != nil {
 		return err
 	}
-	body := &verifiedBody{body: plainBody{rd}, spec: checksum.Spec{Algorithm: alg}}
+	body := &VerifiedBody{Body: PlainBody{rd}, Spec: checksum.Spec{Algorithm: alg}}
 	if alg != "" {
-		body.sum = alg.New()
+		body.Sum = alg.New()
 	}
 	obj.Size = rd.Length
 	var putBody io.Reader = body
-	opts := proxy.PutOptions{BeforeCommit: body.beforeCommit}
+	opts := proxy.PutOptions{BeforeCommit: body.BeforeCommit}
 	var enc *encryptingBody
 	if ssew != nil {
-		if enc, err = h.encrypt(ctx, ssew, rq.binding(), body, rd.Length, ""); err != nil {
+		if enc, err = h.encrypt(ctx, ssew, rq.Binding(), body, rd.Length, ""); err != nil {
 			return err
 		}
-		putBody, obj.Size = enc, enc.storedSize
-		opts.BeforeCommit = enc.beforeCommit(body.beforeCommit, rd.Length, true)
-		setBucketKey(&obj, ssew)
+		putBody, obj.Size = enc, enc.StoredSize
+		opts.BeforeCommit = enc.BeforeCommit(body.BeforeCommit, rd.Length, true)
+		SetBucketKey(&obj, ssew)
 	}
-	stored, versionID, err := h.versions.Put(ctx, rq.versioning(), dest, obj, putBody, opts)
+	stored, versionID, err := h.Versions.Put(ctx, rq.Versioning(), dest, obj, putBody, opts)
 	if err != nil {
-		return versionError(fmt.Errorf("copy %s/%s to %q: %w", src.Container, src.Object, rq.key, err))
+		return VersionError(fmt.Errorf("copy %s/%s to %q: %w", src.Container, src.Object, rq.Key, err))
 	}
 	if versionID != "" {
 		w.Header().Set("x-amz-version-id", versionID)
 	}
-	if rq.copySourceVersionID != "" {
-		w.Header().Set("x-amz-copy-source-version-id", rq.copySourceVersionID)
+	if rq.CopySourceVersionID != "" {
+		w.Header().Set("x-amz-copy-source-version-id", rq.CopySourceVersionID)
 	}
 	etag := stored.ETag
 	if enc != nil {
 		etag = enc.servedETag(stored.ETag)
-		writeSSEHeaders(w.Header(), enc.env, ssew.keyMD5, ssew.bucketKey)
+		WriteSSEHeaders(w.Header(), enc.env, ssew.KeyMD5, ssew.BucketKey)
 	}
-	res := s3xml.CopyObjectResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(stored.LastModified()), ETag: quoteETag(etag)}
-	if body.checksum != "" {
-		setChecksumFields(&res.ChecksumFields, alg, body.checksum)
+	res := s3xml.CopyObjectResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(stored.LastModified()), ETag: QuoteETag(etag)}
+	if body.Checksum != "" {
+		SetChecksumFields(&res.ChecksumFields, alg, body.Checksum)
 	}
-	writeXML(w, http.StatusOK, res)
+	WriteXML(w, http.StatusOK, res)
 	return nil
 }

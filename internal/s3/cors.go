@@ -20,18 +20,18 @@ import (
 // name there, as sharing it does (registry.go); access to the bucket is still decided by its
 // ACL and policy, as in S3 ("The ACLs and policies continue to apply when you enable CORS").
 
-func (h *Handler) getBucketCors(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if rq.cors == nil {
-		return errNoSuchCORS
+func (h *bucketsHandler) GetBucketCors(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if rq.Cors == nil {
+		return ErrNoSuchCORS
 	}
-	writeXML(w, http.StatusOK, rq.cors.Document())
+	WriteXML(w, http.StatusOK, rq.Cors.Document())
 	return nil
 }
 
-func (h *Handler) putBucketCors(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *bucketsHandler) PutBucketCors(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
 	// S3 requires an integrity header on PutBucketCors (SDKs send one).
-	body, err := h.readSmallBody(r, rq, cors.MaxDocument, true)
+	body, err := h.ReadSmallBody(r, rq, cors.MaxDocument, true)
 	if err != nil {
 		return err
 	}
@@ -39,21 +39,21 @@ func (h *Handler) putBucketCors(w http.ResponseWriter, r *http.Request, rq *requ
 	if err != nil {
 		return corsConfigError(err)
 	}
-	if err := h.claimForSharing(ctx, rq, true); err != nil {
+	if err := h.ClaimForSharing(ctx, rq, true); err != nil {
 		return err
 	}
-	if err := h.setBucketMeta(ctx, rq, map[string]string{cors.MetaKey: cfg.Encode()}); err != nil {
+	if err := h.SetBucketMeta(ctx, rq, map[string]string{cors.MetaKey: cfg.Encode()}); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusOK)
+	WriteEmpty(w, http.StatusOK)
 	return nil
 }
 
-func (h *Handler) deleteBucketCors(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := h.setBucketMeta(r.Context(), rq, map[string]string{cors.MetaKey: ""}); err != nil {
+func (h *bucketsHandler) DeleteBucketCors(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{cors.MetaKey: ""}); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusNoContent)
+	WriteEmpty(w, http.StatusNoContent)
 	return nil
 }
 
@@ -65,11 +65,11 @@ func corsConfigError(err error) error {
 	}
 	switch ce.Kind {
 	case cors.InvalidRequest:
-		return errInvalidRequest.withMessage("%s", ce.Message)
+		return ErrInvalidRequest.WithMessage("%s", ce.Message)
 	case cors.InvalidArgument:
-		return errInvalidArgument.withMessage("%s", ce.Message)
+		return ErrInvalidArgument.WithMessage("%s", ce.Message)
 	}
-	return fmt.Errorf("%w: %v", errMalformedXML, ce)
+	return fmt.Errorf("%w: %v", ErrMalformedXML, ce)
 }
 
 // S3's messages for a refused preflight.
@@ -84,10 +84,10 @@ const (
 // bucket not found, or without a CORS configuration, is 403; then no
 // Access-Control-Request-Method is 400; no rule that allows the origin, the method and every
 // requested header is 403; else 200 with the rule's CORS headers.
-func (h *Handler) preflight(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *Front) Preflight(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
-		return errBadRequest.withMessage("Insufficient information. Origin request header needed.")
+		return errBadRequest.WithMessage("Insufficient information. Origin request header needed.")
 	}
 	method := r.Header.Get("Access-Control-Request-Method")
 	shown := method
@@ -95,36 +95,36 @@ func (h *Handler) preflight(w http.ResponseWriter, r *http.Request, rq *request)
 		shown = http.MethodOptions
 	}
 	refused := func(msg, resourceType string) error {
-		return withFields(errAccessForbidden.withMessage("%s", msg), errorFields{method: shown, resourceType: resourceType})
+		return withFields(errAccessForbidden.WithMessage("%s", msg), errorFields{method: shown, resourceType: resourceType})
 	}
-	if rq.bucket == "" {
+	if rq.Bucket == "" {
 		return refused(corsNotEnabled, "BUCKET")
 	}
-	if checkBucketNameForAccess(rq.bucket) != nil {
+	if CheckBucketNameForAccess(rq.Bucket) != nil {
 		return refused(corsBucketNotFound, "BUCKET")
 	}
-	b, err := h.resolveBucket(r.Context(), access.Identity{Anonymous: true}, rq.bucket)
+	b, err := h.ResolveBucket(r.Context(), access.Identity{Anonymous: true}, rq.Bucket)
 	switch {
-	case errors.Is(err, errNoSuchBucket) || errors.Is(err, errInvalidBucketName):
+	case errors.Is(err, ErrNoSuchBucket) || errors.Is(err, errInvalidBucketName):
 		return refused(corsBucketNotFound, "BUCKET")
 	case err != nil:
 		return err
 	}
-	rq.account = b.owner
+	rq.Account = b.Owner
 	if b.cors == nil {
 		return refused(corsNotEnabled, "BUCKET")
 	}
 	if method == "" {
-		return errBadRequest.withMessage("Invalid Access-Control-Request-Method: null")
+		return errBadRequest.WithMessage("Invalid Access-Control-Request-Method: null")
 	}
 	requested := cors.RequestHeaders(r.Header.Values("Access-Control-Request-Headers"))
 	rule := b.cors.Match(origin, method, requested)
 	if rule == nil {
 		resourceType := "BUCKET"
-		if rq.key != "" {
+		if rq.Key != "" {
 			resourceType = "OBJECT"
 		}
-		return refused(errAccessForbidden.message, resourceType)
+		return refused(errAccessForbidden.Message, resourceType)
 	}
 	rule.SetHeaders(w.Header(), origin, requested)
 	w.Header().Set("Content-Length", "0")
@@ -135,7 +135,7 @@ func (h *Handler) preflight(w http.ResponseWriter, r *http.Request, rq *request)
 // setCORSHeaders adds the CORS headers of an actual request (one with Origin) that a rule of
 // the bucket allows: its origin, and its method, or Access-Control-Request-Method when the
 // request carries one, as S3 matches. They go on the answer whatever it is, errors included.
-func setCORSHeaders(w http.ResponseWriter, r *http.Request, cfg *cors.Config) {
+func SetCORSHeaders(w http.ResponseWriter, r *http.Request, cfg *cors.Config) {
 	origin := r.Header.Get("Origin")
 	if cfg == nil || origin == "" {
 		return
@@ -152,11 +152,11 @@ func setCORSHeaders(w http.ResponseWriter, r *http.Request, cfg *cors.Config) {
 // corsForRefused adds the CORS headers to the answer of a request refused before its bucket
 // was resolved (its credentials failed), as S3 does: the bucket is found as an anonymous
 // request finds it, and nothing is said when it is not found.
-func (h *Handler) corsForRefused(ctx context.Context, w http.ResponseWriter, r *http.Request, rq *request) {
-	if rq.bucket == "" || r.Header.Get("Origin") == "" || checkBucketNameForAccess(rq.bucket) != nil {
+func (h *Front) CorsForRefused(ctx context.Context, w http.ResponseWriter, r *http.Request, rq *Request) {
+	if rq.Bucket == "" || r.Header.Get("Origin") == "" || CheckBucketNameForAccess(rq.Bucket) != nil {
 		return
 	}
-	if b, err := h.resolveBucket(ctx, access.Identity{Anonymous: true}, rq.bucket); err == nil {
-		setCORSHeaders(w, r, b.cors)
+	if b, err := h.ResolveBucket(ctx, access.Identity{Anonymous: true}, rq.Bucket); err == nil {
+		SetCORSHeaders(w, r, b.cors)
 	}
 }

@@ -16,50 +16,50 @@ import (
 const deleteConcurrency = 8
 
 // deleteObjects serves POST ?delete: up to 1000 keys, each deleted or reported on its own.
-func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *objectsHandler) DeleteObjects(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	body, err := h.readSmallBody(r, rq, maxDeleteBodyBytes, true)
-	if errors.Is(err, errMaxMessageLength) {
+	body, err := h.ReadSmallBody(r, rq, MaxDeleteBodyBytes, true)
+	if errors.Is(err, ErrMaxMessageLength) {
 		// A Delete document that long cannot be valid (1000 keys of 1024 bytes fit well
 		// within it); S3 and Swift's s3api call it malformed.
-		return errMalformedXML.withMessage("The XML you provided was not well-formed or did not validate against our published schema: a Delete document is at most %d bytes.", maxDeleteBodyBytes)
+		return ErrMalformedXML.WithMessage("The XML you provided was not well-formed or did not validate against our published schema: a Delete document is at most %d bytes.", MaxDeleteBodyBytes)
 	}
 	if err != nil {
 		return err
 	}
 	var req s3xml.DeleteRequest
-	if err := decodeXML(body, &req); err != nil {
+	if err := DecodeXML(body, &req); err != nil {
 		return err
 	}
-	if len(req.Objects) == 0 || len(req.Objects) > maxDeleteObjects {
-		return errMalformedXML.withMessage("The XML you provided was not well-formed or did not validate against our published schema: a Delete lists 1 to %d objects.", maxDeleteObjects)
+	if len(req.Objects) == 0 || len(req.Objects) > MaxDeleteObjects {
+		return ErrMalformedXML.WithMessage("The XML you provided was not well-formed or did not validate against our published schema: a Delete lists 1 to %d objects.", MaxDeleteObjects)
 	}
 	for _, o := range req.Objects {
 		if o.Key == "" {
 			// Swift's s3api refuses the whole request, as S3 does for a missing field.
-			return errUserKeyMustBeSpecified
+			return ErrUserKeyMustBeSpecified
 		}
 	}
-	if _, err := h.requireBucket(ctx, rq); err != nil {
+	if _, err := h.RequireBucket(ctx, rq); err != nil {
 		return err
 	}
 	results := make([]error, len(req.Objects))
 	deleted := make([]s3xml.DeletedEntry, len(req.Objects))
-	st := rq.versioning()
+	st := rq.Versioning()
 	bypass := func(key string) bool { return h.bypassGovernance(ctx, r, rq, key) }
 	sem := make(chan struct{}, deleteConcurrency)
 	var wg sync.WaitGroup
 	for i, o := range req.Objects {
-		if err := checkKey(o.Key); err != nil {
+		if err := CheckKey(o.Key); err != nil {
 			results[i] = err
 			continue
 		}
-		if o.VersionID != "" && !validVersionID(o.VersionID) {
-			results[i] = errNoSuchVersion // as S3 reports a version ID it never gave
+		if o.VersionID != "" && !ValidVersionID(o.VersionID) {
+			results[i] = ErrNoSuchVersion // as S3 reports a version ID it never gave
 			continue
 		}
 		// Each key is decided on its own: a policy may allow deleting some keys and not others.
-		if err := h.allowed(ctx, rq, access.DeleteObject, o.Key, r.Header.Get("Referer")); err != nil {
+		if err := h.Allowed(ctx, rq, access.DeleteObject, o.Key, r.Header.Get("Referer")); err != nil {
 			results[i] = err
 			continue
 		}
@@ -67,18 +67,18 @@ func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			name := meta.ObjectName{Account: rq.account, Container: rq.bucket, Object: o.Key}
+			name := meta.ObjectName{Account: rq.Account, Container: rq.Bucket, Object: o.Key}
 			d := s3xml.DeletedEntry{Key: o.Key, VersionID: o.VersionID}
 			var err error
 			if o.VersionID != "" {
 				var v versions.Version
-				v, err = h.versions.DeleteVersion(ctx, st, name, o.VersionID, versions.DeleteOptions{BypassGovernance: bypass(o.Key)})
+				v, err = h.Versions.DeleteVersion(ctx, st, name, o.VersionID, versions.DeleteOptions{BypassGovernance: bypass(o.Key)})
 				if v.DeleteMarker {
 					d.DeleteMarker, d.DeleteMarkerVersionID = true, v.ID
 				}
 			} else {
 				var markerID string
-				markerID, err = h.versions.Delete(ctx, st, name)
+				markerID, err = h.Versions.Delete(ctx, st, name)
 				if markerID != "" {
 					d.DeleteMarker, d.DeleteMarkerVersionID = true, markerID
 				}
@@ -87,7 +87,7 @@ func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 				err = nil // deleting what is not there succeeds, as in S3
 			}
 			if err != nil {
-				err = versionError(fmt.Errorf("delete %q: %w", o.Key, err))
+				err = VersionError(fmt.Errorf("delete %q: %w", o.Key, err))
 			}
 			results[i], deleted[i] = err, d
 		}()
@@ -96,17 +96,17 @@ func (h *Handler) deleteObjects(w http.ResponseWriter, r *http.Request, rq *requ
 	res := s3xml.DeleteResult{Xmlns: s3xml.Namespace}
 	for i, o := range req.Objects {
 		if err := results[i]; err != nil {
-			api := toAPIError(err)
-			if api.status >= 500 {
-				h.log.ErrorContext(ctx, "s3 multi-delete entry failed", "request_id", rq.id, "bucket", rq.bucket, "key", o.Key, "err", err)
+			api := ToAPIError(err)
+			if api.Status >= 500 {
+				h.Log.ErrorContext(ctx, "s3 multi-delete entry failed", "request_id", rq.ID, "bucket", rq.Bucket, "key", o.Key, "err", err)
 			}
-			res.Errors = append(res.Errors, s3xml.DeleteError{Key: o.Key, VersionID: o.VersionID, Code: api.code, Message: api.message})
+			res.Errors = append(res.Errors, s3xml.DeleteError{Key: o.Key, VersionID: o.VersionID, Code: api.Code, Message: api.Message})
 			continue
 		}
 		if !req.Quiet {
 			res.Deleted = append(res.Deleted, deleted[i])
 		}
 	}
-	writeXML(w, http.StatusOK, res)
+	WriteXML(w, http.StatusOK, res)
 	return nil
 }

@@ -21,14 +21,14 @@ import (
 // the lifecycle daemon (package lifecycled) applies it, finding the buckets that have one in
 // its index (lifecycled.IndexEntry), which the handlers here keep.
 
-func (h *Handler) getBucketLifecycle(w http.ResponseWriter, r *http.Request, rq *request) error {
-	c, err := h.requireBucket(r.Context(), rq)
+func (h *bucketsHandler) GetBucketLifecycle(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	c, err := h.RequireBucket(r.Context(), rq)
 	if err != nil {
 		return err
 	}
 	doc := c.Meta[lifecycle.MetaKey]
 	if doc == "" {
-		return errNoSuchLifecycle
+		return ErrNoSuchLifecycle
 	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/xml")
@@ -39,10 +39,10 @@ func (h *Handler) getBucketLifecycle(w http.ResponseWriter, r *http.Request, rq 
 	return nil
 }
 
-func (h *Handler) putBucketLifecycle(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *bucketsHandler) PutBucketLifecycle(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
 	// S3 requires an integrity header on PutBucketLifecycleConfiguration (SDKs send one).
-	body, err := h.readSmallBody(r, rq, lifecycle.MaxDocument, true)
+	body, err := h.ReadSmallBody(r, rq, lifecycle.MaxDocument, true)
 	if err != nil {
 		return err
 	}
@@ -50,41 +50,41 @@ func (h *Handler) putBucketLifecycle(w http.ResponseWriter, r *http.Request, rq 
 	if err != nil {
 		return lifecycleConfigError(err)
 	}
-	if _, err := h.requireBucket(ctx, rq); err != nil {
+	if _, err := h.RequireBucket(ctx, rq); err != nil {
 		return err
 	}
-	if err := h.putLifecycleEntry(ctx, rq.account, rq.bucket); err != nil {
+	if err := h.putLifecycleEntry(ctx, rq.Account, rq.Bucket); err != nil {
 		return err
 	}
-	if err := h.setBucketMeta(ctx, rq, map[string]string{lifecycle.MetaKey: cfg.Encode()}); err != nil {
+	if err := h.SetBucketMeta(ctx, rq, map[string]string{lifecycle.MetaKey: cfg.Encode()}); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusOK)
+	WriteEmpty(w, http.StatusOK)
 	return nil
 }
 
-func (h *Handler) deleteBucketLifecycle(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *bucketsHandler) DeleteBucketLifecycle(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	if err := h.setBucketMeta(ctx, rq, map[string]string{lifecycle.MetaKey: ""}); err != nil {
+	if err := h.SetBucketMeta(ctx, rq, map[string]string{lifecycle.MetaKey: ""}); err != nil {
 		return err
 	}
 	// A failure here leaves an entry the daemon removes; the configuration is gone already.
-	if err := h.proxy.DeleteObject(ctx, lifecycled.IndexEntry(rq.account, rq.bucket)); err != nil && !errors.Is(err, meta.ErrNotFound) {
-		h.log.Warn("lifecycle: cannot remove an index entry; the daemon will", "bucket", rq.bucket, "err", err)
+	if err := h.Proxy.DeleteObject(ctx, lifecycled.IndexEntry(rq.Account, rq.Bucket)); err != nil && !errors.Is(err, meta.ErrNotFound) {
+		h.Log.Warn("lifecycle: cannot remove an index entry; the daemon will", "bucket", rq.Bucket, "err", err)
 	}
-	writeEmpty(w, http.StatusNoContent)
+	WriteEmpty(w, http.StatusNoContent)
 	return nil
 }
 
 // putLifecycleEntry adds a bucket to the index of buckets with a lifecycle configuration.
-func (h *Handler) putLifecycleEntry(ctx context.Context, account, bucket string) error {
+func (h *bucketsHandler) putLifecycleEntry(ctx context.Context, account, bucket string) error {
 	put := func() error {
-		_, err := h.proxy.PutObject(ctx, lifecycled.IndexEntry(account, bucket), meta.Object{ContentType: "application/x-lifecycle-entry"}, strings.NewReader(""), proxy.PutOptions{})
+		_, err := h.Proxy.PutObject(ctx, lifecycled.IndexEntry(account, bucket), meta.Object{ContentType: "application/x-lifecycle-entry"}, strings.NewReader(""), proxy.PutOptions{})
 		return err
 	}
 	err := put()
 	if errors.Is(err, meta.ErrNotFound) || errors.Is(err, meta.ErrNoContainer) {
-		if cerr := h.proxy.CreateContainer(ctx, lifecycled.IndexAccount, lifecycled.IndexContainer, nil); cerr != nil && !errors.Is(cerr, meta.ErrExists) {
+		if cerr := h.Proxy.CreateContainer(ctx, lifecycled.IndexAccount, lifecycled.IndexContainer, nil); cerr != nil && !errors.Is(cerr, meta.ErrExists) {
 			return fmt.Errorf("lifecycle index: %w", cerr)
 		}
 		err = put()
@@ -110,11 +110,11 @@ func lifecycleConfigError(err error) error {
 	}
 	switch e.Kind {
 	case lifecycle.InvalidRequest:
-		return errInvalidRequest.withMessage("%s", e.Message)
+		return ErrInvalidRequest.WithMessage("%s", e.Message)
 	case lifecycle.InvalidArgument:
-		return errInvalidArgument.withMessage("%s", e.Message)
+		return ErrInvalidArgument.WithMessage("%s", e.Message)
 	case lifecycle.NotImplemented:
-		return errNotImplemented.withMessage("%s", e.Message)
+		return ErrNotImplemented.WithMessage("%s", e.Message)
 	}
-	return fmt.Errorf("%w: %v", errMalformedXML, e)
+	return fmt.Errorf("%w: %v", ErrMalformedXML, e)
 }

@@ -34,12 +34,12 @@ import (
 
 // SysMeta keys of upload markers and completed objects.
 const (
-	sysUploadChecksumAlgorithm = "mpu-checksum-algorithm"
-	sysUploadChecksumType      = "mpu-checksum-type"
-	sysUploadID                = "mpu-upload-id" // on the completed object, to answer a retried completion
+	SysUploadChecksumAlgorithm = "mpu-checksum-algorithm"
+	SysUploadChecksumType      = "mpu-checksum-type"
+	SysUploadID                = "mpu-upload-id" // on the completed object, to answer a retried completion
 )
 
-func uploadsContainer(bucket string) string {
+func UploadsContainer(bucket string) string {
 	return meta.ReservedPrefix + "mpu" + meta.ReservedPrefix + bucket
 }
 
@@ -70,31 +70,31 @@ type upload struct {
 }
 
 // openUpload finds the upload named by ?uploadId, NoSuchUpload if there is none.
-func (h *Handler) openUpload(ctx context.Context, rq *request) (*upload, error) {
-	id := rq.query.Get("uploadId")
+func (h *multipartHandler) openUpload(ctx context.Context, rq *Request) (*upload, error) {
+	id := rq.Query.Get("uploadId")
 	if !uploadIDPattern.MatchString(id) {
-		return nil, errNoSuchUpload
+		return nil, ErrNoSuchUpload
 	}
-	name := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: uploadMarkerName(rq.key, id)}
-	m, err := h.proxy.HeadObject(ctx, name)
+	name := meta.ObjectName{Account: rq.Account, Container: UploadsContainer(rq.Bucket), Object: uploadMarkerName(rq.Key, id)}
+	m, err := h.Proxy.HeadObject(ctx, name)
 	if errors.Is(err, meta.ErrNotFound) {
-		if _, berr := h.requireBucket(ctx, rq); berr != nil {
+		if _, berr := h.RequireBucket(ctx, rq); berr != nil {
 			return nil, berr
 		}
-		return nil, fmt.Errorf("upload %s of %q: %w", id, rq.key, errNoSuchUpload)
+		return nil, fmt.Errorf("upload %s of %q: %w", id, rq.Key, ErrNoSuchUpload)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("upload %s of %q: %w", id, rq.key, err)
+		return nil, fmt.Errorf("upload %s of %q: %w", id, rq.Key, err)
 	}
-	return &upload{id: id, marker: m, alg: checksum.Algorithm(m.SysMeta[sysUploadChecksumAlgorithm]), typ: m.SysMeta[sysUploadChecksumType]}, nil
+	return &upload{id: id, marker: m, alg: checksum.Algorithm(m.SysMeta[SysUploadChecksumAlgorithm]), typ: m.SysMeta[SysUploadChecksumType]}, nil
 }
 
-func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *multipartHandler) CreateMultipartUpload(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	if err := checkWriteHeaders(r.Header); err != nil {
+	if err := CheckWriteHeaders(r.Header); err != nil {
 		return err
 	}
-	obj, err := objectMetaFromRequest(r.Header)
+	obj, err := ObjectMetaFromRequest(r.Header)
 	if err != nil {
 		return err
 	}
@@ -107,46 +107,46 @@ func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	typ := strings.ToUpper(r.Header.Get("X-Amz-Checksum-Type"))
 	switch {
 	case typ != "" && alg == "":
-		return errInvalidRequest.withMessage("The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.")
+		return ErrInvalidRequest.WithMessage("The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.")
 	case typ == "" && alg == checksum.CRC64NVME:
-		typ = checksumFullObject // the only kind CRC64NVME has
+		typ = ChecksumFullObject // the only kind CRC64NVME has
 	case typ == "" && alg != "":
-		typ = checksumComposite
-	case typ == checksumFullObject && !checksum.CanCombine(alg):
-		return errInvalidRequest.withMessage("The %s algorithm is not supported for the FULL_OBJECT checksum type.", alg)
-	case typ == checksumComposite && alg == checksum.CRC64NVME:
-		return errInvalidRequest.withMessage("The CRC64NVME algorithm is not supported for the COMPOSITE checksum type.")
-	case typ != "" && typ != checksumFullObject && typ != checksumComposite:
-		return errInvalidRequest.withMessage("Invalid x-amz-checksum-type %q.", typ)
+		typ = ChecksumComposite
+	case typ == ChecksumFullObject && !checksum.CanCombine(alg):
+		return ErrInvalidRequest.WithMessage("The %s algorithm is not supported for the FULL_OBJECT checksum type.", alg)
+	case typ == ChecksumComposite && alg == checksum.CRC64NVME:
+		return ErrInvalidRequest.WithMessage("The CRC64NVME algorithm is not supported for the COMPOSITE checksum type.")
+	case typ != "" && typ != ChecksumFullObject && typ != ChecksumComposite:
+		return ErrInvalidRequest.WithMessage("Invalid x-amz-checksum-type %q.", typ)
 	}
 	// The ACL, lock and tags wait on the marker for the completed object.
-	if err := h.objectSettings(r, rq, &obj); err != nil {
+	if err := h.ObjectSettings(r, rq, &obj); err != nil {
 		return err
 	}
-	ssew, err := h.sseForWrite(r, rq)
+	ssew, err := h.SseForWrite(r, rq)
 	if err != nil {
 		return err
 	}
 	if ssew != nil {
 		// One data key for the upload: each part is a stream of its own under it (named by
 		// the part's stored name), and the completed object carries the envelope.
-		_, env, err := h.cfg.Keys.NewDataKey(ctx, ssew.req, rq.binding())
+		_, env, err := h.Cfg.Keys.NewDataKey(ctx, ssew.Req, rq.Binding())
 		if err != nil {
-			return sseAPIError(err)
+			return SseAPIError(err)
 		}
 		if obj.SysMeta == nil {
 			obj.SysMeta = map[string]string{}
 		}
 		obj.SysMeta[sse.SysEnvelope] = env.Encode()
-		setBucketKey(&obj, ssew)
-		writeSSEHeaders(w.Header(), env, ssew.keyMD5, ssew.bucketKey)
+		SetBucketKey(&obj, ssew)
+		WriteSSEHeaders(w.Header(), env, ssew.KeyMD5, ssew.BucketKey)
 	}
-	bucket, err := h.requireBucket(ctx, rq)
+	bucket, err := h.RequireBucket(ctx, rq)
 	if err != nil {
 		return err
 	}
 	// The upload's marker is an object of the account's usage.
-	if err := h.checkQuota(ctx, rq, access.Usage{Objects: 1}); err != nil {
+	if err := h.CheckQuota(ctx, rq, access.Usage{Objects: 1}); err != nil {
 		return err
 	}
 	// The parts are the object's bytes: they go to the bucket's storage policy (an uploads
@@ -155,26 +155,26 @@ func (h *Handler) createMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	if v, ok := bucket.Meta[meta.ContainerPolicyKey]; ok {
 		um = map[string]string{meta.ContainerPolicyKey: v}
 	}
-	if err := h.proxy.CreateContainer(ctx, rq.account, uploadsContainer(rq.bucket), um); err != nil && !errors.Is(err, meta.ErrExists) && !errors.Is(err, proxy.ErrPolicyConflict) {
-		return fmt.Errorf("create uploads container of %q: %w", rq.bucket, err)
+	if err := h.Proxy.CreateContainer(ctx, rq.Account, UploadsContainer(rq.Bucket), um); err != nil && !errors.Is(err, meta.ErrExists) && !errors.Is(err, proxy.ErrPolicyConflict) {
+		return fmt.Errorf("create uploads container of %q: %w", rq.Bucket, err)
 	}
 	id := newUploadID()
 	if obj.SysMeta == nil {
 		obj.SysMeta = map[string]string{}
 	}
 	if alg != "" {
-		obj.SysMeta[sysUploadChecksumAlgorithm] = string(alg)
-		obj.SysMeta[sysUploadChecksumType] = typ
+		obj.SysMeta[SysUploadChecksumAlgorithm] = string(alg)
+		obj.SysMeta[SysUploadChecksumType] = typ
 	}
-	marker := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: uploadMarkerName(rq.key, id)}
-	if _, err := h.proxy.PutObject(ctx, marker, obj, nil, proxy.PutOptions{}); err != nil {
-		return fmt.Errorf("create upload of %q: %w", rq.key, err)
+	marker := meta.ObjectName{Account: rq.Account, Container: UploadsContainer(rq.Bucket), Object: uploadMarkerName(rq.Key, id)}
+	if _, err := h.Proxy.PutObject(ctx, marker, obj, nil, proxy.PutOptions{}); err != nil {
+		return fmt.Errorf("create upload of %q: %w", rq.Key, err)
 	}
 	if alg != "" {
 		w.Header().Set("X-Amz-Checksum-Algorithm", string(alg))
 		w.Header().Set("X-Amz-Checksum-Type", typ)
 	}
-	writeXML(w, http.StatusOK, s3xml.InitiateMultipartUploadResult{Xmlns: s3xml.Namespace, Bucket: rq.bucket, Key: rq.key, UploadID: id})
+	WriteXML(w, http.StatusOK, s3xml.InitiateMultipartUploadResult{Xmlns: s3xml.Namespace, Bucket: rq.Bucket, Key: rq.Key, UploadID: id})
 	return nil
 }
 
@@ -184,15 +184,15 @@ func parsePartNumber(q map[string][]string) (int, error) {
 		v = vs[0]
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > maxPartNumber {
-		return 0, errInvalidArgument.withMessage("Part number must be an integer between 1 and %d, inclusive", maxPartNumber)
+	if err != nil || n < 1 || n > MaxPartNumber {
+		return 0, ErrInvalidArgument.WithMessage("Part number must be an integer between 1 and %d, inclusive", MaxPartNumber)
 	}
 	return n, nil
 }
 
-func (h *Handler) uploadPart(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *multipartHandler) UploadPart(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	n, err := parsePartNumber(rq.query)
+	n, err := parsePartNumber(rq.Query)
 	if err != nil {
 		return err
 	}
@@ -200,23 +200,23 @@ func (h *Handler) uploadPart(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
-	body, size, err := h.openBody(r, rq, up.alg)
+	body, size, err := h.OpenBody(r, rq, up.alg)
 	if err != nil {
 		return err
 	}
-	if up.alg != "" && body.spec.Algorithm != up.alg {
-		return errInvalidRequest.withMessage("Checksum Type mismatch occurred, expected checksum Type: %s, actual checksum Type: %s", strings.ToLower(string(up.alg)), strings.ToLower(string(body.spec.Algorithm)))
+	if up.alg != "" && body.Spec.Algorithm != up.alg {
+		return ErrInvalidRequest.WithMessage("Checksum Type mismatch occurred, expected checksum Type: %s, actual checksum Type: %s", strings.ToLower(string(up.alg)), strings.ToLower(string(body.Spec.Algorithm)))
 	}
-	if err := h.checkQuota(ctx, rq, access.Usage{Bytes: size, Objects: 1}); err != nil {
+	if err := h.CheckQuota(ctx, rq, access.Usage{Bytes: size, Objects: 1}); err != nil {
 		return err
 	}
 	dk, env, keyMD5, err := h.uploadKey(ctx, r, rq, up)
 	if err != nil {
 		return err
 	}
-	name := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: newPartAttemptName(rq.key, up.id, n)}
+	name := meta.ObjectName{Account: rq.Account, Container: UploadsContainer(rq.Bucket), Object: newPartAttemptName(rq.Key, up.id, n)}
 	stillOpen := func(obj *meta.Object) error {
-		if err := body.beforeCommit(obj); err != nil {
+		if err := body.BeforeCommit(obj); err != nil {
 			return err
 		}
 		return h.stillOpen(ctx, rq, up)
@@ -225,17 +225,17 @@ func (h *Handler) uploadPart(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
-	stored, err := h.proxy.PutObject(ctx, name, meta.Object{Size: storedSize}, putBody, opts)
+	stored, err := h.Proxy.PutObject(ctx, name, meta.Object{Size: storedSize}, putBody, opts)
 	if err != nil {
-		return fmt.Errorf("upload part %d of %q: %w", n, rq.key, err)
+		return fmt.Errorf("upload part %d of %q: %w", n, rq.Key, err)
 	}
 	hdr := w.Header()
-	hdr.Set("ETag", quoteETag(stored.ETag))
-	writeSSEHeaders(hdr, env, keyMD5, up.marker.SysMeta[sseBucketKey] != "")
-	if body.checksum != "" {
-		hdr.Set(body.spec.Algorithm.HeaderName(), body.checksum)
+	hdr.Set("ETag", QuoteETag(stored.ETag))
+	WriteSSEHeaders(hdr, env, keyMD5, up.marker.SysMeta[SseBucketKey] != "")
+	if body.Checksum != "" {
+		hdr.Set(body.Spec.Algorithm.HeaderName(), body.Checksum)
 	}
-	writeEmpty(w, http.StatusOK)
+	WriteEmpty(w, http.StatusOK)
 	return nil
 }
 
@@ -244,7 +244,7 @@ func parseCopySourceRange(v string) (*meta.Range, error) {
 	if v == "" {
 		return nil, nil
 	}
-	bad := errInvalidArgument.withMessage("The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+	bad := ErrInvalidArgument.WithMessage("The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
 	spec, ok := strings.CutPrefix(v, "bytes=")
 	if !ok {
 		return nil, bad
@@ -258,9 +258,9 @@ func parseCopySourceRange(v string) (*meta.Range, error) {
 	return &meta.Range{Start: first, End: last}, nil
 }
 
-func (h *Handler) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *multipartHandler) UploadPartCopy(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	n, err := parsePartNumber(rq.query)
+	n, err := parsePartNumber(rq.Query)
 	if err != nil {
 		return err
 	}
@@ -276,31 +276,31 @@ func (h *Handler) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *req
 	if err != nil {
 		return err
 	}
-	rd, _, err := h.openCopySource(ctx, r, rq, rng)
-	if errors.Is(err, errInvalidRange) || errors.Is(err, meta.ErrInvalidRange) {
+	rd, _, err := h.OpenCopySource(ctx, r, rq, rng)
+	if errors.Is(err, ErrInvalidRange) || errors.Is(err, meta.ErrInvalidRange) {
 		// (meta's: an encrypted source's range checked against its stored streams.)
-		return errInvalidArgument.withMessage("Range specified is not valid for source object")
+		return ErrInvalidArgument.WithMessage("Range specified is not valid for source object")
 	}
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
 	if rng != nil && rng.End >= rd.Object.Size {
-		return errInvalidArgument.withMessage("Range specified is not valid for source object of size: %d", rd.Object.Size)
+		return ErrInvalidArgument.WithMessage("Range specified is not valid for source object of size: %d", rd.Object.Size)
 	}
-	if rd.Length > h.cfg.MaxObjectSize {
-		return errEntityTooLarge
+	if rd.Length > h.Cfg.MaxObjectSize {
+		return ErrEntityTooLarge
 	}
-	if err := h.checkQuota(ctx, rq, access.Usage{Bytes: rd.Length, Objects: 1}); err != nil {
+	if err := h.CheckQuota(ctx, rq, access.Usage{Bytes: rd.Length, Objects: 1}); err != nil {
 		return err
 	}
-	body := &verifiedBody{body: plainBody{rd}, spec: checksum.Spec{Algorithm: up.alg}}
+	body := &VerifiedBody{Body: PlainBody{rd}, Spec: checksum.Spec{Algorithm: up.alg}}
 	if up.alg != "" {
-		body.sum = up.alg.New()
+		body.Sum = up.alg.New()
 	}
-	name := meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: newPartAttemptName(rq.key, up.id, n)}
+	name := meta.ObjectName{Account: rq.Account, Container: UploadsContainer(rq.Bucket), Object: newPartAttemptName(rq.Key, up.id, n)}
 	stillOpen := func(obj *meta.Object) error {
-		if err := body.beforeCommit(obj); err != nil {
+		if err := body.BeforeCommit(obj); err != nil {
 			return err
 		}
 		return h.stillOpen(ctx, rq, up)
@@ -309,32 +309,32 @@ func (h *Handler) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *req
 	if err != nil {
 		return err
 	}
-	stored, err := h.proxy.PutObject(ctx, name, meta.Object{Size: storedSize}, putBody, opts)
+	stored, err := h.Proxy.PutObject(ctx, name, meta.Object{Size: storedSize}, putBody, opts)
 	if err != nil {
-		return fmt.Errorf("upload part %d of %q by copy: %w", n, rq.key, err)
+		return fmt.Errorf("upload part %d of %q by copy: %w", n, rq.Key, err)
 	}
-	writeSSEHeaders(w.Header(), env, keyMD5, up.marker.SysMeta[sseBucketKey] != "")
-	res := s3xml.CopyPartResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(stored.LastModified()), ETag: quoteETag(stored.ETag)}
-	if body.checksum != "" {
-		setChecksumFields(&res.ChecksumFields, up.alg, body.checksum)
+	WriteSSEHeaders(w.Header(), env, keyMD5, up.marker.SysMeta[SseBucketKey] != "")
+	res := s3xml.CopyPartResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(stored.LastModified()), ETag: QuoteETag(stored.ETag)}
+	if body.Checksum != "" {
+		SetChecksumFields(&res.ChecksumFields, up.alg, body.Checksum)
 	}
-	writeXML(w, http.StatusOK, res)
+	WriteXML(w, http.StatusOK, res)
 	return nil
 }
 
 // stillOpen checks, just before a part commits, that its upload was neither completed nor
 // aborted while the body streamed. Parts are immutable attempts, so one that slips past this
 // check cannot damage a completed object; it is only garbage for the cleanup.
-func (h *Handler) stillOpen(ctx context.Context, rq *request, up *upload) error {
-	m, err := h.proxy.HeadObject(ctx, up.markerName(rq))
+func (h *multipartHandler) stillOpen(ctx context.Context, rq *Request, up *upload) error {
+	m, err := h.Proxy.HeadObject(ctx, up.markerName(rq))
 	if errors.Is(err, meta.ErrNotFound) || err == nil && h.claimBusy(&m) {
-		return fmt.Errorf("upload %s ended during the part: %w", up.id, errNoSuchUpload)
+		return fmt.Errorf("upload %s ended during the part: %w", up.id, ErrNoSuchUpload)
 	}
 	return err
 }
 
 // listUploadParts returns the parts of an upload (each number's newest attempt), by number.
-func (h *Handler) listUploadParts(ctx context.Context, rq *request, uploadID string) (map[int]meta.ListEntry, error) {
+func (h *multipartHandler) listUploadParts(ctx context.Context, rq *Request, uploadID string) (map[int]meta.ListEntry, error) {
 	parts := map[int]meta.ListEntry{}
 	err := h.partAttempts(ctx, rq, uploadID, 0, func(n int, part meta.ListEntry, _ []meta.ListEntry) bool {
 		parts[n] = part
@@ -343,12 +343,12 @@ func (h *Handler) listUploadParts(ctx context.Context, rq *request, uploadID str
 	return parts, err
 }
 
-func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *multipartHandler) CompleteMultipartUpload(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
 	// The upload is looked up before the body is read, as S3 does: a completion of an upload
 	// that does not exist is NoSuchUpload whatever its body holds.
 	up, err := h.openUpload(ctx, rq)
-	if errors.Is(err, errNoSuchUpload) && h.answerCompleted(w, r, rq) {
+	if errors.Is(err, ErrNoSuchUpload) && h.answerCompleted(w, r, rq) {
 		return nil
 	}
 	if err != nil {
@@ -366,33 +366,33 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 			doc.Header.Del(a.HeaderName())
 		}
 	}
-	data, err := h.readSmallBody(doc, rq, maxCompleteBodyBytes, false)
+	data, err := h.ReadSmallBody(doc, rq, MaxCompleteBodyBytes, false)
 	if err != nil {
 		return err
 	}
 	var req s3xml.CompleteMultipartUpload
-	if err := decodeXML(data, &req); err != nil {
+	if err := DecodeXML(data, &req); err != nil {
 		return err
 	}
 	if len(req.Parts) == 0 {
-		return errMalformedXML.withMessage("The XML you provided was not well-formed or did not validate against our published schema: no parts.")
+		return ErrMalformedXML.WithMessage("The XML you provided was not well-formed or did not validate against our published schema: no parts.")
 	}
 	// If-None-Match: * and If-Match hold against the key's current object, checked again in
 	// the commit (atomic against racing writers), as on PutObject; a failed one leaves the
 	// upload open, as in S3.
-	cond, err := h.conditionalWrite(ctx, r, rq)
+	cond, err := h.ConditionalWrite(ctx, r, rq)
 	if err != nil {
 		return err
 	}
-	if len(req.Parts) > maxPartNumber {
-		return errInvalidRequest.withMessage("A completion lists at most %d parts.", maxPartNumber)
+	if len(req.Parts) > MaxPartNumber {
+		return ErrInvalidRequest.WithMessage("A completion lists at most %d parts.", MaxPartNumber)
 	}
 	for i, p := range req.Parts {
-		if p.PartNumber < 1 || p.PartNumber > maxPartNumber {
-			return errInvalidPart.withMessage("Part number %d is not between 1 and %d.", p.PartNumber, maxPartNumber)
+		if p.PartNumber < 1 || p.PartNumber > MaxPartNumber {
+			return ErrInvalidPart.WithMessage("Part number %d is not between 1 and %d.", p.PartNumber, MaxPartNumber)
 		}
 		if i > 0 && p.PartNumber <= req.Parts[i-1].PartNumber {
-			return errInvalidPartOrder
+			return ErrInvalidPartOrder
 		}
 	}
 	// The upload is claimed before its parts are read, so that an Abort cannot remove them
@@ -400,11 +400,11 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	// claim on, the completion runs to its end even if the client goes away; if it fails, the
 	// upload is open again.
 	claimed, release, err := h.claimUpload(ctx, rq, up)
-	if errors.Is(err, errNoSuchUpload) && h.answerCompleted(w, r, rq) {
+	if errors.Is(err, ErrNoSuchUpload) && h.answerCompleted(w, r, rq) {
 		return nil // another Complete of this upload finished first
 	}
 	if errors.Is(err, errUploadCompleting) {
-		return errSlowDown.withMessage("Another CompleteMultipartUpload of this upload is in progress; retry.")
+		return ErrSlowDown.WithMessage("Another CompleteMultipartUpload of this upload is in progress; retry.")
 	}
 	if err != nil {
 		return err
@@ -426,20 +426,20 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	for i, p := range req.Parts {
 		e, ok := stored[p.PartNumber]
 		if !ok || !strings.EqualFold(httpwire.TrimETag(p.ETag), e.ETag) {
-			return fmt.Errorf("part %d: %w", p.PartNumber, errInvalidPart)
+			return fmt.Errorf("part %d: %w", p.PartNumber, ErrInvalidPart)
 		}
-		if i < len(req.Parts)-1 && e.Size < minPartSize {
-			return errEntityTooSmall.withMessage("Your proposed upload is smaller than the minimum allowed object size: part %d has %d bytes, parts but the last need %d.", p.PartNumber, e.Size, minPartSize)
+		if i < len(req.Parts)-1 && e.Size < MinPartSize {
+			return ErrEntityTooSmall.WithMessage("Your proposed upload is smaller than the minimum allowed object size: part %d has %d bytes, parts but the last need %d.", p.PartNumber, e.Size, MinPartSize)
 		}
-		segments = append(segments, meta.Segment{Container: uploadsContainer(rq.bucket), Object: e.Name, Size: e.Size, ETag: e.ETag})
+		segments = append(segments, meta.Segment{Container: UploadsContainer(rq.Bucket), Object: e.Name, Size: e.Size, ETag: e.ETag})
 		etags = append(etags, e.ETag)
 		if up.alg != "" {
 			pc, err := h.partChecksum(ctx, rq, e.Name, up.alg)
 			if err != nil {
 				return fmt.Errorf("part %d: %w", p.PartNumber, err)
 			}
-			if want := checksumField(&p.ChecksumFields, up.alg); want != "" && want != pc.Value {
-				return errInvalidPart.withMessage("The %s of part %d does not match the one uploaded.", up.alg, p.PartNumber)
+			if want := ChecksumField(&p.ChecksumFields, up.alg); want != "" && want != pc.Value {
+				return ErrInvalidPart.WithMessage("The %s of part %d does not match the one uploaded.", up.alg, p.PartNumber)
 			}
 			sums = append(sums, pc)
 		}
@@ -454,18 +454,18 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	for _, s := range segments {
 		total += s.Size
 	}
-	if err := h.checkQuota(ctx, rq, access.Usage{Bytes: total, Objects: 1}); err != nil {
+	if err := h.CheckQuota(ctx, rq, access.Usage{Bytes: total, Objects: 1}); err != nil {
 		return err
 	}
 	obj := meta.Object{
 		ContentType: up.marker.ContentType, Headers: up.marker.Headers, UserMeta: up.marker.UserMeta,
 		ETag: etag, Manifest: segments,
-		SysMeta: map[string]string{proxy.SysOwnsSegments: "1", sysUploadID: up.id},
+		SysMeta: map[string]string{proxy.SysOwnsSegments: "1", SysUploadID: up.id},
 	}
 	if v := up.marker.SysMeta[access.ObjectMetaACL]; v != "" {
 		obj.SysMeta[access.ObjectMetaACL] = v
 	}
-	setTags(&obj, up.marker.SysMeta[tagging.ObjectSysMetaKey])
+	SetTags(&obj, up.marker.SysMeta[tagging.ObjectSysMetaKey])
 	if err := markCompletedEncrypted(&obj, &up.marker); err != nil {
 		return err
 	}
@@ -477,7 +477,7 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 	}
 	if up.alg != "" {
 		var whole string
-		if up.typ == checksumFullObject {
+		if up.typ == ChecksumFullObject {
 			whole, err = checksum.CombineFullObject(up.alg, sums)
 		} else {
 			values := make([]string, len(sums))
@@ -492,21 +492,21 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 		// The checksum a client sends with the completion must be the whole object's: the
 		// FULL_OBJECT checksum, or the COMPOSITE one (with or without its "-N").
 		if want := strings.TrimSpace(r.Header.Get(up.alg.HeaderName())); want != "" && want != whole &&
-			(up.typ == checksumFullObject || want != strings.TrimSuffix(whole, "-"+strconv.Itoa(len(sums)))) {
+			(up.typ == ChecksumFullObject || want != strings.TrimSuffix(whole, "-"+strconv.Itoa(len(sums)))) {
 			return &checksum.MismatchError{Algorithm: up.alg, Expected: want, Computed: whole}
 		}
-		obj.SysMeta[sysChecksumKey(up.alg)] = whole
-		obj.SysMeta[sysChecksumType] = up.typ
+		obj.SysMeta[SysChecksumKey(up.alg)] = whole
+		obj.SysMeta[SysChecksumType] = up.typ
 	}
-	done, versionID, err := h.versions.Put(ctx, rq.versioning(), rq.objectName(), obj, nil, proxy.PutOptions{If: cond})
+	done, versionID, err := h.Versions.Put(ctx, rq.Versioning(), rq.ObjectName(), obj, nil, proxy.PutOptions{If: cond})
 	if err != nil {
-		return versionError(fmt.Errorf("complete upload %s of %q: %w", up.id, rq.key, err))
+		return VersionError(fmt.Errorf("complete upload %s of %q: %w", up.id, rq.Key, err))
 	}
 	if versionID != "" {
 		w.Header().Set("x-amz-version-id", versionID)
 	}
 	if env, err := sse.EnvelopeOf(&up.marker); err == nil {
-		writeSSEHeaders(w.Header(), env, r.Header.Get(hdrSSECPrefix+"Key-Md5"), up.marker.SysMeta[sseBucketKey] != "")
+		WriteSSEHeaders(w.Header(), env, r.Header.Get(HdrSSECPrefix+"Key-Md5"), up.marker.SysMeta[SseBucketKey] != "")
 	}
 	completed = true
 	// The object is complete; what follows only tidies up, so failures are logged, not returned.
@@ -526,55 +526,55 @@ func (h *Handler) completeMultipartUpload(w http.ResponseWriter, r *http.Request
 
 // answerCompleted answers a Complete of an upload that no longer exists because a completion
 // of it succeeded (a retry, or a racing Complete that won), as that completion was answered.
-func (h *Handler) answerCompleted(w http.ResponseWriter, r *http.Request, rq *request) bool {
-	obj, err := h.versions.Current(r.Context(), rq.objectName())
-	if err != nil || obj.SysMeta[sysUploadID] != rq.query.Get("uploadId") {
+func (h *multipartHandler) answerCompleted(w http.ResponseWriter, r *http.Request, rq *Request) bool {
+	obj, err := h.Versions.Current(r.Context(), rq.ObjectName())
+	if err != nil || obj.SysMeta[SysUploadID] != rq.Query.Get("uploadId") {
 		return false
 	}
 	h.writeCompleteResult(w, r, rq, &obj)
 	return true
 }
 
-func (h *Handler) writeCompleteResult(w http.ResponseWriter, r *http.Request, rq *request, obj *meta.Object) {
+func (h *multipartHandler) writeCompleteResult(w http.ResponseWriter, r *http.Request, rq *Request, obj *meta.Object) {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
 	res := s3xml.CompleteMultipartUploadResult{
-		Xmlns: s3xml.Namespace, Location: scheme + "://" + r.Host + "/" + rq.bucket + "/" + s3URLEncode(rq.key),
-		Bucket: rq.bucket, Key: rq.key, ETag: quoteETag(obj.ETag),
+		Xmlns: s3xml.Namespace, Location: scheme + "://" + r.Host + "/" + rq.Bucket + "/" + S3URLEncode(rq.Key),
+		Bucket: rq.Bucket, Key: rq.Key, ETag: QuoteETag(obj.ETag),
 	}
-	if alg, v, typ := storedChecksum(obj); alg != "" {
-		setChecksumFields(&res.ChecksumFields, alg, v)
+	if alg, v, typ := StoredChecksum(obj); alg != "" {
+		SetChecksumFields(&res.ChecksumFields, alg, v)
 		res.ChecksumType = typ
 	}
-	writeXML(w, http.StatusOK, res)
+	WriteXML(w, http.StatusOK, res)
 }
 
 // partChecksum reads the checksum stored with a part.
-func (h *Handler) partChecksum(ctx context.Context, rq *request, part string, alg checksum.Algorithm) (checksum.Part, error) {
-	o, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: part})
+func (h *multipartHandler) partChecksum(ctx context.Context, rq *Request, part string, alg checksum.Algorithm) (checksum.Part, error) {
+	o, err := h.Proxy.HeadObject(ctx, meta.ObjectName{Account: rq.Account, Container: UploadsContainer(rq.Bucket), Object: part})
 	if err != nil {
 		if errors.Is(err, meta.ErrNotFound) {
-			return checksum.Part{}, errInvalidPart
+			return checksum.Part{}, ErrInvalidPart
 		}
 		return checksum.Part{}, err
 	}
-	v := o.SysMeta[sysChecksumKey(alg)]
+	v := o.SysMeta[SysChecksumKey(alg)]
 	if v == "" {
-		return checksum.Part{}, errInvalidPart.withMessage("The part was uploaded without its %s checksum.", alg)
+		return checksum.Part{}, ErrInvalidPart.WithMessage("The part was uploaded without its %s checksum.", alg)
 	}
 	return checksum.Part{Value: v, Size: o.Size}, nil
 }
 
-func (h *Handler) deleteQuietly(ctx context.Context, account, container, object string) {
-	err := h.proxy.DeleteObject(ctx, meta.ObjectName{Account: account, Container: container, Object: object})
+func (h *Front) DeleteQuietly(ctx context.Context, account, container, object string) {
+	err := h.Proxy.DeleteObject(ctx, meta.ObjectName{Account: account, Container: container, Object: object})
 	if err != nil && !errors.Is(err, meta.ErrNotFound) {
-		h.log.WarnContext(ctx, "s3 multipart cleanup failed; leaving garbage", "container", strings.ReplaceAll(container, "\x00", "/"), "err", err)
+		h.Log.WarnContext(ctx, "s3 multipart cleanup failed; leaving garbage", "container", strings.ReplaceAll(container, "\x00", "/"), "err", err)
 	}
 }
 
-func (h *Handler) abortMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *multipartHandler) AbortMultipartUpload(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
 	up, err := h.openUpload(ctx, rq)
 	if err != nil {
@@ -583,13 +583,13 @@ func (h *Handler) abortMultipartUpload(w http.ResponseWriter, r *http.Request, r
 	if err := h.abortUpload(ctx, rq, up); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusNoContent)
+	WriteEmpty(w, http.StatusNoContent)
 	return nil
 }
 
 // abortUpload ends an open upload and removes its parts (AbortMultipartUpload, and the
 // lifecycle's AbortIncompleteMultipartUpload).
-func (h *Handler) abortUpload(ctx context.Context, rq *request, up *upload) error {
+func (h *multipartHandler) abortUpload(ctx context.Context, rq *Request, up *upload) error {
 	// The marker goes first, and only if it is still the open upload we read: from then on no
 	// part can be added, and no Complete can claim it.
 	if err := h.endUpload(ctx, rq, up); err != nil {
@@ -603,7 +603,7 @@ func (h *Handler) abortUpload(ctx context.Context, rq *request, up *upload) erro
 }
 
 // deleteParts deletes every part attempt of an ended upload except those in keep.
-func (h *Handler) deleteParts(ctx context.Context, rq *request, uploadID string, keep map[string]bool) {
+func (h *multipartHandler) deleteParts(ctx context.Context, rq *Request, uploadID string, keep map[string]bool) {
 	var doomed []string
 	err := h.partAttempts(ctx, rq, uploadID, 0, func(_ int, part meta.ListEntry, older []meta.ListEntry) bool {
 		for _, e := range append(older, part) {
@@ -614,25 +614,25 @@ func (h *Handler) deleteParts(ctx context.Context, rq *request, uploadID string,
 		return true
 	})
 	if err != nil {
-		h.log.WarnContext(ctx, "s3 cannot list an ended upload's parts; leaving garbage", "upload", uploadID, "err", err)
+		h.Log.WarnContext(ctx, "s3 cannot list an ended upload's parts; leaving garbage", "upload", uploadID, "err", err)
 	}
 	for _, name := range doomed {
-		h.deleteQuietly(ctx, rq.account, uploadsContainer(rq.bucket), name)
+		h.DeleteQuietly(ctx, rq.Account, UploadsContainer(rq.Bucket), name)
 	}
 }
 
 // partsInUse returns the part names that the object now under the key uses, if a Complete of
 // upload id wrote it; cleanup must never delete those. An error means it cannot tell.
-func (h *Handler) partsInUse(ctx context.Context, rq *request, id string) (map[string]bool, error) {
+func (h *multipartHandler) partsInUse(ctx context.Context, rq *Request, id string) (map[string]bool, error) {
 	inUse := map[string]bool{}
-	cur, err := h.versions.Current(ctx, rq.objectName())
+	cur, err := h.Versions.Current(ctx, rq.ObjectName())
 	if errors.Is(err, meta.ErrNotFound) {
 		return inUse, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("object of upload %s: %w", id, err)
 	}
-	if cur.SysMeta[sysUploadID] == id {
+	if cur.SysMeta[SysUploadID] == id {
 		for _, s := range cur.Manifest {
 			inUse[s.Object] = true
 		}
@@ -641,32 +641,32 @@ func (h *Handler) partsInUse(ctx context.Context, rq *request, id string) (map[s
 }
 
 // markerName names the object that says the upload is open.
-func (up *upload) markerName(rq *request) meta.ObjectName {
-	return meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: uploadMarkerName(rq.key, up.id)}
+func (up *upload) markerName(rq *Request) meta.ObjectName {
+	return meta.ObjectName{Account: rq.Account, Container: UploadsContainer(rq.Bucket), Object: uploadMarkerName(rq.Key, up.id)}
 }
 
 // dropUploadsContainer deletes a deleted bucket's uploads container and what is left in it.
-func (h *Handler) dropUploadsContainer(ctx context.Context, account, bucket string) {
-	c := uploadsContainer(bucket)
+func (h *Front) DropUploadsContainer(ctx context.Context, account, bucket string) {
+	c := UploadsContainer(bucket)
 	opts := meta.ListOptions{}
 	for {
-		l, err := h.proxy.ListObjects(ctx, account, c, opts)
+		l, err := h.Proxy.ListObjects(ctx, account, c, opts)
 		if errors.Is(err, meta.ErrNotFound) {
 			return
 		}
 		if err != nil {
-			h.log.WarnContext(ctx, "s3 cannot list the uploads of a deleted bucket", "bucket", bucket, "err", err)
+			h.Log.WarnContext(ctx, "s3 cannot list the uploads of a deleted bucket", "bucket", bucket, "err", err)
 			return
 		}
 		for _, e := range l.Objects {
-			h.deleteQuietly(ctx, account, c, e.Name)
+			h.DeleteQuietly(ctx, account, c, e.Name)
 		}
 		if !l.Truncated {
 			break
 		}
 		opts.Marker = l.NextMarker
 	}
-	if err := h.proxy.DeleteContainer(ctx, account, c); err != nil && !errors.Is(err, meta.ErrNotFound) {
-		h.log.WarnContext(ctx, "s3 cannot delete the uploads container of a deleted bucket", "bucket", bucket, "err", err)
+	if err := h.Proxy.DeleteContainer(ctx, account, c); err != nil && !errors.Is(err, meta.ErrNotFound) {
+		h.Log.WarnContext(ctx, "s3 cannot delete the uploads container of a deleted bucket", "bucket", bucket, "err", err)
 	}
 }

@@ -14,7 +14,7 @@ func multipartETag(partETags []string) (string, error) {
 	for i, e := range partETags {
 		b, err := hex.DecodeString(e)
 		if err != nil || len(b) != 16 {
-			return "", fmt.Errorf("part %d has ETag %q, not an MD5: %w", i+1, e, errInvalidPart)
+			return "", fmt.Errorf("part %d has ETag %q, not an MD5: %w", i+1, e, ErrInvalidPart)
 		}
 		h.Write(b)
 	}

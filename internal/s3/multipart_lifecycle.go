@@ -13,11 +13,11 @@ import (
 // uploads a rule aborts; the upload format and the abort stay here.
 
 // EachUpload calls fn with every incomplete upload of a bucket: its key, ID and start.
-func (h *Handler) EachUpload(ctx context.Context, account, bucket string, fn func(key, id string, initiated time.Time) error) error {
-	container := uploadsContainer(bucket)
+func (h *multipartHandler) EachUpload(ctx context.Context, account, bucket string, fn func(key, id string, initiated time.Time) error) error {
+	container := UploadsContainer(bucket)
 	opts := meta.ListOptions{}
 	for {
-		page, err := h.proxy.ListObjects(ctx, account, container, opts)
+		page, err := h.Proxy.ListObjects(ctx, account, container, opts)
 		if errors.Is(err, meta.ErrNotFound) {
 			return nil
 		}
@@ -42,17 +42,17 @@ func (h *Handler) EachUpload(ctx context.Context, account, bucket string, fn fun
 
 // AbortUpload aborts an upload as AbortMultipartUpload does; false when it ended meanwhile or
 // a completion holds it.
-func (h *Handler) AbortUpload(ctx context.Context, account, bucket, key, id string) (bool, error) {
-	container := uploadsContainer(bucket)
-	m, err := h.proxy.HeadObject(ctx, meta.ObjectName{Account: account, Container: container, Object: key + "\x00" + id})
+func (h *multipartHandler) AbortUpload(ctx context.Context, account, bucket, key, id string) (bool, error) {
+	container := UploadsContainer(bucket)
+	m, err := h.Proxy.HeadObject(ctx, meta.ObjectName{Account: account, Container: container, Object: key + "\x00" + id})
 	if errors.Is(err, meta.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	err = h.abortUpload(ctx, &request{account: account, bucket: bucket, key: key}, &upload{id: id, marker: m})
-	if errors.Is(err, errNoSuchUpload) {
+	err = h.abortUpload(ctx, &Request{Account: account, Bucket: bucket, Key: key}, &upload{id: id, marker: m})
+	if errors.Is(err, ErrNoSuchUpload) {
 		return false, nil
 	}
 	return err == nil, err

@@ -11,31 +11,31 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
 )
 
-func (h *Handler) listParts(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *multipartHandler) ListParts(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
 	maxParts := 1000
-	if v, ok := rq.query["max-parts"]; ok {
-		n, err := parseMaxKeys(v[0], 1000)
+	if v, ok := rq.Query["max-parts"]; ok {
+		n, err := ParseMaxKeys(v[0], 1000)
 		if err != nil {
-			return errInvalidArgument.withMessage("max-parts must be a non-negative integer.")
+			return ErrInvalidArgument.WithMessage("max-parts must be a non-negative integer.")
 		}
 		maxParts = n
 	}
 	after := 0
-	if v := rq.query.Get("part-number-marker"); v != "" {
+	if v := rq.Query.Get("part-number-marker"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return errInvalidArgument.withMessage("part-number-marker must be a non-negative integer.")
+			return ErrInvalidArgument.WithMessage("part-number-marker must be a non-negative integer.")
 		}
-		after = min(n, maxPartNumber)
+		after = min(n, MaxPartNumber)
 	}
 	up, err := h.openUpload(ctx, rq)
 	if err != nil {
 		return err
 	}
 	res := s3xml.ListPartsResult{
-		Xmlns: s3xml.Namespace, Bucket: rq.bucket, Key: rq.key, UploadID: up.id,
-		Initiator: rq.owner(), Owner: rq.owner(), StorageClass: "STANDARD",
+		Xmlns: s3xml.Namespace, Bucket: rq.Bucket, Key: rq.Key, UploadID: up.id,
+		Initiator: rq.Owner(), Owner: rq.Owner(), StorageClass: "STANDARD",
 		PartNumberMarker: after, MaxParts: maxParts, ChecksumAlgorithm: string(up.alg), ChecksumType: up.typ,
 	}
 	if maxParts > 0 {
@@ -44,10 +44,10 @@ func (h *Handler) listParts(w http.ResponseWriter, r *http.Request, rq *request)
 				res.IsTruncated = true
 				return false
 			}
-			p := s3xml.PartInfo{PartNumber: n, LastModified: s3xml.FormatISO(e.Timestamp.Time()), ETag: quoteETag(e.ETag), Size: partPlainSize(&up.marker, e.Size)}
+			p := s3xml.PartInfo{PartNumber: n, LastModified: s3xml.FormatISO(e.Timestamp.Time()), ETag: QuoteETag(e.ETag), Size: partPlainSize(&up.marker, e.Size)}
 			if up.alg != "" {
 				if pc, err := h.partChecksum(ctx, rq, e.Name, up.alg); err == nil {
-					setChecksumFields(&p.ChecksumFields, up.alg, pc.Value)
+					SetChecksumFields(&p.ChecksumFields, up.alg, pc.Value)
 				}
 			}
 			res.Parts = append(res.Parts, p)
@@ -58,37 +58,37 @@ func (h *Handler) listParts(w http.ResponseWriter, r *http.Request, rq *request)
 			return err
 		}
 	}
-	writeXML(w, http.StatusOK, res)
+	WriteXML(w, http.StatusOK, res)
 	return nil
 }
 
 // listMultipartUploads lists the upload markers of the bucket's uploads container. The
 // container also holds parts, which are skipped; with a delimiter, keys roll up into common
 // prefixes exactly as in a bucket listing, since a marker's name starts with its key.
-func (h *Handler) listMultipartUploads(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *multipartHandler) ListMultipartUploads(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	p, err := parseListParams(rq.query)
+	p, err := ParseListParams(rq.Query)
 	if err != nil {
 		return err
 	}
-	p.maxKeys = 1000
-	if v, ok := rq.query["max-uploads"]; ok {
-		if p.maxKeys, err = parseMaxKeys(v[0], 1000); err != nil {
-			return errInvalidArgument.withMessage("max-uploads must be a non-negative integer.")
+	p.MaxKeys = 1000
+	if v, ok := rq.Query["max-uploads"]; ok {
+		if p.MaxKeys, err = ParseMaxKeys(v[0], 1000); err != nil {
+			return ErrInvalidArgument.WithMessage("max-uploads must be a non-negative integer.")
 		}
 	}
-	if strings.ContainsRune(p.prefix+p.delimiter, 0) {
-		return errInvalidArgument.withMessage("Prefix and delimiter must not contain NUL.")
+	if strings.ContainsRune(p.Prefix+p.Delimiter, 0) {
+		return ErrInvalidArgument.WithMessage("Prefix and delimiter must not contain NUL.")
 	}
-	keyMarker, idMarker := rq.query.Get("key-marker"), rq.query.Get("upload-id-marker")
-	if _, err := h.requireBucket(ctx, rq); err != nil {
+	keyMarker, idMarker := rq.Query.Get("key-marker"), rq.Query.Get("upload-id-marker")
+	if _, err := h.RequireBucket(ctx, rq); err != nil {
 		return err
 	}
 	res := s3xml.ListMultipartUploadsResult{
-		Xmlns: s3xml.Namespace, Bucket: rq.bucket, KeyMarker: p.encode(keyMarker), UploadIDMarker: idMarker,
-		Prefix: p.encode(p.prefix), Delimiter: p.encode(p.delimiter), MaxUploads: p.maxKeys,
+		Xmlns: s3xml.Namespace, Bucket: rq.Bucket, KeyMarker: p.Encode(keyMarker), UploadIDMarker: idMarker,
+		Prefix: p.Encode(p.Prefix), Delimiter: p.Encode(p.Delimiter), MaxUploads: p.MaxKeys,
 	}
-	if p.urlEncode {
+	if p.UrlEncode {
 		res.EncodingType = "url"
 	}
 	// Where to start: after the given upload of key-marker, or after every upload of it.
@@ -96,23 +96,23 @@ func (h *Handler) listMultipartUploads(w http.ResponseWriter, r *http.Request, r
 	switch {
 	case keyMarker != "" && idMarker != "":
 		marker = uploadMarkerName(keyMarker, idMarker)
-	case keyMarker != "" && p.delimiter != "" && strings.HasSuffix(keyMarker, p.delimiter):
+	case keyMarker != "" && p.Delimiter != "" && strings.HasSuffix(keyMarker, p.Delimiter):
 		marker = keyMarker // a common prefix: the listing skips all of it
 	case keyMarker != "":
 		marker = keyMarker + "\x01" // past "<key-marker>\x00…"
 	}
 	count := 0
-	for count < p.maxKeys {
-		l, err := h.proxy.ListObjects(ctx, rq.account, uploadsContainer(rq.bucket), meta.ListOptions{
-			Prefix: p.prefix, Delimiter: p.delimiter, Marker: marker, Limit: p.maxKeys - count,
+	for count < p.MaxKeys {
+		l, err := h.Proxy.ListObjects(ctx, rq.Account, UploadsContainer(rq.Bucket), meta.ListOptions{
+			Prefix: p.Prefix, Delimiter: p.Delimiter, Marker: marker, Limit: p.MaxKeys - count,
 		})
 		if err != nil && !isNotFound(err) {
-			return fmt.Errorf("list uploads of %q: %w", rq.bucket, err)
+			return fmt.Errorf("list uploads of %q: %w", rq.Bucket, err)
 		}
 		// Objects and common prefixes come apart; walk them merged, in name order, so that the
 		// page ends at the right place.
 		objs, cps := l.Objects, l.CommonPrefixes
-		for (len(objs) > 0 || len(cps) > 0) && count < p.maxKeys {
+		for (len(objs) > 0 || len(cps) > 0) && count < p.MaxKeys {
 			if len(cps) == 0 || len(objs) > 0 && objs[0].Name < cps[0] {
 				e := objs[0]
 				objs = objs[1:]
@@ -122,14 +122,14 @@ func (h *Handler) listMultipartUploads(w http.ResponseWriter, r *http.Request, r
 					continue // a part
 				}
 				res.Uploads = append(res.Uploads, s3xml.UploadInfo{
-					Key: p.encode(key), UploadID: id, Initiator: rq.owner(), Owner: rq.owner(),
+					Key: p.Encode(key), UploadID: id, Initiator: rq.Owner(), Owner: rq.Owner(),
 					StorageClass: "STANDARD", Initiated: s3xml.FormatISO(e.Timestamp.Time()),
 				})
-				res.NextKeyMarker, res.NextUploadIDMarker = p.encode(key), id
+				res.NextKeyMarker, res.NextUploadIDMarker = p.Encode(key), id
 			} else {
 				marker = cps[0]
-				res.CommonPrefixes = append(res.CommonPrefixes, s3xml.CommonPrefix{Prefix: p.encode(cps[0])})
-				res.NextKeyMarker, res.NextUploadIDMarker = p.encode(cps[0]), ""
+				res.CommonPrefixes = append(res.CommonPrefixes, s3xml.CommonPrefix{Prefix: p.Encode(cps[0])})
+				res.NextKeyMarker, res.NextUploadIDMarker = p.Encode(cps[0]), ""
 				cps = cps[1:]
 			}
 			count++
@@ -141,11 +141,11 @@ func (h *Handler) listMultipartUploads(w http.ResponseWriter, r *http.Request, r
 		if err != nil || !l.Truncated {
 			break
 		}
-		if count == p.maxKeys {
+		if count == p.MaxKeys {
 			res.IsTruncated = true
 		}
 	}
-	writeXML(w, http.StatusOK, res)
+	WriteXML(w, http.StatusOK, res)
 	return nil
 }
 

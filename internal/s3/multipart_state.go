@@ -61,47 +61,47 @@ var errUploadCompleting = errors.New("s3: upload is being completed")
 
 // claimStale reports whether a claimed marker may be taken over. The caller holds
 // h.claimsMu.
-func (h *Handler) claimStale(m *meta.Object) bool {
+func (h *multipartHandler) claimStale(m *meta.Object) bool {
 	owner := m.SysMeta[sysUploadCompleting]
 	if strings.HasPrefix(owner, processID+"/") {
-		return !h.claims[owner]
+		return !h.Claims[owner]
 	}
 	return time.Since(m.LastModified()) > claimTTL
 }
 
 // busy reports whether m is claimed by a Complete that may still be running.
-func (h *Handler) claimBusy(m *meta.Object) bool {
+func (h *multipartHandler) claimBusy(m *meta.Object) bool {
 	if m.SysMeta[sysUploadCompleting] == "" {
 		return false
 	}
-	h.claimsMu.Lock()
-	defer h.claimsMu.Unlock()
+	h.ClaimsMu.Lock()
+	defer h.ClaimsMu.Unlock()
 	return !h.claimStale(m)
 }
 
 // newClaim registers a claim token of this process as running.
-func (h *Handler) newClaim() string {
-	h.claimsMu.Lock()
-	defer h.claimsMu.Unlock()
-	h.claimSeq++
-	token := processID + "/" + strconv.FormatUint(h.claimSeq, 10)
-	if h.claims == nil {
-		h.claims = map[string]bool{}
+func (h *multipartHandler) newClaim() string {
+	h.ClaimsMu.Lock()
+	defer h.ClaimsMu.Unlock()
+	h.ClaimSeq++
+	token := processID + "/" + strconv.FormatUint(h.ClaimSeq, 10)
+	if h.Claims == nil {
+		h.Claims = map[string]bool{}
 	}
-	h.claims[token] = true
+	h.Claims[token] = true
 	return token
 }
 
-func (h *Handler) endClaim(token string) {
-	h.claimsMu.Lock()
-	defer h.claimsMu.Unlock()
-	delete(h.claims, token)
+func (h *multipartHandler) endClaim(token string) {
+	h.ClaimsMu.Lock()
+	defer h.ClaimsMu.Unlock()
+	delete(h.Claims, token)
 }
 
 // claimUpload moves the upload from open (or a stale claim) to completing. It returns the
 // claimed marker, errNoSuchUpload when the upload ended, or errUploadCompleting when another
 // Complete holds it past claimWait. release undoes the claim when the Complete fails.
-func (h *Handler) claimUpload(ctx context.Context, rq *request, up *upload) (claimed meta.Object, release func(), err error) {
+func (h *multipartHandler) claimUpload(ctx context.Context, rq *Request, up *upload) (claimed meta.Object, release func(), err error) {
 	name := up.markerName(rq)
 	deadline := time.Now().Add(claimWait)
 	m := up.marker
@@ -114,7 +114,7 @@ func (h *Handler) claimUpload(ctx context.Context, rq *request, up *upload) (cla
 			token := h.newClaim()
 			next := markerCopy(m)
 			next.SysMeta[sysUploadCompleting] = token
-			claimed, err = h.proxy.PutObject(ctx, name, next, nil, proxy.PutOptions{If: meta.Precondition{IfTimestamp: m.Timestamp}})
+			claimed, err = h.Proxy.PutObject(ctx, name, next, nil, proxy.PutOptions{If: meta.Precondition{IfTimestamp: m.Timestamp}})
 			if err == nil {
 				release = func() {
 					defer h.endClaim(token)
@@ -122,8 +122,8 @@ func (h *Handler) claimUpload(ctx context.Context, rq *request, up *upload) (cla
 					// another Complete took the stale claim meanwhile.
 					back := markerCopy(claimed)
 					delete(back.SysMeta, sysUploadCompleting)
-					if _, err := h.proxy.PutObject(context.WithoutCancel(ctx), name, back, nil, proxy.PutOptions{If: meta.Precondition{IfTimestamp: claimed.Timestamp}}); err != nil {
-						h.log.WarnContext(ctx, "s3 cannot release the claim of a failed completion; it goes stale", "upload", up.id, "err", err)
+					if _, err := h.Proxy.PutObject(context.WithoutCancel(ctx), name, back, nil, proxy.PutOptions{If: meta.Precondition{IfTimestamp: claimed.Timestamp}}); err != nil {
+						h.Log.WarnContext(ctx, "s3 cannot release the claim of a failed completion; it goes stale", "upload", up.id, "err", err)
 					}
 				}
 				return claimed, release, nil
@@ -134,9 +134,9 @@ func (h *Handler) claimUpload(ctx context.Context, rq *request, up *upload) (cla
 			}
 		}
 		// The marker changed under us: read it again.
-		m, err = h.proxy.HeadObject(ctx, name)
+		m, err = h.Proxy.HeadObject(ctx, name)
 		if errors.Is(err, meta.ErrNotFound) {
-			return meta.Object{}, nil, fmt.Errorf("upload %s ended: %w", up.id, errNoSuchUpload)
+			return meta.Object{}, nil, fmt.Errorf("upload %s ended: %w", up.id, ErrNoSuchUpload)
 		}
 		if err != nil {
 			return meta.Object{}, nil, fmt.Errorf("upload %s: %w", up.id, err)
@@ -146,19 +146,19 @@ func (h *Handler) claimUpload(ctx context.Context, rq *request, up *upload) (cla
 
 // finishCompletion ends a successful Complete: the marker goes, if the claim is still ours.
 // It reports whether it was (if not, a later Complete took the claim over and tidies up).
-func (h *Handler) finishCompletion(ctx context.Context, rq *request, up *upload, claimed meta.Object) bool {
+func (h *multipartHandler) finishCompletion(ctx context.Context, rq *Request, up *upload, claimed meta.Object) bool {
 	name := up.markerName(rq)
 	defer h.endClaim(claimed.SysMeta[sysUploadCompleting])
-	err := h.proxy.DeleteObjectIf(ctx, name, meta.Precondition{IfTimestamp: claimed.Timestamp})
+	err := h.Proxy.DeleteObjectIf(ctx, name, meta.Precondition{IfTimestamp: claimed.Timestamp})
 	if err != nil && !errors.Is(err, meta.ErrNotFound) && !errors.Is(err, meta.ErrPreconditionFailed) {
-		h.log.WarnContext(ctx, "s3 cannot remove a completed upload's marker; its claim goes stale", "upload", up.id, "err", err)
+		h.Log.WarnContext(ctx, "s3 cannot remove a completed upload's marker; its claim goes stale", "upload", up.id, "err", err)
 	}
 	return err == nil
 }
 
 // endUpload deletes an open (or stale claimed) upload's marker for Abort: errNoSuchUpload if
 // it is gone or being completed.
-func (h *Handler) endUpload(ctx context.Context, rq *request, up *upload) error {
+func (h *multipartHandler) endUpload(ctx context.Context, rq *Request, up *upload) error {
 	name := up.markerName(rq)
 	deadline := time.Now().Add(claimWait)
 	m := up.marker
@@ -167,12 +167,12 @@ func (h *Handler) endUpload(ctx context.Context, rq *request, up *upload) error 
 			// A Complete runs: if it succeeds the upload is gone, if it fails it is open again
 			// and this Abort goes on. One that outlasts the wait counts as done.
 			if err := pause(ctx, deadline); errors.Is(err, errUploadCompleting) {
-				return fmt.Errorf("upload %s is being completed: %w", up.id, errNoSuchUpload)
+				return fmt.Errorf("upload %s is being completed: %w", up.id, ErrNoSuchUpload)
 			} else if err != nil {
 				return err
 			}
 		} else {
-			err := h.proxy.DeleteObjectIf(ctx, name, meta.Precondition{IfTimestamp: m.Timestamp})
+			err := h.Proxy.DeleteObjectIf(ctx, name, meta.Precondition{IfTimestamp: m.Timestamp})
 			if err == nil {
 				return nil
 			}
@@ -181,8 +181,8 @@ func (h *Handler) endUpload(ctx context.Context, rq *request, up *upload) error 
 			}
 		}
 		var err error
-		if m, err = h.proxy.HeadObject(ctx, name); errors.Is(err, meta.ErrNotFound) {
-			return fmt.Errorf("upload %s ended: %w", up.id, errNoSuchUpload)
+		if m, err = h.Proxy.HeadObject(ctx, name); errors.Is(err, meta.ErrNotFound) {
+			return fmt.Errorf("upload %s ended: %w", up.id, ErrNoSuchUpload)
 		} else if err != nil {
 			return fmt.Errorf("upload %s: %w", up.id, err)
 		}
@@ -226,7 +226,7 @@ func parsePartNumberOf(rest string) (int, bool) {
 		return 0, false
 	}
 	n, err := strconv.Atoi(num)
-	return n, err == nil && n >= 1 && n <= maxPartNumber
+	return n, err == nil && n >= 1 && n <= MaxPartNumber
 }
 
 // afterPart is the listing marker that skips every attempt of part n.
@@ -234,11 +234,11 @@ func afterPart(key, uploadID string, n int) string { return partName(key, upload
 
 // partAttempts lists an upload's parts from after part `after`, calling fn with each number's
 // newest attempt (the part) and the older ones (garbage). fn returns false to stop.
-func (h *Handler) partAttempts(ctx context.Context, rq *request, uploadID string, after int, fn func(n int, part meta.ListEntry, older []meta.ListEntry) bool) error {
-	prefix := partPrefix(rq.key, uploadID)
+func (h *multipartHandler) partAttempts(ctx context.Context, rq *Request, uploadID string, after int, fn func(n int, part meta.ListEntry, older []meta.ListEntry) bool) error {
+	prefix := partPrefix(rq.Key, uploadID)
 	opts := meta.ListOptions{Prefix: prefix}
 	if after > 0 {
-		opts.Marker = afterPart(rq.key, uploadID, after)
+		opts.Marker = afterPart(rq.Key, uploadID, after)
 	}
 	cur, have := 0, false
 	var best meta.ListEntry
@@ -253,7 +253,7 @@ func (h *Handler) partAttempts(ctx context.Context, rq *request, uploadID string
 		return fn(cur, best, o)
 	}
 	for {
-		l, err := h.proxy.ListObjects(ctx, rq.account, uploadsContainer(rq.bucket), opts)
+		l, err := h.Proxy.ListObjects(ctx, rq.Account, UploadsContainer(rq.Bucket), opts)
 		if err != nil {
 			return fmt.Errorf("list parts of upload %s: %w", uploadID, err)
 		}

@@ -74,7 +74,7 @@ func (c *UploadSweeperConfig) Validate() error {
 // UploadSweeper is the running daemon.
 type UploadSweeper struct {
 	cfg                           UploadSweeperConfig
-	h                             *Handler
+	h                             *multipartHandler
 	limit                         *rate.Limiter
 	scanned, parts, aborted, errs prometheus.Counter
 	passes                        prometheus.Counter
@@ -82,7 +82,7 @@ type UploadSweeper struct {
 }
 
 // NewUploadSweeper returns the handler's upload sweeper; Start runs it.
-func (h *Handler) NewUploadSweeper(cfg UploadSweeperConfig) (*UploadSweeper, error) {
+func (h *multipartHandler) NewUploadSweeper(cfg UploadSweeperConfig) (*UploadSweeper, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -129,11 +129,11 @@ func (s *UploadSweeper) Pass(ctx context.Context) SweepStats {
 		s.cfg.Logger.Warn("upload sweeper cannot list accounts; retried next pass", "err", err)
 		return st
 	}
-	prefix := uploadsContainer("")
+	prefix := UploadsContainer("")
 	for _, account := range accounts {
 		var opts meta.ListOptions
 		for ctx.Err() == nil {
-			l, err := s.h.proxy.ListReservedContainers(ctx, account, prefix, opts)
+			l, err := s.h.Proxy.ListReservedContainers(ctx, account, prefix, opts)
 			if err != nil {
 				if !errors.Is(err, meta.ErrNotFound) {
 					s.errs.Inc()
@@ -166,7 +166,7 @@ func (s *UploadSweeper) Pass(ctx context.Context) SweepStats {
 // sweepBucket walks one uploads container, one upload (a marker and the parts after it, or
 // parts alone once the upload ended) at a time.
 func (s *UploadSweeper) sweepBucket(ctx context.Context, account, bucket string, st *SweepStats) error {
-	container := uploadsContainer(bucket)
+	container := UploadsContainer(bucket)
 	type group struct {
 		key, id string
 		marker  *meta.ListEntry
@@ -178,11 +178,11 @@ func (s *UploadSweeper) sweepBucket(ctx context.Context, account, bucket string,
 			return nil
 		}
 		defer func() { g = nil }()
-		return s.sweepUpload(ctx, &request{account: account, bucket: bucket, key: g.key}, g.id, g.marker, g.parts, st)
+		return s.sweepUpload(ctx, &Request{Account: account, Bucket: bucket, Key: g.key}, g.id, g.marker, g.parts, st)
 	}
 	opts := meta.ListOptions{}
 	for {
-		l, err := s.h.proxy.ListObjects(ctx, account, container, opts)
+		l, err := s.h.Proxy.ListObjects(ctx, account, container, opts)
 		if errors.Is(err, meta.ErrNotFound) {
 			return nil
 		}
@@ -221,7 +221,7 @@ func (s *UploadSweeper) sweepBucket(ctx context.Context, account, bucket string,
 
 // sweepUpload handles one upload: an open one past the abandon age is aborted; the parts of an
 // ended one go, except those the object under its key uses.
-func (s *UploadSweeper) sweepUpload(ctx context.Context, rq *request, id string, marker *meta.ListEntry, parts []meta.ListEntry, st *SweepStats) error {
+func (s *UploadSweeper) sweepUpload(ctx context.Context, rq *Request, id string, marker *meta.ListEntry, parts []meta.ListEntry, st *SweepStats) error {
 	now := s.cfg.Now()
 	if marker != nil {
 		// Abandoned: nothing happened to it (no part, no claim) for AbandonAfter, so that an
@@ -233,7 +233,7 @@ func (s *UploadSweeper) sweepUpload(ctx context.Context, rq *request, id string,
 		if s.cfg.AbandonAfter <= 0 || now.Sub(last.Time()) < s.cfg.AbandonAfter {
 			return nil // open: its parts are the client's until it completes or aborts
 		}
-		m, err := s.h.proxy.HeadObject(ctx, meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: uploadMarkerName(rq.key, id)})
+		m, err := s.h.Proxy.HeadObject(ctx, meta.ObjectName{Account: rq.Account, Container: UploadsContainer(rq.Bucket), Object: uploadMarkerName(rq.Key, id)})
 		if errors.Is(err, meta.ErrNotFound) {
 			return nil // ended meanwhile; the next pass sees its leftovers
 		}
@@ -242,14 +242,14 @@ func (s *UploadSweeper) sweepUpload(ctx context.Context, rq *request, id string,
 		}
 		up := &upload{id: id, marker: m}
 		if err := s.h.endUpload(ctx, rq, up); err != nil {
-			if errors.Is(err, errNoSuchUpload) {
+			if errors.Is(err, ErrNoSuchUpload) {
 				return nil // a Complete holds it, or it ended meanwhile
 			}
 			return err
 		}
 		s.aborted.Inc()
 		st.UploadsAborted++
-		s.cfg.Logger.Info("upload sweeper aborted an abandoned upload", "bucket", rq.bucket, "upload", id, "initiated", marker.Timestamp.Time())
+		s.cfg.Logger.Info("upload sweeper aborted an abandoned upload", "bucket", rq.Bucket, "upload", id, "initiated", marker.Timestamp.Time())
 	}
 	// The upload has ended: the marker is gone (the object, if a Complete wrote it, was written
 	// before), so what is not in the current object is garbage once past the grace.
@@ -261,7 +261,7 @@ func (s *UploadSweeper) sweepUpload(ctx context.Context, rq *request, id string,
 		if inUse[p.Name] || (marker == nil && now.Sub(p.Timestamp.Time()) < s.cfg.Grace) {
 			continue
 		}
-		err := s.h.proxy.DeleteObject(ctx, meta.ObjectName{Account: rq.account, Container: uploadsContainer(rq.bucket), Object: p.Name})
+		err := s.h.Proxy.DeleteObject(ctx, meta.ObjectName{Account: rq.Account, Container: UploadsContainer(rq.Bucket), Object: p.Name})
 		if err != nil && !errors.Is(err, meta.ErrNotFound) {
 			return fmt.Errorf("remove part of upload %s: %w", id, err)
 		}

@@ -65,7 +65,7 @@ func TestUploadSweeper(t *testing.T) {
 	_, err = c.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String("done"), UploadId: done.UploadId,
 		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: up.ETag, PartNumber: aws.Int32(1)}}}})
 	must(err)
-	uploads := uploadsContainer(bucket)
+	uploads := UploadsContainer(bucket)
 	putRaw := func(name string) {
 		t.Helper()
 		_, err := px.PutObject(ctx, meta.ObjectName{Account: account, Container: uploads, Object: name}, meta.Object{Size: 3}, bytes.NewReader([]byte("xyz")), proxy.PutOptions{})

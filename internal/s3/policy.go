@@ -13,11 +13,11 @@ import (
 
 // Bucket policies (GET, PUT and DELETE ?policy, GET ?policyStatus) and quotas.
 
-func (h *Handler) getBucketPolicy(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if rq.state.Policy == nil {
-		return errNoSuchBucketPolicy
+func (h *bucketsHandler) GetBucketPolicy(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if rq.State.Policy == nil {
+		return ErrNoSuchBucketPolicy
 	}
-	doc := []byte(rq.state.Policy.Raw)
+	doc := []byte(rq.State.Policy.Raw)
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Content-Length", strconv.Itoa(len(doc)))
@@ -26,29 +26,29 @@ func (h *Handler) getBucketPolicy(w http.ResponseWriter, r *http.Request, rq *re
 	return nil
 }
 
-func (h *Handler) putBucketPolicy(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *bucketsHandler) PutBucketPolicy(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	body, err := h.readSmallBody(r, rq, maxPolicyBodyBytes, false)
-	if errors.Is(err, errMaxMessageLength) {
-		return errMalformedPolicy.withMessage("Policy exceeds the maximum allowed document size (%d bytes).", access.MaxPolicySize)
+	body, err := h.ReadSmallBody(r, rq, MaxPolicyBodyBytes, false)
+	if errors.Is(err, ErrMaxMessageLength) {
+		return ErrMalformedPolicy.WithMessage("Policy exceeds the maximum allowed document size (%d bytes).", access.MaxPolicySize)
 	}
 	if err != nil {
 		return err
 	}
-	p, err := access.ParsePolicy(body, rq.bucket)
+	p, err := access.ParsePolicy(body, rq.Bucket)
 	if err != nil {
 		return policyError(err)
 	}
-	if b := rq.state.PublicAccessBlock; b != nil && b.BlockPublicPolicy && p.Public() {
-		return fmt.Errorf("public policy under BlockPublicPolicy: %w", errAccessDenied)
+	if b := rq.State.PublicAccessBlock; b != nil && b.BlockPublicPolicy && p.Public() {
+		return fmt.Errorf("public policy under BlockPublicPolicy: %w", ErrAccessDenied)
 	}
-	if err := h.claimForSharing(ctx, rq, hasAllow(p)); err != nil {
+	if err := h.ClaimForSharing(ctx, rq, hasAllow(p)); err != nil {
 		return err
 	}
-	if err := h.setBucketMeta(ctx, rq, map[string]string{access.MetaPolicy: p.Raw}); err != nil {
+	if err := h.SetBucketMeta(ctx, rq, map[string]string{access.MetaPolicy: p.Raw}); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusNoContent)
+	WriteEmpty(w, http.StatusNoContent)
 	return nil
 }
 
@@ -64,24 +64,24 @@ func hasAllow(p *access.Policy) bool {
 // policyError is the S3 error for a policy access refused.
 func policyError(err error) error {
 	if errors.Is(err, access.ErrMalformedPolicy) {
-		return errMalformedPolicy.withMessage("%s", err.Error())
+		return ErrMalformedPolicy.WithMessage("%s", err.Error())
 	}
 	return err
 }
 
-func (h *Handler) deleteBucketPolicy(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := h.setBucketMeta(r.Context(), rq, map[string]string{access.MetaPolicy: ""}); err != nil {
+func (h *bucketsHandler) DeleteBucketPolicy(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{access.MetaPolicy: ""}); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusNoContent)
+	WriteEmpty(w, http.StatusNoContent)
 	return nil
 }
 
-func (h *Handler) getBucketPolicyStatus(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if rq.state.Policy == nil {
-		return errNoSuchBucketPolicy
+func (h *bucketsHandler) GetBucketPolicyStatus(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if rq.State.Policy == nil {
+		return ErrNoSuchBucketPolicy
 	}
-	writeXML(w, http.StatusOK, s3xml.PolicyStatus{Xmlns: s3xml.Namespace, IsPublic: rq.state.Policy.Public()})
+	WriteXML(w, http.StatusOK, s3xml.PolicyStatus{Xmlns: s3xml.Namespace, IsPublic: rq.State.Policy.Public()})
 	return nil
 }
 
@@ -90,23 +90,23 @@ func (h *Handler) getBucketPolicyStatus(w http.ResponseWriter, r *http.Request, 
 // the declared size and one object (a part, an upload marker and a completed multipart object
 // are each an object there). It runs before anything is stored; it is not atomic with the
 // write, so concurrent writes can each pass and together overshoot by what they add.
-func (h *Handler) checkQuota(ctx context.Context, rq *request, add access.Usage) error {
-	if rq.state != nil && !rq.state.Quota.None() {
-		c, err := h.proxy.HeadContainer(ctx, rq.account, rq.bucket)
+func (h *Front) CheckQuota(ctx context.Context, rq *Request, add access.Usage) error {
+	if rq.State != nil && !rq.State.Quota.None() {
+		c, err := h.Proxy.HeadContainer(ctx, rq.Account, rq.Bucket)
 		if err != nil {
-			return bucketError(fmt.Errorf("bucket usage: %w", err))
+			return BucketError(fmt.Errorf("bucket usage: %w", err))
 		}
-		if err := access.CheckQuota("bucket", rq.state.Quota, access.Usage{Bytes: c.BytesUsed, Objects: c.ObjectCount}, add); err != nil {
+		if err := access.CheckQuota("bucket", rq.State.Quota, access.Usage{Bytes: c.BytesUsed, Objects: c.ObjectCount}, add); err != nil {
 			return quotaError(err)
 		}
 	}
-	return quotaError(access.CheckAccountQuota(ctx, h.cfg.Quotas, rq.account, h.proxy.AccountUsage(rq.account), add))
+	return quotaError(access.CheckAccountQuota(ctx, h.Cfg.Quotas, rq.Account, h.Proxy.AccountUsage(rq.Account), add))
 }
 
 func quotaError(err error) error {
 	var qe *access.QuotaError
 	if errors.As(err, &qe) {
-		return fmt.Errorf("%w: %w", errQuotaExceeded.withMessage("Your upload exceeds the %s's quota of %d %s (%d used, %d more asked).", qe.Scope, qe.Limit, qe.Resource, qe.Used, qe.Adding), err)
+		return fmt.Errorf("%w: %w", errQuotaExceeded.WithMessage("Your upload exceeds the %s's quota of %d %s (%d used, %d more asked).", qe.Scope, qe.Limit, qe.Resource, qe.Used, qe.Adding), err)
 	}
 	return err
 }

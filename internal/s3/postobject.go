@@ -25,7 +25,7 @@ import (
 // place of headers and the file part, streamed, as the body.
 
 // isFormPost reports whether a bucket POST is a form upload.
-func isFormPost(hdr http.Header) bool {
+func IsFormPost(hdr http.Header) bool {
 	ct := strings.ToLower(strings.TrimSpace(hdr.Get("Content-Type")))
 	return strings.HasPrefix(ct, "multipart/form-data")
 }
@@ -54,7 +54,7 @@ func formHeader(r *http.Request, fields postpolicy.Fields) (http.Header, error) 
 	for name, v := range fields {
 		switch {
 		case name == "tagging":
-			return nil, errNotImplemented.withMessage("The tagging field is not implemented.")
+			return nil, ErrNotImplemented.WithMessage("The tagging field is not implemented.")
 		case name == "acl":
 			// Set below, so that it wins over an x-amz-acl field whatever the order.
 		case name == "content-type" || name == "content-md5" || isStoredHeader(name),
@@ -77,34 +77,34 @@ func isStoredHeader(name string) bool {
 	return false
 }
 
-func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *objectsHandler) PostObject(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	form, err := postpolicy.ReadForm(r.Body, r.Header.Get("Content-Type"), rq.bucket)
+	form, err := postpolicy.ReadForm(r.Body, r.Header.Get("Content-Type"), rq.Bucket)
 	if err != nil {
 		return postBodyError(fmt.Errorf("POST form: %w", err))
 	}
-	signed, err := postpolicy.Authenticate(ctx, form.Fields, h.cfg.Credentials, h.verify.Region)
+	signed, err := postpolicy.Authenticate(ctx, form.Fields, h.Cfg.Credentials, h.Verify.Region)
 	if err != nil {
 		return fmt.Errorf("POST form: %w", err)
 	}
-	minLen, maxLen := int64(0), h.cfg.MaxObjectSize
+	minLen, maxLen := int64(0), h.Cfg.MaxObjectSize
 	if signed != nil {
 		if signed.Credential.Account == "" {
-			return fmt.Errorf("access key %q has no account: %w", signed.Credential.AccessKey, errAccessDenied)
+			return fmt.Errorf("access key %q has no account: %w", signed.Credential.AccessKey, ErrAccessDenied)
 		}
-		rq.who = identityOf(signed.Credential)
-		rq.auth = &sigv4.Auth{Credential: signed.Credential, SignatureV2: signed.SignatureV2, Time: h.cfg.Now(),
+		rq.Who = IdentityOf(signed.Credential)
+		rq.Auth = &sigv4.Auth{Credential: signed.Credential, SignatureV2: signed.SignatureV2, Time: h.Cfg.Now(),
 			Payload: sigv4.PayloadUnsigned, DecodedContentLength: -1}
 		p := signed.Policy
-		if err := p.Check(form.Fields, h.cfg.Now()); err != nil {
+		if err := p.Check(form.Fields, h.Cfg.Now()); err != nil {
 			return fmt.Errorf("POST form of %q: %w", signed.Credential.AccessKey, err)
 		}
 		if p.HasLengthRange {
 			minLen, maxLen = p.MinLength, min(maxLen, p.MaxLength)
 		}
 	}
-	rq.key = form.Fields.Get("key")
-	if err := checkKey(rq.key); err != nil {
+	rq.Key = form.Fields.Get("key")
+	if err := CheckKey(rq.Key); err != nil {
 		return err
 	}
 	hdr, err := formHeader(r, form.Fields)
@@ -114,20 +114,20 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 	// The access decision and the ACL read headers: give them the form's.
 	fr := r.WithContext(ctx)
 	fr.Header = hdr
-	if err := h.authorize(ctx, fr, rq); err != nil {
+	if err := h.Authorize(ctx, fr, rq); err != nil {
 		return err
 	}
-	if err := checkWriteHeaders(hdr); err != nil {
+	if err := CheckWriteHeaders(hdr); err != nil {
 		return err
 	}
-	obj, err := objectMetaFromRequest(hdr)
+	obj, err := ObjectMetaFromRequest(hdr)
 	if err != nil {
 		return err
 	}
-	if err := h.objectSettings(fr, rq, &obj); err != nil {
+	if err := h.ObjectSettings(fr, rq, &obj); err != nil {
 		return err
 	}
-	ssew, err := h.sseForWrite(fr, rq)
+	ssew, err := h.SseForWrite(fr, rq)
 	if err != nil {
 		return err
 	}
@@ -143,42 +143,42 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 	if r.ContentLength >= 0 {
 		bound = min(maxLen, r.ContentLength)
 	}
-	if err := h.checkQuota(ctx, rq, access.Usage{Bytes: bound, Objects: 1}); err != nil {
+	if err := h.CheckQuota(ctx, rq, access.Usage{Bytes: bound, Objects: 1}); err != nil {
 		return err
 	}
 	file := postpolicy.LimitFile(form.File, minLen, maxLen)
-	plain, err := rq.auth.Body(file)
+	plain, err := rq.Auth.Body(file)
 	if err != nil {
 		return fmt.Errorf("POST form file: %w", err)
 	}
-	body := &verifiedBody{body: plain, spec: spec}
+	body := &VerifiedBody{Body: plain, Spec: spec}
 	if spec.Algorithm != "" {
-		body.sum = spec.Algorithm.New()
+		body.Sum = spec.Algorithm.New()
 	}
 	obj.Size = -1
 	var putBody io.Reader = body
-	opts := proxy.PutOptions{BeforeCommit: body.beforeCommit}
+	opts := proxy.PutOptions{BeforeCommit: body.BeforeCommit}
 	var enc *encryptingBody
 	if ssew != nil {
-		if enc, err = h.encrypt(ctx, ssew, rq.binding(), body, -1, ""); err != nil {
+		if enc, err = h.encrypt(ctx, ssew, rq.Binding(), body, -1, ""); err != nil {
 			return err
 		}
-		putBody, opts.BeforeCommit = enc, enc.beforeCommit(body.beforeCommit, -1, true)
-		setBucketKey(&obj, ssew)
+		putBody, opts.BeforeCommit = enc, enc.BeforeCommit(body.BeforeCommit, -1, true)
+		SetBucketKey(&obj, ssew)
 	}
-	stored, err := h.proxy.PutObject(ctx, rq.objectName(), obj, putBody, opts)
+	stored, err := h.Proxy.PutObject(ctx, rq.ObjectName(), obj, putBody, opts)
 	if err != nil {
 		if file.Err != nil {
 			return file.Err // the size bound, whatever the layers below made of it
 		}
-		return postBodyError(fmt.Errorf("POST object %q: %w", rq.key, err))
+		return postBodyError(fmt.Errorf("POST object %q: %w", rq.Key, err))
 	}
 	etag := stored.ETag
 	if enc != nil {
 		etag = enc.servedETag(stored.ETag)
-		writeSSEHeaders(w.Header(), enc.env, ssew.keyMD5, ssew.bucketKey)
+		WriteSSEHeaders(w.Header(), enc.env, ssew.KeyMD5, ssew.BucketKey)
 	}
-	h.writePostSuccess(w, r, rq, form.Fields, quoteETag(etag))
+	h.writePostSuccess(w, r, rq, form.Fields, QuoteETag(etag))
 	return nil
 }
 
@@ -186,7 +186,7 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *request
 // failure (IncompleteBody), not the server's.
 func postBodyError(err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, meta.ErrIncompleteBody) {
-		return fmt.Errorf("%w: %w", errIncompleteBody, err)
+		return fmt.Errorf("%w: %w", ErrIncompleteBody, err)
 	}
 	return err
 }
@@ -195,7 +195,7 @@ func postBodyError(err error) error {
 // (or the older redirect) with bucket, key and etag added to its query, when that is a URL;
 // else the success_action_status asked for: 200 or 204 with no body, 201 with a PostResponse
 // document; anything else is 204.
-func (h *Handler) writePostSuccess(w http.ResponseWriter, r *http.Request, rq *request, fields postpolicy.Fields, etag string) {
+func (h *objectsHandler) writePostSuccess(w http.ResponseWriter, r *http.Request, rq *Request, fields postpolicy.Fields, etag string) {
 	location := h.objectURL(r, rq)
 	hdr := w.Header()
 	hdr.Set("ETag", etag)
@@ -206,35 +206,35 @@ func (h *Handler) writePostSuccess(w http.ResponseWriter, r *http.Request, rq *r
 	}
 	if u, err := url.Parse(redirect); redirect != "" && err == nil && u.IsAbs() && (u.Scheme == "http" || u.Scheme == "https") {
 		// In this order, as S3 sends them (clients compare the whole URL).
-		q := "bucket=" + url.QueryEscape(rq.bucket) + "&key=" + url.QueryEscape(rq.key) + "&etag=" + url.QueryEscape(etag)
+		q := "bucket=" + url.QueryEscape(rq.Bucket) + "&key=" + url.QueryEscape(rq.Key) + "&etag=" + url.QueryEscape(etag)
 		if u.RawQuery != "" {
 			u.RawQuery += "&" + q
 		} else {
 			u.RawQuery = q
 		}
 		hdr.Set("Location", u.String())
-		writeEmpty(w, http.StatusSeeOther)
+		WriteEmpty(w, http.StatusSeeOther)
 		return
 	}
 	switch fields.Get("success_action_status") {
 	case "200":
-		writeEmpty(w, http.StatusOK)
+		WriteEmpty(w, http.StatusOK)
 	case "201":
-		writeXML(w, http.StatusCreated, s3xml.PostResponse{Location: location, Bucket: rq.bucket, Key: rq.key, ETag: etag})
+		WriteXML(w, http.StatusCreated, s3xml.PostResponse{Location: location, Bucket: rq.Bucket, Key: rq.Key, ETag: etag})
 	default:
-		writeEmpty(w, http.StatusNoContent)
+		WriteEmpty(w, http.StatusNoContent)
 	}
 }
 
 // objectURL is the URL of the request's object, in the addressing style the request used.
-func (h *Handler) objectURL(r *http.Request, rq *request) string {
+func (h *objectsHandler) objectURL(r *http.Request, rq *Request) string {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	path := "/" + sigv4.URIEncode(rq.bucket, false) + "/" + sigv4.URIEncode(rq.key, false)
-	if parseTarget(r, h.cfg.Domains).virtualHost {
-		path = "/" + sigv4.URIEncode(rq.key, false)
+	path := "/" + sigv4.URIEncode(rq.Bucket, false) + "/" + sigv4.URIEncode(rq.Key, false)
+	if ParseTarget(r, h.Cfg.Domains).VirtualHost {
+		path = "/" + sigv4.URIEncode(rq.Key, false)
 	}
 	return scheme + "://" + r.Host + path
 }

@@ -16,103 +16,103 @@ import (
 // the writes BlockPublicAcls, BlockPublicPolicy and BucketOwnerEnforced forbid. There is no
 // account-level public access block.
 
-func (h *Handler) getPublicAccessBlock(w http.ResponseWriter, r *http.Request, rq *request) error {
-	b := rq.state.PublicAccessBlock
+func (h *bucketsHandler) GetPublicAccessBlock(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	b := rq.State.PublicAccessBlock
 	if b == nil {
-		return errNoPublicAccessBlock
+		return ErrNoPublicAccessBlock
 	}
-	writeXML(w, http.StatusOK, s3xml.PublicAccessBlockConfiguration{Xmlns: s3xml.Namespace,
+	WriteXML(w, http.StatusOK, s3xml.PublicAccessBlockConfiguration{Xmlns: s3xml.Namespace,
 		BlockPublicAcls: b.BlockPublicAcls, IgnorePublicAcls: b.IgnorePublicAcls,
 		BlockPublicPolicy: b.BlockPublicPolicy, RestrictPublicBuckets: b.RestrictPublicBuckets})
 	return nil
 }
 
-func (h *Handler) putPublicAccessBlock(w http.ResponseWriter, r *http.Request, rq *request) error {
-	body, err := h.readSmallBody(r, rq, maxACLBodyBytes, false)
+func (h *bucketsHandler) PutPublicAccessBlock(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	body, err := h.ReadSmallBody(r, rq, MaxACLBodyBytes, false)
 	if err != nil {
 		return err
 	}
 	var doc s3xml.PublicAccessBlockConfiguration
-	if err := decodeXML(body, &doc); err != nil {
+	if err := DecodeXML(body, &doc); err != nil {
 		return err
 	}
 	b := access.PublicAccessBlock{BlockPublicAcls: doc.BlockPublicAcls, IgnorePublicAcls: doc.IgnorePublicAcls,
 		BlockPublicPolicy: doc.BlockPublicPolicy, RestrictPublicBuckets: doc.RestrictPublicBuckets}
-	if err := h.setBucketMeta(r.Context(), rq, map[string]string{access.MetaPublicAccessBlock: b.Encode()}); err != nil {
+	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{access.MetaPublicAccessBlock: b.Encode()}); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusOK)
+	WriteEmpty(w, http.StatusOK)
 	return nil
 }
 
-func (h *Handler) deletePublicAccessBlock(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := h.setBucketMeta(r.Context(), rq, map[string]string{access.MetaPublicAccessBlock: ""}); err != nil {
+func (h *bucketsHandler) DeletePublicAccessBlock(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{access.MetaPublicAccessBlock: ""}); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusNoContent)
+	WriteEmpty(w, http.StatusNoContent)
 	return nil
 }
 
-func (h *Handler) getOwnershipControls(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if rq.state.Ownership == "" {
-		return errNoOwnershipControls
+func (h *bucketsHandler) GetOwnershipControls(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if rq.State.Ownership == "" {
+		return ErrNoOwnershipControls
 	}
-	writeXML(w, http.StatusOK, s3xml.OwnershipControls{Xmlns: s3xml.Namespace,
-		Rules: []s3xml.OwnershipControlsRule{{ObjectOwnership: string(rq.state.Ownership)}}})
+	WriteXML(w, http.StatusOK, s3xml.OwnershipControls{Xmlns: s3xml.Namespace,
+		Rules: []s3xml.OwnershipControlsRule{{ObjectOwnership: string(rq.State.Ownership)}}})
 	return nil
 }
 
-func (h *Handler) putOwnershipControls(w http.ResponseWriter, r *http.Request, rq *request) error {
-	body, err := h.readSmallBody(r, rq, maxACLBodyBytes, false)
+func (h *bucketsHandler) PutOwnershipControls(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	body, err := h.ReadSmallBody(r, rq, MaxACLBodyBytes, false)
 	if err != nil {
 		return err
 	}
 	var doc s3xml.OwnershipControls
-	if err := decodeXML(body, &doc); err != nil {
+	if err := DecodeXML(body, &doc); err != nil {
 		return err
 	}
 	if len(doc.Rules) != 1 {
-		return errMalformedXML.withMessage("OwnershipControls takes exactly one Rule.")
+		return ErrMalformedXML.WithMessage("OwnershipControls takes exactly one Rule.")
 	}
 	o := access.Ownership(doc.Rules[0].ObjectOwnership)
 	if !o.Valid() {
-		return errMalformedXML.withMessage("Invalid ObjectOwnership %.60q (BucketOwnerEnforced, BucketOwnerPreferred or ObjectWriter).", o)
+		return ErrMalformedXML.WithMessage("Invalid ObjectOwnership %.60q (BucketOwnerEnforced, BucketOwnerPreferred or ObjectWriter).", o)
 	}
-	if o == access.OwnershipBucketOwnerEnforced && len(rq.state.ACL.Grants) > 0 {
+	if o == access.OwnershipBucketOwnerEnforced && len(rq.State.ACL.Grants) > 0 {
 		// As S3: turning ACLs off while the bucket's ACL grants something would silently
 		// revoke it; the owner removes the grants first.
-		return errInvalidBucketACLWithOwnership
+		return ErrInvalidBucketACLWithOwnership
 	}
-	if err := h.setBucketMeta(r.Context(), rq, map[string]string{access.MetaOwnership: string(o)}); err != nil {
+	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{access.MetaOwnership: string(o)}); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusOK)
+	WriteEmpty(w, http.StatusOK)
 	return nil
 }
 
-func (h *Handler) deleteOwnershipControls(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := h.setBucketMeta(r.Context(), rq, map[string]string{access.MetaOwnership: ""}); err != nil {
+func (h *bucketsHandler) DeleteOwnershipControls(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{access.MetaOwnership: ""}); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusNoContent)
+	WriteEmpty(w, http.StatusNoContent)
 	return nil
 }
 
 // checkACLWrite refuses an ACL a request sets on the bucket or an object when the bucket's
 // settings forbid it: any grant while BucketOwnerEnforced turns ACLs off
 // (AccessControlListNotSupported), a public grant under BlockPublicAcls (AccessDenied).
-func checkACLWrite(rq *request, acl access.ACL) error {
-	if !rq.state.ACLsEnabled() && len(acl.Grants) > 0 {
-		return fmt.Errorf("ACL on %s/%s: %w", rq.bucket, rq.key, errACLNotSupported)
+func CheckACLWrite(rq *Request, acl access.ACL) error {
+	if !rq.State.ACLsEnabled() && len(acl.Grants) > 0 {
+		return fmt.Errorf("ACL on %s/%s: %w", rq.Bucket, rq.Key, errACLNotSupported)
 	}
 	return checkPublicACL(rq, acl)
 }
 
 // checkPublicACL refuses a public ACL (grants to AllUsers or AuthenticatedUsers) on a bucket
 // whose public access block has BlockPublicAcls.
-func checkPublicACL(rq *request, acl access.ACL) error {
-	if b := rq.state.PublicAccessBlock; b != nil && b.BlockPublicAcls && acl.GrantsPublic() {
-		return fmt.Errorf("public ACL on %s/%s under BlockPublicAcls: %w", rq.bucket, rq.key, errAccessDenied)
+func checkPublicACL(rq *Request, acl access.ACL) error {
+	if b := rq.State.PublicAccessBlock; b != nil && b.BlockPublicAcls && acl.GrantsPublic() {
+		return fmt.Errorf("public ACL on %s/%s under BlockPublicAcls: %w", rq.Bucket, rq.Key, ErrAccessDenied)
 	}
 	return nil
 }

@@ -20,30 +20,30 @@ import (
 
 // bucketOwner returns the account holding a bucket name in the index; meta.ErrNotFound if
 // none does.
-func (h *Handler) bucketOwner(ctx context.Context, bucket string) (string, error) {
-	return h.proxy.NameOwner(ctx, bucket)
+func (h *Front) bucketOwner(ctx context.Context, bucket string) (string, error) {
+	return h.Proxy.NameOwner(ctx, bucket)
 }
 
 // claimForSharing claims the bucket's name when its new access state lets anyone outside its
 // account in (grants), so that they can address it.
-func (h *Handler) claimForSharing(ctx context.Context, rq *request, grants bool) error {
+func (h *Front) ClaimForSharing(ctx context.Context, rq *Request, grants bool) error {
 	if !grants {
 		return nil
 	}
-	err := h.proxy.ClaimName(ctx, rq.bucket, rq.account)
+	err := h.Proxy.ClaimName(ctx, rq.Bucket, rq.Account)
 	if errors.Is(err, proxy.ErrNameTaken) {
-		return fmt.Errorf("%w: %w", errBucketAlreadyExists.withMessage("Another account already shares a bucket named %q, and bucket names are shared by all accounts once a bucket is shared: use another name to share this bucket.", rq.bucket), err)
+		return fmt.Errorf("%w: %w", errBucketAlreadyExists.WithMessage("Another account already shares a bucket named %q, and bucket names are shared by all accounts once a bucket is shared: use another name to share this bucket.", rq.Bucket), err)
 	}
 	if err != nil {
-		return fmt.Errorf("share bucket %q: %w", rq.bucket, err)
+		return fmt.Errorf("share bucket %q: %w", rq.Bucket, err)
 	}
 	return nil
 }
 
 // releaseBucket drops the account's claim on a deleted bucket's name. A failure leaves a stale
 // claim, which the next claim of the name takes over.
-func (h *Handler) releaseBucket(ctx context.Context, bucket, account string) {
-	if err := h.proxy.ReleaseName(ctx, bucket, account); err != nil {
-		h.log.WarnContext(ctx, "s3 cannot release a bucket name; it stays claimed until taken over", "bucket", bucket, "err", err)
+func (h *Front) ReleaseBucket(ctx context.Context, bucket, account string) {
+	if err := h.Proxy.ReleaseName(ctx, bucket, account); err != nil {
+		h.Log.WarnContext(ctx, "s3 cannot release a bucket name; it stays claimed until taken over", "bucket", bucket, "err", err)
 	}
 }

@@ -8,18 +8,18 @@ import (
 )
 
 // target is what a request addresses: nothing (the service), a bucket, or an object.
-type target struct {
-	bucket string
-	key    string
+type Target struct {
+	Bucket string
+	Key    string
 	// virtualHost: the bucket came from the Host (bucket.domain), not the path.
-	virtualHost bool
+	VirtualHost bool
 }
 
 // parseTarget finds the bucket and key of a request: virtual-hosted style when the Host is a
 // subdomain of one of the configured domains (bucket.domain/key), path style otherwise
 // (host/bucket/key). The key is the decoded path, unchanged otherwise: S3 keys may contain
 // "//", "./" and trailing slashes.
-func parseTarget(r *http.Request, domains []string) target {
+func ParseTarget(r *http.Request, domains []string) Target {
 	path := r.URL.Path
 	host := strings.ToLower(r.Host)
 	if h, _, err := net.SplitHostPort(host); err == nil {
@@ -27,80 +27,80 @@ func parseTarget(r *http.Request, domains []string) target {
 	}
 	for _, d := range domains {
 		if bucket, ok := strings.CutSuffix(host, "."+d); ok && bucket != "" {
-			return target{bucket: bucket, key: strings.TrimPrefix(path, "/"), virtualHost: true}
+			return Target{Bucket: bucket, Key: strings.TrimPrefix(path, "/"), VirtualHost: true}
 		}
 	}
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
-	return target{bucket: bucket, key: key}
+	return Target{Bucket: bucket, Key: key}
 }
 
 // Operation names, as S3 and the metrics call them.
 const (
-	opListBuckets             = "ListBuckets"
-	opCreateBucket            = "CreateBucket"
-	opHeadBucket              = "HeadBucket"
-	opDeleteBucket            = "DeleteBucket"
-	opGetBucketLocation       = "GetBucketLocation"
-	opGetBucketVersioning     = "GetBucketVersioning"
-	opPutBucketVersioning     = "PutBucketVersioning"
-	opListObjectVersions      = "ListObjectVersions"
-	opGetBucketACL            = "GetBucketAcl"
-	opPutBucketACL            = "PutBucketAcl"
-	opGetBucketPolicy         = "GetBucketPolicy"
-	opPutBucketPolicy         = "PutBucketPolicy"
-	opDeleteBucketPolicy      = "DeleteBucketPolicy"
-	opGetBucketPolicyStatus   = "GetBucketPolicyStatus"
-	opGetBucketRequestPayment = "GetBucketRequestPayment"
-	opGetBucketLogging        = "GetBucketLogging"
-	opGetBucketTagging        = "GetBucketTagging"
-	opPutBucketTagging        = "PutBucketTagging"
-	opDeleteBucketTagging     = "DeleteBucketTagging"
-	opGetBucketCors           = "GetBucketCors"
-	opPutBucketCors           = "PutBucketCors"
-	opDeleteBucketCors        = "DeleteBucketCors"
-	opPreflight               = "PreflightCORS" // OPTIONS on a bucket or object (cors.go)
-	opGetObjectLockConfig     = "GetObjectLockConfiguration"
-	opPutObjectLockConfig     = "PutObjectLockConfiguration"
-	opGetObjectRetention      = "GetObjectRetention"
-	opPutObjectRetention      = "PutObjectRetention"
-	opGetObjectLegalHold      = "GetObjectLegalHold"
-	opPutObjectLegalHold      = "PutObjectLegalHold"
-	opGetPublicAccessBlock    = "GetPublicAccessBlock"
-	opPutPublicAccessBlock    = "PutPublicAccessBlock"
-	opDeletePublicAccessBlock = "DeletePublicAccessBlock"
-	opGetOwnershipControls    = "GetBucketOwnershipControls"
-	opPutOwnershipControls    = "PutBucketOwnershipControls"
-	opDeleteOwnershipControls = "DeleteBucketOwnershipControls"
-	opGetBucketLifecycle      = "GetBucketLifecycleConfiguration"
-	opPutBucketLifecycle      = "PutBucketLifecycleConfiguration"
-	opDeleteBucketLifecycle   = "DeleteBucketLifecycle"
-	opGetBucketEncryption     = "GetBucketEncryption"
-	opPutBucketEncryption     = "PutBucketEncryption"
-	opDeleteBucketEncryption  = "DeleteBucketEncryption"
-	opGetBucketUnconfigured   = "GetBucketUnconfigured" // website, encryption, ... that Cairn does not have
-	opListObjects             = "ListObjects"
-	opListObjectsV2           = "ListObjectsV2"
-	opListMultipartUploads    = "ListMultipartUploads"
-	opDeleteObjects           = "DeleteObjects"
-	opPutObject               = "PutObject"
-	opPostObject              = "PostObject" // a browser form upload (postobject.go)
-	opCopyObject              = "CopyObject"
-	opGetObject               = "GetObject"
-	opHeadObject              = "HeadObject"
-	opDeleteObject            = "DeleteObject"
-	opGetObjectACL            = "GetObjectAcl"
-	opPutObjectACL            = "PutObjectAcl"
-	opGetObjectTagging        = "GetObjectTagging"
-	opPutObjectTagging        = "PutObjectTagging"
-	opDeleteObjectTagging     = "DeleteObjectTagging"
-	opGetObjectAttributes     = "GetObjectAttributes"
-	opCreateMultipartUpload   = "CreateMultipartUpload"
-	opUploadPart              = "UploadPart"
-	opUploadPartCopy          = "UploadPartCopy"
-	opCompleteMultipartUpload = "CompleteMultipartUpload"
-	opAbortMultipartUpload    = "AbortMultipartUpload"
-	opListParts               = "ListParts"
-	opUnknown                 = "Unknown"
+	OpListBuckets             = "ListBuckets"
+	OpCreateBucket            = "CreateBucket"
+	OpHeadBucket              = "HeadBucket"
+	OpDeleteBucket            = "DeleteBucket"
+	OpGetBucketLocation       = "GetBucketLocation"
+	OpGetBucketVersioning     = "GetBucketVersioning"
+	OpPutBucketVersioning     = "PutBucketVersioning"
+	OpListObjectVersions      = "ListObjectVersions"
+	OpGetBucketACL            = "GetBucketAcl"
+	OpPutBucketACL            = "PutBucketAcl"
+	OpGetBucketPolicy         = "GetBucketPolicy"
+	OpPutBucketPolicy         = "PutBucketPolicy"
+	OpDeleteBucketPolicy      = "DeleteBucketPolicy"
+	OpGetBucketPolicyStatus   = "GetBucketPolicyStatus"
+	OpGetBucketRequestPayment = "GetBucketRequestPayment"
+	OpGetBucketLogging        = "GetBucketLogging"
+	OpGetBucketTagging        = "GetBucketTagging"
+	OpPutBucketTagging        = "PutBucketTagging"
+	OpDeleteBucketTagging     = "DeleteBucketTagging"
+	OpGetBucketCors           = "GetBucketCors"
+	OpPutBucketCors           = "PutBucketCors"
+	OpDeleteBucketCors        = "DeleteBucketCors"
+	OpPreflight               = "PreflightCORS" // OPTIONS on a bucket or object (cors.go)
+	OpGetObjectLockConfig     = "GetObjectLockConfiguration"
+	OpPutObjectLockConfig     = "PutObjectLockConfiguration"
+	OpGetObjectRetention      = "GetObjectRetention"
+	OpPutObjectRetention      = "PutObjectRetention"
+	OpGetObjectLegalHold      = "GetObjectLegalHold"
+	OpPutObjectLegalHold      = "PutObjectLegalHold"
+	OpGetPublicAccessBlock    = "GetPublicAccessBlock"
+	OpPutPublicAccessBlock    = "PutPublicAccessBlock"
+	OpDeletePublicAccessBlock = "DeletePublicAccessBlock"
+	OpGetOwnershipControls    = "GetBucketOwnershipControls"
+	OpPutOwnershipControls    = "PutBucketOwnershipControls"
+	OpDeleteOwnershipControls = "DeleteBucketOwnershipControls"
+	OpGetBucketLifecycle      = "GetBucketLifecycleConfiguration"
+	OpPutBucketLifecycle      = "PutBucketLifecycleConfiguration"
+	OpDeleteBucketLifecycle   = "DeleteBucketLifecycle"
+	OpGetBucketEncryption     = "GetBucketEncryption"
+	OpPutBucketEncryption     = "PutBucketEncryption"
+	OpDeleteBucketEncryption  = "DeleteBucketEncryption"
+	OpGetBucketUnconfigured   = "GetBucketUnconfigured" // website, encryption, ... that Cairn does not have
+	OpListObjects             = "ListObjects"
+	OpListObjectsV2           = "ListObjectsV2"
+	OpListMultipartUploads    = "ListMultipartUploads"
+	OpDeleteObjects           = "DeleteObjects"
+	OpPutObject               = "PutObject"
+	OpPostObject              = "PostObject" // a browser form upload (postobject.go)
+	OpCopyObject              = "CopyObject"
+	OpGetObject               = "GetObject"
+	OpHeadObject              = "HeadObject"
+	OpDeleteObject            = "DeleteObject"
+	OpGetObjectACL            = "GetObjectAcl"
+	OpPutObjectACL            = "PutObjectAcl"
+	OpGetObjectTagging        = "GetObjectTagging"
+	OpPutObjectTagging        = "PutObjectTagging"
+	OpDeleteObjectTagging     = "DeleteObjectTagging"
+	OpGetObjectAttributes     = "GetObjectAttributes"
+	OpCreateMultipartUpload   = "CreateMultipartUpload"
+	OpUploadPart              = "UploadPart"
+	OpUploadPartCopy          = "UploadPartCopy"
+	OpCompleteMultipartUpload = "CompleteMultipartUpload"
+	OpAbortMultipartUpload    = "AbortMultipartUpload"
+	OpListParts               = "ListParts"
+	OpUnknown                 = "Unknown"
 )
 
 // unsupportedSubresources are S3 query parameters that select an API Cairn does not implement,
@@ -118,7 +118,7 @@ var unsupportedSubresources = []string{
 // bucketGetUnconfigured are GET bucket subresources for settings a Cairn bucket never has; S3
 // answers such a GET with a "no such configuration" 404, which clients expect. (GET ?policy is
 // served: a bucket may have a policy, and so for ?cors and ?lifecycle.)
-var bucketGetUnconfigured = map[string]*apiError{
+var BucketGetUnconfigured = map[string]*APIError{
 	"website":     errNoSuchWebsite,
 	"replication": errNoReplicationConfig,
 }
@@ -126,14 +126,14 @@ var bucketGetUnconfigured = map[string]*apiError{
 // resolveOperation picks the S3 operation of a request from its method, target, query and
 // headers. It returns NotImplemented for subresources Cairn lacks and MethodNotAllowed for
 // methods that mean nothing on the target.
-func resolveOperation(method string, t target, q url.Values, hdr http.Header) (string, error) {
-	if t.bucket == "" {
+func resolveOperation(method string, t Target, q url.Values, hdr http.Header) (string, error) {
+	if t.Bucket == "" {
 		if method == http.MethodGet {
-			return opListBuckets, nil
+			return OpListBuckets, nil
 		}
-		return opUnknown, errMethodNotAllowed
+		return OpUnknown, ErrMethodNotAllowed
 	}
-	if t.key == "" {
+	if t.Key == "" {
 		return resolveBucketOperation(method, q, hdr)
 	}
 	return resolveObjectOperation(method, q, hdr)
@@ -144,116 +144,116 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 	case http.MethodGet:
 		switch {
 		case q.Has("location"):
-			return opGetBucketLocation, nil
+			return OpGetBucketLocation, nil
 		case q.Has("versioning"):
-			return opGetBucketVersioning, nil
+			return OpGetBucketVersioning, nil
 		case q.Has("acl"):
-			return opGetBucketACL, nil
+			return OpGetBucketACL, nil
 		case q.Has("policy"):
-			return opGetBucketPolicy, nil
+			return OpGetBucketPolicy, nil
 		case q.Has("policyStatus"):
-			return opGetBucketPolicyStatus, nil
+			return OpGetBucketPolicyStatus, nil
 		case q.Has("requestPayment"):
-			return opGetBucketRequestPayment, nil
+			return OpGetBucketRequestPayment, nil
 		case q.Has("logging"):
-			return opGetBucketLogging, nil
+			return OpGetBucketLogging, nil
 		case q.Has("tagging"):
-			return opGetBucketTagging, nil
+			return OpGetBucketTagging, nil
 		case q.Has("cors"):
-			return opGetBucketCors, nil
+			return OpGetBucketCors, nil
 		case q.Has("object-lock"):
-			return opGetObjectLockConfig, nil
+			return OpGetObjectLockConfig, nil
 		case q.Has("publicAccessBlock"):
-			return opGetPublicAccessBlock, nil
+			return OpGetPublicAccessBlock, nil
 		case q.Has("ownershipControls"):
-			return opGetOwnershipControls, nil
+			return OpGetOwnershipControls, nil
 		case q.Has("lifecycle"):
-			return opGetBucketLifecycle, nil
+			return OpGetBucketLifecycle, nil
 		case q.Has("encryption"):
-			return opGetBucketEncryption, nil
+			return OpGetBucketEncryption, nil
 		case q.Has("uploads"):
-			return opListMultipartUploads, nil
+			return OpListMultipartUploads, nil
 		case q.Has("versions"):
-			return opListObjectVersions, nil
+			return OpListObjectVersions, nil
 		}
-		for sub := range bucketGetUnconfigured {
+		for sub := range BucketGetUnconfigured {
 			if q.Has(sub) {
-				return opGetBucketUnconfigured, nil
+				return OpGetBucketUnconfigured, nil
 			}
 		}
 		if sub := unsupported(q); sub != "" {
-			return opUnknown, errNotImplemented.withMessage("GET ?%s is not implemented.", sub)
+			return OpUnknown, ErrNotImplemented.WithMessage("GET ?%s is not implemented.", sub)
 		}
 		if q.Get("list-type") == "2" {
-			return opListObjectsV2, nil
+			return OpListObjectsV2, nil
 		}
 		if q.Has("list-type") {
-			return opUnknown, errInvalidArgument.withMessage("Invalid list-type %q.", q.Get("list-type"))
+			return OpUnknown, ErrInvalidArgument.WithMessage("Invalid list-type %q.", q.Get("list-type"))
 		}
-		return opListObjects, nil
+		return OpListObjects, nil
 	case http.MethodHead:
-		return opHeadBucket, nil
+		return OpHeadBucket, nil
 	case http.MethodPut:
 		switch {
 		case q.Has("acl"):
-			return opPutBucketACL, nil
+			return OpPutBucketACL, nil
 		case q.Has("policy"):
-			return opPutBucketPolicy, nil
+			return OpPutBucketPolicy, nil
 		case q.Has("versioning"):
-			return opPutBucketVersioning, nil
+			return OpPutBucketVersioning, nil
 		case q.Has("tagging"):
-			return opPutBucketTagging, nil
+			return OpPutBucketTagging, nil
 		case q.Has("cors"):
-			return opPutBucketCors, nil
+			return OpPutBucketCors, nil
 		case q.Has("object-lock"):
-			return opPutObjectLockConfig, nil
+			return OpPutObjectLockConfig, nil
 		case q.Has("publicAccessBlock"):
-			return opPutPublicAccessBlock, nil
+			return OpPutPublicAccessBlock, nil
 		case q.Has("ownershipControls"):
-			return opPutOwnershipControls, nil
+			return OpPutOwnershipControls, nil
 		case q.Has("lifecycle"):
-			return opPutBucketLifecycle, nil
+			return OpPutBucketLifecycle, nil
 		case q.Has("encryption"):
-			return opPutBucketEncryption, nil
+			return OpPutBucketEncryption, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
+			return OpUnknown, ErrNotImplemented.WithMessage("PUT ?%s is not implemented.", sub)
 		}
-		return opCreateBucket, nil
+		return OpCreateBucket, nil
 	case http.MethodDelete:
 		switch {
 		case q.Has("policy"):
-			return opDeleteBucketPolicy, nil
+			return OpDeleteBucketPolicy, nil
 		case q.Has("tagging"):
-			return opDeleteBucketTagging, nil
+			return OpDeleteBucketTagging, nil
 		case q.Has("cors"):
-			return opDeleteBucketCors, nil
+			return OpDeleteBucketCors, nil
 		case q.Has("publicAccessBlock"):
-			return opDeletePublicAccessBlock, nil
+			return OpDeletePublicAccessBlock, nil
 		case q.Has("ownershipControls"):
-			return opDeleteOwnershipControls, nil
+			return OpDeleteOwnershipControls, nil
 		case q.Has("lifecycle"):
-			return opDeleteBucketLifecycle, nil
+			return OpDeleteBucketLifecycle, nil
 		case q.Has("encryption"):
-			return opDeleteBucketEncryption, nil
+			return OpDeleteBucketEncryption, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)
+			return OpUnknown, ErrNotImplemented.WithMessage("DELETE ?%s is not implemented.", sub)
 		}
-		return opDeleteBucket, nil
+		return OpDeleteBucket, nil
 	case http.MethodPost:
 		if q.Has("delete") {
-			return opDeleteObjects, nil
+			return OpDeleteObjects, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return opUnknown, errNotImplemented.withMessage("POST ?%s is not implemented.", sub)
+			return OpUnknown, ErrNotImplemented.WithMessage("POST ?%s is not implemented.", sub)
 		}
-		if isFormPost(hdr) {
-			return opPostObject, nil
+		if IsFormPost(hdr) {
+			return OpPostObject, nil
 		}
-		return opUnknown, errPreconditionFailed.withMessage("Bucket POST must be of the enclosure-type multipart/form-data")
+		return OpUnknown, ErrPreconditionFailed.WithMessage("Bucket POST must be of the enclosure-type multipart/form-data")
 	}
-	return opUnknown, errMethodNotAllowed
+	return OpUnknown, ErrMethodNotAllowed
 }
 
 func resolveObjectOperation(method string, q url.Values, hdr http.Header) (string, error) {
@@ -262,71 +262,71 @@ func resolveObjectOperation(method string, q url.Values, hdr http.Header) (strin
 	case http.MethodGet:
 		switch {
 		case q.Has("acl"):
-			return opGetObjectACL, nil
+			return OpGetObjectACL, nil
 		case q.Has("tagging"):
-			return opGetObjectTagging, nil
+			return OpGetObjectTagging, nil
 		case q.Has("retention"):
-			return opGetObjectRetention, nil
+			return OpGetObjectRetention, nil
 		case q.Has("legal-hold"):
-			return opGetObjectLegalHold, nil
+			return OpGetObjectLegalHold, nil
 		case q.Has("attributes"):
-			return opGetObjectAttributes, nil
+			return OpGetObjectAttributes, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return opUnknown, errNotImplemented.withMessage("GET ?%s is not implemented.", sub)
+			return OpUnknown, ErrNotImplemented.WithMessage("GET ?%s is not implemented.", sub)
 		}
 		if hasUpload {
-			return opListParts, nil
+			return OpListParts, nil
 		}
-		return opGetObject, nil
+		return OpGetObject, nil
 	case http.MethodHead:
-		return opHeadObject, nil
+		return OpHeadObject, nil
 	case http.MethodPut:
 		switch {
 		case q.Has("acl"):
-			return opPutObjectACL, nil
+			return OpPutObjectACL, nil
 		case q.Has("tagging"):
-			return opPutObjectTagging, nil
+			return OpPutObjectTagging, nil
 		case q.Has("retention"):
-			return opPutObjectRetention, nil
+			return OpPutObjectRetention, nil
 		case q.Has("legal-hold"):
-			return opPutObjectLegalHold, nil
+			return OpPutObjectLegalHold, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
+			return OpUnknown, ErrNotImplemented.WithMessage("PUT ?%s is not implemented.", sub)
 		}
 		copying := hdr.Get("X-Amz-Copy-Source") != ""
 		if hasUpload || q.Has("partNumber") {
 			if copying {
-				return opUploadPartCopy, nil
+				return OpUploadPartCopy, nil
 			}
-			return opUploadPart, nil
+			return OpUploadPart, nil
 		}
 		if copying {
-			return opCopyObject, nil
+			return OpCopyObject, nil
 		}
-		return opPutObject, nil
+		return OpPutObject, nil
 	case http.MethodDelete:
 		if q.Has("tagging") {
-			return opDeleteObjectTagging, nil
+			return OpDeleteObjectTagging, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)
+			return OpUnknown, ErrNotImplemented.WithMessage("DELETE ?%s is not implemented.", sub)
 		}
 		if hasUpload {
-			return opAbortMultipartUpload, nil
+			return OpAbortMultipartUpload, nil
 		}
-		return opDeleteObject, nil
+		return OpDeleteObject, nil
 	case http.MethodPost:
 		switch {
 		case q.Has("uploads"):
-			return opCreateMultipartUpload, nil
+			return OpCreateMultipartUpload, nil
 		case hasUpload:
-			return opCompleteMultipartUpload, nil
+			return OpCompleteMultipartUpload, nil
 		}
-		return opUnknown, errNotImplemented.withMessage("POST on an object is implemented only for multipart uploads.")
+		return OpUnknown, ErrNotImplemented.WithMessage("POST on an object is implemented only for multipart uploads.")
 	}
-	return opUnknown, errMethodNotAllowed
+	return OpUnknown, ErrMethodNotAllowed
 }
 
 func unsupported(q url.Values) string {

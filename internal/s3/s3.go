@@ -20,6 +20,7 @@
 package s3
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -127,30 +128,46 @@ func (c *Config) Validate() error {
 
 // Handler serves the S3 API. Mount it at "/".
 type Handler struct {
-	cfg     Config
-	proxy   *proxy.Proxy
-	log     *slog.Logger
+	*Front
 	metrics *reqmetrics.Metrics
-	verify  sigv4.Options
 	ops     map[string]opFunc
-	states  *stateCache
+	buckets *bucketsHandler
+	objects *objectsHandler
+	uploads *multipartHandler
+}
+
+// Front is the state every handler of the front end shares: the configuration, the proxy,
+// the access state cache, the versions store, and the completes of multipart uploads running in
+// this process.
+type Front struct {
+	Cfg    Config
+	Proxy  *proxy.Proxy
+	Log    *slog.Logger
+	Verify sigv4.Options
+	States *stateCache
 	// versions keeps versioned buckets' versions (versions.go).
-	versions *versions.Store
+	Versions *versions.Store
 
 	// Completes of multipart uploads running in this process, by claim (multipart_state.go).
-	claimsMu sync.Mutex
-	claims   map[string]bool
-	claimSeq uint64
+	ClaimsMu sync.Mutex
+	Claims   map[string]bool
+	ClaimSeq uint64
 }
+
+type bucketsHandler struct{ *Front }
+
+type objectsHandler struct{ *Front }
+
+type multipartHandler struct{ *objectsHandler }
 
 // opFunc serves one operation. It returns an error instead of writing one, so that every error
 // goes through the one table; once it has written a response it must return nil, or
 // errAbortResponse when the response broke off midway.
-type opFunc func(w http.ResponseWriter, r *http.Request, rq *request) error
+type opFunc func(w http.ResponseWriter, r *http.Request, rq *Request) error
 
 // errAbortResponse reports that a response failed after its header was sent: the connection is
 // cut so the client cannot mistake a short body for a whole one.
-var errAbortResponse = errors.New("s3: response aborted after its header was sent")
+var ErrAbortResponse = errors.New("s3: response aborted after its header was sent")
 
 // New returns the S3 handler.
 func New(cfg Config) (*Handler, error) {
@@ -161,120 +178,122 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3: metrics: %w", err)
 	}
-	h := &Handler{cfg: cfg, proxy: cfg.Proxy, log: cfg.Logger, metrics: m, states: newStateCache(cfg.AccessCacheTTL), versions: versions.New(cfg.Proxy)}
+	f := &Front{Cfg: cfg, Proxy: cfg.Proxy, Log: cfg.Logger, States: NewStateCache(cfg.AccessCacheTTL), Versions: versions.New(cfg.Proxy)}
 	if !cfg.AcceptAnyRegion {
-		h.verify.Region = cfg.Region
+		f.Verify.Region = cfg.Region
 	}
+	objs := &objectsHandler{Front: f}
+	h := &Handler{Front: f, metrics: m, buckets: &bucketsHandler{Front: f}, objects: objs, uploads: &multipartHandler{objectsHandler: objs}}
 	h.ops = map[string]opFunc{
-		opListBuckets:             h.listBuckets,
-		opCreateBucket:            h.createBucket,
-		opHeadBucket:              h.headBucket,
-		opDeleteBucket:            h.deleteBucket,
-		opGetBucketLocation:       h.getBucketLocation,
-		opGetBucketVersioning:     h.getBucketVersioning,
-		opPutBucketVersioning:     h.putBucketVersioning,
-		opListObjectVersions:      h.listObjectVersions,
-		opGetBucketACL:            h.getBucketACL,
-		opPutBucketACL:            h.putBucketACL,
-		opGetBucketPolicy:         h.getBucketPolicy,
-		opPutBucketPolicy:         h.putBucketPolicy,
-		opDeleteBucketPolicy:      h.deleteBucketPolicy,
-		opGetBucketPolicyStatus:   h.getBucketPolicyStatus,
-		opGetBucketRequestPayment: h.getBucketRequestPayment,
-		opGetBucketLogging:        h.getBucketLogging,
-		opGetBucketTagging:        h.getBucketTagging,
-		opPutBucketTagging:        h.putBucketTagging,
-		opDeleteBucketTagging:     h.deleteBucketTagging,
-		opGetBucketCors:           h.getBucketCors,
-		opGetObjectLockConfig:     h.getObjectLockConfiguration,
-		opPutObjectLockConfig:     h.putObjectLockConfiguration,
-		opGetObjectRetention:      h.getObjectRetention,
-		opPutObjectRetention:      h.putObjectRetention,
-		opGetObjectLegalHold:      h.getObjectLegalHold,
-		opPutObjectLegalHold:      h.putObjectLegalHold,
-		opPutBucketCors:           h.putBucketCors,
-		opDeleteBucketCors:        h.deleteBucketCors,
-		opGetBucketEncryption:     h.getBucketEncryption,
-		opPutBucketEncryption:     h.putBucketEncryption,
-		opDeleteBucketEncryption:  h.deleteBucketEncryption,
-		opGetBucketLifecycle:      h.getBucketLifecycle,
-		opPutBucketLifecycle:      h.putBucketLifecycle,
-		opDeleteBucketLifecycle:   h.deleteBucketLifecycle,
-		opGetBucketUnconfigured:   h.getBucketUnconfigured,
-		opGetPublicAccessBlock:    h.getPublicAccessBlock,
-		opPutPublicAccessBlock:    h.putPublicAccessBlock,
-		opDeletePublicAccessBlock: h.deletePublicAccessBlock,
-		opGetOwnershipControls:    h.getOwnershipControls,
-		opPutOwnershipControls:    h.putOwnershipControls,
-		opDeleteOwnershipControls: h.deleteOwnershipControls,
-		opListObjects:             h.listObjectsV1,
-		opListObjectsV2:           h.listObjectsV2,
-		opListMultipartUploads:    h.listMultipartUploads,
-		opDeleteObjects:           h.deleteObjects,
-		opPutObject:               h.putObject,
-		opPostObject:              h.postObject,
-		opCopyObject:              h.copyObject,
-		opGetObject:               h.getObject,
-		opHeadObject:              h.headObject,
-		opDeleteObject:            h.deleteObject,
-		opGetObjectACL:            h.getObjectACL,
-		opPutObjectACL:            h.putObjectACL,
-		opGetObjectTagging:        h.getObjectTagging,
-		opPutObjectTagging:        h.putObjectTagging,
-		opDeleteObjectTagging:     h.deleteObjectTagging,
-		opGetObjectAttributes:     h.getObjectAttributes,
-		opCreateMultipartUpload:   h.createMultipartUpload,
-		opUploadPart:              h.uploadPart,
-		opUploadPartCopy:          h.uploadPartCopy,
-		opCompleteMultipartUpload: h.completeMultipartUpload,
-		opAbortMultipartUpload:    h.abortMultipartUpload,
-		opListParts:               h.listParts,
+		OpListBuckets:             h.buckets.ListBuckets,
+		OpCreateBucket:            h.buckets.CreateBucket,
+		OpHeadBucket:              h.buckets.HeadBucket,
+		OpDeleteBucket:            h.buckets.DeleteBucket,
+		OpGetBucketLocation:       h.buckets.GetBucketLocation,
+		OpGetBucketVersioning:     h.buckets.GetBucketVersioning,
+		OpPutBucketVersioning:     h.buckets.PutBucketVersioning,
+		OpListObjectVersions:      h.objects.ListObjectVersions,
+		OpGetBucketACL:            h.buckets.GetBucketACL,
+		OpPutBucketACL:            h.buckets.PutBucketACL,
+		OpGetBucketPolicy:         h.buckets.GetBucketPolicy,
+		OpPutBucketPolicy:         h.buckets.PutBucketPolicy,
+		OpDeleteBucketPolicy:      h.buckets.DeleteBucketPolicy,
+		OpGetBucketPolicyStatus:   h.buckets.GetBucketPolicyStatus,
+		OpGetBucketRequestPayment: h.buckets.GetBucketRequestPayment,
+		OpGetBucketLogging:        h.buckets.GetBucketLogging,
+		OpGetBucketTagging:        h.buckets.GetBucketTagging,
+		OpPutBucketTagging:        h.buckets.PutBucketTagging,
+		OpDeleteBucketTagging:     h.buckets.DeleteBucketTagging,
+		OpGetBucketCors:           h.buckets.GetBucketCors,
+		OpGetObjectLockConfig:     h.buckets.GetObjectLockConfiguration,
+		OpPutObjectLockConfig:     h.buckets.PutObjectLockConfiguration,
+		OpGetObjectRetention:      h.objects.GetObjectRetention,
+		OpPutObjectRetention:      h.objects.PutObjectRetention,
+		OpGetObjectLegalHold:      h.objects.GetObjectLegalHold,
+		OpPutObjectLegalHold:      h.objects.PutObjectLegalHold,
+		OpPutBucketCors:           h.buckets.PutBucketCors,
+		OpDeleteBucketCors:        h.buckets.DeleteBucketCors,
+		OpGetBucketEncryption:     h.buckets.GetBucketEncryption,
+		OpPutBucketEncryption:     h.buckets.PutBucketEncryption,
+		OpDeleteBucketEncryption:  h.buckets.DeleteBucketEncryption,
+		OpGetBucketLifecycle:      h.buckets.GetBucketLifecycle,
+		OpPutBucketLifecycle:      h.buckets.PutBucketLifecycle,
+		OpDeleteBucketLifecycle:   h.buckets.DeleteBucketLifecycle,
+		OpGetBucketUnconfigured:   h.buckets.GetBucketUnconfigured,
+		OpGetPublicAccessBlock:    h.buckets.GetPublicAccessBlock,
+		OpPutPublicAccessBlock:    h.buckets.PutPublicAccessBlock,
+		OpDeletePublicAccessBlock: h.buckets.DeletePublicAccessBlock,
+		OpGetOwnershipControls:    h.buckets.GetOwnershipControls,
+		OpPutOwnershipControls:    h.buckets.PutOwnershipControls,
+		OpDeleteOwnershipControls: h.buckets.DeleteOwnershipControls,
+		OpListObjects:             h.objects.ListObjectsV1,
+		OpListObjectsV2:           h.objects.ListObjectsV2,
+		OpListMultipartUploads:    h.uploads.ListMultipartUploads,
+		OpDeleteObjects:           h.objects.DeleteObjects,
+		OpPutObject:               h.objects.PutObject,
+		OpPostObject:              h.objects.PostObject,
+		OpCopyObject:              h.objects.CopyObject,
+		OpGetObject:               h.objects.GetObject,
+		OpHeadObject:              h.objects.HeadObject,
+		OpDeleteObject:            h.objects.DeleteObject,
+		OpGetObjectACL:            h.objects.GetObjectACL,
+		OpPutObjectACL:            h.objects.PutObjectACL,
+		OpGetObjectTagging:        h.objects.GetObjectTagging,
+		OpPutObjectTagging:        h.objects.PutObjectTagging,
+		OpDeleteObjectTagging:     h.objects.DeleteObjectTagging,
+		OpGetObjectAttributes:     h.objects.GetObjectAttributes,
+		OpCreateMultipartUpload:   h.uploads.CreateMultipartUpload,
+		OpUploadPart:              h.uploads.UploadPart,
+		OpUploadPartCopy:          h.uploads.UploadPartCopy,
+		OpCompleteMultipartUpload: h.uploads.CompleteMultipartUpload,
+		OpAbortMultipartUpload:    h.uploads.AbortMultipartUpload,
+		OpListParts:               h.uploads.ListParts,
 	}
 	return h, nil
 }
 
 // request is what the front end knows about a request once it is routed and authenticated.
-type request struct {
-	id     string // x-amz-request-id
-	hostID string // x-amz-id-2
-	op     string
-	bucket string
-	key    string
-	query  url.Values
-	auth   *sigv4.Auth
+type Request struct {
+	ID     string // x-amz-request-id
+	HostID string // x-amz-id-2
+	Op     string
+	Bucket string
+	Key    string
+	Query  url.Values
+	Auth   *sigv4.Auth
 	// who is who asks (anonymous without credentials).
-	who access.Identity
+	Who access.Identity
 	// account is the account whose containers the request works on: the bucket's owner (see
 	// authorize), or the caller's own for ListBuckets and CreateBucket.
-	account string
+	Account string
 	// state is the bucket's access state, once authorize resolved the bucket.
-	state *access.BucketState
+	State *access.BucketState
 	// cors is the bucket's CORS configuration (nil: none), once authorize resolved the bucket.
-	cors *cors.Config
+	Cors *cors.Config
 	// encryption is the bucket's default encryption (nil: none), once authorize resolved it.
-	encryption *bucketEncryption
+	Encryption *BucketEncryption
 	// cond is what the request offers to bucket policy conditions (condctx.go), set by
 	// authorize.
-	cond access.Context
+	Cond access.Context
 	// While a read follows Swift symlinks (symlink.go): links followed, and the ETag a static
 	// link requires of what comes next.
-	symlinkHops int
-	symlinkETag string
+	SymlinkHops int
+	SymlinkETag string
 	// stored, when set, is where a read finds what it serves: a version of the object
 	// (?versionId, or the current version a version link names); versionID is its ID, which
 	// answers carry as x-amz-version-id.
-	stored    *meta.ObjectName
-	versionID string
+	Stored    *meta.ObjectName
+	VersionID string
 	// copySourceVersionID is the version a copy read (x-amz-copy-source-version-id).
-	copySourceVersionID string
+	CopySourceVersionID string
 }
 
 // readName is where a read of the request's object finds it.
-func (rq *request) readName() meta.ObjectName {
-	if rq.stored != nil {
-		return *rq.stored
+func (rq *Request) ReadName() meta.ObjectName {
+	if rq.Stored != nil {
+		return *rq.Stored
 	}
-	return rq.objectName()
+	return rq.ObjectName()
 }
 
 // ServeHTTP routes, authenticates and serves one request.
@@ -288,20 +307,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// 100 Continue here; so do we.
 		w.WriteHeader(http.StatusContinue)
 	}
-	rq := &request{id: newRequestID(), hostID: newHostID(), op: opUnknown}
+	rq := &Request{ID: newRequestID(), HostID: newHostID(), Op: OpUnknown}
 	rec := &reqmetrics.StatusRecorder{ResponseWriter: w}
 	hdr := w.Header()
-	hdr.Set("X-Amz-Request-Id", rq.id)
-	hdr.Set("X-Amz-Id-2", rq.hostID)
-	hdr.Set("Server", h.cfg.ServerName)
+	hdr.Set("X-Amz-Request-Id", rq.ID)
+	hdr.Set("X-Amz-Id-2", rq.HostID)
+	hdr.Set("Server", h.Cfg.ServerName)
 
 	err := h.serve(rec, r, rq)
-	if err != nil && !errors.Is(err, errAbortResponse) {
+	if err != nil && !errors.Is(err, ErrAbortResponse) {
 		if rec.WroteHeader {
-			h.log.WarnContext(r.Context(), "s3 response failed after its header", "request_id", rq.id, "op", rq.op, "err", err)
-			err = errAbortResponse
+			h.Log.WarnContext(r.Context(), "s3 response failed after its header", "request_id", rq.ID, "op", rq.Op, "err", err)
+			err = ErrAbortResponse
 		} else {
-			h.writeError(rec, r, rq, err)
+			h.WriteError(rec, r, rq, err)
 			drainRefusedBody(w, r)
 		}
 	}
@@ -309,8 +328,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	h.metrics.Observe(rq.op, status, time.Since(start))
-	if errors.Is(err, errAbortResponse) {
+	h.metrics.Observe(rq.Op, status, time.Since(start))
+	if errors.Is(err, ErrAbortResponse) {
 		panic(http.ErrAbortHandler) // net/http cuts the connection without logging a stack
 	}
 }
@@ -319,13 +338,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // with S3's 503 SlowDown (as S3 answers a request rate it cannot take). The body is not read:
 // net/http discards a small one and closes the connection on a large one.
 func (h *Handler) ServeSlowDown(w http.ResponseWriter, r *http.Request) {
-	rq := &request{id: newRequestID(), hostID: newHostID(), op: opUnknown}
+	rq := &Request{ID: newRequestID(), HostID: newHostID(), Op: OpUnknown}
 	hdr := w.Header()
-	hdr.Set("X-Amz-Request-Id", rq.id)
-	hdr.Set("X-Amz-Id-2", rq.hostID)
-	hdr.Set("Server", h.cfg.ServerName)
-	h.writeError(w, r, rq, errSlowDown)
-	h.metrics.Observe(rq.op, errSlowDown.status, 0)
+	hdr.Set("X-Amz-Request-Id", rq.ID)
+	hdr.Set("X-Amz-Id-2", rq.HostID)
+	hdr.Set("Server", h.Cfg.ServerName)
+	h.WriteError(w, r, rq, ErrSlowDown)
+	h.metrics.Observe(rq.Op, ErrSlowDown.Status, 0)
 }
 
 // maxRefusedBodyDrain bounds how much of a refused request's body is read and discarded, and
@@ -356,31 +375,31 @@ func drainRefusedBody(w http.ResponseWriter, r *http.Request) {
 	io.Copy(io.Discard, io.LimitReader(r.Body, maxRefusedBodyDrain))
 }
 
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) error {
-	t := parseTarget(r, h.cfg.Domains)
-	rq.bucket, rq.key = t.bucket, t.key
-	rq.query = r.URL.Query()
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	t := ParseTarget(r, h.Cfg.Domains)
+	rq.Bucket, rq.Key = t.Bucket, t.Key
+	rq.Query = r.URL.Query()
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost, http.MethodDelete, http.MethodOptions:
 	default:
 		// A method S3 does not have is refused before anything else, as S3 does: there is
 		// nothing to authenticate it for.
-		return fmt.Errorf("method %.40q: %w", r.Method, errMethodNotAllowed)
+		return fmt.Errorf("method %.40q: %w", r.Method, ErrMethodNotAllowed)
 	}
 	if r.Method == http.MethodOptions {
 		// A CORS preflight: answered from the bucket's CORS configuration alone, without
 		// authentication (cors.go).
-		rq.op, rq.who = opPreflight, access.Identity{Anonymous: true}
-		return h.preflight(w, r, rq)
+		rq.Op, rq.Who = OpPreflight, access.Identity{Anonymous: true}
+		return h.Preflight(w, r, rq)
 	}
-	op, routeErr := resolveOperation(r.Method, t, rq.query, r.Header)
-	rq.op = op
-	if op == opPostObject {
+	op, routeErr := resolveOperation(r.Method, t, rq.Query, r.Header)
+	rq.Op = op
+	if op == OpPostObject {
 		// A form upload carries its credentials in the form (postobject.go authenticates and
 		// authorizes it once it has read the fields); headers and query play no part.
-		rq.who = access.Identity{Anonymous: true}
-		rq.auth = &sigv4.Auth{Payload: sigv4.PayloadUnsigned, DecodedContentLength: -1}
-		if err := checkBucketNameForAccess(rq.bucket); err != nil {
+		rq.Who = access.Identity{Anonymous: true}
+		rq.Auth = &sigv4.Auth{Payload: sigv4.PayloadUnsigned, DecodedContentLength: -1}
+		if err := CheckBucketNameForAccess(rq.Bucket); err != nil {
 			return err
 		}
 		return h.ops[op](w, r, rq)
@@ -388,50 +407,50 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	// Authenticate before anything else. A request without credentials goes on as anonymous,
 	// to be served only where an ACL or policy lets everyone in; it learns nothing else, not
 	// even which operations exist.
-	vopts := h.verify
-	if t.virtualHost {
-		vopts.VirtualHostBucket = t.bucket // SigV2 signs "/bucket" + path
+	vopts := h.Verify
+	if t.VirtualHost {
+		vopts.VirtualHostBucket = t.Bucket // SigV2 signs "/bucket" + path
 	}
-	a, err := sigv4.Verify(r.Context(), r, h.cfg.Credentials, h.cfg.Now(), &vopts)
+	a, err := sigv4.Verify(r.Context(), r, h.Cfg.Credentials, h.Cfg.Now(), &vopts)
 	switch {
 	case errors.Is(err, sigv4.ErrAnonymous):
-		rq.who = access.Identity{Anonymous: true}
+		rq.Who = access.Identity{Anonymous: true}
 		if routeErr != nil {
-			h.corsForRefused(r.Context(), w, r, rq)
-			return fmt.Errorf("anonymous: %w: %w", errAccessDenied, routeErr)
+			h.CorsForRefused(r.Context(), w, r, rq)
+			return fmt.Errorf("anonymous: %w: %w", ErrAccessDenied, routeErr)
 		}
-		if a, err = anonymousAuth(r); err != nil {
+		if a, err = AnonymousAuth(r); err != nil {
 			return err
 		}
 	case err != nil:
-		h.corsForRefused(r.Context(), w, r, rq)
-		return authError(r, err)
+		h.CorsForRefused(r.Context(), w, r, rq)
+		return AuthError(r, err)
 	case a.Credential.Account == "":
-		return fmt.Errorf("access key %q has no account: %w", a.Credential.AccessKey, errAccessDenied)
+		return fmt.Errorf("access key %q has no account: %w", a.Credential.AccessKey, ErrAccessDenied)
 	default:
-		rq.who = identityOf(a.Credential)
+		rq.Who = IdentityOf(a.Credential)
 	}
-	rq.auth = a
+	rq.Auth = a
 	if routeErr != nil {
 		return routeErr
 	}
-	if rq.bucket != "" && op != opCreateBucket {
-		if err := checkBucketNameForAccess(rq.bucket); err != nil {
+	if rq.Bucket != "" && op != OpCreateBucket {
+		if err := CheckBucketNameForAccess(rq.Bucket); err != nil {
 			return err
 		}
 	}
-	if rq.key != "" {
-		if err := checkKey(rq.key); err != nil {
+	if rq.Key != "" {
+		if err := CheckKey(rq.Key); err != nil {
 			return err
 		}
 	}
-	if err := checkVersionID(rq.query); err != nil {
+	if err := CheckVersionID(rq.Query); err != nil {
 		return err
 	}
-	err = h.authorize(r.Context(), r, rq)
+	err = h.Authorize(r.Context(), r, rq)
 	// A cross-origin request that a CORS rule of the bucket allows gets its headers whatever
 	// the answer, a refusal included, as in S3.
-	setCORSHeaders(w, r, rq.cors)
+	SetCORSHeaders(w, r, rq.Cors)
 	if err != nil {
 		return err
 	}
@@ -453,4 +472,21 @@ func newHostID() string {
 
 // owner returns the s3xml.Owner element of the request's account: the bucket's owner (or the
 // caller's own account, for ListBuckets).
-func (rq *request) owner() s3xml.Owner { return s3xml.Owner{ID: rq.account, DisplayName: rq.account} }
+func (rq *Request) Owner() s3xml.Owner { return s3xml.Owner{ID: rq.Account, DisplayName: rq.Account} }
+
+// EachUpload calls fn with every incomplete upload of a bucket: its key, ID and start (the
+// lifecycle daemon's view of multipart uploads, lifecycled.Uploads).
+func (h *Handler) EachUpload(ctx context.Context, account, bucket string, fn func(key, id string, initiated time.Time) error) error {
+	return h.uploads.EachUpload(ctx, account, bucket, fn)
+}
+
+// AbortUpload aborts an upload as AbortMultipartUpload does; false when it ended meanwhile or
+// a completion holds it.
+func (h *Handler) AbortUpload(ctx context.Context, account, bucket, key, id string) (bool, error) {
+	return h.uploads.AbortUpload(ctx, account, bucket, key, id)
+}
+
+// NewUploadSweeper returns the handler's upload sweeper; Start runs it.
+func (h *Handler) NewUploadSweeper(cfg UploadSweeperConfig) (*UploadSweeper, error) {
+	return h.uploads.NewUploadSweeper(cfg)
+}

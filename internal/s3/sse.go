@@ -22,35 +22,35 @@ import (
 // headers that say how an object is encrypted.
 
 const (
-	hdrSSE          = "X-Amz-Server-Side-Encryption"
-	hdrSSEKMSKeyID  = "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id"
-	hdrSSEContext   = "X-Amz-Server-Side-Encryption-Context"
-	hdrSSEBucketKey = "X-Amz-Server-Side-Encryption-Bucket-Key-Enabled"
+	HdrSSE          = "X-Amz-Server-Side-Encryption"
+	HdrSSEKMSKeyID  = "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id"
+	HdrSSEContext   = "X-Amz-Server-Side-Encryption-Context"
+	HdrSSEBucketKey = "X-Amz-Server-Side-Encryption-Bucket-Key-Enabled"
 	// The SSE-C headers of a request's own object, and of a copy's source.
-	hdrSSECPrefix     = "X-Amz-Server-Side-Encryption-Customer-"
-	hdrCopySSECPrefix = "X-Amz-Copy-Source-Server-Side-Encryption-Customer-"
+	HdrSSECPrefix     = "X-Amz-Server-Side-Encryption-Customer-"
+	HdrCopySSECPrefix = "X-Amz-Copy-Source-Server-Side-Encryption-Customer-"
 )
 
 var (
-	errSSEMethod        = errInvalidArgument.withMessage("The encryption method specified is not supported")
-	errSSECInsecure     = errInvalidRequest.withMessage("Requests specifying Server Side Encryption with Customer provided keys must be made over a secure connection.")
-	errSSECAndSSE       = errInvalidArgument.withMessage("Server Side Encryption with Customer provided key is incompatible with the encryption method specified")
-	errSSECAlgorithm    = &apiError{"InvalidEncryptionAlgorithmError", http.StatusBadRequest, "The encryption request you specified is not valid. Supported value: AES256."}
-	errSSECNoKey        = errInvalidArgument.withMessage("Requests specifying Server Side Encryption with Customer provided keys must provide an appropriate secret key.")
-	errSSECNoMD5        = errInvalidArgument.withMessage("Requests specifying Server Side Encryption with Customer provided keys must provide the client calculated MD5 of the secret key.")
-	errSSECBadKey       = errInvalidArgument.withMessage("The secret key was invalid for the specified algorithm.")
-	errSSECMD5Mismatch  = errInvalidArgument.withMessage("The calculated MD5 hash of the key did not match the hash that was provided.")
-	errSSECNotEncrypted = errInvalidRequest.withMessage("The encryption parameters are not applicable to this object.")
-	errKMSWithoutKMS    = errInvalidArgument.withMessage("Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms")
-	errSSEOff           = errNotImplemented.withMessage("Server-side encryption is not configured on this server.")
-	errKMSNotFound      = &apiError{"KMS.NotFoundException", http.StatusBadRequest, "Invalid keyId"}
-	errKMSDisabled      = &apiError{"KMS.DisabledException", http.StatusBadRequest, "The KMS key is disabled."}
-	errSSECRequired     = errInvalidRequest.withMessage("The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.")
-	errSSECWrongKey     = errAccessDenied.withMessage("The provided customer key does not match the key the object was encrypted with.")
+	ErrSSEMethod        = ErrInvalidArgument.WithMessage("The encryption method specified is not supported")
+	ErrSSECInsecure     = ErrInvalidRequest.WithMessage("Requests specifying Server Side Encryption with Customer provided keys must be made over a secure connection.")
+	ErrSSECAndSSE       = ErrInvalidArgument.WithMessage("Server Side Encryption with Customer provided key is incompatible with the encryption method specified")
+	ErrSSECAlgorithm    = &APIError{"InvalidEncryptionAlgorithmError", http.StatusBadRequest, "The encryption request you specified is not valid. Supported value: AES256."}
+	ErrSSECNoKey        = ErrInvalidArgument.WithMessage("Requests specifying Server Side Encryption with Customer provided keys must provide an appropriate secret key.")
+	ErrSSECNoMD5        = ErrInvalidArgument.WithMessage("Requests specifying Server Side Encryption with Customer provided keys must provide the client calculated MD5 of the secret key.")
+	ErrSSECBadKey       = ErrInvalidArgument.WithMessage("The secret key was invalid for the specified algorithm.")
+	ErrSSECMD5Mismatch  = ErrInvalidArgument.WithMessage("The calculated MD5 hash of the key did not match the hash that was provided.")
+	ErrSSECNotEncrypted = ErrInvalidRequest.WithMessage("The encryption parameters are not applicable to this object.")
+	ErrKMSWithoutKMS    = ErrInvalidArgument.WithMessage("Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms")
+	ErrSSEOff           = ErrNotImplemented.WithMessage("Server-side encryption is not configured on this server.")
+	errKMSNotFound      = &APIError{"KMS.NotFoundException", http.StatusBadRequest, "Invalid keyId"}
+	errKMSDisabled      = &APIError{"KMS.DisabledException", http.StatusBadRequest, "The KMS key is disabled."}
+	errSSECRequired     = ErrInvalidRequest.WithMessage("The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.")
+	errSSECWrongKey     = ErrAccessDenied.WithMessage("The provided customer key does not match the key the object was encrypted with.")
 )
 
 // sseAPIError translates package sse's errors; others pass through.
-func sseAPIError(err error) error {
+func SseAPIError(err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -63,92 +63,92 @@ func sseAPIError(err error) error {
 	case errors.Is(err, sse.ErrKMSKeyDisabled):
 		return fmt.Errorf("%w: %w", errKMSDisabled, err)
 	case errors.Is(err, sse.ErrNoKMS):
-		return fmt.Errorf("%w: %w", errSSEOff, err)
+		return fmt.Errorf("%w: %w", ErrSSEOff, err)
 	}
 	return err
 }
 
 // customerKey reads the SSE-C headers under prefix: nil and no error when there are none.
 // keyMD5 is the header's value, which answers repeat.
-func (h *Handler) customerKey(r *http.Request, prefix string) (key []byte, keyMD5 string, err error) {
+func (h *objectsHandler) customerKey(r *http.Request, prefix string) (key []byte, keyMD5 string, err error) {
 	alg, k, m := r.Header.Get(prefix+"Algorithm"), r.Header.Get(prefix+"Key"), r.Header.Get(prefix+"Key-Md5")
 	if alg == "" && k == "" && m == "" {
 		return nil, "", nil
 	}
-	if h.cfg.Keys == nil {
-		return nil, "", errSSEOff
+	if h.Cfg.Keys == nil {
+		return nil, "", ErrSSEOff
 	}
-	if r.TLS == nil && !h.cfg.SSECAllowHTTP {
-		return nil, "", errSSECInsecure
+	if r.TLS == nil && !h.Cfg.SSECAllowHTTP {
+		return nil, "", ErrSSECInsecure
 	}
 	switch {
 	case alg != "AES256":
-		return nil, "", errSSECAlgorithm
+		return nil, "", ErrSSECAlgorithm
 	case k == "":
-		return nil, "", errSSECNoKey
+		return nil, "", ErrSSECNoKey
 	case m == "":
-		return nil, "", errSSECNoMD5
+		return nil, "", ErrSSECNoMD5
 	}
 	key, err = base64.StdEncoding.DecodeString(k)
 	if err != nil || len(key) != sse.KeySize {
-		return nil, "", errSSECBadKey
+		return nil, "", ErrSSECBadKey
 	}
 	sum := md5.Sum(key)
 	if base64.StdEncoding.EncodeToString(sum[:]) != m {
-		return nil, "", errSSECMD5Mismatch
+		return nil, "", ErrSSECMD5Mismatch
 	}
 	return key, m, nil
 }
 
 // sseWrite is how a write encrypts: nil for not at all.
 type sseWrite struct {
-	req       sse.Request
-	keyMD5    string // SSE-C: as the request gave it
-	bucketKey bool
+	Req       sse.Request
+	KeyMD5    string // SSE-C: as the request gave it
+	BucketKey bool
 }
 
 // sseForWrite reads how a write (PutObject, CopyObject's destination, CreateMultipartUpload,
 // POST object) asks to be encrypted, falling back on the bucket's default encryption.
-func (h *Handler) sseForWrite(r *http.Request, rq *request) (*sseWrite, error) {
-	alg := r.Header.Get(hdrSSE)
-	kmsID, ctxv := r.Header.Get(hdrSSEKMSKeyID), r.Header.Get(hdrSSEContext)
+func (h *objectsHandler) SseForWrite(r *http.Request, rq *Request) (*sseWrite, error) {
+	alg := r.Header.Get(HdrSSE)
+	kmsID, ctxv := r.Header.Get(HdrSSEKMSKeyID), r.Header.Get(HdrSSEContext)
 	switch alg {
 	case "", string(sse.ModeS3), string(sse.ModeKMS):
 	default:
-		return nil, errSSEMethod
+		return nil, ErrSSEMethod
 	}
 	if (kmsID != "" || ctxv != "") && alg != string(sse.ModeKMS) {
-		return nil, errKMSWithoutKMS
+		return nil, ErrKMSWithoutKMS
 	}
 	if ctxv != "" {
 		if b, err := base64.StdEncoding.DecodeString(ctxv); err != nil || !strings.HasPrefix(strings.TrimSpace(string(b)), "{") {
-			return nil, errInvalidArgument.withMessage("The header 'x-amz-server-side-encryption-context' shall be Base64-encoded UTF-8 string holding JSON which represents a string-string map")
+			return nil, ErrInvalidArgument.WithMessage("The header 'x-amz-server-side-encryption-context' shall be Base64-encoded UTF-8 string holding JSON which represents a string-string map")
 		}
 	}
-	cust, keyMD5, err := h.customerKey(r, hdrSSECPrefix)
+	cust, keyMD5, err := h.customerKey(r, HdrSSECPrefix)
 	if err != nil {
-		if alg != "" && !errors.Is(err, errSSEOff) {
-			return nil, errSSECAndSSE
+		if alg != "" && !errors.Is(err, ErrSSEOff) {
+			return nil, ErrSSECAndSSE
 		}
 		return nil, err
 	}
 	if cust != nil {
 		if alg != "" {
-			return nil, errSSECAndSSE
+			return nil, ErrSSECAndSSE
 		}
-		return &sseWrite{req: sse.Request{Mode: sse.ModeC, CustomerKey: cust}, keyMD5: keyMD5}, nil
+		return &sseWrite{Req: sse.Request{Mode: sse.ModeC, CustomerKey: cust}, KeyMD5: keyMD5}, nil
 	}
-	bucketKey := strings.EqualFold(r.Header.Get(hdrSSEBucketKey), "true")
+	bucketKey := strings.EqualFold(r.Header.Get(HdrSSEBucketKey), "true")
 	if alg == "" {
-		if rq.encryption == nil {
+		if rq.Encryption == nil {
 			return nil, nil
 		}
-		alg, kmsID, bucketKey = string(rq.encryption.mode), rq.encryption.kmsKeyID, rq.encryption.bucketKey
+		alg, kmsID, bucketKey = string(rq.Encryption.Mode), rq.Encryption.KmsKeyID, rq.Encryption.BucketKey
 	}
-	if h.cfg.Keys == nil {
-		return nil, errSSEOff
+	if h.Cfg.Keys == nil {
+		return nil, ErrSSEOff
 	}
-	return &sseWrite{req: sse.Request{Mode: sse.Mode(alg), KMSKeyID: kmsID, Context: ctxv}, bucketKey: bucketKey && alg == string(sse.ModeKMS)}, nil
+	return &sseWrite{Req: sse.Request{Mode: sse.Mode(alg), KMSKeyID: kmsID, Context: ctxv}, BucketKey: bucketKey && alg == string(sse.ModeKMS)}, nil
 }
 
 // encryptingBody is a write's body encrypted: its stored size, and the BeforeCommit that
@@ -157,39 +157,39 @@ type encryptingBody struct {
 	*sse.Encrypter
 	w          *sseWrite
 	env        *sse.Envelope
-	storedSize int64
+	StoredSize int64
 }
 
 // encrypt makes a data key for a new object (or part: stream names it) and encrypts body.
-func (h *Handler) encrypt(ctx context.Context, w *sseWrite, b sse.Binding, body io.Reader, size int64, stream string) (*encryptingBody, error) {
-	dk, env, err := h.cfg.Keys.NewDataKey(ctx, w.req, b)
+func (h *objectsHandler) encrypt(ctx context.Context, w *sseWrite, b sse.Binding, body io.Reader, size int64, stream string) (*encryptingBody, error) {
+	dk, env, err := h.Cfg.Keys.NewDataKey(ctx, w.Req, b)
 	if err != nil {
-		return nil, sseAPIError(err)
+		return nil, SseAPIError(err)
 	}
-	return h.encryptWith(w, env, dk, body, size, stream)
+	return h.EncryptWith(w, env, dk, body, size, stream)
 }
 
-func (h *Handler) encryptWith(w *sseWrite, env *sse.Envelope, dk []byte, body io.Reader, size int64, stream string) (*encryptingBody, error) {
+func (h *objectsHandler) EncryptWith(w *sseWrite, env *sse.Envelope, dk []byte, body io.Reader, size int64, stream string) (*encryptingBody, error) {
 	e, err := sse.NewEncrypter(body, size, dk, stream)
 	if err != nil {
 		return nil, err
 	}
 	// The plaintext's MD5 is an SSE-S3 object's ETag, and what Content-MD5 is checked against;
 	// SSE-KMS and SSE-C objects' ETags are the stored bytes', as AWS's are not the MD5.
-	if vb, ok := body.(*verifiedBody); env.Mode != sse.ModeS3 && (!ok || vb.spec.ContentMD5 == nil) {
+	if vb, ok := body.(*VerifiedBody); env.Mode != sse.ModeS3 && (!ok || vb.Spec.ContentMD5 == nil) {
 		e.SkipMD5()
 	}
 	stored := int64(-1)
 	if size >= 0 {
 		stored = sse.CipherSize(size)
 	}
-	return &encryptingBody{Encrypter: e, w: w, env: env, storedSize: stored}, nil
+	return &encryptingBody{Encrypter: e, w: w, env: env, StoredSize: stored}, nil
 }
 
 // beforeCommit wraps a plaintext body's check (Content-MD5 is the plaintext's) and marks the
 // object encrypted, with its plaintext size and (SSE-S3) its plaintext MD5 as ETag.
 // mark is false for a part of a multipart upload (the completed object carries the envelope).
-func (e *encryptingBody) beforeCommit(inner func(*meta.Object) error, plainSize int64, mark bool) func(*meta.Object) error {
+func (e *encryptingBody) BeforeCommit(inner func(*meta.Object) error, plainSize int64, mark bool) func(*meta.Object) error {
 	return func(obj *meta.Object) error {
 		stored := obj.ETag
 		if m := e.PlainMD5(); m != "" {
@@ -224,57 +224,57 @@ func (e *encryptingBody) servedETag(stored string) string {
 }
 
 // writeSSEHeaders says how an object is encrypted, as S3's answers do.
-func writeSSEHeaders(hdr http.Header, env *sse.Envelope, keyMD5 string, bucketKey bool) {
+func WriteSSEHeaders(hdr http.Header, env *sse.Envelope, keyMD5 string, bucketKey bool) {
 	if env == nil {
 		return
 	}
 	switch env.Mode {
 	case sse.ModeS3:
-		hdr.Set(hdrSSE, string(sse.ModeS3))
+		hdr.Set(HdrSSE, string(sse.ModeS3))
 	case sse.ModeKMS:
-		hdr.Set(hdrSSE, string(sse.ModeKMS))
-		hdr.Set(hdrSSEKMSKeyID, env.KMSKeyID)
+		hdr.Set(HdrSSE, string(sse.ModeKMS))
+		hdr.Set(HdrSSEKMSKeyID, env.KMSKeyID)
 		if env.Context != "" {
-			hdr.Set(hdrSSEContext, env.Context)
+			hdr.Set(HdrSSEContext, env.Context)
 		}
 		if bucketKey {
-			hdr.Set(hdrSSEBucketKey, "true")
+			hdr.Set(HdrSSEBucketKey, "true")
 		}
 	case sse.ModeC:
-		hdr.Set(hdrSSECPrefix+"Algorithm", "AES256")
-		hdr.Set(hdrSSECPrefix+"Key-Md5", keyMD5)
+		hdr.Set(HdrSSECPrefix+"Algorithm", "AES256")
+		hdr.Set(HdrSSECPrefix+"Key-Md5", keyMD5)
 	}
 }
 
 // sseBucketKey is the SysMeta key recording that a write asked for an S3 Bucket Key (accepted
 // and reported; Cairn's KMS is local, so there is nothing for a bucket key to save).
-const sseBucketKey = "sse-bucket-key"
+const SseBucketKey = "sse-bucket-key"
 
 // checkReadKey checks the SSE-C headers of a read (GET, HEAD, a copy's source under
 // hdrCopySSECPrefix) against an object: they are required for an SSE-C object and refused for
 // others, as S3 does. It returns the customer key and its MD5, and the envelope.
-func (h *Handler) checkReadKey(ctx context.Context, r *http.Request, prefix string, obj *meta.Object, b sse.Binding) (cust []byte, keyMD5 string, env *sse.Envelope, err error) {
+func (h *objectsHandler) CheckReadKey(ctx context.Context, r *http.Request, prefix string, obj *meta.Object, b sse.Binding) (cust []byte, keyMD5 string, env *sse.Envelope, err error) {
 	cust, keyMD5, err = h.customerKey(r, prefix)
 	if err != nil {
 		return nil, "", nil, err
 	}
 	if !sse.Encrypted(obj) {
 		if cust != nil {
-			return nil, "", nil, errSSECNotEncrypted
+			return nil, "", nil, ErrSSECNotEncrypted
 		}
 		return nil, "", nil, nil
 	}
-	if h.cfg.Keys == nil {
-		return nil, "", nil, fmt.Errorf("object is encrypted and no keyring is configured: %w", errInternal)
+	if h.Cfg.Keys == nil {
+		return nil, "", nil, fmt.Errorf("object is encrypted and no keyring is configured: %w", ErrInternal)
 	}
 	if env, err = sse.EnvelopeOf(obj); err != nil {
 		return nil, "", nil, err
 	}
 	if env.Mode != sse.ModeC && cust != nil {
-		return nil, "", nil, errSSECNotEncrypted
+		return nil, "", nil, ErrSSECNotEncrypted
 	}
-	if _, err := h.cfg.Keys.OpenDataKey(ctx, env, cust, b); err != nil {
-		return nil, "", nil, sseAPIError(err)
+	if _, err := h.Cfg.Keys.OpenDataKey(ctx, env, cust, b); err != nil {
+		return nil, "", nil, SseAPIError(err)
 	}
 	return cust, keyMD5, env, nil
 }
@@ -283,14 +283,14 @@ func (h *Handler) checkReadKey(ctx context.Context, r *http.Request, prefix stri
 // client asked for (nil: all), name where the object is stored. rd is left open and must still
 // be closed by the caller; the returned reader must be closed too. For an object that is not
 // encrypted, rd itself is returned.
-func (h *Handler) decrypted(ctx context.Context, r *http.Request, prefix string, b sse.Binding, name meta.ObjectName, rd *proxy.ObjectReader, rng *meta.Range) (*proxy.ObjectReader, *sse.Envelope, string, error) {
+func (h *objectsHandler) decrypted(ctx context.Context, r *http.Request, prefix string, b sse.Binding, name meta.ObjectName, rd *proxy.ObjectReader, rng *meta.Range) (*proxy.ObjectReader, *sse.Envelope, string, error) {
 	obj := rd.Object
 	if !sse.Encrypted(&obj) {
-		_, _, _, err := h.checkReadKey(ctx, r, prefix, &obj, b)
+		_, _, _, err := h.CheckReadKey(ctx, r, prefix, &obj, b)
 		return rd, nil, "", err
 	}
 	if obj.Manifest == nil && obj.Summary != nil {
-		full, err := h.proxy.HeadObject(ctx, name)
+		full, err := h.Proxy.HeadObject(ctx, name)
 		if err != nil {
 			return nil, nil, "", err
 		}
@@ -301,51 +301,51 @@ func (h *Handler) decrypted(ctx context.Context, r *http.Request, prefix string,
 	if err != nil {
 		return nil, nil, "", err
 	}
-	if h.cfg.Keys == nil {
-		return nil, nil, "", fmt.Errorf("object is encrypted and no keyring is configured: %w", errInternal)
+	if h.Cfg.Keys == nil {
+		return nil, nil, "", fmt.Errorf("object is encrypted and no keyring is configured: %w", ErrInternal)
 	}
 	env, err := sse.EnvelopeOf(&obj)
 	if err != nil {
 		return nil, nil, "", err
 	}
 	if env.Mode != sse.ModeC && cust != nil {
-		return nil, nil, "", errSSECNotEncrypted
+		return nil, nil, "", ErrSSECNotEncrypted
 	}
 	whole := rd.Offset == 0 && rd.Length == rd.Object.Size
 	open := func(ctx context.Context, crng *meta.Range) (io.ReadCloser, error) {
 		if whole && crng.Start == 0 && crng.End == rd.Length-1 {
 			return io.NopCloser(rd), nil // the bytes already open are the ones needed
 		}
-		next, err := h.proxy.GetObject(ctx, name, crng)
+		next, err := h.Proxy.GetObject(ctx, name, crng)
 		if err != nil {
 			return nil, err
 		}
 		return next, nil
 	}
-	pt, err := h.cfg.Keys.Open(ctx, &obj, cust, b, rng, open)
+	pt, err := h.Cfg.Keys.Open(ctx, &obj, cust, b, rng, open)
 	if err != nil {
-		return nil, nil, "", sseAPIError(err)
+		return nil, nil, "", SseAPIError(err)
 	}
 	return &proxy.ObjectReader{Object: sse.Served(obj), Offset: pt.Offset, Length: pt.Length, ReadCloser: pt}, env, keyMD5, nil
 }
 
 // binding is what a request's object's data key is bound to: its bucket and key.
-func (rq *request) binding() sse.Binding { return sse.Binding{Bucket: rq.bucket, Key: rq.key} }
+func (rq *Request) Binding() sse.Binding { return sse.Binding{Bucket: rq.Bucket, Key: rq.Key} }
 
 // setBucketKey records that a write asked for an S3 Bucket Key, to report it on reads.
-func setBucketKey(obj *meta.Object, w *sseWrite) {
-	if !w.bucketKey {
+func SetBucketKey(obj *meta.Object, w *sseWrite) {
+	if !w.BucketKey {
 		return
 	}
 	if obj.SysMeta == nil {
 		obj.SysMeta = map[string]string{}
 	}
-	obj.SysMeta[sseBucketKey] = "1"
+	obj.SysMeta[SseBucketKey] = "1"
 }
 
 // sseRequested reports whether a request's headers ask for encryption (not a bucket default).
 func sseRequested(hdr http.Header) bool {
-	return hdr.Get(hdrSSE) != "" || hdr.Get(hdrSSECPrefix+"Algorithm") != "" || hdr.Get(hdrSSECPrefix+"Key") != ""
+	return hdr.Get(HdrSSE) != "" || hdr.Get(HdrSSECPrefix+"Algorithm") != "" || hdr.Get(HdrSSECPrefix+"Key") != ""
 }
 
 // closeBoth closes a decrypted reader and the stored object it reads.
@@ -364,29 +364,29 @@ func (c closeBoth) Close() error {
 
 // uploadKey opens the data key of an encrypted multipart upload (nil for one that is not
 // encrypted). A part of an SSE-C upload must give the upload's key, as S3 requires.
-func (h *Handler) uploadKey(ctx context.Context, r *http.Request, rq *request, up *upload) (dk []byte, env *sse.Envelope, keyMD5 string, err error) {
-	cust, keyMD5, env, err := h.checkReadKey(ctx, r, hdrSSECPrefix, &up.marker, rq.binding())
+func (h *multipartHandler) uploadKey(ctx context.Context, r *http.Request, rq *Request, up *upload) (dk []byte, env *sse.Envelope, keyMD5 string, err error) {
+	cust, keyMD5, env, err := h.CheckReadKey(ctx, r, HdrSSECPrefix, &up.marker, rq.Binding())
 	if err != nil || env == nil {
 		return nil, nil, "", err
 	}
-	dk, err = h.cfg.Keys.OpenDataKey(ctx, env, cust, rq.binding())
+	dk, err = h.Cfg.Keys.OpenDataKey(ctx, env, cust, rq.Binding())
 	if err != nil {
-		return nil, nil, "", sseAPIError(err)
+		return nil, nil, "", SseAPIError(err)
 	}
 	return dk, env, keyMD5, nil
 }
 
 // encryptPart encrypts a part of an encrypted upload (env nil: the body as it is) as the
 // stream named by the part's stored name.
-func (h *Handler) encryptPart(env *sse.Envelope, dk []byte, body io.Reader, size int64, stream string, before func(*meta.Object) error) (io.Reader, int64, proxy.PutOptions, error) {
+func (h *multipartHandler) encryptPart(env *sse.Envelope, dk []byte, body io.Reader, size int64, stream string, before func(*meta.Object) error) (io.Reader, int64, proxy.PutOptions, error) {
 	if env == nil {
 		return body, size, proxy.PutOptions{BeforeCommit: before}, nil
 	}
-	enc, err := h.encryptWith(nil, env, dk, body, size, stream)
+	enc, err := h.EncryptWith(nil, env, dk, body, size, stream)
 	if err != nil {
 		return nil, 0, proxy.PutOptions{}, err
 	}
-	return enc, enc.storedSize, proxy.PutOptions{BeforeCommit: enc.beforeCommit(before, size, false)}, nil
+	return enc, enc.StoredSize, proxy.PutOptions{BeforeCommit: enc.BeforeCommit(before, size, false)}, nil
 }
 
 // markCompletedEncrypted gives a completed multipart object of an encrypted upload its
@@ -408,8 +408,8 @@ func markCompletedEncrypted(obj *meta.Object, marker *meta.Object) error {
 		plain += n
 	}
 	obj.SysMeta = sse.Mark(obj.SysMeta, env, plain, "")
-	if marker.SysMeta[sseBucketKey] != "" {
-		obj.SysMeta[sseBucketKey] = "1"
+	if marker.SysMeta[SseBucketKey] != "" {
+		obj.SysMeta[SseBucketKey] = "1"
 	}
 	return nil
 }

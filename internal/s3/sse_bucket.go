@@ -14,29 +14,29 @@ import (
 // kept in the bucket's container metadata under bucketEncryptionKey and cached with its access
 // state; objects written without encryption headers get it (sseForWrite).
 
-const bucketEncryptionKey = "sys:s3-encryption"
+const BucketEncryptionKey = "sys:s3-encryption"
 
 // maxEncryptionDocument bounds a PutBucketEncryption document.
-const maxEncryptionDocument = 16 << 10
+const MaxEncryptionDocument = 16 << 10
 
-type bucketEncryption struct {
-	mode      sse.Mode
-	kmsKeyID  string
-	bucketKey bool
+type BucketEncryption struct {
+	Mode      sse.Mode
+	KmsKeyID  string
+	BucketKey bool
 }
 
-func (e *bucketEncryption) encode() string {
-	v := url.Values{"alg": {string(e.mode)}}
-	if e.kmsKeyID != "" {
-		v.Set("kms", e.kmsKeyID)
+func (e *BucketEncryption) Encode() string {
+	v := url.Values{"alg": {string(e.Mode)}}
+	if e.KmsKeyID != "" {
+		v.Set("kms", e.KmsKeyID)
 	}
-	if e.bucketKey {
+	if e.BucketKey {
 		v.Set("bk", "1")
 	}
 	return v.Encode()
 }
 
-func decodeBucketEncryption(s string) (*bucketEncryption, error) {
+func decodeBucketEncryption(s string) (*BucketEncryption, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -44,9 +44,9 @@ func decodeBucketEncryption(s string) (*bucketEncryption, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bucket encryption %.80q: %w", s, err)
 	}
-	e := &bucketEncryption{mode: sse.Mode(v.Get("alg")), kmsKeyID: v.Get("kms"), bucketKey: v.Get("bk") == "1"}
-	if e.mode != sse.ModeS3 && e.mode != sse.ModeKMS {
-		return nil, fmt.Errorf("bucket encryption algorithm %.40q", e.mode)
+	e := &BucketEncryption{Mode: sse.Mode(v.Get("alg")), KmsKeyID: v.Get("kms"), BucketKey: v.Get("bk") == "1"}
+	if e.Mode != sse.ModeS3 && e.Mode != sse.ModeKMS {
+		return nil, fmt.Errorf("bucket encryption algorithm %.40q", e.Mode)
 	}
 	return e, nil
 }
@@ -68,61 +68,61 @@ type sseDefaultDoc struct {
 	KMSMasterKeyID string `xml:"KMSMasterKeyID,omitempty"`
 }
 
-func (h *Handler) getBucketEncryption(w http.ResponseWriter, r *http.Request, rq *request) error {
-	e := rq.encryption
+func (h *bucketsHandler) GetBucketEncryption(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	e := rq.Encryption
 	if e == nil {
-		return errNoEncryptionConfig
+		return ErrNoEncryptionConfig
 	}
-	rule := sseRuleDoc{Default: &sseDefaultDoc{SSEAlgorithm: string(e.mode), KMSMasterKeyID: e.kmsKeyID}}
-	bk := e.bucketKey
+	rule := sseRuleDoc{Default: &sseDefaultDoc{SSEAlgorithm: string(e.Mode), KMSMasterKeyID: e.KmsKeyID}}
+	bk := e.BucketKey
 	rule.BucketKeyEnabled = &bk
-	writeXML(w, http.StatusOK, sseConfigDoc{Xmlns: s3xml.Namespace, Rules: []sseRuleDoc{rule}})
+	WriteXML(w, http.StatusOK, sseConfigDoc{Xmlns: s3xml.Namespace, Rules: []sseRuleDoc{rule}})
 	return nil
 }
 
-func (h *Handler) putBucketEncryption(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *bucketsHandler) PutBucketEncryption(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	if h.cfg.Keys == nil {
-		return errSSEOff
+	if h.Cfg.Keys == nil {
+		return ErrSSEOff
 	}
-	body, err := h.readSmallBody(r, rq, maxEncryptionDocument, false)
+	body, err := h.ReadSmallBody(r, rq, MaxEncryptionDocument, false)
 	if err != nil {
 		return err
 	}
 	var doc sseConfigDoc
-	if err := decodeXML(body, &doc); err != nil {
+	if err := DecodeXML(body, &doc); err != nil {
 		return err
 	}
 	if len(doc.Rules) != 1 || doc.Rules[0].Default == nil {
-		return errMalformedXML
+		return ErrMalformedXML
 	}
 	d := doc.Rules[0].Default
-	e := &bucketEncryption{mode: sse.Mode(d.SSEAlgorithm), kmsKeyID: d.KMSMasterKeyID}
+	e := &BucketEncryption{Mode: sse.Mode(d.SSEAlgorithm), KmsKeyID: d.KMSMasterKeyID}
 	switch {
-	case e.mode != sse.ModeS3 && e.mode != sse.ModeKMS:
-		return errMalformedXML.withMessage("The XML you provided was not well-formed or did not validate against our published schema: SSEAlgorithm must be AES256 or aws:kms.")
-	case e.mode == sse.ModeS3 && e.kmsKeyID != "":
-		return errInvalidArgument.withMessage("a KMSMasterKeyID is not applicable if the default sse algorithm is not aws:kms")
+	case e.Mode != sse.ModeS3 && e.Mode != sse.ModeKMS:
+		return ErrMalformedXML.WithMessage("The XML you provided was not well-formed or did not validate against our published schema: SSEAlgorithm must be AES256 or aws:kms.")
+	case e.Mode == sse.ModeS3 && e.KmsKeyID != "":
+		return ErrInvalidArgument.WithMessage("a KMSMasterKeyID is not applicable if the default sse algorithm is not aws:kms")
 	}
-	if e.mode == sse.ModeKMS {
-		if e.kmsKeyID != "" {
-			if _, err := h.cfg.Keys.KMSKey(ctx, e.kmsKeyID); err != nil {
-				return sseAPIError(err)
+	if e.Mode == sse.ModeKMS {
+		if e.KmsKeyID != "" {
+			if _, err := h.Cfg.Keys.KMSKey(ctx, e.KmsKeyID); err != nil {
+				return SseAPIError(err)
 			}
 		}
-		e.bucketKey = doc.Rules[0].BucketKeyEnabled != nil && *doc.Rules[0].BucketKeyEnabled
+		e.BucketKey = doc.Rules[0].BucketKeyEnabled != nil && *doc.Rules[0].BucketKeyEnabled
 	}
-	if err := h.setBucketMeta(ctx, rq, map[string]string{bucketEncryptionKey: e.encode()}); err != nil {
+	if err := h.SetBucketMeta(ctx, rq, map[string]string{BucketEncryptionKey: e.Encode()}); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusOK)
+	WriteEmpty(w, http.StatusOK)
 	return nil
 }
 
-func (h *Handler) deleteBucketEncryption(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := h.setBucketMeta(r.Context(), rq, map[string]string{bucketEncryptionKey: ""}); err != nil {
+func (h *bucketsHandler) DeleteBucketEncryption(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{BucketEncryptionKey: ""}); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusNoContent)
+	WriteEmpty(w, http.StatusNoContent)
 	return nil
 }

@@ -20,37 +20,37 @@ import (
 // maxSymlinkHops is Swift's default symloop_max.
 const maxSymlinkHops = 2
 
-var errSymlinkLoop = &apiError{"InvalidRequest", http.StatusBadRequest, "Too many levels of symbolic links, maximum allowed is 2."}
+var errSymlinkLoop = &APIError{"InvalidRequest", http.StatusBadRequest, "Too many levels of symbolic links, maximum allowed is 2."}
 
 // followSymlink returns the request for what the symlink link (read for rq) stands for.
-func (h *Handler) followSymlink(ctx context.Context, r *http.Request, rq *request, link *meta.Object) (*request, error) {
-	if rq.symlinkHops >= maxSymlinkHops {
+func (h *objectsHandler) followSymlink(ctx context.Context, r *http.Request, rq *Request, link *meta.Object) (*Request, error) {
+	if rq.SymlinkHops >= maxSymlinkHops {
 		return nil, errSymlinkLoop
 	}
-	if vobj, id, ok := versions.LinkedVersion(link); ok && rq.stored == nil {
+	if vobj, id, ok := versions.LinkedVersion(link); ok && rq.Stored == nil {
 		// The current version of an object in a versioned bucket: read as the object itself
 		// (same bucket, same access), from where the version is kept.
 		t := *rq
-		t.stored = &meta.ObjectName{Account: rq.account, Container: versions.ContainerFor(rq.bucket), Object: vobj}
-		t.versionID = id
-		t.symlinkHops++
-		t.symlinkETag = link.SysMeta[meta.SysSymlinkETag]
+		t.Stored = &meta.ObjectName{Account: rq.Account, Container: versions.ContainerFor(rq.Bucket), Object: vobj}
+		t.VersionID = id
+		t.SymlinkHops++
+		t.SymlinkETag = link.SysMeta[meta.SysSymlinkETag]
 		return &t, nil
 	}
-	account, container, key, _ := link.SymlinkTarget(rq.account)
-	st, err := h.bucketState(ctx, account, container)
+	account, container, key, _ := link.SymlinkTarget(rq.Account)
+	st, err := h.BucketState(ctx, account, container)
 	if errors.Is(err, meta.ErrNotFound) {
-		return nil, fmt.Errorf("symlink target %s/%s: %w", container, key, errNoSuchKey)
+		return nil, fmt.Errorf("symlink target %s/%s: %w", container, key, ErrNoSuchKey)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("symlink target %s/%s: %w", container, key, err)
 	}
 	t := *rq
-	t.account, t.bucket, t.key, t.state = account, container, key, st
-	t.symlinkHops++
+	t.Account, t.Bucket, t.Key, t.State = account, container, key, st
+	t.SymlinkHops++
 	// What comes next must have a static link's ETag; past a dynamic link nothing is checked.
-	t.symlinkETag = link.SysMeta[meta.SysSymlinkETag]
-	if err := h.allowed(ctx, &t, access.GetObject, key, r.Header.Get("Referer")); err != nil {
+	t.SymlinkETag = link.SysMeta[meta.SysSymlinkETag]
+	if err := h.Allowed(ctx, &t, access.GetObject, key, r.Header.Get("Referer")); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -58,12 +58,12 @@ func (h *Handler) followSymlink(ctx context.Context, r *http.Request, rq *reques
 
 // checkSymlinkETag applies a static link's ETag to the object it reached. (A static link to a
 // Swift static large object names the manifest's ETag, which S3 does not serve: not checked.)
-func checkSymlinkETag(rq *request, obj *meta.Object) error {
-	if rq.symlinkETag == "" || obj.IsManifest() || obj.SysMeta[meta.SysSymlinkTarget] != "" {
+func checkSymlinkETag(rq *Request, obj *meta.Object) error {
+	if rq.SymlinkETag == "" || obj.IsManifest() || obj.SysMeta[meta.SysSymlinkTarget] != "" {
 		return nil
 	}
-	if obj.ETag != rq.symlinkETag {
-		return errPreconditionFailed.withMessage("The symlink's target no longer has the ETag the link was made with (%s).", rq.symlinkETag)
+	if obj.ETag != rq.SymlinkETag {
+		return ErrPreconditionFailed.WithMessage("The symlink's target no longer has the ETag the link was made with (%s).", rq.SymlinkETag)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ import (
 
 // maxTaggingBodyBytes bounds a Tagging document: 50 tags of 128 + 256 characters of up to 4
 // bytes each, escaped, fit well within it.
-const maxTaggingBodyBytes = 256 << 10
+const MaxTaggingBodyBytes = 256 << 10
 
 // tagsOf reads an object's tags. A stored set that does not decode was damaged after it was
 // validated: that is an internal error, not the client's.
@@ -40,7 +40,7 @@ func setsTags(op string, hdr http.Header) bool {
 	if hdr.Get("X-Amz-Tagging") == "" {
 		return false
 	}
-	if op == opCopyObject {
+	if op == OpCopyObject {
 		return strings.EqualFold(hdr.Get("X-Amz-Tagging-Directive"), "REPLACE")
 	}
 	return true
@@ -56,7 +56,7 @@ func tagsFromHeader(hdr http.Header) (string, error) {
 }
 
 // setTags puts a stored tag set into a new object's SysMeta (nothing for no tags).
-func setTags(obj *meta.Object, stored string) {
+func SetTags(obj *meta.Object, stored string) {
 	if stored == "" {
 		return
 	}
@@ -76,26 +76,26 @@ func writeTagCount(hdr http.Header, obj *meta.Object) {
 	}
 }
 
-func (h *Handler) getObjectTagging(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *objectsHandler) GetObjectTagging(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	if err := h.locateVersion(ctx, w, rq); err != nil {
+	if err := h.LocateVersion(ctx, w, rq); err != nil {
 		return err
 	}
-	writeVersionID(w, rq)
-	obj, err := h.proxy.HeadObjectBrief(ctx, rq.readName())
+	WriteVersionID(w, rq)
+	obj, err := h.Proxy.HeadObjectBrief(ctx, rq.ReadName())
 	if err != nil {
-		return h.notFound(ctx, rq, fmt.Errorf("tags of %q: %w", rq.key, err))
+		return h.NotFound(ctx, rq, fmt.Errorf("tags of %q: %w", rq.Key, err))
 	}
 	s, err := tagsOf(&obj)
 	if err != nil {
 		return err
 	}
-	writeXML(w, http.StatusOK, s.Document())
+	WriteXML(w, http.StatusOK, s.Document())
 	return nil
 }
 
-func (h *Handler) putObjectTagging(w http.ResponseWriter, r *http.Request, rq *request) error {
-	body, err := h.readSmallBody(r, rq, maxTaggingBodyBytes, false)
+func (h *objectsHandler) PutObjectTagging(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	body, err := h.ReadSmallBody(r, rq, MaxTaggingBodyBytes, false)
 	if err != nil {
 		return err
 	}
@@ -103,27 +103,27 @@ func (h *Handler) putObjectTagging(w http.ResponseWriter, r *http.Request, rq *r
 	if err != nil {
 		return err
 	}
-	if deferredTaggingDecision(rq) {
+	if DeferredTaggingDecision(rq) {
 		// The policy tests the tags this request sets, which are known only now (authorize
 		// left the decision to here).
 		t := *rq
-		t.cond = withRequestTags(rq.cond, s)
-		if err := h.allowed(r.Context(), &t, access.PutObjectTagging, rq.key, r.Header.Get("Referer")); err != nil {
+		t.Cond = WithRequestTags(rq.Cond, s)
+		if err := h.Allowed(r.Context(), &t, access.PutObjectTagging, rq.Key, r.Header.Get("Referer")); err != nil {
 			return err
 		}
 	}
 	if err := h.replaceObjectTags(r.Context(), w, rq, s.Encode()); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusOK)
+	WriteEmpty(w, http.StatusOK)
 	return nil
 }
 
-func (h *Handler) deleteObjectTagging(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *objectsHandler) DeleteObjectTagging(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	if err := h.replaceObjectTags(r.Context(), w, rq, ""); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusNoContent)
+	WriteEmpty(w, http.StatusNoContent)
 	return nil
 }
 
@@ -131,47 +131,47 @@ func (h *Handler) deleteObjectTagging(w http.ResponseWriter, r *http.Request, rq
 // to the one it has changes nothing, so that it does not move the object's Last-Modified. As
 // with PutObjectAcl, a PUT of the object racing with this can lose its content type and user
 // metadata to the ones read here.
-func (h *Handler) replaceObjectTags(ctx context.Context, w http.ResponseWriter, rq *request, stored string) error {
-	if err := h.locateVersion(ctx, w, rq); err != nil {
+func (h *objectsHandler) replaceObjectTags(ctx context.Context, w http.ResponseWriter, rq *Request, stored string) error {
+	if err := h.LocateVersion(ctx, w, rq); err != nil {
 		return err
 	}
-	writeVersionID(w, rq)
-	obj, err := h.proxy.HeadObjectBrief(ctx, rq.readName())
+	WriteVersionID(w, rq)
+	obj, err := h.Proxy.HeadObjectBrief(ctx, rq.ReadName())
 	if err != nil {
-		return h.notFound(ctx, rq, fmt.Errorf("tags of %q: %w", rq.key, err))
+		return h.NotFound(ctx, rq, fmt.Errorf("tags of %q: %w", rq.Key, err))
 	}
 	if obj.SysMeta[tagging.ObjectSysMetaKey] == stored {
 		return nil
 	}
-	update := objectMetaOf(&obj)
+	update := ObjectMetaOf(&obj)
 	update.SysMeta = map[string]string{tagging.ObjectSysMetaKey: stored}
-	if _, err := h.proxy.PostObject(ctx, rq.readName(), update); err != nil {
-		return h.notFound(ctx, rq, fmt.Errorf("set the tags of %q: %w", rq.key, err))
+	if _, err := h.Proxy.PostObject(ctx, rq.ReadName(), update); err != nil {
+		return h.NotFound(ctx, rq, fmt.Errorf("set the tags of %q: %w", rq.Key, err))
 	}
 	return nil
 }
 
-func (h *Handler) getBucketTagging(w http.ResponseWriter, r *http.Request, rq *request) error {
-	c, err := h.requireBucket(r.Context(), rq)
+func (h *bucketsHandler) GetBucketTagging(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	c, err := h.RequireBucket(r.Context(), rq)
 	if err != nil {
 		return err
 	}
 	stored := c.Meta[tagging.BucketMetaKey]
 	if stored == "" {
-		return errNoSuchTagSet
+		return ErrNoSuchTagSet
 	}
 	s, err := tagging.Decode(stored)
 	if err != nil {
-		return fmt.Errorf("tags of bucket %q: %w", rq.bucket, err)
+		return fmt.Errorf("tags of bucket %q: %w", rq.Bucket, err)
 	}
-	writeXML(w, http.StatusOK, s.Document())
+	WriteXML(w, http.StatusOK, s.Document())
 	return nil
 }
 
 // putBucketTagging replaces the bucket's tag set. An empty TagSet removes it, as
 // DeleteBucketTagging does.
-func (h *Handler) putBucketTagging(w http.ResponseWriter, r *http.Request, rq *request) error {
-	body, err := h.readSmallBody(r, rq, maxTaggingBodyBytes, false)
+func (h *bucketsHandler) PutBucketTagging(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	body, err := h.ReadSmallBody(r, rq, MaxTaggingBodyBytes, false)
 	if err != nil {
 		return err
 	}
@@ -179,17 +179,17 @@ func (h *Handler) putBucketTagging(w http.ResponseWriter, r *http.Request, rq *r
 	if err != nil {
 		return err
 	}
-	if err := h.setBucketMeta(r.Context(), rq, map[string]string{tagging.BucketMetaKey: s.Encode()}); err != nil {
+	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{tagging.BucketMetaKey: s.Encode()}); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusNoContent)
+	WriteEmpty(w, http.StatusNoContent)
 	return nil
 }
 
-func (h *Handler) deleteBucketTagging(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := h.setBucketMeta(r.Context(), rq, map[string]string{tagging.BucketMetaKey: ""}); err != nil {
+func (h *bucketsHandler) DeleteBucketTagging(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{tagging.BucketMetaKey: ""}); err != nil {
 		return err
 	}
-	writeEmpty(w, http.StatusNoContent)
+	WriteEmpty(w, http.StatusNoContent)
 	return nil
 }

@@ -20,71 +20,71 @@ func TestResolveOperation(t *testing.T) {
 		method, bucket, key, query string
 		hdr                        http.Header
 		want                       string
-		wantErr                    *apiError
+		wantErr                    *APIError
 	}{
-		{"GET", "", "", "", nil, opListBuckets, nil},
-		{"PUT", "", "", "", nil, opUnknown, errMethodNotAllowed},
-		{"PUT", "b", "", "", nil, opCreateBucket, nil},
-		{"PUT", "b", "", "versioning", nil, opPutBucketVersioning, nil},
-		{"GET", "b", "", "versions", nil, opListObjectVersions, nil},
-		{"PUT", "b", "", "acl", nil, opPutBucketACL, nil},
-		{"PUT", "b", "", "policy", nil, opPutBucketPolicy, nil},
-		{"DELETE", "b", "", "policy", nil, opDeleteBucketPolicy, nil},
-		{"GET", "b", "", "policyStatus", nil, opGetBucketPolicyStatus, nil},
-		{"PUT", "b", "", "cors", nil, opPutBucketCors, nil},
-		{"DELETE", "b", "", "cors", nil, opDeleteBucketCors, nil},
-		{"PUT", "b", "k", "cors", nil, opUnknown, errNotImplemented},
-		{"GET", "b", "", "", nil, opListObjects, nil},
-		{"GET", "b", "", "list-type=2&x-id=ListObjectsV2", nil, opListObjectsV2, nil},
-		{"GET", "b", "", "list-type=3", nil, opUnknown, errInvalidArgument},
-		{"GET", "b", "", "location", nil, opGetBucketLocation, nil},
-		{"GET", "b", "", "versioning", nil, opGetBucketVersioning, nil},
-		{"GET", "b", "", "acl", nil, opGetBucketACL, nil},
-		{"GET", "b", "", "policy", nil, opGetBucketPolicy, nil},
-		{"GET", "b", "", "cors", nil, opGetBucketCors, nil},
-		{"GET", "b", "", "uploads", nil, opListMultipartUploads, nil},
-		{"GET", "b", "", "inventory", nil, opUnknown, errNotImplemented},
-		{"HEAD", "b", "", "", nil, opHeadBucket, nil},
-		{"DELETE", "b", "", "", nil, opDeleteBucket, nil},
-		{"DELETE", "b", "", "lifecycle", nil, opDeleteBucketLifecycle, nil},
-		{"PUT", "b", "", "lifecycle", nil, opPutBucketLifecycle, nil},
-		{"GET", "b", "", "lifecycle", nil, opGetBucketLifecycle, nil},
-		{"PUT", "b", "k", "lifecycle", nil, opUnknown, errNotImplemented},
-		{"POST", "b", "", "delete", nil, opDeleteObjects, nil},
-		{"POST", "b", "", "", nil, opUnknown, errPreconditionFailed},
-		{"POST", "b", "", "", http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, opUnknown, errPreconditionFailed},
-		{"POST", "b", "", "", http.Header{"Content-Type": {"multipart/form-data; boundary=x"}}, opPostObject, nil},
-		{"POST", "b", "", "", http.Header{"Content-Type": {"Multipart/Form-Data; boundary=x"}}, opPostObject, nil},
-		{"POST", "b", "", "cors", http.Header{"Content-Type": {"multipart/form-data; boundary=x"}}, opUnknown, errNotImplemented},
-		{"PUT", "b", "k", "x-id=PutObject", nil, opPutObject, nil},
-		{"PUT", "b", "k", "", copyHdr, opCopyObject, nil},
-		{"PUT", "b", "k", "partNumber=1&uploadId=u", nil, opUploadPart, nil},
-		{"PUT", "b", "k", "partNumber=1&uploadId=u", copyHdr, opUploadPartCopy, nil},
-		{"PUT", "b", "k", "tagging", nil, opPutObjectTagging, nil},
-		{"GET", "b", "k", "tagging", nil, opGetObjectTagging, nil},
-		{"GET", "b", "k", "tagging&versionId=null", nil, opGetObjectTagging, nil},
-		{"DELETE", "b", "k", "tagging", nil, opDeleteObjectTagging, nil},
-		{"PUT", "b", "k", "tagging", copyHdr, opPutObjectTagging, nil},
-		{"HEAD", "b", "k", "tagging", nil, opHeadObject, nil},
-		{"POST", "b", "k", "tagging", nil, opUnknown, errNotImplemented},
-		{"GET", "b", "k", "attributes", nil, opGetObjectAttributes, nil},
-		{"PUT", "b", "k", "attributes", nil, opUnknown, errNotImplemented},
-		{"GET", "b", "", "tagging", nil, opGetBucketTagging, nil},
-		{"PUT", "b", "", "tagging", nil, opPutBucketTagging, nil},
-		{"DELETE", "b", "", "tagging", nil, opDeleteBucketTagging, nil},
-		{"GET", "b", "k", "", nil, opGetObject, nil},
-		{"GET", "b", "k", "acl", nil, opGetObjectACL, nil},
-		{"PUT", "b", "k", "acl", nil, opPutObjectACL, nil},
-		{"PUT", "b", "k", "policy", nil, opUnknown, errNotImplemented},
-		{"GET", "b", "k", "uploadId=u", nil, opListParts, nil},
-		{"GET", "b", "k", "torrent", nil, opUnknown, errNotImplemented},
-		{"HEAD", "b", "k", "", nil, opHeadObject, nil},
-		{"DELETE", "b", "k", "", nil, opDeleteObject, nil},
-		{"DELETE", "b", "k", "uploadId=u", nil, opAbortMultipartUpload, nil},
-		{"POST", "b", "k", "uploads", nil, opCreateMultipartUpload, nil},
-		{"POST", "b", "k", "uploadId=u", nil, opCompleteMultipartUpload, nil},
-		{"POST", "b", "k", "restore", nil, opUnknown, errNotImplemented},
-		{"PATCH", "b", "k", "", nil, opUnknown, errMethodNotAllowed},
+		{"GET", "", "", "", nil, OpListBuckets, nil},
+		{"PUT", "", "", "", nil, OpUnknown, ErrMethodNotAllowed},
+		{"PUT", "b", "", "", nil, OpCreateBucket, nil},
+		{"PUT", "b", "", "versioning", nil, OpPutBucketVersioning, nil},
+		{"GET", "b", "", "versions", nil, OpListObjectVersions, nil},
+		{"PUT", "b", "", "acl", nil, OpPutBucketACL, nil},
+		{"PUT", "b", "", "policy", nil, OpPutBucketPolicy, nil},
+		{"DELETE", "b", "", "policy", nil, OpDeleteBucketPolicy, nil},
+		{"GET", "b", "", "policyStatus", nil, OpGetBucketPolicyStatus, nil},
+		{"PUT", "b", "", "cors", nil, OpPutBucketCors, nil},
+		{"DELETE", "b", "", "cors", nil, OpDeleteBucketCors, nil},
+		{"PUT", "b", "k", "cors", nil, OpUnknown, ErrNotImplemented},
+		{"GET", "b", "", "", nil, OpListObjects, nil},
+		{"GET", "b", "", "list-type=2&x-id=ListObjectsV2", nil, OpListObjectsV2, nil},
+		{"GET", "b", "", "list-type=3", nil, OpUnknown, ErrInvalidArgument},
+		{"GET", "b", "", "location", nil, OpGetBucketLocation, nil},
+		{"GET", "b", "", "versioning", nil, OpGetBucketVersioning, nil},
+		{"GET", "b", "", "acl", nil, OpGetBucketACL, nil},
+		{"GET", "b", "", "policy", nil, OpGetBucketPolicy, nil},
+		{"GET", "b", "", "cors", nil, OpGetBucketCors, nil},
+		{"GET", "b", "", "uploads", nil, OpListMultipartUploads, nil},
+		{"GET", "b", "", "inventory", nil, OpUnknown, ErrNotImplemented},
+		{"HEAD", "b", "", "", nil, OpHeadBucket, nil},
+		{"DELETE", "b", "", "", nil, OpDeleteBucket, nil},
+		{"DELETE", "b", "", "lifecycle", nil, OpDeleteBucketLifecycle, nil},
+		{"PUT", "b", "", "lifecycle", nil, OpPutBucketLifecycle, nil},
+		{"GET", "b", "", "lifecycle", nil, OpGetBucketLifecycle, nil},
+		{"PUT", "b", "k", "lifecycle", nil, OpUnknown, ErrNotImplemented},
+		{"POST", "b", "", "delete", nil, OpDeleteObjects, nil},
+		{"POST", "b", "", "", nil, OpUnknown, ErrPreconditionFailed},
+		{"POST", "b", "", "", http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, OpUnknown, ErrPreconditionFailed},
+		{"POST", "b", "", "", http.Header{"Content-Type": {"multipart/form-data; boundary=x"}}, OpPostObject, nil},
+		{"POST", "b", "", "", http.Header{"Content-Type": {"Multipart/Form-Data; boundary=x"}}, OpPostObject, nil},
+		{"POST", "b", "", "cors", http.Header{"Content-Type": {"multipart/form-data; boundary=x"}}, OpUnknown, ErrNotImplemented},
+		{"PUT", "b", "k", "x-id=PutObject", nil, OpPutObject, nil},
+		{"PUT", "b", "k", "", copyHdr, OpCopyObject, nil},
+		{"PUT", "b", "k", "partNumber=1&uploadId=u", nil, OpUploadPart, nil},
+		{"PUT", "b", "k", "partNumber=1&uploadId=u", copyHdr, OpUploadPartCopy, nil},
+		{"PUT", "b", "k", "tagging", nil, OpPutObjectTagging, nil},
+		{"GET", "b", "k", "tagging", nil, OpGetObjectTagging, nil},
+		{"GET", "b", "k", "tagging&versionId=null", nil, OpGetObjectTagging, nil},
+		{"DELETE", "b", "k", "tagging", nil, OpDeleteObjectTagging, nil},
+		{"PUT", "b", "k", "tagging", copyHdr, OpPutObjectTagging, nil},
+		{"HEAD", "b", "k", "tagging", nil, OpHeadObject, nil},
+		{"POST", "b", "k", "tagging", nil, OpUnknown, ErrNotImplemented},
+		{"GET", "b", "k", "attributes", nil, OpGetObjectAttributes, nil},
+		{"PUT", "b", "k", "attributes", nil, OpUnknown, ErrNotImplemented},
+		{"GET", "b", "", "tagging", nil, OpGetBucketTagging, nil},
+		{"PUT", "b", "", "tagging", nil, OpPutBucketTagging, nil},
+		{"DELETE", "b", "", "tagging", nil, OpDeleteBucketTagging, nil},
+		{"GET", "b", "k", "", nil, OpGetObject, nil},
+		{"GET", "b", "k", "acl", nil, OpGetObjectACL, nil},
+		{"PUT", "b", "k", "acl", nil, OpPutObjectACL, nil},
+		{"PUT", "b", "k", "policy", nil, OpUnknown, ErrNotImplemented},
+		{"GET", "b", "k", "uploadId=u", nil, OpListParts, nil},
+		{"GET", "b", "k", "torrent", nil, OpUnknown, ErrNotImplemented},
+		{"HEAD", "b", "k", "", nil, OpHeadObject, nil},
+		{"DELETE", "b", "k", "", nil, OpDeleteObject, nil},
+		{"DELETE", "b", "k", "uploadId=u", nil, OpAbortMultipartUpload, nil},
+		{"POST", "b", "k", "uploads", nil, OpCreateMultipartUpload, nil},
+		{"POST", "b", "k", "uploadId=u", nil, OpCompleteMultipartUpload, nil},
+		{"POST", "b", "k", "restore", nil, OpUnknown, ErrNotImplemented},
+		{"PATCH", "b", "k", "", nil, OpUnknown, ErrMethodNotAllowed},
 	}
 	for _, c := range cases {
 		q, _ := url.ParseQuery(c.query)
@@ -92,7 +92,7 @@ func TestResolveOperation(t *testing.T) {
 		if hdr == nil {
 			hdr = http.Header{}
 		}
-		got, err := resolveOperation(c.method, target{bucket: c.bucket, key: c.key}, q, hdr)
+		got, err := resolveOperation(c.method, Target{Bucket: c.bucket, Key: c.key}, q, hdr)
 		if got != c.want || (c.wantErr == nil) != (err == nil) || (c.wantErr != nil && !errors.Is(err, c.wantErr)) {
 			t.Errorf("%s /%s/%s?%s: got %s, %v; want %s, %v", c.method, c.bucket, c.key, c.query, got, err, c.want, c.wantErr)
 		}
@@ -112,8 +112,8 @@ func TestParseTarget(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := &http.Request{Host: c.host, URL: &url.URL{Path: c.path}}
-		got := parseTarget(r, domains)
-		if got.bucket != c.bucket || got.key != c.key {
+		got := ParseTarget(r, domains)
+		if got.Bucket != c.bucket || got.Key != c.key {
 			t.Errorf("%s%s: got %+v", c.host, c.path, got)
 		}
 	}
@@ -124,16 +124,16 @@ func TestBucketNames(t *testing.T) {
 	bad := []string{"ab", "ABC", "a_b", "-ab", "ab-", "a..b", "10.0.0.1", "xn--abc", "abc-s3alias", "a b",
 		"a234567890123456789012345678901234567890123456789012345678901234"}
 	for _, n := range good {
-		if err := checkBucketNameForCreate(n); err != nil {
+		if err := CheckBucketNameForCreate(n); err != nil {
 			t.Errorf("%q refused: %v", n, err)
 		}
 	}
 	for _, n := range bad {
-		if err := checkBucketNameForCreate(n); !errors.Is(err, errInvalidBucketName) {
+		if err := CheckBucketNameForCreate(n); !errors.Is(err, errInvalidBucketName) {
 			t.Errorf("%q accepted (%v)", n, err)
 		}
 	}
-	if err := checkBucketNameForAccess("\x00mpu\x00b"); err == nil {
+	if err := CheckBucketNameForAccess("\x00mpu\x00b"); err == nil {
 		t.Error("reserved container name accepted")
 	}
 }
@@ -141,15 +141,15 @@ func TestBucketNames(t *testing.T) {
 func TestCheckKey(t *testing.T) {
 	cases := []struct {
 		key  string
-		want *apiError
+		want *APIError
 	}{
 		{"ok/key", nil},
 		{string(make([]byte, 1025)), errKeyTooLong},
 		{"bad\xff", errInvalidURI},
-		{"nul\x00", errInvalidArgument},
+		{"nul\x00", ErrInvalidArgument},
 	}
 	for _, c := range cases {
-		err := checkKey(c.key)
+		err := CheckKey(c.key)
 		if (c.want == nil) != (err == nil) || (c.want != nil && !errors.Is(err, c.want)) {
 			t.Errorf("%q: %v", c.key, err)
 		}
@@ -186,27 +186,27 @@ func TestConditions(t *testing.T) {
 	same := lm.Format(http.TimeFormat)
 	cases := []struct {
 		c    conditions
-		want *apiError
+		want *APIError
 	}{
 		{conditions{}, nil},
 		{conditions{ifMatch: `"abc"`}, nil},
 		{conditions{ifMatch: `"x", "abc"`}, nil},
 		{conditions{ifMatch: "*"}, nil},
-		{conditions{ifMatch: `"x"`}, errPreconditionFailed},
-		{conditions{ifUnmodifiedSince: before}, errPreconditionFailed},
+		{conditions{ifMatch: `"x"`}, ErrPreconditionFailed},
+		{conditions{ifUnmodifiedSince: before}, ErrPreconditionFailed},
 		{conditions{ifUnmodifiedSince: same}, nil},
 		{conditions{ifMatch: `"abc"`, ifUnmodifiedSince: before}, nil}, // If-Match wins
-		{conditions{ifNoneMatch: `"abc"`}, errNotModified},
+		{conditions{ifNoneMatch: `"abc"`}, ErrNotModified},
 		{conditions{ifNoneMatch: `"x"`}, nil},
-		{conditions{ifModifiedSince: after}, errNotModified},
-		{conditions{ifModifiedSince: same}, errNotModified},
+		{conditions{ifModifiedSince: after}, ErrNotModified},
+		{conditions{ifModifiedSince: same}, ErrNotModified},
 		{conditions{ifModifiedSince: before}, nil},
 		{conditions{ifNoneMatch: `"x"`, ifModifiedSince: after}, nil}, // If-None-Match wins
 		{conditions{ifModifiedSince: "garbage"}, nil},
-		{conditions{ifMatch: `"x"`, ifNoneMatch: `"abc"`}, errPreconditionFailed},
+		{conditions{ifMatch: `"x"`, ifNoneMatch: `"abc"`}, ErrPreconditionFailed},
 	}
 	for i, c := range cases {
-		err := c.c.evaluate("abc", lm, errNotModified)
+		err := c.c.evaluate("abc", lm, ErrNotModified)
 		if (c.want == nil) != (err == nil) || (c.want != nil && !errors.Is(err, c.want)) {
 			t.Errorf("case %d %+v: %v", i, c.c, err)
 		}
@@ -220,14 +220,14 @@ func TestMultipartETag(t *testing.T) {
 	if err != nil || got != "96e024ba2074fe77e8e965ba43a704be-2" {
 		t.Fatalf("multipartETag: %q %v", got, err)
 	}
-	if _, err := multipartETag([]string{"nothex"}); !errors.Is(err, errInvalidPart) {
+	if _, err := multipartETag([]string{"nothex"}); !errors.Is(err, ErrInvalidPart) {
 		t.Fatalf("bad part ETag: %v", err)
 	}
 }
 
 func TestDecodeXML(t *testing.T) {
 	var d s3xml.DeleteRequest
-	if err := decodeXML([]byte(`<?xml version="1.0"?><Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Quiet>true</Quiet><Object><Key>a&amp;b</Key></Object><Object><Key>c</Key><VersionId>null</VersionId></Object></Delete>`), &d); err != nil {
+	if err := DecodeXML([]byte(`<?xml version="1.0"?><Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Quiet>true</Quiet><Object><Key>a&amp;b</Key></Object><Object><Key>c</Key><VersionId>null</VersionId></Object></Delete>`), &d); err != nil {
 		t.Fatal(err)
 	}
 	if !d.Quiet || len(d.Objects) != 2 || d.Objects[0].Key != "a&b" {
@@ -235,12 +235,12 @@ func TestDecodeXML(t *testing.T) {
 	}
 	for _, bad := range []string{"", "<Delete>", "<Delete></Delete><Delete></Delete>", "<Other/>", "<Delete/>trailing"} {
 		var d s3xml.DeleteRequest
-		if err := decodeXML([]byte(bad), &d); !errors.Is(err, errMalformedXML) {
+		if err := DecodeXML([]byte(bad), &d); !errors.Is(err, ErrMalformedXML) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
 	var c s3xml.CompleteMultipartUpload
-	if err := decodeXML([]byte(`<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"e"</ETag><ChecksumCRC32>AAAAAA==</ChecksumCRC32></Part></CompleteMultipartUpload>`), &c); err != nil {
+	if err := DecodeXML([]byte(`<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"e"</ETag><ChecksumCRC32>AAAAAA==</ChecksumCRC32></Part></CompleteMultipartUpload>`), &c); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.Parts) != 1 || c.Parts[0].ChecksumCRC32 != "AAAAAA==" || httpwire.TrimETag(c.Parts[0].ETag) != "e" {
@@ -249,19 +249,19 @@ func TestDecodeXML(t *testing.T) {
 }
 
 func TestS3URLEncode(t *testing.T) {
-	if got := s3URLEncode("a b+c/ü~"); got != "a%20b%2Bc/%C3%BC~" {
+	if got := S3URLEncode("a b+c/ü~"); got != "a%20b%2Bc/%C3%BC~" {
 		t.Fatal(got)
 	}
 }
 
 func TestContinuationToken(t *testing.T) {
 	for _, m := range []string{"", "a/b", "ü\x01"} {
-		got, err := decodeContinuationToken(encodeContinuationToken(m))
+		got, err := DecodeContinuationToken(EncodeContinuationToken(m))
 		if err != nil || got != m {
 			t.Errorf("%q: %q %v", m, got, err)
 		}
 	}
-	if _, err := decodeContinuationToken("!!!"); err == nil {
+	if _, err := DecodeContinuationToken("!!!"); err == nil {
 		t.Error("garbage token accepted")
 	}
 }
@@ -278,11 +278,11 @@ func TestErrorTable(t *testing.T) {
 		{&checksum.MismatchError{Algorithm: checksum.CRC32}, "BadDigest"},
 		{checksum.ErrInvalidDigest, "InvalidDigest"},
 		{errors.New("anything else"), "InternalError"},
-		{errNoSuchUpload.withMessage("x"), "NoSuchUpload"},
+		{ErrNoSuchUpload.WithMessage("x"), "NoSuchUpload"},
 		{fmt.Errorf("engine: reading body: %w", httpwire.ErrBodyTimeout), "RequestTimeout"},
 	}
 	for _, c := range cases {
-		if got := toAPIError(c.err).code; got != c.code {
+		if got := ToAPIError(c.err).Code; got != c.code {
 			t.Errorf("%v: %s, want %s", c.err, got, c.code)
 		}
 	}
@@ -293,7 +293,7 @@ func FuzzDecodeDelete(f *testing.F) {
 	f.Add([]byte(`<Delete><Object><Key></Key><VersionId>x</VersionId></Object></Delete>`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var d s3xml.DeleteRequest
-		_ = decodeXML(b, &d)
+		_ = DecodeXML(b, &d)
 	})
 }
 
@@ -301,7 +301,7 @@ func FuzzDecodeComplete(f *testing.F) {
 	f.Add([]byte(`<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"e"</ETag></Part></CompleteMultipartUpload>`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var c s3xml.CompleteMultipartUpload
-		_ = decodeXML(b, &c)
+		_ = DecodeXML(b, &c)
 	})
 }
 
@@ -309,7 +309,7 @@ func FuzzDecodeCreateBucket(f *testing.F) {
 	f.Add([]byte(`<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><LocationConstraint>eu-west-1</LocationConstraint></CreateBucketConfiguration>`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var c s3xml.CreateBucketConfiguration
-		_ = decodeXML(b, &c)
+		_ = DecodeXML(b, &c)
 	})
 }
 

@@ -15,17 +15,17 @@ import (
 const (
 	maxKeyBytes          = 1024
 	maxUserMetaBytes     = 2 << 10
-	maxPartNumber        = 10000
-	minPartSize          = 5 << 20
-	maxListKeys          = 1000
-	maxDeleteObjects     = 1000
+	MaxPartNumber        = 10000
+	MinPartSize          = 5 << 20
+	MaxListKeys          = 1000
+	MaxDeleteObjects     = 1000
 	userMetaHeaderPrefix = "X-Amz-Meta-"
 )
 
 // checkBucketNameForCreate applies S3's naming rules for new general purpose buckets.
-func checkBucketNameForCreate(name string) error {
+func CheckBucketNameForCreate(name string) error {
 	bad := func(why string) error {
-		return errInvalidBucketName.withMessage("The specified bucket is not valid: %s.", why)
+		return errInvalidBucketName.WithMessage("The specified bucket is not valid: %s.", why)
 	}
 	if len(name) < 3 || len(name) > 63 {
 		return bad("a bucket name must be 3 to 63 characters long")
@@ -62,7 +62,7 @@ func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' 
 
 // checkBucketNameForAccess accepts any name that could name a bucket, including legacy names
 // S3 no longer lets anyone create, but never one of Cairn's reserved containers.
-func checkBucketNameForAccess(name string) error {
+func CheckBucketNameForAccess(name string) error {
 	if len(name) > 255 || strings.HasPrefix(name, meta.ReservedPrefix) || strings.ContainsRune(name, 0) || !utf8.ValidString(name) {
 		return errInvalidBucketName
 	}
@@ -71,22 +71,22 @@ func checkBucketNameForAccess(name string) error {
 
 // checkKey applies S3's key rules, plus Cairn's own: no NUL, because multipart bookkeeping
 // uses NUL as its separator.
-func checkKey(key string) error {
+func CheckKey(key string) error {
 	if len(key) > maxKeyBytes {
-		return errKeyTooLong.withMessage("Your key is too long: %d bytes, at most %d allowed.", len(key), maxKeyBytes)
+		return errKeyTooLong.WithMessage("Your key is too long: %d bytes, at most %d allowed.", len(key), maxKeyBytes)
 	}
 	if !utf8.ValidString(key) {
 		return errInvalidURI
 	}
 	if strings.ContainsRune(key, 0) {
-		return errInvalidArgument.withMessage("Object keys must not contain the NUL character.")
+		return ErrInvalidArgument.WithMessage("Object keys must not contain the NUL character.")
 	}
 	return nil
 }
 
 // objectMetaFromRequest reads the metadata a PUT, copy (REPLACE) or multipart initiation
 // gives the object: content type, content headers and user metadata.
-func objectMetaFromRequest(hdr http.Header) (meta.Object, error) {
+func ObjectMetaFromRequest(hdr http.Header) (meta.Object, error) {
 	var obj meta.Object
 	obj.ContentType = hdr.Get("Content-Type")
 	if obj.ContentType == "" {
@@ -121,7 +121,7 @@ func objectMetaFromRequest(hdr http.Header) (meta.Object, error) {
 		obj.UserMeta[name] = v
 	}
 	if size > maxUserMetaBytes {
-		return meta.Object{}, errMetadataTooLarge.withMessage("Your metadata headers exceed the maximum allowed metadata size: %d bytes, at most %d allowed.", size, maxUserMetaBytes)
+		return meta.Object{}, errMetadataTooLarge.WithMessage("Your metadata headers exceed the maximum allowed metadata size: %d bytes, at most %d allowed.", size, maxUserMetaBytes)
 	}
 	return obj, nil
 }
@@ -182,7 +182,7 @@ func withoutAWSChunked(v string) string {
 }
 
 // writeObjectMeta sets the response headers that describe an object's metadata.
-func writeObjectMeta(hdr http.Header, obj *meta.Object) {
+func WriteObjectMeta(hdr http.Header, obj *meta.Object) {
 	if obj.ContentType != "" {
 		hdr.Set("Content-Type", obj.ContentType)
 	} else {
@@ -195,12 +195,12 @@ func writeObjectMeta(hdr http.Header, obj *meta.Object) {
 		hdr["x-amz-meta-"+k] = []string{encodeMetaValue(v)} // S3 answers in lower case, as stored
 	}
 	hdr.Set("Last-Modified", obj.LastModified().Format(http.TimeFormat))
-	hdr.Set("ETag", quoteETag(obj.ETag))
+	hdr.Set("ETag", QuoteETag(obj.ETag))
 }
 
 // A Swift static large object's listing ETag carries parameters ("; slo_etag=..."): S3 shows
 // the ETag alone.
-func quoteETag(etag string) string {
+func QuoteETag(etag string) string {
 	etag, _, _ = strings.Cut(etag, ";")
 	return `"` + etag + `"`
 }
@@ -210,12 +210,12 @@ func quoteETag(etag string) string {
 // too, and within which limits.
 func Capabilities() map[string]any {
 	return map[string]any{
-		"max_bucket_listing":       maxListKeys,
-		"max_parts_listing":        maxListKeys,
-		"max_upload_part_num":      maxPartNumber,
-		"max_multi_delete_objects": maxDeleteObjects,
+		"max_bucket_listing":       MaxListKeys,
+		"max_parts_listing":        MaxListKeys,
+		"max_upload_part_num":      MaxPartNumber,
+		"max_multi_delete_objects": MaxDeleteObjects,
 		"allow_multipart_uploads":  true,
-		"min_segment_size":         minPartSize,
+		"min_segment_size":         MinPartSize,
 		"s3_acl":                   true,
 	}
 }

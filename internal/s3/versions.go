@@ -20,21 +20,21 @@ import (
 // "null" is an object written while versioning was never on or suspended.
 
 var (
-	errNoSuchVersion       = &apiError{"NoSuchVersion", http.StatusNotFound, "The specified version does not exist."}
-	errInvalidVersionID    = errInvalidArgument.withMessage("Invalid version id specified")
-	errNoVersionsContainer = &apiError{"InternalError", http.StatusInternalServerError, "The bucket's versions are missing: suspend and enable versioning again."}
+	ErrNoSuchVersion       = &APIError{"NoSuchVersion", http.StatusNotFound, "The specified version does not exist."}
+	errInvalidVersionID    = ErrInvalidArgument.WithMessage("Invalid version id specified")
+	errNoVersionsContainer = &APIError{"InternalError", http.StatusInternalServerError, "The bucket's versions are missing: suspend and enable versioning again."}
 )
 
 // versioning is the versioning of the request's bucket (from its cached state).
-func (rq *request) versioning() versions.State {
-	if rq.state == nil {
+func (rq *Request) Versioning() versions.State {
+	if rq.State == nil {
 		return versions.State{}
 	}
-	return versions.StateOf(meta.Container{Meta: rq.state.Meta})
+	return versions.StateOf(meta.Container{Meta: rq.State.Meta})
 }
 
 // checkVersionID refuses a versionId that cannot name a version, before anything else is done.
-func checkVersionID(q map[string][]string) error {
+func CheckVersionID(q map[string][]string) error {
 	v, ok := q["versionId"]
 	if !ok {
 		return nil
@@ -42,7 +42,7 @@ func checkVersionID(q map[string][]string) error {
 	if len(v) != 1 || v[0] == "" {
 		return errInvalidVersionID
 	}
-	if !validVersionID(v[0]) {
+	if !ValidVersionID(v[0]) {
 		return errInvalidVersionID
 	}
 	return nil
@@ -50,7 +50,7 @@ func checkVersionID(q map[string][]string) error {
 
 // validVersionID reports whether id is "null" or a version ID as Cairn gives them (ten digits,
 // a point, five digits): S3's version IDs are opaque, and one Cairn never gave is malformed.
-func validVersionID(id string) bool {
+func ValidVersionID(id string) bool {
 	if id == versions.Null {
 		return true
 	}
@@ -66,16 +66,16 @@ func validVersionID(id string) bool {
 }
 
 // versionError maps the version store's errors onto S3's.
-func versionError(err error) error {
+func VersionError(err error) error {
 	switch {
 	case errors.Is(err, versions.ErrNoSuchVersion):
-		return fmt.Errorf("%w: %w", errNoSuchVersion, err)
+		return fmt.Errorf("%w: %w", ErrNoSuchVersion, err)
 	case errors.Is(err, versions.ErrInvalidID):
 		return fmt.Errorf("%w: %w", errInvalidVersionID, err)
 	case errors.Is(err, versions.ErrNoVersionsContainer):
 		return fmt.Errorf("%w: %w", errNoVersionsContainer, err)
 	case errors.Is(err, versions.ErrLocked), errors.Is(err, versions.ErrRetentionChange):
-		return fmt.Errorf("%w: %w", errObjectLocked, err)
+		return fmt.Errorf("%w: %w", ErrObjectLocked, err)
 	case errors.Is(err, versions.ErrLockedConfig):
 		return fmt.Errorf("%w: %w", errInvalidBucketState, err)
 	}
@@ -84,49 +84,49 @@ func versionError(err error) error {
 
 // selectVersion points a read with ?versionId at that version: where it is stored and the ID
 // answered. A delete marker cannot be read: 405 with x-amz-delete-marker, as S3 answers.
-func (h *Handler) selectVersion(ctx context.Context, w http.ResponseWriter, rq *request) error {
-	if !rq.query.Has("versionId") {
+func (h *Front) SelectVersion(ctx context.Context, w http.ResponseWriter, rq *Request) error {
+	if !rq.Query.Has("versionId") {
 		return nil
 	}
-	id := rq.query.Get("versionId")
-	st := rq.versioning()
-	v, err := h.versions.Resolve(ctx, st, rq.objectName(), id)
+	id := rq.Query.Get("versionId")
+	st := rq.Versioning()
+	v, err := h.Versions.Resolve(ctx, st, rq.ObjectName(), id)
 	if errors.Is(err, versions.ErrNoSuchVersion) && id == versions.Null && !st.Versioned() {
-		return h.notFound(ctx, rq, fmt.Errorf("%w: %w", meta.ErrNotFound, err))
+		return h.NotFound(ctx, rq, fmt.Errorf("%w: %w", meta.ErrNotFound, err))
 	}
 	if err != nil {
-		return versionError(err)
+		return VersionError(err)
 	}
 	if v.DeleteMarker {
 		w.Header().Set("x-amz-delete-marker", "true")
 		w.Header().Set("x-amz-version-id", v.ID)
 		w.Header().Set("Last-Modified", v.Object.LastModified().Format(http.TimeFormat))
-		return errMethodNotAllowed
+		return ErrMethodNotAllowed
 	}
-	rq.stored, rq.versionID = &v.Name, v.ID
+	rq.Stored, rq.VersionID = &v.Name, v.ID
 	return nil
 }
 
 // locateVersion points a request on an object's settings (its tags) at the version it
 // addresses: ?versionId's, else the current version, through its link in a versioned bucket.
-func (h *Handler) locateVersion(ctx context.Context, w http.ResponseWriter, rq *request) error {
-	if rq.query.Has("versionId") {
-		return h.selectVersion(ctx, w, rq)
+func (h *Front) LocateVersion(ctx context.Context, w http.ResponseWriter, rq *Request) error {
+	if rq.Query.Has("versionId") {
+		return h.SelectVersion(ctx, w, rq)
 	}
-	cur, err := h.proxy.HeadObjectBrief(ctx, rq.objectName())
+	cur, err := h.Proxy.HeadObjectBrief(ctx, rq.ObjectName())
 	if err != nil {
 		return nil // the operation itself says what is missing
 	}
 	if vobj, id, ok := versions.LinkedVersion(&cur); ok {
-		rq.stored = &meta.ObjectName{Account: rq.account, Container: versions.ContainerFor(rq.bucket), Object: vobj}
-		rq.versionID = id
+		rq.Stored = &meta.ObjectName{Account: rq.Account, Container: versions.ContainerFor(rq.Bucket), Object: vobj}
+		rq.VersionID = id
 	}
 	return nil
 }
 
 // writeVersionID answers the version a request addressed (x-amz-version-id).
-func writeVersionID(w http.ResponseWriter, rq *request) {
-	if id := rq.versionID; id != "" {
+func WriteVersionID(w http.ResponseWriter, rq *Request) {
+	if id := rq.VersionID; id != "" {
 		w.Header().Set("x-amz-version-id", id)
 	} else if id := rq.nullVersionID(); id != "" {
 		w.Header().Set("x-amz-version-id", id)
@@ -135,15 +135,15 @@ func writeVersionID(w http.ResponseWriter, rq *request) {
 
 // nullVersionID is the version ID of an object read in place: "null" in a bucket that was
 // ever versioned, none otherwise.
-func (rq *request) nullVersionID() string {
-	if rq.versioning().Versioned() {
+func (rq *Request) nullVersionID() string {
+	if rq.Versioning().Versioned() {
 		return versions.Null
 	}
 	return ""
 }
 
-func (h *Handler) getBucketVersioning(w http.ResponseWriter, r *http.Request, rq *request) error {
-	c, err := h.requireBucket(r.Context(), rq)
+func (h *bucketsHandler) GetBucketVersioning(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	c, err := h.RequireBucket(r.Context(), rq)
 	if err != nil {
 		return err
 	}
@@ -155,116 +155,116 @@ func (h *Handler) getBucketVersioning(w http.ResponseWriter, r *http.Request, rq
 		// Suspended, also when versioning was never on (as S3 and Swift's s3api answer).
 		res.Status = "Suspended"
 	}
-	writeXML(w, http.StatusOK, res)
+	WriteXML(w, http.StatusOK, res)
 	return nil
 }
 
-func (h *Handler) putBucketVersioning(w http.ResponseWriter, r *http.Request, rq *request) error {
+func (h *bucketsHandler) PutBucketVersioning(w http.ResponseWriter, r *http.Request, rq *Request) error {
 	ctx := r.Context()
-	body, err := h.readSmallBody(r, rq, 64<<10, false)
+	body, err := h.ReadSmallBody(r, rq, 64<<10, false)
 	if err != nil {
 		return err
 	}
 	var v s3xml.VersioningRequest
 	if err := xml.Unmarshal(body, &v); err != nil {
-		return errMalformedXML
+		return ErrMalformedXML
 	}
 	if v.MfaDelete == "Enabled" {
-		return errNotImplemented.withMessage("MFA Delete is not supported.")
+		return ErrNotImplemented.WithMessage("MFA Delete is not supported.")
 	}
-	c, err := h.requireBucket(ctx, rq)
+	c, err := h.RequireBucket(ctx, rq)
 	if err != nil {
 		return err
 	}
 	var changes map[string]string
 	switch v.Status {
 	case "Enabled":
-		if changes, err = h.versions.Enable(ctx, rq.account, c); err != nil {
-			return fmt.Errorf("enable versioning of %q: %w", rq.bucket, err)
+		if changes, err = h.Versions.Enable(ctx, rq.Account, c); err != nil {
+			return fmt.Errorf("enable versioning of %q: %w", rq.Bucket, err)
 		}
 	case "Suspended":
 		// Also on a bucket that never kept versions: it shows Suspended (as S3 and Swift's
 		// s3api answer); a bucket with Object Lock keeps versioning on.
 		if changes, err = versions.Suspend(c); err != nil {
-			return versionError(err)
+			return VersionError(err)
 		}
 	default:
-		return errMalformedXML
+		return ErrMalformedXML
 	}
-	if _, err := h.proxy.PostContainer(ctx, rq.account, rq.bucket, changes); err != nil {
-		return bucketError(fmt.Errorf("versioning of %q: %w", rq.bucket, err))
+	if _, err := h.Proxy.PostContainer(ctx, rq.Account, rq.Bucket, changes); err != nil {
+		return BucketError(fmt.Errorf("versioning of %q: %w", rq.Bucket, err))
 	}
-	h.states.forget(rq.account, rq.bucket)
-	writeEmpty(w, http.StatusOK)
+	h.States.Forget(rq.Account, rq.Bucket)
+	WriteEmpty(w, http.StatusOK)
 	return nil
 }
 
-func (h *Handler) listObjectVersions(w http.ResponseWriter, r *http.Request, rq *request) error {
-	p, err := parseListParams(rq.query)
+func (h *objectsHandler) ListObjectVersions(w http.ResponseWriter, r *http.Request, rq *Request) error {
+	p, err := ParseListParams(rq.Query)
 	if err != nil {
 		return err
 	}
-	keyMarker, versionMarker := rq.query.Get("key-marker"), rq.query.Get("version-id-marker")
+	keyMarker, versionMarker := rq.Query.Get("key-marker"), rq.Query.Get("version-id-marker")
 	// As Swift's s3api: a version marker needs the key-marker parameter (empty or not), and is
 	// checked once it has one.
-	if rq.query.Has("version-id-marker") && !rq.query.Has("key-marker") {
-		return errInvalidArgument.withMessage("A version-id marker cannot be specified without a key marker.")
+	if rq.Query.Has("version-id-marker") && !rq.Query.Has("key-marker") {
+		return ErrInvalidArgument.WithMessage("A version-id marker cannot be specified without a key marker.")
 	}
-	if versionMarker != "" && !validVersionID(versionMarker) {
-		return errInvalidArgument.withMessage("Invalid version id specified")
+	if versionMarker != "" && !ValidVersionID(versionMarker) {
+		return ErrInvalidArgument.WithMessage("Invalid version id specified")
 	}
-	res := s3xml.ListVersionsResult{Xmlns: s3xml.Namespace, Name: rq.bucket, Prefix: p.encode(p.prefix), KeyMarker: p.encode(keyMarker),
-		VersionIDMarker: versionMarker, MaxKeys: p.maxKeys}
-	if rq.query.Has("delimiter") {
-		d := p.encode(p.delimiter)
+	res := s3xml.ListVersionsResult{Xmlns: s3xml.Namespace, Name: rq.Bucket, Prefix: p.Encode(p.Prefix), KeyMarker: p.Encode(keyMarker),
+		VersionIDMarker: versionMarker, MaxKeys: p.MaxKeys}
+	if rq.Query.Has("delimiter") {
+		d := p.Encode(p.Delimiter)
 		res.Delimiter = &d
 	}
-	if p.urlEncode {
+	if p.UrlEncode {
 		res.EncodingType = "url"
 	}
-	if p.maxKeys == 0 {
-		if _, err := h.requireBucket(r.Context(), rq); err != nil {
+	if p.MaxKeys == 0 {
+		if _, err := h.RequireBucket(r.Context(), rq); err != nil {
 			return err
 		}
-		writeXML(w, http.StatusOK, res)
+		WriteXML(w, http.StatusOK, res)
 		return nil
 	}
-	l, err := h.versions.List(r.Context(), rq.versioning(), rq.account, rq.bucket, versions.ListOptions{
-		Prefix: p.prefix, Delimiter: p.delimiter, KeyMarker: keyMarker, VersionMarker: versionMarker, Limit: p.maxKeys})
+	l, err := h.Versions.List(r.Context(), rq.Versioning(), rq.Account, rq.Bucket, versions.ListOptions{
+		Prefix: p.Prefix, Delimiter: p.Delimiter, KeyMarker: keyMarker, VersionMarker: versionMarker, Limit: p.MaxKeys})
 	if err != nil {
-		return bucketError(versionError(fmt.Errorf("list versions of %q: %w", rq.bucket, err)))
+		return BucketError(VersionError(fmt.Errorf("list versions of %q: %w", rq.Bucket, err)))
 	}
-	o := rq.owner()
+	o := rq.Owner()
 	for _, v := range l.Versions {
-		e := s3xml.ObjectVersion{XMLName: s3xml.VersionElement, Key: p.encode(v.Key), VersionID: v.ID, IsLatest: v.Latest,
+		e := s3xml.ObjectVersion{XMLName: s3xml.VersionElement, Key: p.Encode(v.Key), VersionID: v.ID, IsLatest: v.Latest,
 			LastModified: s3xml.FormatISO(v.Entry.Timestamp.Time()), Owner: o}
 		if v.DeleteMarker {
 			e.XMLName = s3xml.DeleteMarkerElement
 		} else {
 			size := v.Entry.Size
-			e.ETag, e.Size, e.StorageClass = quoteETag(v.Entry.ETag), &size, "STANDARD"
+			e.ETag, e.Size, e.StorageClass = QuoteETag(v.Entry.ETag), &size, "STANDARD"
 		}
 		res.Versions = append(res.Versions, e)
 	}
 	for _, cp := range l.CommonPrefixes {
-		res.CommonPrefixes = append(res.CommonPrefixes, s3xml.CommonPrefix{Prefix: p.encode(cp)})
+		res.CommonPrefixes = append(res.CommonPrefixes, s3xml.CommonPrefix{Prefix: p.Encode(cp)})
 	}
 	res.IsTruncated = l.Truncated
 	if l.Truncated {
-		res.NextKeyMarker, res.NextVersionIDMarker = p.encode(l.NextKeyMarker), l.NextVersionMarker
+		res.NextKeyMarker, res.NextVersionIDMarker = p.Encode(l.NextKeyMarker), l.NextVersionMarker
 	}
-	writeXML(w, http.StatusOK, res)
+	WriteXML(w, http.StatusOK, res)
 	return nil
 }
 
 // markDeleted answers, on a read of a key found missing in a versioned bucket, that its
 // current version is a delete marker when it is (x-amz-delete-marker, x-amz-version-id), as S3
 // does.
-func (h *Handler) markDeleted(ctx context.Context, w http.ResponseWriter, rq *request, err error) {
-	if !errors.Is(err, meta.ErrNotFound) || rq.stored != nil || rq.query.Has("versionId") {
+func (h *Front) MarkDeleted(ctx context.Context, w http.ResponseWriter, rq *Request, err error) {
+	if !errors.Is(err, meta.ErrNotFound) || rq.Stored != nil || rq.Query.Has("versionId") {
 		return
 	}
-	if id, ok := h.versions.DeleteMarkerCurrent(ctx, rq.versioning(), rq.objectName()); ok {
+	if id, ok := h.Versions.DeleteMarkerCurrent(ctx, rq.Versioning(), rq.ObjectName()); ok {
 		w.Header().Set("x-amz-delete-marker", "true")
 		w.Header().Set("x-amz-version-id", id)
 	}

@@ -14,17 +14,17 @@ import (
 // 1024 bytes each and a completion at 10,000 parts; the limits leave room for markup and
 // checksums but keep a hostile body from filling memory.
 const (
-	maxCreateBucketBodyBytes = 64 << 10
-	maxDeleteBodyBytes       = 2 << 20
-	maxCompleteBodyBytes     = 4 << 20
-	maxACLBodyBytes          = 64 << 10
+	MaxCreateBucketBodyBytes = 64 << 10
+	MaxDeleteBodyBytes       = 2 << 20
+	MaxCompleteBodyBytes     = 4 << 20
+	MaxACLBodyBytes          = 64 << 10
 	// maxPolicyBodyBytes is read before the policy's own 20 KiB limit is applied, so that a
 	// policy slightly too large is MalformedPolicy, as in S3.
-	maxPolicyBodyBytes = 64 << 10
+	MaxPolicyBodyBytes = 64 << 10
 )
 
 // writeXML sends a document with S3's XML declaration.
-func writeXML(w http.ResponseWriter, status int, doc any) {
+func WriteXML(w http.ResponseWriter, status int, doc any) {
 	var buf bytes.Buffer
 	buf.WriteString(xml.Header)
 	if l, ok := doc.(s3xml.ListBucketResult); ok {
@@ -41,7 +41,7 @@ func writeXML(w http.ResponseWriter, status int, doc any) {
 
 // writeEmpty ends a successful response that has no body. It carries Content-Length: 0 and the
 // Content-Type Swift's s3api gives such answers, which clients written against Swift check.
-func writeEmpty(w http.ResponseWriter, status int) {
+func WriteEmpty(w http.ResponseWriter, status int) {
 	hdr := w.Header()
 	if hdr.Get("Content-Type") == "" {
 		hdr.Set("Content-Type", "text/html; charset=UTF-8")
@@ -52,9 +52,9 @@ func writeEmpty(w http.ResponseWriter, status int) {
 
 // decodeXML parses an S3 request document strictly enough to reject garbage (anything that is
 // not one well-formed element of the expected name, trailing content included) as MalformedXML.
-func decodeXML(body []byte, v any) error {
+func DecodeXML(body []byte, v any) error {
 	if err := s3xml.DecodeStrict(body, v); err != nil {
-		return fmt.Errorf("%w: %v", errMalformedXML, err)
+		return fmt.Errorf("%w: %v", ErrMalformedXML, err)
 	}
 	return nil
 }
