@@ -1,162 +1,49 @@
 package s3
 
 import (
-	"errors"
-	"net/http"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/cairn-store/cairn/internal/access"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/s3/s3core"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 )
 
-func TestParseGrantHeader(t *testing.T) {
-	cases := []struct {
-		v    string
-		want []access.Grant
-		err  *APIError
-	}{
-		{`id="beta"`, []access.Grant{{Grantee: access.Grantee{ID: "beta"}, Permission: access.Read}}, nil},
-		{`id=beta, uri="http://acs.amazonaws.com/groups/global/AllUsers"`, []access.Grant{
-			{Grantee: access.Grantee{ID: "beta"}, Permission: access.Read},
-			{Grantee: access.Grantee{URI: access.AllUsersURI}, Permission: access.Read}}, nil},
-		{` ID="gamma" ,`, []access.Grant{{Grantee: access.Grantee{ID: "gamma"}, Permission: access.Read}}, nil},
-		{`emailAddress="a@example.com"`, nil, errUnresolvableByEmail},
-		{`id="beta", emailAddress="a@example.com"`, nil, errUnresolvableByEmail},
-		{`uri="http://acs.amazonaws.com/groups/s3/LogDelivery"`, nil, ErrNotImplemented},
-		{`uri="http://example.com/everyone"`, nil, ErrInvalidArgument},
-		{`id="not an account"`, nil, ErrInvalidArgument},
-		{`id=`, nil, ErrInvalidArgument},
-		{`beta`, nil, ErrInvalidArgument},
-		{`arn="x"`, nil, ErrInvalidArgument},
-	}
-	for _, c := range cases {
-		got, err := parseGrantHeader(access.Read, c.v)
-		if c.err != nil {
-			if !errors.Is(err, c.err) {
-				t.Errorf("%q: %v, want %s", c.v, err, c.err.Code)
-			}
-			continue
-		}
-		if err != nil || !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%q: %+v %v", c.v, got, err)
-		}
-	}
-}
-
-func TestParseACLDocument(t *testing.T) {
-	doc := func(owner, grants string) []byte {
-		return []byte(`<AccessControlPolicy xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Owner><ID>` + owner +
-			`</ID></Owner><AccessControlList>` + grants + `</AccessControlList></AccessControlPolicy>`)
-	}
-	user := func(id, perm string) string {
-		return `<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser"><ID>` + id +
-			`</ID></Grantee><Permission>` + perm + `</Permission></Grant>`
-	}
-	group := func(uri, perm string) string {
-		return `<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="Group"><URI>` + uri +
-			`</URI></Grantee><Permission>` + perm + `</Permission></Grant>`
-	}
-	acl, err := parseACLDocument(doc("alpha", user("alpha", "FULL_CONTROL")+user("beta", "READ")+group(access.AllUsersURI, "READ")), "alpha")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []access.Grant{{Grantee: access.Grantee{ID: "beta"}, Permission: access.Read}, {Grantee: access.Grantee{URI: access.AllUsersURI}, Permission: access.Read}}
-	if !reflect.DeepEqual(acl.Grants, want) {
-		t.Fatalf("%+v", acl.Grants)
-	}
-	// An undeclared xsi prefix, as some clients send, still names the type.
-	loose := []byte(`<AccessControlPolicy><Owner><ID>alpha</ID></Owner><AccessControlList><Grant><Grantee xsi:type="CanonicalUser"><ID>beta</ID></Grantee><Permission>WRITE</Permission></Grant></AccessControlList></AccessControlPolicy>`)
-	if acl, err := parseACLDocument(loose, "alpha"); err != nil || len(acl.Grants) != 1 || acl.Grants[0].Permission != access.Write {
-		t.Fatalf("loose document: %+v %v", acl, err)
-	}
-	// The owner alone: private.
-	if acl, err := parseACLDocument(doc("alpha", user("alpha", "FULL_CONTROL")), "alpha"); err != nil || len(acl.Grants) != 0 {
-		t.Fatalf("owner only: %+v %v", acl, err)
-	}
-	for _, c := range []struct {
-		body []byte
-		err  *APIError
-	}{
-		{[]byte(`<AccessControlPolicy/>`), errMalformedACL},
-		{[]byte(`not xml`), errMalformedACL},
-		{[]byte(`<AccessControlPolicy><AccessControlList/></AccessControlPolicy>`), errMalformedACL},
-		{doc("beta", ""), ErrInvalidArgument},
-		{doc("alpha", user("beta", "READ_WRITE")), errMalformedACL},
-		{doc("alpha", `<Grant><Permission>READ</Permission></Grant>`), errMalformedACL},
-		{doc("alpha", strings.Replace(user("beta", "READ"), "CanonicalUser", "Nobody", 1)), errMalformedACL},
-		{doc("alpha", strings.Replace(user("beta", "READ"), `xsi:type="CanonicalUser"`, "", 1)), errMalformedACL},
-		{doc("alpha", `<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="AmazonCustomerByEmail"><EmailAddress>a@b</EmailAddress></Grantee><Permission>READ</Permission></Grant>`), errUnresolvableByEmail},
-		{doc("alpha", user("not valid", "READ")), ErrInvalidArgument},
-		{doc("alpha", group("http://acs.amazonaws.com/groups/s3/LogDelivery", "WRITE")), ErrNotImplemented},
-	} {
-		if _, err := parseACLDocument(c.body, "alpha"); !errors.Is(err, c.err) {
-			t.Errorf("%s: %v, want %s", c.body, err, c.err.Code)
-		}
-	}
-}
-
-func TestAnonymousAuth(t *testing.T) {
-	for _, c := range []struct {
-		sha  string
-		mode sigv4.PayloadMode
-		err  bool
-	}{
-		{"", sigv4.PayloadUnsigned, false},
-		{"UNSIGNED-PAYLOAD", sigv4.PayloadUnsigned, false},
-		{strings.Repeat("ab", 32), sigv4.PayloadSigned, false},
-		{strings.Repeat("AB", 32), 0, true},
-		{"STREAMING-UNSIGNED-PAYLOAD-TRAILER", 0, true},
-		{"nonsense", 0, true},
-	} {
-		r, _ := http.NewRequest("PUT", "http://x/b/k", nil)
-		if c.sha != "" {
-			r.Header.Set("X-Amz-Content-Sha256", c.sha)
-		}
-		a, err := AnonymousAuth(r)
-		if (err != nil) != c.err || (err == nil && (a.Payload != c.mode || a.DecodedContentLength != -1)) {
-			t.Errorf("%q: %+v %v", c.sha, a, err)
-		}
-	}
-}
-
 func TestActionOf(t *testing.T) {
-	for op := range map[string]bool{OpHeadBucket: true, OpGetObject: true, OpPutObject: true, OpPutBucketACL: true, OpListParts: true} {
-		if !actionOf(op, nil).Valid() {
+	for op := range map[string]bool{s3core.OpHeadBucket: true, s3core.OpGetObject: true, s3core.OpPutObject: true, s3core.OpPutBucketACL: true, s3core.OpListParts: true} {
+		if !s3core.ActionOf(op, nil).Valid() {
 			t.Errorf("%s has no action", op)
 		}
 	}
-	for op, want := range map[string]access.Action{OpGetBucketCors: access.GetBucketCORS, OpPutBucketCors: access.PutBucketCORS, OpDeleteBucketCors: access.PutBucketCORS} {
-		if a := actionOf(op, nil); a != want {
+	for op, want := range map[string]access.Action{s3core.OpGetBucketCors: access.GetBucketCORS, s3core.OpPutBucketCors: access.PutBucketCORS, s3core.OpDeleteBucketCors: access.PutBucketCORS} {
+		if a := s3core.ActionOf(op, nil); a != want {
 			t.Errorf("%s: %v, want %v", op, a, want)
 		}
 	}
-	for op, want := range map[string]access.Action{OpGetBucketLifecycle: access.GetLifecycleConfiguration, OpPutBucketLifecycle: access.PutLifecycleConfiguration, OpDeleteBucketLifecycle: access.PutLifecycleConfiguration} {
-		if a := actionOf(op, nil); a != want {
+	for op, want := range map[string]access.Action{s3core.OpGetBucketLifecycle: access.GetLifecycleConfiguration, s3core.OpPutBucketLifecycle: access.PutLifecycleConfiguration, s3core.OpDeleteBucketLifecycle: access.PutLifecycleConfiguration} {
+		if a := s3core.ActionOf(op, nil); a != want {
 			t.Errorf("%s: %v, want %v", op, a, want)
 		}
 	}
-	if a := actionOf(OpGetBucketUnconfigured, map[string][]string{"website": {""}}); a != access.GetBucketWebsite {
+	if a := s3core.ActionOf(s3core.OpGetBucketUnconfigured, map[string][]string{"website": {""}}); a != access.GetBucketWebsite {
 		t.Errorf("?website: %v", a)
 	}
-	for sub := range BucketGetUnconfigured {
-		if !actionOf(OpGetBucketUnconfigured, map[string][]string{sub: {""}}).Valid() {
+	for sub := range s3core.BucketGetUnconfigured {
+		if !s3core.ActionOf(s3core.OpGetBucketUnconfigured, map[string][]string{sub: {""}}).Valid() {
 			t.Errorf("?%s has no action", sub)
 		}
 	}
 	// Every routed operation but the account-level ones and multi-delete is decided on an action.
-	h, err := New(Config{Proxy: &proxy.Proxy{}, Credentials: sigv4.StaticStore{}})
+	h, err := New(s3core.Config{Proxy: &proxy.Proxy{}, Credentials: sigv4.StaticStore{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for op := range h.ops {
 		switch op {
-		case OpListBuckets, OpCreateBucket, OpDeleteObjects, OpGetBucketUnconfigured:
+		case s3core.OpListBuckets, s3core.OpCreateBucket, s3core.OpDeleteObjects, s3core.OpGetBucketUnconfigured:
 			continue
 		}
-		if !actionOf(op, nil).Valid() {
+		if !s3core.ActionOf(op, nil).Valid() {
 			t.Errorf("operation %s has no action", op)
 		}
 	}

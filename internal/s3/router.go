@@ -1,106 +1,11 @@
 package s3
 
 import (
-	"net"
 	"net/http"
 	"net/url"
-	"strings"
-)
 
-// target is what a request addresses: nothing (the service), a bucket, or an object.
-type Target struct {
-	Bucket string
-	Key    string
-	// virtualHost: the bucket came from the Host (bucket.domain), not the path.
-	VirtualHost bool
-}
-
-// parseTarget finds the bucket and key of a request: virtual-hosted style when the Host is a
-// subdomain of one of the configured domains (bucket.domain/key), path style otherwise
-// (host/bucket/key). The key is the decoded path, unchanged otherwise: S3 keys may contain
-// "//", "./" and trailing slashes.
-func ParseTarget(r *http.Request, domains []string) Target {
-	path := r.URL.Path
-	host := strings.ToLower(r.Host)
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	for _, d := range domains {
-		if bucket, ok := strings.CutSuffix(host, "."+d); ok && bucket != "" {
-			return Target{Bucket: bucket, Key: strings.TrimPrefix(path, "/"), VirtualHost: true}
-		}
-	}
-	bucket, key, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
-	return Target{Bucket: bucket, Key: key}
-}
-
-// Operation names, as S3 and the metrics call them.
-const (
-	OpListBuckets             = "ListBuckets"
-	OpCreateBucket            = "CreateBucket"
-	OpHeadBucket              = "HeadBucket"
-	OpDeleteBucket            = "DeleteBucket"
-	OpGetBucketLocation       = "GetBucketLocation"
-	OpGetBucketVersioning     = "GetBucketVersioning"
-	OpPutBucketVersioning     = "PutBucketVersioning"
-	OpListObjectVersions      = "ListObjectVersions"
-	OpGetBucketACL            = "GetBucketAcl"
-	OpPutBucketACL            = "PutBucketAcl"
-	OpGetBucketPolicy         = "GetBucketPolicy"
-	OpPutBucketPolicy         = "PutBucketPolicy"
-	OpDeleteBucketPolicy      = "DeleteBucketPolicy"
-	OpGetBucketPolicyStatus   = "GetBucketPolicyStatus"
-	OpGetBucketRequestPayment = "GetBucketRequestPayment"
-	OpGetBucketLogging        = "GetBucketLogging"
-	OpGetBucketTagging        = "GetBucketTagging"
-	OpPutBucketTagging        = "PutBucketTagging"
-	OpDeleteBucketTagging     = "DeleteBucketTagging"
-	OpGetBucketCors           = "GetBucketCors"
-	OpPutBucketCors           = "PutBucketCors"
-	OpDeleteBucketCors        = "DeleteBucketCors"
-	OpPreflight               = "PreflightCORS" // OPTIONS on a bucket or object (cors.go)
-	OpGetObjectLockConfig     = "GetObjectLockConfiguration"
-	OpPutObjectLockConfig     = "PutObjectLockConfiguration"
-	OpGetObjectRetention      = "GetObjectRetention"
-	OpPutObjectRetention      = "PutObjectRetention"
-	OpGetObjectLegalHold      = "GetObjectLegalHold"
-	OpPutObjectLegalHold      = "PutObjectLegalHold"
-	OpGetPublicAccessBlock    = "GetPublicAccessBlock"
-	OpPutPublicAccessBlock    = "PutPublicAccessBlock"
-	OpDeletePublicAccessBlock = "DeletePublicAccessBlock"
-	OpGetOwnershipControls    = "GetBucketOwnershipControls"
-	OpPutOwnershipControls    = "PutBucketOwnershipControls"
-	OpDeleteOwnershipControls = "DeleteBucketOwnershipControls"
-	OpGetBucketLifecycle      = "GetBucketLifecycleConfiguration"
-	OpPutBucketLifecycle      = "PutBucketLifecycleConfiguration"
-	OpDeleteBucketLifecycle   = "DeleteBucketLifecycle"
-	OpGetBucketEncryption     = "GetBucketEncryption"
-	OpPutBucketEncryption     = "PutBucketEncryption"
-	OpDeleteBucketEncryption  = "DeleteBucketEncryption"
-	OpGetBucketUnconfigured   = "GetBucketUnconfigured" // website, encryption, ... that Cairn does not have
-	OpListObjects             = "ListObjects"
-	OpListObjectsV2           = "ListObjectsV2"
-	OpListMultipartUploads    = "ListMultipartUploads"
-	OpDeleteObjects           = "DeleteObjects"
-	OpPutObject               = "PutObject"
-	OpPostObject              = "PostObject" // a browser form upload (postobject.go)
-	OpCopyObject              = "CopyObject"
-	OpGetObject               = "GetObject"
-	OpHeadObject              = "HeadObject"
-	OpDeleteObject            = "DeleteObject"
-	OpGetObjectACL            = "GetObjectAcl"
-	OpPutObjectACL            = "PutObjectAcl"
-	OpGetObjectTagging        = "GetObjectTagging"
-	OpPutObjectTagging        = "PutObjectTagging"
-	OpDeleteObjectTagging     = "DeleteObjectTagging"
-	OpGetObjectAttributes     = "GetObjectAttributes"
-	OpCreateMultipartUpload   = "CreateMultipartUpload"
-	OpUploadPart              = "UploadPart"
-	OpUploadPartCopy          = "UploadPartCopy"
-	OpCompleteMultipartUpload = "CompleteMultipartUpload"
-	OpAbortMultipartUpload    = "AbortMultipartUpload"
-	OpListParts               = "ListParts"
-	OpUnknown                 = "Unknown"
+	"github.com/cairn-store/cairn/internal/s3/objects"
+	"github.com/cairn-store/cairn/internal/s3/s3core"
 )
 
 // unsupportedSubresources are S3 query parameters that select an API Cairn does not implement,
@@ -115,23 +20,15 @@ var unsupportedSubresources = []string{
 	"torrent", "versioning", "website", "location", "renameObject",
 }
 
-// bucketGetUnconfigured are GET bucket subresources for settings a Cairn bucket never has; S3
-// answers such a GET with a "no such configuration" 404, which clients expect. (GET ?policy is
-// served: a bucket may have a policy, and so for ?cors and ?lifecycle.)
-var BucketGetUnconfigured = map[string]*APIError{
-	"website":     errNoSuchWebsite,
-	"replication": errNoReplicationConfig,
-}
-
 // resolveOperation picks the S3 operation of a request from its method, target, query and
 // headers. It returns NotImplemented for subresources Cairn lacks and MethodNotAllowed for
 // methods that mean nothing on the target.
-func resolveOperation(method string, t Target, q url.Values, hdr http.Header) (string, error) {
+func resolveOperation(method string, t s3core.Target, q url.Values, hdr http.Header) (string, error) {
 	if t.Bucket == "" {
 		if method == http.MethodGet {
-			return OpListBuckets, nil
+			return s3core.OpListBuckets, nil
 		}
-		return OpUnknown, ErrMethodNotAllowed
+		return s3core.OpUnknown, s3core.ErrMethodNotAllowed
 	}
 	if t.Key == "" {
 		return resolveBucketOperation(method, q, hdr)
@@ -144,116 +41,116 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 	case http.MethodGet:
 		switch {
 		case q.Has("location"):
-			return OpGetBucketLocation, nil
+			return s3core.OpGetBucketLocation, nil
 		case q.Has("versioning"):
-			return OpGetBucketVersioning, nil
+			return s3core.OpGetBucketVersioning, nil
 		case q.Has("acl"):
-			return OpGetBucketACL, nil
+			return s3core.OpGetBucketACL, nil
 		case q.Has("policy"):
-			return OpGetBucketPolicy, nil
+			return s3core.OpGetBucketPolicy, nil
 		case q.Has("policyStatus"):
-			return OpGetBucketPolicyStatus, nil
+			return s3core.OpGetBucketPolicyStatus, nil
 		case q.Has("requestPayment"):
-			return OpGetBucketRequestPayment, nil
+			return s3core.OpGetBucketRequestPayment, nil
 		case q.Has("logging"):
-			return OpGetBucketLogging, nil
+			return s3core.OpGetBucketLogging, nil
 		case q.Has("tagging"):
-			return OpGetBucketTagging, nil
+			return s3core.OpGetBucketTagging, nil
 		case q.Has("cors"):
-			return OpGetBucketCors, nil
+			return s3core.OpGetBucketCors, nil
 		case q.Has("object-lock"):
-			return OpGetObjectLockConfig, nil
+			return s3core.OpGetObjectLockConfig, nil
 		case q.Has("publicAccessBlock"):
-			return OpGetPublicAccessBlock, nil
+			return s3core.OpGetPublicAccessBlock, nil
 		case q.Has("ownershipControls"):
-			return OpGetOwnershipControls, nil
+			return s3core.OpGetOwnershipControls, nil
 		case q.Has("lifecycle"):
-			return OpGetBucketLifecycle, nil
+			return s3core.OpGetBucketLifecycle, nil
 		case q.Has("encryption"):
-			return OpGetBucketEncryption, nil
+			return s3core.OpGetBucketEncryption, nil
 		case q.Has("uploads"):
-			return OpListMultipartUploads, nil
+			return s3core.OpListMultipartUploads, nil
 		case q.Has("versions"):
-			return OpListObjectVersions, nil
+			return s3core.OpListObjectVersions, nil
 		}
-		for sub := range BucketGetUnconfigured {
+		for sub := range s3core.BucketGetUnconfigured {
 			if q.Has(sub) {
-				return OpGetBucketUnconfigured, nil
+				return s3core.OpGetBucketUnconfigured, nil
 			}
 		}
 		if sub := unsupported(q); sub != "" {
-			return OpUnknown, ErrNotImplemented.WithMessage("GET ?%s is not implemented.", sub)
+			return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("GET ?%s is not implemented.", sub)
 		}
 		if q.Get("list-type") == "2" {
-			return OpListObjectsV2, nil
+			return s3core.OpListObjectsV2, nil
 		}
 		if q.Has("list-type") {
-			return OpUnknown, ErrInvalidArgument.WithMessage("Invalid list-type %q.", q.Get("list-type"))
+			return s3core.OpUnknown, s3core.ErrInvalidArgument.WithMessage("Invalid list-type %q.", q.Get("list-type"))
 		}
-		return OpListObjects, nil
+		return s3core.OpListObjects, nil
 	case http.MethodHead:
-		return OpHeadBucket, nil
+		return s3core.OpHeadBucket, nil
 	case http.MethodPut:
 		switch {
 		case q.Has("acl"):
-			return OpPutBucketACL, nil
+			return s3core.OpPutBucketACL, nil
 		case q.Has("policy"):
-			return OpPutBucketPolicy, nil
+			return s3core.OpPutBucketPolicy, nil
 		case q.Has("versioning"):
-			return OpPutBucketVersioning, nil
+			return s3core.OpPutBucketVersioning, nil
 		case q.Has("tagging"):
-			return OpPutBucketTagging, nil
+			return s3core.OpPutBucketTagging, nil
 		case q.Has("cors"):
-			return OpPutBucketCors, nil
+			return s3core.OpPutBucketCors, nil
 		case q.Has("object-lock"):
-			return OpPutObjectLockConfig, nil
+			return s3core.OpPutObjectLockConfig, nil
 		case q.Has("publicAccessBlock"):
-			return OpPutPublicAccessBlock, nil
+			return s3core.OpPutPublicAccessBlock, nil
 		case q.Has("ownershipControls"):
-			return OpPutOwnershipControls, nil
+			return s3core.OpPutOwnershipControls, nil
 		case q.Has("lifecycle"):
-			return OpPutBucketLifecycle, nil
+			return s3core.OpPutBucketLifecycle, nil
 		case q.Has("encryption"):
-			return OpPutBucketEncryption, nil
+			return s3core.OpPutBucketEncryption, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return OpUnknown, ErrNotImplemented.WithMessage("PUT ?%s is not implemented.", sub)
+			return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("PUT ?%s is not implemented.", sub)
 		}
-		return OpCreateBucket, nil
+		return s3core.OpCreateBucket, nil
 	case http.MethodDelete:
 		switch {
 		case q.Has("policy"):
-			return OpDeleteBucketPolicy, nil
+			return s3core.OpDeleteBucketPolicy, nil
 		case q.Has("tagging"):
-			return OpDeleteBucketTagging, nil
+			return s3core.OpDeleteBucketTagging, nil
 		case q.Has("cors"):
-			return OpDeleteBucketCors, nil
+			return s3core.OpDeleteBucketCors, nil
 		case q.Has("publicAccessBlock"):
-			return OpDeletePublicAccessBlock, nil
+			return s3core.OpDeletePublicAccessBlock, nil
 		case q.Has("ownershipControls"):
-			return OpDeleteOwnershipControls, nil
+			return s3core.OpDeleteOwnershipControls, nil
 		case q.Has("lifecycle"):
-			return OpDeleteBucketLifecycle, nil
+			return s3core.OpDeleteBucketLifecycle, nil
 		case q.Has("encryption"):
-			return OpDeleteBucketEncryption, nil
+			return s3core.OpDeleteBucketEncryption, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return OpUnknown, ErrNotImplemented.WithMessage("DELETE ?%s is not implemented.", sub)
+			return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("DELETE ?%s is not implemented.", sub)
 		}
-		return OpDeleteBucket, nil
+		return s3core.OpDeleteBucket, nil
 	case http.MethodPost:
 		if q.Has("delete") {
-			return OpDeleteObjects, nil
+			return s3core.OpDeleteObjects, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return OpUnknown, ErrNotImplemented.WithMessage("POST ?%s is not implemented.", sub)
+			return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("POST ?%s is not implemented.", sub)
 		}
-		if IsFormPost(hdr) {
-			return OpPostObject, nil
+		if objects.IsFormPost(hdr) {
+			return s3core.OpPostObject, nil
 		}
-		return OpUnknown, ErrPreconditionFailed.WithMessage("Bucket POST must be of the enclosure-type multipart/form-data")
+		return s3core.OpUnknown, s3core.ErrPreconditionFailed.WithMessage("Bucket POST must be of the enclosure-type multipart/form-data")
 	}
-	return OpUnknown, ErrMethodNotAllowed
+	return s3core.OpUnknown, s3core.ErrMethodNotAllowed
 }
 
 func resolveObjectOperation(method string, q url.Values, hdr http.Header) (string, error) {
@@ -262,71 +159,71 @@ func resolveObjectOperation(method string, q url.Values, hdr http.Header) (strin
 	case http.MethodGet:
 		switch {
 		case q.Has("acl"):
-			return OpGetObjectACL, nil
+			return s3core.OpGetObjectACL, nil
 		case q.Has("tagging"):
-			return OpGetObjectTagging, nil
+			return s3core.OpGetObjectTagging, nil
 		case q.Has("retention"):
-			return OpGetObjectRetention, nil
+			return s3core.OpGetObjectRetention, nil
 		case q.Has("legal-hold"):
-			return OpGetObjectLegalHold, nil
+			return s3core.OpGetObjectLegalHold, nil
 		case q.Has("attributes"):
-			return OpGetObjectAttributes, nil
+			return s3core.OpGetObjectAttributes, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return OpUnknown, ErrNotImplemented.WithMessage("GET ?%s is not implemented.", sub)
+			return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("GET ?%s is not implemented.", sub)
 		}
 		if hasUpload {
-			return OpListParts, nil
+			return s3core.OpListParts, nil
 		}
-		return OpGetObject, nil
+		return s3core.OpGetObject, nil
 	case http.MethodHead:
-		return OpHeadObject, nil
+		return s3core.OpHeadObject, nil
 	case http.MethodPut:
 		switch {
 		case q.Has("acl"):
-			return OpPutObjectACL, nil
+			return s3core.OpPutObjectACL, nil
 		case q.Has("tagging"):
-			return OpPutObjectTagging, nil
+			return s3core.OpPutObjectTagging, nil
 		case q.Has("retention"):
-			return OpPutObjectRetention, nil
+			return s3core.OpPutObjectRetention, nil
 		case q.Has("legal-hold"):
-			return OpPutObjectLegalHold, nil
+			return s3core.OpPutObjectLegalHold, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return OpUnknown, ErrNotImplemented.WithMessage("PUT ?%s is not implemented.", sub)
+			return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("PUT ?%s is not implemented.", sub)
 		}
 		copying := hdr.Get("X-Amz-Copy-Source") != ""
 		if hasUpload || q.Has("partNumber") {
 			if copying {
-				return OpUploadPartCopy, nil
+				return s3core.OpUploadPartCopy, nil
 			}
-			return OpUploadPart, nil
+			return s3core.OpUploadPart, nil
 		}
 		if copying {
-			return OpCopyObject, nil
+			return s3core.OpCopyObject, nil
 		}
-		return OpPutObject, nil
+		return s3core.OpPutObject, nil
 	case http.MethodDelete:
 		if q.Has("tagging") {
-			return OpDeleteObjectTagging, nil
+			return s3core.OpDeleteObjectTagging, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return OpUnknown, ErrNotImplemented.WithMessage("DELETE ?%s is not implemented.", sub)
+			return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("DELETE ?%s is not implemented.", sub)
 		}
 		if hasUpload {
-			return OpAbortMultipartUpload, nil
+			return s3core.OpAbortMultipartUpload, nil
 		}
-		return OpDeleteObject, nil
+		return s3core.OpDeleteObject, nil
 	case http.MethodPost:
 		switch {
 		case q.Has("uploads"):
-			return OpCreateMultipartUpload, nil
+			return s3core.OpCreateMultipartUpload, nil
 		case hasUpload:
-			return OpCompleteMultipartUpload, nil
+			return s3core.OpCompleteMultipartUpload, nil
 		}
-		return OpUnknown, ErrNotImplemented.WithMessage("POST on an object is implemented only for multipart uploads.")
+		return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("POST on an object is implemented only for multipart uploads.")
 	}
-	return OpUnknown, ErrMethodNotAllowed
+	return s3core.OpUnknown, s3core.ErrMethodNotAllowed
 }
 
 func unsupported(q url.Values) string {

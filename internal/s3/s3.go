@@ -27,147 +27,52 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/cairn-store/cairn/internal/access"
-	"github.com/cairn-store/cairn/internal/meta"
-	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/reqmetrics"
-	"github.com/cairn-store/cairn/internal/s3/cors"
-	"github.com/cairn-store/cairn/internal/s3/s3xml"
+	"github.com/cairn-store/cairn/internal/s3/buckets"
+	"github.com/cairn-store/cairn/internal/s3/multipart"
+	"github.com/cairn-store/cairn/internal/s3/objects"
+	"github.com/cairn-store/cairn/internal/s3/s3core"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
-	"github.com/cairn-store/cairn/internal/sse"
-	"github.com/cairn-store/cairn/internal/versions"
 )
 
-// Config configures the S3 front end.
-type Config struct {
-	Proxy       *proxy.Proxy
-	Credentials sigv4.CredentialStore
-	// Region is the region requests must be signed for and GetBucketLocation reports
-	// (default us-east-1).
-	Region string
-	// AcceptAnyRegion accepts signatures for any region, for clients that cannot be told the
-	// region (the signature still covers it).
-	AcceptAnyRegion bool
-	// Domains enable virtual-hosted-style requests: a Host "bucket.<domain>" addresses bucket.
-	// Empty: path-style only.
-	Domains []string
-	// MaxObjectSize bounds a single PUT and a part (default and S3's limit: 5 GiB).
-	MaxObjectSize int64
-	// ServerName is the Server response header (default "Cairn").
-	ServerName string
-	Logger     *slog.Logger
-	// Registry receives the front end's metrics; nil registers none.
-	Registry prometheus.Registerer
-	// Now is the clock used for signature checks (default time.Now); tests set it.
-	Now func() time.Time
-	// Quotas gives accounts' quotas (the server wires the tenant store). Nil: no account
-	// quota is enforced, and grants to accounts are not checked for the account's existence.
-	Quotas access.Quotas
-	// AccessCacheTTL is how long a bucket's access state (ACL, policy, Swift ACLs) is trusted
-	// before it is read again (default DefaultAccessCacheTTL; negative: never cached). Changes
-	// made through this handler apply at once regardless.
-	AccessCacheTTL time.Duration
-	// Keys encrypts and decrypts objects at rest (package sse). Nil: requests that ask for
-	// server-side encryption are answered NotImplemented.
-	Keys *sse.Keyring
-	// SSECAllowHTTP accepts SSE-C keys over plain HTTP, which S3 refuses (the key would cross
-	// the network in the clear): for deployments where TLS ends in front of Cairn, and tests.
-	SSECAllowHTTP bool
-}
+// Config configures the S3 front end (package s3core owns it: every handler reads it).
+type Config = s3core.Config
 
 // DefaultMaxObjectSize is S3's limit for one PUT or one part.
-const DefaultMaxObjectSize = 5 << 30
+const DefaultMaxObjectSize = s3core.DefaultMaxObjectSize
 
-// Validate checks the configuration and fills in defaults.
-func (c *Config) Validate() error {
-	if c.Proxy == nil {
-		return errors.New("s3: no proxy")
-	}
-	if c.Credentials == nil {
-		return errors.New("s3: no credential store")
-	}
-	if c.Region == "" {
-		c.Region = "us-east-1"
-	}
-	if c.MaxObjectSize == 0 {
-		c.MaxObjectSize = DefaultMaxObjectSize
-	}
-	if c.MaxObjectSize < 0 {
-		return errors.New("s3: negative MaxObjectSize")
-	}
-	for i, d := range c.Domains {
-		d = strings.ToLower(strings.Trim(d, "."))
-		if d == "" {
-			return errors.New("s3: empty virtual-host domain")
-		}
-		c.Domains[i] = d
-	}
-	if c.ServerName == "" {
-		c.ServerName = "Cairn"
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.AccessCacheTTL == 0 {
-		c.AccessCacheTTL = DefaultAccessCacheTTL
-	}
-	return nil
-}
+// DefaultAccessCacheTTL is how long a bucket's access state is trusted by default.
+const DefaultAccessCacheTTL = s3core.DefaultAccessCacheTTL
+
+// The multipart upload sweeper (package multipart).
+type (
+	UploadSweeper       = multipart.UploadSweeper
+	UploadSweeperConfig = multipart.UploadSweeperConfig
+	SweepStats          = multipart.SweepStats
+)
+
+// DefaultUploadSweepInterval is how often the upload sweeper passes by default.
+const DefaultUploadSweepInterval = multipart.DefaultUploadSweepInterval
 
 // Handler serves the S3 API. Mount it at "/".
 type Handler struct {
-	*Front
+	*s3core.Front
 	metrics *reqmetrics.Metrics
 	ops     map[string]opFunc
-	buckets *bucketsHandler
-	objects *objectsHandler
-	uploads *multipartHandler
+	buckets *buckets.Handler
+	objects *objects.Handler
+	uploads *multipart.Handler
 }
-
-// Front is the state every handler of the front end shares: the configuration, the proxy,
-// the access state cache, the versions store, and the completes of multipart uploads running in
-// this process.
-type Front struct {
-	Cfg    Config
-	Proxy  *proxy.Proxy
-	Log    *slog.Logger
-	Verify sigv4.Options
-	States *stateCache
-	// versions keeps versioned buckets' versions (versions.go).
-	Versions *versions.Store
-
-	// Completes of multipart uploads running in this process, by claim (multipart_state.go).
-	ClaimsMu sync.Mutex
-	Claims   map[string]bool
-	ClaimSeq uint64
-}
-
-type bucketsHandler struct{ *Front }
-
-type objectsHandler struct{ *Front }
-
-type multipartHandler struct{ *objectsHandler }
 
 // opFunc serves one operation. It returns an error instead of writing one, so that every error
 // goes through the one table; once it has written a response it must return nil, or
 // errAbortResponse when the response broke off midway.
-type opFunc func(w http.ResponseWriter, r *http.Request, rq *Request) error
-
-// errAbortResponse reports that a response failed after its header was sent: the connection is
-// cut so the client cannot mistake a short body for a whole one.
-var ErrAbortResponse = errors.New("s3: response aborted after its header was sent")
+type opFunc func(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error
 
 // New returns the S3 handler.
 func New(cfg Config) (*Handler, error) {
@@ -178,122 +83,75 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3: metrics: %w", err)
 	}
-	f := &Front{Cfg: cfg, Proxy: cfg.Proxy, Log: cfg.Logger, States: NewStateCache(cfg.AccessCacheTTL), Versions: versions.New(cfg.Proxy)}
-	if !cfg.AcceptAnyRegion {
-		f.Verify.Region = cfg.Region
-	}
-	objs := &objectsHandler{Front: f}
-	h := &Handler{Front: f, metrics: m, buckets: &bucketsHandler{Front: f}, objects: objs, uploads: &multipartHandler{objectsHandler: objs}}
+	f := s3core.NewFront(cfg)
+	objs := &objects.Handler{Front: f}
+	h := &Handler{Front: f, metrics: m, buckets: &buckets.Handler{Front: f}, objects: objs, uploads: &multipart.Handler{Handler: objs}}
 	h.ops = map[string]opFunc{
-		OpListBuckets:             h.buckets.ListBuckets,
-		OpCreateBucket:            h.buckets.CreateBucket,
-		OpHeadBucket:              h.buckets.HeadBucket,
-		OpDeleteBucket:            h.buckets.DeleteBucket,
-		OpGetBucketLocation:       h.buckets.GetBucketLocation,
-		OpGetBucketVersioning:     h.buckets.GetBucketVersioning,
-		OpPutBucketVersioning:     h.buckets.PutBucketVersioning,
-		OpListObjectVersions:      h.objects.ListObjectVersions,
-		OpGetBucketACL:            h.buckets.GetBucketACL,
-		OpPutBucketACL:            h.buckets.PutBucketACL,
-		OpGetBucketPolicy:         h.buckets.GetBucketPolicy,
-		OpPutBucketPolicy:         h.buckets.PutBucketPolicy,
-		OpDeleteBucketPolicy:      h.buckets.DeleteBucketPolicy,
-		OpGetBucketPolicyStatus:   h.buckets.GetBucketPolicyStatus,
-		OpGetBucketRequestPayment: h.buckets.GetBucketRequestPayment,
-		OpGetBucketLogging:        h.buckets.GetBucketLogging,
-		OpGetBucketTagging:        h.buckets.GetBucketTagging,
-		OpPutBucketTagging:        h.buckets.PutBucketTagging,
-		OpDeleteBucketTagging:     h.buckets.DeleteBucketTagging,
-		OpGetBucketCors:           h.buckets.GetBucketCors,
-		OpGetObjectLockConfig:     h.buckets.GetObjectLockConfiguration,
-		OpPutObjectLockConfig:     h.buckets.PutObjectLockConfiguration,
-		OpGetObjectRetention:      h.objects.GetObjectRetention,
-		OpPutObjectRetention:      h.objects.PutObjectRetention,
-		OpGetObjectLegalHold:      h.objects.GetObjectLegalHold,
-		OpPutObjectLegalHold:      h.objects.PutObjectLegalHold,
-		OpPutBucketCors:           h.buckets.PutBucketCors,
-		OpDeleteBucketCors:        h.buckets.DeleteBucketCors,
-		OpGetBucketEncryption:     h.buckets.GetBucketEncryption,
-		OpPutBucketEncryption:     h.buckets.PutBucketEncryption,
-		OpDeleteBucketEncryption:  h.buckets.DeleteBucketEncryption,
-		OpGetBucketLifecycle:      h.buckets.GetBucketLifecycle,
-		OpPutBucketLifecycle:      h.buckets.PutBucketLifecycle,
-		OpDeleteBucketLifecycle:   h.buckets.DeleteBucketLifecycle,
-		OpGetBucketUnconfigured:   h.buckets.GetBucketUnconfigured,
-		OpGetPublicAccessBlock:    h.buckets.GetPublicAccessBlock,
-		OpPutPublicAccessBlock:    h.buckets.PutPublicAccessBlock,
-		OpDeletePublicAccessBlock: h.buckets.DeletePublicAccessBlock,
-		OpGetOwnershipControls:    h.buckets.GetOwnershipControls,
-		OpPutOwnershipControls:    h.buckets.PutOwnershipControls,
-		OpDeleteOwnershipControls: h.buckets.DeleteOwnershipControls,
-		OpListObjects:             h.objects.ListObjectsV1,
-		OpListObjectsV2:           h.objects.ListObjectsV2,
-		OpListMultipartUploads:    h.uploads.ListMultipartUploads,
-		OpDeleteObjects:           h.objects.DeleteObjects,
-		OpPutObject:               h.objects.PutObject,
-		OpPostObject:              h.objects.PostObject,
-		OpCopyObject:              h.objects.CopyObject,
-		OpGetObject:               h.objects.GetObject,
-		OpHeadObject:              h.objects.HeadObject,
-		OpDeleteObject:            h.objects.DeleteObject,
-		OpGetObjectACL:            h.objects.GetObjectACL,
-		OpPutObjectACL:            h.objects.PutObjectACL,
-		OpGetObjectTagging:        h.objects.GetObjectTagging,
-		OpPutObjectTagging:        h.objects.PutObjectTagging,
-		OpDeleteObjectTagging:     h.objects.DeleteObjectTagging,
-		OpGetObjectAttributes:     h.objects.GetObjectAttributes,
-		OpCreateMultipartUpload:   h.uploads.CreateMultipartUpload,
-		OpUploadPart:              h.uploads.UploadPart,
-		OpUploadPartCopy:          h.uploads.UploadPartCopy,
-		OpCompleteMultipartUpload: h.uploads.CompleteMultipartUpload,
-		OpAbortMultipartUpload:    h.uploads.AbortMultipartUpload,
-		OpListParts:               h.uploads.ListParts,
+		s3core.OpListBuckets:             h.buckets.ListBuckets,
+		s3core.OpCreateBucket:            h.buckets.CreateBucket,
+		s3core.OpHeadBucket:              h.buckets.HeadBucket,
+		s3core.OpDeleteBucket:            h.buckets.DeleteBucket,
+		s3core.OpGetBucketLocation:       h.buckets.GetBucketLocation,
+		s3core.OpGetBucketVersioning:     h.buckets.GetBucketVersioning,
+		s3core.OpPutBucketVersioning:     h.buckets.PutBucketVersioning,
+		s3core.OpListObjectVersions:      h.objects.ListObjectVersions,
+		s3core.OpGetBucketACL:            h.buckets.GetBucketACL,
+		s3core.OpPutBucketACL:            h.buckets.PutBucketACL,
+		s3core.OpGetBucketPolicy:         h.buckets.GetBucketPolicy,
+		s3core.OpPutBucketPolicy:         h.buckets.PutBucketPolicy,
+		s3core.OpDeleteBucketPolicy:      h.buckets.DeleteBucketPolicy,
+		s3core.OpGetBucketPolicyStatus:   h.buckets.GetBucketPolicyStatus,
+		s3core.OpGetBucketRequestPayment: h.buckets.GetBucketRequestPayment,
+		s3core.OpGetBucketLogging:        h.buckets.GetBucketLogging,
+		s3core.OpGetBucketTagging:        h.buckets.GetBucketTagging,
+		s3core.OpPutBucketTagging:        h.buckets.PutBucketTagging,
+		s3core.OpDeleteBucketTagging:     h.buckets.DeleteBucketTagging,
+		s3core.OpGetBucketCors:           h.buckets.GetBucketCors,
+		s3core.OpGetObjectLockConfig:     h.buckets.GetObjectLockConfiguration,
+		s3core.OpPutObjectLockConfig:     h.buckets.PutObjectLockConfiguration,
+		s3core.OpGetObjectRetention:      h.objects.GetObjectRetention,
+		s3core.OpPutObjectRetention:      h.objects.PutObjectRetention,
+		s3core.OpGetObjectLegalHold:      h.objects.GetObjectLegalHold,
+		s3core.OpPutObjectLegalHold:      h.objects.PutObjectLegalHold,
+		s3core.OpPutBucketCors:           h.buckets.PutBucketCors,
+		s3core.OpDeleteBucketCors:        h.buckets.DeleteBucketCors,
+		s3core.OpGetBucketEncryption:     h.buckets.GetBucketEncryption,
+		s3core.OpPutBucketEncryption:     h.buckets.PutBucketEncryption,
+		s3core.OpDeleteBucketEncryption:  h.buckets.DeleteBucketEncryption,
+		s3core.OpGetBucketLifecycle:      h.buckets.GetBucketLifecycle,
+		s3core.OpPutBucketLifecycle:      h.buckets.PutBucketLifecycle,
+		s3core.OpDeleteBucketLifecycle:   h.buckets.DeleteBucketLifecycle,
+		s3core.OpGetBucketUnconfigured:   h.buckets.GetBucketUnconfigured,
+		s3core.OpGetPublicAccessBlock:    h.buckets.GetPublicAccessBlock,
+		s3core.OpPutPublicAccessBlock:    h.buckets.PutPublicAccessBlock,
+		s3core.OpDeletePublicAccessBlock: h.buckets.DeletePublicAccessBlock,
+		s3core.OpGetOwnershipControls:    h.buckets.GetOwnershipControls,
+		s3core.OpPutOwnershipControls:    h.buckets.PutOwnershipControls,
+		s3core.OpDeleteOwnershipControls: h.buckets.DeleteOwnershipControls,
+		s3core.OpListObjects:             h.objects.ListObjectsV1,
+		s3core.OpListObjectsV2:           h.objects.ListObjectsV2,
+		s3core.OpListMultipartUploads:    h.uploads.ListMultipartUploads,
+		s3core.OpDeleteObjects:           h.objects.DeleteObjects,
+		s3core.OpPutObject:               h.objects.PutObject,
+		s3core.OpPostObject:              h.objects.PostObject,
+		s3core.OpCopyObject:              h.objects.CopyObject,
+		s3core.OpGetObject:               h.objects.GetObject,
+		s3core.OpHeadObject:              h.objects.HeadObject,
+		s3core.OpDeleteObject:            h.objects.DeleteObject,
+		s3core.OpGetObjectACL:            h.objects.GetObjectACL,
+		s3core.OpPutObjectACL:            h.objects.PutObjectACL,
+		s3core.OpGetObjectTagging:        h.objects.GetObjectTagging,
+		s3core.OpPutObjectTagging:        h.objects.PutObjectTagging,
+		s3core.OpDeleteObjectTagging:     h.objects.DeleteObjectTagging,
+		s3core.OpGetObjectAttributes:     h.objects.GetObjectAttributes,
+		s3core.OpCreateMultipartUpload:   h.uploads.CreateMultipartUpload,
+		s3core.OpUploadPart:              h.uploads.UploadPart,
+		s3core.OpUploadPartCopy:          h.uploads.UploadPartCopy,
+		s3core.OpCompleteMultipartUpload: h.uploads.CompleteMultipartUpload,
+		s3core.OpAbortMultipartUpload:    h.uploads.AbortMultipartUpload,
+		s3core.OpListParts:               h.uploads.ListParts,
 	}
 	return h, nil
-}
-
-// request is what the front end knows about a request once it is routed and authenticated.
-type Request struct {
-	ID     string // x-amz-request-id
-	HostID string // x-amz-id-2
-	Op     string
-	Bucket string
-	Key    string
-	Query  url.Values
-	Auth   *sigv4.Auth
-	// who is who asks (anonymous without credentials).
-	Who access.Identity
-	// account is the account whose containers the request works on: the bucket's owner (see
-	// authorize), or the caller's own for ListBuckets and CreateBucket.
-	Account string
-	// state is the bucket's access state, once authorize resolved the bucket.
-	State *access.BucketState
-	// cors is the bucket's CORS configuration (nil: none), once authorize resolved the bucket.
-	Cors *cors.Config
-	// encryption is the bucket's default encryption (nil: none), once authorize resolved it.
-	Encryption *BucketEncryption
-	// cond is what the request offers to bucket policy conditions (condctx.go), set by
-	// authorize.
-	Cond access.Context
-	// While a read follows Swift symlinks (symlink.go): links followed, and the ETag a static
-	// link requires of what comes next.
-	SymlinkHops int
-	SymlinkETag string
-	// stored, when set, is where a read finds what it serves: a version of the object
-	// (?versionId, or the current version a version link names); versionID is its ID, which
-	// answers carry as x-amz-version-id.
-	Stored    *meta.ObjectName
-	VersionID string
-	// copySourceVersionID is the version a copy read (x-amz-copy-source-version-id).
-	CopySourceVersionID string
-}
-
-// readName is where a read of the request's object finds it.
-func (rq *Request) ReadName() meta.ObjectName {
-	if rq.Stored != nil {
-		return *rq.Stored
-	}
-	return rq.ObjectName()
 }
 
 // ServeHTTP routes, authenticates and serves one request.
@@ -307,7 +165,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// 100 Continue here; so do we.
 		w.WriteHeader(http.StatusContinue)
 	}
-	rq := &Request{ID: newRequestID(), HostID: newHostID(), Op: OpUnknown}
+	rq := &s3core.Request{ID: newRequestID(), HostID: newHostID(), Op: s3core.OpUnknown}
 	rec := &reqmetrics.StatusRecorder{ResponseWriter: w}
 	hdr := w.Header()
 	hdr.Set("X-Amz-Request-Id", rq.ID)
@@ -315,10 +173,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Server", h.Cfg.ServerName)
 
 	err := h.serve(rec, r, rq)
-	if err != nil && !errors.Is(err, ErrAbortResponse) {
+	if err != nil && !errors.Is(err, s3core.ErrAbortResponse) {
 		if rec.WroteHeader {
 			h.Log.WarnContext(r.Context(), "s3 response failed after its header", "request_id", rq.ID, "op", rq.Op, "err", err)
-			err = ErrAbortResponse
+			err = s3core.ErrAbortResponse
 		} else {
 			h.WriteError(rec, r, rq, err)
 			drainRefusedBody(w, r)
@@ -329,7 +187,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	h.metrics.Observe(rq.Op, status, time.Since(start))
-	if errors.Is(err, ErrAbortResponse) {
+	if errors.Is(err, s3core.ErrAbortResponse) {
 		panic(http.ErrAbortHandler) // net/http cuts the connection without logging a stack
 	}
 }
@@ -338,13 +196,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // with S3's 503 SlowDown (as S3 answers a request rate it cannot take). The body is not read:
 // net/http discards a small one and closes the connection on a large one.
 func (h *Handler) ServeSlowDown(w http.ResponseWriter, r *http.Request) {
-	rq := &Request{ID: newRequestID(), HostID: newHostID(), Op: OpUnknown}
+	rq := &s3core.Request{ID: newRequestID(), HostID: newHostID(), Op: s3core.OpUnknown}
 	hdr := w.Header()
 	hdr.Set("X-Amz-Request-Id", rq.ID)
 	hdr.Set("X-Amz-Id-2", rq.HostID)
 	hdr.Set("Server", h.Cfg.ServerName)
-	h.WriteError(w, r, rq, ErrSlowDown)
-	h.metrics.Observe(rq.Op, ErrSlowDown.Status, 0)
+	h.WriteError(w, r, rq, s3core.ErrSlowDown)
+	h.metrics.Observe(rq.Op, s3core.ErrSlowDown.Status, 0)
 }
 
 // maxRefusedBodyDrain bounds how much of a refused request's body is read and discarded, and
@@ -375,8 +233,8 @@ func drainRefusedBody(w http.ResponseWriter, r *http.Request) {
 	io.Copy(io.Discard, io.LimitReader(r.Body, maxRefusedBodyDrain))
 }
 
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *Request) error {
-	t := ParseTarget(r, h.Cfg.Domains)
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
+	t := s3core.ParseTarget(r, h.Cfg.Domains)
 	rq.Bucket, rq.Key = t.Bucket, t.Key
 	rq.Query = r.URL.Query()
 	switch r.Method {
@@ -384,22 +242,22 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *Request) err
 	default:
 		// A method S3 does not have is refused before anything else, as S3 does: there is
 		// nothing to authenticate it for.
-		return fmt.Errorf("method %.40q: %w", r.Method, ErrMethodNotAllowed)
+		return fmt.Errorf("method %.40q: %w", r.Method, s3core.ErrMethodNotAllowed)
 	}
 	if r.Method == http.MethodOptions {
 		// A CORS preflight: answered from the bucket's CORS configuration alone, without
 		// authentication (cors.go).
-		rq.Op, rq.Who = OpPreflight, access.Identity{Anonymous: true}
+		rq.Op, rq.Who = s3core.OpPreflight, access.Identity{Anonymous: true}
 		return h.Preflight(w, r, rq)
 	}
 	op, routeErr := resolveOperation(r.Method, t, rq.Query, r.Header)
 	rq.Op = op
-	if op == OpPostObject {
+	if op == s3core.OpPostObject {
 		// A form upload carries its credentials in the form (postobject.go authenticates and
 		// authorizes it once it has read the fields); headers and query play no part.
 		rq.Who = access.Identity{Anonymous: true}
 		rq.Auth = &sigv4.Auth{Payload: sigv4.PayloadUnsigned, DecodedContentLength: -1}
-		if err := CheckBucketNameForAccess(rq.Bucket); err != nil {
+		if err := s3core.CheckBucketNameForAccess(rq.Bucket); err != nil {
 			return err
 		}
 		return h.ops[op](w, r, rq)
@@ -417,40 +275,40 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *Request) err
 		rq.Who = access.Identity{Anonymous: true}
 		if routeErr != nil {
 			h.CorsForRefused(r.Context(), w, r, rq)
-			return fmt.Errorf("anonymous: %w: %w", ErrAccessDenied, routeErr)
+			return fmt.Errorf("anonymous: %w: %w", s3core.ErrAccessDenied, routeErr)
 		}
-		if a, err = AnonymousAuth(r); err != nil {
+		if a, err = s3core.AnonymousAuth(r); err != nil {
 			return err
 		}
 	case err != nil:
 		h.CorsForRefused(r.Context(), w, r, rq)
-		return AuthError(r, err)
+		return s3core.AuthError(r, err)
 	case a.Credential.Account == "":
-		return fmt.Errorf("access key %q has no account: %w", a.Credential.AccessKey, ErrAccessDenied)
+		return fmt.Errorf("access key %q has no account: %w", a.Credential.AccessKey, s3core.ErrAccessDenied)
 	default:
-		rq.Who = IdentityOf(a.Credential)
+		rq.Who = s3core.IdentityOf(a.Credential)
 	}
 	rq.Auth = a
 	if routeErr != nil {
 		return routeErr
 	}
-	if rq.Bucket != "" && op != OpCreateBucket {
-		if err := CheckBucketNameForAccess(rq.Bucket); err != nil {
+	if rq.Bucket != "" && op != s3core.OpCreateBucket {
+		if err := s3core.CheckBucketNameForAccess(rq.Bucket); err != nil {
 			return err
 		}
 	}
 	if rq.Key != "" {
-		if err := CheckKey(rq.Key); err != nil {
+		if err := s3core.CheckKey(rq.Key); err != nil {
 			return err
 		}
 	}
-	if err := CheckVersionID(rq.Query); err != nil {
+	if err := s3core.CheckVersionID(rq.Query); err != nil {
 		return err
 	}
 	err = h.Authorize(r.Context(), r, rq)
 	// A cross-origin request that a CORS rule of the bucket allows gets its headers whatever
 	// the answer, a refusal included, as in S3.
-	SetCORSHeaders(w, r, rq.Cors)
+	s3core.SetCORSHeaders(w, r, rq.Cors)
 	if err != nil {
 		return err
 	}
@@ -469,10 +327,6 @@ func newHostID() string {
 	rand.Read(b[:])
 	return base64.StdEncoding.EncodeToString(b[:])
 }
-
-// owner returns the s3xml.Owner element of the request's account: the bucket's owner (or the
-// caller's own account, for ListBuckets).
-func (rq *Request) Owner() s3xml.Owner { return s3xml.Owner{ID: rq.Account, DisplayName: rq.Account} }
 
 // EachUpload calls fn with every incomplete upload of a bucket: its key, ID and start (the
 // lifecycle daemon's view of multipart uploads, lifecycled.Uploads).

@@ -1,0 +1,180 @@
+package s3core
+
+import (
+	"errors"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cairn-store/cairn/internal/access"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/s3/cors"
+	"github.com/cairn-store/cairn/internal/s3/s3xml"
+	"github.com/cairn-store/cairn/internal/s3/sigv4"
+	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/versions"
+)
+
+// Config configures the S3 front end.
+type Config struct {
+	Proxy       *proxy.Proxy
+	Credentials sigv4.CredentialStore
+	// Region is the region requests must be signed for and GetBucketLocation reports
+	// (default us-east-1).
+	Region string
+	// AcceptAnyRegion accepts signatures for any region, for clients that cannot be told the
+	// region (the signature still covers it).
+	AcceptAnyRegion bool
+	// Domains enable virtual-hosted-style requests: a Host "bucket.<domain>" addresses bucket.
+	// Empty: path-style only.
+	Domains []string
+	// MaxObjectSize bounds a single PUT and a part (default and S3's limit: 5 GiB).
+	MaxObjectSize int64
+	// ServerName is the Server response header (default "Cairn").
+	ServerName string
+	Logger     *slog.Logger
+	// Registry receives the front end's metrics; nil registers none.
+	Registry prometheus.Registerer
+	// Now is the clock used for signature checks (default time.Now); tests set it.
+	Now func() time.Time
+	// Quotas gives accounts' quotas (the server wires the tenant store). Nil: no account
+	// quota is enforced, and grants to accounts are not checked for the account's existence.
+	Quotas access.Quotas
+	// AccessCacheTTL is how long a bucket's access state (ACL, policy, Swift ACLs) is trusted
+	// before it is read again (default DefaultAccessCacheTTL; negative: never cached). Changes
+	// made through this handler apply at once regardless.
+	AccessCacheTTL time.Duration
+	// Keys encrypts and decrypts objects at rest (package sse). Nil: requests that ask for
+	// server-side encryption are answered NotImplemented.
+	Keys *sse.Keyring
+	// SSECAllowHTTP accepts SSE-C keys over plain HTTP, which S3 refuses (the key would cross
+	// the network in the clear): for deployments where TLS ends in front of Cairn, and tests.
+	SSECAllowHTTP bool
+}
+
+// DefaultMaxObjectSize is S3's limit for one PUT or one part.
+const DefaultMaxObjectSize = 5 << 30
+
+// Validate checks the configuration and fills in defaults.
+func (c *Config) Validate() error {
+	if c.Proxy == nil {
+		return errors.New("s3: no proxy")
+	}
+	if c.Credentials == nil {
+		return errors.New("s3: no credential store")
+	}
+	if c.Region == "" {
+		c.Region = "us-east-1"
+	}
+	if c.MaxObjectSize == 0 {
+		c.MaxObjectSize = DefaultMaxObjectSize
+	}
+	if c.MaxObjectSize < 0 {
+		return errors.New("s3: negative MaxObjectSize")
+	}
+	for i, d := range c.Domains {
+		d = strings.ToLower(strings.Trim(d, "."))
+		if d == "" {
+			return errors.New("s3: empty virtual-host domain")
+		}
+		c.Domains[i] = d
+	}
+	if c.ServerName == "" {
+		c.ServerName = "Cairn"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.AccessCacheTTL == 0 {
+		c.AccessCacheTTL = DefaultAccessCacheTTL
+	}
+	return nil
+}
+
+// Front is the state every handler of the front end shares: the configuration, the proxy,
+// the access state cache, the versions store, and the completes of multipart uploads running in
+// this process.
+type Front struct {
+	Cfg    Config
+	Proxy  *proxy.Proxy
+	Log    *slog.Logger
+	Verify sigv4.Options
+	States *stateCache
+	// versions keeps versioned buckets' versions (versions.go).
+	Versions *versions.Store
+
+	// Completes of multipart uploads running in this process, by claim (multipart_state.go).
+	ClaimsMu sync.Mutex
+	Claims   map[string]bool
+	ClaimSeq uint64
+}
+
+// errAbortResponse reports that a response failed after its header was sent: the connection is
+// cut so the client cannot mistake a short body for a whole one.
+var ErrAbortResponse = errors.New("s3: response aborted after its header was sent")
+
+// request is what the front end knows about a request once it is routed and authenticated.
+type Request struct {
+	ID     string // x-amz-request-id
+	HostID string // x-amz-id-2
+	Op     string
+	Bucket string
+	Key    string
+	Query  url.Values
+	Auth   *sigv4.Auth
+	// who is who asks (anonymous without credentials).
+	Who access.Identity
+	// account is the account whose containers the request works on: the bucket's owner (see
+	// authorize), or the caller's own for ListBuckets and CreateBucket.
+	Account string
+	// state is the bucket's access state, once authorize resolved the bucket.
+	State *access.BucketState
+	// cors is the bucket's CORS configuration (nil: none), once authorize resolved the bucket.
+	Cors *cors.Config
+	// encryption is the bucket's default encryption (nil: none), once authorize resolved it.
+	Encryption *BucketEncryption
+	// cond is what the request offers to bucket policy conditions (condctx.go), set by
+	// authorize.
+	Cond access.Context
+	// While a read follows Swift symlinks (symlink.go): links followed, and the ETag a static
+	// link requires of what comes next.
+	SymlinkHops int
+	SymlinkETag string
+	// stored, when set, is where a read finds what it serves: a version of the object
+	// (?versionId, or the current version a version link names); versionID is its ID, which
+	// answers carry as x-amz-version-id.
+	Stored    *meta.ObjectName
+	VersionID string
+	// copySourceVersionID is the version a copy read (x-amz-copy-source-version-id).
+	CopySourceVersionID string
+}
+
+// readName is where a read of the request's object finds it.
+func (rq *Request) ReadName() meta.ObjectName {
+	if rq.Stored != nil {
+		return *rq.Stored
+	}
+	return rq.ObjectName()
+}
+
+// owner returns the s3xml.Owner element of the request's account: the bucket's owner (or the
+// caller's own account, for ListBuckets).
+func (rq *Request) Owner() s3xml.Owner { return s3xml.Owner{ID: rq.Account, DisplayName: rq.Account} }
+
+// NewFront returns the shared state of a front end configured by cfg, which Validate has
+// checked.
+func NewFront(cfg Config) *Front {
+	f := &Front{Cfg: cfg, Proxy: cfg.Proxy, Log: cfg.Logger, States: NewStateCache(cfg.AccessCacheTTL), Versions: versions.New(cfg.Proxy)}
+	if !cfg.AcceptAnyRegion {
+		f.Verify.Region = cfg.Region
+	}
+	return f
+}
