@@ -7,16 +7,15 @@
 // uploads out of ordinary objects in a hidden per-bucket container joined by a manifest, and
 // writing S3's XML answers and errors from one error table. It never touches disks.
 //
-// Files: s3.go (configuration, request life cycle), router.go (operation selection),
-// auth.go (authentication, body verification), access.go (bucket resolution and access
-// decisions through internal/access), registry.go (the global bucket-name index), acl.go
-// (bucket and object ACLs), policy.go (bucket policies, quotas), tagging.go (object and bucket
-// tags; their rules are package tagging's), attributes.go (GetObjectAttributes; its parsing
-// is package objattr's), errors.go (the error table), cors.go (bucket CORS: ?cors, preflights,
-// headers of actual requests; rules in package cors),
-// xml.go (wire documents), bucket.go, object.go (PUT/GET/HEAD/DELETE, conditionals, ranges),
-// copy.go, list.go, multipart.go, delete_multi.go, postobject.go (browser form uploads, with
-// package postpolicy), validate.go (names, limits).
+// This package is the entry point: Config, New, Handler.ServeHTTP (the request life cycle),
+// the router and the operation table. The work is done by its subpackages: s3core (what every
+// handler needs: shared state, requests, errors, authentication, access decisions,
+// validation), buckets (bucket operations and configuration), objects (the object data path)
+// and multipart (multipart uploads, on top of objects). They depend on s3core, never on each
+// other except multipart on objects, and never on this package.
+//
+// Files: s3.go (configuration, request life cycle, the operation table), router.go (operation
+// selection), capabilities.go (the limits Swift's /info reports).
 package s3
 
 import (

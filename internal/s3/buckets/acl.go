@@ -7,15 +7,17 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/s3core"
 )
 
+// GetBucketACL serves the S3 operation of that name.
 func (h *Handler) GetBucketACL(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	acl := rq.State.ACL
 	if !rq.State.ACLsEnabled() {
 		acl = access.ACL{} // BucketOwnerEnforced: the owner's full control, and nothing else counts
 	}
-	s3core.WriteXML(w, http.StatusOK, s3core.AclDocument(rq.Account, acl))
+	s3core.WriteXML(w, http.StatusOK, s3core.ACLDocument(rq.Account, acl))
 	return nil
 }
 
+// PutBucketACL serves the S3 operation of that name.
 func (h *Handler) PutBucketACL(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	acl, err := h.ReadACLRequest(r, rq, false)

@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
+// CreateBucket serves the S3 operation of that name.
 func (h *Handler) CreateBucket(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if err := s3core.CheckBucketNameForCreate(rq.Bucket); err != nil {
 		return err
@@ -38,7 +39,7 @@ func (h *Handler) CreateBucket(w http.ResponseWriter, r *http.Request, rq *s3cor
 	if err != nil {
 		return err
 	}
-	acl, _, err := h.AclFromHeaders(r, false)
+	acl, _, err := h.ACLFromHeaders(r, false)
 	if err != nil {
 		return err
 	}
@@ -120,6 +121,7 @@ func (h *Handler) bucketPolicy(constraint string) (int, error) {
 	return p.Index, nil
 }
 
+// HeadBucket serves the S3 operation of that name.
 func (h *Handler) HeadBucket(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	c, err := h.RequireBucket(r.Context(), rq)
 	if err != nil {
@@ -136,6 +138,7 @@ func (h *Handler) HeadBucket(w http.ResponseWriter, r *http.Request, rq *s3core.
 	return nil
 }
 
+// DeleteBucket serves the S3 operation of that name.
 func (h *Handler) DeleteBucket(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	err := h.Versions.DeleteContainer(r.Context(), rq.Account, rq.Bucket)
 	h.States.Forget(rq.Account, rq.Bucket)
@@ -152,6 +155,7 @@ func (h *Handler) DeleteBucket(w http.ResponseWriter, r *http.Request, rq *s3cor
 	return nil
 }
 
+// GetBucketLocation serves the S3 operation of that name.
 func (h *Handler) GetBucketLocation(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if _, err := h.RequireBucket(r.Context(), rq); err != nil {
 		return err
@@ -165,6 +169,7 @@ func (h *Handler) GetBucketLocation(w http.ResponseWriter, r *http.Request, rq *
 	return nil
 }
 
+// GetBucketRequestPayment serves the S3 operation of that name.
 func (h *Handler) GetBucketRequestPayment(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if _, err := h.RequireBucket(r.Context(), rq); err != nil {
 		return err
@@ -173,6 +178,7 @@ func (h *Handler) GetBucketRequestPayment(w http.ResponseWriter, r *http.Request
 	return nil
 }
 
+// GetBucketLogging serves the S3 operation of that name.
 func (h *Handler) GetBucketLogging(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if _, err := h.RequireBucket(r.Context(), rq); err != nil {
 		return err
@@ -181,7 +187,7 @@ func (h *Handler) GetBucketLogging(w http.ResponseWriter, r *http.Request, rq *s
 	return nil
 }
 
-// getBucketUnconfigured answers GET ?policy, ?cors, ... with S3's "no such configuration".
+// GetBucketUnconfigured answers GET ?policy, ?cors, ... with S3's "no such configuration".
 func (h *Handler) GetBucketUnconfigured(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if _, err := h.RequireBucket(r.Context(), rq); err != nil {
 		return err
@@ -194,6 +200,7 @@ func (h *Handler) GetBucketUnconfigured(w http.ResponseWriter, r *http.Request, 
 	return s3core.ErrNotImplemented
 }
 
+// ListBuckets serves the S3 operation of that name.
 func (h *Handler) ListBuckets(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	res := s3xml.ListAllMyBucketsResult{Xmlns: s3xml.Namespace, Owner: rq.Owner(), Buckets: []s3xml.BucketInfo{}}
 	prefix := rq.Query.Get("prefix")

@@ -19,6 +19,7 @@ import (
 // name there, as sharing it does (registry.go); access to the bucket is still decided by its
 // ACL and policy, as in S3 ("The ACLs and policies continue to apply when you enable CORS").
 
+// GetBucketCors serves the S3 operation of that name.
 func (h *Handler) GetBucketCors(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if rq.Cors == nil {
 		return s3core.ErrNoSuchCORS
@@ -27,6 +28,7 @@ func (h *Handler) GetBucketCors(w http.ResponseWriter, r *http.Request, rq *s3co
 	return nil
 }
 
+// PutBucketCors serves the S3 operation of that name.
 func (h *Handler) PutBucketCors(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	// S3 requires an integrity header on PutBucketCors (SDKs send one).
@@ -48,6 +50,7 @@ func (h *Handler) PutBucketCors(w http.ResponseWriter, r *http.Request, rq *s3co
 	return nil
 }
 
+// DeleteBucketCors serves the S3 operation of that name.
 func (h *Handler) DeleteBucketCors(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{cors.MetaKey: ""}); err != nil {
 		return err

@@ -22,6 +22,7 @@ import (
 // the lifecycle daemon (package lifecycled) applies it, finding the buckets that have one in
 // its index (lifecycled.IndexEntry), which the handlers here keep.
 
+// GetBucketLifecycle serves GetBucketLifecycleConfiguration.
 func (h *Handler) GetBucketLifecycle(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	c, err := h.RequireBucket(r.Context(), rq)
 	if err != nil {
@@ -40,6 +41,7 @@ func (h *Handler) GetBucketLifecycle(w http.ResponseWriter, r *http.Request, rq 
 	return nil
 }
 
+// PutBucketLifecycle serves PutBucketLifecycleConfiguration.
 func (h *Handler) PutBucketLifecycle(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	// S3 requires an integrity header on PutBucketLifecycleConfiguration (SDKs send one).
@@ -64,6 +66,7 @@ func (h *Handler) PutBucketLifecycle(w http.ResponseWriter, r *http.Request, rq 
 	return nil
 }
 
+// DeleteBucketLifecycle serves the S3 operation of that name.
 func (h *Handler) DeleteBucketLifecycle(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	if err := h.SetBucketMeta(ctx, rq, map[string]string{lifecycle.MetaKey: ""}); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
+// GetObjectLockConfiguration serves the S3 operation of that name.
 func (h *Handler) GetObjectLockConfiguration(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	c, err := h.RequireBucket(r.Context(), rq)
 	if err != nil {
@@ -31,6 +32,7 @@ func (h *Handler) GetObjectLockConfiguration(w http.ResponseWriter, r *http.Requ
 	return nil
 }
 
+// PutObjectLockConfiguration serves the S3 operation of that name.
 func (h *Handler) PutObjectLockConfiguration(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	body, err := h.ReadSmallBody(r, rq, 64<<10, false)

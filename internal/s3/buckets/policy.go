@@ -13,6 +13,7 @@ import (
 
 // Bucket policies (GET, PUT and DELETE ?policy, GET ?policyStatus) and quotas.
 
+// GetBucketPolicy serves the S3 operation of that name.
 func (h *Handler) GetBucketPolicy(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if rq.State.Policy == nil {
 		return s3core.ErrNoSuchBucketPolicy
@@ -26,6 +27,7 @@ func (h *Handler) GetBucketPolicy(w http.ResponseWriter, r *http.Request, rq *s3
 	return nil
 }
 
+// PutBucketPolicy serves the S3 operation of that name.
 func (h *Handler) PutBucketPolicy(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	body, err := h.ReadSmallBody(r, rq, s3core.MaxPolicyBodyBytes, false)
@@ -69,6 +71,7 @@ func policyError(err error) error {
 	return err
 }
 
+// DeleteBucketPolicy serves the S3 operation of that name.
 func (h *Handler) DeleteBucketPolicy(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{access.MetaPolicy: ""}); err != nil {
 		return err
@@ -77,6 +80,7 @@ func (h *Handler) DeleteBucketPolicy(w http.ResponseWriter, r *http.Request, rq 
 	return nil
 }
 
+// GetBucketPolicyStatus serves the S3 operation of that name.
 func (h *Handler) GetBucketPolicyStatus(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if rq.State.Policy == nil {
 		return s3core.ErrNoSuchBucketPolicy

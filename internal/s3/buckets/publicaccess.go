@@ -16,6 +16,7 @@ import (
 // the writes BlockPublicAcls, BlockPublicPolicy and BucketOwnerEnforced forbid. There is no
 // account-level public access block.
 
+// GetPublicAccessBlock serves the S3 operation of that name.
 func (h *Handler) GetPublicAccessBlock(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	b := rq.State.PublicAccessBlock
 	if b == nil {
@@ -27,6 +28,7 @@ func (h *Handler) GetPublicAccessBlock(w http.ResponseWriter, r *http.Request, r
 	return nil
 }
 
+// PutPublicAccessBlock serves the S3 operation of that name.
 func (h *Handler) PutPublicAccessBlock(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	body, err := h.ReadSmallBody(r, rq, s3core.MaxACLBodyBytes, false)
 	if err != nil {
@@ -45,6 +47,7 @@ func (h *Handler) PutPublicAccessBlock(w http.ResponseWriter, r *http.Request, r
 	return nil
 }
 
+// DeletePublicAccessBlock serves the S3 operation of that name.
 func (h *Handler) DeletePublicAccessBlock(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{access.MetaPublicAccessBlock: ""}); err != nil {
 		return err
@@ -53,6 +56,7 @@ func (h *Handler) DeletePublicAccessBlock(w http.ResponseWriter, r *http.Request
 	return nil
 }
 
+// GetOwnershipControls serves the S3 operation of that name.
 func (h *Handler) GetOwnershipControls(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if rq.State.Ownership == "" {
 		return s3core.ErrNoOwnershipControls
@@ -62,6 +66,7 @@ func (h *Handler) GetOwnershipControls(w http.ResponseWriter, r *http.Request, r
 	return nil
 }
 
+// PutOwnershipControls serves the S3 operation of that name.
 func (h *Handler) PutOwnershipControls(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	body, err := h.ReadSmallBody(r, rq, s3core.MaxACLBodyBytes, false)
 	if err != nil {
@@ -90,6 +95,7 @@ func (h *Handler) PutOwnershipControls(w http.ResponseWriter, r *http.Request, r
 	return nil
 }
 
+// DeleteOwnershipControls serves the S3 operation of that name.
 func (h *Handler) DeleteOwnershipControls(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{access.MetaOwnership: ""}); err != nil {
 		return err

@@ -26,18 +26,20 @@ type sseDefaultDoc struct {
 	KMSMasterKeyID string `xml:"KMSMasterKeyID,omitempty"`
 }
 
+// GetBucketEncryption serves the S3 operation of that name.
 func (h *Handler) GetBucketEncryption(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	e := rq.Encryption
 	if e == nil {
 		return s3core.ErrNoEncryptionConfig
 	}
-	rule := sseRuleDoc{Default: &sseDefaultDoc{SSEAlgorithm: string(e.Mode), KMSMasterKeyID: e.KmsKeyID}}
+	rule := sseRuleDoc{Default: &sseDefaultDoc{SSEAlgorithm: string(e.Mode), KMSMasterKeyID: e.KMSKeyID}}
 	bk := e.BucketKey
 	rule.BucketKeyEnabled = &bk
 	s3core.WriteXML(w, http.StatusOK, sseConfigDoc{Xmlns: s3xml.Namespace, Rules: []sseRuleDoc{rule}})
 	return nil
 }
 
+// PutBucketEncryption serves the S3 operation of that name.
 func (h *Handler) PutBucketEncryption(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	if h.Cfg.Keys == nil {
@@ -55,17 +57,17 @@ func (h *Handler) PutBucketEncryption(w http.ResponseWriter, r *http.Request, rq
 		return s3core.ErrMalformedXML
 	}
 	d := doc.Rules[0].Default
-	e := &s3core.BucketEncryption{Mode: sse.Mode(d.SSEAlgorithm), KmsKeyID: d.KMSMasterKeyID}
+	e := &s3core.BucketEncryption{Mode: sse.Mode(d.SSEAlgorithm), KMSKeyID: d.KMSMasterKeyID}
 	switch {
 	case e.Mode != sse.ModeS3 && e.Mode != sse.ModeKMS:
 		return s3core.ErrMalformedXML.WithMessage("The XML you provided was not well-formed or did not validate against our published schema: SSEAlgorithm must be AES256 or aws:kms.")
-	case e.Mode == sse.ModeS3 && e.KmsKeyID != "":
+	case e.Mode == sse.ModeS3 && e.KMSKeyID != "":
 		return s3core.ErrInvalidArgument.WithMessage("a KMSMasterKeyID is not applicable if the default sse algorithm is not aws:kms")
 	}
 	if e.Mode == sse.ModeKMS {
-		if e.KmsKeyID != "" {
-			if _, err := h.Cfg.Keys.KMSKey(ctx, e.KmsKeyID); err != nil {
-				return s3core.SseAPIError(err)
+		if e.KMSKeyID != "" {
+			if _, err := h.Cfg.Keys.KMSKey(ctx, e.KMSKeyID); err != nil {
+				return s3core.SSEAPIError(err)
 			}
 		}
 		e.BucketKey = doc.Rules[0].BucketKeyEnabled != nil && *doc.Rules[0].BucketKeyEnabled
@@ -77,6 +79,7 @@ func (h *Handler) PutBucketEncryption(w http.ResponseWriter, r *http.Request, rq
 	return nil
 }
 
+// DeleteBucketEncryption serves the S3 operation of that name.
 func (h *Handler) DeleteBucketEncryption(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{s3core.BucketEncryptionKey: ""}); err != nil {
 		return err

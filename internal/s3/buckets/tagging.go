@@ -8,6 +8,7 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/tagging"
 )
 
+// GetBucketTagging serves the S3 operation of that name.
 func (h *Handler) GetBucketTagging(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	c, err := h.RequireBucket(r.Context(), rq)
 	if err != nil {
@@ -25,7 +26,7 @@ func (h *Handler) GetBucketTagging(w http.ResponseWriter, r *http.Request, rq *s
 	return nil
 }
 
-// putBucketTagging replaces the bucket's tag set. An empty TagSet removes it, as
+// PutBucketTagging replaces the bucket's tag set. An empty TagSet removes it, as
 // DeleteBucketTagging does.
 func (h *Handler) PutBucketTagging(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	body, err := h.ReadSmallBody(r, rq, s3core.MaxTaggingBodyBytes, false)
@@ -43,6 +44,7 @@ func (h *Handler) PutBucketTagging(w http.ResponseWriter, r *http.Request, rq *s
 	return nil
 }
 
+// DeleteBucketTagging serves the S3 operation of that name.
 func (h *Handler) DeleteBucketTagging(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if err := h.SetBucketMeta(r.Context(), rq, map[string]string{tagging.BucketMetaKey: ""}); err != nil {
 		return err

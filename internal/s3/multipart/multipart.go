@@ -24,10 +24,21 @@ import (
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
+// Multipart uploads are built on ordinary objects, as Swift's s3api does. Each bucket has a
+// hidden container (s3core.UploadsContainer) holding, per upload:
+//
+//	<key>\x00<uploadID>                 the upload marker: the object's future metadata
+//	<key>\x00<uploadID>\x00<part 00001> each part, an ordinary object
+//
+// Keys cannot contain NUL, so a marker sorts with its key and its parts right after it.
+// Completion writes the object as a manifest over the parts (which it then owns: replacing or
+// deleting the object deletes them) and removes the marker and the parts it did not use.
+
 func uploadMarkerName(key, uploadID string) string { return key + "\x00" + uploadID }
 
 func partPrefix(key, uploadID string) string { return key + "\x00" + uploadID + "\x00" }
 
+// PartName names part n of an upload in the uploads container.
 func PartName(key, uploadID string, n int) string {
 	return partPrefix(key, uploadID) + fmt.Sprintf("%05d", n)
 }
@@ -70,6 +81,7 @@ func (h *Handler) openUpload(ctx context.Context, rq *s3core.Request) (*upload, 
 	return &upload{id: id, marker: m, alg: checksum.Algorithm(m.SysMeta[objects.SysUploadChecksumAlgorithm]), typ: m.SysMeta[objects.SysUploadChecksumType]}, nil
 }
 
+// CreateMultipartUpload serves the S3 operation of that name.
 func (h *Handler) CreateMultipartUpload(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	if err := objects.CheckWriteHeaders(r.Header); err != nil {
@@ -104,7 +116,7 @@ func (h *Handler) CreateMultipartUpload(w http.ResponseWriter, r *http.Request, 
 	if err := h.ObjectSettings(r, rq, &obj); err != nil {
 		return err
 	}
-	ssew, err := h.SseForWrite(r, rq)
+	ssew, err := h.SSEForWrite(r, rq)
 	if err != nil {
 		return err
 	}
@@ -113,7 +125,7 @@ func (h *Handler) CreateMultipartUpload(w http.ResponseWriter, r *http.Request, 
 		// the part's stored name), and the completed object carries the envelope.
 		_, env, err := h.Cfg.Keys.NewDataKey(ctx, ssew.Req, rq.Binding())
 		if err != nil {
-			return s3core.SseAPIError(err)
+			return s3core.SSEAPIError(err)
 		}
 		if obj.SysMeta == nil {
 			obj.SysMeta = map[string]string{}
@@ -171,6 +183,7 @@ func parsePartNumber(q map[string][]string) (int, error) {
 	return n, nil
 }
 
+// UploadPart serves the S3 operation of that name.
 func (h *Handler) UploadPart(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	n, err := parsePartNumber(rq.Query)
@@ -212,7 +225,7 @@ func (h *Handler) UploadPart(w http.ResponseWriter, r *http.Request, rq *s3core.
 	}
 	hdr := w.Header()
 	hdr.Set("ETag", s3core.QuoteETag(stored.ETag))
-	objects.WriteSSEHeaders(hdr, env, keyMD5, up.marker.SysMeta[objects.SseBucketKey] != "")
+	objects.WriteSSEHeaders(hdr, env, keyMD5, up.marker.SysMeta[objects.SSEBucketKey] != "")
 	if body.Checksum != "" {
 		hdr.Set(body.Spec.Algorithm.HeaderName(), body.Checksum)
 	}
@@ -239,6 +252,7 @@ func parseCopySourceRange(v string) (*meta.Range, error) {
 	return &meta.Range{Start: first, End: last}, nil
 }
 
+// UploadPartCopy serves the S3 operation of that name.
 func (h *Handler) UploadPartCopy(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	n, err := parsePartNumber(rq.Query)
@@ -294,7 +308,7 @@ func (h *Handler) UploadPartCopy(w http.ResponseWriter, r *http.Request, rq *s3c
 	if err != nil {
 		return fmt.Errorf("upload part %d of %q by copy: %w", n, rq.Key, err)
 	}
-	objects.WriteSSEHeaders(w.Header(), env, keyMD5, up.marker.SysMeta[objects.SseBucketKey] != "")
+	objects.WriteSSEHeaders(w.Header(), env, keyMD5, up.marker.SysMeta[objects.SSEBucketKey] != "")
 	res := s3xml.CopyPartResult{Xmlns: s3xml.Namespace, LastModified: s3xml.FormatISO(stored.LastModified()), ETag: s3core.QuoteETag(stored.ETag)}
 	if body.Checksum != "" {
 		s3core.SetChecksumFields(&res.ChecksumFields, up.alg, body.Checksum)
@@ -324,6 +338,7 @@ func (h *Handler) listUploadParts(ctx context.Context, rq *s3core.Request, uploa
 	return parts, err
 }
 
+// CompleteMultipartUpload serves the S3 operation of that name.
 func (h *Handler) CompleteMultipartUpload(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	// The upload is looked up before the body is read, as S3 does: a completion of an upload
@@ -487,7 +502,7 @@ func (h *Handler) CompleteMultipartUpload(w http.ResponseWriter, r *http.Request
 		w.Header().Set("x-amz-version-id", versionID)
 	}
 	if env, err := sse.EnvelopeOf(&up.marker); err == nil {
-		objects.WriteSSEHeaders(w.Header(), env, r.Header.Get(s3core.HdrSSECPrefix+"Key-Md5"), up.marker.SysMeta[objects.SseBucketKey] != "")
+		objects.WriteSSEHeaders(w.Header(), env, r.Header.Get(s3core.HdrSSECPrefix+"Key-Md5"), up.marker.SysMeta[objects.SSEBucketKey] != "")
 	}
 	completed = true
 	// The object is complete; what follows only tidies up, so failures are logged, not returned.
@@ -548,6 +563,7 @@ func (h *Handler) partChecksum(ctx context.Context, rq *s3core.Request, part str
 	return checksum.Part{Value: v, Size: o.Size}, nil
 }
 
+// AbortMultipartUpload serves the S3 operation of that name.
 func (h *Handler) AbortMultipartUpload(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	up, err := h.openUpload(ctx, rq)

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/s3xml"
 )
 
+// ListParts serves the S3 operation of that name.
 func (h *Handler) ListParts(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	maxParts := 1000
@@ -63,7 +64,7 @@ func (h *Handler) ListParts(w http.ResponseWriter, r *http.Request, rq *s3core.R
 	return nil
 }
 
-// listMultipartUploads lists the upload markers of the bucket's uploads container. The
+// ListMultipartUploads lists the upload markers of the bucket's uploads container. The
 // container also holds parts, which are skipped; with a delimiter, keys roll up into common
 // prefixes exactly as in a bucket listing, since a marker's name starts with its key.
 func (h *Handler) ListMultipartUploads(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
@@ -89,7 +90,7 @@ func (h *Handler) ListMultipartUploads(w http.ResponseWriter, r *http.Request, r
 		Xmlns: s3xml.Namespace, Bucket: rq.Bucket, KeyMarker: p.Encode(keyMarker), UploadIDMarker: idMarker,
 		Prefix: p.Encode(p.Prefix), Delimiter: p.Encode(p.Delimiter), MaxUploads: p.MaxKeys,
 	}
-	if p.UrlEncode {
+	if p.URLEncode {
 		res.EncodingType = "url"
 	}
 	// Where to start: after the given upload of key-marker, or after every upload of it.

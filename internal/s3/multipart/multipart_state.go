@@ -212,7 +212,7 @@ func markerCopy(m meta.Object) meta.Object {
 	return meta.Object{ContentType: m.ContentType, Headers: maps.Clone(m.Headers), UserMeta: maps.Clone(m.UserMeta), SysMeta: sys}
 }
 
-// newPartAttemptName names a new attempt at part n.
+// NewPartAttemptName names a new attempt at part n.
 func NewPartAttemptName(key, uploadID string, n int) string {
 	var b [6]byte
 	rand.Read(b[:])

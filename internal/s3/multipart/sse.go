@@ -22,7 +22,7 @@ func (h *Handler) uploadKey(ctx context.Context, r *http.Request, rq *s3core.Req
 	}
 	dk, err = h.Cfg.Keys.OpenDataKey(ctx, env, cust, rq.Binding())
 	if err != nil {
-		return nil, nil, "", s3core.SseAPIError(err)
+		return nil, nil, "", s3core.SSEAPIError(err)
 	}
 	return dk, env, keyMD5, nil
 }
@@ -59,8 +59,8 @@ func markCompletedEncrypted(obj *meta.Object, marker *meta.Object) error {
 		plain += n
 	}
 	obj.SysMeta = sse.Mark(obj.SysMeta, env, plain, "")
-	if marker.SysMeta[objects.SseBucketKey] != "" {
-		obj.SysMeta[objects.SseBucketKey] = "1"
+	if marker.SysMeta[objects.SSEBucketKey] != "" {
+		obj.SysMeta[objects.SSEBucketKey] = "1"
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/s3core"
 )
 
+// GetObjectACL serves the S3 operation of that name.
 func (h *Handler) GetObjectACL(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	if err := h.LocateVersion(ctx, w, rq); err != nil {
@@ -22,11 +23,11 @@ func (h *Handler) GetObjectACL(w http.ResponseWriter, r *http.Request, rq *s3cor
 	if !rq.State.ACLsEnabled() {
 		acl = access.ACL{}
 	}
-	s3core.WriteXML(w, http.StatusOK, s3core.AclDocument(rq.Account, acl))
+	s3core.WriteXML(w, http.StatusOK, s3core.ACLDocument(rq.Account, acl))
 	return nil
 }
 
-// putObjectACL rewrites the object's metadata with the new ACL (keeping its bytes). Like any
+// PutObjectACL rewrites the object's metadata with the new ACL (keeping its bytes). Like any
 // metadata rewrite it moves the object's Last-Modified; a PUT of the object racing with it can
 // lose its content type and user metadata to the ones read here.
 func (h *Handler) PutObjectACL(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {

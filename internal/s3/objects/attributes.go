@@ -24,6 +24,7 @@ import (
 // partChecksumWorkers bounds the part HEADs one answer runs at once.
 const partChecksumWorkers = 8
 
+// GetObjectAttributes serves the S3 operation of that name.
 func (h *Handler) GetObjectAttributes(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	attrs, err := objattr.Parse(r.Header.Values("X-Amz-Object-Attributes"))

@@ -54,7 +54,7 @@ func parseCopySource(v string) (bucket, key, versionID string, err error) {
 
 var errCopyDeleteMarker = s3core.ErrInvalidRequest.WithMessage("The source of a copy request may not specifically refer to a delete marker by version id.")
 
-// openCopySource opens the source of a copy (or a range of it) and checks the
+// OpenCopySource opens the source of a copy (or a range of it) and checks the
 // x-amz-copy-source-if-* conditions against it. The source bucket is resolved like the
 // request's own (it may be another account's), and reading it is decided as a GetObject.
 // The source's request (its owner and access state resolved, and where the version read is
@@ -140,11 +140,12 @@ func (h *Handler) OpenCopySource(ctx context.Context, r *http.Request, rq *s3cor
 	return rd, srcRq, nil
 }
 
-// plainBody is an already trusted body (a copy source) in the shape verifiedBody reads.
+// PlainBody is an already trusted body (a copy source) in the shape verifiedBody reads.
 type PlainBody struct{ io.Reader }
 
 func (PlainBody) Trailers() http.Header { return nil }
 
+// CopyObject serves the S3 operation of that name.
 func (h *Handler) CopyObject(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	if err := CheckWriteHeaders(r.Header); err != nil {
@@ -175,7 +176,7 @@ func (h *Handler) CopyObject(w http.ResponseWriter, r *http.Request, rq *s3core.
 		}
 		alg = a
 	}
-	ssew, err := h.SseForWrite(r, rq)
+	ssew, err := h.SSEForWrite(r, rq)
 	if err != nil {
 		return err
 	}

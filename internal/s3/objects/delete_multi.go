@@ -16,7 +16,7 @@ import (
 // deleteConcurrency bounds the deletes one DeleteObjects request runs at once.
 const deleteConcurrency = 8
 
-// deleteObjects serves POST ?delete: up to 1000 keys, each deleted or reported on its own.
+// DeleteObjects serves POST ?delete: up to 1000 keys, each deleted or reported on its own.
 func (h *Handler) DeleteObjects(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	body, err := h.ReadSmallBody(r, rq, s3core.MaxDeleteBodyBytes, true)

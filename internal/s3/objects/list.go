@@ -27,6 +27,7 @@ func (h *Handler) listPage(r *http.Request, rq *s3core.Request, p s3core.ListPar
 	return l, nil
 }
 
+// ListObjectsV1 serves ListObjects (version 1 of the listing).
 func (h *Handler) ListObjectsV1(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	p, err := s3core.ParseListParams(rq.Query)
 	if err != nil {
@@ -51,6 +52,7 @@ func (h *Handler) ListObjectsV1(w http.ResponseWriter, r *http.Request, rq *s3co
 	return nil
 }
 
+// ListObjectsV2 serves the S3 operation of that name.
 func (h *Handler) ListObjectsV2(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	p, err := s3core.ParseListParams(rq.Query)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 
 var errInvalidPartNumber = &s3core.APIError{Code: "InvalidPartNumber", Status: http.StatusRequestedRangeNotSatisfiable, Message: "The requested partnumber is not satisfiable"}
 
-// checkWriteHeaders refuses request headers that ask for features Cairn does not have, rather
+// CheckWriteHeaders refuses request headers that ask for features Cairn does not have, rather
 // than silently storing an object without them. (ACL headers are read by aclFromHeaders.)
 func CheckWriteHeaders(hdr http.Header) error {
 	for _, k := range []string{"X-Amz-Website-Redirect-Location"} {
@@ -31,7 +31,7 @@ func CheckWriteHeaders(hdr http.Header) error {
 	return nil
 }
 
-// conditionalWrite applies If-None-Match: * and If-Match to a PUT. It refuses at once what
+// ConditionalWrite applies If-None-Match: * and If-Match to a PUT. It refuses at once what
 // the current version already fails (before the body is read), and returns the condition for
 // the storage engine to evaluate again in the commit, where it is atomic: of two racing
 // conditional PUTs, one gets PreconditionFailed.
@@ -78,6 +78,7 @@ func (h *Handler) ConditionalWrite(ctx context.Context, r *http.Request, rq *s3c
 	return cond, nil
 }
 
+// PutObject serves the S3 operation of that name.
 func (h *Handler) PutObject(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	if err := CheckWriteHeaders(r.Header); err != nil {
@@ -90,7 +91,7 @@ func (h *Handler) PutObject(w http.ResponseWriter, r *http.Request, rq *s3core.R
 	if err := h.ObjectSettings(r, rq, &obj); err != nil {
 		return err
 	}
-	ssew, err := h.SseForWrite(r, rq)
+	ssew, err := h.SSEForWrite(r, rq)
 	if err != nil {
 		return err
 	}
@@ -222,6 +223,7 @@ func (h *Handler) writeReadHeaders(w http.ResponseWriter, r *http.Request, rq *s
 	}
 }
 
+// GetObject serves the S3 operation of that name.
 func (h *Handler) GetObject(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	sel, err := parseReadSelection(r, rq.Query)
@@ -290,7 +292,7 @@ func (h *Handler) GetObject(w http.ResponseWriter, r *http.Request, rq *s3core.R
 	partial := rng != nil
 	h.writeReadHeaders(w, r, rq, obj, !partial)
 	hdr := w.Header()
-	WriteSSEHeaders(hdr, env, keyMD5, obj.SysMeta[SseBucketKey] != "")
+	WriteSSEHeaders(hdr, env, keyMD5, obj.SysMeta[SSEBucketKey] != "")
 	hdr.Set("Content-Length", strconv.FormatInt(rd.Length, 10))
 	status := http.StatusOK
 	if partial {
@@ -315,6 +317,7 @@ func (h *Handler) invalidRange(ctx context.Context, rq *s3core.Request, err erro
 	return fmt.Errorf("%w: %w", w, err)
 }
 
+// HeadObject serves the S3 operation of that name.
 func (h *Handler) HeadObject(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	sel, err := parseReadSelection(r, rq.Query)
@@ -374,7 +377,7 @@ func (h *Handler) HeadObject(w http.ResponseWriter, r *http.Request, rq *s3core.
 	}
 	h.writeReadHeaders(w, r, rq, &obj, rng == nil)
 	hdr := w.Header()
-	WriteSSEHeaders(hdr, env, keyMD5, obj.SysMeta[SseBucketKey] != "")
+	WriteSSEHeaders(hdr, env, keyMD5, obj.SysMeta[SSEBucketKey] != "")
 	hdr.Set("Content-Length", strconv.FormatInt(length, 10))
 	if rng != nil {
 		hdr.Set("Content-Range", contentRange(offset, length, obj.Size))
@@ -385,6 +388,7 @@ func (h *Handler) HeadObject(w http.ResponseWriter, r *http.Request, rq *s3core.
 	return nil
 }
 
+// DeleteObject serves the S3 operation of that name.
 func (h *Handler) DeleteObject(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	if rq.Query.Has("versionId") {
@@ -419,7 +423,7 @@ func (h *Handler) DeleteObject(w http.ResponseWriter, r *http.Request, rq *s3cor
 	return nil
 }
 
-// objectSettings puts what a write's headers set besides the metadata into the new object's
+// ObjectSettings puts what a write's headers set besides the metadata into the new object's
 // SysMeta: its ACL, its Object Lock (or the bucket's default retention) and its tags.
 func (h *Handler) ObjectSettings(r *http.Request, rq *s3core.Request, obj *meta.Object) error {
 	if err := h.setObjectACL(r, rq, obj); err != nil {
@@ -440,7 +444,7 @@ func (h *Handler) ObjectSettings(r *http.Request, rq *s3core.Request, obj *meta.
 // object's SysMeta; without one the object is private. An ACL that grants anything shares the
 // bucket's name (registry.go), so that the grantees can address the object.
 func (h *Handler) setObjectACL(r *http.Request, rq *s3core.Request, obj *meta.Object) error {
-	acl, set, err := h.AclFromHeaders(r, true)
+	acl, set, err := h.ACLFromHeaders(r, true)
 	if err != nil || !set {
 		return err
 	}

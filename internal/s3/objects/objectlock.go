@@ -142,6 +142,7 @@ func (h *Handler) updateLock(ctx context.Context, rq *s3core.Request, obj *meta.
 // racing conditional changes 409 ConditionalRequestConflict; the client tries again).
 var errLockChanged = &s3core.APIError{Code: "ConditionalRequestConflict", Status: http.StatusConflict, Message: "A conflicting operation occurred on the object's Object Lock settings. Please try again."}
 
+// GetObjectRetention serves the S3 operation of that name.
 func (h *Handler) GetObjectRetention(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	obj, err := h.lockedVersion(r.Context(), w, rq)
 	if err != nil {
@@ -155,6 +156,7 @@ func (h *Handler) GetObjectRetention(w http.ResponseWriter, r *http.Request, rq 
 	return nil
 }
 
+// PutObjectRetention serves the S3 operation of that name.
 func (h *Handler) PutObjectRetention(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	body, err := h.ReadSmallBody(r, rq, 64<<10, false)
@@ -188,6 +190,7 @@ func (h *Handler) PutObjectRetention(w http.ResponseWriter, r *http.Request, rq 
 	return nil
 }
 
+// GetObjectLegalHold serves the S3 operation of that name.
 func (h *Handler) GetObjectLegalHold(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	obj, err := h.lockedVersion(r.Context(), w, rq)
 	if err != nil {
@@ -201,6 +204,7 @@ func (h *Handler) GetObjectLegalHold(w http.ResponseWriter, r *http.Request, rq 
 	return nil
 }
 
+// PutObjectLegalHold serves the S3 operation of that name.
 func (h *Handler) PutObjectLegalHold(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	body, err := h.ReadSmallBody(r, rq, 64<<10, false)

@@ -25,7 +25,7 @@ import (
 // access decision, metadata, ACL, checksums, quota and write path, with the form's fields in
 // place of headers and the file part, streamed, as the body.
 
-// isFormPost reports whether a bucket POST is a form upload.
+// IsFormPost reports whether a bucket POST is a form upload.
 func IsFormPost(hdr http.Header) bool {
 	ct := strings.ToLower(strings.TrimSpace(hdr.Get("Content-Type")))
 	return strings.HasPrefix(ct, "multipart/form-data")
@@ -78,6 +78,7 @@ func isStoredHeader(name string) bool {
 	return false
 }
 
+// PostObject serves the S3 operation of that name.
 func (h *Handler) PostObject(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	form, err := postpolicy.ReadForm(r.Body, r.Header.Get("Content-Type"), rq.Bucket)
@@ -128,7 +129,7 @@ func (h *Handler) PostObject(w http.ResponseWriter, r *http.Request, rq *s3core.
 	if err := h.ObjectSettings(fr, rq, &obj); err != nil {
 		return err
 	}
-	ssew, err := h.SseForWrite(fr, rq)
+	ssew, err := h.SSEForWrite(fr, rq)
 	if err != nil {
 		return err
 	}

@@ -55,9 +55,9 @@ type sseWrite struct {
 	BucketKey bool
 }
 
-// sseForWrite reads how a write (PutObject, CopyObject's destination, CreateMultipartUpload,
+// SSEForWrite reads how a write (PutObject, CopyObject's destination, CreateMultipartUpload,
 // POST object) asks to be encrypted, falling back on the bucket's default encryption.
-func (h *Handler) SseForWrite(r *http.Request, rq *s3core.Request) (*sseWrite, error) {
+func (h *Handler) SSEForWrite(r *http.Request, rq *s3core.Request) (*sseWrite, error) {
 	alg := r.Header.Get(s3core.HdrSSE)
 	kmsID, ctxv := r.Header.Get(s3core.HdrSSEKMSKeyID), r.Header.Get(s3core.HdrSSEContext)
 	switch alg {
@@ -91,7 +91,7 @@ func (h *Handler) SseForWrite(r *http.Request, rq *s3core.Request) (*sseWrite, e
 		if rq.Encryption == nil {
 			return nil, nil
 		}
-		alg, kmsID, bucketKey = string(rq.Encryption.Mode), rq.Encryption.KmsKeyID, rq.Encryption.BucketKey
+		alg, kmsID, bucketKey = string(rq.Encryption.Mode), rq.Encryption.KMSKeyID, rq.Encryption.BucketKey
 	}
 	if h.Cfg.Keys == nil {
 		return nil, s3core.ErrSSEOff
@@ -112,7 +112,7 @@ type encryptingBody struct {
 func (h *Handler) encrypt(ctx context.Context, w *sseWrite, b sse.Binding, body io.Reader, size int64, stream string) (*encryptingBody, error) {
 	dk, env, err := h.Cfg.Keys.NewDataKey(ctx, w.Req, b)
 	if err != nil {
-		return nil, s3core.SseAPIError(err)
+		return nil, s3core.SSEAPIError(err)
 	}
 	return h.EncryptWith(w, env, dk, body, size, stream)
 }
@@ -134,7 +134,7 @@ func (h *Handler) EncryptWith(w *sseWrite, env *sse.Envelope, dk []byte, body io
 	return &encryptingBody{Encrypter: e, w: w, env: env, StoredSize: stored}, nil
 }
 
-// beforeCommit wraps a plaintext body's check (Content-MD5 is the plaintext's) and marks the
+// BeforeCommit wraps a plaintext body's check (Content-MD5 is the plaintext's) and marks the
 // object encrypted, with its plaintext size and (SSE-S3) its plaintext MD5 as ETag.
 // mark is false for a part of a multipart upload (the completed object carries the envelope).
 func (e *encryptingBody) BeforeCommit(inner func(*meta.Object) error, plainSize int64, mark bool) func(*meta.Object) error {
@@ -171,7 +171,7 @@ func (e *encryptingBody) servedETag(stored string) string {
 	return e.PlainMD5()
 }
 
-// writeSSEHeaders says how an object is encrypted, as S3's answers do.
+// WriteSSEHeaders says how an object is encrypted, as S3's answers do.
 func WriteSSEHeaders(hdr http.Header, env *sse.Envelope, keyMD5 string, bucketKey bool) {
 	if env == nil {
 		return
@@ -194,11 +194,11 @@ func WriteSSEHeaders(hdr http.Header, env *sse.Envelope, keyMD5 string, bucketKe
 	}
 }
 
-// sseBucketKey is the SysMeta key recording that a write asked for an S3 Bucket Key (accepted
+// SSEBucketKey is the SysMeta key recording that a write asked for an S3 Bucket Key (accepted
 // and reported; Cairn's KMS is local, so there is nothing for a bucket key to save).
-const SseBucketKey = "sse-bucket-key"
+const SSEBucketKey = "sse-bucket-key"
 
-// checkReadKey checks the SSE-C headers of a read (GET, HEAD, a copy's source under
+// CheckReadKey checks the SSE-C headers of a read (GET, HEAD, a copy's source under
 // hdrCopySSECPrefix) against an object: they are required for an SSE-C object and refused for
 // others, as S3 does. It returns the customer key and its MD5, and the envelope.
 func (h *Handler) CheckReadKey(ctx context.Context, r *http.Request, prefix string, obj *meta.Object, b sse.Binding) (cust []byte, keyMD5 string, env *sse.Envelope, err error) {
@@ -222,7 +222,7 @@ func (h *Handler) CheckReadKey(ctx context.Context, r *http.Request, prefix stri
 		return nil, "", nil, s3core.ErrSSECNotEncrypted
 	}
 	if _, err := h.Cfg.Keys.OpenDataKey(ctx, env, cust, b); err != nil {
-		return nil, "", nil, s3core.SseAPIError(err)
+		return nil, "", nil, s3core.SSEAPIError(err)
 	}
 	return cust, keyMD5, env, nil
 }
@@ -272,12 +272,12 @@ func (h *Handler) decrypted(ctx context.Context, r *http.Request, prefix string,
 	}
 	pt, err := h.Cfg.Keys.Open(ctx, &obj, cust, b, rng, open)
 	if err != nil {
-		return nil, nil, "", s3core.SseAPIError(err)
+		return nil, nil, "", s3core.SSEAPIError(err)
 	}
 	return &proxy.ObjectReader{Object: sse.Served(obj), Offset: pt.Offset, Length: pt.Length, ReadCloser: pt}, env, keyMD5, nil
 }
 
-// setBucketKey records that a write asked for an S3 Bucket Key, to report it on reads.
+// SetBucketKey records that a write asked for an S3 Bucket Key, to report it on reads.
 func SetBucketKey(obj *meta.Object, w *sseWrite) {
 	if !w.BucketKey {
 		return
@@ -285,7 +285,7 @@ func SetBucketKey(obj *meta.Object, w *sseWrite) {
 	if obj.SysMeta == nil {
 		obj.SysMeta = map[string]string{}
 	}
-	obj.SysMeta[SseBucketKey] = "1"
+	obj.SysMeta[SSEBucketKey] = "1"
 }
 
 // sseRequested reports whether a request's headers ask for encryption (not a bucket default).

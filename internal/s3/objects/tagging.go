@@ -12,6 +12,13 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/tagging"
 )
 
+// Object and bucket tagging (GET, PUT and DELETE ?tagging; x-amz-tagging on writes). The rules
+// are package tagging's. An object's tags live in its SysMeta (tagging.ObjectSysMetaKey), so
+// that they go wherever the object goes; changing them rewrites the object's metadata through
+// the proxy's POST, which keeps its bytes, ETag, checksums, content type, headers and user
+// metadata, and (like PutObjectAcl) moves its Last-Modified. A bucket's tags are container
+// metadata (tagging.BucketMetaKey), as its ACL and policy are.
+
 // tagsOf reads an object's tags. A stored set that does not decode was damaged after it was
 // validated: that is an internal error, not the client's.
 func tagsOf(obj *meta.Object) (tagging.Set, error) {
@@ -31,7 +38,7 @@ func tagsFromHeader(hdr http.Header) (string, error) {
 	return s.Encode(), nil
 }
 
-// setTags puts a stored tag set into a new object's SysMeta (nothing for no tags).
+// SetTags puts a stored tag set into a new object's SysMeta (nothing for no tags).
 func SetTags(obj *meta.Object, stored string) {
 	if stored == "" {
 		return
@@ -52,6 +59,7 @@ func writeTagCount(hdr http.Header, obj *meta.Object) {
 	}
 }
 
+// GetObjectTagging serves the S3 operation of that name.
 func (h *Handler) GetObjectTagging(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	if err := h.LocateVersion(ctx, w, rq); err != nil {
@@ -70,6 +78,7 @@ func (h *Handler) GetObjectTagging(w http.ResponseWriter, r *http.Request, rq *s
 	return nil
 }
 
+// PutObjectTagging serves the S3 operation of that name.
 func (h *Handler) PutObjectTagging(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	body, err := h.ReadSmallBody(r, rq, s3core.MaxTaggingBodyBytes, false)
 	if err != nil {
@@ -95,6 +104,7 @@ func (h *Handler) PutObjectTagging(w http.ResponseWriter, r *http.Request, rq *s
 	return nil
 }
 
+// DeleteObjectTagging serves the S3 operation of that name.
 func (h *Handler) DeleteObjectTagging(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	if err := h.replaceObjectTags(r.Context(), w, rq, ""); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
+// ListObjectVersions serves the S3 operation of that name.
 func (h *Handler) ListObjectVersions(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	p, err := s3core.ParseListParams(rq.Query)
 	if err != nil {
@@ -29,7 +30,7 @@ func (h *Handler) ListObjectVersions(w http.ResponseWriter, r *http.Request, rq 
 		d := p.Encode(p.Delimiter)
 		res.Delimiter = &d
 	}
-	if p.UrlEncode {
+	if p.URLEncode {
 		res.EncodingType = "url"
 	}
 	if p.MaxKeys == 0 {

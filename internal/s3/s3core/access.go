@@ -25,7 +25,7 @@ import (
 // an account: the caller's own account first, otherwise the account holding the name in the
 // proxy's name index, which an owner claims when it shares a bucket (registry.go).
 
-// anonymousAuth stands in for the SigV4 result of a request without credentials: its body is
+// AnonymousAuth stands in for the SigV4 result of a request without credentials: its body is
 // taken as it comes (checked against x-amz-content-sha256 if that is a hash).
 func AnonymousAuth(r *http.Request) (*sigv4.Auth, error) {
 	a := &sigv4.Auth{Payload: sigv4.PayloadUnsigned, DecodedContentLength: -1}
@@ -50,7 +50,7 @@ func isLowerHex(s string) bool {
 	return true
 }
 
-// identityOf is who a verified credential is.
+// IdentityOf is who a verified credential is.
 func IdentityOf(c sigv4.Credential) access.Identity {
 	return access.Identity{Account: c.Account, User: c.User, Admin: c.Admin, Root: c.Root}
 }
@@ -128,7 +128,7 @@ var unconfiguredActions = map[string]access.Action{
 	"replication": access.GetReplicationConfiguration,
 }
 
-// actionOf is the action of a routed request.
+// ActionOf is the action of a routed request.
 func ActionOf(op string, q map[string][]string) access.Action {
 	if op == OpGetBucketUnconfigured {
 		for sub, a := range unconfiguredActions {
@@ -141,7 +141,7 @@ func ActionOf(op string, q map[string][]string) access.Action {
 	return opActions[op]
 }
 
-// authorize resolves the request's bucket to its owner (rq.account) and access state, and
+// Authorize resolves the request's bucket to its owner (rq.account) and access state, and
 // decides whether the caller may do the operation. Copy sources and the keys of a
 // multi-object delete are decided where they are read.
 func (h *Front) Authorize(ctx context.Context, r *http.Request, rq *Request) error {
@@ -194,7 +194,7 @@ func (h *Front) Authorize(ctx context.Context, r *http.Request, rq *Request) err
 			if !d.Allowed {
 				return fmt.Errorf("setting the ACL of %q: %s: %w", rq.Key, d.Reason, ErrAccessDenied)
 			}
-			if acl, _, err := h.AclFromHeaders(r, true); err == nil {
+			if acl, _, err := h.ACLFromHeaders(r, true); err == nil {
 				if err := checkPublicACL(rq, acl); err != nil {
 					return err
 				}
@@ -211,7 +211,7 @@ func (h *Front) Authorize(ctx context.Context, r *http.Request, rq *Request) err
 	return nil
 }
 
-// deferredTaggingDecision reports whether a PutObjectTagging is decided in its handler, after
+// DeferredTaggingDecision reports whether a PutObjectTagging is decided in its handler, after
 // its document is read: when the bucket policy tests the request's tags
 // (s3:RequestObjectTag/..., s3:RequestObjectTagKeys), which only the document carries.
 func DeferredTaggingDecision(rq *Request) bool {
@@ -240,7 +240,7 @@ func (h *Front) addressedVersion(ctx context.Context, rq *Request, name meta.Obj
 	return h.Versions.Current(ctx, name)
 }
 
-// allowed decides one action on the request's bucket (rq.account and rq.state resolved),
+// Allowed decides one action on the request's bucket (rq.account and rq.state resolved),
 // loading the object's ACL only when the decision needs it. A refusal is AccessDenied; for an
 // object that does not exist it is NoSuchKey instead when the caller may list the bucket (and
 // so could learn that anyway), as in S3.
@@ -310,7 +310,7 @@ type bucketMeta struct {
 	encryption *BucketEncryption // sse_bucket.go
 }
 
-// resolveBucket finds the account that owns a bucket name for a caller: the caller's own
+// ResolveBucket finds the account that owns a bucket name for a caller: the caller's own
 // account when it has such a bucket, otherwise the owner the name index names (a shared
 // bucket). NoSuchBucket when neither has it.
 func (h *Front) ResolveBucket(ctx context.Context, id access.Identity, bucket string) (bucketRef, error) {
@@ -342,7 +342,7 @@ func (h *Front) ResolveBucket(ctx context.Context, id access.Identity, bucket st
 	return bucketRef{Owner: owner, bucketMeta: bm}, nil
 }
 
-// bucketState returns the access state of an account's bucket, from the cache when it is
+// BucketState returns the access state of an account's bucket, from the cache when it is
 // fresh; meta.ErrNotFound when the bucket does not exist.
 func (h *Front) BucketState(ctx context.Context, account, bucket string) (*access.BucketState, error) {
 	bm, err := h.bucketMeta(ctx, account, bucket)
@@ -403,6 +403,7 @@ const maxCachedStates = 100_000
 // DefaultAccessCacheTTL is how long a bucket's access state is trusted (Config.AccessCacheTTL).
 const DefaultAccessCacheTTL = 5 * time.Second
 
+// NewStateCache returns an empty access-state cache trusting entries for ttl.
 func NewStateCache(ttl time.Duration) *stateCache {
 	return &stateCache{ttl: ttl, m: map[stateKey]cachedState{}}
 }

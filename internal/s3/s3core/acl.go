@@ -30,9 +30,9 @@ var grantHeaders = []struct {
 	{"X-Amz-Grant-Write-Acp", access.WriteACP},
 }
 
-// aclFromHeaders reads the ACL a request sets by header: x-amz-acl or x-amz-grant-*, not both.
+// ACLFromHeaders reads the ACL a request sets by header: x-amz-acl or x-amz-grant-*, not both.
 // set is false when it sets none.
-func (h *Front) AclFromHeaders(r *http.Request, forObject bool) (acl access.ACL, set bool, err error) {
+func (h *Front) ACLFromHeaders(r *http.Request, forObject bool) (acl access.ACL, set bool, err error) {
 	canned := r.Header.Get("X-Amz-Acl")
 	var grants []access.Grant
 	for _, g := range grantHeaders {
@@ -197,8 +197,8 @@ func parseACLDocument(body []byte, bucketOwner string) (access.ACL, error) {
 	return acl, nil
 }
 
-// aclDocument is the answer of GET ?acl: the owner with full control, then the grants.
-func AclDocument(ownerAccount string, acl access.ACL) s3xml.AccessControlPolicy {
+// ACLDocument is the answer of GET ?acl: the owner with full control, then the grants.
+func ACLDocument(ownerAccount string, acl access.ACL) s3xml.AccessControlPolicy {
 	doc := s3xml.CannedACL(ownerAccount)
 	for _, g := range acl.Grants {
 		ge := s3xml.Grantee{XMLNSXSI: s3xml.XSINamespace}
@@ -212,9 +212,9 @@ func AclDocument(ownerAccount string, acl access.ACL) s3xml.AccessControlPolicy 
 	return doc
 }
 
-// readACLRequest reads the ACL of a PUT ?acl: headers or a document, not both.
+// ReadACLRequest reads the ACL of a PUT ?acl: headers or a document, not both.
 func (h *Front) ReadACLRequest(r *http.Request, rq *Request, forObject bool) (access.ACL, error) {
-	acl, set, err := h.AclFromHeaders(r, forObject)
+	acl, set, err := h.ACLFromHeaders(r, forObject)
 	if err != nil {
 		return access.ACL{}, err
 	}
@@ -241,7 +241,7 @@ func (h *Front) ReadACLRequest(r *http.Request, rq *Request, forObject bool) (ac
 	return acl, nil
 }
 
-// setBucketMeta writes access state into the bucket's container and forgets the cached state.
+// SetBucketMeta writes access state into the bucket's container and forgets the cached state.
 func (h *Front) SetBucketMeta(ctx context.Context, rq *Request, m map[string]string) error {
 	_, err := h.Proxy.PostContainer(ctx, rq.Account, rq.Bucket, m)
 	h.States.Forget(rq.Account, rq.Bucket)

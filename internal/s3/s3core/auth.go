@@ -32,7 +32,7 @@ func SysChecksumKey(a checksum.Algorithm) string {
 	return sysChecksumPrefix + strings.ToLower(string(a))
 }
 
-// storedChecksum returns the checksum kept with an object, if any.
+// StoredChecksum returns the checksum kept with an object, if any.
 func StoredChecksum(obj *meta.Object) (alg checksum.Algorithm, value, typ string) {
 	for _, a := range checksum.Algorithms {
 		if v := obj.SysMeta[SysChecksumKey(a)]; v != "" {
@@ -46,7 +46,7 @@ func StoredChecksum(obj *meta.Object) (alg checksum.Algorithm, value, typ string
 	return "", "", ""
 }
 
-// setChecksumFields fills the ChecksumXXX element matching alg.
+// SetChecksumFields fills the ChecksumXXX element matching alg.
 func SetChecksumFields(f *s3xml.ChecksumFields, alg checksum.Algorithm, value string) {
 	switch alg {
 	case checksum.CRC32:
@@ -62,7 +62,7 @@ func SetChecksumFields(f *s3xml.ChecksumFields, alg checksum.Algorithm, value st
 	}
 }
 
-// checksumField returns the ChecksumXXX element matching alg.
+// ChecksumField returns the ChecksumXXX element matching alg.
 func ChecksumField(f *s3xml.ChecksumFields, alg checksum.Algorithm) string {
 	switch alg {
 	case checksum.CRC32:
@@ -79,7 +79,7 @@ func ChecksumField(f *s3xml.ChecksumFields, alg checksum.Algorithm) string {
 	return ""
 }
 
-// verifiedBody is a request body on its way to the proxy: the sigv4 layer checks the payload
+// VerifiedBody is a request body on its way to the proxy: the sigv4 layer checks the payload
 // hash or chunk signatures, this layer computes the additional checksum, and beforeCommit
 // compares everything once the engine has read the last byte, so that a body that fails any
 // check is never stored.
@@ -88,11 +88,11 @@ type VerifiedBody struct {
 	Spec checksum.Spec
 	Sum  hash.Hash // nil when no additional checksum is asked for
 	eof  bool
-	// checksum is the verified value once beforeCommit succeeded.
+	// Checksum is the verified value once beforeCommit succeeded.
 	Checksum string
 }
 
-// openBody prepares the request body of a PUT-like operation. It returns the body and the
+// OpenBody prepares the request body of a PUT-like operation. It returns the body and the
 // object size (from Content-Length, or x-amz-decoded-content-length for aws-chunked). alg, if
 // not empty, is computed even when the request names no checksum (multipart parts of an upload
 // created with a checksum algorithm).
@@ -136,7 +136,7 @@ func (v *VerifiedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// beforeCommit is the proxy's BeforeCommit hook: obj.ETag is the hex MD5 the engine computed,
+// BeforeCommit is the proxy's BeforeCommit hook: obj.ETag is the hex MD5 the engine computed,
 // so Content-MD5 is compared with it rather than hashing the body twice.
 func (v *VerifiedBody) BeforeCommit(obj *meta.Object) error {
 	if !v.eof {
@@ -184,7 +184,7 @@ func (v *VerifiedBody) BeforeCommit(obj *meta.Object) error {
 	return nil
 }
 
-// readSmallBody reads a request document (XML) of at most limit bytes, checked like any body:
+// ReadSmallBody reads a request document (XML) of at most limit bytes, checked like any body:
 // payload hash, chunk signatures, Content-MD5 and x-amz-checksum-*. requireIntegrity demands
 // Content-MD5 or an x-amz-checksum, as S3 does for multi-object delete.
 func (h *Front) ReadSmallBody(r *http.Request, rq *Request, limit int64, requireIntegrity bool) ([]byte, error) {

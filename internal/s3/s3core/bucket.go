@@ -15,7 +15,7 @@ import (
 // as with Swift's s3api. A shared bucket's name is also held in the proxy's name index, so that
 // other tenants can address it (registry.go).
 
-// bucketError turns "not found" from a container operation into NoSuchBucket.
+// BucketError turns "not found" from a container operation into NoSuchBucket.
 func BucketError(err error) error {
 	if errors.Is(err, meta.ErrNotFound) {
 		return fmt.Errorf("%w: %w", ErrNoSuchBucket, err)
@@ -23,7 +23,7 @@ func BucketError(err error) error {
 	return err
 }
 
-// requireBucket checks that the request's bucket exists.
+// RequireBucket checks that the request's bucket exists.
 func (h *Front) RequireBucket(ctx context.Context, rq *Request) (meta.Container, error) {
 	c, err := h.Proxy.HeadContainer(ctx, rq.Account, rq.Bucket)
 	if err != nil {

@@ -65,7 +65,7 @@ func setRequestTags(c access.Context, set tagging.Set) {
 	c.Set(access.KeyRequestObjectTagKeys, keys...)
 }
 
-// withRequestTags is a copy of c with the request tags of set (PutObjectTagging's document).
+// WithRequestTags is a copy of c with the request tags of set (PutObjectTagging's document).
 func WithRequestTags(c access.Context, set tagging.Set) access.Context {
 	out := make(access.Context, len(c)+len(set)+1)
 	for k, v := range c {

@@ -15,7 +15,7 @@ const (
 	corsBucketNotFound = "CORSResponse: Bucket not found"
 )
 
-// preflight answers OPTIONS on a bucket or object (S3's "OPTIONS object"), without
+// Preflight answers OPTIONS on a bucket or object (S3's "OPTIONS object"), without
 // authentication: browsers send preflights without credentials, and one made for a presigned
 // URL carries that URL's query, signed for another method. As S3 does: no Origin is 400; a
 // bucket not found, or without a CORS configuration, is 403; then no
@@ -69,7 +69,7 @@ func (h *Front) Preflight(w http.ResponseWriter, r *http.Request, rq *Request) e
 	return nil
 }
 
-// setCORSHeaders adds the CORS headers of an actual request (one with Origin) that a rule of
+// SetCORSHeaders adds the CORS headers of an actual request (one with Origin) that a rule of
 // the bucket allows: its origin, and its method, or Access-Control-Request-Method when the
 // request carries one, as S3 matches. They go on the answer whatever it is, errors included.
 func SetCORSHeaders(w http.ResponseWriter, r *http.Request, cfg *cors.Config) {
@@ -86,7 +86,7 @@ func SetCORSHeaders(w http.ResponseWriter, r *http.Request, cfg *cors.Config) {
 	}
 }
 
-// corsForRefused adds the CORS headers to the answer of a request refused before its bucket
+// CorsForRefused adds the CORS headers to the answer of a request refused before its bucket
 // was resolved (its credentials failed), as S3 does: the bucket is found as an anonymous
 // request finds it, and nothing is said when it is not found.
 func (h *Front) CorsForRefused(ctx context.Context, w http.ResponseWriter, r *http.Request, rq *Request) {

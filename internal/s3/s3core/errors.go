@@ -18,7 +18,7 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/tagging"
 )
 
-// apiError is an S3 error as it goes on the wire: code, HTTP status and message. Handlers
+// APIError is an S3 error as it goes on the wire: code, HTTP status and message. Handlers
 // return these (possibly wrapped, or re-messaged with withMessage); errors from other layers
 // are translated by the table in toAPIError.
 type APIError struct {
@@ -35,7 +35,7 @@ func (e *APIError) Is(target error) bool {
 	return ok && t.Code == e.Code
 }
 
-// withMessage returns the same S3 error with a more specific message.
+// WithMessage returns the same S3 error with a more specific message.
 func (e *APIError) WithMessage(format string, args ...any) *APIError {
 	return &APIError{Code: e.Code, Status: e.Status, Message: fmt.Sprintf(format, args...)}
 }
@@ -85,7 +85,7 @@ var (
 	errMaxPostPreDataLength   = &APIError{"MaxPostPreDataLengthExceededError", http.StatusBadRequest, "Your POST request fields preceding the upload file were too large."}
 	errIncorrectNumberOfFiles = &APIError{"IncorrectNumberOfFilesInPostRequest", http.StatusBadRequest, "POST requires exactly one file upload per request."}
 	errInvalidPolicyDocument  = &APIError{"InvalidPolicyDocument", http.StatusBadRequest, "The content of the form does not meet the conditions specified in the policy document."}
-	// errSlowDown: the server has too many requests in flight (ServeSlowDown).
+	// ErrSlowDown: the server has too many requests in flight (ServeSlowDown).
 	ErrSlowDown = &APIError{"SlowDown", http.StatusServiceUnavailable, "Please reduce your request rate."}
 
 	// Access control (acl.go, policy.go).
@@ -206,7 +206,7 @@ var errorTable = []struct {
 	{context.Canceled, errRequestTimeout},
 }
 
-// toAPIError returns the S3 error for err: the front end's own errors as they are, other
+// ToAPIError returns the S3 error for err: the front end's own errors as they are, other
 // layers' through errorTable, anything else as InternalError.
 func ToAPIError(err error) *APIError {
 	var api *APIError
@@ -242,7 +242,7 @@ func ToAPIError(err error) *APIError {
 	return ErrInternal
 }
 
-// authError is the error of a request whose credentials failed, with the elements S3 adds to
+// AuthError is the error of a request whose credentials failed, with the elements S3 adds to
 // some: the Authorization header as the InvalidArgument, the region expected.
 func AuthError(r *http.Request, err error) error {
 	err = fmt.Errorf("authenticate: %w", err)
@@ -294,7 +294,7 @@ type errorDocument struct {
 	HostID        string  `xml:"HostId"`
 }
 
-// writeError sends err as an S3 error: status and, except for HEAD and 304, an XML body.
+// WriteError sends err as an S3 error: status and, except for HEAD and 304, an XML body.
 func (h *Front) WriteError(w http.ResponseWriter, r *http.Request, rq *Request, err error) {
 	api := ToAPIError(err)
 	switch {

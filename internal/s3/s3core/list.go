@@ -10,11 +10,11 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 )
 
-// listParams are the parameters common to ListObjects V1 and V2.
+// ListParams are the parameters common to ListObjects V1 and V2.
 type ListParams struct {
 	Prefix, Delimiter string
 	MaxKeys           int
-	UrlEncode         bool
+	URLEncode         bool
 }
 
 func ParseListParams(q map[string][]string) (ListParams, error) {
@@ -35,14 +35,14 @@ func ParseListParams(q map[string][]string) (ListParams, error) {
 	switch e := get("encoding-type"); e {
 	case "":
 	case "url":
-		p.UrlEncode = true
+		p.URLEncode = true
 	default:
 		return p, ErrInvalidArgument.WithMessage("Invalid Encoding Method specified in Request")
 	}
 	return p, nil
 }
 
-// parseMaxKeys parses max-keys (or max-uploads, max-parts): a non-negative integer, capped.
+// ParseMaxKeys parses max-keys (or max-uploads, max-parts): a non-negative integer, capped.
 func ParseMaxKeys(v string, limit int) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 0 {
@@ -64,12 +64,12 @@ func DecodeContinuationToken(tok string) (string, error) {
 	return string(b), nil
 }
 
-// s3URLEncode encodes a name for encoding-type=url: every byte but the unreserved characters
+// S3URLEncode encodes a name for encoding-type=url: every byte but the unreserved characters
 // and "/" as %XX, so that clients decoding with either unquote or unquote_plus get it back.
 func S3URLEncode(s string) string { return sigv4.URIEncode(s, false) }
 
 func (p ListParams) Encode(s string) string {
-	if p.UrlEncode {
+	if p.URLEncode {
 		return S3URLEncode(s)
 	}
 	return s
@@ -80,7 +80,7 @@ func (p ListParams) Fill(res *s3xml.ListBucketResult, l meta.ObjectListing, with
 	res.Prefix = p.Encode(p.Prefix)
 	res.Delimiter = p.Encode(p.Delimiter)
 	res.MaxKeys = p.MaxKeys
-	if p.UrlEncode {
+	if p.URLEncode {
 		res.EncodingType = "url"
 	}
 	res.IsTruncated = l.Truncated

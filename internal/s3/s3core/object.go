@@ -8,11 +8,12 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
+// ObjectName is the object the request addresses.
 func (rq *Request) ObjectName() meta.ObjectName {
 	return meta.ObjectName{Account: rq.Account, Container: rq.Bucket, Object: rq.Key}
 }
 
-// notFound tells NoSuchKey from NoSuchBucket after an object operation found nothing (the
+// NotFound tells NoSuchKey from NoSuchBucket after an object operation found nothing (the
 // proxy does not look at the container on reads). A caller who may not list the bucket gets
 // AccessDenied rather than NoSuchKey, as in S3, so that it cannot probe for keys.
 func (h *Front) NotFound(ctx context.Context, rq *Request, err error) error {
@@ -28,7 +29,7 @@ func (h *Front) NotFound(ctx context.Context, rq *Request, err error) error {
 	return fmt.Errorf("%w: %w", ErrNoSuchKey, err)
 }
 
-// objectMetaOf is the client-visible metadata of an object, for a metadata rewrite.
+// ObjectMetaOf is the client-visible metadata of an object, for a metadata rewrite.
 func ObjectMetaOf(obj *meta.Object) meta.Object {
 	return meta.Object{ContentType: obj.ContentType, Headers: obj.Headers, UserMeta: obj.UserMeta}
 }

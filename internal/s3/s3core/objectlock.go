@@ -21,7 +21,7 @@ var (
 	ErrRetainUntilPast        = ErrInvalidArgument.WithMessage("The retain until date must be in the future!")
 )
 
-// lockEnabled reports the Object Lock setting of the request's bucket (from its cached state).
+// LockEnabled reports the Object Lock setting of the request's bucket (from its cached state).
 func (rq *Request) LockEnabled() bool {
 	return rq.State != nil && versions.LockEnabled(meta.Container{Meta: rq.State.Meta})
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/cairn-store/cairn/internal/access"
 )
 
-// checkACLWrite refuses an ACL a request sets on the bucket or an object when the bucket's
+// CheckACLWrite refuses an ACL a request sets on the bucket or an object when the bucket's
 // settings forbid it: any grant while BucketOwnerEnforced turns ACLs off
 // (AccessControlListNotSupported), a public grant under BlockPublicAcls (AccessDenied).
 func CheckACLWrite(rq *Request, acl access.ACL) error {

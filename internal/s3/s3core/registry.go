@@ -24,7 +24,7 @@ func (h *Front) bucketOwner(ctx context.Context, bucket string) (string, error) 
 	return h.Proxy.NameOwner(ctx, bucket)
 }
 
-// claimForSharing claims the bucket's name when its new access state lets anyone outside its
+// ClaimForSharing claims the bucket's name when its new access state lets anyone outside its
 // account in (grants), so that they can address it.
 func (h *Front) ClaimForSharing(ctx context.Context, rq *Request, grants bool) error {
 	if !grants {
@@ -40,7 +40,7 @@ func (h *Front) ClaimForSharing(ctx context.Context, rq *Request, grants bool) e
 	return nil
 }
 
-// releaseBucket drops the account's claim on a deleted bucket's name. A failure leaves a stale
+// ReleaseBucket drops the account's claim on a deleted bucket's name. A failure leaves a stale
 // claim, which the next claim of the name takes over.
 func (h *Front) ReleaseBucket(ctx context.Context, bucket, account string) {
 	if err := h.Proxy.ReleaseName(ctx, bucket, account); err != nil {

@@ -42,8 +42,8 @@ var (
 	errSSECWrongKey     = ErrAccessDenied.WithMessage("The provided customer key does not match the key the object was encrypted with.")
 )
 
-// sseAPIError translates package sse's errors; others pass through.
-func SseAPIError(err error) error {
+// SSEAPIError translates package sse's errors; others pass through.
+func SSEAPIError(err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -61,5 +61,5 @@ func SseAPIError(err error) error {
 	return err
 }
 
-// binding is what a request's object's data key is bound to: its bucket and key.
+// Binding is what a request's object's data key is bound to: its bucket and key.
 func (rq *Request) Binding() sse.Binding { return sse.Binding{Bucket: rq.Bucket, Key: rq.Key} }

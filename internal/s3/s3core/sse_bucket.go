@@ -13,19 +13,19 @@ import (
 
 const BucketEncryptionKey = "sys:s3-encryption"
 
-// maxEncryptionDocument bounds a PutBucketEncryption document.
+// MaxEncryptionDocument bounds a PutBucketEncryption document.
 const MaxEncryptionDocument = 16 << 10
 
 type BucketEncryption struct {
 	Mode      sse.Mode
-	KmsKeyID  string
+	KMSKeyID  string
 	BucketKey bool
 }
 
 func (e *BucketEncryption) Encode() string {
 	v := url.Values{"alg": {string(e.Mode)}}
-	if e.KmsKeyID != "" {
-		v.Set("kms", e.KmsKeyID)
+	if e.KMSKeyID != "" {
+		v.Set("kms", e.KMSKeyID)
 	}
 	if e.BucketKey {
 		v.Set("bk", "1")
@@ -41,7 +41,7 @@ func decodeBucketEncryption(s string) (*BucketEncryption, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bucket encryption %.80q: %w", s, err)
 	}
-	e := &BucketEncryption{Mode: sse.Mode(v.Get("alg")), KmsKeyID: v.Get("kms"), BucketKey: v.Get("bk") == "1"}
+	e := &BucketEncryption{Mode: sse.Mode(v.Get("alg")), KMSKeyID: v.Get("kms"), BucketKey: v.Get("bk") == "1"}
 	if e.Mode != sse.ModeS3 && e.Mode != sse.ModeKMS {
 		return nil, fmt.Errorf("bucket encryption algorithm %.40q", e.Mode)
 	}

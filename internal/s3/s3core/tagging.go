@@ -5,14 +5,7 @@ import (
 	"strings"
 )
 
-// Object and bucket tagging (GET, PUT and DELETE ?tagging; x-amz-tagging on writes). The rules
-// are package tagging's. An object's tags live in its SysMeta (tagging.ObjectSysMetaKey), so
-// that they go wherever the object goes; changing them rewrites the object's metadata through
-// the proxy's POST, which keeps its bytes, ETag, checksums, content type, headers and user
-// metadata, and (like PutObjectAcl) moves its Last-Modified. A bucket's tags are container
-// metadata (tagging.BucketMetaKey), as its ACL and policy are.
-
-// maxTaggingBodyBytes bounds a Tagging document: 50 tags of 128 + 256 characters of up to 4
+// MaxTaggingBodyBytes bounds a Tagging document: 50 tags of 128 + 256 characters of up to 4
 // bytes each, escaped, fit well within it.
 const MaxTaggingBodyBytes = 256 << 10
 

@@ -22,7 +22,7 @@ const (
 	userMetaHeaderPrefix = "X-Amz-Meta-"
 )
 
-// checkBucketNameForCreate applies S3's naming rules for new general purpose buckets.
+// CheckBucketNameForCreate applies S3's naming rules for new general purpose buckets.
 func CheckBucketNameForCreate(name string) error {
 	bad := func(why string) error {
 		return errInvalidBucketName.WithMessage("The specified bucket is not valid: %s.", why)
@@ -60,7 +60,7 @@ func CheckBucketNameForCreate(name string) error {
 
 func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
 
-// checkBucketNameForAccess accepts any name that could name a bucket, including legacy names
+// CheckBucketNameForAccess accepts any name that could name a bucket, including legacy names
 // S3 no longer lets anyone create, but never one of Cairn's reserved containers.
 func CheckBucketNameForAccess(name string) error {
 	if len(name) > 255 || strings.HasPrefix(name, meta.ReservedPrefix) || strings.ContainsRune(name, 0) || !utf8.ValidString(name) {
@@ -69,7 +69,7 @@ func CheckBucketNameForAccess(name string) error {
 	return nil
 }
 
-// checkKey applies S3's key rules, plus Cairn's own: no NUL, because multipart bookkeeping
+// CheckKey applies S3's key rules, plus Cairn's own: no NUL, because multipart bookkeeping
 // uses NUL as its separator.
 func CheckKey(key string) error {
 	if len(key) > maxKeyBytes {
@@ -84,7 +84,7 @@ func CheckKey(key string) error {
 	return nil
 }
 
-// objectMetaFromRequest reads the metadata a PUT, copy (REPLACE) or multipart initiation
+// ObjectMetaFromRequest reads the metadata a PUT, copy (REPLACE) or multipart initiation
 // gives the object: content type, content headers and user metadata.
 func ObjectMetaFromRequest(hdr http.Header) (meta.Object, error) {
 	var obj meta.Object
@@ -181,7 +181,7 @@ func withoutAWSChunked(v string) string {
 	return strings.Join(kept, ",")
 }
 
-// writeObjectMeta sets the response headers that describe an object's metadata.
+// WriteObjectMeta sets the response headers that describe an object's metadata.
 func WriteObjectMeta(hdr http.Header, obj *meta.Object) {
 	if obj.ContentType != "" {
 		hdr.Set("Content-Type", obj.ContentType)

@@ -23,7 +23,7 @@ var (
 	errNoVersionsContainer = &APIError{"InternalError", http.StatusInternalServerError, "The bucket's versions are missing: suspend and enable versioning again."}
 )
 
-// versioning is the versioning of the request's bucket (from its cached state).
+// Versioning is the versioning of the request's bucket (from its cached state).
 func (rq *Request) Versioning() versions.State {
 	if rq.State == nil {
 		return versions.State{}
@@ -31,7 +31,7 @@ func (rq *Request) Versioning() versions.State {
 	return versions.StateOf(meta.Container{Meta: rq.State.Meta})
 }
 
-// checkVersionID refuses a versionId that cannot name a version, before anything else is done.
+// CheckVersionID refuses a versionId that cannot name a version, before anything else is done.
 func CheckVersionID(q map[string][]string) error {
 	v, ok := q["versionId"]
 	if !ok {
@@ -46,7 +46,7 @@ func CheckVersionID(q map[string][]string) error {
 	return nil
 }
 
-// validVersionID reports whether id is "null" or a version ID as Cairn gives them (ten digits,
+// ValidVersionID reports whether id is "null" or a version ID as Cairn gives them (ten digits,
 // a point, five digits): S3's version IDs are opaque, and one Cairn never gave is malformed.
 func ValidVersionID(id string) bool {
 	if id == versions.Null {
@@ -63,7 +63,7 @@ func ValidVersionID(id string) bool {
 	return true
 }
 
-// versionError maps the version store's errors onto S3's.
+// VersionError maps the version store's errors onto S3's.
 func VersionError(err error) error {
 	switch {
 	case errors.Is(err, versions.ErrNoSuchVersion):
@@ -80,7 +80,7 @@ func VersionError(err error) error {
 	return err
 }
 
-// selectVersion points a read with ?versionId at that version: where it is stored and the ID
+// SelectVersion points a read with ?versionId at that version: where it is stored and the ID
 // answered. A delete marker cannot be read: 405 with x-amz-delete-marker, as S3 answers.
 func (h *Front) SelectVersion(ctx context.Context, w http.ResponseWriter, rq *Request) error {
 	if !rq.Query.Has("versionId") {
@@ -105,7 +105,7 @@ func (h *Front) SelectVersion(ctx context.Context, w http.ResponseWriter, rq *Re
 	return nil
 }
 
-// locateVersion points a request on an object's settings (its tags) at the version it
+// LocateVersion points a request on an object's settings (its tags) at the version it
 // addresses: ?versionId's, else the current version, through its link in a versioned bucket.
 func (h *Front) LocateVersion(ctx context.Context, w http.ResponseWriter, rq *Request) error {
 	if rq.Query.Has("versionId") {
@@ -122,7 +122,7 @@ func (h *Front) LocateVersion(ctx context.Context, w http.ResponseWriter, rq *Re
 	return nil
 }
 
-// writeVersionID answers the version a request addressed (x-amz-version-id).
+// WriteVersionID answers the version a request addressed (x-amz-version-id).
 func WriteVersionID(w http.ResponseWriter, rq *Request) {
 	if id := rq.VersionID; id != "" {
 		w.Header().Set("x-amz-version-id", id)
@@ -140,7 +140,7 @@ func (rq *Request) nullVersionID() string {
 	return ""
 }
 
-// markDeleted answers, on a read of a key found missing in a versioned bucket, that its
+// MarkDeleted answers, on a read of a key found missing in a versioned bucket, that its
 // current version is a delete marker when it is (x-amz-delete-marker, x-amz-version-id), as S3
 // does.
 func (h *Front) MarkDeleted(ctx context.Context, w http.ResponseWriter, rq *Request, err error) {

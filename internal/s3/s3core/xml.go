@@ -18,12 +18,12 @@ const (
 	MaxDeleteBodyBytes       = 2 << 20
 	MaxCompleteBodyBytes     = 4 << 20
 	MaxACLBodyBytes          = 64 << 10
-	// maxPolicyBodyBytes is read before the policy's own 20 KiB limit is applied, so that a
+	// MaxPolicyBodyBytes is read before the policy's own 20 KiB limit is applied, so that a
 	// policy slightly too large is MalformedPolicy, as in S3.
 	MaxPolicyBodyBytes = 64 << 10
 )
 
-// writeXML sends a document with S3's XML declaration.
+// WriteXML sends a document with S3's XML declaration.
 func WriteXML(w http.ResponseWriter, status int, doc any) {
 	var buf bytes.Buffer
 	buf.WriteString(xml.Header)
@@ -39,7 +39,7 @@ func WriteXML(w http.ResponseWriter, status int, doc any) {
 	w.Write(buf.Bytes())
 }
 
-// writeEmpty ends a successful response that has no body. It carries Content-Length: 0 and the
+// WriteEmpty ends a successful response that has no body. It carries Content-Length: 0 and the
 // Content-Type Swift's s3api gives such answers, which clients written against Swift check.
 func WriteEmpty(w http.ResponseWriter, status int) {
 	hdr := w.Header()
@@ -50,7 +50,7 @@ func WriteEmpty(w http.ResponseWriter, status int) {
 	w.WriteHeader(status)
 }
 
-// decodeXML parses an S3 request document strictly enough to reject garbage (anything that is
+// DecodeXML parses an S3 request document strictly enough to reject garbage (anything that is
 // not one well-formed element of the expected name, trailing content included) as MalformedXML.
 func DecodeXML(body []byte, v any) error {
 	if err := s3xml.DecodeStrict(body, v); err != nil {

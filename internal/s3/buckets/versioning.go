@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-store/cairn/internal/versions"
 )
 
+// GetBucketVersioning serves the S3 operation of that name.
 func (h *Handler) GetBucketVersioning(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	c, err := h.RequireBucket(r.Context(), rq)
 	if err != nil {
@@ -27,6 +28,7 @@ func (h *Handler) GetBucketVersioning(w http.ResponseWriter, r *http.Request, rq
 	return nil
 }
 
+// PutBucketVersioning serves the S3 operation of that name.
 func (h *Handler) PutBucketVersioning(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	body, err := h.ReadSmallBody(r, rq, 64<<10, false)

@@ -8,10 +8,14 @@ import (
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
+// UploadsContainer is the hidden container holding the multipart uploads of a bucket
+// (package multipart); deleting the bucket drops it.
 func UploadsContainer(bucket string) string {
 	return meta.ReservedPrefix + "mpu" + meta.ReservedPrefix + bucket
 }
 
+// DeleteQuietly deletes an object of the front end's own making (an upload's marker or
+// part), logging rather than returning a failure: such cleanups are best-effort.
 func (h *Front) DeleteQuietly(ctx context.Context, account, container, object string) {
 	err := h.Proxy.DeleteObject(ctx, meta.ObjectName{Account: account, Container: container, Object: object})
 	if err != nil && !errors.Is(err, meta.ErrNotFound) {
@@ -19,7 +23,7 @@ func (h *Front) DeleteQuietly(ctx context.Context, account, container, object st
 	}
 }
 
-// dropUploadsContainer deletes a deleted bucket's uploads container and what is left in it.
+// DropUploadsContainer deletes a deleted bucket's uploads container and what is left in it.
 func (h *Front) DropUploadsContainer(ctx context.Context, account, bucket string) {
 	c := UploadsContainer(bucket)
 	opts := meta.ListOptions{}

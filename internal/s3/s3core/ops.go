@@ -6,15 +6,15 @@ import (
 	"strings"
 )
 
-// target is what a request addresses: nothing (the service), a bucket, or an object.
+// Target is what a request addresses: nothing (the service), a bucket, or an object.
 type Target struct {
 	Bucket string
 	Key    string
-	// virtualHost: the bucket came from the Host (bucket.domain), not the path.
+	// VirtualHost: the bucket came from the Host (bucket.domain), not the path.
 	VirtualHost bool
 }
 
-// parseTarget finds the bucket and key of a request: virtual-hosted style when the Host is a
+// ParseTarget finds the bucket and key of a request: virtual-hosted style when the Host is a
 // subdomain of one of the configured domains (bucket.domain/key), path style otherwise
 // (host/bucket/key). The key is the decoded path, unchanged otherwise: S3 keys may contain
 // "//", "./" and trailing slashes.
@@ -102,7 +102,7 @@ const (
 	OpUnknown                 = "Unknown"
 )
 
-// bucketGetUnconfigured are GET bucket subresources for settings a Cairn bucket never has; S3
+// BucketGetUnconfigured are GET bucket subresources for settings a Cairn bucket never has; S3
 // answers such a GET with a "no such configuration" 404, which clients expect. (GET ?policy is
 // served: a bucket may have a policy, and so for ?cors and ?lifecycle.)
 var BucketGetUnconfigured = map[string]*APIError{

@@ -1,3 +1,24 @@
+// Package s3core is the core of Cairn's S3 front end: what every S3 handler needs. It owns the
+// configuration (Config) and the state the handlers share (Front: the proxy, the access-state
+// cache, the versions store, the logger, the claims of multipart completes running in this
+// process), the per-request state (Request), the error table and S3's XML answers,
+// authentication glue and body verification (packages sigv4 and checksum), bucket resolution
+// and access decisions (ACLs, bucket policies and their conditions, public access blocks,
+// quotas; package access), the bucket-name registry, validation of names and limits, the
+// operation names, CORS preflights and headers, and the helpers of versions, Object Lock, tagging
+// and encryption that bucket and object handlers share. It serves no operation but preflights;
+// packages buckets, objects and multipart do, and package s3 routes requests to them. It imports
+// none of them.
+//
+// Files: front.go (Config, Front), ops.go (operation names, request targets), errors.go (the
+// error table), xml.go (wire documents), auth.go (body verification, checksums), access.go
+// (bucket resolution, access decisions, the access-state cache), condctx.go (policy condition
+// keys), acl.go (ACL headers and documents), publicaccess.go (ACL checks of public access
+// blocks and ownership), quota.go (quotas), registry.go (the global bucket-name index),
+// validate.go (names, limits, metadata), bucket.go, object.go (request names, NoSuchKey versus
+// NoSuchBucket), list.go (listing parameters), versions.go (version selection), objectlock.go
+// (lock errors and state), tagging.go, sse.go (encryption headers and errors), sse_bucket.go
+// (default encryption), cors.go (preflights, CORS headers), uploads.go (the uploads container).
 package s3core
 
 import (
@@ -108,20 +129,21 @@ type Front struct {
 	Log    *slog.Logger
 	Verify sigv4.Options
 	States *stateCache
-	// versions keeps versioned buckets' versions (versions.go).
+	// Versions keeps versioned buckets' versions (versions.go).
 	Versions *versions.Store
 
-	// Completes of multipart uploads running in this process, by claim (multipart_state.go).
+	// Completes of multipart uploads running in this process, by claim (package multipart,
+	// multipart_state.go).
 	ClaimsMu sync.Mutex
 	Claims   map[string]bool
 	ClaimSeq uint64
 }
 
-// errAbortResponse reports that a response failed after its header was sent: the connection is
+// ErrAbortResponse reports that a response failed after its header was sent: the connection is
 // cut so the client cannot mistake a short body for a whole one.
 var ErrAbortResponse = errors.New("s3: response aborted after its header was sent")
 
-// request is what the front end knows about a request once it is routed and authenticated.
+// Request is what the front end knows about a request once it is routed and authenticated.
 type Request struct {
 	ID     string // x-amz-request-id
 	HostID string // x-amz-id-2
@@ -130,34 +152,34 @@ type Request struct {
 	Key    string
 	Query  url.Values
 	Auth   *sigv4.Auth
-	// who is who asks (anonymous without credentials).
+	// Who is who asks (anonymous without credentials).
 	Who access.Identity
-	// account is the account whose containers the request works on: the bucket's owner (see
+	// Account is the account whose containers the request works on: the bucket's owner (see
 	// authorize), or the caller's own for ListBuckets and CreateBucket.
 	Account string
-	// state is the bucket's access state, once authorize resolved the bucket.
+	// State is the bucket's access state, once authorize resolved the bucket.
 	State *access.BucketState
-	// cors is the bucket's CORS configuration (nil: none), once authorize resolved the bucket.
+	// Cors is the bucket's CORS configuration (nil: none), once authorize resolved the bucket.
 	Cors *cors.Config
-	// encryption is the bucket's default encryption (nil: none), once authorize resolved it.
+	// Encryption is the bucket's default encryption (nil: none), once authorize resolved it.
 	Encryption *BucketEncryption
-	// cond is what the request offers to bucket policy conditions (condctx.go), set by
+	// Cond is what the request offers to bucket policy conditions (condctx.go), set by
 	// authorize.
 	Cond access.Context
 	// While a read follows Swift symlinks (symlink.go): links followed, and the ETag a static
 	// link requires of what comes next.
 	SymlinkHops int
 	SymlinkETag string
-	// stored, when set, is where a read finds what it serves: a version of the object
+	// Stored, when set, is where a read finds what it serves: a version of the object
 	// (?versionId, or the current version a version link names); versionID is its ID, which
 	// answers carry as x-amz-version-id.
 	Stored    *meta.ObjectName
 	VersionID string
-	// copySourceVersionID is the version a copy read (x-amz-copy-source-version-id).
+	// CopySourceVersionID is the version a copy read (x-amz-copy-source-version-id).
 	CopySourceVersionID string
 }
 
-// readName is where a read of the request's object finds it.
+// ReadName is where a read of the request's object finds it.
 func (rq *Request) ReadName() meta.ObjectName {
 	if rq.Stored != nil {
 		return *rq.Stored
@@ -165,7 +187,7 @@ func (rq *Request) ReadName() meta.ObjectName {
 	return rq.ObjectName()
 }
 
-// owner returns the s3xml.Owner element of the request's account: the bucket's owner (or the
+// Owner returns the s3xml.Owner element of the request's account: the bucket's owner (or the
 // caller's own account, for ListBuckets).
 func (rq *Request) Owner() s3xml.Owner { return s3xml.Owner{ID: rq.Account, DisplayName: rq.Account} }
 

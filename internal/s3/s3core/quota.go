@@ -8,7 +8,7 @@ import (
 	"github.com/cairn-store/cairn/internal/access"
 )
 
-// checkQuota refuses a write that would take the bucket's account, or the bucket itself (a
+// CheckQuota refuses a write that would take the bucket's account, or the bucket itself (a
 // Swift container quota), past its quota. add is what the write adds to the usage counters:
 // the declared size and one object (a part, an upload marker and a completed multipart object
 // are each an object there). It runs before anything is stored; it is not atomic with the
