@@ -60,7 +60,7 @@ const DefaultUploadSweepInterval = multipart.DefaultUploadSweepInterval
 
 // Handler serves the S3 API. Mount it at "/".
 type Handler struct {
-	*s3core.Front
+	front   *s3core.Front
 	metrics *reqmetrics.Metrics
 	ops     map[string]opFunc
 	buckets *buckets.Handler
@@ -84,7 +84,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	f := s3core.NewFront(cfg)
 	objs := &objects.Handler{Front: f}
-	h := &Handler{Front: f, metrics: m, buckets: &buckets.Handler{Front: f}, objects: objs, uploads: &multipart.Handler{Handler: objs}}
+	h := &Handler{front: f, metrics: m, buckets: &buckets.Handler{Front: f}, objects: objs, uploads: &multipart.Handler{Handler: objs}}
 	h.ops = map[string]opFunc{
 		s3core.OpListBuckets:             h.buckets.ListBuckets,
 		s3core.OpCreateBucket:            h.buckets.CreateBucket,
@@ -169,15 +169,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("X-Amz-Request-Id", rq.ID)
 	hdr.Set("X-Amz-Id-2", rq.HostID)
-	hdr.Set("Server", h.Cfg.ServerName)
+	hdr.Set("Server", h.front.Cfg.ServerName)
 
 	err := h.serve(rec, r, rq)
 	if err != nil && !errors.Is(err, s3core.ErrAbortResponse) {
 		if rec.WroteHeader {
-			h.Log.WarnContext(r.Context(), "s3 response failed after its header", "request_id", rq.ID, "op", rq.Op, "err", err)
+			h.front.Log.WarnContext(r.Context(), "s3 response failed after its header", "request_id", rq.ID, "op", rq.Op, "err", err)
 			err = s3core.ErrAbortResponse
 		} else {
-			h.WriteError(rec, r, rq, err)
+			h.front.WriteError(rec, r, rq, err)
 			drainRefusedBody(w, r)
 		}
 	}
@@ -199,8 +199,8 @@ func (h *Handler) ServeSlowDown(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("X-Amz-Request-Id", rq.ID)
 	hdr.Set("X-Amz-Id-2", rq.HostID)
-	hdr.Set("Server", h.Cfg.ServerName)
-	h.WriteError(w, r, rq, s3core.ErrSlowDown)
+	hdr.Set("Server", h.front.Cfg.ServerName)
+	h.front.WriteError(w, r, rq, s3core.ErrSlowDown)
 	h.metrics.Observe(rq.Op, s3core.ErrSlowDown.Status, 0)
 }
 
@@ -233,7 +233,7 @@ func drainRefusedBody(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
-	t := s3core.ParseTarget(r, h.Cfg.Domains)
+	t := s3core.ParseTarget(r, h.front.Cfg.Domains)
 	rq.Bucket, rq.Key = t.Bucket, t.Key
 	rq.Query = r.URL.Query()
 	switch r.Method {
@@ -247,7 +247,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *s3core.Reque
 		// A CORS preflight: answered from the bucket's CORS configuration alone, without
 		// authentication (cors.go).
 		rq.Op, rq.Who = s3core.OpPreflight, access.Identity{Anonymous: true}
-		return h.Preflight(w, r, rq)
+		return h.front.Preflight(w, r, rq)
 	}
 	op, routeErr := resolveOperation(r.Method, t, rq.Query, r.Header)
 	rq.Op = op
@@ -264,23 +264,23 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *s3core.Reque
 	// Authenticate before anything else. A request without credentials goes on as anonymous,
 	// to be served only where an ACL or policy lets everyone in; it learns nothing else, not
 	// even which operations exist.
-	vopts := h.Verify
+	vopts := h.front.Verify
 	if t.VirtualHost {
 		vopts.VirtualHostBucket = t.Bucket // SigV2 signs "/bucket" + path
 	}
-	a, err := sigv4.Verify(r.Context(), r, h.Cfg.Credentials, h.Cfg.Now(), &vopts)
+	a, err := sigv4.Verify(r.Context(), r, h.front.Cfg.Credentials, h.front.Cfg.Now(), &vopts)
 	switch {
 	case errors.Is(err, sigv4.ErrAnonymous):
 		rq.Who = access.Identity{Anonymous: true}
 		if routeErr != nil {
-			h.CorsForRefused(r.Context(), w, r, rq)
+			h.front.CorsForRefused(r.Context(), w, r, rq)
 			return fmt.Errorf("anonymous: %w: %w", s3core.ErrAccessDenied, routeErr)
 		}
 		if a, err = s3core.AnonymousAuth(r); err != nil {
 			return err
 		}
 	case err != nil:
-		h.CorsForRefused(r.Context(), w, r, rq)
+		h.front.CorsForRefused(r.Context(), w, r, rq)
 		return s3core.AuthError(r, err)
 	case a.Credential.Account == "":
 		return fmt.Errorf("access key %q has no account: %w", a.Credential.AccessKey, s3core.ErrAccessDenied)
@@ -304,7 +304,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *s3core.Reque
 	if err := s3core.CheckVersionID(rq.Query); err != nil {
 		return err
 	}
-	err = h.Authorize(r.Context(), r, rq)
+	err = h.front.Authorize(r.Context(), r, rq)
 	// A cross-origin request that a CORS rule of the bucket allows gets its headers whatever
 	// the answer, a refusal included, as in S3.
 	s3core.SetCORSHeaders(w, r, rq.Cors)
@@ -325,6 +325,12 @@ func newHostID() string {
 	var b [24]byte
 	rand.Read(b[:])
 	return base64.StdEncoding.EncodeToString(b[:])
+}
+
+// ForgetAccessState drops the cached access state of a bucket that another front end (Swift)
+// has just changed, so that the change applies through S3 at once in this process.
+func (h *Handler) ForgetAccessState(account, bucket string) {
+	h.front.ForgetAccessState(account, bucket)
 }
 
 // EachUpload calls fn with every incomplete upload of a bucket: its key, ID and start (the

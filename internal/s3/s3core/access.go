@@ -403,8 +403,8 @@ const maxCachedStates = 100_000
 // DefaultAccessCacheTTL is how long a bucket's access state is trusted (Config.AccessCacheTTL).
 const DefaultAccessCacheTTL = 5 * time.Second
 
-// NewStateCache returns an empty access-state cache trusting entries for ttl.
-func NewStateCache(ttl time.Duration) *stateCache {
+// newStateCache returns an empty access-state cache trusting entries for ttl.
+func newStateCache(ttl time.Duration) *stateCache {
 	return &stateCache{ttl: ttl, m: map[stateKey]cachedState{}}
 }
 
