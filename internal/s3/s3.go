@@ -245,15 +245,16 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *s3core.Reque
 	}
 	if r.Method == http.MethodOptions {
 		// A CORS preflight: answered from the bucket's CORS configuration alone, without
-		// authentication (cors.go).
+		// authentication (s3core/cors.go).
 		rq.Op, rq.Who = s3core.OpPreflight, access.Identity{Anonymous: true}
 		return h.front.Preflight(w, r, rq)
 	}
 	op, routeErr := resolveOperation(r.Method, t, rq.Query, r.Header)
 	rq.Op = op
 	if op == s3core.OpPostObject {
-		// A form upload carries its credentials in the form (postobject.go authenticates and
-		// authorizes it once it has read the fields); headers and query play no part.
+		// A form upload carries its credentials in the form (objects/postobject.go
+		// authenticates and authorizes it once it has read the fields); headers and query play
+		// no part.
 		rq.Who = access.Identity{Anonymous: true}
 		rq.Auth = &sigv4.Auth{Payload: sigv4.PayloadUnsigned, DecodedContentLength: -1}
 		if err := s3core.CheckBucketNameForAccess(rq.Bucket); err != nil {

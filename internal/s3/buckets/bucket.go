@@ -72,7 +72,7 @@ func (h *Handler) CreateBucket(w http.ResponseWriter, r *http.Request, rq *s3cor
 	}
 	shared := false
 	if enc := acl.Encode(); enc != "" {
-		// A bucket shared from its creation claims its name first (see registry.go).
+		// A bucket shared from its creation claims its name first (see s3core/registry.go).
 		if _, err := h.Proxy.HeadContainer(ctx, rq.Account, rq.Bucket); err == nil {
 			return fmt.Errorf("create bucket %q: %w", rq.Bucket, s3core.ErrBucketAlreadyOwnedByYou)
 		}

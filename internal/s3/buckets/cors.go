@@ -16,8 +16,8 @@ import (
 //
 // A preflight carries no credentials, so it finds the bucket as an anonymous request does:
 // through the shared name index. Setting a CORS configuration therefore claims the bucket's
-// name there, as sharing it does (registry.go); access to the bucket is still decided by its
-// ACL and policy, as in S3 ("The ACLs and policies continue to apply when you enable CORS").
+// name there, as sharing it does (s3core/registry.go); access to the bucket is still decided by
+// its ACL and policy, as in S3 ("The ACLs and policies continue to apply when you enable CORS").
 
 // GetBucketCors serves the S3 operation of that name.
 func (h *Handler) GetBucketCors(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {

@@ -442,7 +442,7 @@ func (h *Handler) ObjectSettings(r *http.Request, rq *s3core.Request, obj *meta.
 
 // setObjectACL puts the ACL a write sets by header (x-amz-acl, x-amz-grant-*) into the new
 // object's SysMeta; without one the object is private. An ACL that grants anything shares the
-// bucket's name (registry.go), so that the grantees can address the object.
+// bucket's name (s3core/registry.go), so that the grantees can address the object.
 func (h *Handler) setObjectACL(r *http.Request, rq *s3core.Request, obj *meta.Object) error {
 	acl, set, err := h.ACLFromHeaders(r, true)
 	if err != nil || !set {

@@ -80,7 +80,8 @@ var (
 	errServiceUnavailable           = &APIError{"ServiceUnavailable", http.StatusServiceUnavailable, "Please reduce your request rate."}
 	errInsufficientStorage          = &APIError{"InsufficientStorage", http.StatusInsufficientStorage, "The storage is full; the request could not be stored."}
 	errRequestTimeout               = &APIError{"RequestTimeout", http.StatusBadRequest, "Your socket connection to the server was not read from or written to within the timeout period."}
-	// Browser form uploads (postobject.go); postpolicy's refusals carry their own messages.
+	// Browser form uploads (package objects, postobject.go); postpolicy's refusals carry their
+	// own messages.
 	errMalformedPOSTRequest   = &APIError{"MalformedPOSTRequest", http.StatusBadRequest, "The body of your POST request is not well-formed multipart/form-data."}
 	errMaxPostPreDataLength   = &APIError{"MaxPostPreDataLengthExceededError", http.StatusBadRequest, "Your POST request fields preceding the upload file were too large."}
 	errIncorrectNumberOfFiles = &APIError{"IncorrectNumberOfFilesInPostRequest", http.StatusBadRequest, "POST requires exactly one file upload per request."}
@@ -88,7 +89,7 @@ var (
 	// ErrSlowDown: the server has too many requests in flight (ServeSlowDown).
 	ErrSlowDown = &APIError{"SlowDown", http.StatusServiceUnavailable, "Please reduce your request rate."}
 
-	// Access control (acl.go, policy.go).
+	// Access control (acl.go here; policies in package buckets).
 	errMalformedACL      = &APIError{"MalformedACLError", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema"}
 	errUnexpectedContent = &APIError{"UnexpectedContent", http.StatusBadRequest, "This request does not support content"}
 	errCannedAndGrants   = ErrInvalidRequest.WithMessage("Specifying both Canned ACLs and Header Grants is not allowed")

@@ -155,23 +155,23 @@ type Request struct {
 	// Who is who asks (anonymous without credentials).
 	Who access.Identity
 	// Account is the account whose containers the request works on: the bucket's owner (see
-	// authorize), or the caller's own for ListBuckets and CreateBucket.
+	// Authorize), or the caller's own for ListBuckets and CreateBucket.
 	Account string
-	// State is the bucket's access state, once authorize resolved the bucket.
+	// State is the bucket's access state, once Authorize resolved the bucket.
 	State *access.BucketState
-	// Cors is the bucket's CORS configuration (nil: none), once authorize resolved the bucket.
+	// Cors is the bucket's CORS configuration (nil: none), once Authorize resolved the bucket.
 	Cors *cors.Config
-	// Encryption is the bucket's default encryption (nil: none), once authorize resolved it.
+	// Encryption is the bucket's default encryption (nil: none), once Authorize resolved it.
 	Encryption *BucketEncryption
 	// Cond is what the request offers to bucket policy conditions (condctx.go), set by
-	// authorize.
+	// Authorize.
 	Cond access.Context
-	// While a read follows Swift symlinks (symlink.go): links followed, and the ETag a static
-	// link requires of what comes next.
+	// While a read follows Swift symlinks (package objects, symlink.go): links followed, and
+	// the ETag a static link requires of what comes next.
 	SymlinkHops int
 	SymlinkETag string
 	// Stored, when set, is where a read finds what it serves: a version of the object
-	// (?versionId, or the current version a version link names); versionID is its ID, which
+	// (?versionId, or the current version a version link names); VersionID is its ID, which
 	// answers carry as x-amz-version-id.
 	Stored    *meta.ObjectName
 	VersionID string

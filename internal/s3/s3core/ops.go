@@ -82,7 +82,7 @@ const (
 	OpListMultipartUploads    = "ListMultipartUploads"
 	OpDeleteObjects           = "DeleteObjects"
 	OpPutObject               = "PutObject"
-	OpPostObject              = "PostObject" // a browser form upload (postobject.go)
+	OpPostObject              = "PostObject" // a browser form upload (package objects, postobject.go)
 	OpCopyObject              = "CopyObject"
 	OpGetObject               = "GetObject"
 	OpHeadObject              = "HeadObject"
