@@ -83,7 +83,7 @@ func (h *Handler) CreateBucket(w http.ResponseWriter, r *http.Request, rq *s3cor
 		shared = true
 	}
 	err = h.Proxy.CreateContainer(ctx, rq.Account, rq.Bucket, m)
-	h.States.Forget(rq.Account, rq.Bucket)
+	h.ForgetAccessState(rq.Account, rq.Bucket)
 	if errors.Is(err, meta.ErrExists) || errors.Is(err, proxy.ErrPolicyConflict) {
 		return fmt.Errorf("create bucket %q: %w", rq.Bucket, s3core.ErrBucketAlreadyOwnedByYou)
 	}
@@ -141,7 +141,7 @@ func (h *Handler) HeadBucket(w http.ResponseWriter, r *http.Request, rq *s3core.
 // DeleteBucket serves the S3 operation of that name.
 func (h *Handler) DeleteBucket(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	err := h.Versions.DeleteContainer(r.Context(), rq.Account, rq.Bucket)
-	h.States.Forget(rq.Account, rq.Bucket)
+	h.ForgetAccessState(rq.Account, rq.Bucket)
 	if errors.Is(err, meta.ErrNotEmpty) {
 		return fmt.Errorf("delete bucket %q: %w: %w", rq.Bucket, s3core.ErrBucketNotEmpty, err)
 	}

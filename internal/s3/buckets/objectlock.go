@@ -73,7 +73,7 @@ func (h *Handler) PutObjectLockConfiguration(w http.ResponseWriter, r *http.Requ
 	if _, err := h.Proxy.PostContainer(ctx, rq.Account, rq.Bucket, changes); err != nil {
 		return s3core.BucketError(fmt.Errorf("object lock of %q: %w", rq.Bucket, err))
 	}
-	h.States.Forget(rq.Account, rq.Bucket)
+	h.ForgetAccessState(rq.Account, rq.Bucket)
 	s3core.WriteEmpty(w, http.StatusOK)
 	return nil
 }

@@ -64,7 +64,7 @@ func (h *Handler) PutBucketVersioning(w http.ResponseWriter, r *http.Request, rq
 	if _, err := h.Proxy.PostContainer(ctx, rq.Account, rq.Bucket, changes); err != nil {
 		return s3core.BucketError(fmt.Errorf("versioning of %q: %w", rq.Bucket, err))
 	}
-	h.States.Forget(rq.Account, rq.Bucket)
+	h.ForgetAccessState(rq.Account, rq.Bucket)
 	s3core.WriteEmpty(w, http.StatusOK)
 	return nil
 }

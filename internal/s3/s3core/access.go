@@ -353,10 +353,10 @@ func (h *Front) BucketState(ctx context.Context, account, bucket string) (*acces
 // cache when it is fresh; meta.ErrNotFound when the bucket does not exist.
 func (h *Front) bucketMeta(ctx context.Context, account, bucket string) (bucketMeta, error) {
 	now := time.Now()
-	if bm, ok := h.States.get(account, bucket, now); ok {
+	if bm, ok := h.states.get(account, bucket, now); ok {
 		return bm, nil
 	}
-	gen := h.States.generation()
+	gen := h.states.generation()
 	c, err := h.Proxy.HeadContainer(ctx, account, bucket)
 	if err != nil {
 		return bucketMeta{}, err
@@ -373,7 +373,7 @@ func (h *Front) bucketMeta(ctx context.Context, account, bucket string) (bucketM
 	if bm.encryption, err = decodeBucketEncryption(c.Meta[BucketEncryptionKey]); err != nil {
 		h.Log.WarnContext(ctx, "s3 bucket default encryption does not parse; ignored", "account", account, "bucket", bucket, "err", err)
 	}
-	h.States.put(account, bucket, bm, now, gen)
+	h.states.put(account, bucket, bm, now, gen)
 	return bm, nil
 }
 
@@ -442,11 +442,12 @@ func (c *stateCache) put(account, bucket string, bm bucketMeta, now time.Time, g
 	c.m[stateKey{account, bucket}] = cachedState{bucketMeta: bm, exp: now.Add(c.ttl)}
 }
 
-// ForgetAccessState drops the cached access state of a bucket that another front end (Swift)
-// has just changed, so that the change applies through S3 at once in this process.
-func (h *Front) ForgetAccessState(account, bucket string) { h.States.Forget(account, bucket) }
+// ForgetAccessState drops the cached access state of a bucket whose state has just changed,
+// through a handler of this front end or through another front end (Swift), so that the
+// change applies through S3 at once in this process.
+func (h *Front) ForgetAccessState(account, bucket string) { h.states.forget(account, bucket) }
 
-func (c *stateCache) Forget(account, bucket string) {
+func (c *stateCache) forget(account, bucket string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, stateKey{account, bucket})

@@ -244,7 +244,7 @@ func (h *Front) ReadACLRequest(r *http.Request, rq *Request, forObject bool) (ac
 // SetBucketMeta writes access state into the bucket's container and forgets the cached state.
 func (h *Front) SetBucketMeta(ctx context.Context, rq *Request, m map[string]string) error {
 	_, err := h.Proxy.PostContainer(ctx, rq.Account, rq.Bucket, m)
-	h.States.Forget(rq.Account, rq.Bucket)
+	h.states.forget(rq.Account, rq.Bucket)
 	if err != nil {
 		return BucketError(fmt.Errorf("update bucket %q: %w", rq.Bucket, err))
 	}

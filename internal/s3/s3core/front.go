@@ -128,7 +128,7 @@ type Front struct {
 	Proxy  *proxy.Proxy
 	Log    *slog.Logger
 	Verify sigv4.Options
-	States *stateCache
+	states *stateCache
 	// Versions keeps versioned buckets' versions (versions.go).
 	Versions *versions.Store
 
@@ -194,7 +194,7 @@ func (rq *Request) Owner() s3xml.Owner { return s3xml.Owner{ID: rq.Account, Disp
 // NewFront returns the shared state of a front end configured by cfg, which Validate has
 // checked.
 func NewFront(cfg Config) *Front {
-	f := &Front{Cfg: cfg, Proxy: cfg.Proxy, Log: cfg.Logger, States: newStateCache(cfg.AccessCacheTTL), Versions: versions.New(cfg.Proxy)}
+	f := &Front{Cfg: cfg, Proxy: cfg.Proxy, Log: cfg.Logger, states: newStateCache(cfg.AccessCacheTTL), Versions: versions.New(cfg.Proxy)}
 	if !cfg.AcceptAnyRegion {
 		f.Verify.Region = cfg.Region
 	}
