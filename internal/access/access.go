@@ -29,7 +29,7 @@
 //     front ends check: ACL.GrantsPublic, Policy.Public.)
 //  5. Anything else is denied.
 //
-// Using it from a front end (the S3 front end does all of this; see internal/s3/access.go):
+// Using it from a front end (the S3 front end does all of this; see internal/s3/s3core/access.go):
 //
 //   - Read the container with proxy.HeadContainer and its state with StateFromMeta (cache it
 //     briefly if you like; forget it when you change it).

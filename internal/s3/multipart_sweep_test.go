@@ -19,6 +19,8 @@ import (
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/ring"
+	"github.com/cairn-store/cairn/internal/s3/multipart"
+	"github.com/cairn-store/cairn/internal/s3/s3core"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 	"github.com/cairn-store/cairn/internal/storage"
 )
@@ -38,7 +40,7 @@ func TestUploadSweeper(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ak, sk, account, bucket = "AKIDSWEEP", "sweep-secret", "acct", "sweepb"
-	h, err := New(Config{Proxy: px, Credentials: sigv4.StaticStore{ak: {AccessKey: ak, SecretKey: sk, Account: account, Admin: true}}})
+	h, err := New(s3core.Config{Proxy: px, Credentials: sigv4.StaticStore{ak: {AccessKey: ak, SecretKey: sk, Account: account, Admin: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,16 +67,16 @@ func TestUploadSweeper(t *testing.T) {
 	_, err = c.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String("done"), UploadId: done.UploadId,
 		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: up.ETag, PartNumber: aws.Int32(1)}}}})
 	must(err)
-	uploads := uploadsContainer(bucket)
+	uploads := s3core.UploadsContainer(bucket)
 	putRaw := func(name string) {
 		t.Helper()
 		_, err := px.PutObject(ctx, meta.ObjectName{Account: account, Container: uploads, Object: name}, meta.Object{Size: 3}, bytes.NewReader([]byte("xyz")), proxy.PutOptions{})
 		must(err)
 	}
-	leftover := newPartAttemptName("done", doneID, 1)
+	leftover := multipart.NewPartAttemptName("done", doneID, 1)
 	putRaw(leftover)
 	// "gone": aborted, but a crash cut the removal of its parts short (old-style part name).
-	orphan := partName("gone", "GoneUpload", 2)
+	orphan := multipart.PartName("gone", "GoneUpload", 2)
 	putRaw(orphan)
 	// "open": an upload in progress, with a part.
 	open, err := c.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String("open")})

@@ -1,106 +1,11 @@
 package s3
 
 import (
-	"net"
 	"net/http"
 	"net/url"
-	"strings"
-)
 
-// target is what a request addresses: nothing (the service), a bucket, or an object.
-type target struct {
-	bucket string
-	key    string
-	// virtualHost: the bucket came from the Host (bucket.domain), not the path.
-	virtualHost bool
-}
-
-// parseTarget finds the bucket and key of a request: virtual-hosted style when the Host is a
-// subdomain of one of the configured domains (bucket.domain/key), path style otherwise
-// (host/bucket/key). The key is the decoded path, unchanged otherwise: S3 keys may contain
-// "//", "./" and trailing slashes.
-func parseTarget(r *http.Request, domains []string) target {
-	path := r.URL.Path
-	host := strings.ToLower(r.Host)
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	for _, d := range domains {
-		if bucket, ok := strings.CutSuffix(host, "."+d); ok && bucket != "" {
-			return target{bucket: bucket, key: strings.TrimPrefix(path, "/"), virtualHost: true}
-		}
-	}
-	bucket, key, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
-	return target{bucket: bucket, key: key}
-}
-
-// Operation names, as S3 and the metrics call them.
-const (
-	opListBuckets             = "ListBuckets"
-	opCreateBucket            = "CreateBucket"
-	opHeadBucket              = "HeadBucket"
-	opDeleteBucket            = "DeleteBucket"
-	opGetBucketLocation       = "GetBucketLocation"
-	opGetBucketVersioning     = "GetBucketVersioning"
-	opPutBucketVersioning     = "PutBucketVersioning"
-	opListObjectVersions      = "ListObjectVersions"
-	opGetBucketACL            = "GetBucketAcl"
-	opPutBucketACL            = "PutBucketAcl"
-	opGetBucketPolicy         = "GetBucketPolicy"
-	opPutBucketPolicy         = "PutBucketPolicy"
-	opDeleteBucketPolicy      = "DeleteBucketPolicy"
-	opGetBucketPolicyStatus   = "GetBucketPolicyStatus"
-	opGetBucketRequestPayment = "GetBucketRequestPayment"
-	opGetBucketLogging        = "GetBucketLogging"
-	opGetBucketTagging        = "GetBucketTagging"
-	opPutBucketTagging        = "PutBucketTagging"
-	opDeleteBucketTagging     = "DeleteBucketTagging"
-	opGetBucketCors           = "GetBucketCors"
-	opPutBucketCors           = "PutBucketCors"
-	opDeleteBucketCors        = "DeleteBucketCors"
-	opPreflight               = "PreflightCORS" // OPTIONS on a bucket or object (cors.go)
-	opGetObjectLockConfig     = "GetObjectLockConfiguration"
-	opPutObjectLockConfig     = "PutObjectLockConfiguration"
-	opGetObjectRetention      = "GetObjectRetention"
-	opPutObjectRetention      = "PutObjectRetention"
-	opGetObjectLegalHold      = "GetObjectLegalHold"
-	opPutObjectLegalHold      = "PutObjectLegalHold"
-	opGetPublicAccessBlock    = "GetPublicAccessBlock"
-	opPutPublicAccessBlock    = "PutPublicAccessBlock"
-	opDeletePublicAccessBlock = "DeletePublicAccessBlock"
-	opGetOwnershipControls    = "GetBucketOwnershipControls"
-	opPutOwnershipControls    = "PutBucketOwnershipControls"
-	opDeleteOwnershipControls = "DeleteBucketOwnershipControls"
-	opGetBucketLifecycle      = "GetBucketLifecycleConfiguration"
-	opPutBucketLifecycle      = "PutBucketLifecycleConfiguration"
-	opDeleteBucketLifecycle   = "DeleteBucketLifecycle"
-	opGetBucketEncryption     = "GetBucketEncryption"
-	opPutBucketEncryption     = "PutBucketEncryption"
-	opDeleteBucketEncryption  = "DeleteBucketEncryption"
-	opGetBucketUnconfigured   = "GetBucketUnconfigured" // website, encryption, ... that Cairn does not have
-	opListObjects             = "ListObjects"
-	opListObjectsV2           = "ListObjectsV2"
-	opListMultipartUploads    = "ListMultipartUploads"
-	opDeleteObjects           = "DeleteObjects"
-	opPutObject               = "PutObject"
-	opPostObject              = "PostObject" // a browser form upload (postobject.go)
-	opCopyObject              = "CopyObject"
-	opGetObject               = "GetObject"
-	opHeadObject              = "HeadObject"
-	opDeleteObject            = "DeleteObject"
-	opGetObjectACL            = "GetObjectAcl"
-	opPutObjectACL            = "PutObjectAcl"
-	opGetObjectTagging        = "GetObjectTagging"
-	opPutObjectTagging        = "PutObjectTagging"
-	opDeleteObjectTagging     = "DeleteObjectTagging"
-	opGetObjectAttributes     = "GetObjectAttributes"
-	opCreateMultipartUpload   = "CreateMultipartUpload"
-	opUploadPart              = "UploadPart"
-	opUploadPartCopy          = "UploadPartCopy"
-	opCompleteMultipartUpload = "CompleteMultipartUpload"
-	opAbortMultipartUpload    = "AbortMultipartUpload"
-	opListParts               = "ListParts"
-	opUnknown                 = "Unknown"
+	"github.com/cairn-store/cairn/internal/s3/objects"
+	"github.com/cairn-store/cairn/internal/s3/s3core"
 )
 
 // unsupportedSubresources are S3 query parameters that select an API Cairn does not implement,
@@ -115,25 +20,17 @@ var unsupportedSubresources = []string{
 	"torrent", "versioning", "website", "location", "renameObject",
 }
 
-// bucketGetUnconfigured are GET bucket subresources for settings a Cairn bucket never has; S3
-// answers such a GET with a "no such configuration" 404, which clients expect. (GET ?policy is
-// served: a bucket may have a policy, and so for ?cors and ?lifecycle.)
-var bucketGetUnconfigured = map[string]*apiError{
-	"website":     errNoSuchWebsite,
-	"replication": errNoReplicationConfig,
-}
-
 // resolveOperation picks the S3 operation of a request from its method, target, query and
 // headers. It returns NotImplemented for subresources Cairn lacks and MethodNotAllowed for
 // methods that mean nothing on the target.
-func resolveOperation(method string, t target, q url.Values, hdr http.Header) (string, error) {
-	if t.bucket == "" {
+func resolveOperation(method string, t s3core.Target, q url.Values, hdr http.Header) (string, error) {
+	if t.Bucket == "" {
 		if method == http.MethodGet {
-			return opListBuckets, nil
+			return s3core.OpListBuckets, nil
 		}
-		return opUnknown, errMethodNotAllowed
+		return s3core.OpUnknown, s3core.ErrMethodNotAllowed
 	}
-	if t.key == "" {
+	if t.Key == "" {
 		return resolveBucketOperation(method, q, hdr)
 	}
 	return resolveObjectOperation(method, q, hdr)
@@ -144,116 +41,116 @@ func resolveBucketOperation(method string, q url.Values, hdr http.Header) (strin
 	case http.MethodGet:
 		switch {
 		case q.Has("location"):
-			return opGetBucketLocation, nil
+			return s3core.OpGetBucketLocation, nil
 		case q.Has("versioning"):
-			return opGetBucketVersioning, nil
+			return s3core.OpGetBucketVersioning, nil
 		case q.Has("acl"):
-			return opGetBucketACL, nil
+			return s3core.OpGetBucketACL, nil
 		case q.Has("policy"):
-			return opGetBucketPolicy, nil
+			return s3core.OpGetBucketPolicy, nil
 		case q.Has("policyStatus"):
-			return opGetBucketPolicyStatus, nil
+			return s3core.OpGetBucketPolicyStatus, nil
 		case q.Has("requestPayment"):
-			return opGetBucketRequestPayment, nil
+			return s3core.OpGetBucketRequestPayment, nil
 		case q.Has("logging"):
-			return opGetBucketLogging, nil
+			return s3core.OpGetBucketLogging, nil
 		case q.Has("tagging"):
-			return opGetBucketTagging, nil
+			return s3core.OpGetBucketTagging, nil
 		case q.Has("cors"):
-			return opGetBucketCors, nil
+			return s3core.OpGetBucketCors, nil
 		case q.Has("object-lock"):
-			return opGetObjectLockConfig, nil
+			return s3core.OpGetObjectLockConfig, nil
 		case q.Has("publicAccessBlock"):
-			return opGetPublicAccessBlock, nil
+			return s3core.OpGetPublicAccessBlock, nil
 		case q.Has("ownershipControls"):
-			return opGetOwnershipControls, nil
+			return s3core.OpGetOwnershipControls, nil
 		case q.Has("lifecycle"):
-			return opGetBucketLifecycle, nil
+			return s3core.OpGetBucketLifecycle, nil
 		case q.Has("encryption"):
-			return opGetBucketEncryption, nil
+			return s3core.OpGetBucketEncryption, nil
 		case q.Has("uploads"):
-			return opListMultipartUploads, nil
+			return s3core.OpListMultipartUploads, nil
 		case q.Has("versions"):
-			return opListObjectVersions, nil
+			return s3core.OpListObjectVersions, nil
 		}
-		for sub := range bucketGetUnconfigured {
+		for sub := range s3core.BucketGetUnconfigured {
 			if q.Has(sub) {
-				return opGetBucketUnconfigured, nil
+				return s3core.OpGetBucketUnconfigured, nil
 			}
 		}
 		if sub := unsupported(q); sub != "" {
-			return opUnknown, errNotImplemented.withMessage("GET ?%s is not implemented.", sub)
+			return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("GET ?%s is not implemented.", sub)
 		}
 		if q.Get("list-type") == "2" {
-			return opListObjectsV2, nil
+			return s3core.OpListObjectsV2, nil
 		}
 		if q.Has("list-type") {
-			return opUnknown, errInvalidArgument.withMessage("Invalid list-type %q.", q.Get("list-type"))
+			return s3core.OpUnknown, s3core.ErrInvalidArgument.WithMessage("Invalid list-type %q.", q.Get("list-type"))
 		}
-		return opListObjects, nil
+		return s3core.OpListObjects, nil
 	case http.MethodHead:
-		return opHeadBucket, nil
+		return s3core.OpHeadBucket, nil
 	case http.MethodPut:
 		switch {
 		case q.Has("acl"):
-			return opPutBucketACL, nil
+			return s3core.OpPutBucketACL, nil
 		case q.Has("policy"):
-			return opPutBucketPolicy, nil
+			return s3core.OpPutBucketPolicy, nil
 		case q.Has("versioning"):
-			return opPutBucketVersioning, nil
+			return s3core.OpPutBucketVersioning, nil
 		case q.Has("tagging"):
-			return opPutBucketTagging, nil
+			return s3core.OpPutBucketTagging, nil
 		case q.Has("cors"):
-			return opPutBucketCors, nil
+			return s3core.OpPutBucketCors, nil
 		case q.Has("object-lock"):
-			return opPutObjectLockConfig, nil
+			return s3core.OpPutObjectLockConfig, nil
 		case q.Has("publicAccessBlock"):
-			return opPutPublicAccessBlock, nil
+			return s3core.OpPutPublicAccessBlock, nil
 		case q.Has("ownershipControls"):
-			return opPutOwnershipControls, nil
+			return s3core.OpPutOwnershipControls, nil
 		case q.Has("lifecycle"):
-			return opPutBucketLifecycle, nil
+			return s3core.OpPutBucketLifecycle, nil
 		case q.Has("encryption"):
-			return opPutBucketEncryption, nil
+			return s3core.OpPutBucketEncryption, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
+			return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("PUT ?%s is not implemented.", sub)
 		}
-		return opCreateBucket, nil
+		return s3core.OpCreateBucket, nil
 	case http.MethodDelete:
 		switch {
 		case q.Has("policy"):
-			return opDeleteBucketPolicy, nil
+			return s3core.OpDeleteBucketPolicy, nil
 		case q.Has("tagging"):
-			return opDeleteBucketTagging, nil
+			return s3core.OpDeleteBucketTagging, nil
 		case q.Has("cors"):
-			return opDeleteBucketCors, nil
+			return s3core.OpDeleteBucketCors, nil
 		case q.Has("publicAccessBlock"):
-			return opDeletePublicAccessBlock, nil
+			return s3core.OpDeletePublicAccessBlock, nil
 		case q.Has("ownershipControls"):
-			return opDeleteOwnershipControls, nil
+			return s3core.OpDeleteOwnershipControls, nil
 		case q.Has("lifecycle"):
-			return opDeleteBucketLifecycle, nil
+			return s3core.OpDeleteBucketLifecycle, nil
 		case q.Has("encryption"):
-			return opDeleteBucketEncryption, nil
+			return s3core.OpDeleteBucketEncryption, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)
+			return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("DELETE ?%s is not implemented.", sub)
 		}
-		return opDeleteBucket, nil
+		return s3core.OpDeleteBucket, nil
 	case http.MethodPost:
 		if q.Has("delete") {
-			return opDeleteObjects, nil
+			return s3core.OpDeleteObjects, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return opUnknown, errNotImplemented.withMessage("POST ?%s is not implemented.", sub)
+			return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("POST ?%s is not implemented.", sub)
 		}
-		if isFormPost(hdr) {
-			return opPostObject, nil
+		if objects.IsFormPost(hdr) {
+			return s3core.OpPostObject, nil
 		}
-		return opUnknown, errPreconditionFailed.withMessage("Bucket POST must be of the enclosure-type multipart/form-data")
+		return s3core.OpUnknown, s3core.ErrPreconditionFailed.WithMessage("Bucket POST must be of the enclosure-type multipart/form-data")
 	}
-	return opUnknown, errMethodNotAllowed
+	return s3core.OpUnknown, s3core.ErrMethodNotAllowed
 }
 
 func resolveObjectOperation(method string, q url.Values, hdr http.Header) (string, error) {
@@ -262,71 +159,71 @@ func resolveObjectOperation(method string, q url.Values, hdr http.Header) (strin
 	case http.MethodGet:
 		switch {
 		case q.Has("acl"):
-			return opGetObjectACL, nil
+			return s3core.OpGetObjectACL, nil
 		case q.Has("tagging"):
-			return opGetObjectTagging, nil
+			return s3core.OpGetObjectTagging, nil
 		case q.Has("retention"):
-			return opGetObjectRetention, nil
+			return s3core.OpGetObjectRetention, nil
 		case q.Has("legal-hold"):
-			return opGetObjectLegalHold, nil
+			return s3core.OpGetObjectLegalHold, nil
 		case q.Has("attributes"):
-			return opGetObjectAttributes, nil
+			return s3core.OpGetObjectAttributes, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return opUnknown, errNotImplemented.withMessage("GET ?%s is not implemented.", sub)
+			return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("GET ?%s is not implemented.", sub)
 		}
 		if hasUpload {
-			return opListParts, nil
+			return s3core.OpListParts, nil
 		}
-		return opGetObject, nil
+		return s3core.OpGetObject, nil
 	case http.MethodHead:
-		return opHeadObject, nil
+		return s3core.OpHeadObject, nil
 	case http.MethodPut:
 		switch {
 		case q.Has("acl"):
-			return opPutObjectACL, nil
+			return s3core.OpPutObjectACL, nil
 		case q.Has("tagging"):
-			return opPutObjectTagging, nil
+			return s3core.OpPutObjectTagging, nil
 		case q.Has("retention"):
-			return opPutObjectRetention, nil
+			return s3core.OpPutObjectRetention, nil
 		case q.Has("legal-hold"):
-			return opPutObjectLegalHold, nil
+			return s3core.OpPutObjectLegalHold, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return opUnknown, errNotImplemented.withMessage("PUT ?%s is not implemented.", sub)
+			return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("PUT ?%s is not implemented.", sub)
 		}
 		copying := hdr.Get("X-Amz-Copy-Source") != ""
 		if hasUpload || q.Has("partNumber") {
 			if copying {
-				return opUploadPartCopy, nil
+				return s3core.OpUploadPartCopy, nil
 			}
-			return opUploadPart, nil
+			return s3core.OpUploadPart, nil
 		}
 		if copying {
-			return opCopyObject, nil
+			return s3core.OpCopyObject, nil
 		}
-		return opPutObject, nil
+		return s3core.OpPutObject, nil
 	case http.MethodDelete:
 		if q.Has("tagging") {
-			return opDeleteObjectTagging, nil
+			return s3core.OpDeleteObjectTagging, nil
 		}
 		if sub := unsupported(q); sub != "" {
-			return opUnknown, errNotImplemented.withMessage("DELETE ?%s is not implemented.", sub)
+			return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("DELETE ?%s is not implemented.", sub)
 		}
 		if hasUpload {
-			return opAbortMultipartUpload, nil
+			return s3core.OpAbortMultipartUpload, nil
 		}
-		return opDeleteObject, nil
+		return s3core.OpDeleteObject, nil
 	case http.MethodPost:
 		switch {
 		case q.Has("uploads"):
-			return opCreateMultipartUpload, nil
+			return s3core.OpCreateMultipartUpload, nil
 		case hasUpload:
-			return opCompleteMultipartUpload, nil
+			return s3core.OpCompleteMultipartUpload, nil
 		}
-		return opUnknown, errNotImplemented.withMessage("POST on an object is implemented only for multipart uploads.")
+		return s3core.OpUnknown, s3core.ErrNotImplemented.WithMessage("POST on an object is implemented only for multipart uploads.")
 	}
-	return opUnknown, errMethodNotAllowed
+	return s3core.OpUnknown, s3core.ErrMethodNotAllowed
 }
 
 func unsupported(q url.Values) string {

@@ -7,150 +7,71 @@
 // uploads out of ordinary objects in a hidden per-bucket container joined by a manifest, and
 // writing S3's XML answers and errors from one error table. It never touches disks.
 //
-// Files: s3.go (configuration, request life cycle), router.go (operation selection),
-// auth.go (authentication, body verification), access.go (bucket resolution and access
-// decisions through internal/access), registry.go (the global bucket-name index), acl.go
-// (bucket and object ACLs), policy.go (bucket policies, quotas), tagging.go (object and bucket
-// tags; their rules are package tagging's), attributes.go (GetObjectAttributes; its parsing
-// is package objattr's), errors.go (the error table), cors.go (bucket CORS: ?cors, preflights,
-// headers of actual requests; rules in package cors),
-// xml.go (wire documents), bucket.go, object.go (PUT/GET/HEAD/DELETE, conditionals, ranges),
-// copy.go, list.go, multipart.go, delete_multi.go, postobject.go (browser form uploads, with
-// package postpolicy), validate.go (names, limits).
+// This package is the entry point: Config, New, Handler.ServeHTTP (the request life cycle),
+// the router and the operation table. The work is done by its subpackages: s3core (what every
+// handler needs: shared state, requests, errors, authentication, access decisions,
+// validation), buckets (bucket operations and configuration), objects (the object data path)
+// and multipart (multipart uploads, on top of objects). They depend on s3core, never on each
+// other except multipart on objects, and never on this package.
+//
+// Files: s3.go (configuration, request life cycle, the operation table), router.go (operation
+// selection), capabilities.go (the limits Swift's /info reports).
 package s3
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/cairn-store/cairn/internal/access"
-	"github.com/cairn-store/cairn/internal/meta"
-	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/reqmetrics"
-	"github.com/cairn-store/cairn/internal/s3/cors"
-	"github.com/cairn-store/cairn/internal/s3/s3xml"
+	"github.com/cairn-store/cairn/internal/s3/buckets"
+	"github.com/cairn-store/cairn/internal/s3/multipart"
+	"github.com/cairn-store/cairn/internal/s3/objects"
+	"github.com/cairn-store/cairn/internal/s3/s3core"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
-	"github.com/cairn-store/cairn/internal/sse"
-	"github.com/cairn-store/cairn/internal/versions"
 )
 
-// Config configures the S3 front end.
-type Config struct {
-	Proxy       *proxy.Proxy
-	Credentials sigv4.CredentialStore
-	// Region is the region requests must be signed for and GetBucketLocation reports
-	// (default us-east-1).
-	Region string
-	// AcceptAnyRegion accepts signatures for any region, for clients that cannot be told the
-	// region (the signature still covers it).
-	AcceptAnyRegion bool
-	// Domains enable virtual-hosted-style requests: a Host "bucket.<domain>" addresses bucket.
-	// Empty: path-style only.
-	Domains []string
-	// MaxObjectSize bounds a single PUT and a part (default and S3's limit: 5 GiB).
-	MaxObjectSize int64
-	// ServerName is the Server response header (default "Cairn").
-	ServerName string
-	Logger     *slog.Logger
-	// Registry receives the front end's metrics; nil registers none.
-	Registry prometheus.Registerer
-	// Now is the clock used for signature checks (default time.Now); tests set it.
-	Now func() time.Time
-	// Quotas gives accounts' quotas (the server wires the tenant store). Nil: no account
-	// quota is enforced, and grants to accounts are not checked for the account's existence.
-	Quotas access.Quotas
-	// AccessCacheTTL is how long a bucket's access state (ACL, policy, Swift ACLs) is trusted
-	// before it is read again (default DefaultAccessCacheTTL; negative: never cached). Changes
-	// made through this handler apply at once regardless.
-	AccessCacheTTL time.Duration
-	// Keys encrypts and decrypts objects at rest (package sse). Nil: requests that ask for
-	// server-side encryption are answered NotImplemented.
-	Keys *sse.Keyring
-	// SSECAllowHTTP accepts SSE-C keys over plain HTTP, which S3 refuses (the key would cross
-	// the network in the clear): for deployments where TLS ends in front of Cairn, and tests.
-	SSECAllowHTTP bool
-}
+// Config configures the S3 front end (package s3core owns it: every handler reads it).
+type Config = s3core.Config
 
 // DefaultMaxObjectSize is S3's limit for one PUT or one part.
-const DefaultMaxObjectSize = 5 << 30
+const DefaultMaxObjectSize = s3core.DefaultMaxObjectSize
 
-// Validate checks the configuration and fills in defaults.
-func (c *Config) Validate() error {
-	if c.Proxy == nil {
-		return errors.New("s3: no proxy")
-	}
-	if c.Credentials == nil {
-		return errors.New("s3: no credential store")
-	}
-	if c.Region == "" {
-		c.Region = "us-east-1"
-	}
-	if c.MaxObjectSize == 0 {
-		c.MaxObjectSize = DefaultMaxObjectSize
-	}
-	if c.MaxObjectSize < 0 {
-		return errors.New("s3: negative MaxObjectSize")
-	}
-	for i, d := range c.Domains {
-		d = strings.ToLower(strings.Trim(d, "."))
-		if d == "" {
-			return errors.New("s3: empty virtual-host domain")
-		}
-		c.Domains[i] = d
-	}
-	if c.ServerName == "" {
-		c.ServerName = "Cairn"
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.AccessCacheTTL == 0 {
-		c.AccessCacheTTL = DefaultAccessCacheTTL
-	}
-	return nil
-}
+// DefaultAccessCacheTTL is how long a bucket's access state is trusted by default.
+const DefaultAccessCacheTTL = s3core.DefaultAccessCacheTTL
+
+// The multipart upload sweeper (package multipart).
+type (
+	UploadSweeper       = multipart.UploadSweeper
+	UploadSweeperConfig = multipart.UploadSweeperConfig
+	SweepStats          = multipart.SweepStats
+)
+
+// DefaultUploadSweepInterval is how often the upload sweeper passes by default.
+const DefaultUploadSweepInterval = multipart.DefaultUploadSweepInterval
 
 // Handler serves the S3 API. Mount it at "/".
 type Handler struct {
-	cfg     Config
-	proxy   *proxy.Proxy
-	log     *slog.Logger
+	front   *s3core.Front
 	metrics *reqmetrics.Metrics
-	verify  sigv4.Options
 	ops     map[string]opFunc
-	states  *stateCache
-	// versions keeps versioned buckets' versions (versions.go).
-	versions *versions.Store
-
-	// Completes of multipart uploads running in this process, by claim (multipart_state.go).
-	claimsMu sync.Mutex
-	claims   map[string]bool
-	claimSeq uint64
+	buckets *buckets.Handler
+	objects *objects.Handler
+	uploads *multipart.Handler
 }
 
 // opFunc serves one operation. It returns an error instead of writing one, so that every error
 // goes through the one table; once it has written a response it must return nil, or
 // errAbortResponse when the response broke off midway.
-type opFunc func(w http.ResponseWriter, r *http.Request, rq *request) error
-
-// errAbortResponse reports that a response failed after its header was sent: the connection is
-// cut so the client cannot mistake a short body for a whole one.
-var errAbortResponse = errors.New("s3: response aborted after its header was sent")
+type opFunc func(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error
 
 // New returns the S3 handler.
 func New(cfg Config) (*Handler, error) {
@@ -161,120 +82,75 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3: metrics: %w", err)
 	}
-	h := &Handler{cfg: cfg, proxy: cfg.Proxy, log: cfg.Logger, metrics: m, states: newStateCache(cfg.AccessCacheTTL), versions: versions.New(cfg.Proxy)}
-	if !cfg.AcceptAnyRegion {
-		h.verify.Region = cfg.Region
-	}
+	f := s3core.NewFront(cfg)
+	objs := &objects.Handler{Front: f}
+	h := &Handler{front: f, metrics: m, buckets: &buckets.Handler{Front: f}, objects: objs, uploads: &multipart.Handler{Handler: objs}}
 	h.ops = map[string]opFunc{
-		opListBuckets:             h.listBuckets,
-		opCreateBucket:            h.createBucket,
-		opHeadBucket:              h.headBucket,
-		opDeleteBucket:            h.deleteBucket,
-		opGetBucketLocation:       h.getBucketLocation,
-		opGetBucketVersioning:     h.getBucketVersioning,
-		opPutBucketVersioning:     h.putBucketVersioning,
-		opListObjectVersions:      h.listObjectVersions,
-		opGetBucketACL:            h.getBucketACL,
-		opPutBucketACL:            h.putBucketACL,
-		opGetBucketPolicy:         h.getBucketPolicy,
-		opPutBucketPolicy:         h.putBucketPolicy,
-		opDeleteBucketPolicy:      h.deleteBucketPolicy,
-		opGetBucketPolicyStatus:   h.getBucketPolicyStatus,
-		opGetBucketRequestPayment: h.getBucketRequestPayment,
-		opGetBucketLogging:        h.getBucketLogging,
-		opGetBucketTagging:        h.getBucketTagging,
-		opPutBucketTagging:        h.putBucketTagging,
-		opDeleteBucketTagging:     h.deleteBucketTagging,
-		opGetBucketCors:           h.getBucketCors,
-		opGetObjectLockConfig:     h.getObjectLockConfiguration,
-		opPutObjectLockConfig:     h.putObjectLockConfiguration,
-		opGetObjectRetention:      h.getObjectRetention,
-		opPutObjectRetention:      h.putObjectRetention,
-		opGetObjectLegalHold:      h.getObjectLegalHold,
-		opPutObjectLegalHold:      h.putObjectLegalHold,
-		opPutBucketCors:           h.putBucketCors,
-		opDeleteBucketCors:        h.deleteBucketCors,
-		opGetBucketEncryption:     h.getBucketEncryption,
-		opPutBucketEncryption:     h.putBucketEncryption,
-		opDeleteBucketEncryption:  h.deleteBucketEncryption,
-		opGetBucketLifecycle:      h.getBucketLifecycle,
-		opPutBucketLifecycle:      h.putBucketLifecycle,
-		opDeleteBucketLifecycle:   h.deleteBucketLifecycle,
-		opGetBucketUnconfigured:   h.getBucketUnconfigured,
-		opGetPublicAccessBlock:    h.getPublicAccessBlock,
-		opPutPublicAccessBlock:    h.putPublicAccessBlock,
-		opDeletePublicAccessBlock: h.deletePublicAccessBlock,
-		opGetOwnershipControls:    h.getOwnershipControls,
-		opPutOwnershipControls:    h.putOwnershipControls,
-		opDeleteOwnershipControls: h.deleteOwnershipControls,
-		opListObjects:             h.listObjectsV1,
-		opListObjectsV2:           h.listObjectsV2,
-		opListMultipartUploads:    h.listMultipartUploads,
-		opDeleteObjects:           h.deleteObjects,
-		opPutObject:               h.putObject,
-		opPostObject:              h.postObject,
-		opCopyObject:              h.copyObject,
-		opGetObject:               h.getObject,
-		opHeadObject:              h.headObject,
-		opDeleteObject:            h.deleteObject,
-		opGetObjectACL:            h.getObjectACL,
-		opPutObjectACL:            h.putObjectACL,
-		opGetObjectTagging:        h.getObjectTagging,
-		opPutObjectTagging:        h.putObjectTagging,
-		opDeleteObjectTagging:     h.deleteObjectTagging,
-		opGetObjectAttributes:     h.getObjectAttributes,
-		opCreateMultipartUpload:   h.createMultipartUpload,
-		opUploadPart:              h.uploadPart,
-		opUploadPartCopy:          h.uploadPartCopy,
-		opCompleteMultipartUpload: h.completeMultipartUpload,
-		opAbortMultipartUpload:    h.abortMultipartUpload,
-		opListParts:               h.listParts,
+		s3core.OpListBuckets:             h.buckets.ListBuckets,
+		s3core.OpCreateBucket:            h.buckets.CreateBucket,
+		s3core.OpHeadBucket:              h.buckets.HeadBucket,
+		s3core.OpDeleteBucket:            h.buckets.DeleteBucket,
+		s3core.OpGetBucketLocation:       h.buckets.GetBucketLocation,
+		s3core.OpGetBucketVersioning:     h.buckets.GetBucketVersioning,
+		s3core.OpPutBucketVersioning:     h.buckets.PutBucketVersioning,
+		s3core.OpListObjectVersions:      h.objects.ListObjectVersions,
+		s3core.OpGetBucketACL:            h.buckets.GetBucketACL,
+		s3core.OpPutBucketACL:            h.buckets.PutBucketACL,
+		s3core.OpGetBucketPolicy:         h.buckets.GetBucketPolicy,
+		s3core.OpPutBucketPolicy:         h.buckets.PutBucketPolicy,
+		s3core.OpDeleteBucketPolicy:      h.buckets.DeleteBucketPolicy,
+		s3core.OpGetBucketPolicyStatus:   h.buckets.GetBucketPolicyStatus,
+		s3core.OpGetBucketRequestPayment: h.buckets.GetBucketRequestPayment,
+		s3core.OpGetBucketLogging:        h.buckets.GetBucketLogging,
+		s3core.OpGetBucketTagging:        h.buckets.GetBucketTagging,
+		s3core.OpPutBucketTagging:        h.buckets.PutBucketTagging,
+		s3core.OpDeleteBucketTagging:     h.buckets.DeleteBucketTagging,
+		s3core.OpGetBucketCors:           h.buckets.GetBucketCors,
+		s3core.OpGetObjectLockConfig:     h.buckets.GetObjectLockConfiguration,
+		s3core.OpPutObjectLockConfig:     h.buckets.PutObjectLockConfiguration,
+		s3core.OpGetObjectRetention:      h.objects.GetObjectRetention,
+		s3core.OpPutObjectRetention:      h.objects.PutObjectRetention,
+		s3core.OpGetObjectLegalHold:      h.objects.GetObjectLegalHold,
+		s3core.OpPutObjectLegalHold:      h.objects.PutObjectLegalHold,
+		s3core.OpPutBucketCors:           h.buckets.PutBucketCors,
+		s3core.OpDeleteBucketCors:        h.buckets.DeleteBucketCors,
+		s3core.OpGetBucketEncryption:     h.buckets.GetBucketEncryption,
+		s3core.OpPutBucketEncryption:     h.buckets.PutBucketEncryption,
+		s3core.OpDeleteBucketEncryption:  h.buckets.DeleteBucketEncryption,
+		s3core.OpGetBucketLifecycle:      h.buckets.GetBucketLifecycle,
+		s3core.OpPutBucketLifecycle:      h.buckets.PutBucketLifecycle,
+		s3core.OpDeleteBucketLifecycle:   h.buckets.DeleteBucketLifecycle,
+		s3core.OpGetBucketUnconfigured:   h.buckets.GetBucketUnconfigured,
+		s3core.OpGetPublicAccessBlock:    h.buckets.GetPublicAccessBlock,
+		s3core.OpPutPublicAccessBlock:    h.buckets.PutPublicAccessBlock,
+		s3core.OpDeletePublicAccessBlock: h.buckets.DeletePublicAccessBlock,
+		s3core.OpGetOwnershipControls:    h.buckets.GetOwnershipControls,
+		s3core.OpPutOwnershipControls:    h.buckets.PutOwnershipControls,
+		s3core.OpDeleteOwnershipControls: h.buckets.DeleteOwnershipControls,
+		s3core.OpListObjects:             h.objects.ListObjectsV1,
+		s3core.OpListObjectsV2:           h.objects.ListObjectsV2,
+		s3core.OpListMultipartUploads:    h.uploads.ListMultipartUploads,
+		s3core.OpDeleteObjects:           h.objects.DeleteObjects,
+		s3core.OpPutObject:               h.objects.PutObject,
+		s3core.OpPostObject:              h.objects.PostObject,
+		s3core.OpCopyObject:              h.objects.CopyObject,
+		s3core.OpGetObject:               h.objects.GetObject,
+		s3core.OpHeadObject:              h.objects.HeadObject,
+		s3core.OpDeleteObject:            h.objects.DeleteObject,
+		s3core.OpGetObjectACL:            h.objects.GetObjectACL,
+		s3core.OpPutObjectACL:            h.objects.PutObjectACL,
+		s3core.OpGetObjectTagging:        h.objects.GetObjectTagging,
+		s3core.OpPutObjectTagging:        h.objects.PutObjectTagging,
+		s3core.OpDeleteObjectTagging:     h.objects.DeleteObjectTagging,
+		s3core.OpGetObjectAttributes:     h.objects.GetObjectAttributes,
+		s3core.OpCreateMultipartUpload:   h.uploads.CreateMultipartUpload,
+		s3core.OpUploadPart:              h.uploads.UploadPart,
+		s3core.OpUploadPartCopy:          h.uploads.UploadPartCopy,
+		s3core.OpCompleteMultipartUpload: h.uploads.CompleteMultipartUpload,
+		s3core.OpAbortMultipartUpload:    h.uploads.AbortMultipartUpload,
+		s3core.OpListParts:               h.uploads.ListParts,
 	}
 	return h, nil
-}
-
-// request is what the front end knows about a request once it is routed and authenticated.
-type request struct {
-	id     string // x-amz-request-id
-	hostID string // x-amz-id-2
-	op     string
-	bucket string
-	key    string
-	query  url.Values
-	auth   *sigv4.Auth
-	// who is who asks (anonymous without credentials).
-	who access.Identity
-	// account is the account whose containers the request works on: the bucket's owner (see
-	// authorize), or the caller's own for ListBuckets and CreateBucket.
-	account string
-	// state is the bucket's access state, once authorize resolved the bucket.
-	state *access.BucketState
-	// cors is the bucket's CORS configuration (nil: none), once authorize resolved the bucket.
-	cors *cors.Config
-	// encryption is the bucket's default encryption (nil: none), once authorize resolved it.
-	encryption *bucketEncryption
-	// cond is what the request offers to bucket policy conditions (condctx.go), set by
-	// authorize.
-	cond access.Context
-	// While a read follows Swift symlinks (symlink.go): links followed, and the ETag a static
-	// link requires of what comes next.
-	symlinkHops int
-	symlinkETag string
-	// stored, when set, is where a read finds what it serves: a version of the object
-	// (?versionId, or the current version a version link names); versionID is its ID, which
-	// answers carry as x-amz-version-id.
-	stored    *meta.ObjectName
-	versionID string
-	// copySourceVersionID is the version a copy read (x-amz-copy-source-version-id).
-	copySourceVersionID string
-}
-
-// readName is where a read of the request's object finds it.
-func (rq *request) readName() meta.ObjectName {
-	if rq.stored != nil {
-		return *rq.stored
-	}
-	return rq.objectName()
 }
 
 // ServeHTTP routes, authenticates and serves one request.
@@ -288,20 +164,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// 100 Continue here; so do we.
 		w.WriteHeader(http.StatusContinue)
 	}
-	rq := &request{id: newRequestID(), hostID: newHostID(), op: opUnknown}
+	rq := &s3core.Request{ID: newRequestID(), HostID: newHostID(), Op: s3core.OpUnknown}
 	rec := &reqmetrics.StatusRecorder{ResponseWriter: w}
 	hdr := w.Header()
-	hdr.Set("X-Amz-Request-Id", rq.id)
-	hdr.Set("X-Amz-Id-2", rq.hostID)
-	hdr.Set("Server", h.cfg.ServerName)
+	hdr.Set("X-Amz-Request-Id", rq.ID)
+	hdr.Set("X-Amz-Id-2", rq.HostID)
+	hdr.Set("Server", h.front.Cfg.ServerName)
 
 	err := h.serve(rec, r, rq)
-	if err != nil && !errors.Is(err, errAbortResponse) {
+	if err != nil && !errors.Is(err, s3core.ErrAbortResponse) {
 		if rec.WroteHeader {
-			h.log.WarnContext(r.Context(), "s3 response failed after its header", "request_id", rq.id, "op", rq.op, "err", err)
-			err = errAbortResponse
+			h.front.Log.WarnContext(r.Context(), "s3 response failed after its header", "request_id", rq.ID, "op", rq.Op, "err", err)
+			err = s3core.ErrAbortResponse
 		} else {
-			h.writeError(rec, r, rq, err)
+			h.front.WriteError(rec, r, rq, err)
 			drainRefusedBody(w, r)
 		}
 	}
@@ -309,8 +185,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	h.metrics.Observe(rq.op, status, time.Since(start))
-	if errors.Is(err, errAbortResponse) {
+	h.metrics.Observe(rq.Op, status, time.Since(start))
+	if errors.Is(err, s3core.ErrAbortResponse) {
 		panic(http.ErrAbortHandler) // net/http cuts the connection without logging a stack
 	}
 }
@@ -319,13 +195,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // with S3's 503 SlowDown (as S3 answers a request rate it cannot take). The body is not read:
 // net/http discards a small one and closes the connection on a large one.
 func (h *Handler) ServeSlowDown(w http.ResponseWriter, r *http.Request) {
-	rq := &request{id: newRequestID(), hostID: newHostID(), op: opUnknown}
+	rq := &s3core.Request{ID: newRequestID(), HostID: newHostID(), Op: s3core.OpUnknown}
 	hdr := w.Header()
-	hdr.Set("X-Amz-Request-Id", rq.id)
-	hdr.Set("X-Amz-Id-2", rq.hostID)
-	hdr.Set("Server", h.cfg.ServerName)
-	h.writeError(w, r, rq, errSlowDown)
-	h.metrics.Observe(rq.op, errSlowDown.status, 0)
+	hdr.Set("X-Amz-Request-Id", rq.ID)
+	hdr.Set("X-Amz-Id-2", rq.HostID)
+	hdr.Set("Server", h.front.Cfg.ServerName)
+	h.front.WriteError(w, r, rq, s3core.ErrSlowDown)
+	h.metrics.Observe(rq.Op, s3core.ErrSlowDown.Status, 0)
 }
 
 // maxRefusedBodyDrain bounds how much of a refused request's body is read and discarded, and
@@ -356,31 +232,32 @@ func drainRefusedBody(w http.ResponseWriter, r *http.Request) {
 	io.Copy(io.Discard, io.LimitReader(r.Body, maxRefusedBodyDrain))
 }
 
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) error {
-	t := parseTarget(r, h.cfg.Domains)
-	rq.bucket, rq.key = t.bucket, t.key
-	rq.query = r.URL.Query()
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
+	t := s3core.ParseTarget(r, h.front.Cfg.Domains)
+	rq.Bucket, rq.Key = t.Bucket, t.Key
+	rq.Query = r.URL.Query()
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost, http.MethodDelete, http.MethodOptions:
 	default:
 		// A method S3 does not have is refused before anything else, as S3 does: there is
 		// nothing to authenticate it for.
-		return fmt.Errorf("method %.40q: %w", r.Method, errMethodNotAllowed)
+		return fmt.Errorf("method %.40q: %w", r.Method, s3core.ErrMethodNotAllowed)
 	}
 	if r.Method == http.MethodOptions {
 		// A CORS preflight: answered from the bucket's CORS configuration alone, without
-		// authentication (cors.go).
-		rq.op, rq.who = opPreflight, access.Identity{Anonymous: true}
-		return h.preflight(w, r, rq)
+		// authentication (s3core/cors.go).
+		rq.Op, rq.Who = s3core.OpPreflight, access.Identity{Anonymous: true}
+		return h.front.Preflight(w, r, rq)
 	}
-	op, routeErr := resolveOperation(r.Method, t, rq.query, r.Header)
-	rq.op = op
-	if op == opPostObject {
-		// A form upload carries its credentials in the form (postobject.go authenticates and
-		// authorizes it once it has read the fields); headers and query play no part.
-		rq.who = access.Identity{Anonymous: true}
-		rq.auth = &sigv4.Auth{Payload: sigv4.PayloadUnsigned, DecodedContentLength: -1}
-		if err := checkBucketNameForAccess(rq.bucket); err != nil {
+	op, routeErr := resolveOperation(r.Method, t, rq.Query, r.Header)
+	rq.Op = op
+	if op == s3core.OpPostObject {
+		// A form upload carries its credentials in the form (objects/postobject.go
+		// authenticates and authorizes it once it has read the fields); headers and query play
+		// no part.
+		rq.Who = access.Identity{Anonymous: true}
+		rq.Auth = &sigv4.Auth{Payload: sigv4.PayloadUnsigned, DecodedContentLength: -1}
+		if err := s3core.CheckBucketNameForAccess(rq.Bucket); err != nil {
 			return err
 		}
 		return h.ops[op](w, r, rq)
@@ -388,50 +265,50 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rq *request) err
 	// Authenticate before anything else. A request without credentials goes on as anonymous,
 	// to be served only where an ACL or policy lets everyone in; it learns nothing else, not
 	// even which operations exist.
-	vopts := h.verify
-	if t.virtualHost {
-		vopts.VirtualHostBucket = t.bucket // SigV2 signs "/bucket" + path
+	vopts := h.front.Verify
+	if t.VirtualHost {
+		vopts.VirtualHostBucket = t.Bucket // SigV2 signs "/bucket" + path
 	}
-	a, err := sigv4.Verify(r.Context(), r, h.cfg.Credentials, h.cfg.Now(), &vopts)
+	a, err := sigv4.Verify(r.Context(), r, h.front.Cfg.Credentials, h.front.Cfg.Now(), &vopts)
 	switch {
 	case errors.Is(err, sigv4.ErrAnonymous):
-		rq.who = access.Identity{Anonymous: true}
+		rq.Who = access.Identity{Anonymous: true}
 		if routeErr != nil {
-			h.corsForRefused(r.Context(), w, r, rq)
-			return fmt.Errorf("anonymous: %w: %w", errAccessDenied, routeErr)
+			h.front.CorsForRefused(r.Context(), w, r, rq)
+			return fmt.Errorf("anonymous: %w: %w", s3core.ErrAccessDenied, routeErr)
 		}
-		if a, err = anonymousAuth(r); err != nil {
+		if a, err = s3core.AnonymousAuth(r); err != nil {
 			return err
 		}
 	case err != nil:
-		h.corsForRefused(r.Context(), w, r, rq)
-		return authError(r, err)
+		h.front.CorsForRefused(r.Context(), w, r, rq)
+		return s3core.AuthError(r, err)
 	case a.Credential.Account == "":
-		return fmt.Errorf("access key %q has no account: %w", a.Credential.AccessKey, errAccessDenied)
+		return fmt.Errorf("access key %q has no account: %w", a.Credential.AccessKey, s3core.ErrAccessDenied)
 	default:
-		rq.who = identityOf(a.Credential)
+		rq.Who = s3core.IdentityOf(a.Credential)
 	}
-	rq.auth = a
+	rq.Auth = a
 	if routeErr != nil {
 		return routeErr
 	}
-	if rq.bucket != "" && op != opCreateBucket {
-		if err := checkBucketNameForAccess(rq.bucket); err != nil {
+	if rq.Bucket != "" && op != s3core.OpCreateBucket {
+		if err := s3core.CheckBucketNameForAccess(rq.Bucket); err != nil {
 			return err
 		}
 	}
-	if rq.key != "" {
-		if err := checkKey(rq.key); err != nil {
+	if rq.Key != "" {
+		if err := s3core.CheckKey(rq.Key); err != nil {
 			return err
 		}
 	}
-	if err := checkVersionID(rq.query); err != nil {
+	if err := s3core.CheckVersionID(rq.Query); err != nil {
 		return err
 	}
-	err = h.authorize(r.Context(), r, rq)
+	err = h.front.Authorize(r.Context(), r, rq)
 	// A cross-origin request that a CORS rule of the bucket allows gets its headers whatever
 	// the answer, a refusal included, as in S3.
-	setCORSHeaders(w, r, rq.cors)
+	s3core.SetCORSHeaders(w, r, rq.Cors)
 	if err != nil {
 		return err
 	}
@@ -451,6 +328,25 @@ func newHostID() string {
 	return base64.StdEncoding.EncodeToString(b[:])
 }
 
-// owner returns the s3xml.Owner element of the request's account: the bucket's owner (or the
-// caller's own account, for ListBuckets).
-func (rq *request) owner() s3xml.Owner { return s3xml.Owner{ID: rq.account, DisplayName: rq.account} }
+// ForgetAccessState drops the cached access state of a bucket that another front end (Swift)
+// has just changed, so that the change applies through S3 at once in this process.
+func (h *Handler) ForgetAccessState(account, bucket string) {
+	h.front.ForgetAccessState(account, bucket)
+}
+
+// EachUpload calls fn with every incomplete upload of a bucket: its key, ID and start (the
+// lifecycle daemon's view of multipart uploads, lifecycled.Uploads).
+func (h *Handler) EachUpload(ctx context.Context, account, bucket string, fn func(key, id string, initiated time.Time) error) error {
+	return h.uploads.EachUpload(ctx, account, bucket, fn)
+}
+
+// AbortUpload aborts an upload as AbortMultipartUpload does; false when it ended meanwhile or
+// a completion holds it.
+func (h *Handler) AbortUpload(ctx context.Context, account, bucket, key, id string) (bool, error) {
+	return h.uploads.AbortUpload(ctx, account, bucket, key, id)
+}
+
+// NewUploadSweeper returns the handler's upload sweeper; Start runs it.
+func (h *Handler) NewUploadSweeper(cfg UploadSweeperConfig) (*UploadSweeper, error) {
+	return h.uploads.NewUploadSweeper(cfg)
+}
