@@ -194,7 +194,7 @@ func ReadContainerACLs(hdr http.Header, changes map[string]string) error {
 
 // ClaimIfShared claims the container's name in the shared bucket-name index when its new ACLs
 // let in someone outside its account, so that they can address it through S3 too (S3 names a
-// bucket without its account; see internal/s3/registry.go). A name another account already
+// bucket without its account; see internal/s3/s3core/registry.go). A name another account already
 // shares is left to it: the ACL still works through Swift, whose URLs name the account.
 func (h *Server) ClaimIfShared(ctx context.Context, rq *Request, changes map[string]string) {
 	shared := false
