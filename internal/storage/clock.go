@@ -1,14 +1,17 @@
 package storage
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/cairn-store/cairn/internal/engine"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 )
@@ -29,31 +32,74 @@ const (
 )
 
 // restoreClock advances the process clock to the highest floor of devs, and raises the
-// node's fresh bound to it (a device already open keeps the floor it read).
+// node's fresh bound to it (a device already open keeps the floor it read). A device without a
+// floor that holds versions (written before floors were kept) gets one above all of them, from
+// a scan of its placement index, once; if that fails, no name counts as fresh in this run.
 func (n *Node) restoreClock(devs map[string]*device) {
 	for name, d := range devs {
 		if d.floor.Load() != 0 {
 			continue
 		}
-		v, closer, err := d.db.Get(clockKey)
-		if errors.Is(err, pebble.ErrNotFound) {
-			continue
-		}
+		floor, err := n.readFloor(d)
 		if err != nil {
-			n.log.Warn("reading the timestamp floor", "device", name, "err", err)
+			n.log.Warn("the device's timestamp floor cannot be restored: no version name is taken as new until a restart restores it", "device", name, "err", err)
+			n.freshAbove.Store(math.MaxInt64)
 			continue
 		}
-		if len(v) == 8 {
-			floor := meta.Timestamp(binary.BigEndian.Uint64(v))
-			if now := meta.Timestamp(time.Now().UnixNano()); floor > now+meta.Timestamp(clockLead) {
-				n.log.Warn("the clock is behind the timestamps this node wrote before; continuing from them", "device", name, "behind", time.Duration(floor-now))
-			}
-			meta.AdvanceClock(floor)
-			d.floor.Store(int64(floor))
-			raise(&n.freshAbove, int64(floor))
+		if floor == 0 {
+			continue // nothing stored
+		}
+		if now := meta.Timestamp(time.Now().UnixNano()); floor > now+meta.Timestamp(clockLead) {
+			n.log.Warn("the clock is behind the timestamps this node wrote before; continuing from them", "device", name, "behind", time.Duration(floor-now))
+		}
+		meta.AdvanceClock(floor)
+		raise(&n.freshAbove, int64(floor))
+	}
+}
+
+// readFloor reads the device's floor into d.floor, or, when it has none or an unreadable one,
+// makes one above every version it holds (0: it holds none).
+func (n *Node) readFloor(d *device) (meta.Timestamp, error) {
+	v, closer, err := d.db.Get(clockKey)
+	if err == nil {
+		ok := len(v) == 8
+		floor := int64(0)
+		if ok {
+			floor = int64(binary.BigEndian.Uint64(v))
 		}
 		closer.Close()
+		if ok {
+			d.floor.Store(floor)
+			return meta.Timestamp(floor), nil
+		}
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return 0, fmt.Errorf("reading the floor: %w", err)
 	}
+	var newest meta.Timestamp
+	err = d.engine.ScanPlacement(context.Background(), 0, math.MaxUint64, func(v engine.Version) error {
+		newest = max(newest, v.Timestamp)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("scanning the versions for a floor: %w", err)
+	}
+	if newest == 0 {
+		return 0, nil
+	}
+	floor := leadOf(newest)
+	if err := d.raiseFloor(floor); err != nil {
+		return 0, fmt.Errorf("writing the floor: %w", err)
+	}
+	n.log.Info("the device had no timestamp floor: made one above its newest version", "floor", floor)
+	return meta.Timestamp(floor), nil
+}
+
+// leadOf is ts plus the lead, short of overflowing.
+func leadOf(ts meta.Timestamp) int64 {
+	if int64(ts) > math.MaxInt64-int64(clockLead) {
+		return math.MaxInt64
+	}
+	return int64(ts) + int64(clockLead)
 }
 
 // persistClock writes the floor to every device; unsynced, because the next synced write of
@@ -89,15 +135,17 @@ func (d *device) raiseFloor(floor int64) error {
 }
 
 // coverTimestamp raises the device's floor above ts, before a write at ts commits, when it is
-// not above it already: every version a device holds is then below the floor it restores after
-// a crash, whether the persister kept up or not (a stalled disk, a full one it skips, a clock
-// advanced past it by a newer version seen). The floor goes into the WAL ahead of the write's
-// batch, so the write's sync makes it durable.
-func (d *device) coverTimestamp(ts meta.Timestamp) error {
-	if int64(ts) < d.floor.Load() {
+// not above it already, on a node alone (where isNew relies on it): every version a device
+// holds is then below the floor it restores after a crash, whether the persister kept up or
+// not (a stalled disk, a full one it skips, a clock advanced past it by a newer version seen).
+// The floor goes into the WAL ahead of the write's batch, so the write's sync makes it durable.
+// (A node of a cluster leaves its floor to its own clock: a peer's clock far ahead must not
+// drag it along for good.)
+func (n *Node) coverTimestamp(d *device, ts meta.Timestamp) error {
+	if !n.alone() || int64(ts) < d.floor.Load() {
 		return nil
 	}
-	if err := d.raiseFloor(int64(ts) + int64(clockLead)); err != nil {
+	if err := d.raiseFloor(leadOf(ts)); err != nil {
 		return fmt.Errorf("timestamp floor: %w", err)
 	}
 	return nil

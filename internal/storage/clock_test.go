@@ -44,6 +44,7 @@ func TestRestartResumesTheClockFromTheFloor(t *testing.T) {
 		t.Fatal(err)
 	}
 	n = restart(t, n, dev)
+	defer func() { n.Close() }()
 	if now := meta.Now(); now <= ahead {
 		t.Fatalf("after the restart the clock stamps %d, below the floor %d", now, ahead)
 	}
@@ -70,6 +71,7 @@ func TestWritesAheadOfTheFloorRaiseIt(t *testing.T) {
 	}
 	n.persistClock() // as the persister does every second: the floor must stay above the write
 	n = restart(t, n, dev)
+	defer func() { n.Close() }()
 	if now := meta.Now(); now <= ahead {
 		t.Fatalf("after the restart the clock stamps %d, at or below a version it holds (%d)", now, ahead)
 	}
@@ -96,6 +98,7 @@ func TestFreshNamesSkipTheLookupOnlyWhereSafe(t *testing.T) {
 		t.Fatal(err)
 	}
 	alone := restart(t, first, dev)
+	t.Cleanup(func() { alone.Close() })
 	if alone.freshAbove.Load() == 0 {
 		t.Fatal("no floor restored")
 	}
@@ -133,7 +136,7 @@ func TestFreshNamesSkipTheLookupOnlyWhereSafe(t *testing.T) {
 	}
 }
 
-// restart closes n and opens its device again, closed when the test ends.
+// restart closes n and opens its device again (the caller closes the node it returns).
 func restart(t *testing.T, n *Node, dev DeviceConfig) *Node {
 	t.Helper()
 	if err := n.Close(); err != nil {
@@ -143,6 +146,65 @@ func restart(t *testing.T, n *Node, dev DeviceConfig) *Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { n.Close() })
 	return n
+}
+
+// A device written before floors were kept (or whose floor is lost) holds versions but no
+// floor: on opening it gets one above its newest version, and until then no name counts as new
+// below it — else a version name minted again by a clock gone back would be overwritten unread.
+func TestDeviceWithoutAFloorGetsOneAboveItsVersions(t *testing.T) {
+	ctx := context.Background()
+	dev := DeviceConfig{Name: "d0", Dir: filepath.Join(t.TempDir(), "d0")}
+	n, err := Open(Config{Devices: []DeviceConfig{dev}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.PutContainer(ctx, "d0", 0, "a", meta.Container{Name: "c"}, nodeclient.ContainerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ahead := meta.Now() + meta.Timestamp(time.Hour) // the process clock, which earlier tests may have advanced
+	name := meta.ObjectName{Account: "a", Container: "c", Object: "v"}
+	if _, err := n.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: ahead, Size: 1}, strings.NewReader("x"), nodeclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	close(n.clockStop) // no persister from here: the floor is dropped as an older version had none
+	<-n.clockDone
+	n.clockStop = nil
+	d, _ := n.device("d0")
+	if err := d.db.Delete(clockKey, pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	n = restart(t, n, dev)
+	defer func() { n.Close() }()
+	if above := n.freshAbove.Load(); above <= int64(ahead) {
+		t.Fatalf("names count as new above %d, below a version the device holds (%d)", above, ahead)
+	}
+	_, err = n.PutObject(ctx, "d0", 0, name, meta.Object{Timestamp: ahead, Size: 1}, strings.NewReader("y"), nodeclient.PutOptions{Fresh: true})
+	if !errors.Is(err, meta.ErrConflict) {
+		t.Fatalf("a fresh write under the name of a version in place: %v, want a conflict", err)
+	}
+	n = restart(t, n, dev) // the floor made is kept
+	if above := n.freshAbove.Load(); above <= int64(ahead) {
+		t.Fatalf("after a second restart names count as new above %d, below %d", above, ahead)
+	}
+}
+
+// A node of a cluster does not let a peer's clock move its floor: a write stamped an hour
+// ahead (a proxy whose clock is wrong) must not drag the node's clock forward for good.
+func TestClusterNodeFloorFollowsItsOwnClock(t *testing.T) {
+	ctx := context.Background()
+	ps := &peers{nodes: map[string]*Node{}, down: map[string]bool{}}
+	n := openPeer(t, ps, "127.0.0.1:1", filepath.Join(t.TempDir(), "d0"))
+	defer n.Close()
+	if err := n.PutContainer(ctx, "d0", 0, "a", meta.Container{Name: "c"}, nodeclient.ContainerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ahead := meta.Now() + meta.Timestamp(time.Hour) // the process clock, which earlier tests may have advanced
+	if _, err := n.PutObject(ctx, "d0", 0, meta.ObjectName{Account: "a", Container: "c", Object: "o"}, meta.Object{Timestamp: ahead, Size: 1}, strings.NewReader("x"), nodeclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := n.device("d0")
+	if f := d.floor.Load(); f >= int64(ahead) {
+		t.Errorf("a peer's write an hour ahead moved the floor to %d (its timestamp %d)", f, ahead)
+	}
 }

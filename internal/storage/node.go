@@ -390,7 +390,7 @@ type putListing struct {
 
 func (l *putListing) inBatch(b *pebble.Batch, o, old *meta.Object) (err error) {
 	n, d, name := l.n, l.d, l.name
-	if err := d.coverTimestamp(o.Timestamp); err != nil {
+	if err := n.coverTimestamp(d, o.Timestamp); err != nil {
 		return err
 	}
 	if old != nil && !old.Deleted {
@@ -471,7 +471,7 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 		if p != nil {
 			prev = *p
 		}
-		if err := d.coverTimestamp(ts); err != nil {
+		if err := n.coverTimestamp(d, ts); err != nil {
 			return err
 		}
 		// The listing hears of the delete even when there was nothing to delete here (as
@@ -520,7 +520,7 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 	defer hold.release()
 	var pending []*pendingUpdate
 	o, err := d.engine.UpdateMeta(ctx, name, update.Timestamp, apply, engine.PutOptions{If: opts.If, InBatch: func(b *pebble.Batch, o, _ *meta.Object) (err error) {
-		if err := d.coverTimestamp(o.Timestamp); err != nil {
+		if err := n.coverTimestamp(d, o.Timestamp); err != nil {
 			return err
 		}
 		var here bool
