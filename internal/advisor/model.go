@@ -221,6 +221,9 @@ type resource struct {
 	visits  float64 // visits per client request, on one node
 	shared  bool    // processor sharing: latency stretches by 1/(1-U) (NICs, bandwidth)
 	pooled  bool    // one queue for all servers (CPU cores); else a queue per server
+	// reserved is the part of servers busy without requests (background CPU): it counts in
+	// utilization and leaves servers − reserved for requests.
+	reserved float64
 }
 
 // limit is the requests per second at which the resource is saturated.
@@ -228,7 +231,15 @@ func (r *resource) limit() float64 {
 	if r.demand <= 0 {
 		return math.Inf(1)
 	}
-	return r.servers / r.demand
+	return math.Max(0, r.servers-r.reserved) / r.demand
+}
+
+// utilization is the busy fraction of the resource at x requests per second.
+func (r *resource) utilization(x float64) float64 {
+	if r.servers <= 0 {
+		return 0
+	}
+	return (r.reserved + x*r.demand) / r.servers
 }
 
 const bitsPerByte = 8
@@ -273,12 +284,20 @@ func (m *Model) nodeResources(gi int, g *Group, ps, ss float64) []resource {
 	tier := g.tier()
 	port := g.NIC.Gbps * 1e9 / bitsPerByte
 	visits := ps + ss*m.visits
+	var background float64
+	if g.Proxy {
+		background += m.Demands.Background.ProxyCores
+	}
+	if g.Storage {
+		background += m.Demands.Background.StorageCores
+	}
 	out := []resource{
-		{gi, tier, "cpu", float64(t.Cores), (ps*a.proxyCPU + ss*a.storCPU) / t.CPUSpeed, visits, false, true},
+		{group: gi, tier: tier, name: "cpu", servers: float64(t.Cores), reserved: background / t.CPUSpeed,
+			demand: (ps*a.proxyCPU + ss*a.storCPU) / t.CPUSpeed, visits: visits, pooled: true},
 		// Into a proxy come requests and storage answers; into a storage node, what the
 		// proxies send it. Out of each, the reverse.
-		{gi, tier, "nic in", float64(g.NIC.Count), (ps*(a.cliIn+a.bIn) + ss*a.bOut) / port, visits, true, false},
-		{gi, tier, "nic out", float64(g.NIC.Count), (ps*(a.cliOut+a.bOut) + ss*a.bIn) / port, visits, true, false},
+		{gi, tier, "nic in", float64(g.NIC.Count), (ps*(a.cliIn+a.bIn) + ss*a.bOut) / port, visits, true, false, 0},
+		{gi, tier, "nic out", float64(g.NIC.Count), (ps*(a.cliOut+a.bOut) + ss*a.bIn) / port, visits, true, false, 0},
 	}
 	if !g.Storage || g.Disk == nil || g.DisksPerNode == 0 {
 		return out
@@ -288,12 +307,12 @@ func (m *Model) nodeResources(gi int, g *Group, ps, ss float64) []resource {
 	if g.ListingDisk == nil {
 		dataT += a.listOps/d.IOPS + a.listBytes/(d.MBps*1e6)
 	}
-	out = append(out, resource{gi, tier, "data disks", float64(g.DisksPerNode), ss * dataT, ss * m.visits, false, false})
+	out = append(out, resource{gi, tier, "data disks", float64(g.DisksPerNode), ss * dataT, ss * m.visits, false, false, 0})
 	if l := g.ListingDisk; l != nil {
-		out = append(out, resource{gi, tier, "listing disk", 1, ss * (a.listOps/l.IOPS + a.listBytes/(l.MBps*1e6)), ss * m.visits, false, false})
+		out = append(out, resource{gi, tier, "listing disk", 1, ss * (a.listOps/l.IOPS + a.listBytes/(l.MBps*1e6)), ss * m.visits, false, false, 0})
 	}
 	if t.ControllerMBps > 0 {
-		out = append(out, resource{gi, tier, "controller", 1, ss * (a.dataBytes + a.listBytes) / (t.ControllerMBps * 1e6), ss * m.visits, true, false})
+		out = append(out, resource{gi, tier, "controller", 1, ss * (a.dataBytes + a.listBytes) / (t.ControllerMBps * 1e6), ss * m.visits, true, false, 0})
 	}
 	return out
 }
@@ -302,9 +321,9 @@ func (m *Model) lbResources(lb *LoadBalancer, n int) []resource {
 	a := &m.agg
 	// Every byte a client sends or receives passes through the balancer once in each
 	// direction; its bandwidth is per direction, like a NIC's.
-	out := []resource{{-1, "lb", "bandwidth", float64(n), (a.cliIn + a.cliOut) / (lb.Gbps * 1e9 / bitsPerByte), 1, true, false}}
+	out := []resource{{-1, "lb", "bandwidth", float64(n), (a.cliIn + a.cliOut) / (lb.Gbps * 1e9 / bitsPerByte), 1, true, false, 0}}
 	if lb.RequestsPerSecond > 0 {
-		out = append(out, resource{-1, "lb", "requests", float64(n), 1 / lb.RequestsPerSecond, 1, false, false})
+		out = append(out, resource{-1, "lb", "requests", float64(n), 1 / lb.RequestsPerSecond, 1, false, false, 0})
 	}
 	return out
 }
@@ -439,8 +458,6 @@ func (m *Model) use(cl *Cluster, r *resource, at float64) ResourceUse {
 	} else {
 		u.NodeType = cl.LB.Name
 	}
-	if r.servers > 0 {
-		u.Utilization = at * r.demand / r.servers
-	}
+	u.Utilization = r.utilization(at)
 	return u
 }

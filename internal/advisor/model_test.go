@@ -178,3 +178,53 @@ func TestOnTheWire(t *testing.T) {
 		t.Errorf("a 1 MiB answer costs %.3f× its bytes on the wire, want about 1.06", in/(1<<20))
 	}
 }
+
+// Background CPU is taken off a node's cores: a node that idles at b cores serves requests
+// with c − b, and counts b in its utilization; a sumo node pays both roles' background.
+func TestBackgroundCPU(t *testing.T) {
+	cat := loadExample(t)
+	base := modelWith(t, loadDefaults(t), "B", threeReplicas)
+	cl := cluster(cat, "proxy-1u", 1, "storage-2u-12", 6, 12, "ssd-4t", "", 0)
+	cpuLimit := func(m *Model, tier string) (float64, float64) {
+		for _, r := range m.Predict(cl, 100).Resources {
+			if r.Tier == tier && r.Resource == "cpu" {
+				return r.LimitOpsPerSec, r.Utilization
+			}
+		}
+		t.Fatalf("no %s cpu", tier)
+		return 0, 0
+	}
+	d := loadDefaults(t)
+	d.Background = Background{ProxyCores: 4, StorageCores: 2}
+	bg := modelWith(t, d, "B", threeReplicas)
+	for _, tc := range []struct {
+		tier string
+		bg   float64
+	}{{"proxy", 4}, {"storage", 2}} {
+		var cores, speed float64
+		for _, g := range cl.Groups {
+			if g.tier() == tc.tier {
+				cores, speed = float64(g.Type.Cores), g.Type.CPUSpeed
+			}
+		}
+		l0, u0 := cpuLimit(base, tc.tier)
+		l1, u1 := cpuLimit(bg, tc.tier)
+		if want := l0 * (cores - tc.bg/speed) / cores; math.Abs(l1-want) > 1e-6*want {
+			t.Errorf("%s cpu limit with %g background cores: %g, want %g", tc.tier, tc.bg, l1, want)
+		}
+		if want := u0 + tc.bg/speed/cores; math.Abs(u1-want) > 1e-9 {
+			t.Errorf("%s cpu utilization with background: %g, want %g", tc.tier, u1, want)
+		}
+	}
+	sumo := &Cluster{Groups: []Group{{Type: cl.Groups[1].Type, NIC: cl.Groups[1].NIC, Count: 3, Proxy: true, Storage: true,
+		Disk: cl.Groups[1].Disk, DisksPerNode: 12}}}
+	for _, r := range bg.Predict(sumo, 0).Resources {
+		if r.Resource == "cpu" {
+			u0 := base.Predict(sumo, 1).Resources[0].Utilization
+			u1 := bg.Predict(sumo, 1).Resources[0].Utilization
+			if want := 6 / cl.Groups[1].Type.CPUSpeed / float64(cl.Groups[1].Type.Cores); math.Abs(u1-u0-want) > 1e-9 {
+				t.Errorf("sumo background utilization %g, want %g (both roles)", u1-u0, want)
+			}
+		}
+	}
+}

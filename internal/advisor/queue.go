@@ -41,7 +41,7 @@ func stateAt(r *resource, x float64) queueState {
 	if r.servers <= 0 || r.demand <= 0 {
 		return queueState{slowdown: 1}
 	}
-	u := x * r.demand / r.servers
+	u := r.utilization(x)
 	if u >= 1 {
 		return queueState{u: u, wait: math.Inf(1), slowdown: math.Inf(1)}
 	}

@@ -320,14 +320,45 @@ func (r *runner) measure(ctx context.Context, d *advisor.Demands) (*advisor.Dema
 		return nil, err
 	}
 	d.BaseLatencyMs = m.P50Ms
+	if cfg.Target == nil { // a running cluster's processes are not one per node
+		if d.Background, err = r.background(ctx, min(cfg.Duration, 5*time.Second)); err != nil {
+			return nil, err
+		}
+	}
 	if d.ECEncodeMBpsPerCore, err = measureEncode(); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(cfg.Progress, "calibrate: base latency %.3f ms, EC 4+2 encoding %.0f MB/s per core\n", d.BaseLatencyMs, d.ECEncodeMBpsPerCore)
+	fmt.Fprintf(cfg.Progress, "calibrate: base latency %.3f ms, EC 4+2 encoding %.0f MB/s per core, idle CPU %.4f cores per proxy, %.4f per storage node\n",
+		d.BaseLatencyMs, d.ECEncodeMBpsPerCore, d.Background.ProxyCores, d.Background.StorageCores)
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("calibrate: the measured demands: %w", err)
 	}
 	return d, nil
+}
+
+// background is the CPU each node uses with no requests, over d of an idle cluster that
+// holds the calibration's objects (its daemons have them to replicate and audit).
+func (r *runner) background(ctx context.Context, d time.Duration) (advisor.Background, error) {
+	before, err := r.snapshot()
+	if err != nil {
+		return advisor.Background{}, err
+	}
+	start := time.Now()
+	select {
+	case <-ctx.Done():
+		return advisor.Background{}, ctx.Err()
+	case <-time.After(d):
+	}
+	after, err := r.snapshot()
+	if err != nil {
+		return advisor.Background{}, err
+	}
+	secs := time.Since(start).Seconds()
+	u := after.sub(before)
+	return advisor.Background{
+		ProxyCores:   nonNeg(u.Proxy.CPUSeconds / (secs * float64(len(r.proxies)))),
+		StorageCores: nonNeg(u.Storage.CPUSeconds / (secs * float64(len(r.storage)))),
+	}, nil
 }
 
 // startLab makes the network namespaces of the cluster's nodes (no quota, links unshaped).
