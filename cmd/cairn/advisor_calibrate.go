@@ -30,8 +30,9 @@ func newAdvisorCalibrateCommand() *cobra.Command {
 		Short: "Measure per-request demands on a local cluster and write a demands file for recommend --demands",
 		Long: "Runs a Cairn cluster on this machine (the processes of `cairn local-cluster`), drives it with\n" +
 			"cairn bench one operation and object size at a time, and reads what each role used: CPU from\n" +
-			"/proc/<pid>/stat, bytes from /proc/<pid>/io, fsyncs from the storage nodes' /metrics. Takes a\n" +
-			"few minutes; run it on a quiet machine (see docs/advisor.md).\n\n" +
+			"/proc/<pid>/stat, bytes from /proc/<pid>/io, fsyncs from the storage nodes' /metrics; then the\n" +
+			"storage CPU again on one saturated storage node (--saturated-storage). Takes a few minutes;\n" +
+			"run it on a quiet machine (see docs/advisor.md).\n\n" +
 			"With --proxy-procs and --storage-procs it measures a cluster that runs already on this machine\n" +
 			"instead (OpenStack Swift's servers, or Cairn's), reached with the connection flags of cairn\n" +
 			"bench, its tiers' processes found by their command lines, and its syncs counted as flushes of\n" +
@@ -96,6 +97,7 @@ func newAdvisorCalibrateCommand() *cobra.Command {
 	fl.BoolVar(&cfg.Keep, "keep", false, "keep the data directory (and the nodes' logs)")
 	fl.IntVar(&cfg.Storage, "storage", 4, "storage nodes")
 	fl.IntVar(&cfg.Replicas, "replicas", 3, "replicas")
+	fl.BoolVar(&cfg.SaturatedStorage, "saturated-storage", true, "measure the storage CPU per visit on a second cluster of one saturated storage node (one replica), as a storage node costs where it is the bottleneck")
 	fl.IntVar(&cfg.Concurrency, "concurrency", 16, "concurrent clients")
 	fl.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long each operation and size is measured")
 	fl.StringVar(&sizes, "sizes", "4KiB,1MiB", "object sizes to measure PUT and GET at (DELETE and HEAD at the first)")

@@ -80,8 +80,12 @@ type Background struct {
 // Point is the demand of one request of one operation at one object size.
 type Point struct {
 	Size int64 `yaml:"size"` // object bytes
-	// ProxyCPUSeconds is CPU seconds on the proxy tier per client request.
-	ProxyCPUSeconds float64 `yaml:"proxy_cpu_s"`
+	// ProxyCPUSeconds is CPU seconds on the proxy tier per client request, and
+	// ProxyCPUPerVisitSeconds what it adds per storage visit: a proxy sends a PUT's body to
+	// every replica, so its CPU per PUT grows with the replicas (calibrate measures it with one
+	// replica and with the configured ones; 0 where not measured).
+	ProxyCPUSeconds         float64 `yaml:"proxy_cpu_s"`
+	ProxyCPUPerVisitSeconds float64 `yaml:"proxy_cpu_per_visit_s,omitempty"`
 	// StorageCPUSeconds is CPU seconds on the storage tier per storage visit.
 	StorageCPUSeconds float64 `yaml:"storage_cpu_s"`
 	// Client bytes cross client ↔ load balancer ↔ proxy: in is the request, out the response.
@@ -183,7 +187,7 @@ func (d *Demands) problems() []string {
 			for _, f := range []struct {
 				name string
 				v    float64
-			}{{"proxy_cpu_s", p.ProxyCPUSeconds}, {"storage_cpu_s", p.StorageCPUSeconds},
+			}{{"proxy_cpu_s", p.ProxyCPUSeconds}, {"proxy_cpu_per_visit_s", p.ProxyCPUPerVisitSeconds}, {"storage_cpu_s", p.StorageCPUSeconds},
 				{"client_in_bytes", p.ClientInBytes}, {"client_out_bytes", p.ClientOutBytes},
 				{"backend_out_bytes", p.BackendOutBytes}, {"backend_in_bytes", p.BackendInBytes},
 				{"data_ops", p.DataOps}, {"data_bytes", p.DataBytes}, {"listing_ops", p.ListingOps},
@@ -225,14 +229,15 @@ func (d *Demands) At(op string, size float64) (Point, error) {
 		t := (size - float64(a.Size)) / float64(b.Size-a.Size)
 		lerp := func(x, y float64) float64 { return math.Max(0, x+(y-x)*t) }
 		p = Point{
-			ProxyCPUSeconds:   lerp(a.ProxyCPUSeconds, b.ProxyCPUSeconds),
-			StorageCPUSeconds: lerp(a.StorageCPUSeconds, b.StorageCPUSeconds),
-			ClientInBytes:     lerp(a.ClientInBytes, b.ClientInBytes),
-			ClientOutBytes:    lerp(a.ClientOutBytes, b.ClientOutBytes),
-			BackendOutBytes:   lerp(a.BackendOutBytes, b.BackendOutBytes),
-			BackendInBytes:    lerp(a.BackendInBytes, b.BackendInBytes),
-			DataBytes:         lerp(a.DataBytes, b.DataBytes),
-			ListingBytes:      lerp(a.ListingBytes, b.ListingBytes),
+			ProxyCPUSeconds:         lerp(a.ProxyCPUSeconds, b.ProxyCPUSeconds),
+			ProxyCPUPerVisitSeconds: lerp(a.ProxyCPUPerVisitSeconds, b.ProxyCPUPerVisitSeconds),
+			StorageCPUSeconds:       lerp(a.StorageCPUSeconds, b.StorageCPUSeconds),
+			ClientInBytes:           lerp(a.ClientInBytes, b.ClientInBytes),
+			ClientOutBytes:          lerp(a.ClientOutBytes, b.ClientOutBytes),
+			BackendOutBytes:         lerp(a.BackendOutBytes, b.BackendOutBytes),
+			BackendInBytes:          lerp(a.BackendInBytes, b.BackendInBytes),
+			DataBytes:               lerp(a.DataBytes, b.DataBytes),
+			ListingBytes:            lerp(a.ListingBytes, b.ListingBytes),
 		}
 		n := d.nearestSameSide(pts, size)
 		p.DataOps, p.ListingOps, p.Fsyncs = n.DataOps, n.ListingOps, n.Fsyncs

@@ -117,7 +117,7 @@ func NewModel(d *Demands, w *Workload, p Policy, o Options) (*Model, error) {
 		bOut, bIn := onTheWire(piece.BackendOutBytes, piece.BackendInBytes)
 		cd := classDemand{
 			weight: c.Weight, visits: visits,
-			proxyCPU: front.ProxyCPUSeconds, cliIn: cliIn, cliOut: cliOut,
+			proxyCPU: front.ProxyCPUSeconds + visits*piece.ProxyCPUPerVisitSeconds, cliIn: cliIn, cliOut: cliOut,
 			storCPU: piece.StorageCPUSeconds, bOut: bOut, bIn: bIn,
 			dataOps: piece.DataOps, dataBytes: piece.DataBytes, listOps: piece.ListingOps, listBytes: piece.ListingBytes,
 		}

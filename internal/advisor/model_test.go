@@ -228,3 +228,42 @@ func TestBackgroundCPU(t *testing.T) {
 		}
 	}
 }
+
+// A proxy's CPU per PUT grows with the replicas it sends the body to: with a per-visit part,
+// three replicas cost the proxy the fixed part plus three visits, one replica plus one.
+func TestProxyCPUPerVisit(t *testing.T) {
+	cat := loadExample(t)
+	d := loadDefaults(t)
+	for i := range d.Ops["put"] {
+		d.Ops["put"][i].ProxyCPUPerVisitSeconds = d.Ops["put"][i].ProxyCPUSeconds / 2
+	}
+	w := &Workload{Name: "put4k", Classes: []Class{{Op: "put", Size: 4096, Weight: 1}}}
+	cl := cluster(cat, "proxy-1u", 1, "storage-2u-12", 6, 12, "ssd-4t", "", 0)
+	limit := func(dm *Demands, replicas int) float64 {
+		m, err := NewModel(dm, w, Policy{Replicas: replicas, Zones: 1}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range m.Predict(cl, 1).Resources {
+			if r.Tier == "proxy" && r.Resource == "cpu" {
+				return r.LimitOpsPerSec
+			}
+		}
+		t.Fatal("no proxy cpu")
+		return 0
+	}
+	base := loadDefaults(t)
+	b3 := limit(base, 3)
+	if got := limit(base, 1); !near(got, b3) {
+		t.Errorf("without a per-visit part the replicas do not matter to the proxy: %g against %g", got, b3)
+	}
+	// fixed f, per visit f/2: three replicas cost 2.5 f, one 1.5 f.
+	if got, want := limit(d, 3), b3/2.5; !near(got, want) {
+		t.Errorf("3 replicas: proxy cpu limit %g, want %g", got, want)
+	}
+	if got, want := limit(d, 1), b3/1.5; !near(got, want) {
+		t.Errorf("1 replica: proxy cpu limit %g, want %g", got, want)
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }

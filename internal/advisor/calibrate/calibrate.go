@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,8 +59,11 @@ type Config struct {
 	// netlab, as validate builds its clusters, without CPU quotas or shaping), so that requests
 	// cross a veth, a bridge and a qdisc as packets between machines cross a NIC's driver and
 	// stack, instead of loopback, which costs less CPU per request. Needs root.
-	NetNS  bool
-	Logger *slog.Logger // nil: none
+	NetNS bool
+	// SaturatedStorage measures the storage CPU per visit on a second cluster of one storage
+	// node and one replica, saturated, instead of on the configured cluster (see Run).
+	SaturatedStorage bool
+	Logger           *slog.Logger // nil: none
 	// Target, when set, is a running cluster to measure instead of one calibrate starts:
 	// Binary, Dir, Keep, Storage and NetNS do not apply, Replicas must be its policy's.
 	Target *Target
@@ -163,7 +167,14 @@ type runner struct {
 	disk    string   // the device whose flushes count syncs, without nodes
 }
 
-// Run measures the demands. It takes minutes: each class runs for Duration, after fills.
+// Run measures the demands. It takes minutes: each class runs for Duration, after fills, on
+// two clusters in turn. The configured one (Storage nodes, Replicas) gives every figure but
+// the storage nodes' CPU: there each storage node carries a fraction of the visits and idles
+// between them, and a Go server that idles spends more CPU per request than a saturated one,
+// which batches its wake-ups. A node's demand matters to the model where the node is the
+// bottleneck, saturated; so the storage CPU per visit comes from a cluster of one storage node
+// holding the one replica, which the clients keep saturated (SaturatedStorage false: from the
+// configured cluster).
 func Run(ctx context.Context, cfg Config) (_ *advisor.Demands, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -171,9 +182,86 @@ func Run(ctx context.Context, cfg Config) (_ *advisor.Demands, err error) {
 	if cfg.Target != nil {
 		return runTarget(ctx, cfg)
 	}
+	defer func() {
+		if !cfg.Keep {
+			os.RemoveAll(cfg.Dir)
+		}
+	}()
+	d, err := runLocal(ctx, cfg, "cluster", cfg.Storage, cfg.Replicas, 0)
+	if err != nil || !cfg.SaturatedStorage || (cfg.Storage == 1 && cfg.Replicas == 1) {
+		return d, err
+	}
+	// With namespaces the node is also held to a CPU quota, so that it saturates on cores of
+	// its own, as a bottleneck node does, instead of competing with the clients and the proxy
+	// for the machine's.
+	quota := 0.0
+	if cfg.NetNS {
+		quota = saturatedStorageCores
+	}
+	fmt.Fprintf(cfg.Progress, "calibrate: storage CPU at saturation: one storage node, one replica%s\n",
+		map[bool]string{true: fmt.Sprintf(", held to %.2f cores", quota)}[quota > 0])
+	one, err := runLocal(ctx, cfg, "one-node", 1, 1, quota)
+	if err != nil {
+		return nil, err
+	}
+	if err := takeStorageCPU(d, one); err != nil {
+		return nil, err
+	}
+	splitProxyCPU(d, one, cfg.Replicas)
+	d.Source += "; storage CPU per visit from a second cluster of one saturated storage node (one replica), and the proxy's CPU per write split into a part per request and a part per replica from the two"
+	return d, d.Validate()
+}
+
+// takeStorageCPU sets each point's storage CPU to the same point's of sat.
+func takeStorageCPU(d, sat *advisor.Demands) error {
+	for op, pts := range d.Ops {
+		for i := range pts {
+			j := slices.IndexFunc(sat.Ops[op], func(p advisor.Point) bool { return p.Size == pts[i].Size })
+			if j < 0 {
+				return fmt.Errorf("calibrate: the one-node cluster has no %s of %d bytes", op, pts[i].Size)
+			}
+			pts[i].StorageCPUSeconds = sat.Ops[op][j].StorageCPUSeconds
+		}
+	}
+	d.Background.StorageCores = max(d.Background.StorageCores, sat.Background.StorageCores)
+	return nil
+}
+
+// splitProxyCPU divides the proxy's CPU per write (PUT, DELETE: one visit per replica) into a
+// part per request and a part per visit, from the same write with replicas visits (d) and with
+// one (one). Noise that makes the one-replica write dearer leaves it all per request.
+func splitProxyCPU(d, one *advisor.Demands, replicas int) {
+	if replicas < 2 {
+		return
+	}
+	for _, op := range []string{"put", "delete"} {
+		for i := range d.Ops[op] {
+			p := &d.Ops[op][i]
+			j := slices.IndexFunc(one.Ops[op], func(q advisor.Point) bool { return q.Size == p.Size })
+			if j < 0 {
+				continue
+			}
+			perVisit := (p.ProxyCPUSeconds - one.Ops[op][j].ProxyCPUSeconds) / float64(replicas-1)
+			if perVisit <= 0 {
+				continue
+			}
+			p.ProxyCPUSeconds = max(0, p.ProxyCPUSeconds-float64(replicas)*perVisit)
+			p.ProxyCPUPerVisitSeconds = perVisit
+		}
+	}
+}
+
+// saturatedStorageCores is the CPU quota of the saturated storage node with --netns: below a
+// core, so that the node saturates while the machine has room for the clients and the proxy.
+const saturatedStorageCores = 0.5
+
+// runLocal starts a cluster of storage nodes in cfg.Dir/name and measures it; storageCPU > 0
+// holds each storage node to that many cores (NetNS only).
+func runLocal(ctx context.Context, cfg Config, name string, storage, replicas int, storageCPU float64) (_ *advisor.Demands, err error) {
+	cfg.Storage, cfg.Replicas = storage, replicas
 	ak, sk := randomHex(10), randomHex(20)
-	lcfg := localcluster.Config{Binary: cfg.Binary, Dir: cfg.Dir, Storage: cfg.Storage, Proxies: 1,
-		Replicas: cfg.Replicas, RootAccessKey: ak, RootSecretKey: sk, Logger: cfg.Logger}
+	lcfg := localcluster.Config{Binary: cfg.Binary, Dir: filepath.Join(cfg.Dir, name), Storage: storage, Proxies: 1,
+		Replicas: replicas, RootAccessKey: ak, RootSecretKey: sk, Logger: cfg.Logger}
 	var lab *netlab.Lab
 	var cl *localcluster.Cluster
 	defer func() {
@@ -183,12 +271,9 @@ func Run(ctx context.Context, cfg Config) (_ *advisor.Demands, err error) {
 		if lab != nil {
 			lab.Close(ctx)
 		}
-		if !cfg.Keep {
-			os.RemoveAll(cfg.Dir)
-		}
 	}()
 	if cfg.NetNS {
-		if lab, err = startLab(ctx, cfg); err != nil {
+		if lab, err = startLab(ctx, cfg, storageCPU); err != nil {
 			return nil, err
 		}
 		lcfg.NodeHost, lcfg.Wrap = lab.NodeHost, lab.Wrap
@@ -216,11 +301,22 @@ func Run(ctx context.Context, cfg Config) (_ *advisor.Demands, err error) {
 	}
 	d := &advisor.Demands{
 		Schema:          advisor.DemandsSchema,
-		Source:          fmt.Sprintf("measured by cairn advisor calibrate: local cluster of 1 proxy and %d storage processes, %d replicas, %d clients, %v per class%s", cfg.Storage, cfg.Replicas, cfg.Concurrency, cfg.Duration, map[bool]string{true: ", every node in a network namespace of its own (--netns)"}[cfg.NetNS]),
-		MeasuredOn:      machine(cfg.Replicas, cfg.NetNS),
+		Source:          fmt.Sprintf("measured by cairn advisor calibrate: local cluster of 1 proxy and %d storage processes, %d replicas, %d clients, %v per class%s", storage, replicas, cfg.Concurrency, cfg.Duration, map[bool]string{true: ", every node in a network namespace of its own (--netns)"}[cfg.NetNS]),
+		MeasuredOn:      machine(replicas, cfg.NetNS),
 		InlineThreshold: engine.DefaultInlineThreshold, // the nodes run with the default
 		Ops:             map[string][]advisor.Point{},
 	}
+	// What a node costs with nothing to do, before it holds anything: after a moment for
+	// the start's own work (first replication pass, index build).
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(time.Second):
+	}
+	if d.Background, err = r.background(ctx, min(cfg.Duration, 5*time.Second)); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(cfg.Progress, "calibrate: idle CPU %.4f cores per proxy, %.4f per storage node\n", d.Background.ProxyCores, d.Background.StorageCores)
 	return r.measure(ctx, d)
 }
 
@@ -270,7 +366,16 @@ func runTarget(ctx context.Context, cfg Config) (*advisor.Demands, error) {
 		InlineThreshold: t.InlineThreshold,
 		Ops:             map[string][]advisor.Point{},
 	}
-	return r.measure(ctx, d)
+	if d, err = r.measure(ctx, d); err != nil {
+		return nil, err
+	}
+	if socketBytesUnseen(d) {
+		assumeBackendBytes(d)
+		d.Source += fmt.Sprintf("; its proxy's socket bytes are not in /proc/<pid>/io (recv/send): backend bytes assumed, the body plus %d bytes of headers out and %d back per visit",
+			assumedRequestHeaderBytes, assumedResponseHeaderBytes)
+		fmt.Fprintf(cfg.Progress, "calibrate: the proxy's socket bytes are not visible in /proc/<pid>/io: backend bytes assumed (body + headers)\n")
+	}
+	return d, nil
 }
 
 func protocolOf(c objclient.Config) string {
@@ -320,24 +425,19 @@ func (r *runner) measure(ctx context.Context, d *advisor.Demands) (*advisor.Dema
 		return nil, err
 	}
 	d.BaseLatencyMs = m.P50Ms
-	if cfg.Target == nil { // a running cluster's processes are not one per node
-		if d.Background, err = r.background(ctx, min(cfg.Duration, 5*time.Second)); err != nil {
-			return nil, err
-		}
-	}
 	if d.ECEncodeMBpsPerCore, err = measureEncode(); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(cfg.Progress, "calibrate: base latency %.3f ms, EC 4+2 encoding %.0f MB/s per core, idle CPU %.4f cores per proxy, %.4f per storage node\n",
-		d.BaseLatencyMs, d.ECEncodeMBpsPerCore, d.Background.ProxyCores, d.Background.StorageCores)
+	fmt.Fprintf(cfg.Progress, "calibrate: base latency %.3f ms, EC 4+2 encoding %.0f MB/s per core\n", d.BaseLatencyMs, d.ECEncodeMBpsPerCore)
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("calibrate: the measured demands: %w", err)
 	}
 	return d, nil
 }
 
-// background is the CPU each node uses with no requests, over d of an idle cluster that
-// holds the calibration's objects (its daemons have them to replicate and audit).
+// background is the CPU each node uses with no requests, over d of an idle cluster. Its
+// daemons' work grows with the data they replicate and audit, up to their rate limits
+// (--audit-bytes-per-second); measured on an empty cluster, this is the floor, not that.
 func (r *runner) background(ctx context.Context, d time.Duration) (advisor.Background, error) {
 	before, err := r.snapshot()
 	if err != nil {
@@ -361,8 +461,9 @@ func (r *runner) background(ctx context.Context, d time.Duration) (advisor.Backg
 	}, nil
 }
 
-// startLab makes the network namespaces of the cluster's nodes (no quota, links unshaped).
-func startLab(ctx context.Context, cfg Config) (*netlab.Lab, error) {
+// startLab makes the network namespaces of the cluster's nodes (links unshaped; the storage
+// nodes held to storageCPU cores when > 0, the proxy to none).
+func startLab(ctx context.Context, cfg Config, storageCPU float64) (*netlab.Lab, error) {
 	if err := netlab.Available(); err != nil {
 		return nil, fmt.Errorf("calibrate: --netns: %w", err)
 	}
@@ -371,7 +472,7 @@ func startLab(ctx context.Context, cfg Config) (*netlab.Lab, error) {
 		return nil, fmt.Errorf("calibrate: %w", err)
 	}
 	for i := 1; i <= cfg.Storage; i++ {
-		if _, err := lab.Add(ctx, "storage", i, netlab.Spec{}); err != nil {
+		if _, err := lab.Add(ctx, "storage", i, netlab.Spec{CPU: storageCPU}); err != nil {
 			lab.Close(ctx)
 			return nil, fmt.Errorf("calibrate: %w", err)
 		}

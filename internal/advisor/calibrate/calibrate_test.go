@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/advisor"
 	"github.com/cairn-store/cairn/internal/advisor/netlab"
 )
 
@@ -166,3 +167,84 @@ func TestFindProcsAndDiskFlushes(t *testing.T) {
 		t.Errorf("a target needs no binary or directory: %v (replicas %d)", err, c.Replicas)
 	}
 }
+
+// A proxy whose socket bytes /proc does not count (OpenStack Swift's, recv/send) gets the
+// body plus assumed headers as its backend bytes; one whose bytes are seen keeps them.
+func TestSocketBytesUnseen(t *testing.T) {
+	seen := &advisor.Demands{Ops: map[string][]advisor.Point{
+		"get": {{Size: 4096, BackendInBytes: 4400, BackendOutBytes: 300}},
+		"put": {{Size: 4096, BackendInBytes: 150, BackendOutBytes: 4500}},
+	}}
+	if socketBytesUnseen(seen) {
+		t.Fatal("Cairn-like figures taken as unseen")
+	}
+	unseen := &advisor.Demands{Ops: map[string][]advisor.Point{
+		"get":  {{Size: 4096, BackendInBytes: 1}, {Size: 1 << 20, BackendInBytes: 1}},
+		"put":  {{Size: 4096, BackendOutBytes: 0.4}},
+		"head": {{Size: 0, BackendOutBytes: 1, BackendInBytes: 1}},
+	}}
+	if !socketBytesUnseen(unseen) {
+		t.Fatal("Swift-like figures (GET backend bytes below the body) not taken as unseen")
+	}
+	assumeBackendBytes(unseen)
+	for op, want := range map[string][2]float64{
+		"get":  {assumedRequestHeaderBytes, 1<<20 + assumedResponseHeaderBytes},
+		"put":  {4096 + assumedRequestHeaderBytes, assumedResponseHeaderBytes},
+		"head": {assumedRequestHeaderBytes, assumedResponseHeaderBytes},
+	} {
+		p := unseen.Ops[op][len(unseen.Ops[op])-1]
+		if p.BackendOutBytes != want[0] || p.BackendInBytes != want[1] {
+			t.Errorf("%s: backend out/in %g/%g, want %g/%g", op, p.BackendOutBytes, p.BackendInBytes, want[0], want[1])
+		}
+	}
+}
+
+// The storage CPU of every point comes from the saturated one-node run; a point it lacks is
+// an error, not a silent zero.
+func TestTakeStorageCPU(t *testing.T) {
+	d := &advisor.Demands{Ops: map[string][]advisor.Point{
+		"get": {{Size: 4096, ProxyCPUSeconds: 2e-4, StorageCPUSeconds: 3e-4}},
+	}, Background: advisor.Background{StorageCores: 0.001}}
+	sat := &advisor.Demands{Ops: map[string][]advisor.Point{
+		"get": {{Size: 4096, ProxyCPUSeconds: 1e-4, StorageCPUSeconds: 1.8e-4}},
+	}, Background: advisor.Background{StorageCores: 0.004}}
+	if err := takeStorageCPU(d, sat); err != nil {
+		t.Fatal(err)
+	}
+	if p := d.Ops["get"][0]; p.StorageCPUSeconds != 1.8e-4 || p.ProxyCPUSeconds != 2e-4 {
+		t.Errorf("got proxy %g storage %g, want the configured proxy 2e-4 and the saturated storage 1.8e-4", p.ProxyCPUSeconds, p.StorageCPUSeconds)
+	}
+	if d.Background.StorageCores != 0.004 {
+		t.Errorf("background %g, want the larger 0.004", d.Background.StorageCores)
+	}
+	d.Ops["put"] = []advisor.Point{{Size: 4096}}
+	if err := takeStorageCPU(d, sat); err == nil {
+		t.Error("a point the one-node run lacks was not an error")
+	}
+}
+
+// The proxy's CPU per write is split into a part per request and a part per replica from the
+// same write measured with 3 replicas and with 1; GETs keep theirs whole.
+func TestSplitProxyCPU(t *testing.T) {
+	d := &advisor.Demands{Ops: map[string][]advisor.Point{
+		"put": {{Size: 4096, ProxyCPUSeconds: 0.9e-3}},
+		"get": {{Size: 4096, ProxyCPUSeconds: 0.2e-3}},
+	}}
+	one := &advisor.Demands{Ops: map[string][]advisor.Point{
+		"put": {{Size: 4096, ProxyCPUSeconds: 0.4e-3}},
+		"get": {{Size: 4096, ProxyCPUSeconds: 0.15e-3}},
+	}}
+	splitProxyCPU(d, one, 3)
+	p := d.Ops["put"][0]
+	if !near(p.ProxyCPUPerVisitSeconds, 0.25e-3) || !near(p.ProxyCPUSeconds, 0.15e-3) {
+		t.Errorf("put: %g per request + %g per visit, want 0.15e-3 + 0.25e-3", p.ProxyCPUSeconds, p.ProxyCPUPerVisitSeconds)
+	}
+	if total := p.ProxyCPUSeconds + 3*p.ProxyCPUPerVisitSeconds; !near(total, 0.9e-3) {
+		t.Errorf("put with 3 replicas: %g, want the measured 0.9e-3", total)
+	}
+	if g := d.Ops["get"][0]; g.ProxyCPUSeconds != 0.2e-3 || g.ProxyCPUPerVisitSeconds != 0 {
+		t.Errorf("get changed: %+v", g)
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }

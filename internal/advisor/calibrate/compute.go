@@ -73,3 +73,40 @@ func nonNeg(v float64) float64 {
 	}
 	return v
 }
+
+// Header bytes assumed per storage visit where a server's socket bytes cannot be read: a
+// request line and headers out, a status line and headers back (the shipped defaults'
+// figures, docs/advisor.md).
+const (
+	assumedRequestHeaderBytes  = 500
+	assumedResponseHeaderBytes = 200
+)
+
+// socketBytesUnseen says whether the proxy's /proc/<pid>/io missed its socket traffic: a
+// server that moves its bytes with recv/send (Python's, OpenStack Swift's) leaves rchar and
+// wchar at its file I/O, and then a GET's backend bytes come out below the body it fetched.
+func socketBytesUnseen(d *advisor.Demands) bool {
+	for _, p := range d.Ops["get"] {
+		if p.Size > 0 && p.BackendInBytes < float64(p.Size)/2 {
+			return true
+		}
+	}
+	return false
+}
+
+// assumeBackendBytes replaces the backend bytes of every point by the body each visit must
+// carry (a PUT's fragment or replica out, a GET's back) plus assumed headers.
+func assumeBackendBytes(d *advisor.Demands) {
+	for op, pts := range d.Ops {
+		for i := range pts {
+			p := &pts[i]
+			p.BackendOutBytes, p.BackendInBytes = assumedRequestHeaderBytes, assumedResponseHeaderBytes
+			switch op {
+			case "put":
+				p.BackendOutBytes += float64(p.Size)
+			case "get":
+				p.BackendInBytes += float64(p.Size)
+			}
+		}
+	}
+}

@@ -174,6 +174,9 @@ func Available() error {
 	return nil
 }
 
+// hostLinkPrefix names the root namespace's end of every node's veth pair.
+const hostLinkPrefix = "cvh-"
+
 // cleanup removes every namespace, the bridge and the cgroups of Prefix: what this run made, or
 // what an earlier run left.
 func cleanup(ctx context.Context, log *slog.Logger, cg cgroupFS) error {
@@ -193,11 +196,49 @@ func cleanup(ctx context.Context, log *slog.Logger, cg cgroupFS) error {
 			}
 		}
 	}
+	// The kernel tears a deleted namespace down in the background: its veth pairs can
+	// outlive the command by a moment, and the next lab's links of the same names would
+	// collide with them. Delete what is left and wait until it is gone.
+	for try := 0; ; try++ {
+		left := hostLinks(ctx)
+		if len(left) == 0 {
+			break
+		}
+		if try == 50 {
+			errs = append(errs, fmt.Errorf("netlab: links %v still there after 5s", left))
+			break
+		}
+		for _, l := range left {
+			exec.CommandContext(ctx, "ip", "link", "delete", l).Run() // gone meanwhile is fine
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if exec.CommandContext(ctx, "ip", "link", "show", bridgeName).Run() == nil {
 		errs = append(errs, run(ctx, "ip", "link", "delete", bridgeName))
 	}
 	errs = append(errs, cg.removeAll())
 	return errors.Join(errs...)
+}
+
+// hostLinks are the root namespace's ends of node links (hostLinkPrefix) that exist now.
+func hostLinks(ctx context.Context) []string {
+	out, err := exec.CommandContext(ctx, "ip", "-o", "link", "show").Output()
+	if err != nil {
+		return nil
+	}
+	var links []string
+	for _, line := range strings.Split(string(out), "\n") {
+		// "7: cvh-s1@if6: <BROADCAST,...": the name is the second field, before any '@'.
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimSuffix(f[1], ":"), "@")
+		if strings.HasPrefix(name, hostLinkPrefix) {
+			links = append(links, name)
+		}
+	}
+	return links
 }
 
 // setupBridge makes the bridge the nodes' links join, with the root namespace's address on it
@@ -326,7 +367,7 @@ func (l *Lab) Add(ctx context.Context, role string, i int, spec Spec) (*Node, er
 	}
 	name := fmt.Sprintf("%s%d", role, i)
 	short := fmt.Sprintf("%c%d", role[0], i)
-	n := &Node{Name: name, NS: Prefix + "-" + name, IP: nodeIP(role, i), host: "cvh-" + short, peer: "cvn-" + short, spec: spec}
+	n := &Node{Name: name, NS: Prefix + "-" + name, IP: nodeIP(role, i), host: hostLinkPrefix + short, peer: "cvn-" + short, spec: spec}
 	if err := setupNode(ctx, l.cg, n); err != nil {
 		return nil, err
 	}
