@@ -43,7 +43,16 @@ func TestCalibrate(t *testing.T) {
 	t.Run("own cluster", func(t *testing.T) {
 		cfg := small
 		cfg.Binary, cfg.Dir = e2e.Binary(t), filepath.Join(t.TempDir(), "c")
-		check(t, "own", func() (*advisor.Demands, error) { return calibrate.Run(context.Background(), cfg) })
+		// And the storage CPU again on one saturated node: the second cluster must run, and
+		// its figures replace the first's.
+		cfg.SaturatedStorage = true
+		check(t, "own", func() (*advisor.Demands, error) {
+			d, err := calibrate.Run(context.Background(), cfg)
+			if err == nil && !strings.Contains(d.Source, "one saturated storage node") {
+				t.Errorf("source %q does not say the storage CPU came from the one-node cluster", d.Source)
+			}
+			return d, err
+		})
 	})
 
 	t.Run("running cluster", func(t *testing.T) {
