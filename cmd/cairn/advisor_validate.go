@@ -49,10 +49,12 @@ func newAdvisorValidateCommand() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.sweep, "sweep", "1:N=1..4", "configurations: P proxies to N storage nodes, N from..to")
+	fl.StringVar(&f.sweep, "sweep", "1:N=1..4", "configurations: P proxies to N storage nodes, N from..to; sumo:N=1..4 for N sumo nodes")
 	fl.IntVar(&f.shape.Replicas, "replicas", 3, "replicas (fewer when N is smaller)")
 	fl.Float64Var(&f.shape.Proxy.CPU, "proxy-cpu", 0.4, "a proxy's CPU quota, in cores of this machine")
 	fl.Float64Var(&f.shape.StorNode.CPU, "storage-cpu", 0.2, "a storage node's CPU quota, in cores of this machine")
+	fl.Float64Var(&f.shape.SumoNode.CPU, "sumo-cpu", 0.3, "with --sweep sumo:…: a sumo node's CPU quota, in cores of this machine")
+	fl.Float64Var(&f.shape.SumoNode.NICMbps, "sumo-nic", 1000, "with --sweep sumo:…: a sumo node's link rate, Mbit/s each way")
 	fl.Float64Var(&f.shape.Proxy.NICMbps, "proxy-nic", 1000, "a proxy's link rate, Mbit/s each way")
 	fl.Float64Var(&f.shape.StorNode.NICMbps, "storage-nic", 1000, "a storage node's link rate, Mbit/s each way")
 	fl.StringVar(&f.catalog, "catalog", "", "take node sizes from this catalog's --proxy-type and --storage-type (first NIC option), scaled")
@@ -80,6 +82,9 @@ func runValidate(stdout, stderr io.Writer, cfg *validate.Config, f *validateFlag
 		return err
 	}
 	f.shape.Proxies = proxies
+	if proxies == 0 && (f.catalog != "" || f.recommendation != "") {
+		return fmt.Errorf("%w: a sumo sweep takes its node from --sumo-cpu and --sumo-nic, not --catalog or --recommendation", validate.ErrInvalidConfig)
+	}
 	if f.catalog != "" {
 		cat, err := advisor.LoadCatalog(f.catalog)
 		if err != nil {
@@ -141,14 +146,19 @@ func runValidate(stdout, stderr io.Writer, cfg *validate.Config, f *validateFlag
 		return err
 	}
 	sh := f.shape
-	sh.Storage, sh.Replicas = to, min(sh.Replicas, to)
+	if sh.IsSumo() {
+		sh.Sumo = to
+	} else {
+		sh.Storage = to
+	}
+	sh.Replicas = min(sh.Replicas, to)
 	if err := sh.Validate(); err != nil {
 		return err
 	}
 	// The model takes each quota as the node's own; when they add up to more than the machine
 	// has beside the client, the nodes compete and the comparison says little.
 	if total, have := sh.TotalCPU(), float64(runtime.NumCPU()); total > have-0.5 {
-		fmt.Fprintf(stderr, "advisor validate: warning: the 1:%d configuration's quotas add up to %.2f cores of this machine's %.0f; leave at least half a core to the client (lower --cpu-per-core or the quotas)\n", to, total, have)
+		fmt.Fprintf(stderr, "advisor validate: warning: the %s configuration's quotas add up to %.2f cores of this machine's %.0f; leave at least half a core to the client (lower --cpu-per-core or the quotas)\n", sh.Label(), total, have)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -206,10 +216,19 @@ func medianErr(pts []validate.Point) float64 {
 }
 
 func printValidate(w io.Writer, cfg *validate.Config, s validate.Shape, pts []validate.Point) {
-	fmt.Fprintf(w, "cairn advisor validate: %s of %s, %d clients, %v per point; proxy %.2f cores %.0f Mbit/s, storage node %.2f cores %.0f Mbit/s\n",
-		cfg.Op, workload.FormatSize(cfg.Size), cfg.Concurrency, cfg.Duration, s.Proxy.CPU, s.Proxy.NICMbps, s.StorNode.CPU, s.StorNode.NICMbps)
+	if s.IsSumo() {
+		fmt.Fprintf(w, "cairn advisor validate: %s of %s, %d clients, %v per point; sumo node %.2f cores %.0f Mbit/s\n",
+			cfg.Op, workload.FormatSize(cfg.Size), cfg.Concurrency, cfg.Duration, s.SumoNode.CPU, s.SumoNode.NICMbps)
+	} else {
+		fmt.Fprintf(w, "cairn advisor validate: %s of %s, %d clients, %v per point; proxy %.2f cores %.0f Mbit/s, storage node %.2f cores %.0f Mbit/s\n",
+			cfg.Op, workload.FormatSize(cfg.Size), cfg.Concurrency, cfg.Duration, s.Proxy.CPU, s.Proxy.NICMbps, s.StorNode.CPU, s.StorNode.NICMbps)
+	}
 	fmt.Fprintf(w, "demands: %s\n", cfg.Demands.Source)
-	fmt.Fprintf(w, "%-5s %-4s %-10s %-16s %-10s %-8s %s\n", "P:N", "repl", "pred ops/s", "bottleneck", "meas ops/s", "error", "cores used (proxy1, storage max)  throttled  CPU ms (proxy/req, storage/visit)")
+	cpuCols := "cores used (proxy1, storage max)  throttled  CPU ms (proxy/req, storage/visit)"
+	if s.IsSumo() {
+		cpuCols = "cores used (-, sumo max)          throttled  CPU ms (sumo/req)"
+	}
+	fmt.Fprintf(w, "%-7s %-4s %-10s %-16s %-10s %-8s %s\n", "P:N", "repl", "pred ops/s", "bottleneck", "meas ops/s", "error", cpuCols)
 	for _, p := range pts {
 		var smax, cmax float64
 		for name, v := range p.Measured.Throttled {
@@ -222,9 +241,13 @@ func printValidate(w io.Writer, cfg *validate.Config, s validate.Shape, pts []va
 				cmax = max(cmax, v)
 			}
 		}
-		fmt.Fprintf(w, "%d:%-3d %-4d %-10.0f %-16s %-10.0f %+6.1f%%  %.2f, %.2f                         %.2f, %.2f  %.3f / %.3f\n", p.Shape.Proxies, p.Shape.Storage, p.Shape.Replicas,
+		perOp := fmt.Sprintf("%.3f / %.3f", p.Measured.ProxyMsOp, p.Measured.StorMsVist)
+		if p.Shape.IsSumo() {
+			perOp = fmt.Sprintf("%.3f", p.Measured.SumoMsOp)
+		}
+		fmt.Fprintf(w, "%-7s %-4d %-10.0f %-16s %-10.0f %+6.1f%%  %.2f, %.2f                         %.2f, %.2f  %s\n", p.Shape.Label(), p.Shape.Replicas,
 			p.Predicted.OpsPerSec, p.Predicted.Bottleneck, p.Measured.OpsPerSec, 100*p.Error, p.Measured.CPU["proxy1"], cmax,
-			p.Measured.Throttled["proxy1"], smax, p.Measured.ProxyMsOp, p.Measured.StorMsVist)
+			p.Measured.Throttled["proxy1"], smax, perOp)
 	}
 	fmt.Fprintf(w, "median |error| over %d configurations: %.1f%%\n", len(pts), 100*medianErr(pts))
 }

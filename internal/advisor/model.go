@@ -79,6 +79,7 @@ type classDemand struct {
 	weight, visits                         float64
 	proxyCPU, cliIn, cliOut                float64
 	storCPU, bOut, bIn                     float64
+	localSave                              float64 // CPU a visit saves served in process
 	dataOps, dataBytes, listOps, listBytes float64
 }
 
@@ -118,7 +119,7 @@ func NewModel(d *Demands, w *Workload, p Policy, o Options) (*Model, error) {
 		cd := classDemand{
 			weight: c.Weight, visits: visits,
 			proxyCPU: front.ProxyCPUSeconds + visits*piece.ProxyCPUPerVisitSeconds, cliIn: cliIn, cliOut: cliOut,
-			storCPU: piece.StorageCPUSeconds, bOut: bOut, bIn: bIn,
+			storCPU: piece.StorageCPUSeconds, bOut: bOut, bIn: bIn, localSave: piece.LocalVisitSavingSeconds,
 			dataOps: piece.DataOps, dataBytes: piece.DataBytes, listOps: piece.ListingOps, listBytes: piece.ListingBytes,
 		}
 		if p.isEC() && c.Op == "put" {
@@ -132,6 +133,7 @@ func NewModel(d *Demands, w *Workload, p Policy, o Options) (*Model, error) {
 		a.cliOut += c.Weight * cd.cliOut
 		wv := c.Weight * visits
 		a.storCPU += wv * cd.storCPU
+		a.localSave += wv * cd.localSave
 		a.bOut += wv * cd.bOut
 		a.bIn += wv * cd.bIn
 		a.dataOps += wv * cd.dataOps
@@ -270,7 +272,7 @@ func (m *Model) resources(cl *Cluster) []resource {
 	ps, ss := cl.shares()
 	var out []resource
 	for i := range cl.Groups {
-		out = append(out, m.nodeResources(i, &cl.Groups[i], ps[i], ss[i])...)
+		out = append(out, m.nodeResources(i, &cl.Groups[i], ps[i], ss[i], true)...)
 	}
 	if cl.LB != nil && cl.LBCount > 0 {
 		out = append(out, m.lbResources(cl.LB, cl.LBCount)...)
@@ -278,12 +280,18 @@ func (m *Model) resources(cl *Cluster) []resource {
 	return out
 }
 
-// nodeResources is one node's resources, given its shares of proxy and storage work.
-func (m *Model) nodeResources(gi int, g *Group, ps, ss float64) []resource {
+// nodeResources is one node's resources, given its shares of proxy and storage work. With
+// local, a node that proxies and stores (sumo) serves the visits of its own requests that
+// land on itself (a fraction ss of them) in process: no HTTP request, no bytes on its NIC.
+func (m *Model) nodeResources(gi int, g *Group, ps, ss float64, local bool) []resource {
 	a, t := &m.agg, g.Type
 	tier := g.tier()
 	port := g.NIC.Gbps * 1e9 / bitsPerByte
 	visits := ps + ss*m.visits
+	var saveCPU, saveBytes float64
+	if local && g.Proxy && g.Storage {
+		saveCPU, saveBytes = ps*ss*a.localSave, ps*ss*(a.bIn+a.bOut)
+	}
 	var background float64
 	if g.Proxy {
 		background += m.Demands.Background.ProxyCores
@@ -293,11 +301,11 @@ func (m *Model) nodeResources(gi int, g *Group, ps, ss float64) []resource {
 	}
 	out := []resource{
 		{group: gi, tier: tier, name: "cpu", servers: float64(t.Cores), reserved: background / t.CPUSpeed,
-			demand: (ps*a.proxyCPU + ss*a.storCPU) / t.CPUSpeed, visits: visits, pooled: true},
+			demand: math.Max(0, ps*a.proxyCPU+ss*a.storCPU-saveCPU) / t.CPUSpeed, visits: visits, pooled: true},
 		// Into a proxy come requests and storage answers; into a storage node, what the
 		// proxies send it. Out of each, the reverse.
-		{gi, tier, "nic in", float64(g.NIC.Count), (ps*(a.cliIn+a.bIn) + ss*a.bOut) / port, visits, true, false, 0},
-		{gi, tier, "nic out", float64(g.NIC.Count), (ps*(a.cliOut+a.bOut) + ss*a.bIn) / port, visits, true, false, 0},
+		{gi, tier, "nic in", float64(g.NIC.Count), (ps*(a.cliIn+a.bIn) + ss*a.bOut - saveBytes) / port, visits, true, false, 0},
+		{gi, tier, "nic out", float64(g.NIC.Count), (ps*(a.cliOut+a.bOut) + ss*a.bIn - saveBytes) / port, visits, true, false, 0},
 	}
 	if !g.Storage || g.Disk == nil || g.DisksPerNode == 0 {
 		return out
@@ -330,7 +338,10 @@ func (m *Model) lbResources(lb *LoadBalancer, n int) []resource {
 
 // perNodeLimit is the requests per second one node of g sustains when it alone carries a
 // whole tier's work (proxy share 1 if it proxies, storage share 1 if it stores): n such nodes
-// sustain n times it, since demands fall as 1/n. It is the unit of the search.
+// sustain n times it, since demands fall as 1/n. It is the unit of the search. The visits a
+// sumo node serves in process are left out: their share falls as 1/n² and would make one node
+// alone look n times better than each of n; without them the unit is what n nodes sustain at
+// least, and Predict counts them once the counts are known.
 func (m *Model) perNodeLimit(g *Group) float64 {
 	ps, ss := 0.0, 0.0
 	if g.Proxy {
@@ -340,7 +351,7 @@ func (m *Model) perNodeLimit(g *Group) float64 {
 		ss = 1
 	}
 	lim := math.Inf(1)
-	for _, r := range m.nodeResources(0, g, ps, ss) {
+	for _, r := range m.nodeResources(0, g, ps, ss, false) {
 		lim = math.Min(lim, r.limit())
 	}
 	return lim

@@ -184,7 +184,7 @@ func TestOnTheWire(t *testing.T) {
 func TestBackgroundCPU(t *testing.T) {
 	cat := loadExample(t)
 	base := modelWith(t, loadDefaults(t), "B", threeReplicas)
-	cl := cluster(cat, "proxy-1u", 1, "storage-2u-12", 6, 12, "ssd-4t", "", 0)
+	cl := cluster(cat, "proxy-1u", 1, "storage-2u-12", 6, 12, "ssd-3.84t", "", 0)
 	cpuLimit := func(m *Model, tier string) (float64, float64) {
 		for _, r := range m.Predict(cl, 100).Resources {
 			if r.Tier == tier && r.Resource == "cpu" {
@@ -209,6 +209,9 @@ func TestBackgroundCPU(t *testing.T) {
 		}
 		l0, u0 := cpuLimit(base, tc.tier)
 		l1, u1 := cpuLimit(bg, tc.tier)
+		if math.IsInf(l0, 0) || l0 <= 0 {
+			t.Fatalf("%s cpu limit %g: the cluster gives the tier no work", tc.tier, l0)
+		}
 		if want := l0 * (cores - tc.bg/speed) / cores; math.Abs(l1-want) > 1e-6*want {
 			t.Errorf("%s cpu limit with %g background cores: %g, want %g", tc.tier, tc.bg, l1, want)
 		}
@@ -238,7 +241,7 @@ func TestProxyCPUPerVisit(t *testing.T) {
 		d.Ops["put"][i].ProxyCPUPerVisitSeconds = d.Ops["put"][i].ProxyCPUSeconds / 2
 	}
 	w := &Workload{Name: "put4k", Classes: []Class{{Op: "put", Size: 4096, Weight: 1}}}
-	cl := cluster(cat, "proxy-1u", 1, "storage-2u-12", 6, 12, "ssd-4t", "", 0)
+	cl := cluster(cat, "proxy-1u", 1, "storage-2u-12", 6, 12, "ssd-3.84t", "", 0)
 	limit := func(dm *Demands, replicas int) float64 {
 		m, err := NewModel(dm, w, Policy{Replicas: replicas, Zones: 1}, Options{})
 		if err != nil {
@@ -267,3 +270,48 @@ func TestProxyCPUPerVisit(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+
+// A sumo node serves the visits of its own requests that land on itself in process: of n
+// sumo nodes each has a 1/n share of the requests and 1/n of the replicas, so a GET saves
+// the local-visit CPU on 1/n² of the requests per node — all of it with one node.
+func TestSumoLocalVisits(t *testing.T) {
+	cat := loadExample(t)
+	d := loadDefaults(t)
+	const save = 5e-5
+	for i := range d.Ops["get"] {
+		d.Ops["get"][i].LocalVisitSavingSeconds = save
+	}
+	w := &Workload{Name: "get4k", Classes: []Class{{Op: "get", Size: 4096, Weight: 1}}}
+	st := cat.nodeType("storage-2u-12")
+	sumo := func(n int) *Cluster {
+		return &Cluster{Groups: []Group{{Type: st, NIC: st.NICs[0], Count: n, Proxy: true, Storage: true, Disk: cat.diskType("ssd-3.84t"), DisksPerNode: 12}}}
+	}
+	cpuLimit := func(dm *Demands, cl *Cluster) float64 {
+		m, err := NewModel(dm, w, Policy{Replicas: 1, Zones: 1}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range m.Predict(cl, 1).Resources {
+			if r.Resource == "cpu" {
+				return r.LimitOpsPerSec
+			}
+		}
+		t.Fatal("no cpu")
+		return 0
+	}
+	p, err := d.At("get", 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perReq := (p.ProxyCPUSeconds + p.StorageCPUSeconds) / st.CPUSpeed
+	for _, n := range []int{1, 2, 4} {
+		fn := float64(n)
+		want := float64(st.Cores) / (perReq/fn - save/st.CPUSpeed/(fn*fn))
+		if got := cpuLimit(d, sumo(n)); !near(got, want) {
+			t.Errorf("%d sumo nodes: cpu limit %g, want %g", n, got, want)
+		}
+		if got, without := cpuLimit(d, sumo(n)), cpuLimit(loadDefaults(t), sumo(n)); got <= without {
+			t.Errorf("%d sumo nodes: local visits do not raise the limit (%g against %g)", n, got, without)
+		}
+	}
+}

@@ -187,7 +187,7 @@ func Run(ctx context.Context, cfg Config) (_ *advisor.Demands, err error) {
 			os.RemoveAll(cfg.Dir)
 		}
 	}()
-	d, err := runLocal(ctx, cfg, "cluster", cfg.Storage, cfg.Replicas, 0)
+	d, err := runLocal(ctx, cfg, localShape{name: "cluster", storage: cfg.Storage, replicas: cfg.Replicas})
 	if err != nil || !cfg.SaturatedStorage || (cfg.Storage == 1 && cfg.Replicas == 1) {
 		return d, err
 	}
@@ -200,7 +200,7 @@ func Run(ctx context.Context, cfg Config) (_ *advisor.Demands, err error) {
 	}
 	fmt.Fprintf(cfg.Progress, "calibrate: storage CPU at saturation: one storage node, one replica%s\n",
 		map[bool]string{true: fmt.Sprintf(", held to %.2f cores", quota)}[quota > 0])
-	one, err := runLocal(ctx, cfg, "one-node", 1, 1, quota)
+	one, err := runLocal(ctx, cfg, localShape{name: "one-node", storage: 1, replicas: 1, cpu: quota})
 	if err != nil {
 		return nil, err
 	}
@@ -208,8 +208,48 @@ func Run(ctx context.Context, cfg Config) (_ *advisor.Demands, err error) {
 		return nil, err
 	}
 	splitProxyCPU(d, one, cfg.Replicas)
-	d.Source += "; storage CPU per visit from a second cluster of one saturated storage node (one replica), and the proxy's CPU per write split into a part per request and a part per replica from the two"
+	// A sumo node reaches its own storage in process, not over HTTP: a third cluster of one
+	// sumo node, saturated as the storage node was, says what a visit saves that way.
+	fmt.Fprintf(cfg.Progress, "calibrate: a visit in process: one sumo node, one replica%s\n",
+		map[bool]string{true: fmt.Sprintf(", held to %.2f cores", quota)}[quota > 0])
+	sumo, err := runLocal(ctx, cfg, localShape{name: "sumo", sumo: 1, replicas: 1, cpu: quota})
+	if err != nil {
+		return nil, err
+	}
+	localVisitSaving(d, one, sumo)
+	d.Source += "; storage CPU per visit from a second cluster of one saturated storage node (one replica), the proxy's CPU per write split into a part per request and a part per replica from the two, and what a visit a sumo node serves in process saves from a third of one sumo node"
 	return d, d.Validate()
+}
+
+// localVisitSaving sets each point's saving of a visit served in process: what one proxy and
+// one storage node spend on a one-replica request (one) less what one sumo node spends on it
+// (sumo: all its CPU is counted as storage CPU, it has no proxy process).
+func localVisitSaving(d, one, sumo *advisor.Demands) {
+	for op, pts := range d.Ops {
+		for i := range pts {
+			p := &pts[i]
+			find := func(dm *advisor.Demands) (advisor.Point, bool) {
+				j := slices.IndexFunc(dm.Ops[op], func(q advisor.Point) bool { return q.Size == p.Size })
+				if j < 0 {
+					return advisor.Point{}, false
+				}
+				return dm.Ops[op][j], true
+			}
+			o, ok1 := find(one)
+			u, ok2 := find(sumo)
+			if ok1 && ok2 {
+				p.LocalVisitSavingSeconds = max(0, o.ProxyCPUSeconds+o.StorageCPUSeconds-u.ProxyCPUSeconds-u.StorageCPUSeconds)
+			}
+		}
+	}
+}
+
+// localShape is one of calibrate's local clusters: storage nodes behind one proxy, or sumo
+// nodes alone; cpu > 0 holds each storage or sumo node to that many cores (NetNS only).
+type localShape struct {
+	name                    string
+	storage, sumo, replicas int
+	cpu                     float64
 }
 
 // takeStorageCPU sets each point's storage CPU to the same point's of sat.
@@ -255,12 +295,16 @@ func splitProxyCPU(d, one *advisor.Demands, replicas int) {
 // core, so that the node saturates while the machine has room for the clients and the proxy.
 const saturatedStorageCores = 0.5
 
-// runLocal starts a cluster of storage nodes in cfg.Dir/name and measures it; storageCPU > 0
-// holds each storage node to that many cores (NetNS only).
-func runLocal(ctx context.Context, cfg Config, name string, storage, replicas int, storageCPU float64) (_ *advisor.Demands, err error) {
+// runLocal starts the cluster sh in cfg.Dir/sh.name and measures it.
+func runLocal(ctx context.Context, cfg Config, sh localShape) (_ *advisor.Demands, err error) {
+	storage, replicas := sh.storage, sh.replicas
 	cfg.Storage, cfg.Replicas = storage, replicas
+	proxies := 1
+	if sh.sumo > 0 {
+		proxies = 0
+	}
 	ak, sk := randomHex(10), randomHex(20)
-	lcfg := localcluster.Config{Binary: cfg.Binary, Dir: filepath.Join(cfg.Dir, name), Storage: storage, Proxies: 1,
+	lcfg := localcluster.Config{Binary: cfg.Binary, Dir: filepath.Join(cfg.Dir, sh.name), Storage: storage, Proxies: proxies, Sumo: sh.sumo,
 		Replicas: replicas, RootAccessKey: ak, RootSecretKey: sk, Logger: cfg.Logger}
 	var lab *netlab.Lab
 	var cl *localcluster.Cluster
@@ -273,11 +317,13 @@ func runLocal(ctx context.Context, cfg Config, name string, storage, replicas in
 		}
 	}()
 	if cfg.NetNS {
-		if lab, err = startLab(ctx, cfg, storageCPU); err != nil {
+		if lab, err = startLab(ctx, cfg, sh); err != nil {
 			return nil, err
 		}
 		lcfg.NodeHost, lcfg.Wrap = lab.NodeHost, lab.Wrap
-		lcfg.Listen = lab.Nodes()["proxy1"].IP + ":0"
+		if p, ok := lab.Nodes()["proxy1"]; ok {
+			lcfg.Listen = p.IP + ":0"
+		}
 	}
 	cl, err = localcluster.Start(ctx, lcfg)
 	if err != nil {
@@ -291,7 +337,7 @@ func runLocal(ctx context.Context, cfg Config, name string, storage, replicas in
 		}
 		if n.Role == "proxy" {
 			r.proxies = append(r.proxies, pid)
-		} else {
+		} else { // storage and sumo nodes: a sumo node's CPU all counts as storage CPU
 			r.storage = append(r.storage, pid)
 			r.nodes = append(r.nodes, n.Endpoint())
 		}
@@ -461,9 +507,9 @@ func (r *runner) background(ctx context.Context, d time.Duration) (advisor.Backg
 	}, nil
 }
 
-// startLab makes the network namespaces of the cluster's nodes (links unshaped; the storage
-// nodes held to storageCPU cores when > 0, the proxy to none).
-func startLab(ctx context.Context, cfg Config, storageCPU float64) (*netlab.Lab, error) {
+// startLab makes the network namespaces of sh's nodes (links unshaped; storage and sumo nodes
+// held to sh.cpu cores when > 0, the proxy to none).
+func startLab(ctx context.Context, cfg Config, sh localShape) (*netlab.Lab, error) {
 	if err := netlab.Available(); err != nil {
 		return nil, fmt.Errorf("calibrate: --netns: %w", err)
 	}
@@ -471,15 +517,27 @@ func startLab(ctx context.Context, cfg Config, storageCPU float64) (*netlab.Lab,
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)
 	}
-	for i := 1; i <= cfg.Storage; i++ {
-		if _, err := lab.Add(ctx, "storage", i, netlab.Spec{CPU: storageCPU}); err != nil {
-			lab.Close(ctx)
-			return nil, fmt.Errorf("calibrate: %w", err)
+	add := func(role string, n int, spec netlab.Spec) error {
+		for i := 1; i <= n; i++ {
+			if _, err := lab.Add(ctx, role, i, spec); err != nil {
+				lab.Close(ctx)
+				return fmt.Errorf("calibrate: %w", err)
+			}
 		}
+		return nil
 	}
-	if _, err := lab.Add(ctx, "proxy", 1, netlab.Spec{}); err != nil {
-		lab.Close(ctx)
-		return nil, fmt.Errorf("calibrate: %w", err)
+	proxies := 1
+	if sh.sumo > 0 {
+		proxies = 0
+	}
+	if err := add("storage", sh.storage, netlab.Spec{CPU: sh.cpu}); err != nil {
+		return nil, err
+	}
+	if err := add("sumo", sh.sumo, netlab.Spec{CPU: sh.cpu}); err != nil {
+		return nil, err
+	}
+	if err := add("proxy", proxies, netlab.Spec{}); err != nil {
+		return nil, err
 	}
 	return lab, nil
 }

@@ -248,3 +248,18 @@ func TestSplitProxyCPU(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+
+// A visit served in process saves what one proxy and one storage node spend on a one-replica
+// request beyond what one sumo node spends on it; a point the other runs lack saves nothing.
+func TestLocalVisitSaving(t *testing.T) {
+	d := &advisor.Demands{Ops: map[string][]advisor.Point{"get": {{Size: 4096}, {Size: 1 << 20}}}}
+	one := &advisor.Demands{Ops: map[string][]advisor.Point{"get": {{Size: 4096, ProxyCPUSeconds: 0.24e-3, StorageCPUSeconds: 0.18e-3}}}}
+	sumo := &advisor.Demands{Ops: map[string][]advisor.Point{"get": {{Size: 4096, StorageCPUSeconds: 0.16e-3}}}}
+	localVisitSaving(d, one, sumo)
+	if got := d.Ops["get"][0].LocalVisitSavingSeconds; !near(got, 0.26e-3) {
+		t.Errorf("saving %g, want 0.24 + 0.18 − 0.16 = 0.26 ms", got)
+	}
+	if got := d.Ops["get"][1].LocalVisitSavingSeconds; got != 0 {
+		t.Errorf("1 MiB, not measured by the other runs: saving %g, want 0", got)
+	}
+}

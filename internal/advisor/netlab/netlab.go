@@ -48,13 +48,20 @@ type Node struct {
 	spec   Spec
 }
 
-// nodeIP is the address of a node: storage nodes from .10, proxies from .100.
+// nodeIP is the address of a node: storage nodes from .10, proxies from .100, sumo nodes
+// from .150.
 func nodeIP(role string, i int) string {
-	if role == "proxy" {
+	switch role {
+	case "proxy":
 		return fmt.Sprintf("%s.%d", subnet, 100+i)
+	case "sumo":
+		return fmt.Sprintf("%s.%d", subnet, 150+i)
 	}
 	return fmt.Sprintf("%s.%d", subnet, 10+i)
 }
+
+// roleLetter shortens a role in link names (which Linux caps at 15 bytes).
+var roleLetter = map[string]byte{"proxy": 'p', "storage": 's', "sumo": 'u'}
 
 // cgroupFS is where CPU quotas are set: cgroup v1's cpu hierarchy, or v2 when its root
 // delegates the cpu controller (on this bench machine v2 holds only hugetlb).
@@ -366,7 +373,11 @@ func (l *Lab) Add(ctx context.Context, role string, i int, spec Spec) (*Node, er
 		spec.NICMbps = UnshapedMbps
 	}
 	name := fmt.Sprintf("%s%d", role, i)
-	short := fmt.Sprintf("%c%d", role[0], i)
+	letter, ok := roleLetter[role]
+	if !ok {
+		return nil, fmt.Errorf("netlab: role %q: want proxy, storage or sumo", role)
+	}
+	short := fmt.Sprintf("%c%d", letter, i)
 	n := &Node{Name: name, NS: Prefix + "-" + name, IP: nodeIP(role, i), host: hostLinkPrefix + short, peer: "cvn-" + short, spec: spec}
 	if err := setupNode(ctx, l.cg, n); err != nil {
 		return nil, err

@@ -21,8 +21,9 @@ type Refinement struct {
 // refinedFields are the demand fields behind each bottleneck the model names: the ones whose
 // product with throughput is that resource's busy time.
 var refinedFields = map[string][]string{
-	"proxy cpu":       {"proxy_cpu_s"},
+	"proxy cpu":       {"proxy_cpu_s", "proxy_cpu_per_visit_s"},
 	"storage cpu":     {"storage_cpu_s"},
+	"sumo cpu":        {"proxy_cpu_s", "proxy_cpu_per_visit_s", "storage_cpu_s"},
 	"proxy nic in":    {"client_in_bytes", "backend_in_bytes"},
 	"proxy nic out":   {"client_out_bytes", "backend_out_bytes"},
 	"storage nic in":  {"backend_out_bytes"},
@@ -84,6 +85,8 @@ func scalePoint(p *advisor.Point, fields []string, f float64) {
 		switch name {
 		case "proxy_cpu_s":
 			p.ProxyCPUSeconds *= f
+		case "proxy_cpu_per_visit_s":
+			p.ProxyCPUPerVisitSeconds *= f
 		case "storage_cpu_s":
 			p.StorageCPUSeconds *= f
 		case "client_in_bytes":

@@ -20,17 +20,45 @@ type Node struct {
 	NICMbps float64 `json:"nic_mbps"`  // the shaped link's rate, each direction (tbf)
 }
 
-// Shape is a scaled-down configuration: P proxies and S storage nodes.
+// Shape is a scaled-down configuration: P proxies and S storage nodes, or Sumo nodes (each
+// both a proxy and a storage node) and nothing else.
 type Shape struct {
 	Proxies  int  `json:"proxies"`
 	Storage  int  `json:"storage"`
+	Sumo     int  `json:"sumo,omitempty"`
 	Replicas int  `json:"replicas"`
 	Proxy    Node `json:"proxy"`
 	StorNode Node `json:"storage_node"`
+	SumoNode Node `json:"sumo_node,omitzero"`
+}
+
+// IsSumo says whether the shape is of sumo nodes.
+func (s Shape) IsSumo() bool { return s.Sumo > 0 || s.Proxies == 0 && s.Storage == 0 }
+
+// Nodes is how many nodes hold data: storage or sumo.
+func (s Shape) Nodes() int { return s.Storage + s.Sumo }
+
+// Label is the shape as the sweep names it: "1:3" (P:N), or "sumo 3".
+func (s Shape) Label() string {
+	if s.IsSumo() {
+		return fmt.Sprintf("sumo %d", s.Sumo)
+	}
+	return fmt.Sprintf("%d:%d", s.Proxies, s.Storage)
 }
 
 // Validate checks the shape.
 func (s Shape) Validate() error {
+	if s.IsSumo() {
+		switch {
+		case s.Sumo < 1 || s.Proxies > 0 || s.Storage > 0:
+			return fmt.Errorf("%w: %d sumo nodes with %d proxies and %d storage nodes: want sumo nodes alone", ErrInvalidConfig, s.Sumo, s.Proxies, s.Storage)
+		case s.Replicas < 1 || s.Replicas > s.Sumo:
+			return fmt.Errorf("%w: %d replicas over %d sumo nodes", ErrInvalidConfig, s.Replicas, s.Sumo)
+		case s.SumoNode.CPU <= 0 || s.SumoNode.NICMbps <= 0:
+			return fmt.Errorf("%w: sumo nodes need a CPU quota and a link rate > 0", ErrInvalidConfig)
+		}
+		return nil
+	}
 	switch {
 	case s.Proxies < 1 || s.Storage < 1:
 		return fmt.Errorf("%w: %d proxies and %d storage nodes: want at least one of each", ErrInvalidConfig, s.Proxies, s.Storage)
@@ -46,7 +74,7 @@ func (s Shape) Validate() error {
 
 // TotalCPU is the cores the shape's quotas add up to.
 func (s Shape) TotalCPU() float64 {
-	return float64(s.Proxies)*s.Proxy.CPU + float64(s.Storage)*s.StorNode.CPU
+	return float64(s.Proxies)*s.Proxy.CPU + float64(s.Storage)*s.StorNode.CPU + float64(s.Sumo)*s.SumoNode.CPU
 }
 
 // Scale maps a node type of a catalog to a node of this machine: cpuPerCore cores of this
@@ -75,6 +103,12 @@ var unshapedDisk = &advisor.DiskType{Name: "this machine's disk (not shaped)", C
 
 // Cluster is the model's view of the shape.
 func (s Shape) Cluster() *advisor.Cluster {
+	if s.IsSumo() {
+		t, n := scaledType("sumo (scaled)", s.SumoNode)
+		return &advisor.Cluster{Groups: []advisor.Group{
+			{Type: t, NIC: n, Count: s.Sumo, Proxy: true, Storage: true, Disk: unshapedDisk, DisksPerNode: 1},
+		}}
+	}
 	pt, pn := scaledType("proxy (scaled)", s.Proxy)
 	st, sn := scaledType("storage (scaled)", s.StorNode)
 	return &advisor.Cluster{Groups: []advisor.Group{
@@ -125,10 +159,14 @@ func MedianAbs(errs []float64) float64 {
 	}
 }
 
-// ParseSweep reads "1:N=1..4" (one proxy, N from 1 to 4 storage nodes) or "P:N=a..b".
+// ParseSweep reads "1:N=1..4" (one proxy, N from 1 to 4 storage nodes), "P:N=a..b", or
+// "sumo:N=a..b" (a to b sumo nodes, no proxies: proxies is 0).
 func ParseSweep(s string) (proxies, from, to int, err error) {
 	ratio, rng, ok := strings.Cut(s, "=")
 	p, n, ok2 := strings.Cut(ratio, ":")
+	if strings.TrimSpace(p) == "sumo" {
+		p = "0"
+	}
 	if !ok || !ok2 || strings.TrimSpace(n) != "N" {
 		return 0, 0, 0, fmt.Errorf("%w: sweep %q: want P:N=FROM..TO, as 1:N=1..4", ErrInvalidConfig, s)
 	}
@@ -139,8 +177,8 @@ func ParseSweep(s string) (proxies, from, to int, err error) {
 	if _, err := fmt.Sscanf(strings.TrimSpace(p)+" "+strings.TrimSpace(a)+" "+strings.TrimSpace(b), "%d %d %d", &proxies, &from, &to); err != nil {
 		return 0, 0, 0, fmt.Errorf("%w: sweep %q: %w", ErrInvalidConfig, s, err)
 	}
-	if proxies < 1 || from < 1 || to < from || to > 16 {
-		return 0, 0, 0, fmt.Errorf("%w: sweep %q: want P ≥ 1 and 1 ≤ FROM ≤ TO ≤ 16", ErrInvalidConfig, s)
+	if proxies < 0 || from < 1 || to < from || to > 16 || proxies == 0 && !strings.HasPrefix(strings.TrimSpace(s), "sumo") {
+		return 0, 0, 0, fmt.Errorf("%w: sweep %q: want P ≥ 1 (or sumo) and 1 ≤ FROM ≤ TO ≤ 16", ErrInvalidConfig, s)
 	}
 	return proxies, from, to, nil
 }

@@ -133,7 +133,10 @@ type Measured struct {
 	CPU        map[string]float64 `json:"cpu_cores"`
 	ProxyMsOp  float64            `json:"proxy_cpu_ms_per_request"`
 	StorMsVist float64            `json:"storage_cpu_ms_per_visit"`
-	ClientCPU  float64            `json:"client_cpu_s"`
+	// SumoMsOp is the CPU milliseconds per request of the sumo tier (its proxy and storage
+	// work in one process: not to be split).
+	SumoMsOp  float64 `json:"sumo_cpu_ms_per_request,omitempty"`
+	ClientCPU float64 `json:"client_cpu_s"`
 }
 
 // Point is one validated configuration.
@@ -165,7 +168,7 @@ func Run(ctx context.Context, cfg Config, s Shape) (pt Point, err error) {
 	}
 	pt = Point{Shape: s, Predicted: summarize(pred)}
 	log := cfg.Logger
-	dir := filepath.Join(cfg.Dir, fmt.Sprintf("p%d-s%d", s.Proxies, s.Storage))
+	dir := filepath.Join(cfg.Dir, fmt.Sprintf("p%d-s%d-u%d", s.Proxies, s.Storage, s.Sumo))
 	var cl *localcluster.Cluster
 	var lab *netlab.Lab
 	defer func() {
@@ -197,9 +200,12 @@ func Run(ctx context.Context, cfg Config, s Shape) (pt Point, err error) {
 	if err := add("proxy", s.Proxies, s.Proxy); err != nil {
 		return pt, err
 	}
+	if err := add("sumo", s.Sumo, s.SumoNode); err != nil {
+		return pt, err
+	}
 	nodes := lab.Nodes()
 	ak, sk := randomHex(10), randomHex(20)
-	lcfg := localcluster.Config{Binary: cfg.Binary, Dir: dir, Storage: s.Storage, Proxies: s.Proxies, Replicas: s.Replicas,
+	lcfg := localcluster.Config{Binary: cfg.Binary, Dir: dir, Storage: s.Storage, Proxies: s.Proxies, Sumo: s.Sumo, Replicas: s.Replicas,
 		RootAccessKey: ak, RootSecretKey: sk, Logger: log, NodeHost: lab.NodeHost, Wrap: lab.Wrap}
 	if s.Proxies == 1 {
 		lcfg.Listen = nodes["proxy1"].IP + ":0" // the proxy is the endpoint; more get a balancer here
@@ -251,12 +257,15 @@ func Run(ctx context.Context, cfg Config, s Shape) (pt Point, err error) {
 	pt.Measured = Measured{OpsPerSec: st.OpsPerSec, MBps: st.MBPerSec, Ops: st.Operations, Errors: st.Errors,
 		P50Ms: st.Latency.P50, P99Ms: st.Latency.P99, Throttled: map[string]float64{}, ClientCPU: rep.ClientCPU.UserSeconds + rep.ClientCPU.SystemSeconds}
 	pt.Measured.CPU = map[string]float64{}
-	var proxyCPU, storCPU float64
+	var proxyCPU, storCPU, sumoCPU float64
 	for name, c := range cpu {
 		pt.Measured.CPU[name] = c / elapsed
-		if strings.HasPrefix(name, "proxy") {
+		switch {
+		case strings.HasPrefix(name, "proxy"):
 			proxyCPU += c
-		} else {
+		case strings.HasPrefix(name, "sumo"):
+			sumoCPU += c
+		default:
 			storCPU += c
 		}
 	}
@@ -267,6 +276,7 @@ func Run(ctx context.Context, cfg Config, s Shape) (pt Point, err error) {
 		}
 		pt.Measured.ProxyMsOp = 1000 * proxyCPU / n
 		pt.Measured.StorMsVist = 1000 * storCPU / (n * visits)
+		pt.Measured.SumoMsOp = 1000 * sumoCPU / n
 	}
 	for name, n := range nodes {
 		p, t := n.Throttled()
@@ -281,7 +291,8 @@ func Run(ctx context.Context, cfg Config, s Shape) (pt Point, err error) {
 	return pt, nil
 }
 
-// Sweep runs shape with storage nodes from..to, one configuration at a time.
+// Sweep runs shape with storage nodes (or, for sumo shapes, sumo nodes) from..to, one
+// configuration at a time.
 func Sweep(ctx context.Context, cfg Config, s Shape, from, to int) ([]Point, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -293,14 +304,18 @@ func Sweep(ctx context.Context, cfg Config, s Shape, from, to int) ([]Point, err
 	var pts []Point
 	for n := from; n <= to; n++ {
 		sh := s
-		sh.Storage = n
+		if s.IsSumo() {
+			sh.Sumo = n
+		} else {
+			sh.Storage = n
+		}
 		sh.Replicas = min(s.Replicas, n)
 		pt, err := Run(ctx, cfg, sh)
 		if err != nil {
-			return pts, fmt.Errorf("validate: %d:%d: %w", sh.Proxies, n, err)
+			return pts, fmt.Errorf("validate: %s: %w", sh.Label(), err)
 		}
-		fmt.Fprintf(cfg.Progress, "validate: %d:%d  predicted %8.1f ops/s (%s)  measured %8.1f ops/s  error %+6.1f%%\n",
-			sh.Proxies, n, pt.Predicted.OpsPerSec, pt.Predicted.Bottleneck, pt.Measured.OpsPerSec, 100*pt.Error)
+		fmt.Fprintf(cfg.Progress, "validate: %s  predicted %8.1f ops/s (%s)  measured %8.1f ops/s  error %+6.1f%%\n",
+			sh.Label(), pt.Predicted.OpsPerSec, pt.Predicted.Bottleneck, pt.Measured.OpsPerSec, 100*pt.Error)
 		pts = append(pts, pt)
 	}
 	return pts, nil

@@ -64,15 +64,19 @@ func TestPredictScaled(t *testing.T) {
 		want       float64
 		bottleneck string
 	}{
-		{"1:1 storage cpu", Shape{1, 1, 1, Node{0.4, 1000}, Node{0.2, 1000}}, 2000, "storage cpu"},
-		{"1:2 tie, proxy first", Shape{1, 2, 2, Node{0.4, 1000}, Node{0.2, 1000}}, 4000, "proxy cpu"},
-		{"1:4 proxy cpu", Shape{1, 4, 3, Node{0.4, 1000}, Node{0.2, 1000}}, 4000, "proxy cpu"},
-		{"1.5 cores: fractional quota above one core", Shape{1, 4, 3, Node{1.5, 1000}, Node{1, 1000}}, 15000, "proxy cpu"},
+		{"1:1 storage cpu", Shape{Proxies: 1, Storage: 1, Replicas: 1, Proxy: Node{0.4, 1000}, StorNode: Node{0.2, 1000}}, 2000, "storage cpu"},
+		{"1:2 tie, proxy first", Shape{Proxies: 1, Storage: 2, Replicas: 2, Proxy: Node{0.4, 1000}, StorNode: Node{0.2, 1000}}, 4000, "proxy cpu"},
+		{"1:4 proxy cpu", Shape{Proxies: 1, Storage: 4, Replicas: 3, Proxy: Node{0.4, 1000}, StorNode: Node{0.2, 1000}}, 4000, "proxy cpu"},
+		{"1.5 cores: fractional quota above one core", Shape{Proxies: 1, Storage: 4, Replicas: 3, Proxy: Node{1.5, 1000}, StorNode: Node{1, 1000}}, 15000, "proxy cpu"},
 		// On the wire: 4,400 bytes are 4 segments of 90 bytes of framing more, and the node
 		// acknowledges the request once (84 bytes); the proxy also sends the backend request
 		// (300 + 90) and acknowledges the storage node's 4 segments twice.
-		{"slow storage link", Shape{1, 1, 1, Node{1, 1000}, Node{1, 10}}, 10e6 / 8 / (4400 + 4*90 + 84), "storage nic out"},
-		{"slow proxy link", Shape{1, 4, 3, Node{1, 10}, Node{1, 1000}}, 10e6 / 8 / (4400 + 4*90 + 84 + 300 + 90 + 2*84), "proxy nic out"},
+		{"slow storage link", Shape{Proxies: 1, Storage: 1, Replicas: 1, Proxy: Node{1, 1000}, StorNode: Node{1, 10}}, 10e6 / 8 / (4400 + 4*90 + 84), "storage nic out"},
+		{"slow proxy link", Shape{Proxies: 1, Storage: 4, Replicas: 3, Proxy: Node{1, 10}, StorNode: Node{1, 1000}}, 10e6 / 8 / (4400 + 4*90 + 84 + 300 + 90 + 2*84), "proxy nic out"},
+		// A sumo node does both parts on its one quota: 0.3 cores / 0.2 ms; three of them
+		// serve three times as much.
+		{"sumo cpu", Shape{Sumo: 1, Replicas: 1, SumoNode: Node{0.3, 1000}}, 1500, "sumo cpu"},
+		{"3 sumo cpu", Shape{Sumo: 3, Replicas: 3, SumoNode: Node{0.3, 1000}}, 4500, "sumo cpu"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := Predict(getDemands(), getWorkload(), tc.shape)
@@ -88,15 +92,18 @@ func TestPredictScaled(t *testing.T) {
 }
 
 func TestShapeValidate(t *testing.T) {
-	good := Shape{1, 3, 3, Node{0.4, 100}, Node{0.2, 100}}
+	good := Shape{Proxies: 1, Storage: 3, Replicas: 3, Proxy: Node{0.4, 100}, StorNode: Node{0.2, 100}}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []Shape{
-		{0, 3, 3, Node{0.4, 100}, Node{0.2, 100}},
-		{1, 2, 3, Node{0.4, 100}, Node{0.2, 100}},
-		{1, 3, 3, Node{0, 100}, Node{0.2, 100}},
-		{1, 3, 3, Node{0.4, 100}, Node{0.2, 0}},
+		{Proxies: 0, Storage: 3, Replicas: 3, Proxy: Node{0.4, 100}, StorNode: Node{0.2, 100}},
+		{Proxies: 1, Storage: 2, Replicas: 3, Proxy: Node{0.4, 100}, StorNode: Node{0.2, 100}},
+		{Proxies: 1, Storage: 3, Replicas: 3, Proxy: Node{0, 100}, StorNode: Node{0.2, 100}},
+		{Proxies: 1, Storage: 3, Replicas: 3, Proxy: Node{0.4, 100}, StorNode: Node{0.2, 0}},
+		{Sumo: 2, Replicas: 3, SumoNode: Node{0.3, 100}},
+		{Sumo: 2, Replicas: 2, SumoNode: Node{0, 100}},
+		{Proxies: 1, Sumo: 2, Replicas: 2, SumoNode: Node{0.3, 100}, Proxy: Node{0.4, 100}},
 	} {
 		if err := bad.Validate(); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%+v: got %v, want ErrInvalidConfig", bad, err)
@@ -104,6 +111,10 @@ func TestShapeValidate(t *testing.T) {
 	}
 	if got := good.TotalCPU(); !near(got, 1.0) {
 		t.Errorf("TotalCPU = %g, want 1", got)
+	}
+	sumo := Shape{Sumo: 3, Replicas: 3, SumoNode: Node{0.3, 100}}
+	if err := sumo.Validate(); err != nil || !near(sumo.TotalCPU(), 0.9) || sumo.Label() != "sumo 3" || good.Label() != "1:3" {
+		t.Errorf("sumo shape: %v, TotalCPU %g, labels %q %q", err, sumo.TotalCPU(), sumo.Label(), good.Label())
 	}
 }
 
