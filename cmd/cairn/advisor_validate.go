@@ -82,8 +82,8 @@ func runValidate(stdout, stderr io.Writer, cfg *validate.Config, f *validateFlag
 		return err
 	}
 	f.shape.Proxies = proxies
-	if proxies == 0 && (f.catalog != "" || f.recommendation != "") {
-		return fmt.Errorf("%w: a sumo sweep takes its node from --sumo-cpu and --sumo-nic, not --catalog or --recommendation", validate.ErrInvalidConfig)
+	if proxies == 0 && f.catalog != "" {
+		return fmt.Errorf("%w: a sumo sweep takes its node from --sumo-cpu and --sumo-nic or --recommendation, not --catalog", validate.ErrInvalidConfig)
 	}
 	if f.catalog != "" {
 		cat, err := advisor.LoadCatalog(f.catalog)
@@ -118,9 +118,14 @@ func runValidate(stdout, stderr io.Writer, cfg *validate.Config, f *validateFlag
 		if err := json.Unmarshal(b, &res); err != nil {
 			return fmt.Errorf("advisor validate: --recommendation %s: %w", f.recommendation, err)
 		}
-		if f.shape.Proxy, f.shape.StorNode, err = validate.FromRecommendation(res.Best, f.cpuPerCore, f.mbpsPerGbps); err != nil {
+		nodes, err := validate.FromRecommendation(res.Best, f.cpuPerCore, f.mbpsPerGbps)
+		if err != nil {
 			return err
 		}
+		if sumo := nodes.SumoNode.CPU > 0; sumo != (proxies == 0) {
+			return fmt.Errorf("%w: the recommendation is %s, the sweep %q: give --sweep sumo:N=… for sumo nodes, P:N=… for proxies and storage nodes", validate.ErrInvalidConfig, res.Best.Topology, f.sweep)
+		}
+		f.shape.Proxy, f.shape.StorNode, f.shape.SumoNode = nodes.Proxy, nodes.StorNode, nodes.SumoNode
 	}
 	if cfg.Size, err = workload.ParseSize(f.size); err != nil {
 		return fmt.Errorf("advisor validate: --size: %w", err)

@@ -185,22 +185,28 @@ func ParseSweep(s string) (proxies, from, to int, err error) {
 
 // FromRecommendation is the node sizes of a recommendation (`recommend --json`'s best
 // configuration) scaled to this machine: its proxy group's and storage group's cores ×
-// cpuPerCore and NIC Gbit/s × mbpsPerGbps. The counts are not taken — a recommendation's 1:8
-// would not fit on this machine — the sweep sets them. A sumo configuration has no separate
-// proxy and storage nodes to scale, and is refused.
-func FromRecommendation(c advisor.Config, cpuPerCore, mbpsPerGbps float64) (proxy, storage Node, err error) {
-	var gotP, gotS bool
+// cpuPerCore and NIC Gbit/s × mbpsPerGbps, or its sumo group's. The counts are not taken — a
+// recommendation's 1:8 would not fit on this machine — the sweep sets them: the shape returned
+// has nodes and no counts.
+func FromRecommendation(c advisor.Config, cpuPerCore, mbpsPerGbps float64) (Shape, error) {
+	var s Shape
+	var gotP, gotS, gotU bool
 	for _, g := range c.Groups {
 		n := Node{CPU: float64(g.Cores) * cpuPerCore, NICMbps: g.NICGbps * mbpsPerGbps}
 		switch g.Role {
 		case "proxy":
-			proxy, gotP = n, true
+			s.Proxy, gotP = n, true
 		case "storage":
-			storage, gotS = n, true
+			s.StorNode, gotS = n, true
+		case "sumo":
+			s.SumoNode, gotU = n, true
 		}
 	}
-	if !gotP || !gotS {
-		return proxy, storage, fmt.Errorf("%w: the recommendation (%s) has no proxy and storage groups to scale", ErrInvalidConfig, c.Topology)
+	switch {
+	case gotU && !gotP && !gotS:
+		return s, nil
+	case gotP && gotS && !gotU:
+		return s, nil
 	}
-	return proxy, storage, nil
+	return s, fmt.Errorf("%w: the recommendation (%s) is neither proxies and storage nodes nor sumo nodes alone: validate builds one or the other", ErrInvalidConfig, c.Topology)
 }

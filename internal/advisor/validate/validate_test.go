@@ -244,8 +244,8 @@ func TestRunOnThisMachine(t *testing.T) {
 	}
 }
 
-// The runs docs/advisor.md reports are kept in testdata/validate (the current ones) and
-// testdata/validate/2026-11-25 (the first ones): their medians are the ones the docs state,
+// The runs docs/advisor.md reports are kept in testdata/validate (the current ones) and its
+// dated folders (earlier ones): their medians are the ones the docs state,
 // recomputed from the points, and the demands they were run with and wrote load. Over every
 // current point the median |error| is the one the docs give against the 15% target.
 func TestRecordedRuns(t *testing.T) {
@@ -255,7 +255,8 @@ func TestRecordedRuns(t *testing.T) {
 		file string
 		want float64 // percent, as docs/advisor.md rounds it
 	}{
-		{"cpu2.json", cpu2Median}, {"cpu3.json", cpu3Median}, {"put.json", putMedian}, {"nic.json", nicMedian},
+		{"cpu2.json", cpu2Median}, {"cpu3.json", cpu3Median}, {"put.json", putMedian}, {"nic.json", nicMedian}, {"sumo.json", sumoMedian},
+		{"2026-11-28-first/cpu2.json", 3.0}, {"2026-11-28-first/cpu3.json", 9.9}, {"2026-11-28-first/put.json", 6.9}, {"2026-11-28-first/nic.json", 1.0},
 		{"2026-11-25/nic.json", 9.7}, {"2026-11-25/cpu2.json", 27.9}, {"2026-11-25/cpu3.json", 17.5},
 	} {
 		b, err := os.ReadFile(filepath.Join(dir, tc.file))
@@ -285,7 +286,7 @@ func TestRecordedRuns(t *testing.T) {
 	if got := math.Round(1000*MedianAbs(all)) / 10; got != allMedian || got > 15 {
 		t.Errorf("median |error| over the %d current points %.1f%%, docs say %.1f%% (target ≤ 15%%)", len(all), got, allMedian)
 	}
-	for _, f := range []string{"demands.netns.yaml", "cpu2-refined.yaml", "2026-11-25/demands.refined.yaml"} {
+	for _, f := range []string{"demands.netns.yaml", "cpu2-refined.yaml", "2026-11-28-first/demands.netns.yaml", "2026-11-28-first/cpu2-refined.yaml", "2026-11-25/demands.refined.yaml"} {
 		if _, err := advisor.LoadDemands(filepath.Join(dir, f)); err != nil {
 			t.Fatal(err)
 		}
@@ -294,11 +295,12 @@ func TestRecordedRuns(t *testing.T) {
 
 // The medians docs/advisor.md states for the current recorded runs, in percent.
 const (
-	cpu2Median = 3.0
-	cpu3Median = 9.9
-	putMedian  = 6.9
-	nicMedian  = 1.0
-	allMedian  = 5.3
+	cpu2Median = 9.8
+	cpu3Median = 10.6
+	putMedian  = 4.5
+	nicMedian  = 1.2
+	sumoMedian = 5.9
+	allMedian  = 5.1
 )
 
 func TestFromRecommendation(t *testing.T) {
@@ -306,15 +308,19 @@ func TestFromRecommendation(t *testing.T) {
 		{Role: "proxy", Count: 1, Cores: 16, NICGbps: 50},
 		{Role: "storage", Count: 8, Cores: 24, NICGbps: 20},
 	}}
-	p, s, err := FromRecommendation(c, 0.025, 20)
+	s, err := FromRecommendation(c, 0.025, 20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !near(p.CPU, 0.4) || !near(p.NICMbps, 1000) || !near(s.CPU, 0.6) || !near(s.NICMbps, 400) {
-		t.Errorf("proxy %+v, storage %+v", p, s)
+	if !near(s.Proxy.CPU, 0.4) || !near(s.Proxy.NICMbps, 1000) || !near(s.StorNode.CPU, 0.6) || !near(s.StorNode.NICMbps, 400) || s.SumoNode.CPU != 0 {
+		t.Errorf("proxy+storage: %+v", s)
 	}
 	sumo := advisor.Config{Topology: "sumo", Groups: []advisor.GroupSpec{{Role: "sumo", Count: 3, Cores: 16, NICGbps: 20}}}
-	if _, _, err := FromRecommendation(sumo, 0.025, 20); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("sumo: got %v, want ErrInvalidConfig", err)
+	if s, err = FromRecommendation(sumo, 0.025, 20); err != nil || !near(s.SumoNode.CPU, 0.4) || !near(s.SumoNode.NICMbps, 400) || s.Proxy.CPU != 0 {
+		t.Errorf("sumo: %+v, %v", s, err)
+	}
+	mixed := advisor.Config{Topology: "mixed", Groups: []advisor.GroupSpec{{Role: "sumo", Count: 2, Cores: 16, NICGbps: 20}, {Role: "storage", Count: 3, Cores: 16, NICGbps: 20}}}
+	if _, err := FromRecommendation(mixed, 0.025, 20); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("sumo and storage nodes together: got %v, want ErrInvalidConfig", err)
 	}
 }
