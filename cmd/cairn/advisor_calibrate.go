@@ -97,7 +97,7 @@ func newAdvisorCalibrateCommand() *cobra.Command {
 	fl.BoolVar(&cfg.Keep, "keep", false, "keep the data directory (and the nodes' logs)")
 	fl.IntVar(&cfg.Storage, "storage", 4, "storage nodes")
 	fl.IntVar(&cfg.Replicas, "replicas", 3, "replicas")
-	fl.BoolVar(&cfg.SaturatedStorage, "saturated-storage", true, "measure the storage CPU per visit on a second cluster of one saturated storage node (one replica), as a storage node costs where it is the bottleneck")
+	fl.BoolVar(&cfg.SaturatedStorage, "saturated-storage", true, "two more clusters: one saturated storage node (one replica), whose CPU per visit is what a storage node costs where it is the bottleneck, and one sumo node, which says what a visit served in process saves")
 	fl.IntVar(&cfg.Concurrency, "concurrency", 16, "concurrent clients")
 	fl.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long each operation and size is measured")
 	fl.StringVar(&sizes, "sizes", "4KiB,1MiB", "object sizes to measure PUT and GET at (DELETE and HEAD at the first)")

@@ -53,8 +53,9 @@ type Demands struct {
 	BaseLatencyMs float64 `yaml:"base_latency_ms"`
 	// Background is the CPU a node of each role spends with no requests at all (the Go
 	// runtime, the storage daemons: replicator, auditor, updater), in cores of the measuring
-	// machine. It is taken off every node's cores before requests are counted: negligible on
-	// a 16-core server, a fifth of a node held to a fraction of a core.
+	// machine. It is taken off every node's cores before requests are counted (a few
+	// thousandths of a core on the bench machine: negligible on a server, a few percent of a
+	// node held to a fifth of a core).
 	Background Background `yaml:"background,omitempty"`
 	// Ops maps an operation (get, put, delete, head, list) to its points, by object size.
 	Ops map[string][]Point `yaml:"ops"`

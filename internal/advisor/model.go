@@ -410,10 +410,10 @@ func (m *Model) Ops(mbps float64) float64 {
 func (m *Model) Predict(cl *Cluster, at float64) Prediction {
 	rs := m.resources(cl)
 	p := Prediction{MaxOpsPerSec: math.Inf(1)}
-	for _, r := range rs {
-		if l := r.limit(); l < p.MaxOpsPerSec {
-			p.MaxOpsPerSec = l
-			p.Bottleneck = m.use(cl, &r, 0)
+	bottleneck := -1
+	for i := range rs {
+		if l := rs[i].limit(); l < p.MaxOpsPerSec {
+			p.MaxOpsPerSec, bottleneck = l, i
 		}
 	}
 	p.RatedOpsPerSec = m.rated(cl, rs, p.MaxOpsPerSec)
@@ -422,7 +422,9 @@ func (m *Model) Predict(cl *Cluster, at float64) Prediction {
 	}
 	p.AtOpsPerSec = at
 	p.MaxMBps, p.RatedMBps, p.AtMBps = m.MBps(p.MaxOpsPerSec), m.MBps(p.RatedOpsPerSec), m.MBps(at)
-	p.Bottleneck.Utilization = at / p.MaxOpsPerSec
+	if bottleneck >= 0 {
+		p.Bottleneck = m.use(cl, &rs[bottleneck], at) // background included
+	}
 	p.MeanMs, p.P99Ms = m.latency(cl, rs, at)
 	p.MeanMs *= 1000
 	p.P99Ms *= 1000
@@ -441,9 +443,15 @@ func (m *Model) Predict(cl *Cluster, at float64) Prediction {
 	return p
 }
 
-// rated is the highest throughput within the max utilization and the p99 bound.
+// rated is the highest throughput within the max utilization and the p99 bound. A resource
+// with background (reserved) reaches the max utilization before MaxUtilization × its limit.
 func (m *Model) rated(cl *Cluster, rs []resource, xmax float64) float64 {
 	x := m.Options.MaxUtilization * xmax
+	for i := range rs {
+		if r := &rs[i]; r.demand > 0 && r.reserved > 0 {
+			x = math.Min(x, math.Max(0, m.Options.MaxUtilization*r.servers-r.reserved)/r.demand)
+		}
+	}
 	if m.Options.P99Seconds <= 0 || math.IsInf(x, 1) {
 		return x
 	}

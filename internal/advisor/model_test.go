@@ -218,6 +218,17 @@ func TestBackgroundCPU(t *testing.T) {
 		if want := u0 + tc.bg/speed/cores; math.Abs(u1-want) > 1e-9 {
 			t.Errorf("%s cpu utilization with background: %g, want %g", tc.tier, u1, want)
 		}
+		// The prediction's bottleneck is a resource like the others: background counted, and
+		// the rated point keeps it at the max utilization.
+		p := bg.Predict(cl, 0)
+		for _, r := range p.Resources {
+			if r.Tier == p.Bottleneck.Tier && r.Resource == p.Bottleneck.Resource && math.Abs(r.Utilization-p.Bottleneck.Utilization) > 1e-9 {
+				t.Errorf("bottleneck %s %s at %g, the same resource in the list at %g", r.Tier, r.Resource, p.Bottleneck.Utilization, r.Utilization)
+			}
+			if r.Utilization > DefaultMaxUtilization+1e-9 {
+				t.Errorf("%s %s at %g at the rated point, above the max utilization %g", r.Tier, r.Resource, r.Utilization, DefaultMaxUtilization)
+			}
+		}
 	}
 	sumo := &Cluster{Groups: []Group{{Type: cl.Groups[1].Type, NIC: cl.Groups[1].NIC, Count: 3, Proxy: true, Storage: true,
 		Disk: cl.Groups[1].Disk, DisksPerNode: 12}}}

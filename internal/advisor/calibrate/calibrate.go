@@ -61,7 +61,8 @@ type Config struct {
 	// stack, instead of loopback, which costs less CPU per request. Needs root.
 	NetNS bool
 	// SaturatedStorage measures the storage CPU per visit on a second cluster of one storage
-	// node and one replica, saturated, instead of on the configured cluster (see Run).
+	// node and one replica, saturated, instead of on the configured cluster, and the saving of
+	// a visit served in process on a third of one sumo node (see Run).
 	SaturatedStorage bool
 	Logger           *slog.Logger // nil: none
 	// Target, when set, is a running cluster to measure instead of one calibrate starts:
@@ -188,7 +189,7 @@ func Run(ctx context.Context, cfg Config) (_ *advisor.Demands, err error) {
 		}
 	}()
 	d, err := runLocal(ctx, cfg, localShape{name: "cluster", storage: cfg.Storage, replicas: cfg.Replicas})
-	if err != nil || !cfg.SaturatedStorage || (cfg.Storage == 1 && cfg.Replicas == 1) {
+	if err != nil || !cfg.SaturatedStorage {
 		return d, err
 	}
 	// With namespaces the node is also held to a CPU quota, so that it saturates on cores of
@@ -198,16 +199,18 @@ func Run(ctx context.Context, cfg Config) (_ *advisor.Demands, err error) {
 	if cfg.NetNS {
 		quota = saturatedStorageCores
 	}
-	fmt.Fprintf(cfg.Progress, "calibrate: storage CPU at saturation: one storage node, one replica%s\n",
-		map[bool]string{true: fmt.Sprintf(", held to %.2f cores", quota)}[quota > 0])
-	one, err := runLocal(ctx, cfg, localShape{name: "one-node", storage: 1, replicas: 1, cpu: quota})
-	if err != nil {
-		return nil, err
+	one := d // a configured cluster of one storage node and one replica, without a quota, is it
+	if cfg.Storage != 1 || cfg.Replicas != 1 || quota > 0 {
+		fmt.Fprintf(cfg.Progress, "calibrate: storage CPU at saturation: one storage node, one replica%s\n",
+			map[bool]string{true: fmt.Sprintf(", held to %.2f cores", quota)}[quota > 0])
+		if one, err = runLocal(ctx, cfg, localShape{name: "one-node", storage: 1, replicas: 1, cpu: quota}); err != nil {
+			return nil, err
+		}
+		if err := takeStorageCPU(d, one); err != nil {
+			return nil, err
+		}
+		splitProxyCPU(d, one, cfg.Replicas)
 	}
-	if err := takeStorageCPU(d, one); err != nil {
-		return nil, err
-	}
-	splitProxyCPU(d, one, cfg.Replicas)
 	// A sumo node reaches its own storage in process, not over HTTP: a third cluster of one
 	// sumo node, saturated as the storage node was, says what a visit saves that way.
 	fmt.Fprintf(cfg.Progress, "calibrate: a visit in process: one sumo node, one replica%s\n",
@@ -281,11 +284,17 @@ func splitProxyCPU(d, one *advisor.Demands, replicas int) {
 			if j < 0 {
 				continue
 			}
-			perVisit := (p.ProxyCPUSeconds - one.Ops[op][j].ProxyCPUSeconds) / float64(replicas-1)
+			total, r := p.ProxyCPUSeconds, float64(replicas)
+			perVisit := (total - one.Ops[op][j].ProxyCPUSeconds) / (r - 1)
 			if perVisit <= 0 {
 				continue
 			}
-			p.ProxyCPUSeconds = max(0, p.ProxyCPUSeconds-float64(replicas)*perVisit)
+			if fixed := total - r*perVisit; fixed < 0 {
+				// The one-replica write came out cheaper than one visit (two clusters, two
+				// loads): all of it per visit, so that the model gives back the measured total.
+				perVisit = total / r
+			}
+			p.ProxyCPUSeconds = max(0, total-r*perVisit)
 			p.ProxyCPUPerVisitSeconds = perVisit
 		}
 	}

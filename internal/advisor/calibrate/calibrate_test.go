@@ -245,6 +245,14 @@ func TestSplitProxyCPU(t *testing.T) {
 	if g := d.Ops["get"][0]; g.ProxyCPUSeconds != 0.2e-3 || g.ProxyCPUPerVisitSeconds != 0 {
 		t.Errorf("get changed: %+v", g)
 	}
+	// A one-replica write cheaper than one visit of the three-replica one (two clusters, two
+	// loads) would give a negative fixed part: it is all per visit, and the total holds.
+	d = &advisor.Demands{Ops: map[string][]advisor.Point{"put": {{Size: 4096, ProxyCPUSeconds: 0.9e-3}}}}
+	one = &advisor.Demands{Ops: map[string][]advisor.Point{"put": {{Size: 4096, ProxyCPUSeconds: 0.2e-3}}}}
+	splitProxyCPU(d, one, 3)
+	if p := d.Ops["put"][0]; p.ProxyCPUSeconds != 0 || !near(p.ProxyCPUPerVisitSeconds, 0.3e-3) {
+		t.Errorf("put: %g per request + %g per visit, want 0 + 0.3e-3", p.ProxyCPUSeconds, p.ProxyCPUPerVisitSeconds)
+	}
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }

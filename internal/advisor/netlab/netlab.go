@@ -207,7 +207,11 @@ func cleanup(ctx context.Context, log *slog.Logger, cg cgroupFS) error {
 	// outlive the command by a moment, and the next lab's links of the same names would
 	// collide with them. Delete what is left and wait until it is gone.
 	for try := 0; ; try++ {
-		left := hostLinks(ctx)
+		left, err := hostLinks(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
 		if len(left) == 0 {
 			break
 		}
@@ -228,10 +232,10 @@ func cleanup(ctx context.Context, log *slog.Logger, cg cgroupFS) error {
 }
 
 // hostLinks are the root namespace's ends of node links (hostLinkPrefix) that exist now.
-func hostLinks(ctx context.Context) []string {
+func hostLinks(ctx context.Context) ([]string, error) {
 	out, err := exec.CommandContext(ctx, "ip", "-o", "link", "show").Output()
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("netlab: ip link show: %w", err)
 	}
 	var links []string
 	for _, line := range strings.Split(string(out), "\n") {
@@ -245,7 +249,7 @@ func hostLinks(ctx context.Context) []string {
 			links = append(links, name)
 		}
 	}
-	return links
+	return links, nil
 }
 
 // setupBridge makes the bridge the nodes' links join, with the root namespace's address on it

@@ -23,7 +23,7 @@ type Refinement struct {
 var refinedFields = map[string][]string{
 	"proxy cpu":       {"proxy_cpu_s", "proxy_cpu_per_visit_s"},
 	"storage cpu":     {"storage_cpu_s"},
-	"sumo cpu":        {"proxy_cpu_s", "proxy_cpu_per_visit_s", "storage_cpu_s"},
+	"sumo cpu":        {"proxy_cpu_s", "proxy_cpu_per_visit_s", "storage_cpu_s", "local_visit_saving_s"},
 	"proxy nic in":    {"client_in_bytes", "backend_in_bytes"},
 	"proxy nic out":   {"client_out_bytes", "backend_out_bytes"},
 	"storage nic in":  {"backend_out_bytes"},
@@ -87,6 +87,8 @@ func scalePoint(p *advisor.Point, fields []string, f float64) {
 			p.ProxyCPUSeconds *= f
 		case "proxy_cpu_per_visit_s":
 			p.ProxyCPUPerVisitSeconds *= f
+		case "local_visit_saving_s":
+			p.LocalVisitSavingSeconds *= f
 		case "storage_cpu_s":
 			p.StorageCPUSeconds *= f
 		case "client_in_bytes":

@@ -324,3 +324,28 @@ func TestFromRecommendation(t *testing.T) {
 		t.Errorf("sumo and storage nodes together: got %v, want ErrInvalidConfig", err)
 	}
 }
+
+// Refining a sumo-bound point scales every part of a sumo node's CPU demand, the in-process
+// saving included, so that the refined model predicts what was measured.
+func TestRefineSumo(t *testing.T) {
+	d := getDemands()
+	d.Ops["get"][0].LocalVisitSavingSeconds = 0.5e-4
+	d.Ops["put"] = []advisor.Point{{Size: 4096, ProxyCPUSeconds: 4e-4, StorageCPUSeconds: 3e-4}}
+	shape := Shape{Sumo: 1, Replicas: 1, SumoNode: Node{0.3, 1000}}
+	before, err := Predict(d, getWorkload(), shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := 0.8 * before.MaxOpsPerSec
+	out, _, err := Refine(d, getWorkload(), []Point{{Predicted: summarize(before), Measured: Measured{OpsPerSec: measured}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := Predict(out, getWorkload(), shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(after.MaxOpsPerSec, measured) {
+		t.Errorf("refined sumo prediction %g, measured %g (before %g)", after.MaxOpsPerSec, measured, before.MaxOpsPerSec)
+	}
+}
