@@ -169,13 +169,15 @@ type runner struct {
 }
 
 // Run measures the demands. It takes minutes: each class runs for Duration, after fills, on
-// two clusters in turn. The configured one (Storage nodes, Replicas) gives every figure but
-// the storage nodes' CPU: there each storage node carries a fraction of the visits and idles
-// between them, and a Go server that idles spends more CPU per request than a saturated one,
-// which batches its wake-ups. A node's demand matters to the model where the node is the
-// bottleneck, saturated; so the storage CPU per visit comes from a cluster of one storage node
-// holding the one replica, which the clients keep saturated (SaturatedStorage false: from the
-// configured cluster).
+// up to three clusters in turn. The configured one (Storage nodes, Replicas) gives every figure
+// but the storage nodes' CPU: there each storage node carries a fraction of the visits and
+// idles between them, and a Go server that idles spends more CPU per request than a saturated
+// one, which batches its wake-ups. A node's demand matters to the model where the node is the
+// bottleneck, saturated; so the storage CPU per visit comes from a second cluster of one
+// storage node holding the one replica, which the clients keep saturated, and the proxy's CPU
+// per write is split per request and per replica from the two. A third, of one sumo node,
+// gives what a visit served in process saves. SaturatedStorage false: the configured cluster
+// alone.
 func Run(ctx context.Context, cfg Config) (_ *advisor.Demands, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
