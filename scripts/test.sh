@@ -64,10 +64,25 @@ else
   failed+=("go build ./cmd/cairn")
 fi
 
-step "go test ./... (unit, end-to-end, crash)"
+# go test runs in two passes, each with its own -p and -timeout (docs/testing.md, "On a busy
+# machine"). The in-process packages (./internal/..., ./cmd/...) run one per core. The packages
+# under ./test start real processes (a server, a cluster of five, a kill -9 loop), each of which
+# already keeps every core busy, so they run one at a time: side by side on two cores they only
+# slowed each other. -timeout is per package, about three times the slowest package's time on a
+# loaded 2-core machine, so that a hung test still ends the run well inside CI's limit.
+cores=$(nproc 2>/dev/null || echo 2)
+go_test_p=${GO_TEST_P:-$cores}
+go_test_procs_p=${GO_TEST_PROCS_P:-1}
+mapfile -t in_process < <(go list ./... | grep -v '/test/')
+
+step "go test (in-process packages: unit tests; -p $go_test_p)"
 # -count=1: the end-to-end tests run a separately built binary, which go test's cache cannot see.
 # shellcheck disable=SC2086 # GO_TEST_ARGS is a list of words
-go test -count=1 -timeout 20m ${GO_TEST_ARGS:-} ./... || failed+=("go test")
+go test -count=1 -p "$go_test_p" -timeout 15m ${GO_TEST_ARGS:-} "${in_process[@]}" || failed+=("go test (in-process packages)")
+
+step "go test ./test/... (end-to-end, bad input, crash, cluster; -p $go_test_procs_p)"
+# shellcheck disable=SC2086 # GO_TEST_ARGS is a list of words
+go test -count=1 -p "$go_test_procs_p" -timeout 40m ${GO_TEST_ARGS:-} ./test/... || failed+=("go test ./test/...")
 
 step "pytest test/clients (boto3, aws cli, s3cmd, rclone)"
 # shellcheck disable=SC2086 # PYTEST_ARGS is a list of words
