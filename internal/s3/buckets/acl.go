@@ -30,7 +30,7 @@ func (h *Handler) PutBucketACL(w http.ResponseWriter, r *http.Request, rq *s3cor
 	if err := h.ClaimForSharing(ctx, rq, len(acl.Grants) > 0); err != nil {
 		return err
 	}
-	if err := h.SetBucketMeta(ctx, rq, map[string]string{access.MetaACL: acl.Encode()}); err != nil {
+	if err := h.SetBucketMeta(ctx, rq, access.BucketACLChanges(acl)); err != nil {
 		return err
 	}
 	s3core.WriteEmpty(w, http.StatusOK)
