@@ -20,8 +20,8 @@ func TestMigrateLegacyACLKeepsEveryDecision(t *testing.T) {
 		"public and an account": ACL{Grants: []Grant{{Grantee{URI: AllUsersURI}, Read}, {Grantee{ID: "other"}, Read}, {Grantee{ID: "other"}, FullControl}}}.Encode(),
 	}
 	policies := map[string]string{
-		"no policy": "",
-		"deny a prefix": `{"Version":"2012-10-17","Statement":[{"Sid":"NoSecrets","Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::photos/secret/*"}]}`,
+		"no policy":              "",
+		"deny a prefix":          `{"Version":"2012-10-17","Statement":[{"Sid":"NoSecrets","Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::photos/secret/*"}]}`,
 		"one statement, no list": `{"Statement":{"Effect":"Allow","Principal":{"AWS":"third"},"Action":"s3:ListBucket","Resource":"arn:aws:s3:::photos"}}`,
 	}
 	extras := map[string]map[string]string{

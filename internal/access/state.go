@@ -46,9 +46,9 @@ type BucketState struct {
 	// LegacyBucketRead: the ACL was read from MetaLegacyACL, so that its READ grants (and
 	// FULL_CONTROL's) also read objects, as they did when it was set.
 	LegacyBucketRead bool
-	Policy     *Policy // nil: none
-	SwiftRead  SwiftACL
-	SwiftWrite SwiftACL
+	Policy           *Policy // nil: none
+	SwiftRead        SwiftACL
+	SwiftWrite       SwiftACL
 	// PublicAccessBlock is the bucket's public access block; nil: none.
 	PublicAccessBlock *PublicAccessBlock
 	// Ownership is the bucket's object ownership rule; empty: none set.
