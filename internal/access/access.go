@@ -50,7 +50,9 @@
 // Files: access.go (identities, actions, resources, Decide), acl.go (S3 ACLs: grants and canned
 // ACLs), policy.go (bucket policies), condition.go (policy conditions and their context),
 // swiftacl.go (Swift container ACLs), state.go (the access state kept in a container's
-// metadata: also the public access block and object ownership), quota.go (quota checks).
+// metadata: also the public access block and object ownership), shown.go (what each API shows
+// of the other's grants), migrate.go (bucket ACLs of the old meaning moved to S3's), quota.go
+// (quota checks).
 package access
 
 import (
