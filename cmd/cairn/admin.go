@@ -106,7 +106,9 @@ func newAdminCommand() *cobra.Command {
 	user.AddCommand(newUserCommands(&f)...)
 	kms := &cobra.Command{Use: "kms", Short: "Create, list, show, enable and disable SSE-KMS keys"}
 	kms.AddCommand(newKMSCommands(&f)...)
-	cmd.AddCommand(account, user, kms, newStatusCommand(&f))
+	acl := &cobra.Command{Use: "acl", Short: "Migrate bucket ACLs set before they had S3's meaning"}
+	acl.AddCommand(newACLCommands(&f)...)
+	cmd.AddCommand(account, user, kms, acl, newStatusCommand(&f))
 	return cmd
 }
 

@@ -22,6 +22,10 @@
 //     Creating and listing an account's buckets is for its administrators too.
 //  4. An Allow in the bucket policy, a bucket ACL grant, an object ACL grant (GetObject and the
 //     object's ACL only) or a Swift container ACL (X-Container-Read/-Write) allows the request.
+//     Each keeps its own API's meaning: a bucket ACL's READ lists the bucket and reads no
+//     object (S3), while a Swift read ACL reads objects, and lists for its accounts and with
+//     .rlistings (Swift). A bucket ACL stored before Cairn gave it S3's meaning keeps its old
+//     one, READ reading objects too, until it is migrated (MigrateLegacyACL) or replaced.
 //     The bucket's settings narrow this: object ownership BucketOwnerEnforced turns ACL grants
 //     off; a public access block's IgnorePublicAcls ignores grants to AllUsers and
 //     AuthenticatedUsers, and RestrictPublicBuckets keeps a public policy's public statements
@@ -46,7 +50,9 @@
 // Files: access.go (identities, actions, resources, Decide), acl.go (S3 ACLs: grants and canned
 // ACLs), policy.go (bucket policies), condition.go (policy conditions and their context),
 // swiftacl.go (Swift container ACLs), state.go (the access state kept in a container's
-// metadata: also the public access block and object ownership), quota.go (quota checks).
+// metadata: also the public access block and object ownership), shown.go (what each API shows
+// of the other's grants), migrate.go (bucket ACLs of the old meaning moved to S3's), quota.go
+// (quota checks).
 package access
 
 import (
@@ -324,6 +330,9 @@ func Decide(r Request) Decision {
 	acls := st.ACLsEnabled()
 	if p, ok := bucketACLPermission(r.Action); ok && acls && st.ACL.grantsExcept(id, p, pab.IgnorePublicAcls) {
 		return allow("bucket ACL grants " + string(p))
+	}
+	if r.Action == GetObject && st.LegacyBucketRead && acls && st.ACL.grantsExcept(id, Read, pab.IgnorePublicAcls) {
+		return allow("bucket ACL grants READ, stored with its old meaning (objects too) until migrated")
 	}
 	if swiftAllows(st, id, r.Action, r.Referer) {
 		return allow("Swift container ACL")

@@ -77,6 +77,12 @@ func TestDecide(t *testing.T) {
 		{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::other:user/bob"},"Action":"s3:Put*","Resource":"arn:aws:s3:::photos/*"}]}`)}
 	denyOverACL := &BucketState{ACL: mustCanned(t, CannedPublicReadWrite), Policy: mustPolicy(t, `{"Statement":[
 		{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::photos/*"}]}`)}
+	legacyPublicRead := &BucketState{ACL: mustCanned(t, CannedPublicRead), LegacyBucketRead: true}
+	legacyGrants := &BucketState{ACL: grants.ACL, LegacyBucketRead: true}
+	legacyFull := &BucketState{ACL: full.ACL, LegacyBucketRead: true}
+	legacyIgnored := &BucketState{ACL: mustCanned(t, CannedPublicRead), LegacyBucketRead: true, PublicAccessBlock: &PublicAccessBlock{IgnorePublicAcls: true}}
+	legacyEnforced := &BucketState{ACL: mustCanned(t, CannedPublicRead), LegacyBucketRead: true, Ownership: OwnershipBucketOwnerEnforced}
+	legacyDenied := &BucketState{ACL: mustCanned(t, CannedPublicRead), LegacyBucketRead: true, Policy: denyAll.Policy}
 	sr, sw := mustSwift(t, "other:olga,.r:*", "third")
 	swiftState := &BucketState{SwiftRead: sr, SwiftWrite: sw}
 	lr, _ := mustSwift(t, ".r:.example.com,.r:-bad.example.com,.rlistings", "")
@@ -124,7 +130,10 @@ func TestDecide(t *testing.T) {
 		{"anonymous is never the owner", Identity{Anonymous: true, Account: "acme"}, PutObject, obj("k"), private, nil, "", false, false, ""},
 
 		// Canned ACLs.
-		{"public-read: anon get", anon, GetObject, obj("k"), publicRead, nil, "", true, false, "READ"},
+		// A bucket READ lists and reads no object (S3): the object's own ACL decides.
+		{"public-read: anon get asks the object", anon, GetObject, obj("k"), publicRead, nil, "", false, true, ""},
+		{"public-read: anon get private object", anon, GetObject, obj("k"), publicRead, &ACL{}, "", false, false, "no grant"},
+		{"public-read: anon get public object", anon, GetObject, obj("k"), publicRead, &pubObj, "", true, false, "object ACL"},
 		{"public-read: anon list", anon, ListBucket, bkt, publicRead, nil, "", true, false, "READ"},
 		{"public-read: anon uploads list", anon, ListBucketMultipartUploads, bkt, publicRead, nil, "", true, false, ""},
 		{"public-read: anon put", anon, PutObject, obj("k"), publicRead, nil, "", false, false, ""},
@@ -134,12 +143,15 @@ func TestDecide(t *testing.T) {
 		{"public-read-write: anon put", anon, PutObject, obj("k"), publicRW, nil, "", true, false, "WRITE"},
 		{"public-read-write: anon delete", anon, DeleteObject, obj("k"), publicRW, nil, "", true, false, ""},
 		{"public-read-write: anon put acl", anon, PutBucketAcl, bkt, publicRW, nil, "", false, false, ""},
-		{"authenticated-read: other get", other, GetObject, obj("k"), authRead, nil, "", true, false, ""},
+		{"authenticated-read: other get private object", other, GetObject, obj("k"), authRead, &ACL{}, "", false, false, ""},
+		{"authenticated-read: other list", other, ListBucket, bkt, authRead, nil, "", true, false, "READ"},
+		{"authenticated-read: anon list", anon, ListBucket, bkt, authRead, nil, "", false, false, ""},
 		{"authenticated-read: anon get", anon, GetObject, obj("k"), authRead, &ACL{}, "", false, false, ""},
 
 		// Grants to accounts.
 		{"grant READ: list", other, ListBucket, bkt, grants, nil, "", true, false, ""},
-		{"grant READ: get", otherBob, GetObject, obj("k"), grants, nil, "", true, false, ""},
+		{"grant READ: get private object", otherBob, GetObject, obj("k"), grants, &ACL{}, "", false, false, ""},
+		{"grant READ: versions", other, ListBucketVersions, bkt, grants, nil, "", true, false, ""},
 		{"grant READ: no put", other, PutObject, obj("k"), grants, nil, "", false, false, ""},
 		{"grant READ: no acl read", other, GetBucketAcl, bkt, grants, nil, "", false, false, ""},
 		{"grant WRITE: put", third, PutObject, obj("k"), grants, nil, "", true, false, ""},
@@ -182,7 +194,20 @@ func TestDecide(t *testing.T) {
 		{"deny all: the account admin is denied the rest", ownerAdm, GetObject, obj("k"), denyAll, nil, "", false, false, "explicit deny"},
 		{"deny all: an admin of another account", Identity{Account: "other", User: "x", Admin: true}, PutBucketPolicy, bkt, denyAll, nil, "", false, false, ""},
 		{"policy deny overrides a public ACL", anon, PutObject, obj("k"), denyOverACL, nil, "", false, false, "explicit deny"},
-		{"policy deny: ACL still reads", anon, GetObject, obj("k"), denyOverACL, nil, "", true, false, ""},
+		{"policy deny: ACL still lists", anon, ListBucket, bkt, denyOverACL, nil, "", true, false, ""},
+		{"policy deny: object ACL still reads", anon, GetObject, obj("k"), denyOverACL, &pubObj, "", true, false, "object ACL"},
+
+		// An ACL stored before bucket ACLs had S3's meaning keeps its old one: READ (and
+		// FULL_CONTROL) read objects too, until it is migrated.
+		{"legacy public-read: anon get", anon, GetObject, obj("k"), legacyPublicRead, nil, "", true, false, "old meaning"},
+		{"legacy public-read: anon list", anon, ListBucket, bkt, legacyPublicRead, nil, "", true, false, ""},
+		{"legacy public-read: anon put", anon, PutObject, obj("k"), legacyPublicRead, nil, "", false, false, ""},
+		{"legacy grant READ: get", otherBob, GetObject, obj("k"), legacyGrants, nil, "", true, false, "old meaning"},
+		{"legacy grant WRITE: no get", third, GetObject, obj("k"), legacyGrants, &ACL{}, "", false, false, ""},
+		{"legacy FULL_CONTROL: get", other, GetObject, obj("k"), legacyFull, nil, "", true, false, ""},
+		{"legacy public-read, IgnorePublicAcls: nothing", anon, GetObject, obj("k"), legacyIgnored, &ACL{}, "", false, false, ""},
+		{"legacy public-read, BucketOwnerEnforced: nothing", anon, GetObject, obj("k"), legacyEnforced, &ACL{}, "", false, false, ""},
+		{"legacy public-read under a deny", anon, GetObject, obj("k"), legacyDenied, nil, "", false, false, "explicit deny"},
 		{"policy public prefix", anon, GetObject, obj("pub/a"), publicPolicy, nil, "", true, false, ""},
 		{"policy public prefix: elsewhere", anon, GetObject, obj("priv/a"), publicPolicy, &ACL{}, "", false, false, ""},
 		{"policy user principal", otherBob, PutObject, obj("k"), userPolicy, nil, "", true, false, ""},
@@ -318,8 +343,11 @@ func TestNonAdminUsers(t *testing.T) {
 		{"Swift read ACL naming the user", ownerPlain, GetObject, obj, &BucketState{SwiftRead: r}, true},
 		{"Swift read ACL naming the user: no write", ownerPlain, PutObject, obj, &BucketState{SwiftRead: r}, false},
 		{"Swift write ACL naming the account", ownerPlain, PutObject, obj, &BucketState{SwiftWrite: w}, true},
-		{"public read", otherPlain, GetObject, obj, &BucketState{ACL: mustCanned(t, CannedPublicRead)}, true},
-		{"authenticated read", otherPlain, GetObject, obj, &BucketState{ACL: mustCanned(t, CannedAuthenticatedRead)}, true},
+		{"public read bucket: no object", otherPlain, GetObject, obj, &BucketState{ACL: mustCanned(t, CannedPublicRead)}, false},
+		{"public read bucket: list", otherPlain, ListBucket, Resource{Owner: "acme", Bucket: "photos"}, &BucketState{ACL: mustCanned(t, CannedPublicRead)}, true},
+		{"authenticated read bucket: list", otherPlain, ListBucket, Resource{Owner: "acme", Bucket: "photos"}, &BucketState{ACL: mustCanned(t, CannedAuthenticatedRead)}, true},
+		{"legacy public read", otherPlain, GetObject, obj, &BucketState{ACL: mustCanned(t, CannedPublicRead), LegacyBucketRead: true}, true},
+		{"legacy authenticated read", otherPlain, GetObject, obj, &BucketState{ACL: mustCanned(t, CannedAuthenticatedRead), LegacyBucketRead: true}, true},
 		{"grant to another account", otherPlain, GetObject, obj, &BucketState{ACL: ACL{Grants: []Grant{{Grantee{ID: "other"}, Read}}}}, false},
 	} {
 		d := Decide(Request{Identity: tc.id, Action: tc.action, Resource: tc.res, Bucket: tc.state, Object: &ACL{}})

@@ -228,13 +228,14 @@ func DecodeACL(s string) (ACL, error) {
 	return a, nil
 }
 
-// bucketACLPermission is the bucket ACL permission that allows an action. READ on a bucket
-// lists it and, unlike AWS (where READ on a bucket only lists it) but like Swift's read ACL,
-// reads its objects: a "public-read bucket" is one whose objects anyone may read. WRITE creates,
-// replaces and deletes objects; READ_ACP and WRITE_ACP read and change the bucket's ACL.
+// bucketACLPermission is the bucket ACL permission that allows an action, as in S3: READ lists
+// the bucket (objects, versions, uploads) and reads no object, which its own ACL decides; WRITE
+// creates, replaces and deletes objects; READ_ACP and WRITE_ACP read and change the bucket's
+// ACL. (An ACL stored before Cairn gave bucket ACLs this meaning still reads objects with
+// READ: BucketState.LegacyBucketRead.)
 func bucketACLPermission(a Action) (Permission, bool) {
 	switch a {
-	case ListBucket, ListBucketMultipartUploads, ListBucketVersions, GetObject:
+	case ListBucket, ListBucketMultipartUploads, ListBucketVersions:
 		return Read, true
 	case PutObject, DeleteObject, AbortMultipartUpload, ListMultipartUploadParts:
 		return Write, true

@@ -11,8 +11,14 @@ import (
 // ends read and write these keys, so that one state is seen through either API. Empty values
 // mean "not set" (a metadata update removes a key by writing "").
 const (
-	// MetaACL is the bucket's S3 ACL (ACL.Encode).
-	MetaACL = "sys:acl"
+	// MetaACL is the bucket's S3 ACL (ACL.Encode), with S3's meaning: READ lists the bucket.
+	MetaACL = "sys:bucket-acl"
+	// MetaLegacyACL is where Cairn kept a bucket's ACL before it gave bucket ACLs S3's
+	// meaning: there a bucket READ also read every object in the bucket, as Swift's read ACL
+	// does. A bucket whose ACL is still there keeps that meaning (BucketState.LegacyBucketRead)
+	// until MigrateLegacyACL moves it, or its owner sets a new ACL, which is stored under
+	// MetaACL and clears this key.
+	MetaLegacyACL = "sys:acl"
 	// MetaPolicy is the bucket policy document, as sent (validated by ParsePolicy first).
 	MetaPolicy = "sys:policy"
 	// MetaSwiftRead and MetaSwiftWrite are X-Container-Read and X-Container-Write in their
@@ -36,10 +42,13 @@ const ObjectMetaACL = "acl"
 
 // BucketState is the access state of one bucket (container), read from its metadata.
 type BucketState struct {
-	ACL        ACL
-	Policy     *Policy // nil: none
-	SwiftRead  SwiftACL
-	SwiftWrite SwiftACL
+	ACL ACL
+	// LegacyBucketRead: the ACL was read from MetaLegacyACL, so that its READ grants (and
+	// FULL_CONTROL's) also read objects, as they did when it was set.
+	LegacyBucketRead bool
+	Policy           *Policy // nil: none
+	SwiftRead        SwiftACL
+	SwiftWrite       SwiftACL
 	// PublicAccessBlock is the bucket's public access block; nil: none.
 	PublicAccessBlock *PublicAccessBlock
 	// Ownership is the bucket's object ownership rule; empty: none set.
@@ -59,12 +68,12 @@ type BucketState struct {
 func StateFromMeta(bucket string, m map[string]string) *BucketState {
 	st := &BucketState{Meta: m}
 	var errs []error
-	if v := m[MetaACL]; v != "" {
+	if v, legacy := bucketACLValue(m); v != "" {
 		acl, err := DecodeACL(v)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		st.ACL = acl
+		st.ACL, st.LegacyBucketRead = acl, legacy
 	}
 	if v := m[MetaPolicy]; v != "" {
 		p, err := ParsePolicy([]byte(v), bucket)
@@ -107,6 +116,24 @@ func StateFromMeta(bucket string, m map[string]string) *BucketState {
 	st.Quota.Objects = quotaValue(m[MetaQuotaCount])
 	st.Broken = errors.Join(errs...)
 	return st
+}
+
+// bucketACLValue is the stored bucket ACL: MetaACL's, else MetaLegacyACL's (legacy true).
+func bucketACLValue(m map[string]string) (v string, legacy bool) {
+	if v := m[MetaACL]; v != "" {
+		return v, false
+	}
+	if v := m[MetaLegacyACL]; v != "" {
+		return v, true
+	}
+	return "", false
+}
+
+// BucketACLChanges is the metadata update that stores a bucket's new ACL: under MetaACL, with
+// S3's meaning, and MetaLegacyACL cleared, so that a bucket set before the change takes S3's
+// meaning from its next ACL on.
+func BucketACLChanges(a ACL) map[string]string {
+	return map[string]string{MetaACL: a.Encode(), MetaLegacyACL: ""}
 }
 
 func quotaValue(s string) int64 {

@@ -40,6 +40,8 @@ type Config struct {
 	Usage UsageFunc
 	// Status gathers the cluster's status (GET /admin/v1/status); nil: none.
 	Status StatusFunc
+	// ACLMigration migrates legacy bucket ACLs (aclmigration.go); nil: the route answers 501.
+	ACLMigration ACLMigrationFunc
 	// KMS manages the SSE-KMS keys (kms.go); nil: the KMS routes answer 501.
 	KMS *sse.Keyring
 	// Region, if set, is the only region accepted in signatures (as for S3).

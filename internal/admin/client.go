@@ -153,6 +153,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		}
 	}
 	u := *c.base
+	path, u.RawQuery, _ = strings.Cut(path, "?")
 	u.Path = strings.TrimRight(u.Path, "/") + Prefix + path
 	u.RawPath = ""
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))

@@ -71,6 +71,12 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, body []byte) err
 		}
 		return h.status(w, r)
 	}
+	if seg[0] == "acl-migration" && len(seg) == 1 {
+		if err := method(http.MethodPost); err != nil {
+			return err
+		}
+		return h.aclMigration(w, r)
+	}
 	if seg[0] == "kms" {
 		return h.kms(ctx, w, r, seg, body)
 	}

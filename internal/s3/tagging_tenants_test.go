@@ -56,6 +56,8 @@ func TestTenantsTagging(t *testing.T) {
 	// Shared for reading and writing by ACL: beta reads and writes objects, never tags.
 	_, err = ts.a.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String(bucket), GrantRead: aws.String(`id="beta"`), GrantWrite: aws.String(`id="beta"`)})
 	mustOK(t, err)
+	_, err = ts.a.PutObjectAcl(ctx, &s3.PutObjectAclInput{Bucket: aws.String(bucket), Key: aws.String("k"), GrantRead: aws.String(`id="beta"`)})
+	mustOK(t, err)
 	if s, err := getString(ctx, ts.b, bucket, "k"); err != nil || s != "data" {
 		t.Fatalf("beta cannot read the shared object: %q %v", s, err)
 	}

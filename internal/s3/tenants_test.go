@@ -183,18 +183,27 @@ func TestTenantsGrants(t *testing.T) {
 	_, err := ts.a.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("shared")})
 	mustOK(t, err)
 	putOK(t, ts.a, "shared", "doc", "for beta's eyes")
+	putOK(t, ts.a, "shared", "private", "alpha's only")
 	_, err = ts.a.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("shared"), GrantRead: aws.String(`id="beta"`)})
 	mustOK(t, err)
 
-	// Beta: READ lists and reads, nothing else.
-	if got, err := getString(ctx, ts.b, "shared", "doc"); err != nil || got != "for beta's eyes" {
-		t.Fatalf("beta's GET: %q %v", got, err)
-	}
+	// Beta: the bucket's READ lists, and reads no object (S3): each object's ACL decides.
 	l, err := ts.b.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("shared")})
 	mustOK(t, err)
-	if len(l.Contents) != 1 || aws.ToString(l.Contents[0].Key) != "doc" {
+	if len(l.Contents) != 2 || aws.ToString(l.Contents[0].Key) != "doc" {
 		t.Fatalf("beta's listing: %v", l.Contents)
 	}
+	for _, key := range []string{"doc", "private"} {
+		_, err = ts.b.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("shared"), Key: aws.String(key)})
+		wantCode(t, err, "AccessDenied")
+	}
+	_, err = ts.a.PutObjectAcl(ctx, &s3.PutObjectAclInput{Bucket: aws.String("shared"), Key: aws.String("doc"), GrantRead: aws.String(`id="beta"`)})
+	mustOK(t, err)
+	if got, err := getString(ctx, ts.b, "shared", "doc"); err != nil || got != "for beta's eyes" {
+		t.Fatalf("beta's GET of the object its ACL shares: %q %v", got, err)
+	}
+	_, err = ts.b.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("shared"), Key: aws.String("private")})
+	wantCode(t, err, "AccessDenied")
 	_, err = ts.b.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String("shared")})
 	mustOK(t, err)
 	_, err = ts.b.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("shared"), ExpectedBucketOwner: aws.String("alpha")})
@@ -266,8 +275,11 @@ func TestTenantsGrants(t *testing.T) {
 	putOK(t, ts.g, "shared", "from-gamma", "gamma wrote")
 	_, err = ts.g.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("shared"), Key: aws.String("from-gamma")})
 	wantCode(t, err, "AccessDenied") // WRITE does not read
-	_, err = ts.b.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("shared"), Key: aws.String("doc")})
-	wantCode(t, err, "AccessDenied") // beta's READ is gone
+	_, err = ts.b.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("shared")})
+	wantCode(t, err, "AccessDenied") // beta's bucket READ is gone
+	if got, err := getString(ctx, ts.b, "shared", "doc"); err != nil || got != "for beta's eyes" {
+		t.Fatalf("beta's GET of the object its ACL shares, without the bucket's READ: %q %v", got, err) // the object's ACL stays
+	}
 	if acl, err := ts.b.GetBucketAcl(ctx, &s3.GetBucketAclInput{Bucket: aws.String("shared")}); err != nil || len(acl.Grants) != 3 {
 		t.Fatalf("beta's GetBucketAcl with READ_ACP: %+v %v", acl, err)
 	}
@@ -341,14 +353,24 @@ func TestTenantsGrants(t *testing.T) {
 	}
 }
 
-// TestTenantsPublic: canned public-read lets anonymous (unsigned HTTP) callers read and list,
-// never write; an object's own public-read ACL opens that object only.
+// TestTenantsPublic: a bucket's canned public-read lets anonymous (unsigned HTTP) callers list
+// it, never write, and reads no object: an object's own public-read ACL opens that object only,
+// in a public bucket as in a private one.
 func TestTenantsPublic(t *testing.T) {
 	ts := newTenants(t)
 	ctx := ctxT(t)
 	_, err := ts.a.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("pub"), ACL: types.BucketCannedACLPublicRead})
 	mustOK(t, err)
-	putOK(t, ts.a, "pub", "hello.txt", "hello, world")
+	_, err = ts.a.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("pub"), Key: aws.String("hello.txt"), Body: strings.NewReader("hello, world"), ACL: types.ObjectCannedACLPublicRead})
+	mustOK(t, err)
+	putOK(t, ts.a, "pub", "private.txt", "not for you")
+	for _, method := range []string{"GET", "HEAD"} {
+		if status, _, _ := ts.anon(t, method, "/pub/private.txt", nil); status != 403 {
+			t.Errorf("anonymous %s of a private object in a public-read bucket: %d", method, status)
+		}
+	}
+	_, err = ts.g.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("pub"), Key: aws.String("private.txt")})
+	wantCode(t, err, "AccessDenied")
 	if status, _, body := ts.anon(t, "GET", "/pub/hello.txt", nil); status != 200 || string(body) != "hello, world" {
 		t.Fatalf("anonymous GET: %d %q", status, body)
 	}

@@ -9,11 +9,8 @@ import (
 
 // GetBucketACL serves the S3 operation of that name.
 func (h *Handler) GetBucketACL(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
-	acl := rq.State.ACL
-	if !rq.State.ACLsEnabled() {
-		acl = access.ACL{} // BucketOwnerEnforced: the owner's full control, and nothing else counts
-	}
-	s3core.WriteXML(w, http.StatusOK, s3core.ACLDocument(rq.Account, acl))
+	// The bucket's grants (none under BucketOwnerEnforced) and those Swift's ACLs make.
+	s3core.WriteXML(w, http.StatusOK, s3core.ACLDocument(rq.Account, rq.State.BucketACLShown()))
 	return nil
 }
 
@@ -24,13 +21,14 @@ func (h *Handler) PutBucketACL(w http.ResponseWriter, r *http.Request, rq *s3cor
 	if err != nil {
 		return err
 	}
+	acl = rq.State.WithoutShownOnly(acl, rq.State.ACL, false) // Swift's grants, sent back, stay Swift's
 	if err := s3core.CheckACLWrite(rq, acl); err != nil {
 		return err
 	}
 	if err := h.ClaimForSharing(ctx, rq, len(acl.Grants) > 0); err != nil {
 		return err
 	}
-	if err := h.SetBucketMeta(ctx, rq, map[string]string{access.MetaACL: acl.Encode()}); err != nil {
+	if err := h.SetBucketMeta(ctx, rq, access.BucketACLChanges(acl)); err != nil {
 		return err
 	}
 	s3core.WriteEmpty(w, http.StatusOK)

@@ -19,10 +19,9 @@ func (h *Handler) GetObjectACL(w http.ResponseWriter, r *http.Request, rq *s3cor
 	if err != nil {
 		return h.NotFound(ctx, rq, err)
 	}
-	acl := *access.ObjectACLFromSysMeta(obj.SysMeta)
-	if !rq.State.ACLsEnabled() {
-		acl = access.ACL{}
-	}
+	// The object's grants (none under BucketOwnerEnforced) and the object reads the bucket's
+	// Swift read ACL (or an ACL of the old meaning) gives every object.
+	acl := rq.State.ObjectACLShown(*access.ObjectACLFromSysMeta(obj.SysMeta))
 	s3core.WriteXML(w, http.StatusOK, s3core.ACLDocument(rq.Account, acl))
 	return nil
 }
@@ -36,9 +35,6 @@ func (h *Handler) PutObjectACL(w http.ResponseWriter, r *http.Request, rq *s3cor
 	if err != nil {
 		return err
 	}
-	if err := s3core.CheckACLWrite(rq, acl); err != nil {
-		return err
-	}
 	if err := h.LocateVersion(ctx, w, rq); err != nil {
 		return err
 	}
@@ -46,6 +42,11 @@ func (h *Handler) PutObjectACL(w http.ResponseWriter, r *http.Request, rq *s3cor
 	obj, err := h.Proxy.HeadObject(ctx, rq.ReadName())
 	if err != nil {
 		return h.NotFound(ctx, rq, err)
+	}
+	// The object reads the bucket gives every object, sent back, stay the bucket's.
+	acl = rq.State.WithoutShownOnly(acl, *access.ObjectACLFromSysMeta(obj.SysMeta), true)
+	if err := s3core.CheckACLWrite(rq, acl); err != nil {
+		return err
 	}
 	if err := h.ClaimForSharing(ctx, rq, len(acl.Grants) > 0); err != nil {
 		return err

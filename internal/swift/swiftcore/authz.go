@@ -221,4 +221,8 @@ func WriteContainerACLs(hdr http.Header, m map[string]string) {
 	if v := m[access.MetaSwiftWrite]; v != "" {
 		hdr.Set("X-Container-Write", v)
 	}
+	// S3's grants, which Swift's ACL headers cannot say (a bucket READ lists and reads no object).
+	if v := access.BucketACLHeaderValue(m); v != "" {
+		hdr.Set(access.S3ACLHeader, v)
+	}
 }
