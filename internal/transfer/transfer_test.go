@@ -465,12 +465,16 @@ func TestClientRetries(t *testing.T) {
 		t.Fatal("retried upload differs")
 	}
 
+	// The second ranged GET hangs and must be abandoned and sent again. A healthy one that a
+	// busy machine keeps without a byte for StallTimeout is abandoned and sent again too, as it
+	// should be, so the count of GETs is at least 3 (not exactly): what must be exact is that
+	// each of the two ranges arrived once, and its bytes were counted once.
 	hc = &hookedClient{Client: c, stallGet: func(n int64) bool { return n == 2 }}
 	dst := filepath.Join(t.TempDir(), "retried")
 	res, err := transfer.Download(ctx, hc, bucket, "retried", dst, transfer.DownloadOptions{Options: transfer.Options{
-		PartSize: partSize, Threshold: partSize, Concurrency: 1, StallTimeout: 300 * time.Millisecond}})
-	if err != nil || hc.getCalls.Load() != 3 || res.Transferred != int64(len(data)) {
-		t.Fatalf("download with a stalled range: %v after %d ranged GETs, %+v", err, hc.getCalls.Load(), res)
+		PartSize: partSize, Threshold: partSize, Concurrency: 1, StallTimeout: time.Second}})
+	if err != nil || hc.getCalls.Load() < 3 || hc.ranges.Load() != 2 || res.Transferred != int64(len(data)) {
+		t.Fatalf("download with a stalled range: %v after %d ranged GETs (%d answered), %+v", err, hc.getCalls.Load(), hc.ranges.Load(), res)
 	}
 	if !bytes.Equal(fileBytes(t, dst), data) {
 		t.Fatal("download after a stall differs")
