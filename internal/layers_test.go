@@ -99,6 +99,8 @@ var forbidden = []struct {
 		"the ring is pure placement logic"},
 	{"internal/policy", []string{"internal/"},
 		"storage policies are configuration (definitions read from swift.conf, looked up by name or index): which ring and which containers are the server's and the proxy's"},
+	{"internal/casreg", []string{"internal/", "net", "os", "io", "sync", "github.com/"},
+		"the consensus protocol is a pure state machine: messages and the time in, state, messages and outcomes out; the proxy and the storage node are its I/O edges"},
 	{"internal/access", []string{"internal/"},
 		"access decisions are pure logic: state in, decisions out, no I/O and no other layer"},
 	{"internal/httpwire", []string{"internal/"},

@@ -28,6 +28,9 @@ type target struct {
 	dev     ring.Device
 	client  nodeclient.Client
 	err     error
+	// suppressed: err is only that the node failed often lately (health); a read that finds
+	// nothing elsewhere still asks it (placement.unsuppressed) before it gives up.
+	suppressed bool
 }
 
 // placement is the devices of one partition for one request.
@@ -71,8 +74,14 @@ func (p *Proxy) place(r *ring.Ring, part uint32) *placement {
 // cannot be dialled, or it is suppressed for its recent errors.
 func (p *Proxy) target(replica int, d ring.Device) target {
 	if p.health.limited(d.Node) {
-		return target{replica: replica, dev: d, err: fmt.Errorf("node %s: suppressed after repeated errors: %w", d.Node, meta.ErrUnavailable)}
+		return target{replica: replica, dev: d, suppressed: true,
+			err: fmt.Errorf("node %s: suppressed after repeated errors: %w", d.Node, meta.ErrUnavailable)}
 	}
+	return p.dialTarget(replica, d)
+}
+
+// dialTarget is target without the health check: the device as its node can be reached now.
+func (p *Proxy) dialTarget(replica int, d ring.Device) target {
 	c, err := p.dialer.Dial(d.Node)
 	if err != nil {
 		p.log.Warn("cannot reach storage node", "node", d.Node, "err", err)
@@ -232,14 +241,19 @@ func (pl *placement) readOrder() []target {
 
 // read asks the primaries in turn until one answers with success or an answer error other than
 // not found (another replica may have what one lacks); when a primary could not answer, the
-// handoffs are asked too, since writes made while it was away went to them. Not found from any
-// device wins over unavailability from the others. bounded puts each request under the node
-// deadline (not for reads that return a stream, which the node client's idle timeout bounds).
+// handoffs are asked too, since writes made while it was away went to them, and so are the
+// primaries passed over for their recent errors (a node that has just come back is one). Not
+// found is answered only on evidence: a quorum of the primaries said so. Otherwise the answer
+// is that no replica could answer (unavailable): a slow or failed answer is forgiven, a false
+// "not found" is not. bounded puts each request under the node deadline (not for reads that
+// return a stream, which the node client's idle timeout bounds).
 func read[T any](ctx context.Context, pl *placement, bounded bool, op func(context.Context, target) (T, error)) (T, error) {
 	var zero, v T
 	var notFound, lastErr error
+	absent := 0 // primaries that answered not found
 	failed := false
-	try := func(t target) (done bool, err error) {
+	var passedOver []target
+	try := func(t target, primary bool) (done bool, err error) {
 		if t.err != nil {
 			failed, lastErr = true, t.err
 			return false, nil
@@ -254,6 +268,9 @@ func read[T any](ctx context.Context, pl *placement, bounded bool, op func(conte
 			return true, nil
 		case errors.Is(err, meta.ErrNotFound):
 			notFound = err
+			if primary {
+				absent++
+			}
 			return false, nil
 		case isAnswer(err) || ctx.Err() != nil:
 			return true, err
@@ -262,7 +279,10 @@ func read[T any](ctx context.Context, pl *placement, bounded bool, op func(conte
 		return false, nil
 	}
 	for _, t := range pl.readOrder() {
-		if done, err := try(t); done {
+		if t.suppressed {
+			passedOver = append(passedOver, t)
+		}
+		if done, err := try(t, true); done {
 			return v, err
 		}
 	}
@@ -271,15 +291,24 @@ func read[T any](ctx context.Context, pl *placement, bounded bool, op func(conte
 		if !ok {
 			break
 		}
-		if done, err := try(h); done {
+		if done, err := try(h, false); done {
 			return v, err
 		}
 	}
-	if notFound != nil {
+	for _, t := range passedOver {
+		if done, err := try(pl.p.dialTarget(t.replica, t.dev), true); done {
+			return v, err
+		}
+	}
+	if notFound != nil && absent >= pl.ring.Replicas()/2+1 {
 		return zero, notFound
 	}
 	if lastErr == nil {
 		lastErr = fmt.Errorf("partition %d: no replica: %w", pl.part, meta.ErrUnavailable)
+	}
+	if notFound != nil {
+		lastErr = fmt.Errorf("partition %d: %d of %d primaries say not found, too few to know, and the others cannot answer: %w",
+			pl.part, absent, len(pl.primaries), lastErr)
 	}
 	return zero, lastErr
 }

@@ -419,3 +419,55 @@ func TestPostSkipsAReplicaThatMissedTheNewestPut(t *testing.T) {
 		t.Fatalf("post with two replicas behind: %v, want ErrUnavailable", err)
 	}
 }
+
+// TestNotFoundOnlyOnEvidence: a read answers "not found" only when a quorum of the primaries
+// says so. Primaries suppressed for their recent errors (nodes that have just come back) are
+// still asked before a read gives up, so that handoffs that never held the object cannot
+// answer for them; and when too few primaries can answer, the answer is unavailable, not a
+// guess.
+func TestNotFoundOnlyOnEvidence(t *testing.T) {
+	ctx := context.Background()
+	c := newWideCluster(t, Config{ContainerCacheTTL: -1, ErrorLimit: 1, ErrorInterval: time.Hour})
+	if err := c.proxy.CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "kept"}
+	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 4}, bytes.NewReader([]byte("kept")), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	prim, _ := c.primaries(name)
+	// Two primaries fail (one error each suppresses them for an hour) and come back; then the
+	// third goes down. Only the two suppressed ones hold the object.
+	c.set(c.down, prim[0], true)
+	c.set(c.down, prim[1], true)
+	if b := readAll(t, c.proxy, name, nil); string(b) != "kept" {
+		t.Fatalf("read with two primaries down: %q", b)
+	}
+	c.set(c.down, prim[0], false)
+	c.set(c.down, prim[1], false)
+	c.set(c.down, prim[2], true)
+	if b := readAll(t, c.proxy, name, nil); string(b) != "kept" {
+		t.Fatalf("read when only suppressed primaries hold the object: %q", b)
+	}
+	if o, err := c.proxy.HeadObject(ctx, name); err != nil || o.Size != 4 {
+		t.Fatalf("head when only suppressed primaries hold the object: %+v %v", o, err)
+	}
+
+	// A name nobody wrote: with one primary down, two say not found, a quorum: not found.
+	missing := meta.ObjectName{Account: "acct", Container: "bkt", Object: "never-written"}
+	mp, _ := c.primaries(missing)
+	c.set(c.down, prim[2], false)
+	c.set(c.down, mp[0], true)
+	if _, err := c.proxy.HeadObject(ctx, missing); !isNotFound(err) {
+		t.Fatalf("head of a missing name with one primary down = %v, want not found", err)
+	}
+	// With two primaries down, the one left cannot speak for the others: unavailable.
+	c.set(c.down, mp[1], true)
+	_, err := c.proxy.HeadObject(ctx, missing)
+	if isNotFound(err) || !errors.Is(err, meta.ErrUnavailable) {
+		t.Fatalf("head of a missing name with two primaries down = %v, want unavailable", err)
+	}
+	if _, err := c.proxy.GetObject(ctx, missing, nil); isNotFound(err) || !errors.Is(err, meta.ErrUnavailable) {
+		t.Fatalf("get of a missing name with two primaries down = %v, want unavailable", err)
+	}
+}
