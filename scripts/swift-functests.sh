@@ -76,16 +76,20 @@ fi
 pid=$!
 cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$data"; }
 trap cleanup EXIT
+# Wait until it prints its endpoint and /healthz answers. The bound only stops a server that will
+# never be ready: a loaded machine, or a cluster of processes, may take many times the usual second.
 endpoint=
-for _ in $(seq 200); do
+ready=
+ready_by=$((SECONDS + 120))
+while ((SECONDS < ready_by)); do
   endpoint=$(sed -n 's/^cairn: S3 endpoint \(http[^ ]*\).*/\1/p' "$OUT/cairn.log" | head -1)
-  [ -n "$endpoint" ] && curl -sf -m 2 "$endpoint/healthz" >/dev/null && break
+  [ -n "$endpoint" ] && curl -sf -m 30 "$endpoint/healthz" >/dev/null && { ready=1; break; }
   kill -0 "$pid" 2>/dev/null || { echo "swift-functests: cairn exited:" >&2; tail -20 "$OUT/cairn.log" >&2; exit 2; }
   sleep 0.1
 done
-[ -n "$endpoint" ] || { echo "swift-functests: cairn did not start" >&2; exit 2; }
+[ -n "$ready" ] || { echo "swift-functests: cairn did not start within 120 s" >&2; tail -20 "$OUT/cairn.log" >&2; exit 2; }
 echo "cairn at $endpoint (log $OUT/cairn.log)"
-npolicies=$(curl -sf -m 5 "$endpoint/info" | "$VENV/bin/python" -c 'import json, sys; print(len(json.load(sys.stdin)["swift"]["policies"]))') ||
+npolicies=$(curl -sf -m 60 "$endpoint/info" | "$VENV/bin/python" -c 'import json, sys; print(len(json.load(sys.stdin)["swift"]["policies"]))') ||
   { echo "swift-functests: cannot read the storage policies from $endpoint/info" >&2; exit 2; }
 
 # tempauth's users as the Swift peer has them (test/peers/swift/setup.sh): account admins, a

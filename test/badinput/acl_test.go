@@ -2,7 +2,6 @@ package badinput
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"net/url"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/admin"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
+	"github.com/cairn-store/cairn/test/e2e"
 )
 
 // TestPrivateObjectInPublicBucket: a bucket made public-read to publish its listing holds an
@@ -19,8 +19,7 @@ import (
 // leaks none of its bytes, while the listing stays public and the owner's reads work.
 func TestPrivateObjectInPublicBucket(t *testing.T) {
 	s := startServer(t, "")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := e2e.Context(t)
 	adm, err := admin.NewClient(admin.ClientConfig{Endpoint: s.endpoint, AccessKey: accessKey, SecretKey: secretKey})
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,16 @@ import (
 // was received (no temp file, no object, the old version intact) and closes the connection;
 // hundreds of them at once do not keep well-behaved clients from being served.
 
-const stallIdle = time.Second // the tests' body idle timeout
+// stallIdle is the body idle timeout of the stalled-upload tests. It need not be long: their
+// stalled clients never send again, so it always runs out, and their well-behaved clients send
+// each body without a pause, so a second is a thousand times what they need even when slow.
+const stallIdle = time.Second
+
+// readerIdle is the idle timeout of TestStalledReaderIsCutOff. There the test works while its
+// client stalls (two reads of /metrics and a ranged GET beside the stalled download, a few
+// milliseconds), and its slow but steady reader pauses 100 ms between reads: the timeout
+// dominates both by a wide margin, however slow the machine.
+const readerIdle = 5 * time.Second
 
 // swiftLogin returns a Swift token and storage URL of the root user.
 func (s *testServer) swiftLogin() (token, storageURL string) {
@@ -405,7 +414,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // connection is closed, while other clients are served; a slow reader that keeps reading is
 // not cut off.
 func TestStalledReaderIsCutOff(t *testing.T) {
-	s := startTuned(t, "", func(c *server.Config) { c.BodyIdleTimeout = stallIdle })
+	s := startTuned(t, "", func(c *server.Config) { c.BodyIdleTimeout = readerIdle })
 	const bucket = "slowread"
 	s.createBucket(bucket)
 	data := randomBytes(48 * MiB) // far more than the socket buffers of both ends hold
@@ -429,16 +438,24 @@ func TestStalledReaderIsCutOff(t *testing.T) {
 	if _, err := io.ReadFull(c, head); err != nil || !bytes.HasPrefix(head, []byte("HTTP/1.1 200")) {
 		t.Fatalf("start of the download: %q, %v", head[:min(len(head), 40)], err)
 	}
-	// Now the client reads nothing. Others are served meanwhile, and the download is still
-	// being served (its write waits for the client).
-	s.expectObject("a GET beside the stalled one", bucket, "big", data)
+	// Now the client reads nothing. The download is still being served (its write waits for
+	// the client), and others are served meanwhile: a GET of part of the same object answers
+	// while the stalled download still holds its slot, not once it has been cut off.
 	if n := s.metricSum("cairn_http_requests_in_flight "); n != 1 {
 		t.Fatalf("requests in flight while the client stalls: %v, want the stalled download", n)
 	}
-	deadline := time.Now().Add(60 * time.Second) // a safety net, not a timing assertion
+	const from, to = 20 * MiB, 21*MiB - 1
+	r := s.call(http.MethodGet, bucket, "big", "", nil, "Range", fmt.Sprintf("bytes=%d-%d", from, to))
+	if r.Status != http.StatusPartialContent || !bytes.Equal(r.Body, data[from:to+1]) {
+		t.Fatalf("a ranged GET beside the stalled one: %s, %d bytes", r, len(r.Body))
+	}
+	if n, cut := s.metricSum("cairn_http_requests_in_flight "), s.metricSum("cairn_http_response_timeouts_total "); n != 1 || cut != 0 {
+		t.Fatalf("after the GET beside it, %v requests in flight and %v responses cut off: want the stalled download still held (did the GET wait for it?)", n, cut)
+	}
+	deadline := time.Now().Add(2 * time.Minute) // a safety net, not a timing assertion
 	for s.metricSum("cairn_http_response_timeouts_total ") < 1 || s.metricSum("cairn_http_requests_in_flight ") > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the stalled download still holds the server after 60s (timeouts %v, in flight %v)",
+			t.Fatalf("the stalled download still holds the server after 2 minutes (timeouts %v, in flight %v)",
 				s.metricSum("cairn_http_response_timeouts_total "), s.metricSum("cairn_http_requests_in_flight "))
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -451,7 +468,7 @@ func TestStalledReaderIsCutOff(t *testing.T) {
 		t.Fatalf("the stalled client got %d bytes of %d: the response was not cut off", n+int64(len(head)), len(data))
 	}
 
-	// A slow reader that keeps taking bytes (here 4 MiB every 100 ms, well inside the idle
+	// A slow reader that keeps taking bytes (here 4 MiB every 100 ms, a fiftieth of the idle
 	// timeout) gets the whole object.
 	c2 := s.dial()
 	defer c2.Close()

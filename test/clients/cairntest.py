@@ -18,7 +18,9 @@ import pytest
 from botocore.config import Config
 
 ENDPOINT_RE = re.compile(r"^cairn: S3 endpoint (http://\S+)\s*$")
-START_TIMEOUT = 60
+# How long a server (or a local cluster) may take to print its endpoint and answer /healthz. It
+# only stops one that will never be ready: a loaded machine may take many times the usual second.
+START_TIMEOUT = 120
 REGION = "us-east-1"
 
 
@@ -78,7 +80,9 @@ class CairnServer:
         last = None
         while time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(self.endpoint + "/healthz", timeout=2) as r:
+                # A slow answer is waited for (up to the deadline), not cut off and asked again.
+                with urllib.request.urlopen(self.endpoint + "/healthz",
+                                            timeout=max(deadline - time.monotonic(), 1)) as r:
                     if r.status == 200:
                         return self
             except (urllib.error.URLError, OSError) as e:

@@ -115,7 +115,7 @@ func TestAdminTenants(t *testing.T) {
 	}
 
 	// After a restart the same keys work.
-	if err := s.Stop(30 * time.Second); err != nil {
+	if err := s.Stop(StopTimeout); err != nil {
 		t.Fatal(err)
 	}
 	s2 := Start(t, Options{DataDir: dataDir, AccessKey: s.AccessKey, SecretKey: s.SecretKey})

@@ -47,7 +47,7 @@ func TestAuditorFindsDamageOnDisk(t *testing.T) {
 			t.Fatalf("PUT %s: %v", key, err)
 		}
 	}
-	if err := srv.Stop(time.Minute); err != nil {
+	if err := srv.Stop(StopTimeout); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
 

@@ -67,6 +67,7 @@ keys: {kind: zipf, s: 1.2}
 concurrency: 4
 stages:
   - {name: load, kind: prepare}
+  - {name: counted, operations: 400}
   - name: steady
     duration: 2s
     events:
@@ -84,18 +85,21 @@ stages:
 		t.Errorf("no progress on stderr: %q", stderr)
 	}
 	r := readBenchReport(t, filepath.Join(c.dir, "a.json"))
-	if r.Kind != "run" || r.Protocol != "s3" || r.Workload != "e2e" || len(r.Stages) != 5 {
+	if r.Kind != "run" || r.Protocol != "s3" || r.Workload != "e2e" || len(r.Stages) != 6 {
 		t.Fatalf("report: %+v", r)
 	}
+	// Every operation of the mix is in the report however slow the machine: the stage
+	// "counted" alone runs 400 of them (no delete or list among them has odds of about 1e-9),
+	// where the timed stages may run few.
 	for _, op := range []string{"get", "put", "delete", "head", "list"} {
 		if s := r.Ops[op]; s.Operations == 0 || s.Errors != 0 || s.Latency["p99"] <= 0 {
 			t.Errorf("op %s: %+v", op, s)
 		}
 	}
-	if ev := r.Stages[1].Events; len(ev) != 1 || ev[0].ExitCode != 0 || !strings.Contains(ev[0].Output, "hello-from-event") {
+	if ev := r.Stages[2].Events; len(ev) != 1 || ev[0].ExitCode != 0 || !strings.Contains(ev[0].Output, "hello-from-event") {
 		t.Errorf("events: %+v", ev)
 	}
-	if rp := r.Stages[3].Ramp; rp == nil || len(rp.Steps) == 0 || rp.Knee.Concurrency == 0 {
+	if rp := r.Stages[4].Ramp; rp == nil || len(rp.Steps) == 0 || rp.Knee.Concurrency == 0 {
 		t.Errorf("ramp: %+v", rp)
 	}
 	html := string(c.readFile("a.html"))
@@ -136,7 +140,9 @@ func TestBenchAgainstSwiftPeer(t *testing.T) {
 	}
 	s := &Server{Endpoint: strings.TrimSuffix(auth, "/auth/v1.0"), AccessKey: user, SecretKey: key}
 	c := newCLI(t, s)
-	wl := c.writeFile("wl.yaml", []byte("name: peer\nobjects: 20\nsize: 4KiB\nmix: {get: 80, put: 10, delete: 10}\nconcurrency: 4\nduration: 2s\ncleanup: true\n"))
+	// A count of operations, not a duration: every operation of the mix then shows in the
+	// report however slow the peer (no put or delete in 200 has odds of about 1e-9).
+	wl := c.writeFile("wl.yaml", []byte("name: peer\nobjects: 20\nsize: 4KiB\nmix: {get: 80, put: 10, delete: 10}\nconcurrency: 4\noperations: 200\ncleanup: true\n"))
 	for _, proto := range []struct {
 		name string
 		args []string

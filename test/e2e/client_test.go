@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // cli runs the cairn binary as a user would, configured by the environment only.
@@ -226,31 +229,52 @@ func TestClientResumeAfterInterrupt(t *testing.T) {
 	c.writeFile("big.bin", data)
 	c.ok("mb", bucket)
 
-	// 8 MiB parts one at a time at 10 MiB/s: a part completes every 0.8 s or so, and the whole
-	// upload needs more than 6 s, so an interrupt after a part or two lands in the middle.
-	cmd := c.command("put", "--part-size", "8MiB", "--concurrency", "1", "--limit-rate", "10MiB", "big.bin", bucket)
+	// 8 MiB parts one at a time at 4 MiB/s: the upload takes 16 s at the very least, however
+	// fast the machine. The interrupt comes as soon as the store holds a part, so the rerun has
+	// one to resume, while at least 14 s of the upload are left, so it cannot have finished.
+	cmd := c.command("put", "--part-size", "8MiB", "--concurrency", "1", "--limit-rate", "4MiB", "big.bin", bucket)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	stateDir := filepath.Join(c.dir, "cache", "cairn", "transfers")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if m, _ := filepath.Glob(filepath.Join(stateDir, "*.json")); len(m) == 1 {
-			break
+	t.Cleanup(func() { cmd.Process.Kill() }) // if the test stops early
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stillRunning := func() {
+		select {
+		case err := <-exited:
+			t.Fatalf("put exited before the interrupt: %v, stderr %q", err, stderr.String())
+		default:
 		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no state file in %s within 30 s; stderr %q", stateDir, stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(2 * time.Second)
+	stateDir := filepath.Join(c.dir, "cache", "cairn", "transfers")
+	var uploadID string
+	eventually(t, "the upload's state file", func() bool {
+		stillRunning()
+		m, _ := filepath.Glob(filepath.Join(stateDir, "*.json"))
+		if len(m) != 1 {
+			return false
+		}
+		var st struct {
+			UploadID string `json:"upload_id"`
+		}
+		raw, err := os.ReadFile(m[0])
+		if err == nil && json.Unmarshal(raw, &st) == nil {
+			uploadID = st.UploadID
+		}
+		return uploadID != ""
+	})
+	s3c := s.S3Client()
+	eventually(t, "a part of the upload in the store", func() bool {
+		stillRunning()
+		parts, err := s3c.ListParts(Context(t), &s3.ListPartsInput{Bucket: aws.String(bucket), Key: aws.String("big.bin"), UploadId: aws.String(uploadID)})
+		return err == nil && len(parts.Parts) > 0
+	})
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	err := cmd.Wait()
+	err := <-exited
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() == 0 {
 		t.Fatalf("interrupted put: %v, stderr %q", err, stderr.String())
@@ -264,9 +288,7 @@ func TestClientResumeAfterInterrupt(t *testing.T) {
 
 	_, summary := c.ok("put", "-v", "--part-size", "8MiB", "big.bin", bucket)
 	if !strings.Contains(summary, "already there from an interrupted run") {
-		// Only a very slow machine finishes no part in 2 s at 10 MiB/s; the object must be
-		// right all the same.
-		t.Logf("the rerun resumed nothing: %q", summary)
+		t.Errorf("the rerun resumed nothing of the part the store held: %q", summary)
 	}
 	if m, _ := filepath.Glob(filepath.Join(stateDir, "*.json")); len(m) != 0 {
 		t.Errorf("state files after the finished upload: %v", m)
@@ -290,19 +312,36 @@ func closedEndpoint(t *testing.T) string {
 }
 
 // tenantPropagation is how long a tenant change may take to reach every proxy: none on a single
-// server, the tenant store's poll interval (2 s) and some in a cluster.
+// server; in a cluster, the tenant store's poll interval (2 s) on a machine that may be slow.
+// It bounds waits for a change that must come, so it is generous: a wait ends when the change
+// is seen, and runs out only when it never comes.
 func tenantPropagation() time.Duration {
 	if ClusterTopology() == nil {
 		return 0
 	}
-	return 5 * time.Second
+	return time.Minute
 }
 
 // accountPropagation is how long a container's usage may take to show in its account's totals:
-// none on a single server, the storage nodes' updater interval (5 s) and some in a cluster.
+// none on a single server; in a cluster, the storage nodes' updater interval (5 s) on a machine
+// that may be slow. Generous for the same reason as tenantPropagation.
 func accountPropagation() time.Duration {
 	if ClusterTopology() == nil {
 		return 0
 	}
-	return 15 * time.Second
+	return 2 * time.Minute
+}
+
+// patience bounds waits for what the tests know must happen (a file appears, a daemon runs):
+// far more than any machine needs, so that reaching it means the thing will not happen.
+const patience = 2 * time.Minute
+
+// eventually polls cond until it holds, and fails the test if it still does not after patience.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(patience); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", patience, what)
+		}
+	}
 }

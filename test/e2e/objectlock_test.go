@@ -155,7 +155,7 @@ func TestS3ObjectLock(t *testing.T) {
 	}
 
 	// The locks hold across a restart: the version store reads them back from disk.
-	if err := srv.Stop(time.Minute); err != nil {
+	if err := srv.Stop(StopTimeout); err != nil {
 		t.Fatal(err)
 	}
 	srv = Start(t, Options{DataDir: dir, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey})

@@ -42,6 +42,9 @@ func TestPolicyConditionsPublicAccessOwnership(t *testing.T) {
 	}
 	// settle waits, in a cluster, until every front end's cached bucket state (5 s, the
 	// access cache) has the setting just changed: a request after it may reach another node.
+	// A front end trusts what it cached for 5 s from when it began reading it, so 6 s after the
+	// change was acknowledged no copy from before the change is left, however slow the machine:
+	// the wait is on the clock, not on anything the machine must have done meanwhile.
 	settle := func() {
 		if ClusterTopology() != nil {
 			time.Sleep(6 * time.Second)

@@ -30,8 +30,15 @@ import (
 // Region is the only region Cairn serves.
 const Region = "us-east-1"
 
-// StartTimeout bounds how long a server may take to print its endpoint and answer /healthz.
-const StartTimeout = 60 * time.Second
+// StartTimeout bounds how long a server (or a whole local cluster) may take to print its
+// endpoint and answer /healthz. It only stops a server that will never be ready: a loaded
+// machine may take many times the usual second or two, and must not fail the test for it.
+const StartTimeout = 2 * time.Minute
+
+// StopTimeout is how long Stop callers give a server to exit after SIGTERM before killing it.
+// Like StartTimeout it only catches a server that hangs: one that waits out its own shutdown
+// grace period instead of exiting at once exits non-zero, which Stop reports whatever the time.
+const StopTimeout = 2 * time.Minute
 
 var endpointLine = regexp.MustCompile(`^cairn: S3 endpoint (http://\S+)\s*$`)
 
@@ -272,26 +279,31 @@ func Start(t testing.TB, o Options) *Server {
 		}
 	})
 
-	deadline := time.NewTimer(StartTimeout)
-	defer deadline.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
 	select {
 	case s.Endpoint = <-endpoint:
 	case <-s.done:
 		t.Fatalf("cairn exited before printing its endpoint (%v); log:\n%s", s.waitErr, s.LogTail(60))
-	case <-deadline.C:
+	case <-ctx.Done():
 		t.Fatalf("cairn printed no 'cairn: S3 endpoint' line within %v; log:\n%s", StartTimeout, s.LogTail(60))
 	}
-	if err := s.waitHealthy(deadline.C); err != nil {
+	if err := s.waitHealthy(ctx); err != nil {
 		t.Fatalf("%v; log:\n%s", err, s.LogTail(60))
 	}
 	return s
 }
 
-func (s *Server) waitHealthy(deadline <-chan time.Time) error {
-	client := &http.Client{Timeout: 2 * time.Second}
+// waitHealthy polls /healthz until it answers 200. Each GET may take until ctx ends: a slow
+// answer on a loaded machine is waited for, not cut off and asked again.
+func (s *Server) waitHealthy(ctx context.Context) error {
 	var last string
 	for {
-		resp, err := client.Get(s.Endpoint + "/healthz")
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.Endpoint+"/healthz", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -305,7 +317,7 @@ func (s *Server) waitHealthy(deadline <-chan time.Time) error {
 		select {
 		case <-s.done:
 			return fmt.Errorf("cairn exited while waiting for /healthz (%v)", s.waitErr)
-		case <-deadline:
+		case <-ctx.Done():
 			return fmt.Errorf("GET %s/healthz not 200 within %v: %s", s.Endpoint, StartTimeout, last)
 		case <-time.After(50 * time.Millisecond):
 		}

@@ -402,7 +402,7 @@ func TestSSE(t *testing.T) {
 	swiftChecks(t, ctx, srv, kk.ID)
 
 	// No plaintext on disk: the unencrypted control is found, the encrypted objects are not.
-	if err := srv.Stop(time.Minute); err != nil {
+	if err := srv.Stop(StopTimeout); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
 	if fileHolding(t, data, plain[1000:1064]) == "" {
@@ -529,7 +529,7 @@ func TestSSEMasterKeyAndTamper(t *testing.T) {
 	small := randomBytes(t, 100)
 	putWith(t, ctx, c, bucket, "big", big, func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAes256 })
 	putWith(t, ctx, c, bucket, "small", small, func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAes256 })
-	if err := srv.Stop(time.Minute); err != nil {
+	if err := srv.Stop(StopTimeout); err != nil {
 		t.Fatal(err)
 	}
 	keyFile := data + ".master-key"
@@ -544,7 +544,7 @@ func TestSSEMasterKeyAndTamper(t *testing.T) {
 	if _, _, err := getBytes(ctx, c, bucket, "small"); apiCode(err) != "InternalError" {
 		t.Fatalf("GET under another master key: %v", err)
 	}
-	srv.Stop(time.Minute)
+	srv.Stop(StopTimeout)
 	// A bad key file stops the server with a clear message.
 	bad := filepath.Join(t.TempDir(), "bad.key")
 	os.WriteFile(bad, []byte("not a key"), 0o600)

@@ -2,12 +2,10 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -109,8 +107,7 @@ func TestSwiftBinary(t *testing.T) {
 	}
 
 	// Alice's S3 keys see the same bucket and object.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := Context(t)
 	as3 := NewS3Client(s.Endpoint, alice.AccessKey, alice.SecretKey, NoRetries)
 	got, out, err := getBytes(ctx, as3, "photos", "2026/cat.jpg")
 	if err != nil || !bytes.Equal(got, data) || out.Metadata["kind"] != "cat" {
@@ -178,7 +175,7 @@ func TestSwiftBinary(t *testing.T) {
 	a.must("DELETE", "/photos_segments", nil, nil, 204)
 
 	// A restart keeps tokens (they are signed, not kept in memory) and everything else.
-	if err := s.Stop(30 * time.Second); err != nil {
+	if err := s.Stop(StopTimeout); err != nil {
 		t.Fatal(err)
 	}
 	s2 := Start(t, Options{DataDir: dataDir, AccessKey: s.AccessKey, SecretKey: s.SecretKey})

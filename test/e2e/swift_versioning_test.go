@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -42,8 +40,7 @@ func TestSwiftObjectVersioning(t *testing.T) {
 	root.ok("admin", "account", "create", "acme")
 	alice := root.createUser("acme:alice", "--admin")
 	a := swiftLogin(t, s.Endpoint, "acme:alice", alice.SwiftKey)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := Context(t)
 	as3 := NewS3Client(s.Endpoint, alice.AccessKey, alice.SecretKey, NoRetries)
 
 	// Enable: the container says so, through Swift and through S3.
