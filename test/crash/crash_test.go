@@ -95,7 +95,20 @@ type stats struct {
 	// refused counts writes answered 507 on a full disk (only allowed with fullDisk).
 	refused  atomic.Int64
 	fullDisk bool
+	// firstAck is closed when the first PUT, DELETE or multipart upload is acknowledged.
+	firstAck     chan struct{}
+	firstAckOnce sync.Once
 }
+
+// acked records that an operation was acknowledged.
+func (st *stats) acked(counter *atomic.Int64) {
+	counter.Add(1)
+	st.firstAckOnce.Do(func() { close(st.firstAck) })
+}
+
+// patience bounds waits for what must happen (a first acknowledgement, a listing that agrees):
+// far more than any machine needs, so that reaching it means it will not happen.
+const patience = 2 * time.Minute
 
 // refusedForSpace reports whether err is a 507 that the test allows: nothing was stored.
 func (st *stats) refusedForSpace(err error) bool {
@@ -172,7 +185,7 @@ func runCrash(t *testing.T, dataDir string, iterations int, fullDisk bool) {
 
 	var refused int64
 	for it := 0; it < iterations; it++ {
-		st := stats{fullDisk: fullDisk}
+		st := stats{fullDisk: fullDisk, firstAck: make(chan struct{})}
 		// Each worker owns its keys, so operations on one key never overlap.
 		client := srv.S3Client(e2e.NoRetries)
 		loadCtx, stopLoad := context.WithCancel(ctx)
@@ -205,20 +218,30 @@ func runCrash(t *testing.T, dataDir string, iterations int, fullDisk bool) {
 			defer wg.Done()
 			runVersionedWorker(loadCtx, t, client, vs, rand.New(rand.NewSource(vseed)), &killed, &st)
 		}()
+		// The kill comes at a random time, but not before the first acknowledgement: a loaded
+		// machine may take longer than the shortest wait to serve anything, and an iteration in
+		// which nothing was acknowledged would check nothing.
+		started := time.Now()
 		wait := time.Duration(500+rng.Intn(5500)) * time.Millisecond
-		time.Sleep(wait)
+		select {
+		case <-st.firstAck:
+		case <-time.After(patience):
+		case <-ctx.Done():
+		}
+		time.Sleep(time.Until(started.Add(wait)))
 		if n := checksumFailures(t, srv); n != 0 {
 			t.Errorf("iteration %d: %v versions found corrupt under load (the auditor or a read flagged a version it raced with)", it, n)
 		}
 		killed.Store(true)
 		srv.Kill()
+		ran := time.Since(started).Round(time.Millisecond)
 		stopLoad()
 		wg.Wait()
 		t.Logf("iteration %d: killed after %v: %d small PUTs, %d large PUTs, %d DELETEs, %d multipart uploads, %d expiring PUTs, %d overwrites of expiring objects, %d raced uploads completed and %d aborted acknowledged; %d in flight; %d errors before the kill",
-			it, wait, st.puts.Load(), st.bigPuts.Load(), st.deletes.Load(), st.multiparts.Load(), st.expiring.Load(), st.overwrites.Load(),
+			it, ran, st.puts.Load(), st.bigPuts.Load(), st.deletes.Load(), st.multiparts.Load(), st.expiring.Load(), st.overwrites.Load(),
 			st.raceCompleted.Load(), st.raceAborted.Load(), st.unacked.Load(), st.errsAlive.Load())
 		if st.puts.Load()+st.bigPuts.Load()+st.deletes.Load()+st.multiparts.Load() == 0 {
-			t.Errorf("iteration %d: no operation was acknowledged in %v", it, wait)
+			t.Errorf("iteration %d: no operation was acknowledged in %v", it, ran)
 		}
 		if fullDisk {
 			t.Logf("iteration %d: %d writes refused for space", it, st.refused.Load())
@@ -303,7 +326,7 @@ func runWorker(ctx context.Context, t *testing.T, c *s3.Client, bucket string, w
 		mu.Lock()
 		if err == nil {
 			state[key].ack(v)
-			counter.Add(1)
+			st.acked(counter)
 		} else {
 			state[key].uncertain(v)
 			st.unacked.Add(1)
@@ -391,9 +414,10 @@ func verify(ctx context.Context, t *testing.T, c *s3.Client, bucket string, stat
 	t.Logf("iteration %d: after restart %d keys verified; operations in flight at the kill left %d new and %d old versions",
 		it, len(keys), inFlightNew, inFlightOld)
 
-	// Listing must agree with the GETs (allow a few seconds for it to settle).
+	// Listing must agree with the GETs; it may take a moment to settle after the restart, which
+	// is waited for (the bound is a safety net, not a threshold).
 	var diff string
-	for attempt := 0; attempt < 10; attempt++ {
+	for deadline := time.Now().Add(patience); ; {
 		listed := map[string]int{}
 		p := s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
 		for p.HasMorePages() {
@@ -421,7 +445,7 @@ func verify(ctx context.Context, t *testing.T, c *s3.Client, bucket string, stat
 				diff += fmt.Sprintf("\n  %s: listed with %d bytes, GET says NoSuchKey", k, m)
 			}
 		}
-		if diff == "" {
+		if diff == "" || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(500 * time.Millisecond)
