@@ -86,14 +86,14 @@ go test -count=1 -p "$go_test_procs_p" -timeout 40m ${GO_TEST_ARGS:-} ./test/...
 
 step "pytest test/clients (boto3, aws cli, s3cmd, rclone)"
 # shellcheck disable=SC2086 # PYTEST_ARGS is a list of words
-PATH="$CAIRN_CACHE/venv/bin:$PATH" timeout 20m \
+PATH="$CAIRN_CACHE/venv/bin:$PATH" timeout 40m \
   "$CAIRN_CACHE/venv/bin/python" -m pytest test/clients ${PYTEST_ARGS:-} || failed+=("pytest test/clients")
 
 step "OpenStack Swift's functional tests against Cairn (scripts/swift-functests.sh)"
 # Every test OpenStack Swift itself passes on the same test tree must pass on Cairn, except the
 # features docs/api.md lists as unsupported (test/swift-functests/expected-failures.txt). The
 # test tree and its runner were fetched by install-test-deps.sh; no running Swift is needed.
-timeout 25m scripts/swift-functests.sh || failed+=("Swift functional tests")
+timeout 40m scripts/swift-functests.sh || failed+=("Swift functional tests")
 
 # The same end-to-end, client and Swift functional tests against a cluster of processes on
 # loopback (cairn local-cluster, docs/operations.md "Clusters"): the cluster must behave as the
@@ -101,25 +101,25 @@ timeout 25m scripts/swift-functests.sh || failed+=("Swift functional tests")
 # second storage policy, which it has and which must pass there.
 cluster="--storage 4 --proxies 1 --policies gold,silver"
 step "go test ./test/e2e against a cluster ($cluster)"
-CAIRN_TEST_CLUSTER=$cluster go test -count=1 -timeout 10m ./test/e2e/ || failed+=("go test ./test/e2e (cluster)")
+CAIRN_TEST_CLUSTER=$cluster go test -count=1 -timeout 30m ./test/e2e/ || failed+=("go test ./test/e2e (cluster)")
 
 step "go test ./test/e2e against two sumo nodes behind a balancer"
-CAIRN_TEST_CLUSTER="--sumo 2" go test -count=1 -timeout 10m ./test/e2e/ || failed+=("go test ./test/e2e (sumo)")
+CAIRN_TEST_CLUSTER="--sumo 2" go test -count=1 -timeout 30m ./test/e2e/ || failed+=("go test ./test/e2e (sumo)")
 
 step "pytest test/clients against a cluster ($cluster)"
 # shellcheck disable=SC2086 # PYTEST_ARGS is a list of words
-CAIRN_TEST_CLUSTER=$cluster PATH="$CAIRN_CACHE/venv/bin:$PATH" timeout 20m \
+CAIRN_TEST_CLUSTER=$cluster PATH="$CAIRN_CACHE/venv/bin:$PATH" timeout 40m \
   "$CAIRN_CACHE/venv/bin/python" -m pytest test/clients ${PYTEST_ARGS:-} || failed+=("pytest test/clients (cluster)")
 
 step "OpenStack Swift's functional tests against a cluster ($cluster)"
-CAIRN_TEST_CLUSTER=$cluster OUT=$CAIRN_CACHE/swift-functests-cluster timeout 25m scripts/swift-functests.sh ||
+CAIRN_TEST_CLUSTER=$cluster OUT=$CAIRN_CACHE/swift-functests-cluster timeout 40m scripts/swift-functests.sh ||
   failed+=("Swift functional tests (cluster)")
 
 step "OpenStack Swift's functional tests through a Cairn proxy over the Swift peer's storage servers"
 # The proof that Cairn's node protocol is Swift's: a Cairn proxy on the peer's rings
 # (/etc/swift) over its object, container and account servers passes what Cairn alone passes.
 if [ -n "${CAIRN_TEST_SWIFT_AUTH:-}" ] && [ -f /etc/swift/object.ring.gz ]; then
-  CAIRN_TEST_OVER_SWIFT=/etc/swift OUT=$CAIRN_CACHE/swift-functests-over-swift timeout 25m scripts/swift-functests.sh ||
+  CAIRN_TEST_OVER_SWIFT=/etc/swift OUT=$CAIRN_CACHE/swift-functests-over-swift timeout 40m scripts/swift-functests.sh ||
     failed+=("Swift functional tests (Cairn proxy over Swift's servers)")
 else
   echo "skipped: no OpenStack Swift peer here (see the Swift peer step)"
