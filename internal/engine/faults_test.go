@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -72,7 +71,7 @@ func TestENOSPCInline(t *testing.T) {
 	n := name("small")
 	v.mustPut(n, []byte("old"))
 	ffs.SetWriteLimit(1)
-	time.Sleep(diskCheckInterval + time.Millisecond)
+	v.expireSpaceSample()
 	_, err := v.put(n, meta.Now(), bytes.Repeat([]byte("n"), 1000))
 	if !errors.Is(err, meta.ErrInsufficientStorage) {
 		t.Fatalf("err %v, want ErrInsufficientStorage", err)

@@ -40,7 +40,11 @@ type stack struct {
 	client *s3.Client
 }
 
-func newStack(t *testing.T) *stack {
+func newStack(t *testing.T) *stack { t.Helper(); return newStackWrapped(t, nil) }
+
+// newStackWrapped is newStack with the S3 handler wrapped in wrap (nil: not wrapped), for a test
+// that watches its requests.
+func newStackWrapped(t *testing.T, wrap func(http.Handler) http.Handler) *stack {
 	t.Helper()
 	node, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: "d0", Dir: t.TempDir()}}})
 	if err != nil {
@@ -58,7 +62,11 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
+	var served http.Handler = h
+	if wrap != nil {
+		served = wrap(h)
+	}
+	srv := httptest.NewServer(served)
 	t.Cleanup(srv.Close)
 	return &stack{srv: srv, client: newClient(srv.URL, testSecretKey)}
 }
@@ -75,8 +83,10 @@ func newClient(endpoint, secret string) *s3.Client {
 	})
 }
 
+// ctxT is a test's context. Its bound only catches a hang: a loaded machine may take many times
+// as long as an idle one for a whole test.
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -310,15 +310,38 @@ func TestPostObjectAnonymous(t *testing.T) {
 // nothing, and the object it would have replaced is intact. Half-closed, the client still
 // reads the answer (IncompleteBody), so the server's request is not cancelled and only the
 // form reader's refusal of a file without its closing boundary keeps the half file out;
-// fully closed, the request is cancelled too.
+// fully closed, the request is cancelled too. The server's handler says when it has read into
+// the file and when it has returned, so that the client leaves mid-file and the object is read
+// only once the server is done with the form, however slow the machine.
 func TestPostObjectClientGone(t *testing.T) {
-	st := newStack(t)
+	body, ct := multipartForm(t, []formField{{"key", "k"}}, "f", bytes.Repeat([]byte("z"), 1<<20))
+	// 64 KiB into the file: past any buffer of the form reader's, the server is storing it.
+	inFileAt := int64(bytes.Index(body, bytes.Repeat([]byte("z"), 1024)) + 64<<10)
+	inFile, returned := make(chan struct{}, 1), make(chan struct{}, 1)
+	st := newStackWrapped(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				h.ServeHTTP(w, r)
+				return
+			}
+			defer func() { returned <- struct{}{} }()
+			r.Body = &readWatcher{ReadCloser: r.Body, at: inFileAt, reached: inFile}
+			h.ServeHTTP(w, r)
+		})
+	})
+	waitFor := func(what string, ch <-chan struct{}) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(time.Minute): // only catches a server that hangs
+			t.Fatalf("the server never %s", what)
+		}
+	}
 	c, ctx := st.client, ctxT(t)
 	_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("gone"), ACL: types.BucketCannedACLPublicReadWrite})
 	mustOK(t, err)
 	put(t, c, "gone", "k", []byte("before"))
 
-	body, ct := multipartForm(t, []formField{{"key", "k"}}, "f", bytes.Repeat([]byte("z"), 1<<20))
 	for _, halfClose := range []bool{true, false} {
 		conn, err := net.Dial("tcp", strings.TrimPrefix(st.srv.URL, "http://"))
 		mustOK(t, err)
@@ -326,7 +349,7 @@ func TestPostObjectClientGone(t *testing.T) {
 		conn.Write(body[:len(body)/2])
 		if halfClose {
 			mustOK(t, conn.(*net.TCPConn).CloseWrite())
-			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			conn.SetReadDeadline(time.Now().Add(time.Minute)) // a safety net, not a threshold
 			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 			mustOK(t, err)
 			b, _ := io.ReadAll(resp.Body)
@@ -334,14 +357,39 @@ func TestPostObjectClientGone(t *testing.T) {
 				t.Errorf("half a form, then the end of the stream: %d %s", resp.StatusCode, b)
 			}
 		} else {
-			time.Sleep(200 * time.Millisecond) // the server is inside the file
+			waitFor("read into the file", inFile)
 		}
 		conn.Close()
-		time.Sleep(300 * time.Millisecond)
+		waitFor("returned from the form", returned)
+		select {
+		case <-inFile: // the half-closed form's, not waited for
+		default:
+		}
 		if got, _ := get(t, c, &s3.GetObjectInput{Bucket: aws.String("gone"), Key: aws.String("k")}); string(got) != "before" {
 			t.Fatalf("after a client left mid-file (half-closed %v) the object reads %d bytes, want the old one", halfClose, len(got))
 		}
 	}
+}
+
+// readWatcher is a request body that signals reached (once, without blocking) when at bytes
+// of it have been read.
+type readWatcher struct {
+	io.ReadCloser
+	at      int64
+	read    int64
+	reached chan<- struct{}
+}
+
+func (r *readWatcher) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if r.read < r.at && r.read+int64(n) >= r.at {
+		select {
+		case r.reached <- struct{}{}:
+		default:
+		}
+	}
+	r.read += int64(n)
+	return n, err
 }
 
 // TestPostObjectMaxObjectSize: without a policy (or with a wider range) the server's own

@@ -26,7 +26,7 @@ func TestACLMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // the server's life: only a bound for a hang
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx) }()

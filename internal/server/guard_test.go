@@ -61,7 +61,8 @@ func waitMetric(t *testing.T, endpoint, name string, want float64) {
 // are served again.
 func TestOverloadAnswers(t *testing.T) {
 	endpoint := testserver.StartConfig(t, server.Config{RootAccessKey: testAccess, RootSecretKey: testSecret,
-		MaxConcurrentRequests: 1, AdmissionWait: 50 * time.Millisecond, BodyIdleTimeout: time.Minute})
+		// The stalled upload below must hold its slot for as long as the test takes.
+		MaxConcurrentRequests: 1, AdmissionWait: 50 * time.Millisecond, BodyIdleTimeout: time.Hour})
 	ctx := ctxT(t)
 	cl := s3Client(endpoint)
 	if _, err := cl.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {

@@ -44,7 +44,7 @@ func TestCorruptionIsFoundAndRepaired(t *testing.T) {
 	}
 	// Three nodes, three replicas: every node holds every object.
 	victim := c.Storage()[0]
-	if err := victim.Stop(30 * time.Second); err != nil {
+	if err := victim.Stop(2 * time.Minute); err != nil { // the bound only catches a node that hangs
 		t.Fatal(err)
 	}
 	device := filepath.Join(victim.DataDir, "devices", "d1")
@@ -95,7 +95,7 @@ func TestCorruptionIsFoundAndRepaired(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	waitReplicated(t, c, time.Minute)
+	waitReplicated(t, c, 2*time.Minute)
 	copies, _ := onDisk(t, c)
 	// The listing row the auditor removed is back, from the other replicas' listings.
 	listings, _, _ := listingsOnDisk(t, c)

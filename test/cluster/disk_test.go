@@ -104,6 +104,24 @@ func clusterStatus(t *testing.T, c *localcluster.Cluster) admin.ClusterStatus {
 	return st
 }
 
+// waitStatus polls the cluster's status until ok accepts it. A node that does not report within
+// the proxy's status timeout counts as down, which a healthy node on a loaded machine may do
+// once; the bound of two minutes only catches a status that never comes right.
+func waitStatus(t *testing.T, c *localcluster.Cluster, what string, ok func(admin.ClusterStatus) bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		st := clusterStatus(t, c)
+		if ok(st) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cluster's status is not %s: %+v", what, st.Summary)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // diskCopy is one device's copy of a name.
 type diskCopy struct {
 	node, device string

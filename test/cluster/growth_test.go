@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,6 +39,43 @@ func changeRings(t *testing.T, c *localcluster.Cluster, args ...string) {
 		run(append([]string{args[0], b}, args[1:]...)...)
 		run("rebalance", b)
 		run("write", b, c.RingDir)
+	}
+}
+
+// waitRingsReloaded waits until each of nodes has logged the reload of every ring in the
+// cluster's ring directory at its version there (the nodes log at level info): until then a
+// node may place data, or replicate it, by the rings before the change. The bound of two
+// minutes only catches a node that never reloads.
+func waitRingsReloaded(t *testing.T, c *localcluster.Cluster, nodes []*localcluster.Node) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(c.RingDir, "*.ring.gz"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("rings in %s: %v, %v", c.RingDir, files, err)
+	}
+	var want []string // what a node logs as it takes each ring
+	for _, f := range files {
+		rg, err := ring.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, fmt.Sprintf(`msg="ring reloaded" path=%s version=%d `, f, rg.Version))
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, n := range nodes {
+		for {
+			log, err := os.ReadFile(n.DataDir + ".log")
+			if err != nil {
+				t.Fatal(err)
+			}
+			missing := slices.DeleteFunc(slices.Clone(want), func(w string) bool { return bytes.Contains(log, []byte(w)) })
+			if len(missing) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s has not logged %q", n.Name, missing)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 }
 
@@ -114,20 +153,21 @@ func TestGrowAndShrinkUnderLoad(t *testing.T) {
 	if err := added.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second) // every node reloads its rings within a second
+	// The new node read the new rings as it started; the others reload them.
+	waitRingsReloaded(t, c, slices.DeleteFunc(slices.Clone(c.Nodes), func(n *localcluster.Node) bool { return n == added }))
 	waitReplicated(t, c, 3*time.Minute)
 
 	// A second disk in a running node: the node opens it when the rings name it, and gets its
 	// share of the data.
 	widened := c.Storage()[1]
 	changeRings(t, c, "add", "--zone", "2", "--node", widened.Addr, "--device", "d2", "--weight", "100")
-	time.Sleep(3 * time.Second)
+	waitRingsReloaded(t, c, c.Nodes)
 	waitReplicated(t, c, 3*time.Minute)
 
 	// Shrink: remove the first node's device (its process runs on, and must empty it).
 	removed := c.Storage()[0]
 	changeRings(t, c, "remove", "--node", removed.Addr)
-	time.Sleep(3 * time.Second)
+	waitRingsReloaded(t, c, c.Nodes)
 	waitReplicated(t, c, 3*time.Minute)
 
 	close(stop)

@@ -20,9 +20,10 @@ import (
 // TestPartitionedAndSlowNodes cuts one storage node off the network (its port refuses, its
 // open connections are cut) and then slows another's link, while clients PUT and GET without
 // retries: no operation may fail, the proxy working around the lost node with handoffs and
-// waiting out the slow one. Latency percentiles of each phase are logged (not asserted: the
-// machines that run this are shared). After both links are healed, replication puts every
-// object on exactly its primaries.
+// waiting out the slow one. Each phase lasts until its clients have completed a number of
+// operations, however long that takes. Latency percentiles of each phase are logged (not
+// asserted: the machines that run this are shared). After both links are healed, replication
+// puts every object on exactly its primaries.
 func TestPartitionedAndSlowNodes(t *testing.T) {
 	c, client := start(t, localcluster.Config{Storage: 4, Proxies: 1, Links: true,
 		Args: []string{"--replication-interval", "1s"}})
@@ -34,17 +35,27 @@ func TestPartitionedAndSlowNodes(t *testing.T) {
 	var mu sync.Mutex
 	acked := map[string][]byte{}
 	var failures []string
+	// Each operation counts in the phase it began in.
 	phase := "normal"
-	latencies := map[string][]time.Duration{}
-	record := func(d time.Duration) {
-		mu.Lock()
-		latencies[phase] = append(latencies[phase], d)
-		mu.Unlock()
-	}
+	completed := map[string]int{}             // operations, failed or not, by phase
+	latencies := map[string][]time.Duration{} // of the successful ones
 	stop := make(chan struct{})
 	mine := make([][]string, 4) // each client's keys
 	wait := clients(4, 3, stop, func(w int, rng *rand.Rand, i int) {
+		mu.Lock()
+		phase := phase
+		mu.Unlock()
 		begin := time.Now()
+		record := func(d time.Duration) {
+			mu.Lock()
+			latencies[phase] = append(latencies[phase], d)
+			mu.Unlock()
+		}
+		defer func() {
+			mu.Lock()
+			completed[phase]++
+			mu.Unlock()
+		}()
 		if rng.IntN(2) == 0 || len(mine[w]) == 0 {
 			key := fmt.Sprintf("w%d/%05d", w, i)
 			body := randomBody(rng, 4<<10, 100<<10)
@@ -71,11 +82,16 @@ func TestPartitionedAndSlowNodes(t *testing.T) {
 		mu.Unlock()
 		record(time.Since(begin))
 	})
+	// A phase lasts at least d and until 100 operations begun in it have completed.
 	setPhase := func(p string, d time.Duration) {
 		mu.Lock()
 		phase = p
 		mu.Unlock()
-		time.Sleep(d)
+		keepLoad(t, d, 100, func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return completed[p]
+		})
 	}
 	storage := c.Storage()
 	setPhase("normal", 3*time.Second)

@@ -3,6 +3,8 @@ package cluster
 import (
 	"math/rand/v2"
 	"sync"
+	"testing"
+	"time"
 )
 
 // clients runs n clients until stop closes: each calls step with its index, its own random
@@ -35,4 +37,19 @@ func randomBody(rng *rand.Rand, sizes ...int) []byte {
 		body[j] = byte(rng.Uint32())
 	}
 	return body
+}
+
+// keepLoad returns once the clients have worked for at least d and completed at least n more
+// operations (completed counts those completed so far), whichever comes later: a loaded
+// machine completes fewer operations in the same time, and a phase of a test must see its
+// share of them all the same. The bound of two minutes only catches clients that hang.
+func keepLoad(t *testing.T, d time.Duration, n int, completed func() int) {
+	t.Helper()
+	from := completed()
+	time.Sleep(d)
+	for deadline := time.Now().Add(2 * time.Minute); completed() < from+n; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the clients completed %d operations in more than two minutes, want %d", completed()-from, n)
+		}
+	}
 }

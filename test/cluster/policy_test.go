@@ -33,7 +33,7 @@ func TestStoragePolicies(t *testing.T) {
 	}
 	rootAK, rootSK := "CLUSTERROOT"+strings.ToUpper(e2e.RandomKey(4)), e2e.RandomKey(20)
 	c, _ := start(t, localcluster.Config{Storage: 3, Proxies: 1, Policies: []string{"gold", "silver"}, RootAccessKey: rootAK, RootSecretKey: rootSK})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // only catches a hang
 	defer cancel()
 
 	// One user with S3 keys and a Swift key, in account "pol".
