@@ -295,12 +295,18 @@ func read[T any](ctx context.Context, pl *placement, bounded bool, op func(conte
 			return v, err
 		}
 	}
+	quorum := pl.ring.Replicas()/2 + 1
+	if notFound != nil && absent >= quorum {
+		// Evidence enough: a primary passed over for its recent errors may have been away
+		// while the name was deleted, and would answer with what the others deleted.
+		return zero, notFound
+	}
 	for _, t := range passedOver {
 		if done, err := try(pl.p.dialTarget(t.replica, t.dev), true); done {
 			return v, err
 		}
 	}
-	if notFound != nil && absent >= pl.ring.Replicas()/2+1 {
+	if notFound != nil && absent >= quorum {
 		return zero, notFound
 	}
 	if lastErr == nil {
