@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -115,6 +116,13 @@ var forbidden = []struct {
 		"the command-line client moves files through objclient, as any user's client would"},
 }
 
+// allowed are the imports a package may have despite a rule that would forbid them.
+var allowed = map[string][]string{
+	// The byte encoding is itself pure (bytes in, values out): the protocol's state and
+	// messages are written with it.
+	"internal/casreg": {"internal/binenc"},
+}
+
 func TestImportRules(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "../...").Output()
 	if err != nil {
@@ -131,8 +139,12 @@ func TestImportRules(t *testing.T) {
 			}
 			checked++
 			for _, imp := range fields[1:] {
+				imp = strings.TrimPrefix(imp, module)
+				if slices.Contains(allowed[pkg], imp) {
+					continue
+				}
 				for _, bad := range rule.imports {
-					if strings.HasPrefix(strings.TrimPrefix(imp, module), bad) {
+					if strings.HasPrefix(imp, bad) {
 						t.Errorf("%s imports %s: %s", pkg, imp, rule.why)
 					}
 				}

@@ -65,10 +65,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if r.Method == methodReplicate || r.URL.Path == reconPath {
+	if r.Method == methodReplicate || r.Method == methodRegister || r.URL.Path == reconPath {
 		serve := h.replicate
-		if r.URL.Path == reconPath {
+		switch {
+		case r.URL.Path == reconPath:
 			serve = h.recon
+		case r.Method == methodRegister:
+			serve = h.register
 		}
 		if err := serve(w, r); err != nil {
 			writeError(w, err)

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
 )
 
 // ErrBadRequest reports a request that does not follow the node protocol.
@@ -330,6 +331,7 @@ var errorCodes = []struct {
 	{meta.ErrInvalidRange, http.StatusRequestedRangeNotSatisfiable, "invalid-range"},
 	{meta.ErrInvalidName, http.StatusBadRequest, "invalid-name"},
 	{meta.ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
+	{nodeclient.ErrNoRegisters, http.StatusNotImplemented, "no-registers"},
 	{ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
 	{ErrBadRequest, http.StatusBadRequest, "bad-request"},
 }

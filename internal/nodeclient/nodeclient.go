@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/cairn-store/cairn/internal/casreg"
 	"github.com/cairn-store/cairn/internal/meta"
 )
 
@@ -208,3 +209,20 @@ type Local struct{ Client Client }
 
 // Dial returns the in-process client whatever the address.
 func (l Local) Dial(string) (Client, error) { return l.Client, nil }
+
+// Registers is implemented by a Client whose devices keep the acceptor state of the cluster's
+// registers (internal/casreg): the storage node, and the HTTP client of one. OpenStack Swift's
+// servers do not; their Client answers ErrNoRegisters.
+type Registers interface {
+	// Register delivers one protocol message to the acceptor of the register key, kept on
+	// device in partition part (the partition of the name the register decides for), and
+	// returns the acceptor's reply. A changed state is durable (synced) before it returns.
+	Register(ctx context.Context, device string, part uint32, key string, m casreg.Message) (casreg.Reply, error)
+}
+
+// ErrNoRegisters: the node keeps no registers (an OpenStack Swift server), or not this version
+// of them.
+var ErrNoRegisters = errors.New("the node keeps no registers")
+
+// MaxRegisterKey bounds a register's key: an object name's parts are bounded, and so is this.
+const MaxRegisterKey = 8 << 10

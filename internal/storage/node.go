@@ -141,6 +141,8 @@ type device struct {
 	// floor is the timestamp floor in the device's LSM (clock.go); floorMu orders its writes.
 	floor   atomic.Int64
 	floorMu sync.Mutex
+	// registers orders the messages to each register the device keeps (register.go).
+	registers registerLocks
 }
 
 // Open opens every device of the node, recovering each from whatever a crash left.

@@ -1,0 +1,159 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/casreg"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/storage"
+)
+
+var registerSecret = []byte("register test secret")
+
+func startRegisterNode(t *testing.T) (*Client, *storage.Node, string) {
+	t.Helper()
+	n, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(t.TempDir(), "d0")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHandler(HandlerConfig{Node: n, Secret: registerSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	d, err := NewDialer(ClientConfig{Secret: registerSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close(); srv.Close(); n.Close() })
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	c, err := d.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.(*Client), n, addr
+}
+
+// A register's messages cross the node protocol unchanged: the node's replies over HTTP are
+// those it gives in-process, for keys of any bytes.
+func TestRegisterOverHTTP(t *testing.T) {
+	ctx := context.Background()
+	c, n, _ := startRegisterNode(t)
+	key := "o\x00acct\x00box\x00obj/ü"
+	b := casreg.Ballot{Counter: 3, Proposer: "proxy-1"}
+	v := casreg.Value{Gen: 1, Data: []byte("current version")}
+	for _, m := range []casreg.Message{{Kind: casreg.Prepare, Ballot: b}, {Kind: casreg.Accept, Ballot: b, Value: v}, {Kind: casreg.Prepare, Ballot: casreg.Ballot{Counter: 2, Proposer: "z"}}} {
+		if _, err := c.Register(ctx, "d0", 5, key, m); err != nil {
+			t.Fatalf("%v: %v", m.Kind, err)
+		}
+	}
+	remote, err := c.Register(ctx, "d0", 5, key, casreg.Message{Kind: casreg.Peek})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := n.Register(ctx, "d0", 5, key, casreg.Message{Kind: casreg.Peek})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if remote.Kind != casreg.Peeked || remote.Accepted != b || !remote.Value.Equal(v) || remote.Seen != local.Seen || !local.Value.Equal(v) {
+		t.Errorf("over HTTP %+v, in-process %+v", remote, local)
+	}
+	if _, err := c.Register(ctx, "nodev", 5, key, casreg.Message{Kind: casreg.Peek}); err == nil {
+		t.Error("a register on a device the node lacks answered")
+	}
+	if _, err := c.Register(ctx, "d0", 5, strings.Repeat("k", nodeclient.MaxRegisterKey+1), casreg.Message{Kind: casreg.Peek}); !errors.Is(err, meta.ErrInvalidName) {
+		t.Errorf("an oversized key: %v", err)
+	}
+}
+
+// Malformed or unsigned REGISTER requests are refused with 400 or 401 and change nothing.
+func TestRegisterRefusesBadRequests(t *testing.T) {
+	ctx := context.Background()
+	c, n, addr := startRegisterNode(t)
+	b := casreg.Ballot{Counter: 1, Proposer: "p"}
+	if _, err := c.Register(ctx, "d0", 1, "k", casreg.Message{Kind: casreg.Prepare, Ballot: b}); err != nil {
+		t.Fatal(err)
+	}
+	good := encodeRegisterRequest("k", casreg.Message{Kind: casreg.Prepare, Ballot: casreg.Ballot{Counter: 9, Proposer: "x"}})
+	cases := []struct {
+		name   string
+		path   string
+		body   []byte
+		signed bool
+		want   int
+	}{
+		{"unsigned", "/d0/1", good, false, http.StatusUnauthorized},
+		{"empty body", "/d0/1", nil, true, http.StatusBadRequest},
+		{"truncated message", "/d0/1", good[:len(good)-2], true, http.StatusBadRequest},
+		{"trailing bytes", "/d0/1", append(bytes.Clone(good), 1), true, http.StatusBadRequest},
+		{"key length beyond the body", "/d0/1", []byte{0x7f, 'k'}, true, http.StatusBadRequest},
+		{"huge key length", "/d0/1", []byte{0xff, 0xff, 0xff, 0x7f}, true, http.StatusBadRequest},
+		{"oversized body", "/d0/1", make([]byte, maxRegisterBody+10), true, http.StatusBadRequest},
+		{"not a partition path", "/d0/1/acct", good, true, http.StatusBadRequest},
+		{"bad partition", "/d0/x", good, true, http.StatusBadRequest},
+	}
+	for _, tc := range cases {
+		req, _ := http.NewRequest(methodRegister, "http://"+addr+tc.path, bytes.NewReader(tc.body))
+		req.Header.Set(hdrTimestamp, FormatTimestamp(meta.Now()))
+		if tc.signed {
+			sign(req, registerSecret, time.Now())
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.want)
+		}
+	}
+	r, err := n.Register(ctx, "d0", 1, "k", casreg.Message{Kind: casreg.Peek})
+	if err != nil || r.Seen != b {
+		t.Errorf("after bad requests the register knows %v (%v), want %v", r.Seen, err, b)
+	}
+}
+
+// A proxy over OpenStack Swift's servers learns that they keep no registers.
+func TestRegisterOnANodeThatIsNotCairns(t *testing.T) {
+	swift := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "<html><h1>Method Not Allowed</h1></html>", http.StatusMethodNotAllowed)
+	}))
+	defer swift.Close()
+	d, err := NewDialer(ClientConfig{Secret: registerSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	c, _ := d.Dial(strings.TrimPrefix(swift.URL, "http://"))
+	if _, err := c.(nodeclient.Registers).Register(context.Background(), "d0", 1, "k", casreg.Message{Kind: casreg.Peek}); !errors.Is(err, nodeclient.ErrNoRegisters) {
+		t.Errorf("err %v, want ErrNoRegisters", err)
+	}
+}
+
+// Whatever body arrives, decoding a REGISTER request never panics, and what decodes encodes to
+// a request that decodes the same.
+func FuzzDecodeRegisterRequest(f *testing.F) {
+	f.Add(encodeRegisterRequest("k", casreg.Message{Kind: casreg.Prepare, Ballot: casreg.Ballot{Counter: 1, Proposer: "p"}}))
+	f.Add(encodeRegisterRequest("o\x00a", casreg.Message{Kind: casreg.Accept, Ballot: casreg.Ballot{Counter: 2, Proposer: "q"}, Value: casreg.Value{Gen: 1, Data: []byte("v")}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		key, m, err := decodeRegisterRequest(b)
+		if err != nil {
+			return
+		}
+		key2, m2, err := decodeRegisterRequest(encodeRegisterRequest(key, m))
+		if err != nil || key2 != key || m2.Kind != m.Kind || m2.Ballot != m.Ballot || !m2.Value.Equal(m.Value) {
+			t.Fatalf("%x: %q %+v re-decoded as %q %+v, %v", b, key, m, key2, m2, err)
+		}
+	})
+}

@@ -1,0 +1,107 @@
+package casreg
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func TestEncodingRoundTrips(t *testing.T) {
+	b1 := Ballot{Counter: 7, Proposer: "proxy-a"}
+	b2 := Ballot{Counter: 1 << 40, Proposer: "p\x00b"}
+	values := []Value{{}, {Gen: 1, Data: []byte{}}, {Gen: 3, Data: []byte("v1")}}
+	for _, v := range values {
+		for _, a := range []Acceptor{{}, {Promised: b2, Accepted: b1, Value: v}} {
+			got, err := DecodeAcceptor(a.AppendTo(nil))
+			if err != nil || !reflect.DeepEqual(normal(got.Value), normal(a.Value)) || got.Promised != a.Promised || got.Accepted != a.Accepted {
+				t.Errorf("acceptor %+v: got %+v, %v", a, got, err)
+			}
+		}
+		for _, m := range []Message{{Kind: Prepare, Ballot: b1}, {Kind: Accept, Ballot: b2, Value: v}, {Kind: Peek}} {
+			got, err := DecodeMessage(m.AppendTo(nil))
+			if err != nil || got.Kind != m.Kind || got.Ballot != m.Ballot || !got.Value.Equal(m.Value) || (got.Value.Data == nil) != (m.Value.Data == nil) {
+				t.Errorf("message %+v: got %+v, %v", m, got, err)
+			}
+		}
+		for _, r := range []Reply{{Kind: Promised, Ballot: b1, Accepted: b2, Value: v}, {Kind: Rejected, Ballot: b1, Seen: b2}, {Kind: Peeked, Value: v, Seen: b1}, {Kind: Took, Ballot: b2}} {
+			got, err := DecodeReply(r.AppendTo(nil))
+			if err != nil || got.Kind != r.Kind || got.Ballot != r.Ballot || got.Accepted != r.Accepted || got.Seen != r.Seen || !got.Value.Equal(r.Value) {
+				t.Errorf("reply %+v: got %+v, %v", r, got, err)
+			}
+		}
+	}
+}
+
+func normal(v Value) Value {
+	if v.Data == nil {
+		v.Data = []byte{}
+	}
+	return v
+}
+
+func TestEncodingRefusesDamage(t *testing.T) {
+	good := Message{Kind: Accept, Ballot: Ballot{Counter: 2, Proposer: "p"}, Value: Value{Gen: 1, Data: []byte("x")}}.AppendTo(nil)
+	cases := map[string][]byte{
+		"empty":          nil,
+		"other version":  append([]byte{2}, good[1:]...),
+		"unknown kind":   append([]byte{1, 9}, good[2:]...),
+		"truncated":      good[:len(good)-1],
+		"trailing bytes": append(bytes.Clone(good), 0),
+		"huge data":      append(append([]byte{1, byte(Accept), 2, 1, 'p', 1, 1}, 0xff, 0xff, 0x7f), make([]byte, 10)...),
+	}
+	for name, b := range cases {
+		if _, err := DecodeMessage(b); !errors.Is(err, ErrBadEncoding) {
+			t.Errorf("%s: err %v, want ErrBadEncoding", name, err)
+		}
+	}
+	if _, err := DecodeReply(good); !errors.Is(err, ErrBadEncoding) {
+		t.Errorf("a message decoded as a reply: err %v", err)
+	}
+}
+
+// Whatever bytes arrive, decoding never panics, and what decodes encodes to bytes that decode
+// to the same thing (the encoding is canonical, though a varint may arrive padded).
+func FuzzDecodeMessage(f *testing.F) {
+	f.Add(Message{Kind: Prepare, Ballot: Ballot{Counter: 1, Proposer: "a"}}.AppendTo(nil))
+	f.Add(Message{Kind: Accept, Ballot: Ballot{Counter: 3, Proposer: "b"}, Value: Value{Gen: 2, Data: []byte("d")}}.AppendTo(nil))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := DecodeMessage(b)
+		if err != nil {
+			return
+		}
+		again, err := DecodeMessage(m.AppendTo(nil))
+		if err != nil || !reflect.DeepEqual(again, m) {
+			t.Fatalf("%x decoded to %+v, which encodes to what decodes to %+v, %v", b, m, again, err)
+		}
+	})
+}
+
+func FuzzDecodeReply(f *testing.F) {
+	f.Add(Reply{Kind: Promised, Ballot: Ballot{Counter: 1, Proposer: "a"}, Value: Value{Gen: 1, Data: []byte("v")}}.AppendTo(nil))
+	f.Add(Reply{Kind: Rejected, Seen: Ballot{Counter: 9, Proposer: "z"}}.AppendTo(nil))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := DecodeReply(b)
+		if err != nil {
+			return
+		}
+		again, err := DecodeReply(r.AppendTo(nil))
+		if err != nil || !reflect.DeepEqual(again, r) {
+			t.Fatalf("%x decoded to %+v, which encodes to what decodes to %+v, %v", b, r, again, err)
+		}
+	})
+}
+
+func FuzzDecodeAcceptor(f *testing.F) {
+	f.Add(Acceptor{Promised: Ballot{Counter: 2, Proposer: "a"}, Accepted: Ballot{Counter: 1, Proposer: "a"}, Value: Value{Gen: 1, Data: []byte("v")}}.AppendTo(nil))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, err := DecodeAcceptor(b)
+		if err != nil {
+			return
+		}
+		again, err := DecodeAcceptor(a.AppendTo(nil))
+		if err != nil || !reflect.DeepEqual(again, a) {
+			t.Fatalf("%x decoded to %+v, which encodes to what decodes to %+v, %v", b, a, again, err)
+		}
+	})
+}

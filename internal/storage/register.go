@@ -1,0 +1,107 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/cairn-store/cairn/internal/casreg"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+)
+
+// A device keeps the acceptor state of the registers whose names fall in its partitions
+// (internal/casreg), in its LSM beside the objects:
+//
+//	'g' partition(4, big-endian) key → casreg.Acceptor
+//
+// The partition leads so that the registers of a partition are one range, for replication and
+// for a partition's handoff to read and remove together.
+const registerPrefix = 'g'
+
+// registerStripes is how many locks a device's registers share: a message's read, decision and
+// write must not interleave with another's for the same register, and a lock per stripe keeps
+// unrelated registers from waiting on each other without a map that grows with every name.
+const registerStripes = 256
+
+var registerSeed = maphash.MakeSeed()
+
+// registerLocks orders the messages to each register of a device.
+type registerLocks [registerStripes]sync.Mutex
+
+func (l *registerLocks) of(key []byte) *sync.Mutex {
+	return &l[maphash.Bytes(registerSeed, key)%registerStripes]
+}
+
+func registerKey(part uint32, key string) []byte {
+	b := make([]byte, 0, 5+len(key))
+	b = append(b, registerPrefix)
+	b = binary.BigEndian.AppendUint32(b, part)
+	return append(b, key...)
+}
+
+var _ nodeclient.Registers = (*Node)(nil)
+
+// Register delivers a protocol message to the acceptor of the register key on device: the
+// acceptor's state is read, the message applied (casreg.Acceptor.Handle), and a changed state
+// written and synced before the reply is returned, so that a promise or an acceptance a
+// proposer counts survives a crash of the node.
+func (n *Node) Register(ctx context.Context, device string, part uint32, key string, m casreg.Message) (casreg.Reply, error) {
+	if key == "" || len(key) > nodeclient.MaxRegisterKey {
+		return casreg.Reply{}, fmt.Errorf("register key of %d bytes: %w", len(key), meta.ErrInvalidName)
+	}
+	if err := ctx.Err(); err != nil {
+		return casreg.Reply{}, err
+	}
+	d, err := n.device(device)
+	if err != nil {
+		return casreg.Reply{}, err
+	}
+	k := registerKey(part, key)
+	mu := d.registers.of(k)
+	mu.Lock()
+	defer mu.Unlock()
+	was, err := d.readRegister(k)
+	if err != nil {
+		return casreg.Reply{}, err
+	}
+	state, err := casreg.DecodeAcceptor(was)
+	if was == nil {
+		state, err = casreg.Acceptor{}, nil
+	}
+	if err != nil {
+		// A damaged acceptor must not answer: what it promised is lost, and answering as
+		// an empty one could let two values be chosen. It stays out of quorums until
+		// replication or an operator restores it.
+		return casreg.Reply{}, fmt.Errorf("register %q on %s: %w: %w", key, device, err, meta.ErrCorrupt)
+	}
+	next, reply := state.Handle(m)
+	if now := next.AppendTo(nil); !bytes.Equal(now, was) && !(was == nil && next.Promised.IsZero() && next.Accepted.IsZero()) {
+		if err := d.engine.CheckDeleteSpace(); err != nil {
+			return casreg.Reply{}, fmt.Errorf("register %q on %s: %w", key, device, err)
+		}
+		if err := d.db.Set(k, now, pebble.Sync); err != nil {
+			return casreg.Reply{}, fmt.Errorf("register %q on %s: %w", key, device, err)
+		}
+	}
+	return reply, nil
+}
+
+// readRegister returns the stored acceptor state (nil when there is none).
+func (d *device) readRegister(k []byte) ([]byte, error) {
+	v, closer, err := d.db.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading register: %w", err)
+	}
+	defer closer.Close()
+	return bytes.Clone(v), nil
+}
