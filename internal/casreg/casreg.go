@@ -128,9 +128,12 @@ func (k ReplyKind) String() string {
 
 // Message is what a proposer sends an acceptor.
 type Message struct {
-	Kind   MessageKind
-	Ballot Ballot // Prepare, Accept
-	Value  Value  // Accept
+	Kind MessageKind
+	// Ballot: the attempt's (Prepare, Accept); for a Peek, a tag that tells the read's
+	// answers from those of its proposer's earlier reads, which may arrive late. A peek
+	// promises nothing, and its tag is no ballot an acceptor remembers.
+	Ballot Ballot
+	Value  Value // Accept
 }
 
 // MessageKind is the kind of a Message.
@@ -159,7 +162,7 @@ func (k MessageKind) String() string {
 // Reply is an acceptor's answer to a Message.
 type Reply struct {
 	Kind ReplyKind
-	// Ballot is the ballot of the message answered (zero for a Peek).
+	// Ballot is the ballot of the message answered (for a Peek, the read's tag).
 	Ballot Ballot
 	// Accepted: the acceptor's last accepted ballot (Promised, Peeked, Rejected); Value: its
 	// value (Promised, Peeked). A rejected Accept whose Accepted is below its ballot was never
@@ -191,7 +194,7 @@ func (a Acceptor) Handle(m Message) (Acceptor, Reply) {
 		}
 		return a, Reply{Kind: Rejected, Ballot: m.Ballot, Accepted: a.Accepted, Seen: maxBallot(a.Promised, a.Accepted)}
 	case Peek:
-		return a, Reply{Kind: Peeked, Accepted: a.Accepted, Value: a.Value, Seen: maxBallot(a.Promised, a.Accepted)}
+		return a, Reply{Kind: Peeked, Ballot: m.Ballot, Accepted: a.Accepted, Value: a.Value, Seen: maxBallot(a.Promised, a.Accepted)}
 	}
 	return a, Reply{Kind: Rejected, Ballot: m.Ballot, Seen: maxBallot(a.Promised, a.Accepted)}
 }

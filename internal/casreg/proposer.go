@@ -101,6 +101,9 @@ type Proposer struct {
 	// ballots: a later attempt must recognise them rather than apply the change again.
 	own     []ownAccept
 	outcome Outcome
+	// reads counts the proposer's reads; readTag marks the running one's peeks.
+	reads   uint64
+	readTag Ballot
 }
 
 // NewProposer returns a proposer for one register.
@@ -132,7 +135,9 @@ func (p *Proposer) Read(now time.Time) []Envelope {
 	p.begin(now, nil)
 	p.phase = peeking
 	p.replies = map[string]Reply{}
-	return p.broadcast(Message{Kind: Peek})
+	p.reads++
+	p.readTag = Ballot{Counter: p.reads, Proposer: p.cfg.ID}
+	return p.broadcast(Message{Kind: Peek, Ballot: p.readTag})
 }
 
 func (p *Proposer) begin(now time.Time, change Change) {
@@ -192,8 +197,8 @@ func (p *Proposer) Step(now time.Time, from string, r Reply) []Envelope {
 	p.Observe(r.Accepted)
 	switch p.phase {
 	case peeking:
-		if r.Kind != Peeked {
-			return nil
+		if r.Kind != Peeked || r.Ballot != p.readTag {
+			return nil // not an answer to this read
 		}
 		p.replies[from] = r
 		return p.afterPeek()
@@ -203,7 +208,7 @@ func (p *Proposer) Step(now time.Time, from string, r Reply) []Envelope {
 		}
 		if r.Kind == Rejected {
 			p.replies[from] = r
-			if p.count(Rejected) > len(p.cfg.Acceptors)-p.quorum {
+			if p.count(Rejected)+p.count(lostReply) > len(p.cfg.Acceptors)-p.quorum {
 				p.pause(now)
 			}
 			return nil
@@ -225,6 +230,44 @@ func (p *Proposer) Step(now time.Time, from string, r Reply) []Envelope {
 	return nil
 }
 
+// Lost tells the proposer that message m, sent to acceptor to, or its answer was lost: the
+// acceptor may or may not have acted on it. Counted with the rejections of its attempt, it
+// lets the proposer try again (after its pause) as soon as the attempt can no longer reach a
+// quorum, instead of waiting out the deadline; a lost peek that leaves too few peeks for a
+// quorum makes the read a full round. A message of an earlier attempt, or to an acceptor that
+// has answered, changes nothing.
+func (p *Proposer) Lost(now time.Time, to string, m Message) []Envelope {
+	if !slices.Contains(p.cfg.Acceptors, to) || p.replies == nil {
+		return nil
+	}
+	if _, answered := p.replies[to]; answered {
+		return nil
+	}
+	switch p.phase {
+	case peeking:
+		if m.Kind != Peek || m.Ballot != p.readTag {
+			return nil
+		}
+		p.replies[to] = Reply{Kind: lostReply}
+		if p.count(lostReply) > len(p.cfg.Acceptors)-p.quorum {
+			p.change = func(d []byte) ([]byte, error) { return d, nil }
+			return p.attempt()
+		}
+	case preparing, accepting:
+		if m.Ballot != p.ballot || (p.phase == preparing) != (m.Kind == Prepare) {
+			return nil
+		}
+		p.replies[to] = Reply{Kind: lostReply}
+		if p.count(Rejected)+p.count(lostReply) > len(p.cfg.Acceptors)-p.quorum {
+			p.pause(now)
+		}
+	}
+	return nil
+}
+
+// lostReply stands in a proposer's replies for an answer that will not come (Lost).
+const lostReply ReplyKind = 255
+
 func (p *Proposer) count(k ReplyKind) int {
 	n := 0
 	for _, r := range p.replies {
@@ -238,11 +281,14 @@ func (p *Proposer) count(k ReplyKind) int {
 // afterPeek settles a read from a quorum of peeks that agree on the accepted ballot, and runs
 // a full round otherwise.
 func (p *Proposer) afterPeek() []Envelope {
-	if len(p.replies) < p.quorum {
+	if p.count(Peeked) < p.quorum {
 		return nil
 	}
 	byBallot := map[Ballot]int{}
 	for _, r := range p.replies {
+		if r.Kind != Peeked {
+			continue
+		}
 		byBallot[r.Accepted]++
 		if byBallot[r.Accepted] >= p.quorum {
 			// A quorum accepted this ballot's value: it is chosen, and no later value can

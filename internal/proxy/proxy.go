@@ -123,6 +123,10 @@ type Proxy struct {
 	later                      *releaser
 	nodeTimeout                time.Duration
 	health                     *health
+	// regs and registerTimeout: the proxy as a proposer of registers (register.go); a
+	// decision is bounded like one request to a node.
+	regs            *registers
+	registerTimeout time.Duration
 }
 
 // New returns a Proxy.
@@ -142,6 +146,7 @@ func New(cfg Config) (*Proxy, error) {
 		grace: cfg.SegmentGrace, later: &releaser{pending: map[*time.Timer]func(){}},
 		nodeTimeout: cfg.NodeTimeout,
 		health:      newHealth(cfg.ErrorLimit, cfg.ErrorInterval, time.Now),
+		regs:        newRegisters(), registerTimeout: cfg.NodeTimeout,
 	}, nil
 }
 
