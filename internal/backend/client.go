@@ -231,6 +231,9 @@ func (c *Client) PutObject(ctx context.Context, device string, part uint32, name
 	writeObjectMeta(h, &obj)
 	writeCondition(h, opts.If)
 	writeContainerUpdates(h, opts.Containers)
+	if opts.DecidedGen > 0 {
+		h.Set(hdrDecidedGen, strconv.FormatUint(opts.DecidedGen, 10))
+	}
 	size := obj.Size
 	if obj.Manifest != nil {
 		enc, err := encodeManifest(obj.Manifest)
@@ -479,6 +482,12 @@ func (c *Client) HeadObject(ctx context.Context, device string, part uint32, nam
 		return meta.Object{}, err
 	}
 	drain(resp)
+	if resp.StatusCode == http.StatusNotFound && resp.Header.Get(hdrBackendTS) != "" {
+		// A tombstone: Swift's servers and Cairn's send when the name was deleted.
+		if at, err := ParseTimestamp(resp.Header.Get(hdrBackendTS)); err == nil && at > 0 {
+			return meta.Object{}, fmt.Errorf("head %s: %w", name.Object, &meta.DeletedError{At: at})
+		}
+	}
 	if resp.StatusCode != http.StatusOK {
 		return meta.Object{}, errorFromResponse("head "+name.Object, resp.StatusCode, resp.Header.Get(hdrError), "")
 	}

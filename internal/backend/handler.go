@@ -110,6 +110,9 @@ func writeError(w http.ResponseWriter, err error) {
 	if name != "" {
 		w.Header().Set(hdrError, name)
 	}
+	if d := (*meta.DeletedError)(nil); errors.As(err, &d) {
+		w.Header().Set(hdrBackendTS, FormatTimestamp(d.At))
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	io.WriteString(w, err.Error())
@@ -295,6 +298,11 @@ func (h *Handler) putObject(ctx context.Context, w http.ResponseWriter, r *http.
 		return err
 	}
 	opts := nodeclient.PutOptions{If: cond, Containers: upd}
+	if v := r.Header.Get(hdrDecidedGen); v != "" {
+		if opts.DecidedGen, err = strconv.ParseUint(v, 10, 64); err != nil || opts.DecidedGen == 0 {
+			return fmt.Errorf("%w: %s %q", ErrBadRequest, hdrDecidedGen, v)
+		}
+	}
 	obj.Size = r.ContentLength
 	var body io.Reader = r.Body
 	var footer func(*meta.Object) error

@@ -157,3 +157,39 @@ func FuzzDecodeRegisterRequest(f *testing.F) {
 		}
 	})
 }
+
+// A PUT's decision fence and a tombstone's time cross the node protocol: a PUT decided in an
+// earlier generation than the node's register has accepted is refused (412), and a HEAD of a
+// deleted name says when it was deleted.
+func TestDecidedPutAndTombstoneOverHTTP(t *testing.T) {
+	ctx := context.Background()
+	c, _, _ := startRegisterNode(t)
+	if err := c.PutContainer(ctx, "d0", 3, "acct", meta.Container{Name: "box", Created: meta.Now()}, nodeclient.ContainerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "box", Object: "o"}
+	key := nodeclient.ObjectRegisterKey(name)
+	b := casreg.Ballot{Counter: 1, Proposer: "p"}
+	if _, err := c.Register(ctx, "d0", 3, key, casreg.Message{Kind: casreg.Accept, Ballot: b, Value: casreg.Value{Gen: 5, Data: []byte("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(gen uint64) error {
+		_, err := c.PutObject(ctx, "d0", 3, name, meta.Object{Timestamp: meta.Now(), Size: 2}, strings.NewReader("hi"), nodeclient.PutOptions{DecidedGen: gen})
+		return err
+	}
+	if err := put(4); !errors.Is(err, meta.ErrPreconditionFailed) {
+		t.Errorf("a PUT decided in generation 4 after 5 was accepted: %v", err)
+	}
+	if err := put(5); err != nil {
+		t.Errorf("a PUT decided in the accepted generation: %v", err)
+	}
+	at := meta.Now()
+	if _, err := c.DeleteObject(ctx, "d0", 3, name, at, nodeclient.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.HeadObject(ctx, "d0", 3, name, nodeclient.HeadOptions{Brief: true})
+	var gone *meta.DeletedError
+	if !errors.As(err, &gone) || gone.At != at || !errors.Is(err, meta.ErrNotFound) {
+		t.Errorf("HEAD of the deleted name: %v", err)
+	}
+}

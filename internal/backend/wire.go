@@ -64,8 +64,10 @@ const (
 	hdrBrief       = "X-Backend-Cairn-Brief"
 	hdrIfMatch     = "X-Backend-Cairn-If-Match"
 	hdrIfTimestamp = "X-Backend-Cairn-If-Timestamp"
-	hdrExpiredAt   = "X-Backend-Cairn-Expired-At"
-	hdrTruncated   = "X-Backend-Cairn-Truncated"
+	// hdrDecidedGen carries nodeclient.PutOptions.DecidedGen.
+	hdrDecidedGen = "X-Backend-Cairn-Decided-Gen"
+	hdrExpiredAt  = "X-Backend-Cairn-Expired-At"
+	hdrTruncated  = "X-Backend-Cairn-Truncated"
 	// hdrRow marks a row update on the port that serves the object, container and account
 	// services alike (Swift tells them apart by port instead): "object" for a container
 	// server's object row (an object path), "container" for an account server's container row

@@ -28,7 +28,21 @@ var (
 	ErrInvalidRange        = errors.New("range not satisfiable")
 	ErrUnavailable         = errors.New("not enough storage nodes answered")
 	ErrInvalidName         = errors.New("invalid name")
+	// ErrConditionalConflict: a conditional write decided for another writer has not landed
+	// yet, or may have: try again (S3's 409 ConditionalRequestConflict).
+	ErrConditionalConflict = errors.New("a conflicting conditional write is in progress")
 )
+
+// DeletedError is a not-found that says when the name was deleted: a node answers it for a
+// name whose newest version is a tombstone (Swift's object server sends X-Backend-Timestamp
+// with its 404), so that a proxy weighing several replicas' answers can tell a delete newer
+// than another replica's version from a replica that never heard of the name.
+type DeletedError struct{ At Timestamp }
+
+func (e *DeletedError) Error() string { return fmt.Sprintf("deleted at %d: %v", e.At, ErrNotFound) }
+
+// Unwrap makes a DeletedError an ErrNotFound.
+func (e *DeletedError) Unwrap() error { return ErrNotFound }
 
 // Timestamp orders every write of a name: the newest wins, as in Swift. It counts nanoseconds
 // since the Unix epoch; Now never returns the same value twice in one process.

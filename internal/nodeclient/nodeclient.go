@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strconv"
 
 	"github.com/cairn-store/cairn/internal/casreg"
 	"github.com/cairn-store/cairn/internal/meta"
@@ -39,6 +40,12 @@ type PutOptions struct {
 	// timestamp is above every one its devices held when it opened (storage's timestamp
 	// floor). It does not cross the network: a remote node looks as usual.
 	Fresh bool
+	// DecidedGen, when above 0, says that the object's register (ObjectRegisterKey) decided
+	// this write in the change that made its generation DecidedGen: the node refuses it
+	// (meta.ErrPreconditionFailed) when its acceptor of that register has accepted a later
+	// generation, checked atomically with the commit. A proxy that took over from a writer
+	// presumed dead thus keeps the writer from landing at a quorum afterwards.
+	DecidedGen uint64
 }
 
 // Companion is a bodiless object committed in the same batch as a PUT's object: both are
@@ -226,3 +233,10 @@ var ErrNoRegisters = errors.New("the node keeps no registers")
 
 // MaxRegisterKey bounds a register's key: an object name's parts are bounded, and so is this.
 const MaxRegisterKey = 8 << 10
+
+// ObjectRegisterKey is the key of the register that decides an object name's conditional
+// writes: the proxy proposes on it, and a node checks PutOptions.DecidedGen against it.
+func ObjectRegisterKey(name meta.ObjectName) string {
+	a, c, o := name.Placed()
+	return "o" + strconv.Itoa(len(a)) + ":" + a + strconv.Itoa(len(c)) + ":" + c + o
+}

@@ -48,6 +48,19 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 		return p.putInOrderEC(ctx, pl, name, obj, data, opts)
 	}
 	listing := p.listingFor(name, pl)
+	if !opts.If.IsZero() && pl.ring.Replicas() > 1 {
+		// The name's register decides, where the nodes keep registers (decided.go).
+		res, err := p.putDecided(ctx, pl, name, obj, bytes.NewReader(data), opts, func(t target) nodeclient.PutOptions {
+			return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, Containers: listing(t.replica)}
+		})
+		if !errors.Is(err, ErrNoRegisters) {
+			if err != nil {
+				return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
+			}
+			p.releaseSegments(ctx, name, res.Previous, &res.Object)
+			return served(res.Object), nil
+		}
+	}
 	put := func(t target, cond meta.Precondition) (nodeclient.PutResult, error) {
 		var res nodeclient.PutResult
 		err := pl.call(ctx, t, true, func(ctx context.Context, t target) error {

@@ -57,7 +57,14 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Containers: listing(t.replica), Fresh: opts.Fresh}
 	}
 	var res nodeclient.PutResult
-	if pl.scheme != nil {
+	decided := false
+	if !opts.If.IsZero() && pl.scheme == nil && pl.ring.Replicas() > 1 {
+		res, err = p.putDecided(ctx, pl, name, obj, body, opts, nopts)
+		decided = !errors.Is(err, ErrNoRegisters)
+	}
+	if decided {
+		// made through the name's register (decided.go)
+	} else if pl.scheme != nil {
 		res, err = p.putEC(ctx, pl, name, obj, body, opts)
 	} else if t := pl.primaries; len(t) == 1 && t[0].err == nil && pl.ring.Replicas() == 1 {
 		res, err = t[0].client.PutObject(ctx, t[0].dev.Name, pl.part, name, obj, body, nopts(t[0]))

@@ -48,6 +48,10 @@ type Config struct {
 	// _interval; defaults 10 and 60s; a negative limit never suppresses).
 	ErrorLimit    int
 	ErrorInterval time.Duration
+	// DecidedGrace is how long a conditional write decided by its name's register may take
+	// to land before other proxies presume its writer dead and decide over it (decided.go);
+	// until then they answer 409 (default 1m).
+	DecidedGrace time.Duration
 }
 
 // Validate checks the configuration and fills in defaults.
@@ -104,7 +108,10 @@ func (c *Config) Validate() error {
 	if c.ErrorInterval == 0 {
 		c.ErrorInterval = time.Minute
 	}
-	if c.NodeTimeout < 0 || c.ErrorInterval < 0 {
+	if c.DecidedGrace == 0 {
+		c.DecidedGrace = time.Minute
+	}
+	if c.NodeTimeout < 0 || c.ErrorInterval < 0 || c.DecidedGrace < 0 {
 		return errors.New("proxy: negative timeout")
 	}
 	return nil
@@ -127,6 +134,7 @@ type Proxy struct {
 	// decision is bounded like one request to a node.
 	regs            *registers
 	registerTimeout time.Duration
+	decidedGrace    time.Duration
 }
 
 // New returns a Proxy.
@@ -146,7 +154,7 @@ func New(cfg Config) (*Proxy, error) {
 		grace: cfg.SegmentGrace, later: &releaser{pending: map[*time.Timer]func(){}},
 		nodeTimeout: cfg.NodeTimeout,
 		health:      newHealth(cfg.ErrorLimit, cfg.ErrorInterval, time.Now),
-		regs:        newRegisters(), registerTimeout: cfg.NodeTimeout,
+		regs:        newRegisters(), registerTimeout: cfg.NodeTimeout, decidedGrace: cfg.DecidedGrace,
 	}, nil
 }
 

@@ -90,8 +90,8 @@ func (b *tenantsBlob) Store(ctx context.Context, data []byte, ifVersion string) 
 		o, err = put()
 	}
 	switch {
-	case errors.Is(err, meta.ErrPreconditionFailed), errors.Is(err, meta.ErrConflict):
-		// ErrConflict: the version this write would replace is newer than its timestamp (a
+	case errors.Is(err, meta.ErrPreconditionFailed), errors.Is(err, meta.ErrConflict), errors.Is(err, meta.ErrConditionalConflict):
+		// ErrConditionalConflict: another proxy's write is on its way. ErrConflict: the version this write would replace is newer than its timestamp (a
 		// clock behind another proxy's); read it and try again, later.
 		return "", fmt.Errorf("tenants object: %w: %w", auth.ErrBlobConflict, err)
 	case errors.Is(err, meta.ErrNoContainer):

@@ -63,8 +63,8 @@ func clusterLease(px *proxy.Proxy, name, holder string, ttl time.Duration, now f
 			err = put()
 		}
 		switch {
-		case errors.Is(err, meta.ErrPreconditionFailed), errors.Is(err, meta.ErrConflict):
-			return false, nil // another proxy took or renewed it first
+		case errors.Is(err, meta.ErrPreconditionFailed), errors.Is(err, meta.ErrConflict), errors.Is(err, meta.ErrConditionalConflict):
+			return false, nil // another proxy took or renewed it first (or is doing so)
 		case err != nil:
 			return false, fmt.Errorf("lease %s: %w", name, err)
 		}

@@ -340,6 +340,10 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 		comp = &putListing{n: n, d: d, dev: devName, name: c.Name, containers: c.Containers, hold: &hold}
 		eopts.Companion = companion(c, comp)
 	}
+	if opts.DecidedGen > 0 {
+		unlock := d.fenceDecided(part, name, opts.DecidedGen, &eopts)
+		defer unlock()
+	}
 	o, err := d.engine.Put(ctx, name, obj, body, eopts)
 	if err != nil {
 		return nodeclient.PutResult{}, err
@@ -454,7 +458,7 @@ func (n *Node) HeadObject(ctx context.Context, devName string, part uint32, name
 		return meta.Object{}, err
 	}
 	if o.Deleted {
-		return meta.Object{}, fmt.Errorf("%q: %w", name.Object, meta.ErrNotFound)
+		return meta.Object{}, fmt.Errorf("%q: %w", name.Object, &meta.DeletedError{At: o.Timestamp})
 	}
 	return o, nil
 }

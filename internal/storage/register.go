@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/cairn-store/cairn/internal/casreg"
+	"github.com/cairn-store/cairn/internal/engine"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 )
@@ -104,4 +105,43 @@ func (d *device) readRegister(k []byte) ([]byte, error) {
 	}
 	defer closer.Close()
 	return bytes.Clone(v), nil
+}
+
+// fenceDecided makes a PUT decided by its name's register (nodeclient.PutOptions.DecidedGen)
+// commit only while this device's acceptor of that register has accepted no later generation:
+// the check runs once the body has arrived, and the register's lock is held from then until
+// the commit is done (the returned function releases it), so that an Accept of a later
+// generation is taken either before the check (the PUT is refused) or after the commit.
+func (d *device) fenceDecided(part uint32, name meta.ObjectName, gen uint64, eopts *engine.PutOptions) (unlock func()) {
+	k := registerKey(part, nodeclient.ObjectRegisterKey(name))
+	mu := d.registers.of(k)
+	locked := false
+	before := eopts.BeforeCommit
+	eopts.BeforeCommit = func(o *meta.Object) error {
+		if before != nil {
+			if err := before(o); err != nil {
+				return err
+			}
+		}
+		mu.Lock()
+		locked = true
+		was, err := d.readRegister(k)
+		if err != nil || was == nil {
+			return err
+		}
+		state, err := casreg.DecodeAcceptor(was)
+		if err != nil {
+			return fmt.Errorf("register of %q: %w: %w", name.Object, err, meta.ErrCorrupt)
+		}
+		if state.Value.Gen > gen {
+			return fmt.Errorf("%q: decided in generation %d, the register has accepted generation %d since: %w",
+				name.Object, gen, state.Value.Gen, meta.ErrPreconditionFailed)
+		}
+		return nil
+	}
+	return func() {
+		if locked {
+			mu.Unlock()
+		}
+	}
 }

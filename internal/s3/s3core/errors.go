@@ -124,6 +124,7 @@ var (
 	ErrNoPublicAccessBlock          = &APIError{"NoSuchPublicAccessBlockConfiguration", http.StatusNotFound, "The public access block configuration was not found"}
 	ErrNoOwnershipControls          = &APIError{"OwnershipControlsNotFoundError", http.StatusNotFound, "The bucket ownership controls were not found"}
 	errAuthorizationHeaderMalformed = &APIError{"AuthorizationHeaderMalformed", http.StatusBadRequest, "The authorization header is malformed."}
+	errConditionalConflict          = &APIError{"ConditionalRequestConflict", http.StatusConflict, "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part."}
 	errSignatureV2NotWanted         = &APIError{"InvalidRequest", http.StatusBadRequest, "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256."}
 )
 
@@ -141,6 +142,7 @@ var errorTable = []struct {
 	{meta.ErrExists, ErrBucketAlreadyOwnedByYou},
 	{meta.ErrConflict, errOperationAborted},
 	{meta.ErrPreconditionFailed, ErrPreconditionFailed},
+	{meta.ErrConditionalConflict, errConditionalConflict},
 	{meta.ErrInsufficientStorage, errInsufficientStorage},
 	{meta.ErrIncompleteBody, ErrIncompleteBody},
 	{meta.ErrBodyTooLong, ErrIncompleteBody.WithMessage("The request body is longer than its declared length.")},

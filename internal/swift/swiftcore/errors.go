@@ -114,7 +114,7 @@ func ToError(err error) *Error {
 		return errRequestTimeout
 	case errors.Is(err, meta.ErrNotFound), errors.Is(err, ErrNoAccount):
 		return ErrNotFound
-	case errors.Is(err, meta.ErrNotEmpty), errors.Is(err, meta.ErrConflict), errors.Is(err, meta.ErrExists):
+	case errors.Is(err, meta.ErrNotEmpty), errors.Is(err, meta.ErrConflict), errors.Is(err, meta.ErrExists), errors.Is(err, meta.ErrConditionalConflict):
 		return ErrConflict
 	case errors.Is(err, meta.ErrPreconditionFailed):
 		return ErrPreconditionFailed

@@ -1,0 +1,203 @@
+package proxy
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/casreg"
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+)
+
+// Conditional writes decided by the name's register (issue 27; docs/consistency.md). Every
+// proxy asks the same register, the name's primaries being its acceptors, so exactly one of
+// any number of racing writers whose condition tests the same version wins, and a writer that
+// lost writes no byte anywhere:
+//
+//  1. The proxy reads what a quorum of replicas holds now (the newest version, a tombstone
+//     counting with its time).
+//  2. It proposes a change to the register: "if the condition holds on that version, and no
+//     decided write is still on its way, the next write is mine, at timestamp T" (T above
+//     every version seen, so that it sorts newest). The register holds only T: the version
+//     a write decided and has not been seen to land. A refusal answers 412; a decided write
+//     still on its way answers 409 (S3's ConditionalRequestConflict: try again).
+//  3. The winner streams its body to the primaries at T, each commit fenced by the
+//     decision's generation: a node refuses it once its acceptor has taken a later decision.
+//
+// Plain writes do not go through the register: they are ordered by timestamp as before, and a
+// conditional write tests the newest version the replicas hold, so that it sees every plain
+// write acknowledged before it began.
+//
+// A writer that dies between its decision and its commit leaves T in the register without a
+// version: others answer 409 until DecidedGrace has passed since T, then presume it dead and
+// decide over it. Their decision fences the dead writer out (a writer only paused cannot land
+// at a quorum after it), and before they write they look on every primary for T: a version at
+// T anywhere may have been acknowledged, so they answer 409 and write nothing.
+
+// ErrConditionalConflict: a conditional write decided for another writer has not landed yet,
+// or may have: the client should try again (S3's 409 ConditionalRequestConflict).
+var ErrConditionalConflict = meta.ErrConditionalConflict
+
+// errDecidedPending is the change's refusal while a decided write is on its way.
+var errDecidedPending = errors.New("a decided write has not landed yet")
+
+func encodeDecided(ts meta.Timestamp) []byte {
+	return binary.BigEndian.AppendUint64(nil, uint64(ts))
+}
+
+func decodeDecided(b []byte) (meta.Timestamp, bool) {
+	if len(b) != 8 {
+		return 0, false
+	}
+	return meta.Timestamp(binary.BigEndian.Uint64(b)), true
+}
+
+// putDecided makes a conditional PUT of a replicated object through its register. It returns
+// ErrNoRegisters when the nodes keep none (the caller decides the old way).
+func (p *Proxy) putDecided(ctx context.Context, pl *placement, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions, nopts func(target) nodeclient.PutOptions) (nodeclient.PutResult, error) {
+	key := nodeclient.ObjectRegisterKey(name)
+	cur, err := p.newestHeld(ctx, pl, name)
+	if err != nil {
+		return nodeclient.PutResult{}, err
+	}
+	var seen meta.Timestamp // the newest version or tombstone the replicas hold
+	if cur != nil {
+		seen = cur.Timestamp
+	}
+	live := cur
+	if live != nil && live.Deleted {
+		live = nil
+	}
+	var ts, overtaken meta.Timestamp
+	cond := opts.If
+	change := func(data []byte) ([]byte, error) {
+		overtaken = 0
+		decided, ok := decodeDecided(data)
+		if ok && decided > seen {
+			if time.Since(time.Unix(0, int64(decided))) < p.decidedGrace {
+				return nil, errDecidedPending
+			}
+			overtaken = decided
+		}
+		if err := cond.Check(live); err != nil {
+			return nil, err
+		}
+		ts = max(meta.Now(), seen+1, decided+1)
+		return encodeDecided(ts), nil
+	}
+	o, err := p.decide(ctx, pl, key, change)
+	if err != nil {
+		return nodeclient.PutResult{}, err
+	}
+	switch {
+	case o.Err == nil:
+	case errors.Is(o.Err, errDecidedPending):
+		return nodeclient.PutResult{}, fmt.Errorf("%q: %w", name.Object, ErrConditionalConflict)
+	case errors.Is(o.Err, casreg.ErrUnavailable), errors.Is(o.Err, casreg.ErrUnknown):
+		return nodeclient.PutResult{}, registerUnavailable(key, o.Err)
+	default:
+		return nodeclient.PutResult{}, o.Err // the condition's refusal
+	}
+	if overtaken != 0 {
+		// The writer presumed dead may have landed before this decision fenced it out.
+		if err := p.noneHolds(ctx, pl, name, overtaken); err != nil {
+			p.log.Info("a conditional write took over from one presumed dead, which may have landed", "object", name.Object, "err", err)
+			return nodeclient.PutResult{}, fmt.Errorf("%q: %w", name.Object, ErrConditionalConflict)
+		}
+	}
+	obj.Timestamp = ts
+	fenced := func(t target) nodeclient.PutOptions {
+		o2 := nopts(t)
+		o2.If, o2.DecidedGen = meta.Precondition{}, o.Value.Gen
+		return o2
+	}
+	// Primaries only: a handoff keeps no acceptor, so it could not fence a writer presumed
+	// dead, and such a writer must not reach a quorum there.
+	res, err := p.putReplicas(ctx, pl.withoutHandoffs(), name, obj, body, fenced)
+	if errors.Is(err, meta.ErrPreconditionFailed) {
+		// Fenced: another proxy presumed this write dead and decided over it. Replicas
+		// that took it before may keep it, so whether it took effect cannot be told.
+		return nodeclient.PutResult{}, fmt.Errorf("%q: overtaken by a later decision: %w", name.Object, meta.ErrUnavailable)
+	}
+	return res, err
+}
+
+// withoutHandoffs returns the placement with no handoffs to draw on.
+func (pl *placement) withoutHandoffs() *placement {
+	out := &placement{p: pl.p, ring: pl.ring, part: pl.part, primaries: pl.primaries, scheme: pl.scheme, computed: true}
+	return out
+}
+
+// newestHeld returns the newest version (a tombstone included) that the replicas answering
+// for a quorum hold, or nil when none holds one.
+func (p *Proxy) newestHeld(ctx context.Context, pl *placement, name meta.ObjectName) (*meta.Object, error) {
+	var newest *meta.Object
+	var mu sync.Mutex
+	keep := func(o meta.Object) {
+		mu.Lock()
+		defer mu.Unlock()
+		if newest == nil || newest.Timestamp < o.Timestamp {
+			newest = &o
+		}
+	}
+	err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
+		o, err := t.client.HeadObject(ctx, t.dev.Name, pl.part, name, nodeclient.HeadOptions{Brief: true})
+		var gone *meta.DeletedError
+		switch {
+		case errors.As(err, &gone):
+			keep(meta.Object{Timestamp: gone.At, Deleted: true})
+			return nil
+		case errors.Is(err, meta.ErrNotFound):
+			return nil // an answer: this replica holds nothing
+		case err == nil:
+			keep(o)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%q: the versions the replicas hold: %w", name.Object, err)
+	}
+	return newest, nil
+}
+
+// noneHolds checks that no primary holds a version at or after ts: every primary must answer.
+func (p *Proxy) noneHolds(ctx context.Context, pl *placement, name meta.ObjectName, ts meta.Timestamp) error {
+	errs := make(chan error, len(pl.primaries))
+	for _, t := range pl.primaries {
+		go func() {
+			if t.err != nil && !t.suppressed {
+				errs <- t.err
+				return
+			}
+			if t.suppressed {
+				t = p.dialTarget(t.replica, t.dev)
+			}
+			errs <- pl.call(ctx, t, true, func(ctx context.Context, t target) error {
+				o, err := t.client.HeadObject(ctx, t.dev.Name, pl.part, name, nodeclient.HeadOptions{Brief: true})
+				var gone *meta.DeletedError
+				switch {
+				case errors.As(err, &gone):
+					o.Timestamp, err = gone.At, nil
+				case errors.Is(err, meta.ErrNotFound):
+					return nil
+				}
+				if err == nil && o.Timestamp >= ts {
+					return fmt.Errorf("%s holds a version at %d, the decided write's was %d", t.dev.Node, o.Timestamp, ts)
+				}
+				return err
+			})
+		}()
+	}
+	var first error
+	for range pl.primaries {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

@@ -1,0 +1,192 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+)
+
+// proxiesOver returns n proxies over the cluster's nodes, as separate proxy processes would be.
+func proxiesOver(t *testing.T, c *cluster, n int, cfg Config) []*Proxy {
+	t.Helper()
+	ps := make([]*Proxy, n)
+	for i := range ps {
+		cfg.Ring, cfg.Dialer = c.proxy.objectRings[0](), c
+		p, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps[i] = p
+	}
+	return ps
+}
+
+// heldOn returns the bytes each node holds for name ("" when none).
+func heldOn(t *testing.T, c *cluster, name meta.ObjectName) map[string]string {
+	t.Helper()
+	part := partition(c.proxy.objectRings[0](), name.Account, name.Container, name.Object)
+	out := map[string]string{}
+	for node, n := range c.nodes {
+		r, err := n.GetObject(context.Background(), "d0", part, name, nil)
+		if errors.Is(err, meta.ErrNotFound) {
+			out[node] = ""
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		b.ReadFrom(r)
+		r.Close()
+		out[node] = b.String()
+	}
+	return out
+}
+
+// Issue 27's first experiment, in-process: rounds of writers racing to create one new name
+// with If-None-Match: *, through several proxies. In every round exactly one is told 200, the
+// others 412 or 409, and every replica holds the winner's bytes: no loser's byte is stored.
+func TestConditionalCreatesRacingThroughProxies(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, 3)
+	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
+		t.Fatal(err)
+	}
+	ps := proxiesOver(t, c, 3, Config{})
+	const rounds, writers = 20, 8
+	for round := range rounds {
+		name := meta.ObjectName{Account: "acct", Container: "box", Object: fmt.Sprintf("commit-%05d.json", round)}
+		var mu sync.Mutex
+		var won []string
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				data := fmt.Sprintf("writer %d of round %d", w, round)
+				_, err := ps[w%len(ps)].PutObject(ctx, name, meta.Object{Size: int64(len(data))}, bytes.NewReader([]byte(data)),
+					PutOptions{If: meta.Precondition{IfNoneMatch: true}})
+				switch {
+				case err == nil:
+					mu.Lock()
+					won = append(won, data)
+					mu.Unlock()
+				case errors.Is(err, meta.ErrPreconditionFailed), errors.Is(err, ErrConditionalConflict):
+				default:
+					t.Errorf("round %d writer %d: %v", round, w, err)
+				}
+			})
+		}
+		wg.Wait()
+		if len(won) != 1 {
+			t.Fatalf("round %d: %d writers told they won: %q", round, len(won), won)
+		}
+		for node, got := range heldOn(t, c, name) {
+			if got != won[0] {
+				t.Errorf("round %d: %s holds %q, the winner wrote %q", round, node, got, won[0])
+			}
+		}
+	}
+}
+
+// A conditional write tests the newest version the replicas hold, a tombstone counting with
+// its time: a name deleted at a quorum can be created again with If-None-Match even while one
+// replica still holds the deleted version, and If-Match tests the newest version.
+func TestConditionalWritesTestTheNewestVersion(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, 3)
+	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "box", Object: "lock"}
+	put := func(data string, cond meta.Precondition) (meta.Object, error) {
+		return c.proxy.PutObject(ctx, name, meta.Object{Size: int64(len(data))}, bytes.NewReader([]byte(data)), PutOptions{If: cond})
+	}
+	v1, err := put("held by a", meta.Precondition{IfNoneMatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := put("held by b", meta.Precondition{IfNoneMatch: true}); !errors.Is(err, meta.ErrPreconditionFailed) {
+		t.Fatalf("a second create: %v", err)
+	}
+	// The lock is released (deleted) while node2 is away: it keeps the old version.
+	c.down["node2"] = true
+	if err := c.proxy.DeleteObject(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	c.down["node2"] = false
+	if held := heldOn(t, c, name); held["node2"] != "held by a" || held["node0"] != "" {
+		t.Fatalf("the replicas hold %q", held)
+	}
+	if _, err := put("held by c", meta.Precondition{IfNoneMatch: true}); err != nil {
+		t.Fatalf("a create after the delete: %v", err)
+	}
+	if _, err := put("stale", meta.Precondition{IfMatch: []string{v1.ETag}}); !errors.Is(err, meta.ErrPreconditionFailed) {
+		t.Fatalf("If-Match on the deleted version: %v", err)
+	}
+	for node, got := range heldOn(t, c, name) {
+		if got != "held by c" {
+			t.Errorf("%s holds %q", node, got)
+		}
+	}
+}
+
+// A writer that dies after its decision and before its bytes land keeps others at 409 until
+// the grace has passed, then is decided over; its late bytes, should it only have been paused,
+// are refused at a quorum.
+func TestADeadWriterIsDecidedOver(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, 3)
+	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
+		t.Fatal(err)
+	}
+	const grace = 300 * time.Millisecond
+	ps := proxiesOver(t, c, 2, Config{DecidedGrace: grace})
+	dead, next := ps[0], ps[1]
+	name := meta.ObjectName{Account: "acct", Container: "box", Object: "state"}
+	r := dead.objectRings[0]()
+	pl := dead.place(r, partition(r, name.Account, name.Container, name.Object))
+	// The dead writer's decision, without its write.
+	deadTs := meta.Now()
+	o, err := dead.decide(ctx, pl, nodeclient.ObjectRegisterKey(name), func([]byte) ([]byte, error) { return encodeDecided(deadTs), nil })
+	if err != nil || o.Err != nil {
+		t.Fatal(err, o.Err)
+	}
+	put := func(data string) error {
+		_, err := next.PutObject(ctx, name, meta.Object{Size: int64(len(data))}, bytes.NewReader([]byte(data)), PutOptions{If: meta.Precondition{IfNoneMatch: true}})
+		return err
+	}
+	if err := put("too soon"); !errors.Is(err, ErrConditionalConflict) {
+		t.Fatalf("within the grace: %v, want ErrConditionalConflict", err)
+	}
+	// Past the grace another proxy decides over the dead writer (what putDecided does before
+	// it writes); the writer, only paused, wakes up and sends its bytes, fenced by its
+	// decision's generation: no replica takes them.
+	time.Sleep(grace)
+	over, err := next.decide(ctx, pl, nodeclient.ObjectRegisterKey(name), func([]byte) ([]byte, error) { return encodeDecided(meta.Now()), nil })
+	if err != nil || over.Err != nil || over.Value.Gen <= o.Value.Gen {
+		t.Fatal(err, over)
+	}
+	late := []byte("the paused writer")
+	for node, n := range c.nodes {
+		if _, err := n.PutObject(ctx, "d0", pl.part, name, meta.Object{Timestamp: deadTs, Size: int64(len(late))}, bytes.NewReader(late),
+			nodeclient.PutOptions{DecidedGen: o.Value.Gen}); !errors.Is(err, meta.ErrPreconditionFailed) {
+			t.Errorf("%s: the fenced writer's PUT: %v, want ErrPreconditionFailed", node, err)
+		}
+	}
+	// That decision's own write never came either: past another grace, a writer succeeds.
+	time.Sleep(grace)
+	if err := put("after the grace"); err != nil {
+		t.Fatalf("after the grace: %v", err)
+	}
+	for node, got := range heldOn(t, c, name) {
+		if got != "after the grace" {
+			t.Errorf("%s holds %q", node, got)
+		}
+	}
+}
