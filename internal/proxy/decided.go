@@ -60,6 +60,30 @@ func decodeDecided(b []byte) (meta.Timestamp, bool) {
 // putDecided makes a conditional PUT of a replicated object through its register. It returns
 // ErrNoRegisters when the nodes keep none (the caller decides the old way).
 func (p *Proxy) putDecided(ctx context.Context, pl *placement, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions, nopts func(target) nodeclient.PutOptions) (nodeclient.PutResult, error) {
+	// A write decided for another writer is usually landing as this one asks: wait a little
+	// for it, so that this writer can be told 412 (its condition tested on the version that
+	// landed) rather than 409.
+	wait := min(2*time.Second, p.decidedGrace/4)
+	deadline := time.Now().Add(wait)
+	for pause := 10 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
+		res, err := p.putDecidedOnce(ctx, pl, name, obj, body, opts, nopts)
+		if !errors.Is(err, errDecidedPending) {
+			return res, err
+		}
+		if time.Now().Add(pause).After(deadline) {
+			return nodeclient.PutResult{}, fmt.Errorf("%q: %w", name.Object, ErrConditionalConflict)
+		}
+		select {
+		case <-ctx.Done():
+			return nodeclient.PutResult{}, context.Cause(ctx)
+		case <-time.After(pause):
+		}
+	}
+}
+
+// putDecidedOnce is one attempt of putDecided: errDecidedPending when a write decided for
+// another writer has not landed.
+func (p *Proxy) putDecidedOnce(ctx context.Context, pl *placement, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions, nopts func(target) nodeclient.PutOptions) (nodeclient.PutResult, error) {
 	key := nodeclient.ObjectRegisterKey(name)
 	cur, err := p.newestHeld(ctx, pl, name)
 	if err != nil {
@@ -88,6 +112,14 @@ func (p *Proxy) putDecided(ctx context.Context, pl *placement, name meta.ObjectN
 			return nil, err
 		}
 		ts = max(meta.Now(), seen+1, decided+1)
+		if opts.Timestamp != 0 {
+			// The version's time is given (a version name holds it): it must still sort
+			// after every version seen.
+			if opts.Timestamp <= seen || opts.Timestamp <= decided {
+				return nil, fmt.Errorf("write at %d, a version at %d: %w", opts.Timestamp, max(seen, decided), meta.ErrConflict)
+			}
+			ts = opts.Timestamp
+		}
 		return encodeDecided(ts), nil
 	}
 	o, err := p.decide(ctx, pl, key, change)
@@ -97,7 +129,7 @@ func (p *Proxy) putDecided(ctx context.Context, pl *placement, name meta.ObjectN
 	switch {
 	case o.Err == nil:
 	case errors.Is(o.Err, errDecidedPending):
-		return nodeclient.PutResult{}, fmt.Errorf("%q: %w", name.Object, ErrConditionalConflict)
+		return nodeclient.PutResult{}, o.Err
 	case errors.Is(o.Err, casreg.ErrUnavailable), errors.Is(o.Err, casreg.ErrUnknown):
 		return nodeclient.PutResult{}, registerUnavailable(key, o.Err)
 	default:
