@@ -103,7 +103,7 @@ func (p *Proxy) putDecidedOnce(ctx context.Context, pl *placement, name meta.Obj
 		overtaken = 0
 		decided, ok := decodeDecided(data)
 		if ok && decided > seen {
-			if time.Since(time.Unix(0, int64(decided))) < p.decidedGrace {
+			if p.now().Sub(time.Unix(0, int64(decided))) < p.decidedGrace {
 				return nil, errDecidedPending
 			}
 			overtaken = decided

@@ -145,14 +145,19 @@ func TestADeadWriterIsDecidedOver(t *testing.T) {
 	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
 		t.Fatal(err)
 	}
-	const grace = 300 * time.Millisecond
+	// The grace is aged by a clock the test moves, so that no step depends on how fast the
+	// machine runs.
+	const grace = time.Minute
 	ps := proxiesOver(t, c, 2, Config{DecidedGrace: grace})
 	dead, next := ps[0], ps[1]
+	var clock time.Time
+	next.now = func() time.Time { return clock }
 	name := meta.ObjectName{Account: "acct", Container: "box", Object: "state"}
 	r := dead.objectRings[0]()
 	pl := dead.place(r, partition(r, name.Account, name.Container, name.Object))
 	// The dead writer's decision, without its write.
 	deadTs := meta.Now()
+	clock = time.Unix(0, int64(deadTs)).Add(time.Second)
 	o, err := dead.decide(ctx, pl, nodeclient.ObjectRegisterKey(name), func([]byte) ([]byte, error) { return encodeDecided(deadTs), nil })
 	if err != nil || o.Err != nil {
 		t.Fatal(err, o.Err)
@@ -167,7 +172,7 @@ func TestADeadWriterIsDecidedOver(t *testing.T) {
 	// Past the grace another proxy decides over the dead writer (what putDecided does before
 	// it writes); the writer, only paused, wakes up and sends its bytes, fenced by its
 	// decision's generation: no replica takes them.
-	time.Sleep(grace)
+	clock = clock.Add(grace)
 	over, err := next.decide(ctx, pl, nodeclient.ObjectRegisterKey(name), func([]byte) ([]byte, error) { return encodeDecided(meta.Now()), nil })
 	if err != nil || over.Err != nil || over.Value.Gen <= o.Value.Gen {
 		t.Fatal(err, over)
@@ -180,7 +185,7 @@ func TestADeadWriterIsDecidedOver(t *testing.T) {
 		}
 	}
 	// That decision's own write never came either: past another grace, a writer succeeds.
-	time.Sleep(grace)
+	clock = time.Now().Add(2 * grace)
 	if err := put("after the grace"); err != nil {
 		t.Fatalf("after the grace: %v", err)
 	}

@@ -135,6 +135,8 @@ type Proxy struct {
 	regs            *registers
 	registerTimeout time.Duration
 	decidedGrace    time.Duration
+	// now is the clock that ages decided writes (tests move it).
+	now func() time.Time
 }
 
 // New returns a Proxy.
@@ -154,7 +156,7 @@ func New(cfg Config) (*Proxy, error) {
 		grace: cfg.SegmentGrace, later: &releaser{pending: map[*time.Timer]func(){}},
 		nodeTimeout: cfg.NodeTimeout,
 		health:      newHealth(cfg.ErrorLimit, cfg.ErrorInterval, time.Now),
-		regs:        newRegisters(), registerTimeout: cfg.NodeTimeout, decidedGrace: cfg.DecidedGrace,
+		regs:        newRegisters(), registerTimeout: cfg.NodeTimeout, decidedGrace: cfg.DecidedGrace, now: time.Now,
 	}, nil
 }
 

@@ -31,7 +31,7 @@ func (c *cluster) Dial(node string) (nodeclient.Client, error) {
 	return c.nodes[node], nil
 }
 
-func newCluster(t *testing.T, replicas int) *cluster {
+func newCluster(t testing.TB, replicas int) *cluster {
 	t.Helper()
 	c := &cluster{nodes: map[string]*storage.Node{}, down: map[string]bool{}}
 	const partPower = 4
