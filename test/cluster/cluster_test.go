@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,46 +36,8 @@ func TestMain(m *testing.M) { os.Exit(e2e.Main(m)) }
 // start runs a local cluster for the test, stopped when it ends.
 func start(t *testing.T, cfg localcluster.Config) (*localcluster.Cluster, *s3.Client) {
 	t.Helper()
-	cfg.Binary = e2e.Binary(t)
-	cfg.Dir = t.TempDir()
-	if cfg.RootAccessKey == "" {
-		cfg.RootAccessKey, cfg.RootSecretKey = "CLUSTERROOT"+strings.ToUpper(e2e.RandomKey(4)), e2e.RandomKey(20)
-	}
-	if !slices.Contains(cfg.Args, "--log-level") {
-		cfg.Args = append(cfg.Args, "--log-level", "warn")
-	}
-	var out bytes.Buffer
-	var outMu sync.Mutex
-	cfg.Output = writerFunc(func(b []byte) (int, error) {
-		outMu.Lock()
-		defer outMu.Unlock()
-		return out.Write(b)
-	})
-	// Only a bound for a cluster that will never be ready: on a loaded machine its nodes may
-	// take many times their usual second or two each to start.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	c, err := localcluster.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			t.Errorf("stopping the cluster: %v", err)
-		}
-		if t.Failed() {
-			outMu.Lock()
-			lines := strings.Split(out.String(), "\n")
-			outMu.Unlock()
-			t.Logf("cluster output, last lines:\n%s", strings.Join(lines[max(0, len(lines)-80):], "\n"))
-		}
-	})
-	return c, e2e.NewS3Client(c.Endpoint, cfg.RootAccessKey, cfg.RootSecretKey, e2e.NoRetries)
+	return e2e.StartCluster(t, cfg)
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
 // TestKillStorageNodeDuringLoad kills one storage process with SIGKILL while clients PUT, GET
 // and DELETE through the proxy, with no retries: not one client operation may fail, and every

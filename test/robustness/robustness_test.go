@@ -1,0 +1,275 @@
+package robustness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+
+	"github.com/cairn-store/cairn/internal/localcluster"
+	"github.com/cairn-store/cairn/test/e2e"
+)
+
+func TestMain(m *testing.M) { os.Exit(e2e.Main(m)) }
+
+// profile is how long and how hard a run goes.
+type profile struct {
+	duration time.Duration
+	clients  int
+	keys     int // of each kind: plain keys (put, get, delete) and lock keys (create, get, delete)
+}
+
+var profiles = map[string]profile{
+	"short": {duration: 2 * time.Minute, clients: 6, keys: 3},
+	"long":  {duration: 15 * time.Minute, clients: 8, keys: 5},
+}
+
+// history records the operations of a run, as porcupine takes them.
+type history struct {
+	mu    sync.Mutex
+	start time.Time
+	ops   []porcupine.Operation
+}
+
+func (h *history) now() int64 { return time.Since(h.start).Nanoseconds() }
+
+func (h *history) add(client int, in input, call int64, out output) {
+	ret := h.now()
+	if out.outcome == unknown {
+		ret = math.MaxInt64 // it may take effect at any time from its call on
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret})
+}
+
+// TestRobustness runs a profile (CAIRN_ROBUSTNESS=short|long) against a cluster of 4 storage
+// processes and 2 proxies with 3 replicas, under the nemesis, and checks the history. The seed
+// (CAIRN_ROBUSTNESS_SEED to repeat one) chooses the operations and the faults; the processes'
+// timing is the machine's. A failing run writes the history's visualization next to the test's
+// output and names its seed.
+func TestRobustness(t *testing.T) {
+	name := os.Getenv("CAIRN_ROBUSTNESS")
+	if name == "" {
+		t.Skip("set CAIRN_ROBUSTNESS=short or long to run the robustness tier")
+	}
+	prof, found := profiles[name]
+	if !found {
+		t.Fatalf("CAIRN_ROBUSTNESS=%q: no such profile (short, long)", name)
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("CAIRN_ROBUSTNESS_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("profile %s, seed %d (CAIRN_ROBUSTNESS_SEED=%d repeats the choices)", name, seed, seed)
+
+	c, root := e2e.StartCluster(t, localcluster.Config{Storage: 4, Proxies: 2, Replicas: 3})
+	ctx := context.Background()
+	const bucket = "robust"
+	if _, err := root.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatal(err)
+	}
+	access, secret := c.RootKey()
+	fronts := c.Front()
+	clientsOf := make([]*s3.Client, len(fronts))
+	for i, f := range fronts {
+		clientsOf[i] = e2e.NewS3Client(f.Endpoint(), access, secret, e2e.NoRetries, func(o *s3.Options) {
+			o.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+		})
+	}
+
+	h := &history{start: time.Now()}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for cl := range prof.clients {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(seed, uint64(cl)))
+			s3c := clientsOf[cl%len(clientsOf)]
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				runOp(ctx, s3c, bucket, h, cl, n, rng, prof)
+			}
+		})
+	}
+	nemesis(t, c, rand.New(rand.NewPCG(seed, 1<<32)), stop, prof.duration)
+	close(stop)
+	wg.Wait()
+	// Every node back, so that the final reads see the whole cluster.
+	for _, n := range append(c.Storage(), c.Front()...) {
+		n.Signal(syscall.SIGCONT)
+		if !n.Running() {
+			sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+			if err := n.Start(sctx); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+		}
+	}
+
+	h.mu.Lock()
+	ops := h.ops
+	h.mu.Unlock()
+	counts := map[string]int{}
+	for _, op := range ops {
+		counts[op.Input.(input).kind.String()+"/"+[...]string{"ok", "404", "412", "409", "unknown"}[op.Output.(output).outcome]]++
+	}
+	t.Logf("%d operations: %v", len(ops), counts)
+	res, info := porcupine.CheckOperationsVerbose(model.ToModel(), ops, 5*time.Minute)
+	switch res {
+	case porcupine.Ok:
+	case porcupine.Unknown:
+		t.Logf("seed %d: the checker timed out: the history is neither proved nor refuted", seed)
+	default:
+		out := filepath.Join(os.TempDir(), fmt.Sprintf("cairn-robustness-%d", seed))
+		if err := porcupine.VisualizePath(model.ToModel(), info, out+".html"); err == nil {
+			t.Logf("visualization: %s.html", out)
+		}
+		if err := saveHistory(out+".json", ops); err == nil {
+			t.Logf("history: %s.json (CAIRN_ROBUSTNESS_HISTORY=%s.json go test -run TestDiagnoseHistory)", out, out)
+		}
+		t.Fatalf("seed %d: the history is not linearizable against docs/consistency.md's model:\n%s", seed, diagnose(ops))
+	}
+}
+
+// runOp runs one random operation and records it.
+func runOp(ctx context.Context, c *s3.Client, bucket string, h *history, client, n int, rng *rand.Rand, prof profile) {
+	lock := rng.IntN(2) == 0
+	key := fmt.Sprintf("plain-%d", rng.IntN(prof.keys))
+	if lock {
+		key = fmt.Sprintf("lock-%d", rng.IntN(prof.keys))
+	}
+	in := input{key: key}
+	switch r := rng.IntN(10); {
+	case r < 4:
+		in.kind = opGet
+	case r < 8:
+		in.kind = opPut
+		if lock {
+			in.kind = opCreate
+		}
+		in.value = fmt.Sprintf("c%d-%d", client, n)
+	default:
+		in.kind = opDelete
+	}
+	call := h.now()
+	var err error
+	out := output{outcome: ok}
+	switch in.kind {
+	case opGet:
+		var r *s3.GetObjectOutput
+		r, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+		if err == nil {
+			var b []byte
+			b, err = io.ReadAll(r.Body)
+			r.Body.Close()
+			out.value = string(b)
+		}
+		if code(err) == "NoSuchKey" {
+			out.outcome, err = notFound, nil
+		}
+		if err != nil {
+			return // a read that failed says nothing
+		}
+	case opPut, opCreate:
+		put := &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader([]byte(in.value))}
+		if in.kind == opCreate {
+			put.IfNoneMatch = aws.String("*")
+		}
+		_, err = c.PutObject(ctx, put)
+		switch code(err) {
+		case "":
+		case "PreconditionFailed":
+			out.outcome = exists
+		case "ConditionalRequestConflict":
+			out.outcome = conflict
+		default:
+			out.outcome = unknown
+		}
+	case opDelete:
+		_, err = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+		if err != nil {
+			out.outcome = unknown
+		}
+	}
+	h.add(client, in, call, out)
+}
+
+func code(err error) string {
+	if err == nil {
+		return ""
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		return api.ErrorCode()
+	}
+	return "error"
+}
+
+// nemesis injects faults until the duration has passed: a storage node killed with SIGKILL and
+// restarted, a storage node paused (SIGSTOP) and resumed, a proxy killed and restarted; one
+// fault at a time, with quiet spells between.
+func nemesis(t *testing.T, c *localcluster.Cluster, rng *rand.Rand, stop <-chan struct{}, d time.Duration) {
+	end := time.Now().Add(d)
+	pause := func(d time.Duration) bool {
+		select {
+		case <-stop:
+			return false
+		case <-time.After(d):
+			return time.Now().Before(end)
+		}
+	}
+	restart := func(n *localcluster.Node) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if err := n.Start(ctx); err != nil {
+			t.Errorf("restarting %s: %v", n.Addr, err)
+		}
+	}
+	for pause(time.Duration(2+rng.IntN(4)) * time.Second) {
+		storage := c.Storage()
+		switch f := rng.IntN(6); {
+		case f < 3:
+			n := storage[rng.IntN(len(storage))]
+			t.Logf("nemesis: kill -9 storage %s", n.Addr)
+			n.Kill()
+			pause(time.Duration(1+rng.IntN(4)) * time.Second)
+			restart(n)
+		case f < 5:
+			n := storage[rng.IntN(len(storage))]
+			t.Logf("nemesis: SIGSTOP storage %s", n.Addr)
+			n.Signal(syscall.SIGSTOP)
+			pause(time.Duration(1+rng.IntN(4)) * time.Second)
+			n.Signal(syscall.SIGCONT)
+		default:
+			fronts := c.Front()
+			n := fronts[rng.IntN(len(fronts))]
+			t.Logf("nemesis: kill -9 proxy %s", n.Addr)
+			n.Kill()
+			pause(time.Second)
+			restart(n)
+		}
+	}
+}
