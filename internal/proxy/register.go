@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"strconv"
 	"sync"
@@ -31,7 +32,10 @@ var ErrNoRegisters = nodeclient.ErrNoRegisters
 // above it instead of learning it from a rejection.
 type registers struct {
 	id string
-	mu sync.Mutex
+	// turns lets one decision at a time per register (by stripe) run from this proxy: its
+	// proposals would only duel with each other, each retry costing the others a round.
+	turns [256]chan struct{}
+	mu    sync.Mutex
 	// seen is bounded: when it is full it starts again empty, which costs at most one
 	// rejected attempt per register afterwards.
 	seen map[string]casreg.Ballot
@@ -46,8 +50,25 @@ func newRegisters() *registers {
 	host, _ := os.Hostname()
 	var b [6]byte
 	rand.Read(b[:])
-	return &registers{id: host + "/" + strconv.Itoa(os.Getpid()) + "/" + hex.EncodeToString(b[:]), seen: map[string]casreg.Ballot{}}
+	r := &registers{id: host + "/" + strconv.Itoa(os.Getpid()) + "/" + hex.EncodeToString(b[:]), seen: map[string]casreg.Ballot{}}
+	for i := range r.turns {
+		r.turns[i] = make(chan struct{}, 1)
+	}
+	return r
 }
+
+// turn waits for key's turn in this proxy; the returned function ends it.
+func (r *registers) turn(ctx context.Context, key string) (func(), error) {
+	c := r.turns[maphash.String(turnSeed, key)%uint64(len(r.turns))]
+	select {
+	case c <- struct{}{}:
+		return func() { <-c }, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+var turnSeed = maphash.MakeSeed()
 
 func (r *registers) last(key string) casreg.Ballot {
 	r.mu.Lock()
@@ -72,6 +93,11 @@ func (r *registers) observe(key string, b casreg.Ballot) {
 // quorum answered; nothing changed), or casreg.ErrUnknown (the change may take effect or not);
 // the error returned is ErrNoRegisters when the nodes keep none, or the context's.
 func (p *Proxy) decide(ctx context.Context, pl *placement, key string, change casreg.Change) (casreg.Outcome, error) {
+	done, err := p.regs.turn(ctx, key)
+	if err != nil {
+		return casreg.Outcome{}, fmt.Errorf("register %q: %w", key, err)
+	}
+	defer done()
 	names := make([]string, len(pl.primaries))
 	byName := make(map[string]target, len(pl.primaries))
 	for i, t := range pl.primaries {

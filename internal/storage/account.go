@@ -170,6 +170,10 @@ func (n *Node) DeleteContainer(ctx context.Context, devName string, part uint32,
 // UpdateAccount merges a container's row into this device's listing of an account (Swift's
 // account server container PUT); newest timestamps win.
 func (n *Node) UpdateAccount(ctx context.Context, devName string, part uint32, account string, row meta.ContainerRow) error {
+	if err := n.enter(); err != nil {
+		return err
+	}
+	defer n.leave()
 	d, err := n.device(devName)
 	if err != nil {
 		return err

@@ -197,6 +197,10 @@ func (n *Node) deliver(ctx context.Context, u *pendingUpdate) error {
 // UpdateListing records an object version in this device's listing of a container (Swift's
 // container server object PUT and DELETE); newest timestamp wins.
 func (n *Node) UpdateListing(ctx context.Context, devName string, part uint32, account, container string, e meta.ListEntry, deleted bool) error {
+	if err := n.enter(); err != nil {
+		return err
+	}
+	defer n.leave()
 	d, err := n.device(devName)
 	if err != nil {
 		return err

@@ -112,7 +112,24 @@ type Node struct {
 	updaterMu                sync.Mutex
 	fs                       vfs.FS
 	status                   statusSources
+	// life admits the calls peers make in-process (listing and account updates, registers)
+	// until Close, which waits for those in flight before it closes the devices: a peer's
+	// updater may still be delivering to a node of the same process that is closing.
+	life   sync.RWMutex
+	closed bool
 }
+
+// enter admits a call from a peer, unless the node is closed; leave ends it.
+func (n *Node) enter() error {
+	n.life.RLock()
+	if n.closed {
+		n.life.RUnlock()
+		return fmt.Errorf("storage node closed: %w", meta.ErrUnavailable)
+	}
+	return nil
+}
+
+func (n *Node) leave() { n.life.RUnlock() }
 
 var _ nodeclient.Client = (*Node)(nil)
 
@@ -279,6 +296,9 @@ func (n *Node) Close() error {
 		<-n.updaterDone
 		n.updaterStop = nil
 	}
+	n.life.Lock()
+	n.closed = true
+	n.life.Unlock()
 	var errs []error
 	for name, d := range n.devs() {
 		d.index.Close()

@@ -54,6 +54,10 @@ var _ nodeclient.Registers = (*Node)(nil)
 // written and synced before the reply is returned, so that a promise or an acceptance a
 // proposer counts survives a crash of the node.
 func (n *Node) Register(ctx context.Context, device string, part uint32, key string, m casreg.Message) (casreg.Reply, error) {
+	if err := n.enter(); err != nil {
+		return casreg.Reply{}, err
+	}
+	defer n.leave()
 	if key == "" || len(key) > nodeclient.MaxRegisterKey {
 		return casreg.Reply{}, fmt.Errorf("register key of %d bytes: %w", len(key), meta.ErrInvalidName)
 	}
