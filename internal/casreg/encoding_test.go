@@ -62,46 +62,35 @@ func TestEncodingRefusesDamage(t *testing.T) {
 
 // Whatever bytes arrive, decoding never panics, and what decodes encodes to bytes that decode
 // to the same thing (the encoding is canonical, though a varint may arrive padded).
-func FuzzDecodeMessage(f *testing.F) {
-	f.Add(Message{Kind: Prepare, Ballot: Ballot{Counter: 1, Proposer: "a"}}.AppendTo(nil))
-	f.Add(Message{Kind: Accept, Ballot: Ballot{Counter: 3, Proposer: "b"}, Value: Value{Gen: 2, Data: []byte("d")}}.AppendTo(nil))
+func fuzzDecoding[T interface{ AppendTo([]byte) []byte }](f *testing.F, decode func([]byte) (T, error), seeds ...T) {
+	for _, s := range seeds {
+		f.Add(s.AppendTo(nil))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := DecodeMessage(b)
+		v, err := decode(b)
 		if err != nil {
 			return
 		}
-		again, err := DecodeMessage(m.AppendTo(nil))
-		if err != nil || !reflect.DeepEqual(again, m) {
-			t.Fatalf("%x decoded to %+v, which encodes to what decodes to %+v, %v", b, m, again, err)
+		again, err := decode(v.AppendTo(nil))
+		if err != nil || !reflect.DeepEqual(again, v) {
+			t.Fatalf("%x decoded to %+v, which encodes to what decodes to %+v, %v", b, v, again, err)
 		}
 	})
+}
+
+func FuzzDecodeMessage(f *testing.F) {
+	fuzzDecoding(f, DecodeMessage,
+		Message{Kind: Prepare, Ballot: Ballot{Counter: 1, Proposer: "a"}},
+		Message{Kind: Accept, Ballot: Ballot{Counter: 3, Proposer: "b"}, Value: Value{Gen: 2, Data: []byte("d")}})
 }
 
 func FuzzDecodeReply(f *testing.F) {
-	f.Add(Reply{Kind: Promised, Ballot: Ballot{Counter: 1, Proposer: "a"}, Value: Value{Gen: 1, Data: []byte("v")}}.AppendTo(nil))
-	f.Add(Reply{Kind: Rejected, Seen: Ballot{Counter: 9, Proposer: "z"}}.AppendTo(nil))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := DecodeReply(b)
-		if err != nil {
-			return
-		}
-		again, err := DecodeReply(r.AppendTo(nil))
-		if err != nil || !reflect.DeepEqual(again, r) {
-			t.Fatalf("%x decoded to %+v, which encodes to what decodes to %+v, %v", b, r, again, err)
-		}
-	})
+	fuzzDecoding(f, DecodeReply,
+		Reply{Kind: Promised, Ballot: Ballot{Counter: 1, Proposer: "a"}, Value: Value{Gen: 1, Data: []byte("v")}},
+		Reply{Kind: Rejected, Seen: Ballot{Counter: 9, Proposer: "z"}})
 }
 
 func FuzzDecodeAcceptor(f *testing.F) {
-	f.Add(Acceptor{Promised: Ballot{Counter: 2, Proposer: "a"}, Accepted: Ballot{Counter: 1, Proposer: "a"}, Value: Value{Gen: 1, Data: []byte("v")}}.AppendTo(nil))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		a, err := DecodeAcceptor(b)
-		if err != nil {
-			return
-		}
-		again, err := DecodeAcceptor(a.AppendTo(nil))
-		if err != nil || !reflect.DeepEqual(again, a) {
-			t.Fatalf("%x decoded to %+v, which encodes to what decodes to %+v, %v", b, a, again, err)
-		}
-	})
+	fuzzDecoding(f, DecodeAcceptor,
+		Acceptor{Promised: Ballot{Counter: 2, Proposer: "a"}, Accepted: Ballot{Counter: 1, Proposer: "a"}, Value: Value{Gen: 1, Data: []byte("v")}})
 }
