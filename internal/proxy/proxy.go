@@ -131,7 +131,8 @@ type Proxy struct {
 	nodeTimeout                time.Duration
 	health                     *health
 	// regs and registerTimeout: the proxy as a proposer of registers (register.go); a
-	// decision is bounded like one request to a node.
+	// decision takes at least two synced rounds, and more when proxies duel, so it is bounded
+	// by three node timeouts (a busy disk can make each round slow).
 	regs            *registers
 	registerTimeout time.Duration
 	decidedGrace    time.Duration
@@ -156,7 +157,7 @@ func New(cfg Config) (*Proxy, error) {
 		grace: cfg.SegmentGrace, later: &releaser{pending: map[*time.Timer]func(){}},
 		nodeTimeout: cfg.NodeTimeout,
 		health:      newHealth(cfg.ErrorLimit, cfg.ErrorInterval, time.Now),
-		regs:        newRegisters(), registerTimeout: cfg.NodeTimeout, decidedGrace: cfg.DecidedGrace, now: time.Now,
+		regs:        newRegisters(), registerTimeout: 3 * cfg.NodeTimeout, decidedGrace: cfg.DecidedGrace, now: time.Now,
 	}, nil
 }
 

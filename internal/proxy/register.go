@@ -116,7 +116,12 @@ func (p *Proxy) decide(ctx context.Context, pl *placement, key string, change ca
 	if timeout <= 0 {
 		return casreg.Outcome{}, fmt.Errorf("register %q: %w", key, context.DeadlineExceeded)
 	}
-	prop, err := casreg.NewProposer(casreg.Config{ID: p.regs.id, Acceptors: names, Timeout: timeout})
+	// Duelling proxies fall out of step by pausing longer after each rejection; on a loaded
+	// machine a round trip can take hundreds of milliseconds, so the pauses may grow to a
+	// second (casreg's default stops at 200 ms, which two proxies' rounds can keep colliding
+	// within).
+	prop, err := casreg.NewProposer(casreg.Config{ID: p.regs.id, Acceptors: names, Timeout: timeout,
+		RetryBase: 5 * time.Millisecond, RetryMax: time.Second})
 	if err != nil {
 		return casreg.Outcome{}, fmt.Errorf("register %q: %w", key, err)
 	}
