@@ -150,7 +150,8 @@ func TestBenchAgainstSwiftPeer(t *testing.T) {
 		{"swift", []string{"--protocol", "swift", "--auth-url", auth, "--user", user, "--key", key}},
 		{"s3", nil}, // Swift's s3api: access key account:user, secret the key
 	} {
-		args := append([]string{"bench", "run", "--workload", wl, "--json", proto.name + ".json", "--bucket", "cairn-e2e-" + proto.name}, proto.args...)
+		// A bucket of its own: the peer may serve another suite's run at the same time.
+		args := append([]string{"bench", "run", "--workload", wl, "--json", proto.name + ".json", "--bucket", "cairn-e2e-" + proto.name + "-" + RandomKey(4)}, proto.args...)
 		c.ok(args...)
 		r := readBenchReport(t, filepath.Join(c.dir, proto.name+".json"))
 		if r.Protocol != proto.name {
