@@ -94,7 +94,14 @@ func (c *Client) Register(ctx context.Context, device string, part uint32, key s
 		drain(resp)
 		return casreg.Reply{}, fmt.Errorf("backend: REGISTER: status %d from a node that is not Cairn's: %w", resp.StatusCode, nodeclient.ErrNoRegisters)
 	}
-	if resp.StatusCode != http.StatusOK {
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusBadRequest, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+		// A Cairn node from before registers reads the verb as a malformed request (this
+		// client sends none): the proxy decides the old way until the node is upgraded.
+		err := failed(resp, "REGISTER")
+		return casreg.Reply{}, fmt.Errorf("%w: %w", err, nodeclient.ErrNoRegisters)
+	default:
 		return casreg.Reply{}, failed(resp, "REGISTER")
 	}
 	defer drain(resp)

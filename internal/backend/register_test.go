@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -124,20 +125,29 @@ func TestRegisterRefusesBadRequests(t *testing.T) {
 	}
 }
 
-// A proxy over OpenStack Swift's servers learns that they keep no registers.
-func TestRegisterOnANodeThatIsNotCairns(t *testing.T) {
-	swift := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "<html><h1>Method Not Allowed</h1></html>", http.StatusMethodNotAllowed)
-	}))
-	defer swift.Close()
-	d, err := NewDialer(ClientConfig{Secret: registerSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	c, _ := d.Dial(strings.TrimPrefix(swift.URL, "http://"))
-	if _, err := c.(nodeclient.Registers).Register(context.Background(), "d0", 1, "k", casreg.Message{Kind: casreg.Peek}); !errors.Is(err, nodeclient.ErrNoRegisters) {
-		t.Errorf("err %v, want ErrNoRegisters", err)
+// A proxy over OpenStack Swift's servers, or over Cairn nodes from before registers (in a
+// rolling upgrade, proxies first), learns that they keep no registers, at once.
+func TestRegisterOnANodeThatHasNone(t *testing.T) {
+	for name, h := range map[string]http.HandlerFunc{
+		"Swift's": func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "<html><h1>Method Not Allowed</h1></html>", http.StatusMethodNotAllowed)
+		},
+		"an older Cairn's": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set(hdrNode, "1")
+			writeError(w, fmt.Errorf("%w: path %q", ErrBadRequest, r.URL.Path))
+		},
+	} {
+		srv := httptest.NewServer(h)
+		d, err := NewDialer(ClientConfig{Secret: registerSecret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := d.Dial(strings.TrimPrefix(srv.URL, "http://"))
+		if _, err := c.(nodeclient.Registers).Register(context.Background(), "d0", 1, "k", casreg.Message{Kind: casreg.Peek}); !errors.Is(err, nodeclient.ErrNoRegisters) {
+			t.Errorf("%s node: err %v, want ErrNoRegisters", name, err)
+		}
+		d.Close()
+		srv.Close()
 	}
 }
 
