@@ -202,12 +202,9 @@ func (p *Proxy) noneHolds(ctx context.Context, pl *placement, name meta.ObjectNa
 	errs := make(chan error, len(pl.primaries))
 	for _, t := range pl.primaries {
 		go func() {
-			if t.err != nil && !t.suppressed {
-				errs <- t.err
+			if t = p.unsuppressed(t); t.err != nil {
+				errs <- t.err // redialled, it may still be out of reach
 				return
-			}
-			if t.suppressed {
-				t = p.dialTarget(t.replica, t.dev)
 			}
 			errs <- pl.call(ctx, t, true, func(ctx context.Context, t target) error {
 				o, err := t.client.HeadObject(ctx, t.dev.Name, pl.part, name, nodeclient.HeadOptions{Brief: true})

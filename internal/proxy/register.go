@@ -103,9 +103,7 @@ func (p *Proxy) decide(ctx context.Context, pl *placement, key string, change ca
 	for i, t := range pl.primaries {
 		// A suppressed node is still an acceptor worth asking: a register needs a majority,
 		// and the node's recent errors may be over.
-		if t.suppressed {
-			t = p.dialTarget(t.replica, t.dev)
-		}
+		t = p.unsuppressed(t)
 		names[i] = t.dev.Node + "/" + t.dev.Name
 		byName[names[i]] = t
 	}
@@ -210,6 +208,15 @@ func (p *Proxy) decide(ctx context.Context, pl *placement, key string, change ca
 			send(prop.Lost(time.Now(), a.to, a.msg))
 		}
 	}
+}
+
+// unsuppressed returns t dialled anew when it was passed over only for its node's recent
+// errors (health), for the requests that must ask every primary they can reach.
+func (p *Proxy) unsuppressed(t target) target {
+	if t.suppressed {
+		return p.dialTarget(t.replica, t.dev)
+	}
+	return t
 }
 
 // registerUnavailable turns an outcome's protocol error into the proxy's: the client is told
