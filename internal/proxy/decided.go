@@ -161,7 +161,7 @@ func (p *Proxy) putDecidedOnce(ctx context.Context, pl *placement, name meta.Obj
 
 // withoutHandoffs returns the placement with no handoffs to draw on.
 func (pl *placement) withoutHandoffs() *placement {
-	out := &placement{p: pl.p, ring: pl.ring, part: pl.part, primaries: pl.primaries, scheme: pl.scheme, computed: true}
+	out := &placement{p: pl.p, ring: pl.ring, part: pl.part, primaries: pl.primaries, scheme: pl.scheme, strict: pl.strict, computed: true}
 	return out
 }
 
@@ -178,15 +178,8 @@ func (p *Proxy) newestHeld(ctx context.Context, pl *placement, name meta.ObjectN
 		}
 	}
 	err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
-		o, err := t.client.HeadObject(ctx, t.dev.Name, pl.part, name, nodeclient.HeadOptions{Brief: true})
-		var gone *meta.DeletedError
-		switch {
-		case errors.As(err, &gone):
-			keep(meta.Object{Timestamp: gone.At, Deleted: true})
-			return nil
-		case errors.Is(err, meta.ErrNotFound):
-			return nil // an answer: this replica holds nothing
-		case err == nil:
+		o, err := holdsOn(ctx, pl, t, name)
+		if err == nil && o.Timestamp != 0 {
 			keep(o)
 		}
 		return err
@@ -202,24 +195,11 @@ func (p *Proxy) noneHolds(ctx context.Context, pl *placement, name meta.ObjectNa
 	errs := make(chan error, len(pl.primaries))
 	for _, t := range pl.primaries {
 		go func() {
-			if t = p.unsuppressed(t); t.err != nil {
-				errs <- t.err // redialled, it may still be out of reach
-				return
+			o, err := pl.holds(ctx, p.unsuppressed(t), name) // redialled, it may still be out of reach
+			if err == nil && o.Timestamp >= ts {
+				err = fmt.Errorf("%s holds a version at %d, the decided write's was %d", t.dev.Node, o.Timestamp, ts)
 			}
-			errs <- pl.call(ctx, t, true, func(ctx context.Context, t target) error {
-				o, err := t.client.HeadObject(ctx, t.dev.Name, pl.part, name, nodeclient.HeadOptions{Brief: true})
-				var gone *meta.DeletedError
-				switch {
-				case errors.As(err, &gone):
-					o.Timestamp, err = gone.At, nil
-				case errors.Is(err, meta.ErrNotFound):
-					return nil
-				}
-				if err == nil && o.Timestamp >= ts {
-					return fmt.Errorf("%s holds a version at %d, the decided write's was %d", t.dev.Node, o.Timestamp, ts)
-				}
-				return err
-			})
+			errs <- err
 		}()
 	}
 	var first error

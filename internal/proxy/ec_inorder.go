@@ -73,7 +73,7 @@ func (p *Proxy) putInOrderEC(ctx context.Context, pl *placement, name meta.Objec
 				decision = err
 				close(decided)
 			} else {
-				err = pl.withHandoffs(ctx, t, func(t target) error {
+				_, err = pl.withHandoffs(ctx, t, func(t target) error {
 					err := put(t, meta.Precondition{}, func(*meta.Object) error {
 						if err := barrier.Arrive(ctx, i); err != nil {
 							return err

@@ -147,7 +147,7 @@ func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, 
 				}
 				close(decided)
 			} else {
-				err = pl.withHandoffs(ctx, t, put)
+				_, err = pl.withHandoffs(ctx, t, put)
 			}
 			if err != nil {
 				barrier.Fail(i)

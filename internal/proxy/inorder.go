@@ -105,10 +105,11 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 	errs := make(chan error, len(followers))
 	for _, t := range followers {
 		go func() {
-			errs <- pl.withHandoffs(ctx, t, func(t target) error {
+			landed, err := pl.withHandoffs(ctx, t, func(t target) error {
 				_, err := put(t, meta.Precondition{})
 				return err
 			})
+			errs <- pl.counted(landed, err)
 		}()
 	}
 	written := 1

@@ -119,7 +119,7 @@ func (p *Proxy) putReplicas(ctx context.Context, pl *placement, name meta.Object
 		writers[i] = pw
 		go func() {
 			var res nodeclient.PutResult
-			err := pl.withHandoffs(ctx, t, func(t target) error {
+			landed, err := pl.withHandoffs(ctx, t, func(t target) error {
 				in := &countingReader{r: pr}
 				var err error
 				res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, obj, in, nopts(t))
@@ -132,7 +132,7 @@ func (p *Proxy) putReplicas(ctx context.Context, pl *placement, name meta.Object
 				return err
 			})
 			pr.CloseWithError(errReplicaDone) // unblock the feeder if this replica stopped early
-			answers <- answer{res, err}
+			answers <- answer{res, pl.counted(landed, err)}
 		}()
 	}
 	feedErr := feed(body, writers)
@@ -214,9 +214,9 @@ func (p *Proxy) headObject(ctx context.Context, name meta.ObjectName, opts nodec
 	if pl.scheme != nil {
 		return p.headEC(ctx, pl, name, opts)
 	}
-	o, err := read(ctx, pl, true, func(ctx context.Context, t target) (meta.Object, error) {
+	o, err := freshRead(ctx, pl, name, true, func(ctx context.Context, t target) (meta.Object, error) {
 		return t.client.HeadObject(ctx, t.dev.Name, pl.part, name, opts)
-	})
+	}, func(o meta.Object) meta.Object { return o }, func(meta.Object) {})
 	if err != nil {
 		return o, err
 	}
@@ -260,10 +260,10 @@ func (p *Proxy) getStored(ctx context.Context, name meta.ObjectName, rng *meta.R
 		return p.getEC(ctx, pl, name, rng)
 	}
 	var served target
-	r, err := read(ctx, pl, false, func(ctx context.Context, t target) (*nodeclient.ObjectReader, error) {
+	r, err := freshRead(ctx, pl, name, false, func(ctx context.Context, t target) (*nodeclient.ObjectReader, error) {
 		served = t
 		return t.client.GetObject(ctx, t.dev.Name, pl.part, name, rng)
-	})
+	}, func(r *nodeclient.ObjectReader) meta.Object { return r.Object }, func(r *nodeclient.ObjectReader) { r.Close() })
 	if err != nil {
 		return nil, err
 	}
@@ -454,27 +454,14 @@ func (p *Proxy) PostObjectIf(ctx context.Context, name meta.ObjectName, update m
 // replicas (handoffs standing in for failed primaries) answers for: ErrNotFound when none
 // holds it.
 func (p *Proxy) newestVersion(ctx context.Context, pl *placement, name meta.ObjectName) (meta.Timestamp, error) {
-	var newest meta.Timestamp
-	var mu sync.Mutex
-	err := pl.fanOut(ctx, func(ctx context.Context, t target) error {
-		o, err := t.client.HeadObject(ctx, t.dev.Name, pl.part, name, nodeclient.HeadOptions{Brief: true})
-		if errors.Is(err, meta.ErrNotFound) {
-			return nil // an answer: this replica has no live version
-		}
-		if err == nil {
-			mu.Lock()
-			newest = max(newest, o.Timestamp)
-			mu.Unlock()
-		}
-		return err
-	})
+	newest, err := p.newestHeld(ctx, pl, name)
 	if err != nil {
 		return 0, err
 	}
-	if newest == 0 {
+	if newest == nil || newest.Deleted {
 		return 0, fmt.Errorf("%q: %w", name.Object, meta.ErrNotFound)
 	}
-	return newest, nil
+	return newest.Timestamp, nil
 }
 
 // releaseSegments deletes the segments a replaced or deleted manifest owned, except those the

@@ -31,6 +31,7 @@ type target struct {
 	// suppressed: err is only that the node failed often lately (health); a read that finds
 	// nothing elsewhere still asks it (placement.unsuppressed) before it gives up.
 	suppressed bool
+	handoff    bool // standing in for the primary of replica
 }
 
 // placement is the devices of one partition for one request.
@@ -42,6 +43,11 @@ type placement struct {
 	// scheme is the erasure code of an erasure-coded policy's placement (nil: replicas):
 	// primary i holds fragment archive i.
 	scheme *ec.Scheme
+	// strict: a quorum counts primaries only (an object of a replicated policy). A handoff
+	// still takes what a failed primary cannot, so the write is as durable, but it is not
+	// where reads look first: a write acknowledged on handoffs could be missed by a read
+	// whose quorum of primaries includes one that was away (fresh.go).
+	strict bool
 
 	mu       sync.Mutex // guards the handoffs, which concurrent replicas draw from
 	handoffs []target
@@ -121,7 +127,7 @@ func (pl *placement) handoff(replica int) (target, bool) {
 		t := pl.handoffs[pl.next]
 		pl.next++
 		if t.err == nil {
-			t.replica = replica
+			t.replica, t.handoff = replica, true
 			return t, true
 		}
 	}
@@ -165,25 +171,45 @@ func (pl *placement) fanOut(ctx context.Context, op func(context.Context, target
 	}
 	errs := make(chan error, len(ts))
 	for _, t := range ts {
-		go func() { errs <- pl.withHandoffs(ctx, t, func(t target) error { return pl.call(ctx, t, true, op) }) }()
+		go func() {
+			landed, err := pl.withHandoffs(ctx, t, func(t target) error { return pl.call(ctx, t, true, op) })
+			errs <- pl.counted(landed, err)
+		}()
 	}
 	return pl.tally(errs, len(ts))
+}
+
+// errHandoffOnly is a replica's success that does not count towards a strict quorum: a
+// handoff took it in the place of a primary.
+var errHandoffOnly = fmt.Errorf("only a handoff took it: %w", meta.ErrUnavailable)
+
+// counted is what one replica's outcome counts as towards the quorum: under a strict quorum,
+// a handoff's outcome, success or answer, counts for nothing.
+func (pl *placement) counted(landed target, err error) error {
+	if pl.strict && landed.handoff && (err == nil || isAnswer(err)) {
+		if err == nil {
+			return fmt.Errorf("%s, for %s: %w", landed.dev.Node, pl.primaries[landed.replica].dev.Node, errHandoffOnly)
+		}
+		return fmt.Errorf("%s, for %s: %v: %w", landed.dev.Node, pl.primaries[landed.replica].dev.Node, err, errHandoffOnly)
+	}
+	return err
 }
 
 // withHandoffs runs op on t, and on handoffs in its place while it fails with something other
 // than an answer, or with a full device (Swift's proxy moves on from a 507 too): a write that
 // a full disk refuses lands on a handoff, which replication later moves home.
-func (pl *placement) withHandoffs(ctx context.Context, t target, op func(target) error) error {
+// It returns the device that took it, or the last one tried.
+func (pl *placement) withHandoffs(ctx context.Context, t target, op func(target) error) (target, error) {
 	for {
 		err := t.err
 		if err == nil {
 			if err = op(t); err == nil || isFinal(err) || ctx.Err() != nil || errors.As(err, new(errNoHandoff)) {
-				return err
+				return t, err
 			}
 		}
 		h, ok := pl.handoff(t.replica)
 		if !ok {
-			return err
+			return t, err
 		}
 		t = h
 	}
@@ -248,7 +274,14 @@ func (pl *placement) readOrder() []target {
 // "not found" is not. bounded puts each request under the node deadline (not for reads that
 // return a stream, which the node client's idle timeout bounds).
 func read[T any](ctx context.Context, pl *placement, bounded bool, op func(context.Context, target) (T, error)) (T, error) {
+	v, _, err := readServed(ctx, pl, bounded, op)
+	return v, err
+}
+
+// readServed is read, which also returns the device that answered.
+func readServed[T any](ctx context.Context, pl *placement, bounded bool, op func(context.Context, target) (T, error)) (T, target, error) {
 	var zero, v T
+	var served target
 	var notFound, lastErr error
 	absent := 0 // primaries that answered not found
 	failed := false
@@ -258,6 +291,7 @@ func read[T any](ctx context.Context, pl *placement, bounded bool, op func(conte
 			failed, lastErr = true, t.err
 			return false, nil
 		}
+		served = t
 		err = pl.call(ctx, t, bounded, func(ctx context.Context, t target) error {
 			var err error
 			v, err = op(ctx, t)
@@ -283,7 +317,7 @@ func read[T any](ctx context.Context, pl *placement, bounded bool, op func(conte
 			passedOver = append(passedOver, t)
 		}
 		if done, err := try(t, true); done {
-			return v, err
+			return v, served, err
 		}
 	}
 	for failed {
@@ -292,22 +326,22 @@ func read[T any](ctx context.Context, pl *placement, bounded bool, op func(conte
 			break
 		}
 		if done, err := try(h, false); done {
-			return v, err
+			return v, served, err
 		}
 	}
 	quorum := pl.ring.Replicas()/2 + 1
 	if notFound != nil && absent >= quorum {
 		// Evidence enough: a primary passed over for its recent errors may have been away
 		// while the name was deleted, and would answer with what the others deleted.
-		return zero, notFound
+		return zero, target{}, notFound
 	}
 	for _, t := range passedOver {
 		if done, err := try(pl.p.dialTarget(t.replica, t.dev), true); done {
-			return v, err
+			return v, served, err
 		}
 	}
 	if notFound != nil && absent >= quorum {
-		return zero, notFound
+		return zero, target{}, notFound
 	}
 	if lastErr == nil {
 		lastErr = fmt.Errorf("partition %d: no replica: %w", pl.part, meta.ErrUnavailable)
@@ -316,7 +350,7 @@ func read[T any](ctx context.Context, pl *placement, bounded bool, op func(conte
 		lastErr = fmt.Errorf("partition %d: %d of %d primaries say not found, too few to know, and the others cannot answer: %w",
 			pl.part, absent, len(pl.primaries), lastErr)
 	}
-	return zero, lastErr
+	return zero, target{}, lastErr
 }
 
 // health remembers the nodes that failed lately (Swift's error limiting): a node with

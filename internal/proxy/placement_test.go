@@ -160,8 +160,15 @@ func TestWritesGoToHandoffsInPlaceOfDownPrimaries(t *testing.T) {
 			c.set(c.down, n, true)
 		}
 		data := randomBytes(100 << 10)
-		if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: int64(len(data))}, bytes.NewReader(data), PutOptions{}); err != nil {
-			t.Fatalf("%d primaries down: put: %v", downCount, err)
+		_, err := c.proxy.PutObject(ctx, name, meta.Object{Size: int64(len(data))}, bytes.NewReader(data), PutOptions{})
+		switch {
+		case downCount == 1 && err != nil:
+			t.Fatalf("%d primary down: put: %v", downCount, err)
+		case downCount == 2 && !errors.Is(err, meta.ErrUnavailable):
+			// A quorum counts primaries: with one primary taking it the write is not
+			// acknowledged (a read's quorum of primaries could miss it), though it is as
+			// durable, on three devices.
+			t.Fatalf("%d primaries down: put: %v, want ErrUnavailable", downCount, err)
 		}
 		got := c.holders(t, name)
 		if len(got) != 3 {
@@ -175,7 +182,8 @@ func TestWritesGoToHandoffsInPlaceOfDownPrimaries(t *testing.T) {
 		if b := readAll(t, c.proxy, name, nil); !bytes.Equal(b, data) {
 			t.Fatalf("%d primaries down: read back different bytes", downCount)
 		}
-		// Every primary back but the one that has it: the read finds it on a handoff.
+		// Every primary back but the one that has it: the read finds it on a handoff (and
+		// writes it back to the primaries it heard nothing from).
 		for _, n := range prim[:downCount] {
 			c.set(c.down, n, false)
 		}
@@ -418,9 +426,14 @@ func TestPostSkipsAReplicaThatMissedTheNewestPut(t *testing.T) {
 		}
 	}
 	// With two of three replicas behind, the POST is refused as unavailable, not applied.
+	// (The PUT that left them behind is itself answered unavailable: one primary and two
+	// handoffs took it, and a quorum counts primaries.)
 	c.set(c.down, prim[0], true)
 	c.set(c.down, prim[1], true)
-	put("version three")
+	three := "version three"
+	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: int64(len(three))}, strings.NewReader(three), PutOptions{}); !errors.Is(err, meta.ErrUnavailable) {
+		t.Fatalf("put with two primaries down: %v, want ErrUnavailable", err)
+	}
 	c.set(c.down, prim[0], false)
 	c.set(c.down, prim[1], false)
 	if _, err := c.proxy.PostObject(ctx, name, meta.Object{UserMeta: map[string]string{"color": "blue"}}); !errors.Is(err, meta.ErrUnavailable) {

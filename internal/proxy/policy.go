@@ -122,6 +122,7 @@ func (p *Proxy) placeObject(ctx context.Context, name meta.ObjectName, write boo
 	}
 	pl := p.place(r, partition(r, name.Account, name.Container, name.Object))
 	pl.scheme = scheme
+	pl.strict = scheme == nil
 	return nodeclient.WithPolicy(ctx, idx), pl, nil
 }
 

@@ -1,0 +1,292 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+)
+
+// Reads that return the newest version (docs/consistency.md). A write of a replicated object
+// is acknowledged once a quorum of its primaries holds it (placement.strict), so any quorum of
+// the primaries includes one that holds the newest acknowledged version: a read that hears
+// from a quorum and answers with the newest it heard of cannot miss an acknowledged write,
+// even when the first primary it asks has just come back from being away (killed, paused, or
+// cut off) and holds what was there before.
+//
+// The check costs one brief HEAD beside the read, sent to the second primary at the same time
+// as the read goes to the first; only when they disagree, or one cannot answer, are more asked.
+// When the newest version is not yet on a quorum (a write still landing, or one that failed
+// after reaching some primaries), the read writes it back to the primaries it heard older
+// versions from before it answers (the read phase of ABD's atomic register): a version a read
+// has returned is never followed by an older one.
+//
+// When fewer than a quorum of the primaries can answer at all, the read asks the handoffs too
+// and answers with the newest version any replica it reached holds: an answer that may miss a
+// write acknowledged while the primaries it reached were away, preferred to a 503 for a name
+// whose replicas are mostly down (issue 27: "a 503 only when no replica could answer").
+
+// repairInline is the largest object a read copies to a stale primary before it answers;
+// a larger one is copied after (a read of gigabytes does not wait for a copy of them).
+const repairInline = 16 << 20
+
+var errReplaced = errors.New("replaced since it was heard of")
+
+// holdsOn asks t which version of name it holds: a version, a tombstone (Deleted, with its
+// time), or nothing (Timestamp 0). It is brief: no manifest's segment list.
+func holdsOn(ctx context.Context, pl *placement, t target, name meta.ObjectName) (meta.Object, error) {
+	o, err := t.client.HeadObject(ctx, t.dev.Name, pl.part, name, nodeclient.HeadOptions{Brief: true})
+	var gone *meta.DeletedError
+	switch {
+	case errors.As(err, &gone):
+		return meta.Object{Timestamp: gone.At, Deleted: true}, nil
+	case errors.Is(err, meta.ErrNotFound):
+		return meta.Object{}, nil
+	}
+	return o, err
+}
+
+// holds is holdsOn under the node deadline, counting a failure against the node's health.
+func (pl *placement) holds(ctx context.Context, t target, name meta.ObjectName) (meta.Object, error) {
+	if t.err != nil {
+		return meta.Object{}, t.err
+	}
+	var o meta.Object
+	err := pl.call(ctx, t, true, func(ctx context.Context, t target) error {
+		var err error
+		o, err = holdsOn(ctx, pl, t, name)
+		return err
+	})
+	return o, err
+}
+
+// heard is one replica's version in a fresh read's tally.
+type heard struct {
+	t target
+	o meta.Object
+}
+
+// freshRead is read for a GET or HEAD of an object (op), answering with the newest version a
+// quorum of the primaries holds; version returns what an answer of op holds, release frees
+// one that is not returned.
+func freshRead[T any](ctx context.Context, pl *placement, name meta.ObjectName, bounded bool,
+	op func(context.Context, target) (T, error), version func(T) meta.Object, release func(T)) (T, error) {
+	var zero T
+	order := pl.readOrder()
+	if !pl.strict || len(order) < 2 {
+		return read(ctx, pl, bounded, op)
+	}
+	type vote struct {
+		h   heard
+		err error
+	}
+	check := make(chan vote, 1)
+	go func() {
+		o, err := pl.holds(ctx, order[1], name)
+		check <- vote{heard{order[1], o}, err}
+	}()
+	v, served, err := readServed(ctx, pl, bounded, op)
+	first := <-check
+	if err != nil {
+		// Not found is read's answer only on a quorum of the primaries saying so; anything
+		// else is an answer of the node's (a bad range) or no replica could answer.
+		return zero, err
+	}
+	got := version(v)
+	primaries := map[int]heard{} // by replica: the quorum counts primaries only
+	var handoffs []heard
+	if served.handoff {
+		handoffs = append(handoffs, heard{served, got})
+	} else {
+		primaries[served.replica] = heard{served, got}
+	}
+	if first.err == nil {
+		primaries[first.h.t.replica] = first.h
+	}
+	quorum := pl.ring.Replicas()/2 + 1
+	if len(primaries) < quorum {
+		// The read or the check fell on a primary that could not answer: ask the others, at
+		// once, and take the first answers that make a quorum.
+		var rest []target
+		for _, t := range order {
+			if _, ok := primaries[t.replica]; !ok {
+				rest = append(rest, pl.p.unsuppressed(t))
+			}
+		}
+		votes := make(chan vote, len(rest))
+		for _, t := range rest {
+			go func() {
+				o, err := pl.holds(ctx, t, name)
+				votes <- vote{heard{t, o}, err}
+			}()
+		}
+		for range rest {
+			if len(primaries) >= quorum {
+				break // the others' answers go to the buffered channel unread
+			}
+			if a := <-votes; a.err == nil {
+				primaries[a.h.t.replica] = a.h
+			}
+		}
+	}
+	if len(primaries) < quorum {
+		// Too few primaries can answer: the handoffs hold what was written while the others
+		// were away; the newest any reachable replica holds is the best answer there is.
+		for {
+			h, ok := pl.handoff(-1)
+			if !ok {
+				break
+			}
+			if o, err := pl.holds(ctx, h, name); err == nil {
+				handoffs = append(handoffs, heard{h, o})
+			}
+		}
+	}
+	newest := heard{served, got}
+	for _, h := range primaries {
+		if h.o.Timestamp > newest.o.Timestamp {
+			newest = h
+		}
+	}
+	for _, h := range handoffs {
+		if h.o.Timestamp > newest.o.Timestamp {
+			newest = h
+		}
+	}
+	if newest.o.Timestamp > got.Timestamp {
+		release(v)
+		if newest.o.Deleted {
+			pl.writeBack(ctx, name, newest, primaries)
+			return zero, fmt.Errorf("%q: %s holds a deletion newer than %s's version: %w",
+				name.Object, newest.t.dev.Node, served.dev.Node, &meta.DeletedError{At: newest.o.Timestamp})
+		}
+		served = newest.t
+		err := pl.call(ctx, served, bounded, func(ctx context.Context, t target) error {
+			var err error
+			v, err = op(ctx, t)
+			return err
+		})
+		if err == nil && version(v).Timestamp < newest.o.Timestamp {
+			release(v)
+			err = fmt.Errorf("node %s answered an older version than it holds", served.dev.Node)
+		}
+		if err != nil {
+			return zero, fmt.Errorf("%q: the newest version, on %s: %v: %w", name.Object, served.dev.Node, err, meta.ErrUnavailable)
+		}
+		newest = heard{served, version(v)}
+	}
+	pl.writeBack(ctx, name, newest, primaries)
+	return v, nil
+}
+
+// writeBack brings the version a read answers with to the primaries it heard older ones from,
+// so that it is on a quorum before the read answers: the next read, whichever primaries it
+// hears, sees it too. Nothing is done when they agree (the common case).
+func (pl *placement) writeBack(ctx context.Context, name meta.ObjectName, newest heard, heardFrom map[int]heard) {
+	var stale []target
+	for _, h := range heardFrom {
+		if h.o.Timestamp < newest.o.Timestamp {
+			stale = append(stale, h.t)
+		}
+	}
+	if len(stale) == 0 {
+		return
+	}
+	p := pl.p
+	p.log.Debug("read found stale replicas", "object", name.Object, "partition", pl.part, "newest", newest.o.Timestamp, "on", newest.t.dev.Node, "stale", len(stale))
+	if newest.o.Deleted {
+		done := make(chan struct{}, len(stale))
+		for _, t := range stale {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				err := pl.call(ctx, t, true, func(ctx context.Context, t target) error {
+					_, err := t.client.DeleteObject(ctx, t.dev.Name, pl.part, name, newest.o.Timestamp, nodeclient.DeleteOptions{})
+					return err
+				})
+				if err != nil && !errors.Is(err, meta.ErrNotFound) && !errors.Is(err, meta.ErrConflict) {
+					p.log.Debug("write-back of a deletion failed", "object", name.Object, "node", t.dev.Node, "err", err)
+				}
+			}()
+		}
+		for range stale {
+			<-done
+		}
+		return
+	}
+	if newest.o.IsManifest() {
+		// A manifest's stored form (its segment list may be kept apart) is the replicator's
+		// to copy; it does within its pass.
+		return
+	}
+	copyTo := func(ctx context.Context) {
+		src := newest.t
+		open := func(ctx context.Context) (*nodeclient.ObjectReader, error) {
+			var r *nodeclient.ObjectReader
+			err := pl.call(ctx, src, false, func(ctx context.Context, t target) error {
+				var err error
+				r, err = t.client.GetObject(ctx, t.dev.Name, pl.part, name, nil)
+				return err
+			})
+			if err == nil && r.Object.Timestamp != newest.o.Timestamp {
+				r.Close()
+				err = errReplaced // its writer brings the newer one to a quorum
+			}
+			return r, err
+		}
+		var body []byte
+		var obj meta.Object
+		if newest.o.Size <= repairInline {
+			r, err := open(ctx)
+			if err != nil {
+				p.log.Debug("write-back: reading the newest version failed", "object", name.Object, "node", src.dev.Node, "err", err)
+				return
+			}
+			body, err = io.ReadAll(r)
+			r.Close()
+			if err != nil {
+				return
+			}
+			obj = r.Object
+		}
+		done := make(chan struct{}, len(stale))
+		for _, t := range stale {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				in, o := io.Reader(bytes.NewReader(body)), obj
+				if body == nil {
+					// A large object streams from the newest replica anew to each.
+					r, err := open(ctx)
+					if err != nil {
+						return
+					}
+					defer r.Close()
+					in, o = r, r.Object
+				}
+				err := pl.call(ctx, t, false, func(ctx context.Context, t target) error {
+					_, err := t.client.PutObject(ctx, t.dev.Name, pl.part, name, o, in, nodeclient.PutOptions{})
+					return err
+				})
+				if err != nil && !errors.Is(err, meta.ErrConflict) {
+					p.log.Debug("write-back failed", "object", name.Object, "node", t.dev.Node, "err", err)
+				}
+			}()
+		}
+		for range stale {
+			<-done
+		}
+	}
+	if newest.o.Size <= repairInline {
+		copyTo(ctx)
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
+		defer cancel()
+		copyTo(ctx)
+	}()
+}

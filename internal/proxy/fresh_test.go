@@ -1,0 +1,188 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+)
+
+// secondProxy is another proxy over the same nodes, which has seen none of the first's
+// failures: it does not know which primary was away.
+func (c *wideCluster) secondProxy(t *testing.T) *Proxy {
+	t.Helper()
+	p, err := New(Config{Ring: c.ring, Dialer: c, ContainerCacheTTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// onNode is the version a node holds of name: a live one's timestamp, a tombstone's negated,
+// 0 for nothing.
+func (c *wideCluster) onNode(t *testing.T, node string, name meta.ObjectName) meta.Timestamp {
+	t.Helper()
+	part := partition(c.ring, name.Account, name.Container, name.Object)
+	o, err := holdsOn(context.Background(), &placement{part: part}, target{dev: c.ring.Nodes(part)[0], client: c.nodes[node]}, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Deleted {
+		return -o.Timestamp
+	}
+	return o.Timestamp
+}
+
+// TestReadsReturnTheNewestVersion: a primary that was away while a name was overwritten or
+// deleted comes back holding what was there before; a read through a proxy that never saw it
+// fail (so asks it first) answers with the newest version anyway, and brings that version to
+// it.
+func TestReadsReturnTheNewestVersion(t *testing.T) {
+	ctx := context.Background()
+	c := newWideCluster(t, Config{ContainerCacheTTL: -1})
+	if err := c.proxy.CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	put := func(name meta.ObjectName, data string) meta.Object {
+		t.Helper()
+		o, err := c.proxy.PutObject(ctx, name, meta.Object{Size: int64(len(data))}, bytes.NewReader([]byte(data)), PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	for _, tc := range []struct {
+		what   string
+		change func(meta.ObjectName) meta.Timestamp // made while the first primary is away
+		want   string                               // "" for not found
+	}{
+		{"overwritten", func(n meta.ObjectName) meta.Timestamp { return put(n, "version two").Timestamp }, "version two"},
+		{"deleted", func(n meta.ObjectName) meta.Timestamp {
+			if err := c.proxy.DeleteObject(ctx, n); err != nil {
+				t.Fatal(err)
+			}
+			return -c.onNode(t, c.ring.Nodes(partition(c.ring, n.Account, n.Container, n.Object))[1].Node, n)
+		}, ""},
+	} {
+		for _, op := range []string{"GET", "HEAD"} {
+			t.Run(tc.what+"/"+op, func(t *testing.T) {
+				name := meta.ObjectName{Account: "acct", Container: "bkt", Object: tc.what + "-" + op}
+				v1 := put(name, "version one")
+				prim, _ := c.primaries(name)
+				c.set(c.down, prim[0], true)
+				newest := tc.change(name)
+				c.set(c.down, prim[0], false)
+				if got := c.onNode(t, prim[0], name); got != v1.Timestamp {
+					t.Fatalf("the primary that was away holds %d, want the old version %d", got, v1.Timestamp)
+				}
+				fresh := c.secondProxy(t)
+				var got string
+				var err error
+				if op == "GET" {
+					var r *ObjectReader
+					if r, err = fresh.GetObject(ctx, name, nil); err == nil {
+						var b bytes.Buffer
+						_, err = b.ReadFrom(r)
+						r.Close()
+						got = b.String()
+					}
+				} else {
+					var o meta.Object
+					if o, err = fresh.HeadObject(ctx, name); err == nil {
+						got = fmt.Sprintf("version of %d bytes", o.Size)
+						if o.Timestamp == newest {
+							got = tc.want
+						}
+					}
+				}
+				switch {
+				case tc.want == "" && !isNotFound(err):
+					t.Fatalf("%s after the delete: %q, %v; want not found", op, got, err)
+				case tc.want != "" && (err != nil || got != tc.want):
+					t.Fatalf("%s: %q, %v; want %q", op, got, err, tc.want)
+				}
+				wantOnNode := newest
+				if tc.want == "" {
+					wantOnNode = -newest
+				}
+				if on := c.onNode(t, prim[0], name); on != wantOnNode {
+					t.Fatalf("after the read, the primary that was away holds %d, want %d (written back)", on, wantOnNode)
+				}
+			})
+		}
+	}
+}
+
+// TestAVersionOnOnePrimaryIsWrittenBack: a write that reached one primary and failed (its
+// outcome unknown to its client) may be read; once a read has returned it, every later read
+// does too, whichever primaries it asks.
+func TestAVersionOnOnePrimaryIsWrittenBack(t *testing.T) {
+	ctx := context.Background()
+	c := newWideCluster(t, Config{ContainerCacheTTL: -1})
+	if err := c.proxy.CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "half-written"}
+	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 3}, bytes.NewReader([]byte("old")), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	prim, _ := c.primaries(name)
+	part := partition(c.ring, name.Account, name.Container, name.Object)
+	// The new version lands on the second primary only, as a proxy killed mid-write leaves it.
+	newer := meta.Object{Timestamp: meta.Now(), Size: 3}
+	if _, err := c.nodes[prim[1]].PutObject(ctx, "d0", part, name, newer, bytes.NewReader([]byte("new")), nodeclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A read asks the first primary (old) and checks with the second (new): it answers new.
+	if b := readAll(t, c.secondProxy(t), name, nil); string(b) != "new" {
+		t.Fatalf("read = %q, want the newest version a quorum heard of", b)
+	}
+	// Now the second primary goes away: the first and third must answer new too.
+	c.set(c.down, prim[1], true)
+	if b := readAll(t, c.secondProxy(t), name, nil); string(b) != "new" {
+		t.Fatalf("read after the holder went away = %q: a version once read was lost", b)
+	}
+	if o, err := c.secondProxy(t).HeadObject(ctx, name); err != nil || o.Timestamp != newer.Timestamp {
+		t.Fatalf("head after the holder went away = %+v, %v", o, err)
+	}
+}
+
+// TestReadsWithFewPrimariesAnswerWhatTheyHave: with a quorum of the primaries away, a read
+// answers from the replicas it reaches (the newest they hold) rather than 503.
+func TestReadsWithFewPrimariesAnswerWhatTheyHave(t *testing.T) {
+	ctx := context.Background()
+	c := newWideCluster(t, Config{ContainerCacheTTL: -1})
+	if err := c.proxy.CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "lonely"}
+	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 4}, bytes.NewReader([]byte("kept")), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	prim, _ := c.primaries(name)
+	c.set(c.down, prim[0], true)
+	c.set(c.down, prim[1], true)
+	if b := readAll(t, c.secondProxy(t), name, nil); string(b) != "kept" {
+		t.Fatalf("read with one primary up: %q", b)
+	}
+	if _, err := c.secondProxy(t).HeadObject(ctx, name); err != nil {
+		t.Fatalf("head with one primary up: %v", err)
+	}
+	// Deleted while two primaries were away (the delete answered 503: one primary and two
+	// handoffs took it), then those two back and the third away: the two are a quorum of the
+	// primaries, and the delete was never acknowledged: the object is still there.
+	err := c.proxy.DeleteObject(ctx, name)
+	if !errors.Is(err, meta.ErrUnavailable) {
+		t.Fatalf("delete with one primary up: %v, want ErrUnavailable", err)
+	}
+	c.set(c.down, prim[0], false)
+	c.set(c.down, prim[1], false)
+	c.set(c.down, prim[2], true)
+	if b := readAll(t, c.secondProxy(t), name, nil); string(b) != "kept" {
+		t.Fatalf("read after an unacknowledged delete: %q", b)
+	}
+}
