@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
@@ -184,5 +185,43 @@ func TestReadsWithFewPrimariesAnswerWhatTheyHave(t *testing.T) {
 	c.set(c.down, prim[2], true)
 	if b := readAll(t, c.secondProxy(t), name, nil); string(b) != "kept" {
 		t.Fatalf("read after an unacknowledged delete: %q", b)
+	}
+}
+
+// TestASuppressedNodeThatIsBackCountsAgain: a node suppressed for its errors is probed outside
+// any client's request, and once it answers it takes writes again: with a strict quorum, a
+// primary left suppressed for the rest of the interval would leave its partitions one fault
+// away from refusing writes.
+func TestASuppressedNodeThatIsBackCountsAgain(t *testing.T) {
+	ctx := context.Background()
+	c := newWideCluster(t, Config{ContainerCacheTTL: -1, ErrorLimit: 1, ErrorInterval: time.Hour})
+	if err := c.proxy.CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "probed"}
+	prim, _ := c.primaries(name)
+	c.set(c.down, prim[0], true)
+	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 2}, bytes.NewReader([]byte("v1")), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !c.proxy.health.limited(prim[0]) {
+		t.Fatal("the node that was down is not suppressed")
+	}
+	c.set(c.down, prim[0], false)
+	// The next request that would go to it starts a probe; the probe lifts the suppression.
+	for give := time.Now().Add(time.Minute); c.proxy.health.limited(prim[0]); {
+		if time.Now().After(give) {
+			t.Fatal("the node that is back is still suppressed: no probe lifted it")
+		}
+		c.proxy.place(c.ring, partition(c.ring, name.Account, name.Container, name.Object))
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Now a second primary fails: the first, back, still makes the quorum.
+	c.set(c.down, prim[1], true)
+	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 2}, bytes.NewReader([]byte("v2")), PutOptions{}); err != nil {
+		t.Fatalf("put with the probed node back and another down: %v", err)
+	}
+	if got := c.onNode(t, prim[0], name); got <= 0 {
+		t.Fatalf("the probed node did not take the write: %d", got)
 	}
 }

@@ -80,6 +80,9 @@ func (p *Proxy) place(r *ring.Ring, part uint32) *placement {
 // cannot be dialled, or it is suppressed for its recent errors.
 func (p *Proxy) target(replica int, d ring.Device) target {
 	if p.health.limited(d.Node) {
+		if p.health.probeDue(d.Node) {
+			go p.probe(d)
+		}
 		return target{replica: replica, dev: d, suppressed: true,
 			err: fmt.Errorf("node %s: suppressed after repeated errors: %w", d.Node, meta.ErrUnavailable)}
 	}
@@ -353,6 +356,29 @@ func readServed[T any](ctx context.Context, pl *placement, bounded bool, op func
 	return zero, target{}, lastErr
 }
 
+// probeName is what a probe asks a suppressed node for: a name no client can write (object
+// names are the clients' own, accounts beginning with a dot are Cairn's), so that the answer
+// is "not found" from a node that is back.
+var probeName = meta.ObjectName{Account: ".cairn-probe", Container: "probe", Object: "probe"}
+
+// probe asks a suppressed node whether it is back, outside any client's request, and lifts
+// its suppression if it answers. Swift's error limiting waits out the whole interval; a
+// strict quorum cannot: a primary that came back must count again at once, or a second
+// fault in the same minute leaves its partitions short of a quorum of primaries.
+func (p *Proxy) probe(d ring.Device) {
+	c, err := p.dialer.Dial(d.Node)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.nodeTimeout)
+	defer cancel()
+	_, err = c.HeadObject(ctx, d.Name, 0, probeName, nodeclient.HeadOptions{Brief: true})
+	if err == nil || isAnswer(err) {
+		p.log.Debug("suppressed storage node answers again", "node", d.Node)
+		p.health.recovered(d.Node)
+	}
+}
+
 // health remembers the nodes that failed lately (Swift's error limiting): a node with
 // ErrorLimit failures within ErrorInterval is skipped for ErrorInterval, its requests going to
 // handoffs, so that a dead or hanging node costs each request nothing once it is known.
@@ -370,7 +396,11 @@ type nodeErrors struct {
 	count        int       // failures since first
 	first, last  time.Time // of the current count
 	limitedUntil time.Time
+	probed       time.Time // when a probe last asked it, while it is suppressed
 }
+
+// probeEvery is how often a suppressed node is probed.
+const probeEvery = time.Second
 
 func newHealth(limit int, interval time.Duration, now func() time.Time) *health {
 	return &health{limit: limit, interval: interval, now: now, nodes: map[string]*nodeErrors{}}
@@ -409,6 +439,29 @@ func (h *health) limited(node string) bool {
 	defer h.mu.Unlock()
 	e := h.nodes[node]
 	return e != nil && h.now().Before(e.limitedUntil)
+}
+
+// probeDue reports whether a suppressed node is due a probe, and if so counts it as probed.
+func (h *health) probeDue(node string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.nodes[node]
+	now := h.now()
+	if e == nil || now.Sub(e.probed) < probeEvery {
+		return false
+	}
+	e.probed = now
+	return true
+}
+
+// recovered lifts node's suppression: it answered a probe. It is still read last for a
+// while (rank): it may have missed writes while it was away.
+func (h *health) recovered(node string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e := h.nodes[node]; e != nil {
+		e.limitedUntil, e.count = time.Time{}, 0
+	}
 }
 
 // staleFor is how long after its last failure a node is read last.
