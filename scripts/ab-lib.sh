@@ -3,7 +3,9 @@
 # ab_build_servers SPEC...: builds the client (this checkout) as $OUT/cairn and each SPEC (a
 # revision, or a binary) as $OUT/server-<label>; sets the array labels.
 # ab_start LABEL: starts $OUT/server-LABEL on a fresh data directory with the root key
-# abroot/$AB_SECRET; sets pid, data and ep (the endpoint, once healthy).
+# abroot/$AB_SECRET; sets pid, data and ep (the endpoint, once healthy). AB_MODE=local-cluster
+# starts a cluster (`cairn local-cluster`: 4 storage processes, 1 proxy, 3 replicas) instead of
+# the embedded default.
 # ab_stop: stops it and removes its data.
 AB_SECRET=abroot-secret-0123456789
 
@@ -27,11 +29,11 @@ ab_build_servers() {
 
 ab_start() {
   data=$(mktemp -d /var/tmp/cairn-ab.XXXXXX)
-  "$OUT/server-$1" server --data "$data" --listen 127.0.0.1:0 --root-access-key abroot \
+  "$OUT/server-$1" "${AB_MODE:-server}" --data "$data" --listen 127.0.0.1:0 --root-access-key abroot \
     --root-secret-key "$AB_SECRET" --log-level warn >"$OUT/$1.log" 2>&1 &
   pid=$!
   ep=
-  for _ in $(seq 100); do
+  for _ in $(seq 600); do
     ep=$(sed -n 's/^cairn: S3 endpoint \(http[^ ]*\).*/\1/p' "$OUT/$1.log" | head -1)
     [ -n "$ep" ] && curl -sf -m 1 "$ep/healthz" >/dev/null && break
     sleep 0.1

@@ -9,7 +9,8 @@
 #   scripts/bench-ab-s3.sh REV_OR_BINARY...      # e.g. 17b2256 HEAD
 #
 # Environment: ROUNDS (3), DURATION (15s), CONCURRENCY (16), OUT (default
-# /var/tmp/cairn-bench-ab/<time>).
+# /var/tmp/cairn-bench-ab/<time>), AB_MODE=local-cluster (a cluster instead of the embedded
+# default), TESTS (default "put4k get4k put1m get1m").
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 [ $# -ge 1 ] || { echo "usage: $0 REV_OR_BINARY..." >&2; exit 2; }
@@ -26,7 +27,7 @@ walsyncs() { curl -sf "$1/metrics" | awk '/^cairn_lsm_wal_syncs_total/ {s += $2}
 run() { # label round
   local label=$1 round=$2 data pid ep t s0 s1
   ab_start "$label"
-  for t in put4k get4k put1m get1m; do
+  for t in ${TESTS:-put4k get4k put1m get1m}; do
     local op=(--op put) size=4KiB
     case $t in
       get4k) op=(--op get --objects 1000) ;;

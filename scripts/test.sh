@@ -84,6 +84,12 @@ step "go test ./test/... (end-to-end, bad input, crash, cluster; -p $go_test_pro
 # shellcheck disable=SC2086 # GO_TEST_ARGS is a list of words
 go test -count=1 -p "$go_test_procs_p" -timeout 40m ${GO_TEST_ARGS:-} ./test/... || failed+=("go test ./test/...")
 
+step "the robustness tier, short profile (test/robustness: 2 minutes of faults, the history checked)"
+# Clients on two proxies, a nemesis killing and pausing processes, every answer checked against
+# docs/consistency.md's model (docs/testing.md, "The robustness tier"). A new seed each run; a
+# failure names it (CAIRN_ROBUSTNESS_SEED repeats its choices).
+CAIRN_ROBUSTNESS=short go test -count=1 -run TestRobustness -timeout 20m ./test/robustness/ || failed+=("robustness tier (short)")
+
 step "pytest test/clients (boto3, aws cli, s3cmd, rclone)"
 # shellcheck disable=SC2086 # PYTEST_ARGS is a list of words
 PATH="$CAIRN_CACHE/venv/bin:$PATH" timeout 40m \
