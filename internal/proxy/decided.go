@@ -85,7 +85,11 @@ func (p *Proxy) putDecided(ctx context.Context, pl *placement, name meta.ObjectN
 // another writer has not landed.
 func (p *Proxy) putDecidedOnce(ctx context.Context, pl *placement, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions, nopts func(target) nodeclient.PutOptions) (nodeclient.PutResult, error) {
 	key := nodeclient.ObjectRegisterKey(name)
-	cur, err := p.newestHeld(ctx, pl, name)
+	current := p.newestHeld
+	if pl.scheme != nil {
+		current = p.newestDecodable
+	}
+	cur, err := current(ctx, pl, name)
 	if err != nil {
 		return nodeclient.PutResult{}, err
 	}
@@ -143,14 +147,21 @@ func (p *Proxy) putDecidedOnce(ctx context.Context, pl *placement, name meta.Obj
 		}
 	}
 	obj.Timestamp = ts
-	fenced := func(t target) nodeclient.PutOptions {
-		o2 := nopts(t)
-		o2.If, o2.DecidedGen = meta.Precondition{}, o.Value.Gen
-		return o2
-	}
 	// Primaries only: a handoff keeps no acceptor, so it could not fence a writer presumed
 	// dead, and such a writer must not reach a quorum there.
-	res, err := p.putReplicas(ctx, pl.withoutHandoffs(), name, obj, body, fenced)
+	var res nodeclient.PutResult
+	if pl.scheme != nil {
+		ecOpts := opts
+		ecOpts.If, ecOpts.decidedGen = meta.Precondition{}, o.Value.Gen
+		res, err = p.putEC(ctx, pl.withoutHandoffs(), name, obj, body, ecOpts)
+	} else {
+		fenced := func(t target) nodeclient.PutOptions {
+			o2 := nopts(t)
+			o2.If, o2.DecidedGen = meta.Precondition{}, o.Value.Gen
+			return o2
+		}
+		res, err = p.putReplicas(ctx, pl.withoutHandoffs(), name, obj, body, fenced)
+	}
 	if errors.Is(err, meta.ErrPreconditionFailed) {
 		// Fenced: another proxy presumed this write dead and decided over it. Replicas
 		// that took it before may keep it, so whether it took effect cannot be told.
@@ -159,10 +170,15 @@ func (p *Proxy) putDecidedOnce(ctx context.Context, pl *placement, name meta.Obj
 	return res, err
 }
 
-// withoutHandoffs returns the placement with no handoffs to draw on.
+// withoutHandoffs returns the placement with no handoffs to draw on, its primaries
+// suppressed for their recent errors redialled: with no handoff to take their place, asking
+// them is the only way the write can reach them.
 func (pl *placement) withoutHandoffs() *placement {
-	out := &placement{p: pl.p, ring: pl.ring, part: pl.part, primaries: pl.primaries, scheme: pl.scheme, strict: pl.strict, computed: true}
-	return out
+	primaries := make([]target, len(pl.primaries))
+	for i, t := range pl.primaries {
+		primaries[i] = pl.p.unsuppressed(t)
+	}
+	return &placement{p: pl.p, ring: pl.ring, part: pl.part, primaries: primaries, scheme: pl.scheme, strict: pl.strict, computed: true}
 }
 
 // newestHeld returns the newest version (a tombstone included) that the replicas answering
@@ -188,6 +204,21 @@ func (p *Proxy) newestHeld(ctx context.Context, pl *placement, name meta.ObjectN
 		return nil, fmt.Errorf("%q: the versions the replicas hold: %w", name.Object, err)
 	}
 	return newest, nil
+}
+
+// newestDecodable is newestHeld for an erasure-coded object: the newest version k archives
+// decode, as a read would serve it (its ETag the object's, not an archive's), or nil when
+// there is none.
+func (p *Proxy) newestDecodable(ctx context.Context, pl *placement, name meta.ObjectName) (*meta.Object, error) {
+	v, err := p.survey(ctx, pl, name, nodeclient.HeadOptions{Brief: true})
+	if errors.Is(err, meta.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%q: the version the archives decode: %w", name.Object, err)
+	}
+	o := v.served()
+	return &o, nil
 }
 
 // noneHolds checks that no primary holds a version at or after ts: every primary must answer.

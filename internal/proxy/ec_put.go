@@ -123,7 +123,7 @@ func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, 
 		}
 		put := func(t target) error {
 			in := &countingReader{r: pr}
-			res, err := t.client.PutObject(ctx, t.dev.Name, pl.part, name, arc, in, nodeclient.PutOptions{BeforeCommit: hook, If: cond, Containers: listing(t.replica)})
+			res, err := t.client.PutObject(ctx, t.dev.Name, pl.part, name, arc, in, nodeclient.PutOptions{BeforeCommit: hook, If: cond, Containers: listing(t.replica), DecidedGen: opts.decidedGen})
 			p.noteFailure(ctx, t, err)
 			if err == nil {
 				answers <- answer{res: res}

@@ -34,6 +34,7 @@ const ecSegment = 4000
 // replicas over 8 devices: every partition has two handoffs).
 type ecCluster struct {
 	proxy  *Proxy
+	cfg    Config // the proxy's: another proxy over the same nodes is New(cfg)
 	ecRing *ring.Ring
 	scheme *ec.Scheme
 	nodes  map[string]*storage.Node
@@ -137,9 +138,10 @@ func newECClusterWith(t testing.TB, segment int) *ecCluster {
 	}
 	r0 := buildRing(t, names, "d0", 3)
 	c.ecRing = buildRing(t, names, "ec", 6)
-	p, err := New(Config{AccountRing: func() *ring.Ring { return r0 }, ContainerRing: func() *ring.Ring { return r0 },
+	c.cfg = Config{AccountRing: func() *ring.Ring { return r0 }, ContainerRing: func() *ring.Ring { return r0 },
 		Policies: ecPolicies(t, segment), ObjectRings: map[int]func() *ring.Ring{0: func() *ring.Ring { return r0 }, 1: func() *ring.Ring { return c.ecRing }},
-		Dialer: c, ContainerCacheTTL: -1})
+		Dialer: c, ContainerCacheTTL: -1}
+	p, err := New(c.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,10 @@ type PutOptions struct {
 	// Fresh: the name was minted for this write with Timestamp in it (see nodeclient
 	// PutOptions.Fresh); a node of this process may skip looking for a version under it.
 	Fresh bool
+
+	// decidedGen fences an erasure-coded write its register decided (decided.go): each
+	// archive's commit carries it (nodeclient PutOptions.DecidedGen).
+	decidedGen uint64
 }
 
 // ObjectReader is an open object: its metadata and the bytes of the requested range.
@@ -58,7 +62,7 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 	}
 	var res nodeclient.PutResult
 	decided := false
-	if !opts.If.IsZero() && pl.scheme == nil && pl.ring.Replicas() > 1 {
+	if !opts.If.IsZero() && pl.ring.Replicas() > 1 {
 		res, err = p.putDecided(ctx, pl, name, obj, body, opts, nopts)
 		decided = !errors.Is(err, ErrNoRegisters)
 	}

@@ -82,7 +82,7 @@ func TestRobustness(t *testing.T) {
 	}
 	t.Logf("profile %s, seed %d (CAIRN_ROBUSTNESS_SEED=%d repeats the choices)", name, seed, seed)
 
-	c, root := e2e.StartCluster(t, localcluster.Config{Storage: 4, Proxies: 2, Replicas: 3})
+	c, root := e2e.StartCluster(t, localcluster.Config{Storage: 4, Proxies: 2, Replicas: 3, Links: true})
 	ctx := context.Background()
 	const bucket = "robust"
 	if _, err := root.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
@@ -236,8 +236,9 @@ func code(err error) string {
 }
 
 // nemesis injects faults until the duration has passed: a storage node killed with SIGKILL and
-// restarted, a storage node paused (SIGSTOP) and resumed, a proxy killed and restarted; one
-// fault at a time, with quiet spells between.
+// restarted, a storage node paused (SIGSTOP) and resumed, a storage node cut off (its link
+// refuses connections and cuts open ones) and healed, a storage node's link slowed, a proxy
+// killed and restarted; one fault at a time, with quiet spells between.
 func nemesis(t *testing.T, c *localcluster.Cluster, rng *rand.Rand, stop <-chan struct{}, d time.Duration) {
 	end := time.Now().Add(d)
 	pause := func(d time.Duration) bool {
@@ -257,7 +258,24 @@ func nemesis(t *testing.T, c *localcluster.Cluster, rng *rand.Rand, stop <-chan 
 	}
 	for pause(time.Duration(2+rng.IntN(4)) * time.Second) {
 		storage := c.Storage()
-		switch f := rng.IntN(6); {
+		switch f := rng.IntN(9); {
+		case f == 6:
+			n := storage[rng.IntN(len(storage))]
+			t.Logf("nemesis: cut off storage %s", n.Addr)
+			if err := n.Link().Refuse(true); err != nil {
+				t.Errorf("cutting %s off: %v", n.Addr, err)
+			}
+			pause(time.Duration(1+rng.IntN(4)) * time.Second)
+			if err := n.Link().Refuse(false); err != nil {
+				t.Errorf("healing %s: %v", n.Addr, err)
+			}
+		case f == 7:
+			n := storage[rng.IntN(len(storage))]
+			d := time.Duration(10+rng.IntN(90)) * time.Millisecond
+			t.Logf("nemesis: slow the link of storage %s by %v", n.Addr, d)
+			n.Link().SetDelay(d)
+			pause(time.Duration(1+rng.IntN(4)) * time.Second)
+			n.Link().SetDelay(0)
 		case f < 3:
 			n := storage[rng.IntN(len(storage))]
 			t.Logf("nemesis: kill -9 storage %s", n.Addr)
