@@ -54,36 +54,65 @@ func TestFullDisk(t *testing.T) {
 
 	const objSize = 2 * MiB
 	acked := map[string]string{} // key -> sha256 of what was acknowledged
-	var refused response
-	for i := 0; ; i++ {
-		if i > 400<<20/objSize {
-			t.Fatalf("%d PUTs of %d bytes on a 400 MiB file system and none refused", i, objSize)
+	next := 0
+	// fill PUTs new objects until one is refused, and returns the refusal.
+	fill := func() response {
+		t.Helper()
+		for {
+			if next > 400<<20/objSize {
+				t.Fatalf("%d PUTs of %d bytes on a 400 MiB file system and none refused", next, objSize)
+			}
+			key := fmt.Sprintf("fill-%04d", next)
+			next++
+			body := randomBytes(objSize)
+			r := s.call(http.MethodPut, bucket, key, "", body)
+			if r.Status != http.StatusOK {
+				s.expectNoKey("the refused PUT", bucket, key)
+				return r
+			}
+			acked[key] = sha256Hex(body)
 		}
-		key := fmt.Sprintf("fill-%04d", i)
-		body := randomBytes(objSize)
-		r := s.call(http.MethodPut, bucket, key, "", body)
-		if r.Status != http.StatusOK {
-			refused = r
-			s.expectNoKey("the refused PUT", bucket, key)
-			break
-		}
-		acked[key] = sha256Hex(body)
 	}
+	refused := fill()
 	t.Logf("%d objects of %d bytes stored before the first refusal", len(acked), objSize)
 	if len(acked) < 30 {
 		t.Errorf("only %d objects of %d bytes fit on a 400 MiB file system with a 256 MiB reserve and a 32 MiB ballast", len(acked), objSize)
 	}
 	expectError(t, "PUT on a full disk", refused, http.StatusInsufficientStorage, "InsufficientStorage")
 
-	// Further writes are refused the same way; nothing they touch changes.
-	r := s.call(http.MethodPut, bucket, "fill-0000", "", randomBytes(objSize))
-	expectError(t, "overwriting PUT on a full disk", r, http.StatusInsufficientStorage, "InsufficientStorage")
-	r = s.call(http.MethodPut, bucket, "copy", "", nil, "X-Amz-Copy-Source", "/"+bucket+"/fill-0001")
-	expectError(t, "CopyObject on a full disk", r, http.StatusInsufficientStorage, "InsufficientStorage")
-	r = s.call(http.MethodPost, bucket, "mp", "uploads", nil)
+	// Further writes are refused the same way; nothing they touch changes. The engine's
+	// background work (compactions deleting the files they replaced) can free space after a
+	// refusal, on a busy machine at any time: a write that then fits is taken, as it should
+	// be, and the disk is filled again before the next try. Each write that fits eats into
+	// the space left, so this ends.
+	// write returns the response and the sha256 of what the key holds if it was taken.
+	refusedOnFullDisk := func(what, key string, write func() (response, string)) {
+		t.Helper()
+		for try := 0; ; try++ {
+			r, sum := write()
+			if r.Status != http.StatusOK || try == 20 {
+				expectError(t, what+" on a full disk", r, http.StatusInsufficientStorage, "InsufficientStorage")
+				return
+			}
+			t.Logf("%s: taken (space freed since the last refusal); filling again", what)
+			if key != "" {
+				acked[key] = sum
+			}
+			fill()
+		}
+	}
+	refusedOnFullDisk("overwriting PUT", "fill-0000", func() (response, string) {
+		body := randomBytes(objSize)
+		return s.call(http.MethodPut, bucket, "fill-0000", "", body), sha256Hex(body)
+	})
+	refusedOnFullDisk("CopyObject", "copy", func() (response, string) {
+		return s.call(http.MethodPut, bucket, "copy", "", nil, "X-Amz-Copy-Source", "/"+bucket+"/fill-0001"), acked["fill-0001"]
+	})
+	r := s.call(http.MethodPost, bucket, "mp", "uploads", nil)
 	if uploadID := between(string(r.Body), "<UploadId>", "</UploadId>"); r.Status == http.StatusOK && uploadID != "" {
-		r = s.call(http.MethodPut, bucket, "mp", "partNumber=1&uploadId="+uploadID, randomBytes(objSize))
-		expectError(t, "UploadPart on a full disk", r, http.StatusInsufficientStorage, "InsufficientStorage")
+		refusedOnFullDisk("UploadPart", "", func() (response, string) {
+			return s.call(http.MethodPut, bucket, "mp", "partNumber=1&uploadId="+uploadID, randomBytes(objSize)), ""
+		})
 		if r := s.call(http.MethodDelete, bucket, "mp", "uploadId="+uploadID, nil); r.Status != http.StatusNoContent {
 			t.Errorf("AbortMultipartUpload on a full disk: %s", r)
 		}
