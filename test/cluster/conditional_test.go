@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/cairn-store/cairn/internal/localcluster"
@@ -26,7 +27,6 @@ import (
 // 14 rounds of 100 broke.)
 func TestConditionalCreatesAcrossProxies(t *testing.T) {
 	c, root := start(t, localcluster.Config{Storage: 4, Proxies: 2, Replicas: 3})
-	ctx := context.Background()
 	access, secret := c.RootKey()
 	var clients []*s3.Client
 	for _, n := range c.Front() {
@@ -35,11 +35,30 @@ func TestConditionalCreatesAcrossProxies(t *testing.T) {
 	if len(clients) < 2 {
 		t.Fatalf("%d proxies", len(clients))
 	}
-	bucket := "commits"
+	for _, tc := range []struct {
+		bucket    string
+		versioned bool
+		rounds    int
+	}{{"commits", false, 40}, {"versioned-commits", true, 10}} {
+		t.Run(tc.bucket, func(t *testing.T) { racingCreates(t, root, clients, tc.bucket, tc.versioned, tc.rounds) })
+	}
+}
+
+// racingCreates runs rounds of 8 concurrent creates of one new key in bucket, through the
+// clients in turn. In a versioned bucket, the key's versions must then be the winner's only:
+// a loser's version is written before its link is decided, and removed once it lost.
+func racingCreates(t *testing.T, root *s3.Client, clients []*s3.Client, bucket string, versioned bool, rounds int) {
+	ctx := context.Background()
 	if _, err := root.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatal(err)
 	}
-	const rounds, writers = 40, 8
+	if versioned {
+		if _, err := root.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(bucket),
+			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const writers = 8
 	broken, conflicts := 0, 0
 	for round := range rounds {
 		key := fmt.Sprintf("_delta_log/%020d.json", round)
@@ -86,6 +105,16 @@ func TestConditionalCreatesAcrossProxies(t *testing.T) {
 				t.Errorf("round %d: proxy %d reads %s, the client told 200 wrote %s", round, i, got, won[0])
 				broken++
 				break
+			}
+		}
+		if versioned {
+			out, err := root.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(bucket), Prefix: aws.String(key)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Versions) != 1 || len(out.DeleteMarkers) != 0 {
+				t.Errorf("round %d: %d versions and %d delete markers of the key, want the winner's one version", round, len(out.Versions), len(out.DeleteMarkers))
+				broken++
 			}
 		}
 	}
