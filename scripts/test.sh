@@ -89,6 +89,9 @@ step "the robustness tier, short profile (test/robustness: 2 minutes of faults, 
 # docs/consistency.md's model (docs/testing.md, "The robustness tier"). A new seed each run; a
 # failure names it (CAIRN_ROBUSTNESS_SEED repeats its choices).
 CAIRN_ROBUSTNESS=short go test -count=1 -run TestRobustness -timeout 20m ./test/robustness/ || failed+=("robustness tier (short)")
+step "the robustness tier against the embedded default (1 minute of faults: kill -9 and SIGSTOP of the one process)"
+CAIRN_ROBUSTNESS=short CAIRN_ROBUSTNESS_TARGET=embedded CAIRN_ROBUSTNESS_DURATION=1m \
+  go test -count=1 -run TestRobustness -timeout 20m ./test/robustness/ || failed+=("robustness tier (embedded)")
 
 step "pytest test/clients (boto3, aws cli, s3cmd, rclone)"
 # shellcheck disable=SC2086 # PYTEST_ARGS is a list of words

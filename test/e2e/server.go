@@ -338,6 +338,14 @@ func (s *Server) Kill() {
 	<-s.done
 }
 
+// Signal sends sig to the process (SIGSTOP and SIGCONT pause and resume it).
+func (s *Server) Signal(sig os.Signal) error {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return errors.New("no process")
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
 // Stop asks the server to shut down (SIGTERM) and kills it if it has not exited within timeout.
 // It returns the process's exit error, if any.
 func (s *Server) Stop(timeout time.Duration) error {

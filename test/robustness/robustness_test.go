@@ -59,8 +59,10 @@ func (h *history) add(client int, in input, call int64, out output) {
 	h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret})
 }
 
-// TestRobustness runs a profile (CAIRN_ROBUSTNESS=short|long) against a cluster of 4 storage
-// processes and 2 proxies with 3 replicas, under the nemesis, and checks the history. The seed
+// TestRobustness runs a profile (CAIRN_ROBUSTNESS=short|long; CAIRN_ROBUSTNESS_DURATION
+// overrides its length) against a cluster of 4 storage processes and 2 proxies with 3
+// replicas, or the embedded default (CAIRN_ROBUSTNESS_TARGET=embedded), under the nemesis,
+// and checks the history. The seed
 // (CAIRN_ROBUSTNESS_SEED to repeat one) chooses the operations and the faults; the processes'
 // timing is the machine's. A failing run writes the history's visualization next to the test's
 // output and names its seed.
@@ -73,6 +75,12 @@ func TestRobustness(t *testing.T) {
 	if !found {
 		t.Fatalf("CAIRN_ROBUSTNESS=%q: no such profile (short, long)", name)
 	}
+	if d := os.Getenv("CAIRN_ROBUSTNESS_DURATION"); d != "" {
+		var err error
+		if prof.duration, err = time.ParseDuration(d); err != nil {
+			t.Fatalf("CAIRN_ROBUSTNESS_DURATION=%q: %v", d, err)
+		}
+	}
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("CAIRN_ROBUSTNESS_SEED"); s != "" {
 		var err error
@@ -80,19 +88,26 @@ func TestRobustness(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("profile %s, seed %d (CAIRN_ROBUSTNESS_SEED=%d repeats the choices)", name, seed, seed)
+	t.Logf("profile %s (%v of faults), target %q, seed %d (CAIRN_ROBUSTNESS_SEED=%d repeats the choices)", name, prof.duration, os.Getenv("CAIRN_ROBUSTNESS_TARGET"), seed, seed)
 
-	c, root := e2e.StartCluster(t, localcluster.Config{Storage: 4, Proxies: 2, Replicas: 3, Links: true})
+	target := os.Getenv("CAIRN_ROBUSTNESS_TARGET")
+	var sys *system
+	switch target {
+	case "", "cluster":
+		sys = startCluster(t)
+	case "embedded":
+		sys = startEmbedded(t)
+	default:
+		t.Fatalf("CAIRN_ROBUSTNESS_TARGET=%q: no such target (cluster, embedded)", target)
+	}
 	ctx := context.Background()
 	const bucket = "robust"
-	if _, err := root.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+	if _, err := sys.root.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatal(err)
 	}
-	access, secret := c.RootKey()
-	fronts := c.Front()
-	clientsOf := make([]*s3.Client, len(fronts))
-	for i, f := range fronts {
-		clientsOf[i] = e2e.NewS3Client(f.Endpoint(), access, secret, e2e.NoRetries, func(o *s3.Options) {
+	clientsOf := make([]*s3.Client, len(sys.endpoints))
+	for i, ep := range sys.endpoints {
+		clientsOf[i] = e2e.NewS3Client(ep, sys.access, sys.secret, e2e.NoRetries, func(o *s3.Options) {
 			o.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 		})
 	}
@@ -114,11 +129,11 @@ func TestRobustness(t *testing.T) {
 			}
 		})
 	}
-	nemesis(t, c, rand.New(rand.NewPCG(seed, 1<<32)), stop, prof.duration)
+	nemesis(t, sys, rand.New(rand.NewPCG(seed, 1<<32)), stop, prof.duration)
 	close(stop)
 	wg.Wait()
 	// Every node back, so that the final reads see the whole cluster.
-	for _, n := range append(c.Storage(), c.Front()...) {
+	for _, n := range append(sys.storage, sys.fronts...) {
 		n.Signal(syscall.SIGCONT)
 		if !n.Running() {
 			sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
@@ -239,7 +254,7 @@ func code(err error) string {
 // restarted, a storage node paused (SIGSTOP) and resumed, a storage node cut off (its link
 // refuses connections and cuts open ones) and healed, a storage node's link slowed, a proxy
 // killed and restarted; one fault at a time, with quiet spells between.
-func nemesis(t *testing.T, c *localcluster.Cluster, rng *rand.Rand, stop <-chan struct{}, d time.Duration) {
+func nemesis(t *testing.T, sys *system, rng *rand.Rand, stop <-chan struct{}, d time.Duration) {
 	end := time.Now().Add(d)
 	pause := func(d time.Duration) bool {
 		select {
@@ -249,18 +264,23 @@ func nemesis(t *testing.T, c *localcluster.Cluster, rng *rand.Rand, stop <-chan 
 			return time.Now().Before(end)
 		}
 	}
-	restart := func(n *localcluster.Node) {
+	restart := func(n proc) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		if err := n.Start(ctx); err != nil {
-			t.Errorf("restarting %s: %v", n.Addr, err)
+			t.Errorf("restarting %s: %v", n.Endpoint(), err)
 		}
 	}
 	for pause(time.Duration(2+rng.IntN(4)) * time.Second) {
-		storage := c.Storage()
-		switch f := rng.IntN(9); {
+		storage := sys.storage
+		f := rng.IntN(9)
+		switch {
+		case !sys.links && (f == 6 || f == 7), len(sys.fronts) == 0 && (f == 5 || f == 8):
+			continue // a fault this system cannot have: a quiet spell instead
+		}
+		switch {
 		case f == 6:
-			n := storage[rng.IntN(len(storage))]
+			n := storage[rng.IntN(len(storage))].(*localcluster.Node)
 			t.Logf("nemesis: cut off storage %s", n.Addr)
 			if err := n.Link().Refuse(true); err != nil {
 				t.Errorf("cutting %s off: %v", n.Addr, err)
@@ -270,7 +290,7 @@ func nemesis(t *testing.T, c *localcluster.Cluster, rng *rand.Rand, stop <-chan 
 				t.Errorf("healing %s: %v", n.Addr, err)
 			}
 		case f == 7:
-			n := storage[rng.IntN(len(storage))]
+			n := storage[rng.IntN(len(storage))].(*localcluster.Node)
 			d := time.Duration(10+rng.IntN(90)) * time.Millisecond
 			t.Logf("nemesis: slow the link of storage %s by %v", n.Addr, d)
 			n.Link().SetDelay(d)
@@ -278,20 +298,19 @@ func nemesis(t *testing.T, c *localcluster.Cluster, rng *rand.Rand, stop <-chan 
 			n.Link().SetDelay(0)
 		case f < 3:
 			n := storage[rng.IntN(len(storage))]
-			t.Logf("nemesis: kill -9 storage %s", n.Addr)
+			t.Logf("nemesis: kill -9 storage %s", n.Endpoint())
 			n.Kill()
 			pause(time.Duration(1+rng.IntN(4)) * time.Second)
 			restart(n)
 		case f < 5:
 			n := storage[rng.IntN(len(storage))]
-			t.Logf("nemesis: SIGSTOP storage %s", n.Addr)
+			t.Logf("nemesis: SIGSTOP storage %s", n.Endpoint())
 			n.Signal(syscall.SIGSTOP)
 			pause(time.Duration(1+rng.IntN(4)) * time.Second)
 			n.Signal(syscall.SIGCONT)
 		default:
-			fronts := c.Front()
-			n := fronts[rng.IntN(len(fronts))]
-			t.Logf("nemesis: kill -9 proxy %s", n.Addr)
+			n := sys.fronts[rng.IntN(len(sys.fronts))]
+			t.Logf("nemesis: kill -9 proxy %s", n.Endpoint())
 			n.Kill()
 			pause(time.Second)
 			restart(n)
