@@ -28,6 +28,9 @@ type Node struct {
 	Role    string // storage, proxy or sumo
 	Addr    string // host:port it serves on (a proxy's is known once it has started)
 	DataDir string
+	// Env is added to the environment of the node's next starts (the cluster's Config.Env,
+	// else this process's, comes first).
+	Env []string
 
 	c      *Cluster
 	listen string // a proxy's --listen (default 127.0.0.1:0; later starts reuse its address)
@@ -133,7 +136,7 @@ func (n *Node) launch() (ready func(context.Context) error, err error) {
 		env = os.Environ()
 	}
 	// The secret goes by environment, not argument, so that ps does not show it.
-	cmd.Env = append(append([]string{}, env...), "CAIRN_CLUSTER_SECRET="+n.c.Secret)
+	cmd.Env = append(append(append([]string{}, env...), n.Env...), "CAIRN_CLUSTER_SECRET="+n.c.Secret)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		logFile.Close()

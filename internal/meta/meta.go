@@ -50,10 +50,26 @@ type Timestamp int64
 
 var lastTimestamp atomic.Int64
 
+// clockOffset is added to the machine's clock (SetClockOffset).
+var clockOffset atomic.Int64
+
+// SetClockOffset makes this process's clock run d ahead of the machine's (behind when
+// negative): Wall and Now see it, as a machine whose clock is wrong by d would. It exists for
+// the robustness tier's clock-skew fault (CAIRN_TEST_CLOCK_OFFSET); nothing else sets it.
+func SetClockOffset(d time.Duration) { clockOffset.Store(int64(d)) }
+
+// Wall is the wall clock of this process: the machine's, moved by SetClockOffset.
+func Wall() time.Time {
+	if d := clockOffset.Load(); d != 0 {
+		return time.Now().Add(time.Duration(d))
+	}
+	return time.Now()
+}
+
 // Now returns a timestamp strictly greater than any this process returned before.
 func Now() Timestamp {
 	for {
-		now := time.Now().UnixNano()
+		now := Wall().UnixNano()
 		last := lastTimestamp.Load()
 		if now <= last {
 			now = last + 1

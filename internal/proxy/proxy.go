@@ -157,7 +157,7 @@ func New(cfg Config) (*Proxy, error) {
 		grace: cfg.SegmentGrace, later: &releaser{pending: map[*time.Timer]func(){}},
 		nodeTimeout: cfg.NodeTimeout,
 		health:      newHealth(cfg.ErrorLimit, cfg.ErrorInterval, time.Now),
-		regs:        newRegisters(), registerTimeout: 3 * cfg.NodeTimeout, decidedGrace: cfg.DecidedGrace, now: time.Now,
+		regs:        newRegisters(), registerTimeout: 3 * cfg.NodeTimeout, decidedGrace: cfg.DecidedGrace, now: meta.Wall,
 	}, nil
 }
 

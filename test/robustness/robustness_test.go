@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -129,7 +130,7 @@ func TestRobustness(t *testing.T) {
 			}
 		})
 	}
-	nemesis(t, sys, rand.New(rand.NewPCG(seed, 1<<32)), stop, prof.duration)
+	injected := nemesis(t, sys, chosenFaults(t, sys), rand.New(rand.NewPCG(seed, 1<<32)), stop, prof.duration)
 	close(stop)
 	wg.Wait()
 	// Every node back, so that the final reads see the whole cluster.
@@ -151,7 +152,7 @@ func TestRobustness(t *testing.T) {
 	for _, op := range ops {
 		counts[op.Input.(input).kind.String()+"/"+[...]string{"ok", "404", "412", "409", "unknown"}[op.Output.(output).outcome]]++
 	}
-	t.Logf("%d operations: %v", len(ops), counts)
+	t.Logf("%d operations: %v; faults injected: %v", len(ops), counts, injected)
 	res, info := porcupine.CheckOperationsVerbose(model.ToModel(), ops, 5*time.Minute)
 	switch res {
 	case porcupine.Ok:
@@ -250,12 +251,57 @@ func code(err error) string {
 	return "error"
 }
 
-// nemesis injects faults until the duration has passed: a storage node killed with SIGKILL and
-// restarted, a storage node paused (SIGSTOP) and resumed, a storage node cut off (its link
-// refuses connections and cuts open ones) and healed, a storage node's link slowed, a proxy
-// killed and restarted; one fault at a time, with quiet spells between.
-func nemesis(t *testing.T, sys *system, rng *rand.Rand, stop <-chan struct{}, d time.Duration) {
+// faults are the nemesis's faults by name, each with its weight in the random choice.
+var faults = []struct {
+	name   string
+	weight int
+}{
+	{"kill", 3},  // a storage node killed with SIGKILL, restarted 1 to 4 s later
+	{"pause", 2}, // a storage node paused (SIGSTOP) for 1 to 4 s
+	{"cut", 1},   // a storage node's link refuses connections and cuts open ones, 1 to 4 s
+	{"slow", 1},  // a storage node's link delays every chunk by 10 to 100 ms, 1 to 4 s
+	{"proxy", 2}, // a proxy killed with SIGKILL, restarted 1 s later
+	{"clock", 1}, // a proxy restarted with its clock off by up to 10 s either way, 2 to 5 s
+}
+
+// chosenFaults returns the faults a run injects: those CAIRN_ROBUSTNESS_FAULTS names (comma
+// separated), else all, less those the system cannot have (links without relays, proxies in
+// the embedded default).
+func chosenFaults(t *testing.T, sys *system) []string {
+	want := map[string]bool{}
+	if v := os.Getenv("CAIRN_ROBUSTNESS_FAULTS"); v != "" {
+		for _, f := range strings.Split(v, ",") {
+			want[strings.TrimSpace(f)] = true
+		}
+	}
+	var out []string
+	for _, f := range faults {
+		if len(want) > 0 && !want[f.name] {
+			continue
+		}
+		delete(want, f.name)
+		if (f.name == "cut" || f.name == "slow") && !sys.links || (f.name == "proxy" || f.name == "clock") && len(sys.fronts) == 0 {
+			continue
+		}
+		for range f.weight {
+			out = append(out, f.name)
+		}
+	}
+	for f := range want {
+		t.Fatalf("CAIRN_ROBUSTNESS_FAULTS: no fault %q (kill, pause, cut, slow, proxy, clock)", f)
+	}
+	if len(out) == 0 {
+		t.Fatal("no fault this system can have was chosen")
+	}
+	return out
+}
+
+// nemesis injects faults (chosen at random among those given, by their weights) until the
+// duration has passed; one fault at a time, with quiet spells of 2 to 5 s between. It counts
+// the faults it injected.
+func nemesis(t *testing.T, sys *system, chosen []string, rng *rand.Rand, stop <-chan struct{}, d time.Duration) map[string]int {
 	end := time.Now().Add(d)
+	injected := map[string]int{}
 	pause := func(d time.Duration) bool {
 		select {
 		case <-stop:
@@ -272,15 +318,23 @@ func nemesis(t *testing.T, sys *system, rng *rand.Rand, stop <-chan struct{}, d 
 		}
 	}
 	for pause(time.Duration(2+rng.IntN(4)) * time.Second) {
-		storage := sys.storage
-		f := rng.IntN(9)
-		switch {
-		case !sys.links && (f == 6 || f == 7), len(sys.fronts) == 0 && (f == 5 || f == 8):
-			continue // a fault this system cannot have: a quiet spell instead
-		}
-		switch {
-		case f == 6:
-			n := storage[rng.IntN(len(storage))].(*localcluster.Node)
+		f := chosen[rng.IntN(len(chosen))]
+		injected[f]++
+		switch f {
+		case "kill":
+			n := sys.storage[rng.IntN(len(sys.storage))]
+			t.Logf("nemesis: kill -9 storage %s", n.Endpoint())
+			n.Kill()
+			pause(time.Duration(1+rng.IntN(4)) * time.Second)
+			restart(n)
+		case "pause":
+			n := sys.storage[rng.IntN(len(sys.storage))]
+			t.Logf("nemesis: SIGSTOP storage %s", n.Endpoint())
+			n.Signal(syscall.SIGSTOP)
+			pause(time.Duration(1+rng.IntN(4)) * time.Second)
+			n.Signal(syscall.SIGCONT)
+		case "cut":
+			n := sys.storage[rng.IntN(len(sys.storage))].(*localcluster.Node)
 			t.Logf("nemesis: cut off storage %s", n.Addr)
 			if err := n.Link().Refuse(true); err != nil {
 				t.Errorf("cutting %s off: %v", n.Addr, err)
@@ -289,31 +343,31 @@ func nemesis(t *testing.T, sys *system, rng *rand.Rand, stop <-chan struct{}, d 
 			if err := n.Link().Refuse(false); err != nil {
 				t.Errorf("healing %s: %v", n.Addr, err)
 			}
-		case f == 7:
-			n := storage[rng.IntN(len(storage))].(*localcluster.Node)
+		case "slow":
+			n := sys.storage[rng.IntN(len(sys.storage))].(*localcluster.Node)
 			d := time.Duration(10+rng.IntN(90)) * time.Millisecond
 			t.Logf("nemesis: slow the link of storage %s by %v", n.Addr, d)
 			n.Link().SetDelay(d)
 			pause(time.Duration(1+rng.IntN(4)) * time.Second)
 			n.Link().SetDelay(0)
-		case f < 3:
-			n := storage[rng.IntN(len(storage))]
-			t.Logf("nemesis: kill -9 storage %s", n.Endpoint())
-			n.Kill()
-			pause(time.Duration(1+rng.IntN(4)) * time.Second)
-			restart(n)
-		case f < 5:
-			n := storage[rng.IntN(len(storage))]
-			t.Logf("nemesis: SIGSTOP storage %s", n.Endpoint())
-			n.Signal(syscall.SIGSTOP)
-			pause(time.Duration(1+rng.IntN(4)) * time.Second)
-			n.Signal(syscall.SIGCONT)
-		default:
+		case "proxy":
 			n := sys.fronts[rng.IntN(len(sys.fronts))]
 			t.Logf("nemesis: kill -9 proxy %s", n.Endpoint())
 			n.Kill()
 			pause(time.Second)
 			restart(n)
+		case "clock":
+			n := sys.fronts[rng.IntN(len(sys.fronts))].(*localcluster.Node)
+			skew := time.Duration(rng.IntN(20001)-10000) * time.Millisecond
+			t.Logf("nemesis: the clock of proxy %s off by %v", n.Endpoint(), skew)
+			n.Kill()
+			n.Env = []string{"CAIRN_TEST_CLOCK_OFFSET=" + skew.String()}
+			restart(n)
+			pause(time.Duration(2+rng.IntN(4)) * time.Second)
+			n.Kill()
+			n.Env = nil
+			restart(n)
 		}
 	}
+	return injected
 }
