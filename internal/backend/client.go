@@ -183,6 +183,13 @@ func (c *Client) do(ctx context.Context, k call) (*http.Response, error) {
 func failed(resp *http.Response, what string) error {
 	text, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	resp.Body.Close()
+	if resp.StatusCode == http.StatusConflict && resp.Header.Get(hdrBackendTS) != "" {
+		// A version as new or newer is in place, written at this time (Cairn's nodes and
+		// Swift's object servers say so).
+		if at, err := ParseTimestamp(resp.Header.Get(hdrBackendTS)); err == nil && at > 0 {
+			return fmt.Errorf("%s: %w", what, &meta.NewerError{At: at})
+		}
+	}
 	return errorFromResponse(what, resp.StatusCode, resp.Header.Get(hdrError), strings.TrimSpace(string(text)))
 }
 

@@ -113,6 +113,9 @@ func writeError(w http.ResponseWriter, err error) {
 	if d := (*meta.DeletedError)(nil); errors.As(err, &d) {
 		w.Header().Set(hdrBackendTS, FormatTimestamp(d.At))
 	}
+	if n := (*meta.NewerError)(nil); errors.As(err, &n) {
+		w.Header().Set(hdrBackendTS, FormatTimestamp(n.At))
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	io.WriteString(w, err.Error())

@@ -202,4 +202,19 @@ func TestDecidedPutAndTombstoneOverHTTP(t *testing.T) {
 	if !errors.As(err, &gone) || gone.At != at || !errors.Is(err, meta.ErrNotFound) {
 		t.Errorf("HEAD of the deleted name: %v", err)
 	}
+	// A write older than the version in place is refused, and says how new that version is
+	// (the proxy moves its clock past it).
+	ahead := meta.Now() + meta.Timestamp(10*time.Second)
+	if _, err := c.PutObject(ctx, "d0", 3, name, meta.Object{Timestamp: ahead, Size: 2}, strings.NewReader("hi"), nodeclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.PutObject(ctx, "d0", 3, name, meta.Object{Timestamp: ahead - 1, Size: 2}, strings.NewReader("ho"), nodeclient.PutOptions{})
+	var newer *meta.NewerError
+	if !errors.As(err, &newer) || newer.At != ahead || !errors.Is(err, meta.ErrConflict) {
+		t.Errorf("PUT older than the version in place: %v, want a NewerError at %d", err, ahead)
+	}
+	_, err = c.DeleteObject(ctx, "d0", 3, name, ahead-1, nodeclient.DeleteOptions{})
+	if !errors.As(err, &newer) || newer.At != ahead {
+		t.Errorf("DELETE older than the version in place: %v, want a NewerError at %d", err, ahead)
+	}
 }

@@ -301,7 +301,7 @@ func (e *Engine) Put(ctx context.Context, name meta.ObjectName, obj meta.Object,
 				return meta.Object{}, fmt.Errorf("engine: put: %w", err)
 			}
 			if cur != nil && cur.obj.Timestamp >= obj.Timestamp && !(cur.obj.Timestamp == obj.Timestamp && e.isFlagged(key)) {
-				return meta.Object{}, fmt.Errorf("engine: put at %d, have %d: %w", obj.Timestamp, cur.obj.Timestamp, meta.ErrConflict)
+				return meta.Object{}, fmt.Errorf("engine: put at %d: %w", obj.Timestamp, &meta.NewerError{At: cur.obj.Timestamp})
 			}
 		}
 	}
@@ -528,7 +528,7 @@ func (e *Engine) checkNewer(key []byte, ts meta.Timestamp, old *record) error {
 		// A version from a clock ahead of ours: later writes of this process must stamp above
 		// it, or every one of them would lose too.
 		meta.AdvanceClock(old.obj.Timestamp)
-		return fmt.Errorf("engine: write at %d, have %d: %w", ts, old.obj.Timestamp, meta.ErrConflict)
+		return fmt.Errorf("engine: write at %d: %w", ts, &meta.NewerError{At: old.obj.Timestamp})
 	}
 	return nil
 }

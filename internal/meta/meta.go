@@ -44,6 +44,19 @@ func (e *DeletedError) Error() string { return fmt.Sprintf("deleted at %d: %v", 
 // Unwrap makes a DeletedError an ErrNotFound.
 func (e *DeletedError) Unwrap() error { return ErrNotFound }
 
+// NewerError is a conflict that says when the version in place was written: a write (or
+// delete) not newer than it is refused, and a node says how new it is (Swift's object server
+// sends X-Backend-Timestamp with its 409), so that a writer whose clock is behind can move it
+// on (AdvanceClock) rather than be refused again.
+type NewerError struct{ At Timestamp }
+
+func (e *NewerError) Error() string {
+	return fmt.Sprintf("a version at %d is in place: %v", e.At, ErrConflict)
+}
+
+// Unwrap makes a NewerError an ErrConflict.
+func (e *NewerError) Unwrap() error { return ErrConflict }
+
 // Timestamp orders every write of a name: the newest wins, as in Swift. It counts nanoseconds
 // since the Unix epoch; Now never returns the same value twice in one process.
 type Timestamp int64

@@ -155,7 +155,13 @@ func (pl *placement) call(ctx context.Context, t target, bounded bool, op func(c
 
 // noteFailure counts err against t's node when it says the node failed (it could not be
 // reached, timed out, or answered 5xx), not when the request was refused or the caller left.
+// A refusal because a newer version is in place moves this proxy's clock past it: a proxy
+// whose clock is behind the cluster's would otherwise have every write of that name refused
+// until its clock caught up.
 func (p *Proxy) noteFailure(ctx context.Context, t target, err error) {
+	if newer := (*meta.NewerError)(nil); errors.As(err, &newer) {
+		meta.AdvanceClock(newer.At)
+	}
 	if err != nil && ctx.Err() == nil && errors.Is(err, meta.ErrUnavailable) {
 		p.log.Debug("storage node failed", "node", t.dev.Node, "device", t.dev.Name, "err", err)
 		p.health.failed(t.dev.Node)
