@@ -63,28 +63,9 @@ func TestConditionalCreatesRacingThroughProxies(t *testing.T) {
 	const rounds, writers = 20, 8
 	for round := range rounds {
 		name := meta.ObjectName{Account: "acct", Container: "box", Object: fmt.Sprintf("commit-%05d.json", round)}
-		var mu sync.Mutex
-		var won []string
-		var wg sync.WaitGroup
-		for w := range writers {
-			wg.Go(func() {
-				data := fmt.Sprintf("writer %d of round %d", w, round)
-				_, err := ps[w%len(ps)].PutObject(ctx, name, meta.Object{Size: int64(len(data))}, bytes.NewReader([]byte(data)),
-					PutOptions{If: meta.Precondition{IfNoneMatch: true}})
-				switch {
-				case err == nil:
-					mu.Lock()
-					won = append(won, data)
-					mu.Unlock()
-				case errors.Is(err, meta.ErrPreconditionFailed), errors.Is(err, ErrConditionalConflict):
-				default:
-					t.Errorf("round %d writer %d: %v", round, w, err)
-				}
-			})
-		}
-		wg.Wait()
-		if len(won) != 1 {
-			t.Fatalf("round %d: %d writers told they won: %q", round, len(won), won)
+		won, unknown := raceCreates(t, ps, name, writers, fmt.Sprintf("of round %d", round))
+		if len(won) != 1 || unknown != 0 {
+			t.Fatalf("round %d: %d writers told they won: %q (%d told 503)", round, len(won), won, unknown)
 		}
 		for node, got := range heldOn(t, c, name) {
 			if got != won[0] {
@@ -196,6 +177,35 @@ func TestADeadWriterIsDecidedOver(t *testing.T) {
 	}
 }
 
+// raceCreates has writers create name at once with If-None-Match: *, through the proxies in
+// turn, and returns the bytes of those told they won and how many were told 503. Any other
+// answer than 200, 412, 409 or 503 fails the test.
+func raceCreates(t *testing.T, ps []*Proxy, name meta.ObjectName, writers int, tag string) (won []string, unknown int) {
+	t.Helper()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			data := fmt.Sprintf("writer %d %s", w, tag)
+			_, err := ps[w%len(ps)].PutObject(context.Background(), name, meta.Object{Size: int64(len(data))}, bytes.NewReader([]byte(data)),
+				PutOptions{If: meta.Precondition{IfNoneMatch: true}})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				won = append(won, data)
+			case errors.Is(err, meta.ErrPreconditionFailed), errors.Is(err, ErrConditionalConflict):
+			case errors.Is(err, meta.ErrUnavailable):
+				unknown++
+			default:
+				t.Errorf("%s writer %d: %v", name.Object, w, err)
+			}
+		})
+	}
+	wg.Wait()
+	return won, unknown
+}
+
 // blindDialer is a proxy's view of the nodes in which one node cannot be reached, while other
 // proxies reach it: proxies that disagree on which replicas are up.
 type blindDialer struct {
@@ -244,32 +254,10 @@ func TestConditionalCreatesRacingOnAnErasureCode(t *testing.T) {
 		name := meta.ObjectName{Account: "acct", Container: "ec", Object: fmt.Sprintf("commit-%05d.json", round)}
 		prim, _ := c.primaries(name)
 		blind.hide(prim[0])
-		var mu sync.Mutex
-		var won []string
-		unknown := 0
-		var wg sync.WaitGroup
-		for w := range writers {
-			wg.Go(func() {
-				data := fmt.Sprintf("writer %d of round %d, with some bytes to spread over the fragments", w, round)
-				_, err := ps[w%len(ps)].PutObject(ctx, name, meta.Object{Size: int64(len(data))}, bytes.NewReader([]byte(data)),
-					PutOptions{If: meta.Precondition{IfNoneMatch: true}})
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err == nil:
-					won = append(won, data)
-				case errors.Is(err, meta.ErrPreconditionFailed), errors.Is(err, ErrConditionalConflict):
-				case errors.Is(err, meta.ErrUnavailable):
-					// The blind proxy may find another writer's archives on four devices
-					// and cannot tell whether the fifth, out of its reach, makes them a
-					// version: it cannot test the condition, and says so.
-					unknown++
-				default:
-					t.Errorf("round %d writer %d: %v", round, w, err)
-				}
-			})
-		}
-		wg.Wait()
+		// The blind proxy may find another writer's archives on four devices and cannot tell
+		// whether the fifth, out of its reach, makes them a version: it cannot test the
+		// condition, and says so (503).
+		won, unknown := raceCreates(t, ps, name, writers, fmt.Sprintf("of round %d, with some bytes to spread over the fragments", round))
 		if len(won) > 1 || len(won) == 0 && unknown == 0 {
 			t.Fatalf("round %d: %d writers told they won: %q", round, len(won), won)
 		}
