@@ -530,6 +530,9 @@ func (c *Client) DeleteObject(ctx context.Context, device string, part uint32, n
 	h.Set(hdrTimestamp, FormatTimestamp(ts))
 	writeCondition(h, opts.If)
 	writeContainerUpdates(h, opts.Containers)
+	if opts.DecidedGen > 0 {
+		h.Set(hdrDecidedGen, strconv.FormatUint(opts.DecidedGen, 10))
+	}
 	resp, err := c.do(ctx, call{method: http.MethodDelete, path: objectPath(device, part, name), header: h})
 	if err != nil {
 		return meta.Object{}, err

@@ -121,6 +121,19 @@ func writeError(w http.ResponseWriter, err error) {
 	io.WriteString(w, err.Error())
 }
 
+// readDecidedGen reads the generation of a write its register decided (0: none).
+func readDecidedGen(h http.Header) (uint64, error) {
+	v := h.Get(hdrDecidedGen)
+	if v == "" {
+		return 0, nil
+	}
+	gen, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || gen == 0 {
+		return 0, fmt.Errorf("%w: %s %q", ErrBadRequest, hdrDecidedGen, v)
+	}
+	return gen, nil
+}
+
 func methodNotAllowed(method string) error {
 	return fmt.Errorf("%w: method %s", ErrBadRequest, method)
 }
@@ -254,7 +267,11 @@ func (h *Handler) object(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if err != nil {
 			return err
 		}
-		prev, err := h.node.DeleteObject(ctx, p.Device, p.Part, name, ts, nodeclient.DeleteOptions{If: cond, Containers: upd})
+		gen, err := readDecidedGen(r.Header)
+		if err != nil {
+			return err
+		}
+		prev, err := h.node.DeleteObject(ctx, p.Device, p.Part, name, ts, nodeclient.DeleteOptions{If: cond, Containers: upd, DecidedGen: gen})
 		if err != nil {
 			return err
 		}
@@ -301,10 +318,8 @@ func (h *Handler) putObject(ctx context.Context, w http.ResponseWriter, r *http.
 		return err
 	}
 	opts := nodeclient.PutOptions{If: cond, Containers: upd}
-	if v := r.Header.Get(hdrDecidedGen); v != "" {
-		if opts.DecidedGen, err = strconv.ParseUint(v, 10, 64); err != nil || opts.DecidedGen == 0 {
-			return fmt.Errorf("%w: %s %q", ErrBadRequest, hdrDecidedGen, v)
-		}
+	if opts.DecidedGen, err = readDecidedGen(r.Header); err != nil {
+		return err
 	}
 	obj.Size = r.ContentLength
 	var body io.Reader = r.Body

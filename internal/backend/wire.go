@@ -64,7 +64,7 @@ const (
 	hdrBrief       = "X-Backend-Cairn-Brief"
 	hdrIfMatch     = "X-Backend-Cairn-If-Match"
 	hdrIfTimestamp = "X-Backend-Cairn-If-Timestamp"
-	// hdrDecidedGen carries nodeclient.PutOptions.DecidedGen.
+	// hdrDecidedGen carries nodeclient.PutOptions.DecidedGen (and DeleteOptions').
 	hdrDecidedGen = "X-Backend-Cairn-Decided-Gen"
 	hdrExpiredAt  = "X-Backend-Cairn-Expired-At"
 	hdrTruncated  = "X-Backend-Cairn-Truncated"

@@ -106,6 +106,7 @@ type PutResult struct {
 type DeleteOptions struct {
 	Containers []ContainerUpdate // see PutOptions.Containers
 	If         meta.Precondition // see PutOptions.If
+	DecidedGen uint64            // see PutOptions.DecidedGen: a conditional DELETE its register decided
 }
 
 // PostOptions hook into an object POST on a node.

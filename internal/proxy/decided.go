@@ -57,33 +57,107 @@ func decodeDecided(b []byte) (meta.Timestamp, bool) {
 	return meta.Timestamp(binary.BigEndian.Uint64(b)), true
 }
 
-// putDecided makes a conditional PUT of a replicated object through its register. It returns
-// ErrNoRegisters when the nodes keep none (the caller decides the old way).
+// putDecided makes a conditional PUT of a replicated or erasure-coded object through its
+// register. It returns ErrNoRegisters when the nodes keep none (the caller decides the old
+// way).
 func (p *Proxy) putDecided(ctx context.Context, pl *placement, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions, nopts func(target) nodeclient.PutOptions) (nodeclient.PutResult, error) {
-	// A write decided for another writer is usually landing as this one asks: wait a little
-	// for it, so that this writer can be told 412 (its condition tested on the version that
-	// landed) rather than 409.
+	var res nodeclient.PutResult
+	err := p.whenDecided(ctx, name, func() error {
+		ts, gen, err := p.decideWrite(ctx, pl, name, opts.If, opts.Timestamp, opts.Timestamp != 0)
+		if err != nil {
+			return err
+		}
+		obj.Timestamp = ts
+		// Primaries only: a handoff keeps no acceptor, so it could not fence a writer presumed
+		// dead, and such a writer must not reach a quorum there.
+		if pl.scheme != nil {
+			ecOpts := opts
+			ecOpts.If, ecOpts.decidedGen = meta.Precondition{}, gen
+			res, err = p.putEC(ctx, pl.withoutHandoffs(), name, obj, body, ecOpts)
+		} else {
+			fenced := func(t target) nodeclient.PutOptions {
+				o2 := nopts(t)
+				o2.If, o2.DecidedGen = meta.Precondition{}, gen
+				return o2
+			}
+			res, err = p.putReplicas(ctx, pl.withoutHandoffs(), name, obj, body, fenced)
+		}
+		return overtakenIfFenced(name, err)
+	})
+	return res, err
+}
+
+// deleteDecided makes a conditional DELETE (a tombstone at at or later) through the name's
+// register, as putDecided a PUT: a DELETE racing a PUT or another DELETE on the same version,
+// through any proxies, wins or loses as one (multipart's Abort racing Complete). It returns
+// ErrNoRegisters when the nodes keep none.
+func (p *Proxy) deleteDecided(ctx context.Context, pl *placement, name meta.ObjectName, at meta.Timestamp, cond meta.Precondition, opts func(target) nodeclient.DeleteOptions) (prev meta.Object, err error) {
+	err = p.whenDecided(ctx, name, func() error {
+		ts, gen, err := p.decideWrite(ctx, pl, name, cond, at, false)
+		if err != nil {
+			return err
+		}
+		var mu sync.Mutex
+		err = pl.withoutHandoffs().fanOut(ctx, func(ctx context.Context, t target) error {
+			o := opts(t)
+			o.If, o.DecidedGen = meta.Precondition{}, gen
+			was, err := t.client.DeleteObject(ctx, t.dev.Name, pl.part, name, ts, o)
+			if err == nil {
+				mu.Lock()
+				prev = was
+				mu.Unlock()
+			}
+			if errors.Is(err, meta.ErrNotFound) {
+				return nil // a tombstone is written where there was nothing: the delete holds
+			}
+			return err
+		})
+		return overtakenIfFenced(name, err)
+	})
+	return prev, err
+}
+
+// overtakenIfFenced turns a decided write's refusal by the fence into what the client is told:
+// another proxy presumed this write dead and decided over it, and replicas that took it before
+// may keep it, so whether it took effect cannot be told.
+func overtakenIfFenced(name meta.ObjectName, err error) error {
+	if errors.Is(err, meta.ErrPreconditionFailed) {
+		return fmt.Errorf("%q: overtaken by a later decision: %w", name.Object, meta.ErrUnavailable)
+	}
+	return err
+}
+
+// whenDecided runs one attempt of a decided write (decideWrite, then the write) until it is
+// not refused for a write decided for another writer still on its way, which is usually
+// landing as this one asks: it waits a little for it, so that this writer can be told 412 (its
+// condition tested on the version that landed) rather than 409 ConditionalRequestConflict.
+func (p *Proxy) whenDecided(ctx context.Context, name meta.ObjectName, once func() error) error {
 	wait := min(2*time.Second, p.decidedGrace/4)
 	deadline := time.Now().Add(wait)
 	for pause := 10 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
-		res, err := p.putDecidedOnce(ctx, pl, name, obj, body, opts, nopts)
+		err := once()
 		if !errors.Is(err, errDecidedPending) {
-			return res, err
+			return err
 		}
 		if time.Now().Add(pause).After(deadline) {
-			return nodeclient.PutResult{}, fmt.Errorf("%q: %w", name.Object, ErrConditionalConflict)
+			return fmt.Errorf("%q: %w", name.Object, ErrConditionalConflict)
 		}
 		select {
 		case <-ctx.Done():
-			return nodeclient.PutResult{}, context.Cause(ctx)
+			return context.Cause(ctx)
 		case <-time.After(pause):
 		}
 	}
 }
 
-// putDecidedOnce is one attempt of putDecided: errDecidedPending when a write decided for
-// another writer has not landed.
-func (p *Proxy) putDecidedOnce(ctx context.Context, pl *placement, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions, nopts func(target) nodeclient.PutOptions) (nodeclient.PutResult, error) {
+// decideWrite has the name's register decide a conditional write: it reads the newest version
+// the replicas hold, and proposes "if cond holds on it and no decided write is on its way, the
+// next write is this one, at a timestamp above every version seen" (at exactly ts0 when exact,
+// which must then sort after them; else at least ts0, or now when ts0 is 0). It returns the
+// write's timestamp and the decision's generation, which fences the write's commits;
+// errDecidedPending when another writer's decided write has not landed; the condition's
+// refusal; ErrNoRegisters when the nodes keep none.
+func (p *Proxy) decideWrite(ctx context.Context, pl *placement, name meta.ObjectName, cond meta.Precondition, ts0 meta.Timestamp, exact bool) (meta.Timestamp, uint64, error) {
 	key := nodeclient.ObjectRegisterKey(name)
 	current := p.newestHeld
 	if pl.scheme != nil {
@@ -91,7 +165,7 @@ func (p *Proxy) putDecidedOnce(ctx context.Context, pl *placement, name meta.Obj
 	}
 	cur, err := current(ctx, pl, name)
 	if err != nil {
-		return nodeclient.PutResult{}, err
+		return 0, 0, err
 	}
 	var seen meta.Timestamp // the newest version or tombstone the replicas hold
 	if cur != nil {
@@ -102,7 +176,6 @@ func (p *Proxy) putDecidedOnce(ctx context.Context, pl *placement, name meta.Obj
 		live = nil
 	}
 	var ts, overtaken meta.Timestamp
-	cond := opts.If
 	change := func(data []byte) ([]byte, error) {
 		overtaken = 0
 		decided, ok := decodeDecided(data)
@@ -115,59 +188,39 @@ func (p *Proxy) putDecidedOnce(ctx context.Context, pl *placement, name meta.Obj
 		if err := cond.Check(live); err != nil {
 			return nil, err
 		}
-		ts = max(meta.Now(), seen+1, decided+1)
-		if opts.Timestamp != 0 {
+		if exact {
 			// The version's time is given (a version name holds it): it must still sort
 			// after every version seen.
-			if opts.Timestamp <= seen || opts.Timestamp <= decided {
-				return nil, fmt.Errorf("write at %d, a version at %d: %w", opts.Timestamp, max(seen, decided), meta.ErrConflict)
+			if ts0 <= seen || ts0 <= decided {
+				return nil, fmt.Errorf("write at %d, a version at %d: %w", ts0, max(seen, decided), meta.ErrConflict)
 			}
-			ts = opts.Timestamp
+			ts = ts0
+		} else {
+			ts = max(meta.Now(), ts0, seen+1, decided+1)
 		}
 		return encodeDecided(ts), nil
 	}
 	o, err := p.decide(ctx, pl, key, change)
 	if err != nil {
-		return nodeclient.PutResult{}, err
+		return 0, 0, err
 	}
 	switch {
 	case o.Err == nil:
 	case errors.Is(o.Err, errDecidedPending):
-		return nodeclient.PutResult{}, o.Err
+		return 0, 0, o.Err
 	case errors.Is(o.Err, casreg.ErrUnavailable), errors.Is(o.Err, casreg.ErrUnknown):
-		return nodeclient.PutResult{}, registerUnavailable(key, o.Err)
+		return 0, 0, registerUnavailable(key, o.Err)
 	default:
-		return nodeclient.PutResult{}, o.Err // the condition's refusal
+		return 0, 0, o.Err // the condition's refusal
 	}
 	if overtaken != 0 {
 		// The writer presumed dead may have landed before this decision fenced it out.
 		if err := p.noneHolds(ctx, pl, name, overtaken); err != nil {
 			p.log.Info("a conditional write took over from one presumed dead, which may have landed", "object", name.Object, "err", err)
-			return nodeclient.PutResult{}, fmt.Errorf("%q: %w", name.Object, ErrConditionalConflict)
+			return 0, 0, fmt.Errorf("%q: %w", name.Object, ErrConditionalConflict)
 		}
 	}
-	obj.Timestamp = ts
-	// Primaries only: a handoff keeps no acceptor, so it could not fence a writer presumed
-	// dead, and such a writer must not reach a quorum there.
-	var res nodeclient.PutResult
-	if pl.scheme != nil {
-		ecOpts := opts
-		ecOpts.If, ecOpts.decidedGen = meta.Precondition{}, o.Value.Gen
-		res, err = p.putEC(ctx, pl.withoutHandoffs(), name, obj, body, ecOpts)
-	} else {
-		fenced := func(t target) nodeclient.PutOptions {
-			o2 := nopts(t)
-			o2.If, o2.DecidedGen = meta.Precondition{}, o.Value.Gen
-			return o2
-		}
-		res, err = p.putReplicas(ctx, pl.withoutHandoffs(), name, obj, body, fenced)
-	}
-	if errors.Is(err, meta.ErrPreconditionFailed) {
-		// Fenced: another proxy presumed this write dead and decided over it. Replicas
-		// that took it before may keep it, so whether it took effect cannot be told.
-		return nodeclient.PutResult{}, fmt.Errorf("%q: overtaken by a later decision: %w", name.Object, meta.ErrUnavailable)
-	}
-	return res, err
+	return ts, o.Value.Gen, nil
 }
 
 // withoutHandoffs returns the placement with no handoffs to draw on, its primaries

@@ -285,3 +285,47 @@ func TestConditionalCreatesRacingOnAnErasureCode(t *testing.T) {
 		}
 	}
 }
+
+// A conditional DELETE racing a conditional PUT on the same version, through two proxies
+// (multipart's Abort racing Complete, which both change the upload's marker as it was read):
+// exactly one wins, and what the name holds afterwards is the winner's doing.
+func TestConditionalDeleteRacingAPut(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, 3)
+	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
+		t.Fatal(err)
+	}
+	ps := proxiesOver(t, c, 2, Config{})
+	for round := range 20 {
+		name := meta.ObjectName{Account: "acct", Container: "box", Object: fmt.Sprintf("marker-%03d", round)}
+		v0, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 4}, bytes.NewReader([]byte("open")), PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cond := meta.Precondition{IfTimestamp: v0.Timestamp}
+		var putErr, delErr error
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			_, putErr = ps[0].PutObject(ctx, name, meta.Object{Size: 7}, bytes.NewReader([]byte("claimed")), PutOptions{If: cond})
+		})
+		wg.Go(func() { delErr = ps[1].DeleteObjectIf(ctx, name, cond) })
+		wg.Wait()
+		lost := func(err error) bool {
+			return errors.Is(err, meta.ErrPreconditionFailed) || errors.Is(err, ErrConditionalConflict)
+		}
+		switch {
+		case putErr == nil && delErr == nil:
+			t.Fatalf("round %d: both the PUT and the DELETE of version %d were told they succeeded", round, v0.Timestamp)
+		case putErr == nil && lost(delErr):
+			if b := readAll(t, c.proxy, name, nil); string(b) != "claimed" {
+				t.Errorf("round %d: the PUT won, a read gives %q", round, b)
+			}
+		case delErr == nil && lost(putErr):
+			if _, err := c.proxy.HeadObject(ctx, name); !isNotFound(err) {
+				t.Errorf("round %d: the DELETE won, a HEAD gives %v", round, err)
+			}
+		default:
+			t.Fatalf("round %d: put %v, delete %v", round, putErr, delErr)
+		}
+	}
+}

@@ -371,6 +371,18 @@ func (p *Proxy) DeleteObjectAt(ctx context.Context, name meta.ObjectName, now me
 	}
 	listing := p.listingFor(name, pl)
 	var prev meta.Object
+	if !cond.IsZero() && pl.ring.Replicas() > 1 {
+		prev, err = p.deleteDecided(ctx, pl, name, now, cond, func(t target) nodeclient.DeleteOptions {
+			return nodeclient.DeleteOptions{Containers: listing(t.replica)}
+		})
+		if !errors.Is(err, ErrNoRegisters) {
+			if err != nil {
+				return fmt.Errorf("delete %q: %w", name.Object, err)
+			}
+			p.releaseSegments(ctx, name, &prev, nil)
+			return nil
+		}
+	}
 	var mu sync.Mutex // replicas answer concurrently
 	err = pl.fanOut(ctx, func(ctx context.Context, t target) error {
 		opts := nodeclient.DeleteOptions{If: cond, Containers: listing(t.replica)}

@@ -492,6 +492,14 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 	var prev meta.Object
 	var hold usageHold
 	defer hold.release()
+	if opts.DecidedGen > 0 {
+		// No body to wait for: the register's lock is held from the check to the commit.
+		unlock, err := d.fenceDecidedDelete(part, name, opts.DecidedGen)
+		if err != nil {
+			return meta.Object{}, err
+		}
+		defer unlock()
+	}
 	var pending []*pendingUpdate
 	err = d.engine.Delete(ctx, name, ts, engine.DeleteOptions{If: opts.If, InBatch: func(b *pebble.Batch, p *meta.Object) (err error) {
 		if p != nil {

@@ -129,23 +129,42 @@ func (d *device) fenceDecided(part uint32, name meta.ObjectName, gen uint64, eop
 		}
 		mu.Lock()
 		locked = true
-		was, err := d.readRegister(k)
-		if err != nil || was == nil {
-			return err
-		}
-		state, err := casreg.DecodeAcceptor(was)
-		if err != nil {
-			return fmt.Errorf("register of %q: %w: %w", name.Object, err, meta.ErrCorrupt)
-		}
-		if state.Value.Gen > gen {
-			return fmt.Errorf("%q: decided in generation %d, the register has accepted generation %d since: %w",
-				name.Object, gen, state.Value.Gen, meta.ErrPreconditionFailed)
-		}
-		return nil
+		return d.checkDecided(k, name, gen)
 	}
 	return func() {
 		if locked {
 			mu.Unlock()
 		}
 	}
+}
+
+// fenceDecidedDelete is fenceDecided for a DELETE: the lock is taken and the check made at
+// once, and held until unlock.
+func (d *device) fenceDecidedDelete(part uint32, name meta.ObjectName, gen uint64) (unlock func(), err error) {
+	k := registerKey(part, nodeclient.ObjectRegisterKey(name))
+	mu := d.registers.of(k)
+	mu.Lock()
+	if err := d.checkDecided(k, name, gen); err != nil {
+		mu.Unlock()
+		return nil, err
+	}
+	return mu.Unlock, nil
+}
+
+// checkDecided refuses a write decided in generation gen once the register under k has
+// accepted a later one (meta.ErrPreconditionFailed). The caller holds the register's lock.
+func (d *device) checkDecided(k []byte, name meta.ObjectName, gen uint64) error {
+	was, err := d.readRegister(k)
+	if err != nil || was == nil {
+		return err
+	}
+	state, err := casreg.DecodeAcceptor(was)
+	if err != nil {
+		return fmt.Errorf("register of %q: %w: %w", name.Object, err, meta.ErrCorrupt)
+	}
+	if state.Value.Gen > gen {
+		return fmt.Errorf("%q: decided in generation %d, the register has accepted generation %d since: %w",
+			name.Object, gen, state.Value.Gen, meta.ErrPreconditionFailed)
+	}
+	return nil
 }
