@@ -300,12 +300,13 @@ func loadOrCreate(cfg Config) (*state, error) {
 		return nil, fmt.Errorf("localcluster: %w", err)
 	}
 	st := &state{Secret: randomHex(24), HashSuffix: randomHex(8), Policies: cfg.Policies}
+	taken := map[int]bool{}
 	add := func(role string, n int) error {
 		for i := range n {
 			ns := nodeState{Name: fmt.Sprintf("%s%d", role, i+1), Role: role}
 			if role != "proxy" {
 				// The ring names storage nodes by address, so theirs is fixed for good.
-				port, err := freePort()
+				port, err := freePortBut(taken)
 				if err != nil {
 					return err
 				}
@@ -482,6 +483,23 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// freePortBut is freePort, never one of taken, which it adds the port to: a port closed after
+// it was found free can be handed out again at once (on a busy machine it was: two storage
+// nodes of one cluster got the same address, and the ring refused the second device).
+func freePortBut(taken map[int]bool) (int, error) {
+	for range 100 {
+		port, err := freePort()
+		if err != nil {
+			return 0, err
+		}
+		if !taken[port] {
+			taken[port] = true
+			return port, nil
+		}
+	}
+	return 0, errors.New("no free port that is not already taken")
+}
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
@@ -515,7 +533,15 @@ func (c *Cluster) AddStorage() (*Node, error) {
 			n++
 		}
 	}
-	port, err := freePort()
+	taken := map[int]bool{}
+	for _, ns := range st.Nodes {
+		if _, p, err := net.SplitHostPort(ns.Addr); err == nil {
+			if port, err := strconv.Atoi(p); err == nil {
+				taken[port] = true
+			}
+		}
+	}
+	port, err := freePortBut(taken)
 	if err != nil {
 		return nil, err
 	}
