@@ -189,9 +189,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err := c.ensureRings(st); err != nil {
 		return nil, err
 	}
+	taken := portsOf(st.Nodes)
 	for _, ns := range st.Nodes {
 		n := &Node{Name: ns.Name, Role: ns.Role, Addr: ns.Addr, DataDir: filepath.Join(cfg.Dir, ns.Name), c: c}
-		if err := n.addLink(); err != nil {
+		if err := n.addLink(taken); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -500,6 +501,23 @@ func freePortBut(taken map[int]bool) (int, error) {
 	return 0, errors.New("no free port that is not already taken")
 }
 
+// portsOf is the set of ports the nodes' addresses name.
+func portsOf(nodes []nodeState) map[int]bool {
+	taken := map[int]bool{}
+	for _, ns := range nodes {
+		addPort(taken, ns.Addr)
+	}
+	return taken
+}
+
+func addPort(taken map[int]bool, addr string) {
+	if _, p, err := net.SplitHostPort(addr); err == nil {
+		if port, err := strconv.Atoi(p); err == nil {
+			taken[port] = true
+		}
+	}
+}
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
@@ -533,13 +551,9 @@ func (c *Cluster) AddStorage() (*Node, error) {
 			n++
 		}
 	}
-	taken := map[int]bool{}
-	for _, ns := range st.Nodes {
-		if _, p, err := net.SplitHostPort(ns.Addr); err == nil {
-			if port, err := strconv.Atoi(p); err == nil {
-				taken[port] = true
-			}
-		}
+	taken := portsOf(st.Nodes)
+	for _, n := range c.Nodes {
+		addPort(taken, n.backAddr)
 	}
 	port, err := freePortBut(taken)
 	if err != nil {
@@ -560,7 +574,7 @@ func (c *Cluster) AddStorage() (*Node, error) {
 		return nil, fmt.Errorf("localcluster: %w", err)
 	}
 	node := &Node{Name: ns.Name, Role: ns.Role, Addr: ns.Addr, DataDir: filepath.Join(c.cfg.Dir, ns.Name), c: c}
-	if err := node.addLink(); err != nil {
+	if err := node.addLink(taken); err != nil {
 		return nil, err
 	}
 	c.Nodes = slices.Insert(c.Nodes, at, node)

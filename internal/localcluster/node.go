@@ -90,12 +90,14 @@ func (n *Node) args() []string {
 // Link is the relay in front of a storage node (nil without Config.Links).
 func (n *Node) Link() *Link { return n.link }
 
-// addLink puts a Link in front of a storage node when the cluster has them.
-func (n *Node) addLink() error {
+// addLink puts a Link in front of a storage node when the cluster has them. The node's own
+// port is never one of taken (every address of the cluster, whose links may not listen yet),
+// which it joins.
+func (n *Node) addLink(taken map[int]bool) error {
 	if !n.c.cfg.Links || n.Role != "storage" {
 		return nil
 	}
-	port, err := freePort()
+	port, err := freePortBut(taken)
 	if err != nil {
 		return err
 	}
