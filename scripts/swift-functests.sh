@@ -74,7 +74,7 @@ fi
 "$bin" "${mode[@]}" --data "$data" --listen 127.0.0.1:0 --swift-domain "${SWIFT_STORAGE_DOMAIN:-example.net}" --root-access-key "$root_ak" --root-secret-key "$root_sk" --log-level "${CAIRN_LOG_LEVEL:-warn}" \
   > "$OUT/cairn.log" 2>&1 &
 pid=$!
-cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$data"; }
+cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$data" "$data.master-key"; }
 trap cleanup EXIT
 # Wait until it prints its endpoint and /healthz answers. The bound only stops a server that will
 # never be ready: a loaded machine, or a cluster of processes, may take many times the usual second.
