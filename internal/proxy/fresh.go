@@ -161,7 +161,9 @@ func freshRead[T any](ctx context.Context, pl *placement, name meta.ObjectName, 
 	if newest.o.Timestamp > got.Timestamp {
 		release(v)
 		if newest.o.Deleted {
-			pl.writeBack(ctx, name, newest, primaries)
+			if !pl.writeBack(ctx, name, newest, primaries) {
+				return zero, fmt.Errorf("%q: the deletion %s holds could not be brought to a quorum: %w", name.Object, newest.t.dev.Node, meta.ErrUnavailable)
+			}
 			return zero, fmt.Errorf("%q: %s holds a deletion newer than %s's version: %w",
 				name.Object, newest.t.dev.Node, served.dev.Node, &meta.DeletedError{At: newest.o.Timestamp})
 		}
@@ -180,48 +182,98 @@ func freshRead[T any](ctx context.Context, pl *placement, name meta.ObjectName, 
 		}
 		newest = heard{served, version(v)}
 	}
-	pl.writeBack(ctx, name, newest, primaries)
+	if !pl.writeBack(ctx, name, newest, primaries) {
+		release(v)
+		return zero, fmt.Errorf("%q: the newest version, on %s, could not be brought to a quorum: %w", name.Object, newest.t.dev.Node, meta.ErrUnavailable)
+	}
 	return v, nil
 }
 
-// writeBack brings the version a read answers with to the primaries it heard older ones from,
-// so that it is on a quorum before the read answers: the next read, whichever primaries it
-// hears, sees it too. Nothing is done when they agree (the common case).
-func (pl *placement) writeBack(ctx context.Context, name meta.ObjectName, newest heard, heardFrom map[int]heard) {
+// writeBack brings the version a read answers with to the primaries it heard older ones from.
+// It reports whether the version is then on a quorum of the primaries, which the read needs
+// before it answers when it heard from a quorum: otherwise a later read that misses the
+// replicas holding it could answer an older version (the read phase of ABD's atomic
+// register; found by internal/readlease's random histories, where a write-back to a replica
+// that had just crashed left a version a read returned on one replica only). A write-back
+// that is only a repair (the version is on a quorum already, or too few primaries answered
+// for any quorum) is waited for as before but need not succeed. Nothing is done when the
+// primaries agree (the common case).
+func (pl *placement) writeBack(ctx context.Context, name meta.ObjectName, newest heard, heardFrom map[int]heard) bool {
+	quorum := pl.ring.Replicas()/2 + 1
 	var stale []target
+	holding := 0
 	for _, h := range heardFrom {
 		if h.o.Timestamp < newest.o.Timestamp {
 			stale = append(stale, h.t)
+		} else {
+			holding++
 		}
 	}
-	if len(stale) == 0 {
-		return
+	if len(stale) == 0 || holding >= quorum {
+		if len(stale) > 0 {
+			pl.repair(ctx, name, newest, stale, false)
+		}
+		return true
 	}
+	if len(heardFrom) < quorum {
+		// Too few primaries answered for a quorum: the read answers what it has (above).
+		pl.repair(ctx, name, newest, stale, false)
+		return true
+	}
+	holding += pl.repair(ctx, name, newest, stale, true)
+	if holding < quorum {
+		// The primaries not heard from may take it where those heard from could not.
+		var unheard []target
+		for _, t := range pl.primaries {
+			if _, ok := heardFrom[t.replica]; !ok && t.dev != newest.t.dev {
+				unheard = append(unheard, pl.p.unsuppressed(t))
+			}
+		}
+		if len(unheard) > 0 {
+			holding += pl.repair(ctx, name, newest, unheard, true)
+		}
+	}
+	return holding >= quorum
+}
+
+// repair copies the newest version (or its deletion) to the stale primaries and returns how
+// many of them then hold it or a newer one. needed: the read waits on the copy, whatever the
+// object's size; otherwise an object larger than repairInline is copied after the read has
+// answered. A manifest is the replicator's to copy (its stored form may keep its segment list
+// apart): it is not copied here, and counts no copies.
+func (pl *placement) repair(ctx context.Context, name meta.ObjectName, newest heard, stale []target, needed bool) int {
 	p := pl.p
-	p.log.Debug("read found stale replicas", "object", name.Object, "partition", pl.part, "newest", newest.o.Timestamp, "on", newest.t.dev.Node, "stale", len(stale))
+	p.log.Debug("read found stale replicas", "object", name.Object, "partition", pl.part, "newest", newest.o.Timestamp, "on", newest.t.dev.Node, "stale", len(stale), "needed", needed)
+	copies := make(chan bool, len(stale))
+	count := func() int {
+		n := 0
+		for range stale {
+			if <-copies {
+				n++
+			}
+		}
+		return n
+	}
 	if newest.o.Deleted {
-		done := make(chan struct{}, len(stale))
 		for _, t := range stale {
 			go func() {
-				defer func() { done <- struct{}{} }()
 				err := pl.call(ctx, t, true, func(ctx context.Context, t target) error {
 					_, err := t.client.DeleteObject(ctx, t.dev.Name, pl.part, name, newest.o.Timestamp, nodeclient.DeleteOptions{})
 					return err
 				})
-				if err != nil && !errors.Is(err, meta.ErrNotFound) && !errors.Is(err, meta.ErrConflict) {
+				// Not found: the tombstone was written all the same; a conflict: the node
+				// holds a newer version.
+				ok := err == nil || errors.Is(err, meta.ErrNotFound) || errors.Is(err, meta.ErrConflict)
+				if !ok {
 					p.log.Debug("write-back of a deletion failed", "object", name.Object, "node", t.dev.Node, "err", err)
 				}
+				copies <- ok
 			}()
 		}
-		for range stale {
-			<-done
-		}
-		return
+		return count()
 	}
 	if newest.o.IsManifest() {
-		// A manifest's stored form (its segment list may be kept apart) is the replicator's
-		// to copy; it does within its pass.
-		return
+		return 0
 	}
 	copyTo := func(ctx context.Context) {
 		src := newest.t
@@ -242,21 +294,23 @@ func (pl *placement) writeBack(ctx context.Context, name meta.ObjectName, newest
 		var obj meta.Object
 		if newest.o.Size <= repairInline {
 			r, err := open(ctx)
+			if err == nil {
+				body, err = io.ReadAll(r)
+				r.Close()
+				obj = r.Object
+			}
 			if err != nil {
 				p.log.Debug("write-back: reading the newest version failed", "object", name.Object, "node", src.dev.Node, "err", err)
+				for range stale {
+					copies <- false
+				}
 				return
 			}
-			body, err = io.ReadAll(r)
-			r.Close()
-			if err != nil {
-				return
-			}
-			obj = r.Object
 		}
-		done := make(chan struct{}, len(stale))
 		for _, t := range stale {
 			go func() {
-				defer func() { done <- struct{}{} }()
+				ok := false
+				defer func() { copies <- ok }()
 				in, o := io.Reader(bytes.NewReader(body)), obj
 				if body == nil {
 					// A large object streams from the newest replica anew to each.
@@ -271,22 +325,22 @@ func (pl *placement) writeBack(ctx context.Context, name meta.ObjectName, newest
 					_, err := t.client.PutObject(ctx, t.dev.Name, pl.part, name, o, in, nodeclient.PutOptions{})
 					return err
 				})
-				if err != nil && !errors.Is(err, meta.ErrConflict) {
+				ok = err == nil || errors.Is(err, meta.ErrConflict)
+				if !ok {
 					p.log.Debug("write-back failed", "object", name.Object, "node", t.dev.Node, "err", err)
 				}
 			}()
 		}
-		for range stale {
-			<-done
-		}
 	}
-	if newest.o.Size <= repairInline {
+	if needed || newest.o.Size <= repairInline {
 		copyTo(ctx)
-		return
+		return count()
 	}
 	go func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
 		defer cancel()
 		copyTo(ctx)
+		count()
 	}()
+	return 0
 }
