@@ -124,7 +124,7 @@ var forbidden = []struct {
 var allowed = map[string][]string{
 	// The byte encoding is itself pure (bytes in, values out): the protocol's state and
 	// messages are written with it.
-	"internal/casreg": {"internal/binenc"},
+	"internal/casreg":    {"internal/binenc"},
 	"internal/readlease": {"internal/binenc"},
 }
 
