@@ -65,13 +65,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if r.Method == methodReplicate || r.Method == methodRegister || r.URL.Path == reconPath {
+	if r.Method == methodReplicate || r.Method == methodRegister || r.Method == methodLease || r.URL.Path == reconPath {
 		serve := h.replicate
 		switch {
 		case r.URL.Path == reconPath:
 			serve = h.recon
 		case r.Method == methodRegister:
 			serve = h.register
+		case r.Method == methodLease:
+			serve = h.lease
 		}
 		if err := serve(w, r); err != nil {
 			writeError(w, err)

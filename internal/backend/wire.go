@@ -334,6 +334,7 @@ var errorCodes = []struct {
 	{meta.ErrInvalidName, http.StatusBadRequest, "invalid-name"},
 	{meta.ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
 	{nodeclient.ErrNoRegisters, http.StatusNotImplemented, "no-registers"},
+	{nodeclient.ErrNoLeases, http.StatusNotImplemented, "no-leases"},
 	{ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
 	{ErrBadRequest, http.StatusBadRequest, "bad-request"},
 }

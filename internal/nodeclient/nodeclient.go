@@ -9,9 +9,11 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/cairn-store/cairn/internal/casreg"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/readlease"
 )
 
 // PutOptions hook into an object PUT on a node.
@@ -227,6 +229,21 @@ type Registers interface {
 	// returns the acceptor's reply. A changed state is durable (synced) before it returns.
 	Register(ctx context.Context, device string, part uint32, key string, m casreg.Message) (casreg.Reply, error)
 }
+
+// Leases is implemented by a Client whose devices take part in read leases
+// (internal/readlease): the storage node, and the HTTP client of one. A device is in one
+// storage policy's ring, which it names.
+type Leases interface {
+	// RenewLease asks device (a granter) to answer a holder's renewal.
+	RenewLease(ctx context.Context, device string, r readlease.Renewal) (readlease.Grant, error)
+	// RevokeLease asks device (a granter) to revoke holder's lease for part, and returns how
+	// long the holder's last grant from it may still run.
+	RevokeLease(ctx context.Context, device string, part uint32, holder string) (time.Duration, error)
+}
+
+// ErrNoLeases: the node takes no part in read leases (an OpenStack Swift server, a node from
+// before them, or one that runs without).
+var ErrNoLeases = errors.New("the node keeps no read leases")
 
 // ErrNoRegisters: the node keeps no registers (an OpenStack Swift server), or not this version
 // of them.

@@ -1,5 +1,6 @@
 // Package nodelease is a storage node's side of read leases (internal/readlease): for each of
-// its devices and each replicated storage policy, the holder state (the grants its device
+// its devices in a replicated storage policy's ring (a device is in one policy's ring), the
+// holder state (the grants its device
 // holds as the first primary of partitions, and the names not yet settled) and the granter
 // state (what it granted other devices, what it revoked). It runs the renewal loop to the
 // peers, answers their renewals and proxies' revocations, takes the storage node's writes
@@ -25,6 +26,8 @@ import (
 // Ring is one replicated storage policy's object ring, as leases need it: devices are named
 // "node/device" (the node's address as the ring has it, and the device's name on it).
 type Ring interface {
+	// Devices lists the ring's devices.
+	Devices() []string
 	Replicas() int
 	Partitions() int
 	// Primaries lists part's primaries, the first primary first.
@@ -35,7 +38,7 @@ type Ring interface {
 
 // Peers carries a renewal to the node of its granter and brings back the grant.
 type Peers interface {
-	Renew(ctx context.Context, node string, policy int, r readlease.Renewal) (readlease.Grant, error)
+	Renew(ctx context.Context, node string, r readlease.Renewal) (readlease.Grant, error)
 }
 
 // Config configures a Service.
@@ -49,7 +52,7 @@ type Config struct {
 	Rings map[int]Ring
 	Peers Peers
 	// Holds reports whether a local device holds the version of a name a holder asks about.
-	Holds  func(ctx context.Context, device string, policy int, v readlease.Version) bool
+	Holds  func(ctx context.Context, device string, v readlease.Version) bool
 	Logger *slog.Logger
 	// Now is the clock (time.Now); its monotonic reading is what counts.
 	Now func() time.Time
@@ -58,8 +61,8 @@ type Config struct {
 // Errors.
 var (
 	ErrInvalidConfig = errors.New("nodelease: invalid config")
-	// ErrNotHere: a message for a device or policy this node does not serve.
-	ErrNotHere = errors.New("nodelease: no such local device or policy")
+	// ErrNotHere: a message for a device this node does not serve in a replicated policy.
+	ErrNotHere = errors.New("nodelease: no such local device in a replicated policy's ring")
 )
 
 // Validate reports a configuration the service cannot run with.
@@ -85,18 +88,14 @@ type Service struct {
 	cfg Config
 	log *slog.Logger
 
-	mu    sync.RWMutex // guards sides (replaced whole on a ring change)
-	sides map[side]*state
+	mu      sync.RWMutex // guards devices
+	devices map[string]*state
 }
 
-type side struct {
-	device string
-	policy int
-}
-
-// state is one local device's holder and granter for one policy.
+// state is one local device's holder and granter.
 type state struct {
 	mu      sync.Mutex
+	policy  int
 	ring    Ring
 	holder  *readlease.Holder
 	granter *readlease.Granter
@@ -113,20 +112,18 @@ func New(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger, sides: map[side]*state{}}
-	now := cfg.Now()
+	s := &Service{cfg: cfg, log: cfg.Logger, devices: map[string]*state{}}
 	for policy, r := range cfg.Rings {
-		for _, dev := range cfg.Local {
-			s.sides[side{dev, policy}] = s.newState(dev, r, now)
-		}
+		s.SetRing(policy, r)
 	}
 	return s, nil
 }
 
-func (s *Service) newState(dev string, r Ring, now time.Time) *state {
+func (s *Service) newState(dev string, policy int, r Ring, now time.Time) *state {
 	lc := s.cfg.Lease
 	lc.Replicas = r.Replicas()
 	return &state{
+		policy:  policy,
 		ring:    r,
 		holder:  readlease.NewHolder(lc, dev, leaseRing{r}, holderPeers(dev, r), now),
 		granter: readlease.NewGranter(lc, dev, r.Version(), now),
@@ -159,35 +156,46 @@ func holderPeers(dev string, r Ring) []string {
 	return out
 }
 
-// SetRing takes a policy's new ring: a ring change is a start for its leases.
+// SetRing takes a policy's new ring: a ring change is a start for the leases of the local
+// devices in it.
 func (s *Service) SetRing(policy int, r Ring) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.cfg.Now()
+	in := map[string]bool{}
+	for _, d := range r.Devices() {
+		in[d] = true
+	}
 	for _, dev := range s.cfg.Local {
-		st := s.sides[side{dev, policy}]
-		if st == nil {
-			s.sides[side{dev, policy}] = s.newState(dev, r, now)
-			continue
+		st := s.devices[dev]
+		switch {
+		case !in[dev]:
+			if st != nil && st.policy == policy {
+				delete(s.devices, dev) // no longer in this policy's ring
+			}
+		case st == nil || st.policy != policy:
+			s.devices[dev] = s.newState(dev, policy, r, now)
+		default:
+			st.mu.Lock()
+			st.ring = r
+			st.holder.Reset(leaseRing{r}, holderPeers(dev, r), now)
+			st.granter.Reset(r.Version(), now)
+			st.mu.Unlock()
 		}
-		st.mu.Lock()
-		st.ring = r
-		st.holder.Reset(leaseRing{r}, holderPeers(dev, r), now)
-		st.granter.Reset(r.Version(), now)
-		st.mu.Unlock()
 	}
 }
 
-func (s *Service) state(dev string, policy int) *state {
+func (s *Service) state(dev string) *state {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.sides[side{dev, policy}]
+	return s.devices[dev]
 }
 
 // Wrote marks a name unsettled on a local device before a new version of it (or its
-// deletion, or new metadata) becomes visible there. A policy without leases is ignored.
-func (s *Service) Wrote(device string, policy int, part uint32, name, version string) {
-	st := s.state(device, policy)
+// deletion, or new metadata) becomes visible there. A device in no replicated policy's ring
+// is ignored.
+func (s *Service) Wrote(device string, part uint32, name, version string) {
+	st := s.state(device)
 	if st == nil {
 		return
 	}
@@ -199,8 +207,8 @@ func (s *Service) Wrote(device string, policy int, part uint32, name, version st
 
 // Refusal is why a read of name on a local device may not be answered alone (readlease's
 // reasons; readlease.Answers: it may). Ask after reading the version.
-func (s *Service) Refusal(device string, policy int, part uint32, name string) string {
-	st := s.state(device, policy)
+func (s *Service) Refusal(device string, part uint32, name string) string {
+	st := s.state(device)
 	if st == nil {
 		return readlease.NotFirst
 	}
@@ -211,10 +219,10 @@ func (s *Service) Refusal(device string, policy int, part uint32, name string) s
 }
 
 // Renew answers a peer's renewal for a local device.
-func (s *Service) Renew(ctx context.Context, policy int, r readlease.Renewal) (readlease.Grant, error) {
-	st := s.state(r.Granter, policy)
+func (s *Service) Renew(ctx context.Context, r readlease.Renewal) (readlease.Grant, error) {
+	st := s.state(r.Granter)
 	if st == nil {
-		return readlease.Grant{}, fmt.Errorf("%w: device %q, policy %d", ErrNotHere, r.Granter, policy)
+		return readlease.Grant{}, fmt.Errorf("%w: device %q", ErrNotHere, r.Granter)
 	}
 	// The lookups come first, outside the lock: they read the device.
 	held := map[readlease.Version]bool{}
@@ -222,7 +230,7 @@ func (s *Service) Renew(ctx context.Context, policy int, r readlease.Renewal) (r
 		if ctx.Err() != nil {
 			return readlease.Grant{}, ctx.Err()
 		}
-		if s.cfg.Holds(ctx, r.Granter, policy, v) {
+		if s.cfg.Holds(ctx, r.Granter, v) {
 			held[v] = true
 		}
 	}
@@ -234,10 +242,10 @@ func (s *Service) Renew(ctx context.Context, policy int, r readlease.Renewal) (r
 
 // Revoke revokes holder's lease for part on a local granter device, and returns how long the
 // holder's last grant from it may still run.
-func (s *Service) Revoke(device string, policy int, holder string, part uint32) (time.Duration, error) {
-	st := s.state(device, policy)
+func (s *Service) Revoke(device, holder string, part uint32) (time.Duration, error) {
+	st := s.state(device)
 	if st == nil {
-		return 0, fmt.Errorf("%w: device %q, policy %d", ErrNotHere, device, policy)
+		return 0, fmt.Errorf("%w: device %q", ErrNotHere, device)
 	}
 	now := s.cfg.Now()
 	st.mu.Lock()
@@ -247,8 +255,8 @@ func (s *Service) Revoke(device string, policy int, holder string, part uint32) 
 
 // Replicated records that the replicator's sync of part from a local device to peer, begun at
 // begun, completed: the peer holds what the device held then.
-func (s *Service) Replicated(device string, policy int, peer string, part uint32, begun time.Time) {
-	if st := s.state(device, policy); st != nil {
+func (s *Service) Replicated(device, peer string, part uint32, begun time.Time) {
+	if st := s.state(device); st != nil {
 		st.mu.Lock()
 		st.granter.Replicated(peer, part, begun)
 		st.mu.Unlock()
@@ -257,8 +265,8 @@ func (s *Service) Replicated(device string, policy int, peer string, part uint32
 
 // FullPass records that a replication pass from a local device to peer, begun at begun,
 // completed for every partition they share.
-func (s *Service) FullPass(device string, policy int, peer string, begun time.Time) {
-	if st := s.state(device, policy); st != nil {
+func (s *Service) FullPass(device, peer string, begun time.Time) {
+	if st := s.state(device); st != nil {
 		st.mu.Lock()
 		st.granter.FullPass(peer, begun)
 		st.holder.Pushed(peer, begun)
@@ -270,17 +278,16 @@ func (s *Service) FullPass(device string, policy int, peer string, begun time.Ti
 // Renew. It returns when every renewal has been answered or has failed.
 func (s *Service) Tick(ctx context.Context) {
 	type out struct {
-		st     *state
-		policy int
-		r      readlease.Renewal
+		st *state
+		r  readlease.Renewal
 	}
 	var sends []out
 	now := s.cfg.Now()
 	s.mu.RLock()
-	for sd, st := range s.sides {
+	for _, st := range s.devices {
 		st.mu.Lock()
 		for _, r := range st.holder.Renewals(now) {
-			sends = append(sends, out{st, sd.policy, r})
+			sends = append(sends, out{st, r})
 		}
 		st.mu.Unlock()
 	}
@@ -290,9 +297,9 @@ func (s *Service) Tick(ctx context.Context) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, s.cfg.Lease.Renew)
 			defer cancel()
-			g, err := s.cfg.Peers.Renew(ctx, nodeOf(o.r.Granter), o.policy, o.r)
+			g, err := s.cfg.Peers.Renew(ctx, NodeOf(o.r.Granter), o.r)
 			if err != nil {
-				s.log.Debug("lease renewal failed", "holder", o.r.Holder, "granter", o.r.Granter, "policy", o.policy, "err", err)
+				s.log.Debug("lease renewal failed", "holder", o.r.Holder, "granter", o.r.Granter, "err", err)
 				return
 			}
 			now := s.cfg.Now()
@@ -318,8 +325,8 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
-// nodeOf is the node part of a "node/device" name.
-func nodeOf(dev string) string {
+// NodeOf is the node part of a "node/device" name.
+func NodeOf(dev string) string {
 	if i := strings.LastIndexByte(dev, '/'); i >= 0 {
 		return dev[:i]
 	}
@@ -328,3 +335,11 @@ func nodeOf(dev string) string {
 
 // DeviceName is a device's name as leases use it.
 func DeviceName(node, device string) string { return node + "/" + device }
+
+// LocalDevice is the device part of a "node/device" name.
+func LocalDevice(dev string) string {
+	if i := strings.LastIndexByte(dev, '/'); i >= 0 {
+		return dev[i+1:]
+	}
+	return dev
+}

@@ -15,8 +15,9 @@ type testRing struct{ version string }
 
 var testDevs = []string{"n1:6200/d0", "n2:6200/d0", "n3:6200/d0"}
 
-func (testRing) Replicas() int   { return 3 }
-func (testRing) Partitions() int { return 8 }
+func (testRing) Devices() []string { return testDevs }
+func (testRing) Replicas() int     { return 3 }
+func (testRing) Partitions() int   { return 8 }
 func (testRing) Primaries(p uint32) []string {
 	i := int(p) % 3
 	return []string{testDevs[i], testDevs[(i+1)%3], testDevs[(i+2)%3]}
@@ -32,14 +33,14 @@ type cluster struct {
 	cut      map[string]bool     // nodes whose renewals are lost
 }
 
-func (c *cluster) Renew(ctx context.Context, node string, policy int, r readlease.Renewal) (readlease.Grant, error) {
+func (c *cluster) Renew(ctx context.Context, node string, r readlease.Renewal) (readlease.Grant, error) {
 	c.mu.Lock()
 	cut, s := c.cut[node], c.services[node]
 	c.mu.Unlock()
 	if cut {
 		return readlease.Grant{}, fmt.Errorf("node %s cut off", node)
 	}
-	return s.Renew(ctx, policy, r)
+	return s.Renew(ctx, r)
 }
 
 func (c *cluster) clock() time.Time {
@@ -65,7 +66,7 @@ func newCluster(t *testing.T) *cluster {
 			Local: []string{dev},
 			Rings: map[int]Ring{0: testRing{"r1"}},
 			Peers: c,
-			Holds: func(_ context.Context, device string, _ int, v readlease.Version) bool {
+			Holds: func(_ context.Context, device string, v readlease.Version) bool {
 				c.mu.Lock()
 				defer c.mu.Unlock()
 				return c.store[device+" "+v.Name] == v.Version
@@ -75,7 +76,7 @@ func newCluster(t *testing.T) *cluster {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.services[nodeOf(dev)] = s
+		c.services[NodeOf(dev)] = s
 	}
 	return c
 }
@@ -84,7 +85,7 @@ func (c *cluster) passes(begun time.Time) {
 	for _, from := range testDevs {
 		for _, to := range testDevs {
 			if from != to {
-				c.services[nodeOf(from)].FullPass(from, 0, to, begun)
+				c.services[NodeOf(from)].FullPass(from, to, begun)
 			}
 		}
 	}
@@ -94,7 +95,7 @@ func TestLeasesBetweenNodes(t *testing.T) {
 	c := newCluster(t)
 	holder, granter := c.services["n1:6200"], c.services["n2:6200"]
 	const part = 0 // first primary n1
-	refusal := func() string { return holder.Refusal(testDevs[0], 0, part, "a/c/o") }
+	refusal := func() string { return holder.Refusal(testDevs[0], part, "a/c/o") }
 	c.tick(t, 0)
 	if got := refusal(); got == readlease.Answers {
 		t.Fatal("answers alone before any replication pass")
@@ -104,11 +105,11 @@ func TestLeasesBetweenNodes(t *testing.T) {
 	if got := refusal(); got != readlease.Answers {
 		t.Fatalf("after passes and a renewal: %q", got)
 	}
-	if got := holder.Refusal(testDevs[0], 0, 1, "a/c/o"); got != readlease.NotFirst {
+	if got := holder.Refusal(testDevs[0], 1, "a/c/o"); got != readlease.NotFirst {
 		t.Fatalf("partition 1 (first primary n2) on n1: %q", got)
 	}
 	// A write marks the name; a renewal settles it once a granter holds the version.
-	holder.Wrote(testDevs[0], 0, part, "a/c/o", "v2")
+	holder.Wrote(testDevs[0], part, "a/c/o", "v2")
 	if got := refusal(); got != readlease.Unsettled {
 		t.Fatalf("after a write: %q", got)
 	}
@@ -124,7 +125,7 @@ func TestLeasesBetweenNodes(t *testing.T) {
 		t.Fatalf("a granter holds it: %q", got)
 	}
 	// A proxy revokes the holder at a granter: the wait runs from its last grant.
-	wait, err := granter.Revoke(testDevs[1], 0, testDevs[0], part)
+	wait, err := granter.Revoke(testDevs[1], testDevs[0], part)
 	if err != nil || wait <= 0 || wait > readlease.DefaultConfig(3).Lease {
 		t.Fatalf("revoke: %v, %v", wait, err)
 	}
@@ -132,10 +133,10 @@ func TestLeasesBetweenNodes(t *testing.T) {
 	if got := refusal(); got != readlease.Revoked {
 		t.Fatalf("after a revocation: %q", got)
 	}
-	if got := holder.Refusal(testDevs[0], 0, 3, "a/c/o"); got != readlease.Answers {
+	if got := holder.Refusal(testDevs[0], 3, "a/c/o"); got != readlease.Answers {
 		t.Fatalf("another partition of the holder's after the revocation: %q", got)
 	}
-	c.services["n2:6200"].Replicated(testDevs[1], 0, testDevs[0], part, c.clock())
+	c.services["n2:6200"].Replicated(testDevs[1], testDevs[0], part, c.clock())
 	c.tick(t, time.Second)
 	if got := refusal(); got != readlease.Answers {
 		t.Fatalf("after a pass begun after the revocation: %q", got)
@@ -168,11 +169,11 @@ func TestLeasesBetweenNodes(t *testing.T) {
 	if got := refusal(); got != readlease.Answers {
 		t.Fatalf("after passes on the new ring: %q", got)
 	}
-	// Messages for devices or policies not served here are refused.
-	if _, err := granter.Revoke("elsewhere/d9", 0, testDevs[0], part); err == nil {
+	// Messages for devices not served here are refused.
+	if _, err := granter.Revoke("elsewhere/d9", testDevs[0], part); err == nil {
 		t.Fatal("a revocation for a device not here was taken")
 	}
-	if _, err := granter.Renew(context.Background(), 7, readlease.Renewal{Holder: testDevs[0], Granter: testDevs[1]}); err == nil {
-		t.Fatal("a renewal for a policy without leases was taken")
+	if _, err := granter.Renew(context.Background(), readlease.Renewal{Holder: testDevs[0], Granter: "n2:6200/d7"}); err == nil {
+		t.Fatal("a renewal for a device not here was taken")
 	}
 }

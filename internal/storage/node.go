@@ -117,6 +117,8 @@ type Node struct {
 	// updater may still be delivering to a node of the same process that is closing.
 	life   sync.RWMutex
 	closed bool
+	// leases is the node's read-lease state (lease.go), nil until the server wires it.
+	leases atomic.Pointer[Leases]
 }
 
 // enter admits a call from a peer, unless the node is closed; leave ends it.
@@ -353,11 +355,11 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 	}
 	var hold usageHold
 	defer hold.release()
-	main := putListing{n: n, d: d, dev: devName, name: name, containers: opts.Containers, hold: &hold}
+	main := putListing{n: n, d: d, dev: devName, part: part, name: name, containers: opts.Containers, hold: &hold}
 	eopts := engine.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, InBatch: main.inBatch, New: n.isNew(opts, obj.Timestamp)}
 	var comp *putListing
 	if c := opts.Companion; c != nil {
-		comp = &putListing{n: n, d: d, dev: devName, name: c.Name, containers: c.Containers, hold: &hold}
+		comp = &putListing{n: n, d: d, dev: devName, part: part, name: c.Name, containers: c.Containers, hold: &hold}
 		eopts.Companion = companion(c, comp)
 	}
 	if opts.DecidedGen > 0 {
@@ -406,6 +408,7 @@ type putListing struct {
 	n          *Node
 	d          *device
 	dev        string
+	part       uint32
 	name       meta.ObjectName
 	containers []nodeclient.ContainerUpdate
 	hold       *usageHold
@@ -419,6 +422,8 @@ func (l *putListing) inBatch(b *pebble.Batch, o, old *meta.Object) (err error) {
 	if err := n.coverTimestamp(d, o.Timestamp); err != nil {
 		return err
 	}
+	// Before the version is visible: a read lease must not answer it alone unsettled.
+	n.markWrote(l.dev, l.part, name, o.Timestamp, false)
 	if old != nil && !old.Deleted {
 		p := *old
 		l.prev = &p
@@ -508,6 +513,7 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 		if err := n.coverTimestamp(d, ts); err != nil {
 			return err
 		}
+		n.markWrote(devName, part, name, ts, true)
 		// The listing hears of the delete even when there was nothing to delete here (as
 		// Swift's object server updates its container on a 404 DELETE): another replica may
 		// have listed the name.
@@ -557,6 +563,7 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 		if err := n.coverTimestamp(d, o.Timestamp); err != nil {
 			return err
 		}
+		n.markWrote(devName, part, name, o.Timestamp, false)
 		var here bool
 		pending, here, err = n.queueUpdates(b, devName, opts.Containers, pendingUpdate{account: name.Account, cont: name.Container, entry: listEntry(name.Object, o)})
 		if err != nil || !here {

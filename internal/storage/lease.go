@@ -1,0 +1,108 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/readlease"
+)
+
+// Leases is the node's read-lease state (internal/nodelease), which the server wires in with
+// SetLeases. Devices are named "node/device" there.
+type Leases interface {
+	// Wrote marks a name unsettled before a new version of it becomes visible on a device.
+	Wrote(device string, part uint32, name, version string)
+	// Renew answers a holder's renewal for a device of this node.
+	Renew(ctx context.Context, r readlease.Renewal) (readlease.Grant, error)
+	// Revoke revokes holder's lease for part on a device of this node.
+	Revoke(device, holder string, part uint32) (time.Duration, error)
+}
+
+// SetLeases wires the node's read-lease state in; until it is, the node answers LEASE
+// requests with nodeclient.ErrNoLeases.
+func (n *Node) SetLeases(l Leases) { n.leases.Store(&l) }
+
+func (n *Node) leaseState() Leases {
+	if p := n.leases.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// leaseDevice is a device's name as leases use it (nodelease.DeviceName).
+func (n *Node) leaseDevice(dev string) string { return n.address + "/" + dev }
+
+// LeaseName is an object's name as leases use it.
+func LeaseName(name meta.ObjectName) string {
+	return name.Account + "/" + name.Container + "/" + name.Object
+}
+
+func parseLeaseName(s string) (meta.ObjectName, bool) {
+	a, rest, ok1 := strings.Cut(s, "/")
+	c, o, ok2 := strings.Cut(rest, "/")
+	return meta.ObjectName{Account: a, Container: c, Object: o}, ok1 && ok2 && a != "" && c != "" && o != ""
+}
+
+// LeaseVersion is a version's identity as leases compare it: its time, and whether it is a
+// deletion (a POST gives an object a new time).
+func LeaseVersion(ts meta.Timestamp, deleted bool) string {
+	if deleted {
+		return "d" + strconv.FormatInt(int64(ts), 10)
+	}
+	return strconv.FormatInt(int64(ts), 10)
+}
+
+// markWrote tells the leases of a version about to become visible on a device.
+func (n *Node) markWrote(dev string, part uint32, name meta.ObjectName, ts meta.Timestamp, deleted bool) {
+	if l := n.leaseState(); l != nil {
+		l.Wrote(n.leaseDevice(dev), part, LeaseName(name), LeaseVersion(ts, deleted))
+	}
+}
+
+var _ nodeclient.Leases = (*Node)(nil)
+
+// RenewLease answers a holder's renewal for one of the node's devices.
+func (n *Node) RenewLease(ctx context.Context, device string, r readlease.Renewal) (readlease.Grant, error) {
+	l := n.leaseState()
+	if l == nil {
+		return readlease.Grant{}, nodeclient.ErrNoLeases
+	}
+	if r.Granter != n.leaseDevice(device) {
+		return readlease.Grant{}, fmt.Errorf("a renewal for %q sent to %q: %w", r.Granter, n.leaseDevice(device), meta.ErrNotFound)
+	}
+	return l.Renew(ctx, r)
+}
+
+// RevokeLease revokes a holder's lease for a partition on one of the node's devices.
+func (n *Node) RevokeLease(ctx context.Context, device string, part uint32, holder string) (time.Duration, error) {
+	l := n.leaseState()
+	if l == nil {
+		return 0, nodeclient.ErrNoLeases
+	}
+	return l.Revoke(n.leaseDevice(device), holder, part)
+}
+
+// HoldsVersion reports whether a device (named as leases name it) holds a version of a name,
+// for the leases' settling.
+func (n *Node) HoldsVersion(ctx context.Context, device string, v readlease.Version) bool {
+	dev, ok := strings.CutPrefix(device, n.address+"/")
+	name, ok2 := parseLeaseName(v.Name)
+	if !ok || !ok2 {
+		return false
+	}
+	o, err := n.HeadObject(ctx, dev, v.Part, name, nodeclient.HeadOptions{Brief: true})
+	var gone *meta.DeletedError
+	switch {
+	case errors.As(err, &gone):
+		return LeaseVersion(gone.At, true) == v.Version
+	case err != nil:
+		return false
+	}
+	return LeaseVersion(o.Timestamp, false) == v.Version
+}
