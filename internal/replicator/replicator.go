@@ -82,6 +82,19 @@ type Config struct {
 	Logger         *slog.Logger
 	// Registry receives the metrics; nil registers none.
 	Registry prometheus.Registerer
+	// Leases, when set, hears of the object partitions' syncs (the node's read leases,
+	// internal/nodelease).
+	Leases LeaseHooks
+}
+
+// LeaseHooks hear which of a device's object partitions a pass brought whole to another
+// primary: every version the device held when the pass began, that the primary lacked, pushed
+// to it (none left for a better-placed replica to send). Devices are named "node/device".
+type LeaseHooks interface {
+	// Replicated: one partition synced whole to peer.
+	Replicated(device, peer string, part uint32, begun time.Time)
+	// FullPass: every partition the device shares with peer synced whole in the pass.
+	FullPass(device, peer string, begun time.Time)
 }
 
 // Validate fills in defaults and checks the rest.
@@ -208,11 +221,76 @@ type job struct {
 	device string
 	part   uint32
 	names  []nodeclient.Listing
+	pass   *leasePass
+}
+
+// leasePass collects, for the lease hooks, the pairs of devices a pass did not sync whole.
+type leasePass struct {
+	begun  time.Time
+	mu     sync.Mutex
+	broken map[[2]string]bool
+}
+
+func (l *leasePass) synced(r *Replicator, j job, peer ring.Device, whole bool) {
+	if l == nil || r.cfg.Leases == nil {
+		return
+	}
+	dev, to := r.cfg.Self+"/"+j.device, peer.Node+"/"+peer.Name
+	if whole {
+		r.cfg.Leases.Replicated(dev, to, j.part, l.begun)
+		return
+	}
+	l.mu.Lock()
+	l.broken[[2]string{dev, to}] = true
+	l.mu.Unlock()
+}
+
+// finish tells the hooks of every device pair of the object rings the pass synced whole.
+func (l *leasePass) finish(r *Replicator, rings []*ring.Ring, local map[string]bool) {
+	if l == nil || r.cfg.Leases == nil {
+		return
+	}
+	for _, rg := range rings {
+		for _, dev := range ringDevices(rg, r.cfg.Self, local) {
+			self := r.cfg.Self + "/" + dev
+			for _, peer := range coPrimaries(rg, r.cfg.Self, dev) {
+				if !l.broken[[2]string{self, peer}] {
+					r.cfg.Leases.FullPass(self, peer, l.begun)
+				}
+			}
+		}
+	}
+}
+
+// coPrimaries are the devices that are primaries of a partition with a device.
+func coPrimaries(rg *ring.Ring, node, dev string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for p := range uint32(1) << rg.PartPower {
+		prim := rg.Nodes(p)
+		mine := false
+		for _, d := range prim {
+			if d.Node == node && d.Name == dev {
+				mine = true
+			}
+		}
+		if !mine {
+			continue
+		}
+		for _, d := range prim {
+			if name := d.Node + "/" + d.Name; (d.Node != node || d.Name != dev) && !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }
 
 // RunPass replicates every partition the node's devices hold, once.
 func (r *Replicator) RunPass(ctx context.Context) PassStats {
 	start := time.Now()
+	lp := &leasePass{begun: start, broken: map[[2]string]bool{}}
 	var jobs []job
 	local := map[string]bool{}
 	for _, d := range r.cfg.Node.Devices() {
@@ -239,7 +317,7 @@ func (r *Replicator) RunPass(ctx context.Context) PassStats {
 		}
 		for _, dev := range devs {
 			err := r.cfg.Node.PartitionsWithData(ctx, dev, rg.PartPower, func(part uint32) error {
-				jobs = append(jobs, job{kind: objectRing, ring: rg, device: dev, part: part})
+				jobs = append(jobs, job{kind: objectRing, ring: rg, device: dev, part: part, pass: lp})
 				return nil
 			})
 			if err != nil && ctx.Err() == nil {
@@ -273,6 +351,7 @@ func (r *Replicator) RunPass(ctx context.Context) PassStats {
 	}
 	r.mu.Unlock()
 	if ctx.Err() == nil {
+		lp.finish(r, rings, local)
 		r.metrics.passes.Inc()
 		r.metrics.progress.Set(1)
 		r.metrics.lastPass.Set(end.Sub(start).Seconds())
@@ -354,6 +433,13 @@ func (r *Replicator) replicate(ctx context.Context, j job) PassStats {
 		}
 		targets = append(targets, d)
 	}
+	// Which targets got the partition whole, for the lease hooks: none unless shown below.
+	whole := make([]bool, len(targets))
+	defer func() {
+		for i, t := range targets {
+			j.pass.synced(r, j, t, whole[i])
+		}
+	}()
 	kind := "primary"
 	var held []nodeclient.ObjectVersion
 	if handoff {
@@ -396,9 +482,11 @@ func (r *Replicator) replicate(ctx context.Context, j job) PassStats {
 			continue
 		}
 		var send []uint32
+		skipped := false
 		for _, s := range differing(mine, theirs[i]) {
 			if r.coveredBy(primaries, targets, theirs, i, s, mine[s], myRank) {
 				complete = false // the target lacks it still: a handoff keeps its copy
+				skipped = true
 				continue
 			}
 			send = append(send, s)
@@ -406,6 +494,7 @@ func (r *Replicator) replicate(ctx context.Context, j job) PassStats {
 		pushed, bytes, err := r.sync(ctx, j, t, clients[i], send)
 		st.Pushed += pushed
 		st.Bytes += bytes
+		whole[i] = err == nil && !skipped
 		if err != nil {
 			ok = false
 			if ctx.Err() != nil {

@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http/httptest"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairn-store/cairn/internal/backend"
 	"github.com/cairn-store/cairn/internal/meta"
@@ -333,5 +335,87 @@ func TestReplicationFollowsARingChange(t *testing.T) {
 				t.Fatalf("%s on node %d: ts %d, primary %v", name.Object, n, ts, want[n])
 			}
 		}
+	}
+}
+
+// leaseLog records what a replicator tells the read leases.
+type leaseLog struct {
+	mu         sync.Mutex
+	replicated map[string]bool // "device→peer part"
+	full       map[string]bool // "device→peer"
+}
+
+func (l *leaseLog) Replicated(device, peer string, part uint32, _ time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.replicated[fmt.Sprintf("%s→%s %d", device, peer, part)] = true
+}
+
+func (l *leaseLog) FullPass(device, peer string, _ time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.full[device+"→"+peer] = true
+}
+
+// The leases hear of a partition synced to a primary only when the pass pushed it everything
+// it lacked: a suffix left for a better-placed replica to send is not (that replica's pass
+// must bring it), nor is a primary that could not be reached.
+func TestLeasesHearOnlyOfWholeSyncs(t *testing.T) {
+	c := newCluster(t)
+	name := obj("for-the-lease")
+	part, prim, hand := c.placement(name)
+	ts := meta.Now()
+	c.put(prim[1], name, ts, []byte("x"))
+	c.put(prim[2], name, ts, []byte("x"))
+	dev := func(i int) string { return c.ring.Devices[i].Node + "/d0" }
+	d, err := backend.NewDialer(backend.ClientConfig{Secret: []byte(secret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	withLog := func(i int) (*replicator.Replicator, *leaseLog) {
+		log := &leaseLog{replicated: map[string]bool{}, full: map[string]bool{}}
+		rep, err := replicator.New(replicator.Config{Node: c.nodes[i], Self: c.ring.Devices[i].Node, Dialer: d,
+			ObjectRings: func() []*ring.Ring { return []*ring.Ring{c.ring} }, BytesPerSecond: -1, Leases: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, log
+	}
+	synced := func(log *leaseLog, from, to int) bool {
+		return log.replicated[fmt.Sprintf("%s→%s %d", dev(from), dev(to), part)]
+	}
+	// The third primary leaves the first's copy to the second (better placed).
+	rep, log := withLog(prim[2])
+	rep.RunPass(ctx)
+	if synced(log, prim[2], prim[0]) || log.full[dev(prim[2])+"→"+dev(prim[0])] {
+		t.Fatalf("a sync that left a suffix to another replica counted whole: %v %v", log.replicated, log.full)
+	}
+	if !synced(log, prim[2], prim[1]) || !log.full[dev(prim[2])+"→"+dev(prim[1])] || !log.full[dev(prim[2])+"→"+dev(hand)] {
+		t.Fatalf("whole syncs not heard of: %v %v", log.replicated, log.full)
+	}
+	// The second primary sends it.
+	rep, log = withLog(prim[1])
+	rep.RunPass(ctx)
+	if !synced(log, prim[1], prim[0]) || !log.full[dev(prim[1])+"→"+dev(prim[0])] {
+		t.Fatalf("the sync that sent the copy: %v %v", log.replicated, log.full)
+	}
+	// Now the third's pass finds the first whole.
+	rep, log = withLog(prim[2])
+	rep.RunPass(ctx)
+	if !synced(log, prim[2], prim[0]) || !log.full[dev(prim[2])+"→"+dev(prim[0])] {
+		t.Fatalf("after the copy arrived: %v %v", log.replicated, log.full)
+	}
+	// A primary that cannot be reached is not synced.
+	c.ring.Devices[prim[0]].Name = "missing"
+	rep, log = withLog(prim[2])
+	rep.RunPass(ctx)
+	missing := c.ring.Devices[prim[0]].Node + "/missing"
+	c.ring.Devices[prim[0]].Name = "d0"
+	if log.full[dev(prim[2])+"→"+missing] || log.replicated[fmt.Sprintf("%s→%s %d", dev(prim[2]), missing, part)] {
+		t.Fatalf("an unreachable primary counted: %v %v", log.replicated, log.full)
+	}
+	if !log.full[dev(prim[2])+"→"+dev(prim[1])] {
+		t.Fatalf("the reachable primary not heard of: %v", log.full)
 	}
 }
