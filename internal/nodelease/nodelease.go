@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/cairn-store/cairn/internal/readlease"
 )
 
@@ -54,6 +56,8 @@ type Config struct {
 	// Holds reports whether a local device holds the version of a name a holder asks about.
 	Holds  func(ctx context.Context, device string, v readlease.Version) bool
 	Logger *slog.Logger
+	// Registry receives the metrics; nil registers none.
+	Registry prometheus.Registerer
 	// Now is the clock (time.Now); its monotonic reading is what counts.
 	Now func() time.Time
 }
@@ -90,6 +94,11 @@ type Service struct {
 
 	mu      sync.RWMutex // guards devices
 	devices map[string]*state
+
+	renewals    *prometheus.CounterVec // this node's holders' renewals, by outcome
+	grants      *prometheus.CounterVec // renewals this node's granters answered, by outcome
+	revocations prometheus.Counter
+	marks       prometheus.Counter
 }
 
 // state is one local device's holder and granter.
@@ -112,7 +121,25 @@ func New(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger, devices: map[string]*state{}}
+	s := &Service{cfg: cfg, log: cfg.Logger, devices: map[string]*state{},
+		renewals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_read_lease_renewals_total",
+			Help: "Read-lease renewals this node's devices asked of their granters, by outcome (granted, refused, failed)."}, []string{"outcome"}),
+		grants: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_read_lease_grants_total",
+			Help: "Read-lease renewals this node's devices answered as granters, by outcome (granted, refused)."}, []string{"outcome"}),
+		revocations: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_read_lease_revocations_total",
+			Help: "Read-lease revocations proxies asked of this node's devices."}),
+		marks: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_read_lease_writes_total",
+			Help: "Writes to this node's devices in replicated policies' rings that the read leases heard of before they became visible."}),
+	}
+	if cfg.Registry != nil {
+		unsettled := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_read_lease_unsettled_names",
+			Help: "Names this node's devices hold a version of that no majority of the primaries was seen to hold yet."}, s.unsettled)
+		for _, c := range []prometheus.Collector{s.renewals, s.grants, s.revocations, s.marks, unsettled} {
+			if err := cfg.Registry.Register(c); err != nil {
+				return nil, fmt.Errorf("nodelease: metrics: %w", err)
+			}
+		}
+	}
 	for policy, r := range cfg.Rings {
 		s.SetRing(policy, r)
 	}
@@ -199,6 +226,7 @@ func (s *Service) Wrote(device string, part uint32, name, version string) {
 	if st == nil {
 		return
 	}
+	s.marks.Inc()
 	now := s.cfg.Now()
 	st.mu.Lock()
 	st.holder.Wrote(part, name, version, now)
@@ -236,8 +264,30 @@ func (s *Service) Renew(ctx context.Context, r readlease.Renewal) (readlease.Gra
 	}
 	now := s.cfg.Now()
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.granter.Grant(now, r, func(v readlease.Version) bool { return held[v] }), nil
+	g := st.granter.Grant(now, r, func(v readlease.Version) bool { return held[v] })
+	st.mu.Unlock()
+	s.grants.WithLabelValues(outcome(g)).Inc()
+	return g, nil
+}
+
+func outcome(g readlease.Grant) string {
+	if g.Granted {
+		return "granted"
+	}
+	return "refused"
+}
+
+// unsettled is the names the node's holders wait to see settled.
+func (s *Service) unsettled() float64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := 0
+	for _, st := range s.devices {
+		st.mu.Lock()
+		n += st.holder.Unsettled()
+		st.mu.Unlock()
+	}
+	return float64(n)
 }
 
 // Revoke revokes holder's lease for part on a local granter device, and returns how long the
@@ -247,6 +297,7 @@ func (s *Service) Revoke(device, holder string, part uint32) (time.Duration, err
 	if st == nil {
 		return 0, fmt.Errorf("%w: device %q", ErrNotHere, device)
 	}
+	s.revocations.Inc()
 	now := s.cfg.Now()
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -299,9 +350,11 @@ func (s *Service) Tick(ctx context.Context) {
 			defer cancel()
 			g, err := s.cfg.Peers.Renew(ctx, NodeOf(o.r.Granter), o.r)
 			if err != nil {
+				s.renewals.WithLabelValues("failed").Inc()
 				s.log.Debug("lease renewal failed", "holder", o.r.Holder, "granter", o.r.Granter, "err", err)
 				return
 			}
+			s.renewals.WithLabelValues(outcome(g)).Inc()
 			now := s.cfg.Now()
 			o.st.mu.Lock()
 			o.st.holder.Granted(now, g)

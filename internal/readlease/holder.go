@@ -159,6 +159,11 @@ func (h *Holder) held(granter string, v Version) {
 // visible to reads (and leaves the mark if the write then fails: a mark only makes reads
 // slower).
 func (h *Holder) Wrote(part uint32, name, version string, now time.Time) {
+	if prim := h.ring.Primaries(part); len(prim) == 0 || prim[0] != h.self {
+		// Only a first primary answers alone; a ring change that makes this device one
+		// starts over (Reset), and the push pass it then waits for settles what it holds.
+		return
+	}
 	k := nameKey{part, name}
 	if _, ok := h.unsettled[k]; !ok && len(h.unsettled) >= h.cfg.MaxUnsettled {
 		// Too many to track: forget them, and answer alone again only after a push pass to

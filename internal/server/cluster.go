@@ -238,7 +238,7 @@ func (d selfDialer) Dial(node string) (nodeclient.Client, error) {
 // newReplicator returns the replicator of a storage or sumo node: it reaches this node's own
 // devices in-process and the others over the node protocol.
 func (s *Server) newReplicator(reg prometheus.Registerer) (*replicator.Replicator, error) {
-	rep, err := replicator.New(replicator.Config{
+	rcfg := replicator.Config{
 		Node: replicatedDevices{Node: s.node, ec: s.ecDevices}, Self: s.ringAddress(),
 		ObjectRings:   s.replicatedRings,
 		ContainerRing: s.rings.container.Current, AccountRing: s.rings.account.Current,
@@ -246,7 +246,11 @@ func (s *Server) newReplicator(reg prometheus.Registerer) (*replicator.Replicato
 		Interval: s.cfg.ReplicationInterval, Concurrency: s.cfg.ReplicationConcurrency,
 		BytesPerSecond: s.cfg.ReplicationBytesPerSecond,
 		Logger:         s.cfg.Logger, Registry: reg,
-	})
+	}
+	if s.leases != nil {
+		rcfg.Leases = s.leases
+	}
+	rep, err := replicator.New(rcfg)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/cairn-store/cairn/internal/expirer"
 	"github.com/cairn-store/cairn/internal/lifecycled"
 	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/nodelease"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/replicator"
 	"github.com/cairn-store/cairn/internal/ring"
@@ -116,6 +117,10 @@ type Config struct {
 	ReplicationInterval       time.Duration
 	ReplicationConcurrency    int
 	ReplicationBytesPerSecond int64
+	// ReadLeases makes a storage node keep read leases (internal/readlease, internal/
+	// nodelease) with its peers: renewals, marks of its writes, revocations. Off by default
+	// until the proxies use them (docs/consistency.md, "Read leases").
+	ReadLeases bool
 	// StartupWait is how long a proxy started before its storage nodes waits for them to
 	// read the tenants (0: 2 minutes).
 	StartupWait time.Duration
@@ -202,9 +207,11 @@ type Server struct {
 	// reconstructor keeps erasure-coded policies' archives home: nil when replication is
 	// disabled, or when no erasure-coded policy is served.
 	reconstructor *replicator.Reconstructor
-	auditor       *storage.Auditor   // nil when disabled
-	uploads       *s3.UploadSweeper  // nil when disabled
-	lifecycle     *lifecycled.Daemon // nil when disabled
+	// leases is a storage node's read-lease state (leases.go), nil unless Config.ReadLeases.
+	leases    *nodelease.Service
+	auditor   *storage.Auditor   // nil when disabled
+	uploads   *s3.UploadSweeper  // nil when disabled
+	lifecycle *lifecycled.Daemon // nil when disabled
 	// generated is the root key when this start generated it, shown once on the console.
 	generated *auth.Key
 	keys      *auth.Store
@@ -338,6 +345,9 @@ func (s *Server) openNode(reg *prometheus.Registry) error {
 			return fmt.Errorf("server: %w", err)
 		}
 		node.ReportStatus("auditor", s.auditor.DaemonStatus)
+	}
+	if err := s.openLeases(reg); err != nil {
+		return fmt.Errorf("server: read leases: %w", err)
 	}
 	if cfg.Role != RoleEmbedded && cfg.ReplicationInterval >= 0 {
 		if s.replicator, err = s.newReplicator(reg); err != nil {
@@ -539,6 +549,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	if s.node != nil && s.cfg.Role != RoleEmbedded {
 		go s.followDevices(watchCtx)
+		go s.runLeases(watchCtx)
 	}
 	if s.cfg.Role == RoleStorage {
 		fmt.Fprintf(s.cfg.Console, "cairn: storage node %s\n", s.Endpoint())

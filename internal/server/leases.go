@@ -1,0 +1,147 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"hash/fnv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/nodelease"
+	"github.com/cairn-store/cairn/internal/policy"
+	"github.com/cairn-store/cairn/internal/readlease"
+	"github.com/cairn-store/cairn/internal/ring"
+)
+
+// openLeases makes a storage node's read-lease state (internal/nodelease) for its devices in
+// the replicated policies' rings, when the server runs with ReadLeases: the node marks its
+// writes in it and answers its peers' renewals and the proxies' revocations, and the
+// replicator tells it of the passes. Run renews the leases.
+func (s *Server) openLeases(reg prometheus.Registerer) error {
+	if !s.cfg.ReadLeases || s.node == nil || s.cfg.Role == RoleEmbedded {
+		return nil
+	}
+	var local []string
+	for _, d := range s.node.Devices() {
+		local = append(local, nodelease.DeviceName(s.ringAddress(), d))
+	}
+	rings := map[int]nodelease.Ring{}
+	for idx, r := range s.replicatedObjectRings() {
+		rings[idx] = newLeaseRing(r)
+	}
+	svc, err := nodelease.New(nodelease.Config{
+		Lease: readlease.DefaultConfig(3), Local: local, Rings: rings,
+		Peers: leasePeers{s}, Holds: s.node.HoldsVersion, Logger: s.cfg.Logger, Registry: reg,
+	})
+	if err != nil {
+		return err
+	}
+	s.leases = svc
+	s.node.SetLeases(svc)
+	return nil
+}
+
+// replicatedObjectRings are the object rings of the replicated storage policies, by policy
+// index.
+func (s *Server) replicatedObjectRings() map[int]*ring.Ring {
+	out := map[int]*ring.Ring{}
+	for _, p := range s.rings.policies.All() {
+		if p.Type == policy.Replication {
+			out[p.Index] = s.rings.objects[p.Index].Current()
+		}
+	}
+	return out
+}
+
+// runLeases renews the leases and follows the rings until ctx ends.
+func (s *Server) runLeases(ctx context.Context) {
+	if s.leases == nil {
+		return
+	}
+	go s.leases.Run(ctx)
+	interval := s.cfg.RingReload
+	if interval <= 0 {
+		interval = ring.DefaultReloadInterval
+	}
+	seen := s.replicatedObjectRings()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for idx, r := range s.replicatedObjectRings() {
+			if seen[idx] != r {
+				seen[idx] = r
+				s.leases.SetRing(idx, newLeaseRing(r))
+			}
+		}
+	}
+}
+
+// leasePeers carries renewals to the granters' nodes over the node protocol.
+type leasePeers struct{ s *Server }
+
+func (p leasePeers) Renew(ctx context.Context, node string, r readlease.Renewal) (readlease.Grant, error) {
+	var c nodeclient.Client = p.s.node
+	if node != p.s.ringAddress() {
+		var err error
+		if c, err = p.s.dialer.Dial(node); err != nil {
+			return readlease.Grant{}, err
+		}
+	}
+	l, ok := c.(nodeclient.Leases)
+	if !ok {
+		return readlease.Grant{}, nodeclient.ErrNoLeases
+	}
+	return l.RenewLease(ctx, nodelease.LocalDevice(r.Granter), r)
+}
+
+// leaseRing is a ring as the leases see it: devices named "node/device", and a version every
+// node computes alike from the ring's contents.
+type leaseRing struct {
+	r       *ring.Ring
+	names   []string // by device index
+	version string
+}
+
+func newLeaseRing(r *ring.Ring) *leaseRing {
+	lr := &leaseRing{r: r, names: make([]string, len(r.Devices))}
+	h := fnv.New64a()
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(r.PartPower))
+	h.Write(b[:])
+	for i, d := range r.Devices {
+		lr.names[i] = nodelease.DeviceName(d.Node, d.Name)
+		h.Write([]byte(lr.names[i]))
+		h.Write([]byte{0})
+	}
+	for _, row := range r.Assignments {
+		for _, dev := range row {
+			binary.BigEndian.PutUint64(b[:], uint64(dev))
+			h.Write(b[:])
+		}
+		h.Write([]byte{0xff})
+	}
+	lr.version = "r" + string(binary.BigEndian.AppendUint64(nil, h.Sum64()))
+	return lr
+}
+
+func (l *leaseRing) Devices() []string { return l.names }
+func (l *leaseRing) Replicas() int     { return l.r.Replicas() }
+func (l *leaseRing) Partitions() int   { return 1 << l.r.PartPower }
+func (l *leaseRing) Version() string   { return l.version }
+
+func (l *leaseRing) Primaries(part uint32) []string {
+	out := make([]string, 0, len(l.r.Assignments))
+	for _, row := range l.r.Assignments {
+		if int(part) < len(row) {
+			out = append(out, l.names[row[part]])
+		}
+	}
+	return out
+}
