@@ -401,6 +401,9 @@ func (c *Client) GetObject(ctx context.Context, device string, part uint32, name
 	if rng != nil {
 		h.Set("Range", rangeHeader(rng))
 	}
+	if nodeclient.LeaseRead(ctx) {
+		h.Set(hdrLease, "ask")
+	}
 	resp, err := c.do(ctx, call{method: http.MethodGet, path: objectPath(device, part, name), header: h})
 	if err != nil {
 		return nil, err
@@ -434,10 +437,10 @@ func (c *Client) GetObject(ctx context.Context, device string, part uint32, name
 			return nil, err
 		}
 		obj.Size, obj.ETag = 0, emptyETag
-		return &nodeclient.ObjectReader{Object: obj, ReadCloser: io.NopCloser(bytes.NewReader(nil))}, nil
+		return &nodeclient.ObjectReader{Object: obj, Alone: resp.Header.Get(hdrLease) == "alone", ReadCloser: io.NopCloser(bytes.NewReader(nil))}, nil
 	}
 	obj.ETag = strings.Trim(resp.Header.Get("ETag"), `"`)
-	r := &nodeclient.ObjectReader{Object: obj, ReadCloser: resp.Body}
+	r := &nodeclient.ObjectReader{Object: obj, Alone: resp.Header.Get(hdrLease) == "alone", ReadCloser: resp.Body}
 	if resp.StatusCode == http.StatusPartialContent {
 		start, end, total, ok := parseContentRange(resp.Header.Get("Content-Range"))
 		if !ok {

@@ -462,12 +462,18 @@ func (h *Handler) getObject(ctx context.Context, w http.ResponseWriter, r *http.
 			return err
 		}
 	}
+	if r.Header.Get(hdrLease) != "" {
+		ctx = nodeclient.WithLeaseRead(ctx)
+	}
 	or, err := h.node.GetObject(ctx, p.Device, p.Part, name, rng)
 	if err != nil {
 		return err
 	}
 	defer or.Close()
 	hdr := w.Header()
+	if or.Alone {
+		hdr.Set(hdrLease, "alone")
+	}
 	writeObjectMeta(hdr, &or.Object)
 	hdr.Set(hdrBackendTS, FormatTimestamp(or.Object.Timestamp))
 	if or.Object.Manifest != nil {

@@ -112,3 +112,39 @@ type noPeers struct{}
 func (noPeers) Renew(context.Context, string, readlease.Renewal) (readlease.Grant, error) {
 	return readlease.Grant{}, errors.New("no peers here")
 }
+
+// answering is a node's lease state that always lets it answer alone.
+type answering struct{ noPeers }
+
+func (answering) Wrote(string, uint32, string, string) {}
+func (answering) Renew(context.Context, readlease.Renewal) (readlease.Grant, error) {
+	return readlease.Grant{}, nil
+}
+func (answering) Revoke(string, string, uint32) (time.Duration, error) { return 0, nil }
+func (answering) Refusal(string, uint32, string) string                { return readlease.Answers }
+
+// A GET over the node protocol carries the question and the answer of the lease.
+func TestAloneOverHTTP(t *testing.T) {
+	ctx := context.Background()
+	c, n, _ := startRegisterNode(t)
+	name := meta.ObjectName{Account: "a", Container: "c", Object: "o"}
+	if _, err := c.PutObject(ctx, "d0", 1, name, meta.Object{Timestamp: meta.Now(), Size: 1}, bytes.NewReader([]byte("x")), nodeclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.SetLeases(answering{})
+	for _, ask := range []bool{false, true} {
+		gctx := ctx
+		if ask {
+			gctx = nodeclient.WithLeaseRead(ctx)
+		}
+		r, err := c.GetObject(gctx, "d0", 1, name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r)
+		r.Close()
+		if string(b) != "x" || r.Alone != ask {
+			t.Fatalf("asked %v: body %q, alone %v", ask, b, r.Alone)
+		}
+	}
+}

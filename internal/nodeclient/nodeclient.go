@@ -161,6 +161,9 @@ type HeadOptions struct {
 type ObjectReader struct {
 	Object         meta.Object
 	Offset, Length int64
+	// Alone: asked with WithLeaseRead, the node answered under its read lease
+	// (internal/readlease): no other replica need be asked.
+	Alone bool
 	io.ReadCloser
 }
 

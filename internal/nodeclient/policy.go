@@ -24,3 +24,17 @@ func Policy(ctx context.Context) int {
 	n, _ := ctx.Value(policyKey{}).(int)
 	return n
 }
+
+type leaseReadKey struct{}
+
+// WithLeaseRead returns ctx for a GET that asks the node whether it may answer alone under its
+// read lease (ObjectReader.Alone). A node without leases ignores it.
+func WithLeaseRead(ctx context.Context) context.Context {
+	return context.WithValue(ctx, leaseReadKey{}, true)
+}
+
+// LeaseRead reports whether ctx's GET asks about the node's read lease.
+func LeaseRead(ctx context.Context) bool {
+	v, _ := ctx.Value(leaseReadKey{}).(bool)
+	return v
+}

@@ -22,6 +22,9 @@ type Leases interface {
 	Renew(ctx context.Context, r readlease.Renewal) (readlease.Grant, error)
 	// Revoke revokes holder's lease for part on a device of this node.
 	Revoke(device, holder string, part uint32) (time.Duration, error)
+	// Refusal is why a device may not answer a read of a name alone (readlease.Answers: it
+	// may); asked after the version was read.
+	Refusal(device string, part uint32, name string) string
 }
 
 // SetLeases wires the node's read-lease state in; until it is, the node answers LEASE
@@ -63,6 +66,13 @@ func (n *Node) markWrote(dev string, part uint32, name meta.ObjectName, ts meta.
 	if l := n.leaseState(); l != nil {
 		l.Wrote(n.leaseDevice(dev), part, LeaseName(name), LeaseVersion(ts, deleted))
 	}
+}
+
+// answersAlone reports whether a read of name on a device, whose version has been read, may be
+// answered without another replica's word.
+func (n *Node) answersAlone(dev string, part uint32, name meta.ObjectName) bool {
+	l := n.leaseState()
+	return l != nil && l.Refusal(n.leaseDevice(dev), part, LeaseName(name)) == readlease.Answers
 }
 
 var _ nodeclient.Leases = (*Node)(nil)

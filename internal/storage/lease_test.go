@@ -15,8 +15,15 @@ import (
 
 // markLog records the marks a node makes, and what the name read as when each was made.
 type markLog struct {
-	mu    sync.Mutex
-	marks []string
+	mu      sync.Mutex
+	marks   []string
+	refusal string // what Refusal answers
+}
+
+func (m *markLog) Refusal(string, uint32, string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.refusal
 }
 
 func (m *markLog) Wrote(device string, part uint32, name, version string) {
@@ -92,5 +99,42 @@ func TestWritesMarkTheirNamesForLeases(t *testing.T) {
 	}
 	if _, err := n.RenewLease(ctx, "d0", readlease.Renewal{Granter: "elsewhere/d0"}); !errors.Is(err, meta.ErrNotFound) {
 		t.Fatalf("a renewal for another node's device: %v", err)
+	}
+}
+
+// A GET that asks about the lease is told whether the node answered alone; one that does not
+// ask, or a node whose lease refuses, is not.
+func TestAGetSaysWhetherItWasAnsweredAlone(t *testing.T) {
+	ctx := context.Background()
+	n, _ := openNode(t)
+	name := meta.ObjectName{Account: "a", Container: "c", Object: "o"}
+	if _, err := n.PutObject(ctx, "d0", 1, name, meta.Object{Timestamp: meta.Now(), Size: 1}, bytes.NewReader([]byte("x")), nodeclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	get := func(ctx context.Context) bool {
+		t.Helper()
+		r, err := n.GetObject(ctx, "d0", 1, name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		return r.Alone
+	}
+	if get(nodeclient.WithLeaseRead(ctx)) {
+		t.Fatal("alone without leases")
+	}
+	log := &markLog{refusal: readlease.Answers}
+	n.SetLeases(log)
+	if get(ctx) {
+		t.Fatal("alone when not asked")
+	}
+	if !get(nodeclient.WithLeaseRead(ctx)) {
+		t.Fatal("not alone when the lease answers")
+	}
+	log.mu.Lock()
+	log.refusal = readlease.Unsettled
+	log.mu.Unlock()
+	if get(nodeclient.WithLeaseRead(ctx)) {
+		t.Fatal("alone when the lease refuses")
 	}
 }

@@ -465,7 +465,10 @@ func (n *Node) GetObject(ctx context.Context, devName string, part uint32, name 
 	if err != nil {
 		return nil, err
 	}
-	return &nodeclient.ObjectReader{Object: r.Object, Offset: r.Offset, Length: r.Length, ReadCloser: r.ReadCloser}, nil
+	// The lease is asked after the version is read: one that became visible meanwhile has
+	// marked its name unsettled by then.
+	alone := nodeclient.LeaseRead(ctx) && n.answersAlone(devName, part, name)
+	return &nodeclient.ObjectReader{Object: r.Object, Offset: r.Offset, Length: r.Length, Alone: alone, ReadCloser: r.ReadCloser}, nil
 }
 
 // HeadObject returns an object's metadata; a deleted object is meta.ErrNotFound.
