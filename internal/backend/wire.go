@@ -69,8 +69,8 @@ const (
 	hdrExpiredAt  = "X-Backend-Cairn-Expired-At"
 	// hdrLease asks on a GET whether the node may answer alone under its read lease
 	// (nodeclient.WithLeaseRead), and answers "alone" when it did.
-	hdrLease = "X-Backend-Cairn-Lease"
-	hdrTruncated  = "X-Backend-Cairn-Truncated"
+	hdrLease     = "X-Backend-Cairn-Lease"
+	hdrTruncated = "X-Backend-Cairn-Truncated"
 	// hdrRow marks a row update on the port that serves the object, container and account
 	// services alike (Swift tells them apart by port instead): "object" for a container
 	// server's object row (an object path), "container" for an account server's container row
