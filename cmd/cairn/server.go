@@ -78,7 +78,7 @@ func newServerCommand() *cobra.Command {
 	f.DurationVar(&cfg.RingReload, "ring-reload", 0, "cluster roles: how often the ring files are checked for changes (0: 15s)")
 	f.StringVar(&cfg.Advertise, "advertise", "", "storage and sumo nodes: the address the rings name this node by, when it differs from --listen (behind a NAT or port forward)")
 	f.DurationVar(&cfg.ReplicationInterval, "replication-interval", 0, "storage and sumo nodes: pause between the passes of the replicator and of the reconstructor (erasure-coded policies) (0: 30s; negative: off)")
-	f.BoolVar(&cfg.ReadLeases, "read-leases", false, "storage nodes: keep read leases with their peers (renewals, marks of writes, revocations; docs/consistency.md); off until the proxies use them")
+	f.BoolVar(&cfg.ReadLeases, "read-leases", false, "read leases (docs/consistency.md): storage nodes keep them with their peers, proxies let a first primary answer a GET alone under one; every node of a cluster needs the same setting")
 	f.IntVar(&cfg.ReplicationConcurrency, "replication-concurrency", 0, "storage and sumo nodes: partitions the replicator, and the reconstructor, work on at once (0: 2)")
 	f.Int64Var(&cfg.ReplicationBytesPerSecond, "replication-bytes-per-second", 0, "storage and sumo nodes: bytes per second the replicator may send to other nodes, and the reconstructor read and send (0: 100 MiB/s each; negative: unbounded)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")

@@ -99,6 +99,14 @@ type Service struct {
 	grants      *prometheus.CounterVec // renewals this node's granters answered, by outcome
 	revocations prometheus.Counter
 	marks       prometheus.Counter
+	reads       *prometheus.CounterVec // lease reads, by answer
+}
+
+// readAnswers are the label values of the lease reads' answers.
+var readAnswers = map[string]string{
+	readlease.Answers: "alone", readlease.NotFirst: "not_first", readlease.NoGrant: "no_grant",
+	readlease.Expired: "expired", readlease.Revoked: "revoked", readlease.NotPushed: "not_replicated",
+	readlease.Unsettled: "unsettled",
 }
 
 // state is one local device's holder and granter.
@@ -130,11 +138,13 @@ func New(cfg Config) (*Service, error) {
 			Help: "Read-lease revocations proxies asked of this node's devices."}),
 		marks: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_read_lease_writes_total",
 			Help: "Writes to this node's devices in replicated policies' rings that the read leases heard of before they became visible."}),
+		reads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_read_lease_reads_total",
+			Help: "Reads a proxy asked this node to answer alone, by answer: alone, or why not (not_first, no_grant, expired, revoked, not_replicated, unsettled)."}, []string{"answer"}),
 	}
 	if cfg.Registry != nil {
 		unsettled := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_read_lease_unsettled_names",
 			Help: "Names this node's devices hold a version of that no majority of the primaries was seen to hold yet."}, s.unsettled)
-		for _, c := range []prometheus.Collector{s.renewals, s.grants, s.revocations, s.marks, unsettled} {
+		for _, c := range []prometheus.Collector{s.renewals, s.grants, s.revocations, s.marks, s.reads, unsettled} {
 			if err := cfg.Registry.Register(c); err != nil {
 				return nil, fmt.Errorf("nodelease: metrics: %w", err)
 			}
@@ -242,8 +252,10 @@ func (s *Service) Refusal(device string, part uint32, name string) string {
 	}
 	now := s.cfg.Now()
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.holder.Refusal(now, part, name)
+	why := st.holder.Refusal(now, part, name)
+	st.mu.Unlock()
+	s.reads.WithLabelValues(readAnswers[why]).Inc()
+	return why
 }
 
 // Renew answers a peer's renewal for a local device.

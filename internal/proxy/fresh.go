@@ -75,7 +75,7 @@ type heard struct {
 // quorum of the primaries holds; version returns what an answer of op holds, release frees
 // one that is not returned.
 func freshRead[T any](ctx context.Context, pl *placement, name meta.ObjectName, bounded bool,
-	op func(context.Context, target) (T, error), version func(T) meta.Object, release func(T)) (T, error) {
+	op func(context.Context, target) (T, error), version func(T) meta.Object, release func(T), alone func(T) bool) (T, error) {
 	var zero T
 	order := pl.readOrder()
 	if !pl.strict || len(order) < 2 {
@@ -85,12 +85,35 @@ func freshRead[T any](ctx context.Context, pl *placement, name meta.ObjectName, 
 		h   heard
 		err error
 	}
-	check := make(chan vote, 1)
-	go func() {
-		o, err := pl.holds(ctx, order[1], name)
-		check <- vote{heard{order[1], o}, err}
-	}()
-	v, served, err := readServed(ctx, pl, bounded, op)
+	var check chan vote
+	sendCheck := func() {
+		check = make(chan vote, 1)
+		go func() {
+			o, err := pl.holds(ctx, order[1], name)
+			check <- vote{heard{order[1], o}, err}
+		}()
+	}
+	// Under a read lease the first primary answers alone (lease.go): the check is sent beside
+	// the read only when the node did not answer alone last time.
+	leased := alone != nil && pl.leased() && pl.isHolder(order[0])
+	rctx := ctx
+	if leased {
+		rctx = nodeclient.WithLeaseRead(ctx)
+	}
+	if !leased || !pl.p.expectAlone(order[0].dev.Node) {
+		sendCheck()
+	}
+	v, served, err := readServed(rctx, pl, bounded, op)
+	if leased && err == nil && pl.isHolder(served) {
+		a := alone(v)
+		pl.p.noteAlone(served.dev.Node, a)
+		if a {
+			return v, nil // a check sent beside it answers into its buffered channel unread
+		}
+	}
+	if check == nil {
+		sendCheck()
+	}
 	first := <-check
 	if err != nil {
 		// Not found is read's answer only on a quorum of the primaries saying so; anything
@@ -161,8 +184,12 @@ func freshRead[T any](ctx context.Context, pl *placement, name meta.ObjectName, 
 	if newest.o.Timestamp > got.Timestamp {
 		release(v)
 		if newest.o.Deleted {
-			if !pl.writeBack(ctx, name, newest, primaries) {
+			ok, holders := pl.writeBack(ctx, name, newest, primaries)
+			if !ok {
 				return zero, fmt.Errorf("%q: the deletion %s holds could not be brought to a quorum: %w", name.Object, newest.t.dev.Node, meta.ErrUnavailable)
+			}
+			if err := pl.passedBy(ctx, holders); err != nil {
+				return zero, err
 			}
 			return zero, fmt.Errorf("%q: %s holds a deletion newer than %s's version: %w",
 				name.Object, newest.t.dev.Node, served.dev.Node, &meta.DeletedError{At: newest.o.Timestamp})
@@ -182,11 +209,33 @@ func freshRead[T any](ctx context.Context, pl *placement, name meta.ObjectName, 
 		}
 		newest = heard{served, version(v)}
 	}
-	if !pl.writeBack(ctx, name, newest, primaries) {
+	ok, holders := pl.writeBack(ctx, name, newest, primaries)
+	if !ok {
 		release(v)
 		return zero, fmt.Errorf("%q: the newest version, on %s, could not be brought to a quorum: %w", name.Object, newest.t.dev.Node, meta.ErrUnavailable)
 	}
+	if newest.o.Timestamp > 0 {
+		if err := pl.passedBy(ctx, holders); err != nil {
+			release(v)
+			return zero, err
+		}
+	}
 	return v, nil
+}
+
+// passedBy is a read's revocation rule under read leases: a version answered that the first
+// primary was not seen to hold (holders: the primaries that hold it) revokes its lease first,
+// or a read it then answered alone could return an older one.
+func (pl *placement) passedBy(ctx context.Context, holders []target) error {
+	if !pl.leased() {
+		return nil
+	}
+	for _, t := range holders {
+		if pl.isHolder(t) {
+			return nil
+		}
+	}
+	return pl.revokeHolder(ctx, holders)
 }
 
 // writeBack brings the version a read answers with to the primaries it heard older ones from.
@@ -198,30 +247,26 @@ func freshRead[T any](ctx context.Context, pl *placement, name meta.ObjectName, 
 // that is only a repair (the version is on a quorum already, or too few primaries answered
 // for any quorum) is waited for as before but need not succeed. Nothing is done when the
 // primaries agree (the common case).
-func (pl *placement) writeBack(ctx context.Context, name meta.ObjectName, newest heard, heardFrom map[int]heard) bool {
+func (pl *placement) writeBack(ctx context.Context, name meta.ObjectName, newest heard, heardFrom map[int]heard) (bool, []target) {
 	quorum := pl.ring.Replicas()/2 + 1
-	var stale []target
-	holding := 0
+	var stale, holders []target
 	for _, h := range heardFrom {
 		if h.o.Timestamp < newest.o.Timestamp {
 			stale = append(stale, h.t)
 		} else {
-			holding++
+			holders = append(holders, h.t)
 		}
 	}
-	if len(stale) == 0 || holding >= quorum {
-		if len(stale) > 0 {
-			pl.repair(ctx, name, newest, stale, false)
-		}
-		return true
+	if len(stale) == 0 {
+		return true, holders
 	}
-	if len(heardFrom) < quorum {
-		// Too few primaries answered for a quorum: the read answers what it has (above).
-		pl.repair(ctx, name, newest, stale, false)
-		return true
+	if len(holders) >= quorum || len(heardFrom) < quorum {
+		// A repair (the version is on a quorum already), or too few primaries answered for
+		// any quorum (the read answers what it has, above).
+		return true, append(holders, pl.repair(ctx, name, newest, stale, false)...)
 	}
-	holding += pl.repair(ctx, name, newest, stale, true)
-	if holding < quorum {
+	holders = append(holders, pl.repair(ctx, name, newest, stale, true)...)
+	if len(holders) < quorum {
 		// The primaries not heard from may take it where those heard from could not.
 		var unheard []target
 		for _, t := range pl.primaries {
@@ -230,29 +275,33 @@ func (pl *placement) writeBack(ctx context.Context, name meta.ObjectName, newest
 			}
 		}
 		if len(unheard) > 0 {
-			holding += pl.repair(ctx, name, newest, unheard, true)
+			holders = append(holders, pl.repair(ctx, name, newest, unheard, true)...)
 		}
 	}
-	return holding >= quorum
+	return len(holders) >= quorum, holders
 }
 
-// repair copies the newest version (or its deletion) to the stale primaries and returns how
-// many of them then hold it or a newer one. needed: the read waits on the copy, whatever the
+// repair copies the newest version (or its deletion) to the stale primaries and returns those
+// that then hold it or a newer one. needed: the read waits on the copy, whatever the
 // object's size; otherwise an object larger than repairInline is copied after the read has
 // answered. A manifest is the replicator's to copy (its stored form may keep its segment list
 // apart): it is not copied here, and counts no copies.
-func (pl *placement) repair(ctx context.Context, name meta.ObjectName, newest heard, stale []target, needed bool) int {
+func (pl *placement) repair(ctx context.Context, name meta.ObjectName, newest heard, stale []target, needed bool) []target {
 	p := pl.p
 	p.log.Debug("read found stale replicas", "object", name.Object, "partition", pl.part, "newest", newest.o.Timestamp, "on", newest.t.dev.Node, "stale", len(stale), "needed", needed)
-	copies := make(chan bool, len(stale))
-	count := func() int {
-		n := 0
+	type copied struct {
+		t  target
+		ok bool
+	}
+	copies := make(chan copied, len(stale))
+	count := func() []target {
+		var took []target
 		for range stale {
-			if <-copies {
-				n++
+			if c := <-copies; c.ok {
+				took = append(took, c.t)
 			}
 		}
-		return n
+		return took
 	}
 	if newest.o.Deleted {
 		for _, t := range stale {
@@ -267,13 +316,13 @@ func (pl *placement) repair(ctx context.Context, name meta.ObjectName, newest he
 				if !ok {
 					p.log.Debug("write-back of a deletion failed", "object", name.Object, "node", t.dev.Node, "err", err)
 				}
-				copies <- ok
+				copies <- copied{t, ok}
 			}()
 		}
 		return count()
 	}
 	if newest.o.IsManifest() {
-		return 0
+		return nil
 	}
 	copyTo := func(ctx context.Context) {
 		src := newest.t
@@ -301,8 +350,8 @@ func (pl *placement) repair(ctx context.Context, name meta.ObjectName, newest he
 			}
 			if err != nil {
 				p.log.Debug("write-back: reading the newest version failed", "object", name.Object, "node", src.dev.Node, "err", err)
-				for range stale {
-					copies <- false
+				for _, t := range stale {
+					copies <- copied{t, false}
 				}
 				return
 			}
@@ -310,7 +359,7 @@ func (pl *placement) repair(ctx context.Context, name meta.ObjectName, newest he
 		for _, t := range stale {
 			go func() {
 				ok := false
-				defer func() { copies <- ok }()
+				defer func() { copies <- copied{t, ok} }()
 				in, o := io.Reader(bytes.NewReader(body)), obj
 				if body == nil {
 					// A large object streams from the newest replica anew to each.
@@ -342,5 +391,5 @@ func (pl *placement) repair(ctx context.Context, name meta.ObjectName, newest he
 		copyTo(ctx)
 		count()
 	}()
-	return 0
+	return nil
 }

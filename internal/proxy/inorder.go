@@ -74,6 +74,7 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 
 	followers := slices.Clone(pl.primaries)
 	var decided nodeclient.PutResult
+	var decider target
 	var lastErr error
 	found := false
 	for i, t := range followers {
@@ -83,7 +84,7 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 		}
 		res, err := put(t, opts.If)
 		if err == nil {
-			decided, found = res, true
+			decided, decider, found = res, t, true
 			followers = slices.Delete(followers, i, i+1)
 			break
 		}
@@ -102,26 +103,35 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 		return meta.Object{}, fmt.Errorf("put %q: no replica took it: %w", name.Object, lastErr)
 	}
 
-	errs := make(chan error, len(followers))
+	type outcome struct {
+		landed target
+		err    error
+	}
+	outs := make(chan outcome, len(followers))
 	for _, t := range followers {
 		go func() {
 			landed, err := pl.withHandoffs(ctx, t, func(t target) error {
 				_, err := put(t, meta.Precondition{})
 				return err
 			})
-			errs <- pl.counted(landed, err)
+			outs <- outcome{landed, pl.counted(landed, err)}
 		}()
 	}
 	written := 1
+	took := []target{decider}
 	for range followers {
-		if err := <-errs; err == nil || errors.Is(err, meta.ErrConflict) {
+		if o := <-outs; o.err == nil || errors.Is(o.err, meta.ErrConflict) {
 			written++
+			took = append(took, o.landed)
 		} else {
-			lastErr = err
+			lastErr = o.err
 		}
 	}
 	if written < pl.quorum() {
 		return meta.Object{}, fmt.Errorf("put %q: %d of %d replicas: %w", name.Object, written, len(pl.primaries), lastErr)
+	}
+	if err := pl.afterWrite(ctx, took); err != nil {
+		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 	}
 	p.releaseSegments(ctx, name, decided.Previous, &decided.Object)
 	out := decided.Object.AsServed()

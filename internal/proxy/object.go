@@ -113,8 +113,9 @@ func (p *Proxy) putReplicas(ctx context.Context, pl *placement, name meta.Object
 		body = bytes.NewReader(nil)
 	}
 	type answer struct {
-		res nodeclient.PutResult
-		err error
+		res    nodeclient.PutResult
+		landed target
+		err    error
 	}
 	answers := make(chan answer, len(ts))
 	writers := make([]*io.PipeWriter, len(ts))
@@ -136,7 +137,7 @@ func (p *Proxy) putReplicas(ctx context.Context, pl *placement, name meta.Object
 				return err
 			})
 			pr.CloseWithError(errReplicaDone) // unblock the feeder if this replica stopped early
-			answers <- answer{res, pl.counted(landed, err)}
+			answers <- answer{res, landed, pl.counted(landed, err)}
 		}()
 	}
 	feedErr := feed(body, writers)
@@ -144,16 +145,21 @@ func (p *Proxy) putReplicas(ctx context.Context, pl *placement, name meta.Object
 		w.CloseWithError(feedErr) // nil closes with EOF
 	}
 	var good []nodeclient.PutResult
+	var took []target
 	var firstErr error
 	for range ts {
 		a := <-answers
 		if a.err == nil {
 			good = append(good, a.res)
+			took = append(took, a.landed)
 		} else if firstErr == nil || isAnswer(a.err) {
 			firstErr = a.err
 		}
 	}
 	if len(good) >= pl.quorum() {
+		if err := pl.afterWrite(ctx, took); err != nil {
+			return nodeclient.PutResult{}, err
+		}
 		return good[0], nil
 	}
 	if firstErr == nil {
@@ -220,7 +226,7 @@ func (p *Proxy) headObject(ctx context.Context, name meta.ObjectName, opts nodec
 	}
 	o, err := freshRead(ctx, pl, name, true, func(ctx context.Context, t target) (meta.Object, error) {
 		return t.client.HeadObject(ctx, t.dev.Name, pl.part, name, opts)
-	}, func(o meta.Object) meta.Object { return o }, func(meta.Object) {})
+	}, func(o meta.Object) meta.Object { return o }, func(meta.Object) {}, nil)
 	if err != nil {
 		return o, err
 	}
@@ -267,7 +273,8 @@ func (p *Proxy) getStored(ctx context.Context, name meta.ObjectName, rng *meta.R
 	r, err := freshRead(ctx, pl, name, false, func(ctx context.Context, t target) (*nodeclient.ObjectReader, error) {
 		served = t
 		return t.client.GetObject(ctx, t.dev.Name, pl.part, name, rng)
-	}, func(r *nodeclient.ObjectReader) meta.Object { return r.Object }, func(r *nodeclient.ObjectReader) { r.Close() })
+	}, func(r *nodeclient.ObjectReader) meta.Object { return r.Object }, func(r *nodeclient.ObjectReader) { r.Close() },
+		func(r *nodeclient.ObjectReader) bool { return r.Alone })
 	if err != nil {
 		return nil, err
 	}

@@ -178,14 +178,30 @@ func (pl *placement) fanOut(ctx context.Context, op func(context.Context, target
 	if len(ts) == 1 && ts[0].err == nil && pl.ring.Replicas() == 1 {
 		return op(ctx, ts[0])
 	}
-	errs := make(chan error, len(ts))
+	type outcome struct {
+		landed target
+		err    error
+	}
+	outs := make(chan outcome, len(ts))
 	for _, t := range ts {
 		go func() {
 			landed, err := pl.withHandoffs(ctx, t, func(t target) error { return pl.call(ctx, t, true, op) })
-			errs <- pl.counted(landed, err)
+			outs <- outcome{landed, pl.counted(landed, err)}
 		}()
 	}
-	return pl.tally(errs, len(ts))
+	errs := make(chan error, len(ts))
+	var took []target
+	for range ts {
+		o := <-outs
+		if o.err == nil {
+			took = append(took, o.landed)
+		}
+		errs <- o.err
+	}
+	if err := pl.tally(errs, len(ts)); err != nil {
+		return err
+	}
+	return pl.afterWrite(ctx, took)
 }
 
 // errHandoffOnly is a replica's success that does not count towards a strict quorum: a

@@ -110,7 +110,7 @@ func newWideCluster(t *testing.T, cfg Config) *wideCluster {
 	}
 	for i := range 5 {
 		name := fmt.Sprintf("127.0.0.1:%d", 7000+i)
-		n, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(t.TempDir(), "n")}}})
+		n, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(t.TempDir(), "n")}}, Address: name})
 		if err != nil {
 			t.Fatal(err)
 		}

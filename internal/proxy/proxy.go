@@ -10,12 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/ec"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/policy"
+	"github.com/cairn-store/cairn/internal/readlease"
 	"github.com/cairn-store/cairn/internal/ring"
 )
 
@@ -52,6 +54,10 @@ type Config struct {
 	// to land before other proxies presume its writer dead and decide over it (decided.go);
 	// until then they answer 409 (default 1m).
 	DecidedGrace time.Duration
+	// ReadLeases: reads of replicated objects ask the first primary to answer alone under its
+	// read lease, and writes and reads that pass it by revoke it first (lease.go,
+	// docs/consistency.md "Read leases"). The storage nodes run with leases too.
+	ReadLeases bool
 }
 
 // Validate checks the configuration and fills in defaults.
@@ -138,6 +144,10 @@ type Proxy struct {
 	decidedGrace    time.Duration
 	// now is the clock that ages decided writes (tests move it).
 	now func() time.Time
+	// leases: the read leases' timing, nil without Config.ReadLeases; alone: the nodes whose
+	// last lease read was answered alone (lease.go).
+	leases *readlease.Config
+	alone  sync.Map
 }
 
 // New returns a Proxy.
@@ -158,6 +168,7 @@ func New(cfg Config) (*Proxy, error) {
 		nodeTimeout: cfg.NodeTimeout,
 		health:      newHealth(cfg.ErrorLimit, cfg.ErrorInterval, time.Now),
 		regs:        newRegisters(), registerTimeout: 3 * cfg.NodeTimeout, decidedGrace: cfg.DecidedGrace, now: meta.Wall,
+		leases: leaseConfig(cfg.ReadLeases),
 	}, nil
 }
 

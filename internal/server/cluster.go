@@ -218,6 +218,7 @@ func (s *Server) clusterProxyConfig(pcfg *proxy.Config) {
 	if s.node != nil {
 		pcfg.Dialer = selfDialer{self: s.ringAddress(), node: s.node, others: s.dialer}
 	}
+	pcfg.ReadLeases = s.cfg.ReadLeases
 }
 
 // selfDialer reaches this process's own storage node in-process and the others over the node

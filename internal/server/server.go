@@ -118,8 +118,10 @@ type Config struct {
 	ReplicationConcurrency    int
 	ReplicationBytesPerSecond int64
 	// ReadLeases makes a storage node keep read leases (internal/readlease, internal/
-	// nodelease) with its peers: renewals, marks of its writes, revocations. Off by default
-	// until the proxies use them (docs/consistency.md, "Read leases").
+	// nodelease) with its peers (renewals, marks of its writes, revocations), and a proxy ask
+	// the first primary to answer a read alone under its lease and revoke it before answering
+	// what it may not know (proxy/lease.go). Every node of a cluster needs the same setting.
+	// Off by default until measured (docs/consistency.md, "Read leases").
 	ReadLeases bool
 	// StartupWait is how long a proxy started before its storage nodes waits for them to
 	// read the tenants (0: 2 minutes).
