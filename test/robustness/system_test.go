@@ -36,7 +36,9 @@ type system struct {
 // startCluster is 4 storage processes and 2 proxies with 3 replicas, each storage node behind
 // a relay the nemesis can cut and slow.
 func startCluster(t *testing.T) *system {
-	c, root := e2e.StartCluster(t, localcluster.Config{Storage: 4, Proxies: 2, Replicas: 3, Links: true})
+	// CAIRN_ROBUSTNESS_ARGS: more flags for every node (e.g. "--read-leases
+	// --replication-interval 2s").
+	c, root := e2e.StartCluster(t, localcluster.Config{Storage: 4, Proxies: 2, Replicas: 3, Links: true, Args: strings.Fields(os.Getenv("CAIRN_ROBUSTNESS_ARGS"))})
 	sys := &system{root: root, links: true}
 	sys.access, sys.secret = c.RootKey()
 	for _, n := range c.Storage() {
