@@ -7,6 +7,7 @@ package binenc
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
 )
 
@@ -128,4 +129,33 @@ func (d *Decoder) Map() map[string]string {
 		m[k] = d.Str()
 	}
 	return m
+}
+
+// Fail records a failure as bad with what was wrong, unless one is recorded already.
+func (d *Decoder) Fail(bad error, what string) {
+	if d.Err == nil {
+		d.Err = fmt.Errorf("%w: %s", bad, what)
+	}
+}
+
+// Version reads a leading version byte, failing as bad unless it is want.
+func (d *Decoder) Version(want byte, bad error) {
+	if b := d.Bytes(1); len(b) == 0 || b[0] != want {
+		d.Fail(bad, "version")
+	}
+}
+
+// Finish reports the first failure, or bytes left over, as bad (a truncation too), saying
+// what was being decoded.
+func (d *Decoder) Finish(bad error, what string) error {
+	if d.Err == nil && len(d.B) != 0 {
+		d.Fail(bad, "trailing bytes")
+	}
+	if d.Err != nil {
+		if !errors.Is(d.Err, bad) {
+			d.Err = fmt.Errorf("%w: %w", bad, d.Err)
+		}
+		return fmt.Errorf("decoding %s: %w", what, d.Err)
+	}
+	return nil
 }

@@ -63,32 +63,13 @@ func (d *decoder) byte() byte {
 	return b[0]
 }
 
-func (d *decoder) fail(what string) {
-	if d.Err == nil {
-		d.Err = fmt.Errorf("%w: %s", ErrBadEncoding, what)
-	}
-}
+func (d *decoder) fail(what string) { d.Fail(ErrBadEncoding, what) }
 
 // start checks the version byte.
-func (d *decoder) start() {
-	if d.byte() != encodingVersion {
-		d.fail("version")
-	}
-}
+func (d *decoder) start() { d.Version(encodingVersion, ErrBadEncoding) }
 
 // end reports the first error, or bytes left over.
-func (d *decoder) end(what string) error {
-	if d.Err == nil && len(d.B) != 0 {
-		d.fail("trailing bytes")
-	}
-	if d.Err != nil {
-		if !errors.Is(d.Err, ErrBadEncoding) {
-			d.Err = fmt.Errorf("%w: %w", ErrBadEncoding, d.Err)
-		}
-		return fmt.Errorf("decoding %s: %w", what, d.Err)
-	}
-	return nil
-}
+func (d *decoder) end(what string) error { return d.Finish(ErrBadEncoding, what) }
 
 // AppendTo appends the acceptor's state.
 func (a Acceptor) AppendTo(b []byte) []byte {

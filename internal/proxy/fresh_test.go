@@ -119,26 +119,34 @@ func TestReadsReturnTheNewestVersion(t *testing.T) {
 	}
 }
 
-// TestAVersionOnOnePrimaryIsWrittenBack: a write that reached one primary and failed (its
-// outcome unknown to its client) may be read; once a read has returned it, every later read
-// does too, whichever primaries it asks.
-func TestAVersionOnOnePrimaryIsWrittenBack(t *testing.T) {
+// newerOnTheSecondPrimary makes an object "old" through a proxy, then a newer version "new" on
+// its second primary only, as a proxy killed mid-write leaves it.
+func newerOnTheSecondPrimary(t *testing.T, object string) (*wideCluster, meta.ObjectName, []string, meta.Object) {
+	t.Helper()
 	ctx := context.Background()
 	c := newWideCluster(t, Config{ContainerCacheTTL: -1})
 	if err := c.proxy.CreateContainer(ctx, "acct", "bkt", nil); err != nil {
 		t.Fatal(err)
 	}
-	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "half-written"}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: object}
 	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 3}, bytes.NewReader([]byte("old")), PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	prim, _ := c.primaries(name)
 	part := partition(c.ring, name.Account, name.Container, name.Object)
-	// The new version lands on the second primary only, as a proxy killed mid-write leaves it.
 	newer := meta.Object{Timestamp: meta.Now(), Size: 3}
 	if _, err := c.nodes[prim[1]].PutObject(ctx, "d0", part, name, newer, bytes.NewReader([]byte("new")), nodeclient.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	return c, name, prim, newer
+}
+
+// TestAVersionOnOnePrimaryIsWrittenBack: a write that reached one primary and failed (its
+// outcome unknown to its client) may be read; once a read has returned it, every later read
+// does too, whichever primaries it asks.
+func TestAVersionOnOnePrimaryIsWrittenBack(t *testing.T) {
+	ctx := context.Background()
+	c, name, prim, newer := newerOnTheSecondPrimary(t, "half-written")
 	// A read asks the first primary (old) and checks with the second (new): it answers new.
 	if b := readAll(t, c.secondProxy(t), name, nil); string(b) != "new" {
 		t.Fatalf("read = %q, want the newest version a quorum heard of", b)
@@ -234,21 +242,7 @@ func TestASuppressedNodeThatIsBackCountsAgain(t *testing.T) {
 // left a version a read had returned on one replica, and the next read answered the older.)
 func TestAVersionReadIsOnAQuorumFirst(t *testing.T) {
 	ctx := context.Background()
-	c := newWideCluster(t, Config{ContainerCacheTTL: -1})
-	if err := c.proxy.CreateContainer(ctx, "acct", "bkt", nil); err != nil {
-		t.Fatal(err)
-	}
-	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "one-copy"}
-	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 3}, bytes.NewReader([]byte("old")), PutOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	prim, _ := c.primaries(name)
-	part := partition(c.ring, name.Account, name.Container, name.Object)
-	// The new version lands on the second primary only, as a proxy killed mid-write leaves it.
-	newer := meta.Object{Timestamp: meta.Now(), Size: 3}
-	if _, err := c.nodes[prim[1]].PutObject(ctx, "d0", part, name, newer, bytes.NewReader([]byte("new")), nodeclient.PutOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	c, name, prim, newer := newerOnTheSecondPrimary(t, "one-copy")
 	// The first and third primaries answer reads and refuse writes (full): the version cannot
 	// reach a quorum, and the read must not answer it.
 	c.set(c.full, prim[0], true)

@@ -3,7 +3,6 @@ package readlease
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/binenc"
@@ -29,11 +28,7 @@ var ErrBadEncoding = errors.New("readlease: bad encoding")
 
 type decoder struct{ binenc.Decoder }
 
-func (d *decoder) fail(what string) {
-	if d.Err == nil {
-		d.Err = fmt.Errorf("%w: %s", ErrBadEncoding, what)
-	}
-}
+func (d *decoder) fail(what string) { d.Fail(ErrBadEncoding, what) }
 
 func (d *decoder) str(what string) string {
 	n := d.Uvarint()
@@ -44,24 +39,9 @@ func (d *decoder) str(what string) string {
 	return string(d.Bytes(n))
 }
 
-func (d *decoder) start() {
-	if b := d.Bytes(1); len(b) == 0 || b[0] != encodingVersion {
-		d.fail("version")
-	}
-}
+func (d *decoder) start() { d.Version(encodingVersion, ErrBadEncoding) }
 
-func (d *decoder) end(what string) error {
-	if d.Err == nil && len(d.B) != 0 {
-		d.fail("trailing bytes")
-	}
-	if d.Err != nil {
-		if !errors.Is(d.Err, ErrBadEncoding) {
-			d.Err = fmt.Errorf("%w: %w", ErrBadEncoding, d.Err)
-		}
-		return fmt.Errorf("decoding %s: %w", what, d.Err)
-	}
-	return nil
-}
+func (d *decoder) end(what string) error { return d.Finish(ErrBadEncoding, what) }
 
 func appendVersions(b []byte, vs []Version) []byte {
 	b = binary.AppendUvarint(b, uint64(len(vs)))

@@ -355,12 +355,14 @@ func (s *Server) replicatedRings() []*ring.Ring {
 }
 
 // followDevices opens the devices that ring changes name for this storage node while it runs
-// (a disk added to a node), checking as often as the rings are.
+// (a disk added to a node), and gives the read leases the replicated policies' new rings,
+// checking as often as the rings are.
 func (s *Server) followDevices(ctx context.Context) {
 	interval := s.cfg.RingReload
 	if interval <= 0 {
 		interval = ring.DefaultReloadInterval
 	}
+	leaseRings := s.replicatedObjectRings()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -375,6 +377,9 @@ func (s *Server) followDevices(ctx context.Context) {
 		}
 		if err != nil {
 			s.cfg.Logger.Warn("devices the rings name for this node", "err", err)
+		}
+		if s.leases != nil {
+			s.followLeaseRings(leaseRings)
 		}
 	}
 }

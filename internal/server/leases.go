@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"hash/fnv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -55,30 +54,13 @@ func (s *Server) replicatedObjectRings() map[int]*ring.Ring {
 	return out
 }
 
-// runLeases renews the leases and follows the rings until ctx ends.
-func (s *Server) runLeases(ctx context.Context) {
-	if s.leases == nil {
-		return
-	}
-	go s.leases.Run(ctx)
-	interval := s.cfg.RingReload
-	if interval <= 0 {
-		interval = ring.DefaultReloadInterval
-	}
-	seen := s.replicatedObjectRings()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for idx, r := range s.replicatedObjectRings() {
-			if seen[idx] != r {
-				seen[idx] = r
-				s.leases.SetRing(idx, newLeaseRing(r))
-			}
+// followLeaseRings gives the leases the replicated policies' rings that changed since seen
+// (updated).
+func (s *Server) followLeaseRings(seen map[int]*ring.Ring) {
+	for idx, r := range s.replicatedObjectRings() {
+		if seen[idx] != r {
+			seen[idx] = r
+			s.leases.SetRing(idx, newLeaseRing(r))
 		}
 	}
 }

@@ -551,7 +551,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	if s.node != nil && s.cfg.Role != RoleEmbedded {
 		go s.followDevices(watchCtx)
-		go s.runLeases(watchCtx)
+		if s.leases != nil {
+			go s.leases.Run(watchCtx)
+		}
 	}
 	if s.cfg.Role == RoleStorage {
 		fmt.Fprintf(s.cfg.Console, "cairn: storage node %s\n", s.Endpoint())

@@ -1,14 +1,11 @@
 package cluster
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,33 +16,13 @@ import (
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/ring"
 	"github.com/cairn-store/cairn/internal/storage"
+	"github.com/cairn-store/cairn/test/e2e"
 )
 
-// metric returns the sum of a metric's samples (over its labels) on a node's /metrics, or one
-// series' when name has its labels (name{label="value",...}).
+// metric returns the sum of a metric's samples on a node's /metrics (e2e.Metric).
 func metric(t *testing.T, n *localcluster.Node, name string) float64 {
 	t.Helper()
-	resp, err := http.Get(n.Endpoint() + "/metrics")
-	if err != nil {
-		t.Fatalf("metrics of %s: %v", n.Name, err)
-	}
-	defer resp.Body.Close()
-	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name) || len(line) == len(name) || (line[len(name)] != ' ' && line[len(name)] != '{') {
-			continue
-		}
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err != nil {
-			t.Fatalf("metrics of %s: %q: %v", n.Name, line, err)
-		}
-		sum += v
-	}
-	return sum
+	return e2e.Metric(t, n.Endpoint(), name)
 }
 
 // waitReplicated waits until every storage node has completed two more replication passes

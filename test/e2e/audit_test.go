@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"io/fs"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -144,21 +142,5 @@ func TestAuditorFindsDamageOnDisk(t *testing.T) {
 // metricValue returns the value of the /metrics line for series (name{labels}), 0 if absent.
 func metricValue(t *testing.T, srv *Server, series string) float64 {
 	t.Helper()
-	resp, err := http.Get(srv.Endpoint + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			if err != nil {
-				t.Fatalf("%s: %v", sc.Text(), err)
-			}
-			return v
-		}
-	}
-	return 0
+	return Metric(t, srv.Endpoint, series)
 }

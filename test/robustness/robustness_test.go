@@ -153,6 +153,17 @@ func TestRobustness(t *testing.T) {
 		counts[op.Input.(input).kind.String()+"/"+[...]string{"ok", "404", "412", "409", "unknown"}[op.Output.(output).outcome]]++
 	}
 	t.Logf("%d operations: %v; faults injected: %v", len(ops), counts, injected)
+	if strings.Contains(os.Getenv("CAIRN_ROBUSTNESS_ARGS"), "--read-leases") {
+		answers := map[string]float64{}
+		for _, n := range sys.storage {
+			if n.Running() {
+				for _, a := range []string{"alone", "expired", "revoked", "unsettled", "no_grant", "not_replicated"} {
+					answers[a] += e2e.Metric(t, n.Endpoint(), `cairn_read_lease_reads_total{answer="`+a+`"}`)
+				}
+			}
+		}
+		t.Logf("lease reads of the storage nodes running at the end (restarts lose counts): %v", answers)
+	}
 	res, info := porcupine.CheckOperationsVerbose(model.ToModel(), ops, 5*time.Minute)
 	switch res {
 	case porcupine.Ok:
