@@ -95,7 +95,7 @@ func TestCorruptionIsFoundAndRepaired(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	waitReplicated(t, c, 2*time.Minute)
+	waitReplicated(t, c, convergence)
 	copies, _ := onDisk(t, c)
 	// The listing row the auditor removed is back, from the other replicas' listings.
 	listings, _, _ := listingsOnDisk(t, c)

@@ -196,7 +196,7 @@ func TestErasureCodedPolicy(t *testing.T) {
 		}
 	}
 	readAll("both back, one with an empty disk")
-	waitReconstructed(t, c, 3*time.Minute)
+	waitReconstructed(t, c, convergence)
 	readAll("reconstructed")
 
 	archives := ecOnDisk(t, c, ecRing)

@@ -155,20 +155,20 @@ func TestGrowAndShrinkUnderLoad(t *testing.T) {
 	}
 	// The new node read the new rings as it started; the others reload them.
 	waitRingsReloaded(t, c, slices.DeleteFunc(slices.Clone(c.Nodes), func(n *localcluster.Node) bool { return n == added }))
-	waitReplicated(t, c, 3*time.Minute)
+	waitReplicated(t, c, convergence)
 
 	// A second disk in a running node: the node opens it when the rings name it, and gets its
 	// share of the data.
 	widened := c.Storage()[1]
 	changeRings(t, c, "add", "--zone", "2", "--node", widened.Addr, "--device", "d2", "--weight", "100")
 	waitRingsReloaded(t, c, c.Nodes)
-	waitReplicated(t, c, 3*time.Minute)
+	waitReplicated(t, c, convergence)
 
 	// Shrink: remove the first node's device (its process runs on, and must empty it).
 	removed := c.Storage()[0]
 	changeRings(t, c, "remove", "--node", removed.Addr)
 	waitRingsReloaded(t, c, c.Nodes)
-	waitReplicated(t, c, 3*time.Minute)
+	waitReplicated(t, c, convergence)
 
 	close(stop)
 	wait()

@@ -121,7 +121,7 @@ func TestPartitionedAndSlowNodes(t *testing.T) {
 	if len(failures) > 0 {
 		t.Fatalf("%d failed client operations, first: %s", len(failures), strings.Join(failures[:min(10, len(failures))], "\n"))
 	}
-	waitReplicated(t, c, 2*time.Minute)
+	waitReplicated(t, c, convergence)
 	copies, rg := onDisk(t, c)
 	for name, cs := range copies {
 		where := map[string]bool{}
