@@ -516,10 +516,10 @@ func (w *world) read(client int, rate float64, key string, next func()) {
 			w.logf("c%d read %s by quorum: %v", client, key, got)
 			var stale []*simNode
 			holders := map[string]bool{}
-			for n, a := range got {
-				if a.v == newest {
+			for _, n := range simNodes { // in a fixed order: a seed's history is always the same
+				if a, ok := got[n]; ok && a.v == newest {
 					holders[n] = true
-				} else {
+				} else if ok {
 					stale = append(stale, w.nodes[n])
 				}
 			}
