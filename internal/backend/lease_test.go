@@ -78,17 +78,8 @@ func TestLeaseOverHTTP(t *testing.T) {
 		{"oversized", "op=revoke", make([]byte, maxLeaseBody+1), http.StatusBadRequest},
 		{"renewal for another device", "op=renew", readlease.Renewal{Holder: "h", Granter: "x/d0"}.AppendTo(nil), http.StatusNotFound},
 	} {
-		req, _ := http.NewRequest(methodLease, "http://"+addr+"/d0/0?"+tc.query, bytes.NewReader(tc.body))
-		req.Header.Set(hdrTimestamp, FormatTimestamp(meta.Now()))
-		sign(req, registerSecret, time.Now())
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.want {
-			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.want)
+		if got := rawStatus(t, methodLease, "http://"+addr+"/d0/0?"+tc.query, tc.body, true); got != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
 		}
 	}
 	// A node from before leases, or Swift's, says so.

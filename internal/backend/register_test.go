@@ -47,6 +47,24 @@ func startRegisterNode(t *testing.T) (*Client, *storage.Node, string) {
 
 // A register's messages cross the node protocol unchanged: the node's replies over HTTP are
 // those it gives in-process, for keys of any bytes.
+// rawStatus sends a request of the node protocol by hand (signed with the tests' secret, or
+// not) and returns the status it was answered with.
+func rawStatus(t *testing.T, method, url string, body []byte, signed bool) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, bytes.NewReader(body))
+	req.Header.Set(hdrTimestamp, FormatTimestamp(meta.Now()))
+	if signed {
+		sign(req, registerSecret, time.Now())
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 func TestRegisterOverHTTP(t *testing.T) {
 	ctx := context.Background()
 	c, n, _ := startRegisterNode(t)
@@ -104,19 +122,8 @@ func TestRegisterRefusesBadRequests(t *testing.T) {
 		{"bad partition", "/d0/x", good, true, http.StatusBadRequest},
 	}
 	for _, tc := range cases {
-		req, _ := http.NewRequest(methodRegister, "http://"+addr+tc.path, bytes.NewReader(tc.body))
-		req.Header.Set(hdrTimestamp, FormatTimestamp(meta.Now()))
-		if tc.signed {
-			sign(req, registerSecret, time.Now())
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.want {
-			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.want)
+		if got := rawStatus(t, methodRegister, "http://"+addr+tc.path, tc.body, tc.signed); got != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
 		}
 	}
 	r, err := n.Register(ctx, "d0", 1, "k", casreg.Message{Kind: casreg.Peek})
