@@ -43,6 +43,12 @@ func (c *cluster) Renew(ctx context.Context, node string, r readlease.Renewal) (
 	return s.Renew(ctx, r)
 }
 
+func (c *cluster) setCut(node string, cut bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cut[node] = cut
+}
+
 func (c *cluster) clock() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -142,16 +148,12 @@ func TestLeasesBetweenNodes(t *testing.T) {
 		t.Fatalf("after a pass begun after the revocation: %q", got)
 	}
 	// A granter cut off: the lease runs out.
-	c.mu.Lock()
-	c.cut["n3:6200"] = true
-	c.mu.Unlock()
+	c.setCut("n3:6200", true)
 	c.tick(t, 3*time.Second)
 	if got := refusal(); got != readlease.Expired {
 		t.Fatalf("a granter cut off for 3s: %q", got)
 	}
-	c.mu.Lock()
-	c.cut["n3:6200"] = false
-	c.mu.Unlock()
+	c.setCut("n3:6200", false)
 	c.tick(t, time.Second)
 	if got := refusal(); got != readlease.Answers {
 		t.Fatalf("the granter back: %q", got)

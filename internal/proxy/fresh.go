@@ -188,7 +188,7 @@ func freshRead[T any](ctx context.Context, pl *placement, name meta.ObjectName, 
 			if !ok {
 				return zero, fmt.Errorf("%q: the deletion %s holds could not be brought to a quorum: %w", name.Object, newest.t.dev.Node, meta.ErrUnavailable)
 			}
-			if err := pl.passedBy(ctx, holders); err != nil {
+			if err := pl.unlessHolderHas(ctx, holders); err != nil {
 				return zero, err
 			}
 			return zero, fmt.Errorf("%q: %s holds a deletion newer than %s's version: %w",
@@ -215,27 +215,12 @@ func freshRead[T any](ctx context.Context, pl *placement, name meta.ObjectName, 
 		return zero, fmt.Errorf("%q: the newest version, on %s, could not be brought to a quorum: %w", name.Object, newest.t.dev.Node, meta.ErrUnavailable)
 	}
 	if newest.o.Timestamp > 0 {
-		if err := pl.passedBy(ctx, holders); err != nil {
+		if err := pl.unlessHolderHas(ctx, holders); err != nil {
 			release(v)
 			return zero, err
 		}
 	}
 	return v, nil
-}
-
-// passedBy is a read's revocation rule under read leases: a version answered that the first
-// primary was not seen to hold (holders: the primaries that hold it) revokes its lease first,
-// or a read it then answered alone could return an older one.
-func (pl *placement) passedBy(ctx context.Context, holders []target) error {
-	if !pl.leased() {
-		return nil
-	}
-	for _, t := range holders {
-		if pl.isHolder(t) {
-			return nil
-		}
-	}
-	return pl.revokeHolder(ctx, holders)
 }
 
 // writeBack brings the version a read answers with to the primaries it heard older ones from.

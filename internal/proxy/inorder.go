@@ -130,7 +130,7 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 	if written < pl.quorum() {
 		return meta.Object{}, fmt.Errorf("put %q: %d of %d replicas: %w", name.Object, written, len(pl.primaries), lastErr)
 	}
-	if err := pl.afterWrite(ctx, took); err != nil {
+	if err := pl.unlessHolderHas(ctx, took); err != nil {
 		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 	}
 	p.releaseSegments(ctx, name, decided.Previous, &decided.Object)

@@ -50,20 +50,21 @@ func (pl *placement) isHolder(t target) bool {
 	return !t.handoff && t.replica == 0 && t.dev == pl.primaries[0].dev
 }
 
-// afterWrite makes a write that a quorum took safe to acknowledge: when the first primary is
-// not among those that took it (took: the primaries, not handoffs), its lease is revoked at
-// them first. It fails with ErrUnavailable (the write is stored, its outcome unknown to the
-// client) when no primary that took it could revoke.
-func (pl *placement) afterWrite(ctx context.Context, took []target) error {
+// unlessHolderHas is both rules: before the proxy answers what the primaries in holders hold
+// (a write they took; the version a read answers, they held it or took it back), the first
+// primary's lease is revoked at them unless it is among them. It fails with ErrUnavailable
+// (a write stored, its outcome unknown to the client; a read not answered) when none of them
+// could revoke.
+func (pl *placement) unlessHolderHas(ctx context.Context, holders []target) error {
 	if !pl.leased() {
 		return nil
 	}
-	for _, t := range took {
+	for _, t := range holders {
 		if pl.isHolder(t) {
 			return nil
 		}
 	}
-	return pl.revokeHolder(ctx, took)
+	return pl.revokeHolder(ctx, holders)
 }
 
 // revokeHolder revokes the first primary's lease for the partition at the given primaries

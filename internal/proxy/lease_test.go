@@ -12,29 +12,7 @@ import (
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/nodelease"
 	"github.com/cairn-store/cairn/internal/readlease"
-	"github.com/cairn-store/cairn/internal/ring"
 )
-
-// leaseRing is the test cluster's ring as the leases see it.
-type leaseRing struct{ r *ring.Ring }
-
-func (l leaseRing) Devices() []string {
-	var out []string
-	for _, d := range l.r.Devices {
-		out = append(out, d.Node+"/"+d.Name)
-	}
-	return out
-}
-func (l leaseRing) Replicas() int   { return l.r.Replicas() }
-func (l leaseRing) Partitions() int { return l.r.Partitions() }
-func (l leaseRing) Version() string { return "test" }
-func (l leaseRing) Primaries(part uint32) []string {
-	var out []string
-	for _, d := range l.r.Nodes(part) {
-		out = append(out, d.Node+"/"+d.Name)
-	}
-	return out
-}
 
 // leasedCluster is a wideCluster whose nodes keep read leases (in-process, renewed by tick),
 // replicated both ways between every pair so that leases are granted.
@@ -79,7 +57,7 @@ func newLeasedCluster(t *testing.T) *leasedCluster {
 	lc.Renew = time.Millisecond // every tick renews
 	for name, n := range c.nodes {
 		svc, err := nodelease.New(nodelease.Config{Lease: lc, Local: []string{name + "/d0"},
-			Rings: map[int]nodelease.Ring{0: leaseRing{c.ring}}, Peers: c, Holds: n.HoldsVersion})
+			Rings: map[int]nodelease.Ring{0: nodelease.RingOf(c.ring)}, Peers: c, Holds: n.HoldsVersion})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -157,7 +157,7 @@ func (p *Proxy) putReplicas(ctx context.Context, pl *placement, name meta.Object
 		}
 	}
 	if len(good) >= pl.quorum() {
-		if err := pl.afterWrite(ctx, took); err != nil {
+		if err := pl.unlessHolderHas(ctx, took); err != nil {
 			return nodeclient.PutResult{}, err
 		}
 		return good[0], nil

@@ -201,7 +201,7 @@ func (pl *placement) fanOut(ctx context.Context, op func(context.Context, target
 	if err := pl.tally(errs, len(ts)); err != nil {
 		return err
 	}
-	return pl.afterWrite(ctx, took)
+	return pl.unlessHolderHas(ctx, took)
 }
 
 // errHandoffOnly is a replica's success that does not count towards a strict quorum: a

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/binary"
-	"hash/fnv"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -28,7 +26,7 @@ func (s *Server) openLeases(reg prometheus.Registerer) error {
 	}
 	rings := map[int]nodelease.Ring{}
 	for idx, r := range s.replicatedObjectRings() {
-		rings[idx] = newLeaseRing(r)
+		rings[idx] = nodelease.RingOf(r)
 	}
 	svc, err := nodelease.New(nodelease.Config{
 		Lease: readlease.DefaultConfig(3), Local: local, Rings: rings,
@@ -60,7 +58,7 @@ func (s *Server) followLeaseRings(seen map[int]*ring.Ring) {
 	for idx, r := range s.replicatedObjectRings() {
 		if seen[idx] != r {
 			seen[idx] = r
-			s.leases.SetRing(idx, newLeaseRing(r))
+			s.leases.SetRing(idx, nodelease.RingOf(r))
 		}
 	}
 }
@@ -81,49 +79,4 @@ func (p leasePeers) Renew(ctx context.Context, node string, r readlease.Renewal)
 		return readlease.Grant{}, nodeclient.ErrNoLeases
 	}
 	return l.RenewLease(ctx, nodelease.LocalDevice(r.Granter), r)
-}
-
-// leaseRing is a ring as the leases see it: devices named "node/device", and a version every
-// node computes alike from the ring's contents.
-type leaseRing struct {
-	r       *ring.Ring
-	names   []string // by device index
-	version string
-}
-
-func newLeaseRing(r *ring.Ring) *leaseRing {
-	lr := &leaseRing{r: r, names: make([]string, len(r.Devices))}
-	h := fnv.New64a()
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(r.PartPower))
-	h.Write(b[:])
-	for i, d := range r.Devices {
-		lr.names[i] = nodelease.DeviceName(d.Node, d.Name)
-		h.Write([]byte(lr.names[i]))
-		h.Write([]byte{0})
-	}
-	for _, row := range r.Assignments {
-		for _, dev := range row {
-			binary.BigEndian.PutUint64(b[:], uint64(dev))
-			h.Write(b[:])
-		}
-		h.Write([]byte{0xff})
-	}
-	lr.version = "r" + string(binary.BigEndian.AppendUint64(nil, h.Sum64()))
-	return lr
-}
-
-func (l *leaseRing) Devices() []string { return l.names }
-func (l *leaseRing) Replicas() int     { return l.r.Replicas() }
-func (l *leaseRing) Partitions() int   { return 1 << l.r.PartPower }
-func (l *leaseRing) Version() string   { return l.version }
-
-func (l *leaseRing) Primaries(part uint32) []string {
-	out := make([]string, 0, len(l.r.Assignments))
-	for _, row := range l.r.Assignments {
-		if int(part) < len(row) {
-			out = append(out, l.names[row[part]])
-		}
-	}
-	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/nodelease"
 	"github.com/cairn-store/cairn/internal/readlease"
 )
 
@@ -38,8 +39,8 @@ func (n *Node) leaseState() Leases {
 	return nil
 }
 
-// leaseDevice is a device's name as leases use it (nodelease.DeviceName).
-func (n *Node) leaseDevice(dev string) string { return n.address + "/" + dev }
+// leaseDevice is a device's name as leases use it.
+func (n *Node) leaseDevice(dev string) string { return nodelease.DeviceName(n.address, dev) }
 
 // LeaseName is an object's name as leases use it.
 func LeaseName(name meta.ObjectName) string {
@@ -101,9 +102,9 @@ func (n *Node) RevokeLease(ctx context.Context, device string, part uint32, hold
 // HoldsVersion reports whether a device (named as leases name it) holds a version of a name,
 // for the leases' settling.
 func (n *Node) HoldsVersion(ctx context.Context, device string, v readlease.Version) bool {
-	dev, ok := strings.CutPrefix(device, n.address+"/")
-	name, ok2 := parseLeaseName(v.Name)
-	if !ok || !ok2 {
+	dev := nodelease.LocalDevice(device)
+	name, ok := parseLeaseName(v.Name)
+	if !ok || device != n.leaseDevice(dev) {
 		return false
 	}
 	o, err := n.HeadObject(ctx, dev, v.Part, name, nodeclient.HeadOptions{Brief: true})
