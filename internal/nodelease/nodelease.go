@@ -163,7 +163,7 @@ func (s *Service) newState(dev string, policy int, r Ring, now time.Time) *state
 		policy:  policy,
 		ring:    r,
 		holder:  readlease.NewHolder(lc, dev, leaseRing{r}, holderPeers(dev, r), now),
-		granter: readlease.NewGranter(lc, dev, r.Version(), now),
+		granter: readlease.NewGranter(lc, dev, leaseRing{r}, now),
 	}
 }
 
@@ -216,7 +216,7 @@ func (s *Service) SetRing(policy int, r Ring) {
 			st.mu.Lock()
 			st.ring = r
 			st.holder.Reset(leaseRing{r}, holderPeers(dev, r), now)
-			st.granter.Reset(r.Version(), now)
+			st.granter.Reset(leaseRing{r}, now)
 			st.mu.Unlock()
 		}
 	}

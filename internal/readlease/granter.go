@@ -14,7 +14,7 @@ import (
 type Granter struct {
 	cfg  Config
 	self string
-	ring string
+	ring Ring
 	// started: the process's start (no grant of this granter's from before it can outlive
 	// started+Lease); since: the start or the last ring change.
 	started, since time.Time
@@ -33,19 +33,43 @@ type revocation struct {
 	at, covered time.Time
 }
 
-// NewGranter is the granter state of device self, started at now on the ring of that version.
-func NewGranter(cfg Config, self, ringVersion string, now time.Time) *Granter {
-	return &Granter{cfg: cfg, self: self, ring: ringVersion, started: now, since: now, to: map[string]*grantsTo{}}
+// NewGranter is the granter state of device self, started at now on ring.
+func NewGranter(cfg Config, self string, ring Ring, now time.Time) *Granter {
+	return &Granter{cfg: cfg, self: self, ring: ring, started: now, since: now, to: map[string]*grantsTo{}}
 }
 
 // Reset is a ring change: no holder is granted again until a full pass to it, begun after
 // now, has completed. Revocations and the time of the last grants stay.
-func (g *Granter) Reset(ringVersion string, now time.Time) {
-	g.ring = ringVersion
+func (g *Granter) Reset(ring Ring, now time.Time) {
+	g.ring = ring
 	g.since = now
 	for _, t := range g.to {
 		t.ready = false
 	}
+}
+
+// Ring is the version of the ring the granter grants on now.
+func (g *Granter) Ring() string { return g.ring.Version() }
+
+// CrossRing is the rule for a request about part (a write, a read, or a read's write-back)
+// from a proxy that uses the rings of versions from (one; two while a ring change is under
+// way, when it needs a quorum of each). A proxy revokes the first primaries of its own rings
+// only; if this device's ring is not among them, it revokes its own ring's first primary for
+// part (when it is one of the later primaries) and returns how long the answer must wait, on
+// this device's clock, for the grant that covered it to run out.
+//
+// The grants of a ring this device left (or a previous life granted on) need no such rule:
+// every proxy keeps a ring it replaced, and revokes its first primaries, until every node has
+// had the new ring for longer than a lease (docs/consistency.md, "Ring changes").
+func (g *Granter) CrossRing(now time.Time, part uint32, from ...string) time.Duration {
+	if slices.Contains(from, g.ring.Version()) {
+		return 0
+	}
+	prim := g.ring.Primaries(part)
+	if len(prim) < 2 || prim[0] == g.self || !slices.Contains(prim[1:], g.self) {
+		return 0
+	}
+	return g.Revoke(now, prim[0], part)
 }
 
 func (g *Granter) holder(name string) *grantsTo {
@@ -67,7 +91,7 @@ func (g *Granter) Grant(now time.Time, r Renewal, holds func(Version) bool) Gran
 		}
 	}
 	t := g.holder(r.Holder)
-	if r.Granter != g.self || r.Ring != g.ring || !t.ready {
+	if r.Granter != g.self || r.Ring != g.ring.Version() || !t.ready {
 		return out
 	}
 	t.lastGrant = now

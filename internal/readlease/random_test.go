@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -12,11 +13,15 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
-// TestRandomHistories runs clients' writes and reads against three simulated storage nodes of
-// one partition, whose first primary answers reads alone under the lease, through proxies that
-// follow the protocol's rules (revoke before answering a write or a read the first primary may
-// not hold), over a network that delays and loses messages, while nodes crash, restart and
-// pause, clocks run at different rates, proxies die mid-write and replication passes run.
+// TestRandomHistories runs clients' writes and reads against simulated storage nodes of one
+// partition of three replicas, whose first primary answers reads alone under the lease,
+// through proxies that follow the protocol's rules (revoke before answering a write or a read
+// the first primary may not hold), over a network that delays and loses messages, while nodes
+// crash, restart and pause, clocks run at different rates, proxies die mid-write and
+// replication passes run. In three seeds of four the ring changes (one of the partition's
+// replicas moves to a fourth node), and every node and proxy takes the change at a time of its
+// own, so that they disagree on the ring for seconds: a proxy that has the new ring reads and
+// writes quorums of both until the change is complete (joint quorums; here, to the end).
 // Every key's history must be linearizable as a register whose writes keep the newest
 // version (the store's newest-timestamp-wins). CAIRN_READLEASE_SEEDS=N runs N seeds.
 func TestRandomHistories(t *testing.T) {
@@ -31,7 +36,7 @@ func TestRandomHistories(t *testing.T) {
 		}
 		seeds = n
 	}
-	fast := 0
+	fast, changed := 0, 0
 	first := uint64(0)
 	if s := os.Getenv("CAIRN_READLEASE_SEED"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
@@ -44,6 +49,9 @@ func TestRandomHistories(t *testing.T) {
 		// A third of the seeds each strike the holder or a granter more often.
 		w := newWorld(seed, simRules{hostile: []string{"", simHolder, "A"}[seed%3]})
 		w.run(20 * time.Second)
+		if w.changes > 0 {
+			changed++
+		}
 		if res, info := w.check(); res != porcupine.Ok {
 			path := fmt.Sprintf("%s/readlease-seed-%d.html", t.TempDir(), seed)
 			if f, err := os.Create(path); err == nil {
@@ -58,7 +66,10 @@ func TestRandomHistories(t *testing.T) {
 	if fast == 0 {
 		t.Fatal("no read was answered alone under a lease")
 	}
-	t.Logf("%d seeds, %d reads answered alone", seeds, fast)
+	if seeds >= 4 && changed == 0 {
+		t.Fatal("no seed changed the ring")
+	}
+	t.Logf("%d seeds (%d with ring changes), %d reads answered alone", seeds, changed, fast)
 }
 
 // TestRandomHistoriesFindBrokenRules checks that the random histories can fail: with each of
@@ -74,6 +85,8 @@ func TestRandomHistoriesFindBrokenRules(t *testing.T) {
 		{noWait: true},
 		{grantAtStart: true, hostile: "A"},
 		{answerAtStart: true, hostile: simHolder},
+		{noCrossRing: true},
+		{noJointQuorums: true},
 	} {
 		t.Run(fmt.Sprintf("%+v", broken), func(t *testing.T) {
 			for seed := range uint64(seedsToFind) {
@@ -97,6 +110,10 @@ type simRules struct {
 	noWriteRevoke, noReadRevoke, noSettle, noWait bool
 	// A restarted node that grants, or answers alone, before replication has run.
 	grantAtStart, answerAtStart bool
+	// Across a ring change: a node that does not revoke its own ring's first primary for a
+	// request from a proxy on other rings (CrossRing); a proxy that drops the old ring as
+	// soon as it has the new one (the quorum reads' rule; the leases aside).
+	noCrossRing, noJointQuorums bool
 	// hostile: the nemesis strikes that node more often, and more proxies die mid-write,
 	// which the rarer rules need to be found in few seeds.
 	hostile string
@@ -109,12 +126,34 @@ const (
 	deadline  = 150 * time.Millisecond
 )
 
-var simNodes = []string{"P", "A", "B"}
+type simRing struct {
+	version string
+	prims   []string
+}
 
-type simRing struct{ version string }
+func (r *simRing) Primaries(uint32) []string { return r.prims }
+func (r *simRing) Version() string           { return r.version }
 
-func (r simRing) Primaries(uint32) []string { return simNodes }
-func (r simRing) Version() string           { return r.version }
+// peers are the granters of dev's leases on r.
+func (r *simRing) peers(dev string) []string {
+	if r.prims[0] == dev {
+		return r.prims[1:]
+	}
+	return nil
+}
+
+// The partition's primaries are P, A and B on the first ring; C is the node the ring change
+// may move a replica to.
+var (
+	simRing1 = &simRing{"r1", []string{"P", "A", "B"}}
+	// The second ring moves one replica of the first to C (a ring moves at most one replica
+	// of a partition at a time: internal/ring's min_part_hours).
+	simRings2 = []*simRing{
+		{"r2", []string{"C", "A", "B"}},
+		{"r2", []string{"P", "C", "B"}},
+		{"r2", []string{"P", "A", "C"}},
+	}
+)
 
 type simNode struct {
 	name        string
@@ -125,6 +164,7 @@ type simNode struct {
 	holder      *Holder
 	granter     *Granter
 	life        int // counts restarts, so that a pass of an earlier life does not complete
+	ring        *simRing
 }
 
 type event struct {
@@ -161,6 +201,10 @@ type world struct {
 	rnd       *rand.Rand
 	cfg       Config
 	rules     simRules
+	rings     [2]*simRing   // the ring before the change and after it
+	changes   int           // ring changes taken, by nodes and proxies
+	proxyRing [][]*simRing  // each client's proxy's rings: the old, or the old and the new
+	names     []string      // the nodes of either ring
 	now       time.Duration
 	seq       int
 	queue     events
@@ -179,13 +223,43 @@ func newWorld(seed uint64, rules simRules) *world {
 	cfg.Renew = 200 * time.Millisecond
 	cfg.MaxUnsettled = 8
 	w := &world{rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), cfg: cfg, rules: rules, nodes: map[string]*simNode{}}
-	for _, n := range simNodes {
+	w.rings = [2]*simRing{simRing1, simRing1}
+	ringRules := rules.noCrossRing || rules.noJointQuorums
+	otherRules := rules != simRules{hostile: rules.hostile} && !ringRules
+	// The other rules are searched for without ring changes, which they do not need.
+	if (seed/3)%4 > 0 && !otherRules || ringRules {
+		w.rings[1] = simRings2[(seed/3)%3]
+	}
+	w.names = primaries(w.rings[:])
+	for _, n := range w.names {
 		// Clocks run up to Drift/2 fast or slow, so that two disagree by up to Drift.
 		rate := 1 + (w.rnd.Float64()-0.5)*cfg.Drift*0.98
-		w.nodes[n] = &simNode{name: n, store: map[string]int{}, rate: rate}
+		w.nodes[n] = &simNode{name: n, store: map[string]int{}, rate: rate, ring: w.rings[0]}
 		w.start(w.nodes[n])
 	}
 	return w
+}
+
+// changeRing has a node or proxy take the ring change at a time of its own.
+func (w *world) changeRing(change func()) {
+	if w.rings[0] == w.rings[1] {
+		return
+	}
+	w.at(time.Duration(500+w.rnd.IntN(12000))*time.Millisecond, func() {
+		w.changes++
+		change()
+	})
+}
+
+func (w *world) changeNodeRing(n *simNode) {
+	n.ring = w.rings[1]
+	w.logf("%s takes ring %s %v (up %v)", n.name, n.ring.version, n.ring.prims, n.up)
+	if !n.up {
+		return // it starts on it
+	}
+	now := w.clock(n)
+	n.holder.Reset(n.ring, n.ring.peers(n.name), now)
+	n.granter.Reset(n.ring, now)
 }
 
 // clock is node n's monotonic clock now.
@@ -206,9 +280,9 @@ func (w *world) start(n *simNode) {
 	n.up = true
 	n.life++
 	now := w.clock(n)
-	n.holder = NewHolder(w.cfg, n.name, simRing{"r1"}, simNodes, now)
-	n.granter = NewGranter(w.cfg, n.name, "r1", now)
-	for _, peer := range simNodes {
+	n.holder = NewHolder(w.cfg, n.name, n.ring, n.ring.peers(n.name), now)
+	n.granter = NewGranter(w.cfg, n.name, n.ring, now)
+	for _, peer := range w.names {
 		if w.rules.grantAtStart {
 			n.granter.FullPass(peer, now)
 		}
@@ -259,11 +333,17 @@ func (w *world) commit(n *simNode, key string, v int) bool {
 }
 
 func (w *world) run(d time.Duration) {
+	for _, n := range w.names {
+		w.changeRing(func() { w.changeNodeRing(w.nodes[n]) })
+	}
 	// Renewals: every holder asks its granters.
 	var renew func()
 	renew = func() {
-		p := w.nodes[simHolder]
-		if p.up && w.now >= p.pausedUntil {
+		for _, name := range w.names {
+			p := w.nodes[name]
+			if !p.up || w.now < p.pausedUntil {
+				continue
+			}
 			for _, r := range p.holder.Renewals(w.clock(p)) {
 				g := w.nodes[r.Granter]
 				life := p.life
@@ -285,8 +365,8 @@ func (w *world) run(d time.Duration) {
 	// Replication passes: a node pushes what it held when the pass began to a peer.
 	var replicate func()
 	replicate = func() {
-		from := w.nodes[simNodes[w.rnd.IntN(3)]]
-		to := w.nodes[simNodes[w.rnd.IntN(3)]]
+		from := w.nodes[w.names[w.rnd.IntN(len(w.names))]]
+		to := w.nodes[w.names[w.rnd.IntN(len(w.names))]]
 		if from != to && from.up && w.now >= from.pausedUntil {
 			begun, life := w.clock(from), from.life
 			snap := map[string]int{}
@@ -302,12 +382,8 @@ func (w *world) run(d time.Duration) {
 						return
 					}
 					w.logf("pass %s→%s begun %v done", from.name, to.name, begun.Sub(simEpoch))
-					if to.name == simHolder {
-						from.granter.FullPass(to.name, begun)
-					}
-					if from.name == simHolder {
-						from.holder.Pushed(to.name, begun)
-					}
+					from.granter.FullPass(to.name, begun)
+					from.holder.Pushed(to.name, begun)
 				})
 			})
 		}
@@ -319,7 +395,7 @@ func (w *world) run(d time.Duration) {
 	// The nemesis: crashes, restarts and pauses.
 	var nemesis func()
 	nemesis = func() {
-		n := w.nodes[simNodes[w.rnd.IntN(3)]]
+		n := w.nodes[w.names[w.rnd.IntN(len(w.names))]]
 		if w.rules.hostile != "" && w.rnd.IntN(2) == 0 {
 			n = w.nodes[w.rules.hostile]
 		}
@@ -348,6 +424,14 @@ func (w *world) run(d time.Duration) {
 	w.at(500*time.Millisecond, nemesis)
 	// Clients, each with its proxy (whose clock runs at its own rate).
 	for c := range 4 {
+		w.proxyRing = append(w.proxyRing, w.rings[:1])
+		w.changeRing(func() {
+			w.proxyRing[c] = w.rings[:]
+			if w.rules.noJointQuorums {
+				w.proxyRing[c] = w.rings[1:]
+			}
+			w.logf("c%d's proxy takes ring %s", c, w.rings[1].version)
+		})
 		rate := 1 + (w.rnd.Float64()-0.5)*w.cfg.Drift*0.98
 		var next func()
 		next = func() {
@@ -379,14 +463,28 @@ func (w *world) op(client int, in simIn, call time.Duration, out int, ret time.D
 	w.ops = append(w.ops, porcupine.Operation{ClientId: client, Input: in, Call: int64(call), Output: out, Return: r})
 }
 
-// gather sends fn's request to each node and calls done with the answers that came back by
-// the deadline.
-func gather[T any](w *world, to []*simNode, ask func(n *simNode) T, done func(got map[string]T)) {
+// gather sends ask to each node from a proxy on rings from, and calls done with the answers
+// that came back by the deadline. A node makes its answer wait as CrossRing says.
+func gather[T any](w *world, from []*simRing, to []*simNode, ask func(n *simNode) T, done func(got map[string]T)) {
 	got := map[string]T{}
+	var versions []string
+	for _, r := range from {
+		versions = append(versions, r.version)
+	}
 	for _, n := range to {
 		w.send(n, func() {
+			var wait time.Duration
+			if !w.rules.noCrossRing {
+				wait = n.granter.CrossRing(w.clock(n), simPart, versions...)
+			}
 			v := ask(n)
-			w.reply(func() { got[n.name] = v })
+			life := n.life
+			// The node waits on its own clock; a node that crashed meanwhile answers nothing.
+			w.at(time.Duration(float64(wait)/n.rate), func() {
+				if n.life == life && n.up {
+					w.reply(func() { got[n.name] = v })
+				}
+			})
 		})
 	}
 	w.at(deadline, func() { done(got) })
@@ -400,11 +498,50 @@ func (w *world) nodeList(names ...string) []*simNode {
 	return out
 }
 
-// revokeThen asks the granters among holders to revoke the holder's lease, waits what the
-// first answer says, and calls then(true); then(false) if none answered.
-func (w *world) revokeThen(rate float64, holders map[string]bool, then func(ok bool)) {
+// primaries is the union of the rings' primaries, the newest ring's first.
+func primaries(rings []*simRing) []string {
+	var out []string
+	for i := len(rings) - 1; i >= 0; i-- {
+		for _, n := range rings[i].prims {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// quorums reports whether the nodes in have a quorum of each ring's primaries.
+func (w *world) quorums(rings []*simRing, in map[string]bool) bool {
+	for _, r := range rings {
+		n := 0
+		for _, p := range r.prims {
+			if in[p] {
+				n++
+			}
+		}
+		if n < w.cfg.quorum() {
+			return false
+		}
+	}
+	return true
+}
+
+// revokeThen revokes, for each ring whose first primary is not among holders, that primary's
+// lease at the ring's granters among holders, waits what the first answer says, and calls
+// then(true); then(false) if for some ring none answered.
+func (w *world) revokeThen(rate float64, rings []*simRing, holders map[string]bool, then func(ok bool)) {
+	if len(rings) == 0 {
+		then(true)
+		return
+	}
+	r := rings[0]
+	if holders[r.prims[0]] {
+		w.revokeThen(rate, rings[1:], holders, then)
+		return
+	}
 	var granters []*simNode
-	for _, n := range simNodes[1:] {
+	for _, n := range r.prims[1:] {
 		if holders[n] {
 			granters = append(granters, w.nodes[n])
 		}
@@ -413,10 +550,8 @@ func (w *world) revokeThen(rate float64, holders map[string]bool, then func(ok b
 		// One granter's revocation is enough; a proxy may ask only one.
 		granters = granters[w.rnd.IntN(len(granters)):][:1]
 	}
-	gather(w, granters, func(g *simNode) time.Duration {
-		return g.granter.Revoke(w.clock(g), simHolder, simPart)
-	}, func(got map[string]time.Duration) {
-		w.logf("revoke at %v: %v", holders, got)
+	w.askRevoke(granters, r.prims[0], func(got map[string]time.Duration) {
+		w.logf("revoke %s at %v: %v", r.prims[0], holders, got)
 		if len(got) == 0 {
 			then(false)
 			return
@@ -430,30 +565,52 @@ func (w *world) revokeThen(rate float64, holders map[string]bool, then func(ok b
 			wait = 0
 		}
 		// The proxy waits on its own clock.
-		w.at(time.Duration(float64(wait)/rate), func() { then(true) })
+		w.at(time.Duration(float64(wait)/rate), func() { w.revokeThen(rate, rings[1:], holders, then) })
 	})
+}
+
+// askRevoke sends a revocation of holder's lease to each granter and calls done with the
+// answers that came back by the deadline.
+func (w *world) askRevoke(granters []*simNode, holder string, done func(got map[string]time.Duration)) {
+	got := map[string]time.Duration{}
+	for _, g := range granters {
+		w.send(g, func() {
+			wait := g.granter.Revoke(w.clock(g), holder, simPart)
+			w.reply(func() { got[g.name] = wait })
+		})
+	}
+	w.at(deadline, func() { done(got) })
+}
+
+func ringNames(rings []*simRing) string {
+	s := ""
+	for _, r := range rings {
+		s += r.version
+	}
+	return s
 }
 
 func (w *world) write(client int, rate float64, key string, next func()) {
 	w.version++
 	v, call := w.version, w.now
 	in := simIn{key: key, write: true, v: v}
-	to := w.nodeList(simNodes...)
+	rings := w.proxyRing[client]
+	to := w.nodeList(primaries(rings)...)
 	dies := w.rnd.IntN(12) == 0 || (w.rules.hostile != "" && w.rnd.IntN(4) == 0)
 	if dies {
 		// A proxy that dies mid-write reaches some of the replicas.
 		w.rnd.Shuffle(len(to), func(i, j int) { to[i], to[j] = to[j], to[i] })
 		to = to[:w.rnd.IntN(len(to))]
 	}
-	gather(w, to, func(n *simNode) bool { return w.commit(n, key, v) }, func(got map[string]bool) {
+	gather(w, rings, to, func(n *simNode) bool { return w.commit(n, key, v) }, func(got map[string]bool) {
 		took := map[string]bool{}
 		for n, ok := range got {
 			if ok {
 				took[n] = true
 			}
 		}
-		w.logf("c%d write %s=%d took %v dies=%v", client, key, v, took, dies)
-		if dies || len(took) < w.cfg.quorum() {
+		w.logf("c%d write %s=%d on %s took %v dies=%v", client, key, v, ringNames(rings), took, dies)
+		if dies || !w.quorums(rings, took) {
 			w.op(client, in, call, 0, -1)
 			w.at(time.Millisecond, next)
 			return
@@ -467,11 +624,11 @@ func (w *world) write(client int, rate float64, key string, next func()) {
 			}
 			next()
 		}
-		if took[simHolder] || w.rules.noWriteRevoke {
+		if w.rules.noWriteRevoke {
 			ack(true)
 			return
 		}
-		w.revokeThen(rate, took, ack)
+		w.revokeThen(rate, rings, took, ack)
 	})
 }
 
@@ -483,29 +640,35 @@ type readAnswer struct {
 func (w *world) read(client int, rate float64, key string, next func()) {
 	call := w.now
 	in := simIn{key: key}
+	rings := w.proxyRing[client]
+	prims := primaries(rings)
+	first := prims[0] // the newest ring's first primary
 	answer := func(v int) {
 		w.logf("c%d read %s → %d", client, key, v)
 		w.op(client, in, call, v, w.now)
 		next()
 	}
 	fail := func() { w.at(time.Millisecond, next) }
-	p := w.nodes[simHolder]
-	gather(w, []*simNode{p}, func(n *simNode) readAnswer {
+	gather(w, rings, w.nodeList(first), func(n *simNode) readAnswer {
 		v := n.store[key]
 		return readAnswer{v: v, alone: n.holder.CanAnswer(w.clock(n), simPart, key)}
-	}, func(first map[string]readAnswer) {
-		if a, ok := first[simHolder]; ok && a.alone {
-			w.logf("c%d read %s alone at P", client, key)
+	}, func(firstAnswer map[string]readAnswer) {
+		if a, ok := firstAnswer[first]; ok && a.alone {
+			w.logf("c%d read %s alone at %s (%s)", client, key, first, ringNames(rings))
 			w.fastReads++
 			answer(a.v)
 			return
 		}
 		// The quorum check: the other primaries too.
-		gather(w, w.nodeList(simNodes[1:]...), func(n *simNode) readAnswer { return readAnswer{v: n.store[key]} }, func(got map[string]readAnswer) {
-			if a, ok := first[simHolder]; ok {
-				got[simHolder] = a
+		gather(w, rings, w.nodeList(prims[1:]...), func(n *simNode) readAnswer { return readAnswer{v: n.store[key]} }, func(got map[string]readAnswer) {
+			if a, ok := firstAnswer[first]; ok {
+				got[first] = a
 			}
-			if len(got) < w.cfg.quorum() {
+			answered := map[string]bool{}
+			for n := range got {
+				answered[n] = true
+			}
+			if !w.quorums(rings, answered) {
 				fail()
 				return
 			}
@@ -513,10 +676,10 @@ func (w *world) read(client int, rate float64, key string, next func()) {
 			for _, a := range got {
 				newest = max(newest, a.v)
 			}
-			w.logf("c%d read %s by quorum: %v", client, key, got)
+			w.logf("c%d read %s by quorum on %s: %v", client, key, ringNames(rings), got)
 			var stale []*simNode
 			holders := map[string]bool{}
-			for _, n := range simNodes { // in a fixed order: a seed's history is always the same
+			for _, n := range prims { // in a fixed order: a seed's history is always the same
 				if a, ok := got[n]; ok && a.v == newest {
 					holders[n] = true
 				} else if ok {
@@ -524,23 +687,27 @@ func (w *world) read(client int, rate float64, key string, next func()) {
 				}
 			}
 			// Write the newest back to the replicas that answered older.
-			gather(w, stale, func(n *simNode) bool { return w.commit(n, key, newest) }, func(back map[string]bool) {
+			gather(w, rings, stale, func(n *simNode) bool { return w.commit(n, key, newest) }, func(back map[string]bool) {
 				for n, ok := range back {
 					if ok {
 						holders[n] = true
 					}
 				}
+				if newest == 0 {
+					answer(0)
+					return
+				}
 				// A version answered must be on a quorum first, or a read that misses its
 				// holders could answer an older one next (ABD's read phase; the lease aside).
-				if newest != 0 && len(holders) < w.cfg.quorum() {
+				if !w.quorums(rings, holders) {
 					fail()
 					return
 				}
-				if holders[simHolder] || newest == 0 || w.rules.noReadRevoke {
+				if w.rules.noReadRevoke {
 					answer(newest)
 					return
 				}
-				w.revokeThen(rate, holders, func(ok bool) {
+				w.revokeThen(rate, rings, holders, func(ok bool) {
 					if ok {
 						answer(newest)
 					} else {

@@ -30,6 +30,8 @@ import (
 //	replicated DEV TO part=P begun=MS   one partition's pass completed
 //	push DEV TO begun=MS        the holder DEV's own full pass to TO completed
 //	reset DEV VERSION           DEV loads the ring of that version
+//	cross DEV from=(V,...) part=P  a request about P from a proxy on the rings V reaches DEV;
+//	                            prints how long DEV makes its answer wait
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata/scripts", func(t *testing.T, path string) {
 		s := newScript()
@@ -158,7 +160,7 @@ func (s *script) run(d *datadriven.TestData) (string, error) {
 	case "start":
 		dev := pos(0)
 		s.holders[dev] = NewHolder(s.cfg, dev, s.ring, s.peersOf(dev, s.ring), s.clock())
-		s.grants[dev] = NewGranter(s.cfg, dev, s.ring.version, s.clock())
+		s.grants[dev] = NewGranter(s.cfg, dev, s.ring, s.clock())
 		if s.stores[dev] == nil {
 			s.stores[dev] = map[string]string{}
 		}
@@ -168,7 +170,7 @@ func (s *script) run(d *datadriven.TestData) (string, error) {
 			return "", fmt.Errorf("no ring %s", pos(1))
 		}
 		s.holders[dev].Reset(r, s.peersOf(dev, r), s.clock())
-		s.grants[dev].Reset(r.version, s.clock())
+		s.grants[dev].Reset(r, s.clock())
 	case "tick":
 		n, err := msArg(d, "ms")
 		if err != nil {
@@ -238,6 +240,20 @@ func (s *script) run(d *datadriven.TestData) (string, error) {
 		}
 		wait := s.grants[pos(0)].Revoke(s.clock(), h, uint32(part))
 		fmt.Fprintf(&b, "wait %s (proxy waits %s)\n", ms(wait), ms(s.cfg.WaitFor(wait)))
+	case "cross":
+		var from []string
+		for _, a := range d.CmdArgs {
+			if a.Key == "from" {
+				from = a.Vals
+			}
+		}
+		p, _ := arg(d, "part")
+		part, err := strconv.Atoi(p)
+		if err != nil {
+			return "", err
+		}
+		wait := s.grants[pos(0)].CrossRing(s.clock(), uint32(part), from...)
+		fmt.Fprintf(&b, "wait %s\n", ms(wait))
 	case "pass", "push", "replicated":
 		begun, err := msArg(d, "begun")
 		if err != nil {
