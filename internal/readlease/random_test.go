@@ -201,10 +201,10 @@ type world struct {
 	rnd       *rand.Rand
 	cfg       Config
 	rules     simRules
-	rings     [2]*simRing   // the ring before the change and after it
-	changes   int           // ring changes taken, by nodes and proxies
-	proxyRing [][]*simRing  // each client's proxy's rings: the old, or the old and the new
-	names     []string      // the nodes of either ring
+	rings     [2]*simRing  // the ring before the change and after it
+	changes   int          // ring changes taken, by nodes and proxies
+	proxyRing [][]*simRing // each client's proxy's rings: the old, or the old and the new
+	names     []string     // the nodes of either ring
 	now       time.Duration
 	seq       int
 	queue     events
