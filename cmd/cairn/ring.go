@@ -296,6 +296,10 @@ type ringShow struct {
 	MinPartHours *int       `json:"min_part_hours,omitempty"`
 	Rebalanced   bool       `json:"rebalanced"`
 	Checksum     string     `json:"checksum,omitempty"`
+	// The last rebalance's change: how many partitions moved a replica, and until when
+	// proxies keep quorums of the rings before and after it (docs/consistency.md).
+	ChangedParts int        `json:"changed_partitions,omitempty"`
+	ChangeUntil  *time.Time `json:"change_until,omitempty"`
 	Stats        ring.Stats `json:"stats"`
 	Removed      []int      `json:"removed_at_next_rebalance,omitempty"`
 	Regions      int        `json:"regions"`
@@ -337,6 +341,7 @@ func loadShow(path string) (*ringShow, error) {
 		}
 		sh.Kind, sh.Version, sh.PartPower, sh.Rebalanced, sh.Checksum = "ring", r.Version, r.PartPower, true, r.Checksum()
 		sh.Stats = r.Stats()
+		showChange(sh, r)
 		return countTiers(sh), nil
 	}
 	b, err := ring.UnmarshalBuilder(data)
@@ -352,6 +357,7 @@ func loadShow(path string) (*ringShow, error) {
 	if r, err := b.Ring(); err == nil {
 		sh.Rebalanced = true
 		sh.Stats = r.Stats()
+		showChange(sh, r)
 	} else {
 		// Never rebalanced: the devices, holding nothing yet.
 		sh.Stats = ring.Stats{Partitions: b.Partitions(), Replicas: float64(b.Replicas)}
@@ -360,6 +366,13 @@ func loadShow(path string) (*ringShow, error) {
 		}
 	}
 	return countTiers(sh), nil
+}
+
+func showChange(sh *ringShow, r *ring.Ring) {
+	if r.Change != nil {
+		until := r.Change.Until
+		sh.ChangeUntil, sh.ChangedParts = &until, r.ChangedPartitions()
+	}
 }
 
 func countTiers(sh *ringShow) *ringShow {
@@ -382,6 +395,13 @@ func printShow(out io.Writer, sh *ringShow) error {
 	fmt.Fprintf(out, "\n%d devices in %d regions, %d zones, %d nodes\n", len(st.Devices), sh.Regions, sh.Zones, sh.Nodes)
 	if sh.Checksum != "" {
 		fmt.Fprintf(out, "checksum %s\n", sh.Checksum)
+	}
+	if sh.ChangeUntil != nil {
+		state := "complete"
+		if time.Now().Before(*sh.ChangeUntil) {
+			state = "under way: push this ring to every node and proxy before then"
+		}
+		fmt.Fprintf(out, "last change: %d partitions moved a replica; until %s %s\n", sh.ChangedParts, sh.ChangeUntil.Format(time.RFC3339), state)
 	}
 	if !sh.Rebalanced {
 		fmt.Fprintln(out, "not rebalanced yet: run cairn ring rebalance")

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-store/cairn/internal/ring"
 )
@@ -92,6 +93,15 @@ func TestRingCommands(t *testing.T) {
 	}
 	if n, _ := strconv.Atoi(m[1]); n < 153 || n > 154 {
 		t.Fatalf("rebalance after an add: %q", m)
+	}
+	// The builder, and the rings it writes, carry that change until min_part_hours after it.
+	sh = ringShow{}
+	if err := json.Unmarshal([]byte(cairn("show", builder, "--json")), &sh); err != nil || sh.ChangeUntil == nil ||
+		!sh.ChangeUntil.Equal(time.Date(2026, 11, 25, 2, 0, 0, 0, time.UTC)) || sh.ChangedParts < 153 || sh.ChangedParts > 154 {
+		t.Fatalf("show after a change: %+v %v", sh, err)
+	}
+	if out := cairn("show", builder); !strings.Contains(out, "last change: "+strconv.Itoa(sh.ChangedParts)+" partitions moved a replica; until 2026-11-25T02:00:00Z") {
+		t.Errorf("show printed no last change:\n%s", out)
 	}
 
 	// set-weight and remove by node and device, or by id.

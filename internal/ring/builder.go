@@ -36,6 +36,11 @@ type Builder struct {
 	Assignments [][]int `json:"assignments,omitempty"`
 	// LastMoved[p] is when a replica of partition p last moved, in Unix seconds.
 	LastMoved []int64 `json:"last_moved,omitempty"`
+	// Previous is the assignment (device ids) before the last rebalance that moved replicas,
+	// and ChangeUntil (Unix seconds) when that change is complete: that rebalance's time plus
+	// min_part_hours. Rings carry them (Ring.Change). Nil before a second rebalance.
+	Previous    [][]int `json:"previous_assignments,omitempty"`
+	ChangeUntil int64   `json:"change_until,omitempty"`
 }
 
 // BuilderDevice is a device of a builder.
@@ -204,6 +209,7 @@ func (b *Builder) Ring() (*Ring, error) {
 		}
 		r.Assignments = append(r.Assignments, out)
 	}
+	r.Change = b.change(index)
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
@@ -241,6 +247,16 @@ func (b *Builder) Validate() error {
 		for p, id := range row {
 			if id != -1 && !ids[id] {
 				return fmt.Errorf("%w: partition %d replica %d is on device %d, which the builder does not have", ErrInvalid, p, rep, id)
+			}
+		}
+	}
+	if b.Previous != nil {
+		if len(b.Previous) != b.Replicas {
+			return fmt.Errorf("%w: %d previous replica rows for %d replicas", ErrInvalid, len(b.Previous), b.Replicas)
+		}
+		for rep, row := range b.Previous {
+			if len(row) != b.Partitions() {
+				return fmt.Errorf("%w: previous replica %d has %d partitions", ErrInvalid, rep, len(row))
 			}
 		}
 	}

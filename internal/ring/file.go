@@ -31,8 +31,11 @@ import (
 // (32 - partition power), replica_count (the number of rows), byteorder ("little" or "big", the
 // order of the rows' uint16 device ids), and optionally version and next_part_power. Each row is
 // 2^P device ids, except that the last may be shorter (fractional replica counts). Cairn adds
-// keys of its own, which Swift ignores: the hash path prefix and suffix, and a SHA-256 checksum
-// of the ring's content that Decode verifies (gzip's CRC-32 is verified as well).
+// keys of its own, which Swift ignores: the hash path prefix and suffix, a SHA-256 checksum
+// of the ring's content that Decode verifies (gzip's CRC-32 is verified as well), and
+// cairn_change_until (Unix seconds) when the ring carries its last change (Ring.Change): the
+// previous assignment's rows then follow the replica rows, laid out alike (Swift reads the
+// replica rows and stops).
 
 const (
 	fileMagic         = "R1NG"
@@ -51,6 +54,7 @@ const (
 // fileHeader is the JSON header; fields are in the order of their keys, as Swift sorts them.
 type fileHeader struct {
 	ByteOrder     string     `json:"byteorder"`
+	ChangeUntil   *int64     `json:"cairn_change_until,omitempty"`
 	Checksum      string     `json:"cairn_checksum,omitempty"`
 	HashPrefix    *string    `json:"cairn_hash_path_prefix,omitempty"`
 	HashSuffix    *string    `json:"cairn_hash_path_suffix,omitempty"`
@@ -103,12 +107,22 @@ func (r *Ring) Checksum() string {
 	}
 	num(int64(len(r.Assignments)))
 	h.Write(b)
-	for _, row := range r.Assignments {
-		b = binary.LittleEndian.AppendUint32(b[:0], uint32(len(row)))
-		for _, idx := range row {
-			b = binary.LittleEndian.AppendUint16(b, uint16(r.Devices[idx].ID))
+	rows := func(rs [][]int) {
+		for _, row := range rs {
+			b = binary.LittleEndian.AppendUint32(b[:0], uint32(len(row)))
+			for _, idx := range row {
+				b = binary.LittleEndian.AppendUint16(b, uint16(r.Devices[idx].ID))
+			}
+			h.Write(b)
 		}
+	}
+	rows(r.Assignments)
+	if c := r.Change; c != nil {
+		// Only a ring with a change hashes one, so that the checksums of rings without stay.
+		b = append(b[:0], "change"...)
+		num(c.Until.Unix())
 		h.Write(b)
+		rows(c.Previous)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
@@ -135,6 +149,12 @@ func Encode(w io.Writer, r *Ring) error {
 		npp := int(r.NextPartPower)
 		h.NextPartPower = &npp
 	}
+	rowSets := [][][]int{r.Assignments}
+	if r.Change != nil {
+		until := r.Change.Until.Unix()
+		h.ChangeUntil = &until
+		rowSets = append(rowSets, r.Change.Previous)
+	}
 	js, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("ring file header: %w", err)
@@ -150,10 +170,12 @@ func Encode(w io.Writer, r *Ring) error {
 	binary.Write(bw, binary.BigEndian, uint32(len(js)))
 	bw.Write(js)
 	var buf [2]byte
-	for _, row := range r.Assignments {
-		for _, idx := range row {
-			binary.LittleEndian.PutUint16(buf[:], uint16(r.Devices[idx].ID))
-			bw.Write(buf[:])
+	for _, set := range rowSets {
+		for _, row := range set {
+			for _, idx := range row {
+				binary.LittleEndian.PutUint16(buf[:], uint16(r.Devices[idx].ID))
+				bw.Write(buf[:])
+			}
 		}
 	}
 	if err := bw.Flush(); err != nil {
@@ -268,7 +290,11 @@ func decodeRaw(zr io.Reader) (*Ring, bool, error) {
 		return nil, false, fmt.Errorf("%w: byteorder %q", ErrInvalid, h.ByteOrder)
 	}
 	parts, rows := r.Partitions(), *h.ReplicaCount
-	want := int64(rows) * int64(parts) * 2
+	sets := int64(1)
+	if h.ChangeUntil != nil {
+		sets = 2 // the previous assignment's rows follow, laid out alike
+	}
+	want := sets * int64(rows) * int64(parts) * 2
 	data, err := io.ReadAll(io.LimitReader(zr, want+1))
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: reading ring rows: %v", ErrInvalid, err)
@@ -276,26 +302,43 @@ func decodeRaw(zr io.Reader) (*Ring, bool, error) {
 	if int64(len(data)) > want {
 		return nil, false, fmt.Errorf("%w: data after the last replica row", ErrInvalid)
 	}
-	if len(data)%2 != 0 || len(data) <= (rows-1)*parts*2 || len(data) < parts*2 {
+	if len(data)%(2*int(sets)) != 0 {
+		return nil, false, fmt.Errorf("%w: replica rows cut short (%d bytes for %d rows of %d partitions)", ErrInvalid, len(data), rows, parts)
+	}
+	setLen := len(data) / int(sets)
+	if setLen <= (rows-1)*parts*2 || setLen < parts*2 {
 		return nil, false, fmt.Errorf("%w: replica rows cut short (%d bytes for %d rows of %d partitions)", ErrInvalid, len(data), rows, parts)
 	}
 	index := make(map[int]int, len(r.Devices))
 	for i, d := range r.Devices {
 		index[d.ID] = i
 	}
-	r.Assignments = make([][]int, rows)
-	for rep := range rows {
-		n := min(parts, len(data)/2-rep*parts)
-		row := make([]int, n)
-		for p := range row {
-			id := int(order.Uint16(data[(rep*parts+p)*2:]))
-			i, ok := index[id]
-			if !ok {
-				return nil, false, fmt.Errorf("%w: partition %d replica %d names device %d, which the ring does not have", ErrInvalid, p, rep, id)
+	decodeRows := func(data []byte, what string) ([][]int, error) {
+		out := make([][]int, rows)
+		for rep := range rows {
+			n := min(parts, len(data)/2-rep*parts)
+			row := make([]int, n)
+			for p := range row {
+				id := int(order.Uint16(data[(rep*parts+p)*2:]))
+				i, ok := index[id]
+				if !ok {
+					return nil, fmt.Errorf("%w: partition %d %sreplica %d names device %d, which the ring does not have", ErrInvalid, p, what, rep, id)
+				}
+				row[p] = i
 			}
-			row[p] = i
+			out[rep] = row
 		}
-		r.Assignments[rep] = row
+		return out, nil
+	}
+	if r.Assignments, err = decodeRows(data[:setLen], ""); err != nil {
+		return nil, false, err
+	}
+	if h.ChangeUntil != nil {
+		prev, err := decodeRows(data[setLen:], "previous ")
+		if err != nil {
+			return nil, false, err
+		}
+		r.Change = &Change{Previous: prev, Until: time.Unix(*h.ChangeUntil, 0).UTC()}
 	}
 	if h.Checksum != "" {
 		if got := r.Checksum(); got != h.Checksum {

@@ -263,6 +263,19 @@ func sameRing(a, b *Ring) bool {
 			return false
 		}
 	}
+	if (a.Change == nil) != (b.Change == nil) {
+		return false
+	}
+	if a.Change != nil {
+		if !a.Change.Until.Equal(b.Change.Until) || len(a.Change.Previous) != len(b.Change.Previous) {
+			return false
+		}
+		for i := range a.Change.Previous {
+			if !slices.Equal(a.Change.Previous[i], b.Change.Previous[i]) {
+				return false
+			}
+		}
+	}
 	return true
 }
 

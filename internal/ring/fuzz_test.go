@@ -5,7 +5,9 @@ import (
 	"compress/gzip"
 	"io"
 	"os"
+	"slices"
 	"testing"
+	"time"
 )
 
 // FuzzLoad feeds the ring file parser arbitrary bytes, gzipped or not: it must return a ring
@@ -29,6 +31,19 @@ func FuzzLoad(f *testing.F) {
 	}
 	var buf bytes.Buffer
 	if err := Encode(&buf, testRing()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	// A ring that carries its last change (the previous rows after the replica rows).
+	changed := testRing()
+	changed.Change = &Change{Previous: [][]int{}, Until: time.Unix(2e9, 0)}
+	for _, row := range changed.Assignments {
+		prev := slices.Clone(row)
+		prev[0] = 3
+		changed.Change.Previous = append(changed.Change.Previous, prev)
+	}
+	buf.Reset()
+	if err := Encode(&buf, changed); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())

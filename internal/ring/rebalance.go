@@ -498,6 +498,18 @@ func (s *rebalancer) balanceChains() {
 func (s *rebalancer) finish() RebalanceResult {
 	b := s.b
 	var res RebalanceResult
+	first := true // the first rebalance: nothing was anywhere before
+	origIDs := make([][]int, len(s.orig))
+	for r, row := range s.orig {
+		origIDs[r] = make([]int, len(row))
+		for p, i := range row {
+			origIDs[r][p] = -1
+			if i >= 0 {
+				origIDs[r][p] = b.Devices[i].ID
+				first = false
+			}
+		}
+	}
 	for p := range s.parts {
 		had := map[int]int{}
 		for r := range s.orig {
@@ -522,6 +534,9 @@ func (s *rebalancer) finish() RebalanceResult {
 	}
 	for _, l := range s.pl.leaf {
 		res.Pending += max(0, s.pl.nodes[l].have-s.pl.nodes[l].quota)
+	}
+	if res.Moved > 0 && !first {
+		b.noteChange(origIDs, s.now)
 	}
 	kept := b.Devices[:0]
 	for _, d := range b.Devices {

@@ -51,6 +51,8 @@ type Ring struct {
 	// NextPartPower is Swift's next_part_power (a partition power increase under way), kept so
 	// that a Swift ring read and written again says the same; 0 when not set.
 	NextPartPower uint
+	// Change is the last rebalance's change (change.go); nil when the ring has none.
+	Change *Change
 
 	handoff atomic.Pointer[handoffIndex] // built on first use by Handoffs
 }
@@ -90,7 +92,7 @@ func (r *Ring) Validate() error {
 			}
 		}
 	}
-	return nil
+	return r.validateChange()
 }
 
 // SingleDevice is the ring of the embedded default: one device holding every partition once.

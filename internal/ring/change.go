@@ -1,0 +1,128 @@
+package ring
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// A ring change reaches the nodes and proxies of a cluster one by one: for a while some answer
+// on the old ring and some on the new, and a write acknowledged by a quorum of the old
+// primaries and a read of a quorum of the new ones can miss each other. A proxy that has the
+// new ring keeps a quorum of both until the change is complete (joint quorums,
+// docs/consistency.md "Ring changes"). For that, a ring carries the primaries of the
+// partitions its last rebalance moved, and until when the change may be under way: the
+// rebalance plus min_part_hours, the operator's bound for pushing a ring out and for
+// replication to bring the moved replicas to their new primaries.
+
+// Change is the last rebalance's change of a ring: where each replica was before it.
+type Change struct {
+	// Previous[r][p] is the index in the ring's Devices of replica r of partition p before
+	// the rebalance, the same shape as Assignments. A replica whose device left the ring
+	// (removed, taken to be gone) counts as not moved: a gone device is in no quorum.
+	Previous [][]int
+	// Until is when the change is complete.
+	Until time.Time
+}
+
+// PreviousNodes returns, while r's last change may be under way at now, the devices that held
+// part's replicas before it, in replica order, when they are not the devices that hold them
+// now; nil otherwise.
+func (r *Ring) PreviousNodes(part uint32, now time.Time) []Device {
+	c := r.Change
+	if c == nil || !now.Before(c.Until) || int(part) >= r.Partitions() {
+		return nil
+	}
+	moved := false
+	for rep, row := range c.Previous {
+		if int(part) < len(row) && row[part] != r.Assignments[rep][part] {
+			moved = true
+			break
+		}
+	}
+	if !moved {
+		return nil
+	}
+	devs := make([]Device, 0, len(c.Previous))
+	for _, row := range c.Previous {
+		if int(part) < len(row) {
+			devs = append(devs, r.Devices[row[part]])
+		}
+	}
+	return devs
+}
+
+// ChangeUnderway reports whether r's last change may be under way at now.
+func (r *Ring) ChangeUnderway(now time.Time) bool {
+	return r.Change != nil && now.Before(r.Change.Until)
+}
+
+// validateChange checks the change against the ring's shape.
+func (r *Ring) validateChange() error {
+	c := r.Change
+	if c == nil {
+		return nil
+	}
+	if len(c.Previous) != len(r.Assignments) {
+		return fmt.Errorf("%w: the previous assignment has %d replica rows, the ring %d", ErrInvalid, len(c.Previous), len(r.Assignments))
+	}
+	for rep, row := range c.Previous {
+		if len(row) != len(r.Assignments[rep]) {
+			return fmt.Errorf("%w: previous replica %d has %d partitions, want %d", ErrInvalid, rep, len(row), len(r.Assignments[rep]))
+		}
+		for p, d := range row {
+			if d < 0 || d >= len(r.Devices) {
+				return fmt.Errorf("%w: partition %d previous replica %d names device %d of %d", ErrInvalid, p, rep, d, len(r.Devices))
+			}
+		}
+	}
+	return nil
+}
+
+// change is the builder's Change for its ring, whose device indices are index (by id).
+func (b *Builder) change(index map[int]int) *Change {
+	if b.Previous == nil {
+		return nil
+	}
+	c := &Change{Until: time.Unix(b.ChangeUntil, 0).UTC()}
+	for rep, row := range b.Previous {
+		prev := make([]int, len(row))
+		for p, id := range row {
+			i, ok := index[id]
+			if !ok {
+				// Gone (or nothing before the first rebalance): not a move.
+				i = index[b.Assignments[rep][p]]
+			}
+			prev[p] = i
+		}
+		c.Previous = append(c.Previous, prev)
+	}
+	return c
+}
+
+// noteChange records, after a rebalance at now that moved replicas, where they were before
+// (orig: device ids by replica and partition) and until when the change may be under way.
+func (b *Builder) noteChange(orig [][]int, now int64) {
+	b.Previous = make([][]int, len(orig))
+	for r, row := range orig {
+		b.Previous[r] = slices.Clone(row)
+	}
+	b.ChangeUntil = now + int64(b.MinPartHours)*3600
+}
+
+// ChangedPartitions is the number of partitions the last change moved a replica of.
+func (r *Ring) ChangedPartitions() int {
+	if r.Change == nil {
+		return 0
+	}
+	n := 0
+	for p := range r.Partitions() {
+		for rep, row := range r.Change.Previous {
+			if p < len(row) && row[p] != r.Assignments[rep][p] {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
