@@ -289,13 +289,13 @@ func newRingPretendCommand() *cobra.Command {
 
 // ringShow is `cairn ring show --json`.
 type ringShow struct {
-	File         string     `json:"file"`
-	Kind         string     `json:"kind"` // builder or ring
-	Version      int64      `json:"version"`
-	PartPower    uint       `json:"part_power"`
-	MinPartHours *int       `json:"min_part_hours,omitempty"`
-	Rebalanced   bool       `json:"rebalanced"`
-	Checksum     string     `json:"checksum,omitempty"`
+	File         string `json:"file"`
+	Kind         string `json:"kind"` // builder or ring
+	Version      int64  `json:"version"`
+	PartPower    uint   `json:"part_power"`
+	MinPartHours *int   `json:"min_part_hours,omitempty"`
+	Rebalanced   bool   `json:"rebalanced"`
+	Checksum     string `json:"checksum,omitempty"`
 	// The last rebalance's change: how many partitions moved a replica, and until when
 	// proxies keep quorums of the rings before and after it (docs/consistency.md).
 	ChangedParts int        `json:"changed_partitions,omitempty"`
