@@ -133,8 +133,15 @@ func TestSwiftExpirer(t *testing.T) {
 	a.must("PUT", "/box", nil, nil, 201)
 	a.must("PUT", "/box/keep", nil, []byte("kept"), 201)
 	a.must("PUT", "/box/gone", map[string]string{"X-Delete-After": "1"}, []byte("short-lived"), 201)
-	a.must("PUT", "/box/saved", map[string]string{"X-Delete-After": "1"}, []byte("saved"), 201)
+	// Long enough to outlast any machine's delay before the POST that removes it.
+	a.must("PUT", "/box/saved", map[string]string{"X-Delete-After": "600"}, []byte("saved"), 201)
+	if h, _ := a.must("HEAD", "/box/saved", nil, nil, 200); h.Get("X-Delete-At") == "" {
+		t.Fatal("an object PUT with X-Delete-After has no X-Delete-At")
+	}
 	a.must("POST", "/box/saved", map[string]string{"X-Object-Meta-Saved": "yes"}, nil, 202) // a POST without X-Delete-At removes it
+	if h, _ := a.must("HEAD", "/box/saved", nil, nil, 200); h.Get("X-Delete-At") != "" {
+		t.Fatalf("X-Delete-At %s after a POST without one", h.Get("X-Delete-At"))
+	}
 	a.must("PUT", "/box/after-kill", map[string]string{"X-Delete-After": "2"}, []byte("x"), 201)
 	// kill -9 right after the acknowledgements, then restart: the queue was written first.
 	s.Kill()
