@@ -123,6 +123,9 @@ func (p *Proxy) placeObject(ctx context.Context, name meta.ObjectName, write boo
 	pl := p.place(r, partition(r, name.Account, name.Container, name.Object))
 	pl.scheme = scheme
 	pl.strict = scheme == nil
+	if pl.strict {
+		pl.joinPrevious(p.now())
+	}
 	return nodeclient.WithPolicy(ctx, idx), pl, nil
 }
 
