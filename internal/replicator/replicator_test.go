@@ -148,6 +148,22 @@ func (c *cluster) pass() replicator.PassStats {
 	return total
 }
 
+// onPrimaries writes n objects to their primaries and returns their names.
+func (c *cluster) onPrimaries(n int) []meta.ObjectName {
+	c.t.Helper()
+	var names []meta.ObjectName
+	for i := range n {
+		name := obj(fmt.Sprintf("o%d", i))
+		names = append(names, name)
+		_, prim, _ := c.placement(name)
+		ts := meta.Now()
+		for _, node := range prim {
+			c.put(node, name, ts, []byte(name.Object))
+		}
+	}
+	return names
+}
+
 func obj(o string) meta.ObjectName {
 	return meta.ObjectName{Account: "acct", Container: "cont", Object: o}
 }
@@ -304,16 +320,7 @@ func TestPartitionsWithDataMatchTheRing(t *testing.T) {
 // converge, the new primaries hold everything and the old places nothing.
 func TestReplicationFollowsARingChange(t *testing.T) {
 	c := newCluster(t)
-	var names []meta.ObjectName
-	for i := range 40 {
-		name := obj(fmt.Sprintf("o%d", i))
-		names = append(names, name)
-		_, prim, _ := c.placement(name)
-		ts := meta.Now()
-		for _, n := range prim {
-			c.put(n, name, ts, []byte(name.Object))
-		}
-	}
+	names := c.onPrimaries(40)
 	// Replica 2 of every partition moves to the node that was its handoff.
 	for p := range c.ring.Assignments[2] {
 		c.ring.Assignments[2][p] = (p + 3) % 4
@@ -344,16 +351,7 @@ func TestReplicationFollowsARingChange(t *testing.T) {
 // as a handoff partition; once the change is complete, it is a handoff like any other.
 func TestAPreviousPrimaryKeepsItsCopyUntilTheChangeIsComplete(t *testing.T) {
 	c := newCluster(t)
-	var names []meta.ObjectName
-	for i := range 40 {
-		name := obj(fmt.Sprintf("o%d", i))
-		names = append(names, name)
-		_, prim, _ := c.placement(name)
-		ts := meta.Now()
-		for _, n := range prim {
-			c.put(n, name, ts, []byte(name.Object))
-		}
-	}
+	names := c.onPrimaries(40)
 	// Replica 2 of every partition moves to the node that was its handoff, and the ring
 	// carries the change.
 	prev := make([][]int, len(c.ring.Assignments))
