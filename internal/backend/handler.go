@@ -93,7 +93,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p.Object != "" && r.Header.Get(hdrRow) != "":
 		err = h.listingRow(ctx, w, r, p)
 	case p.Object != "":
-		err = h.object(ctx, w, r, p)
+		err = h.object(withRings(ctx, r.Header), w, r, p)
 	case p.Container != "" && r.Method == http.MethodPut && isAccountRow(r.Header):
 		err = h.accountRow(ctx, w, r, p)
 	case p.Container != "":

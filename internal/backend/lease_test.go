@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,8 +105,19 @@ func (noPeers) Renew(context.Context, string, readlease.Renewal) (readlease.Gran
 	return readlease.Grant{}, errors.New("no peers here")
 }
 
-// answering is a node's lease state that always lets it answer alone.
-type answering struct{ noPeers }
+// answering is a node's lease state that always lets it answer alone, and records the rings
+// that object requests named (CrossRing), if rings is set.
+type answering struct {
+	noPeers
+	rings *[]string
+}
+
+func (a answering) CrossRing(_ string, _ uint32, rings []string) time.Duration {
+	if a.rings != nil {
+		*a.rings = append(*a.rings, strings.Join(rings, "+"))
+	}
+	return 0
+}
 
 func (answering) Wrote(string, uint32, string, string) {}
 func (answering) Renew(context.Context, readlease.Renewal) (readlease.Grant, error) {
@@ -137,5 +149,32 @@ func TestAloneOverHTTP(t *testing.T) {
 		if string(b) != "x" || r.Alone != ask {
 			t.Fatalf("asked %v: body %q, alone %v", ask, b, r.Alone)
 		}
+	}
+}
+
+// An object request carries the rings of the proxy that sent it (nodeclient.WithRings) to the
+// node's CrossRing rule; one without them carries none.
+func TestRingsOverHTTP(t *testing.T) {
+	ctx := context.Background()
+	c, n, _ := startRegisterNode(t)
+	var rings []string
+	n.SetLeases(answering{rings: &rings})
+	name := meta.ObjectName{Account: "a", Container: "c", Object: "o"}
+	put := func(ctx context.Context) {
+		t.Helper()
+		if _, err := c.PutObject(ctx, "d0", 1, name, meta.Object{Timestamp: meta.Now(), Size: 1}, bytes.NewReader([]byte("x")), nodeclient.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(ctx)
+	if len(rings) != 0 {
+		t.Fatalf("a request naming no rings reached CrossRing: %v", rings)
+	}
+	put(nodeclient.WithRings(ctx, "pnew", "pold"))
+	if _, err := c.HeadObject(nodeclient.WithRings(ctx, "pnew"), "d0", 1, name, nodeclient.HeadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"pnew+pold", "pnew"}; !slices.Equal(rings, want) {
+		t.Fatalf("CrossRing heard %v, want %v", rings, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
@@ -71,4 +72,15 @@ func setObjectPolicy(ctx context.Context, h http.Header) {
 	if n := nodeclient.Policy(ctx); n != 0 {
 		h.Set(hdrPolicyIndex, strconv.Itoa(n))
 	}
+	if ids := nodeclient.Rings(ctx); len(ids) > 0 {
+		h.Set(hdrRings, strings.Join(ids, ","))
+	}
+}
+
+// withRings is the handler's side of setObjectPolicy's rings.
+func withRings(ctx context.Context, h http.Header) context.Context {
+	if v := h.Get(hdrRings); v != "" {
+		return nodeclient.WithRings(ctx, strings.Split(v, ",")...)
+	}
+	return ctx
 }

@@ -69,7 +69,9 @@ const (
 	hdrExpiredAt  = "X-Backend-Cairn-Expired-At"
 	// hdrLease asks on a GET whether the node may answer alone under its read lease
 	// (nodeclient.WithLeaseRead), and answers "alone" when it did.
-	hdrLease     = "X-Backend-Cairn-Lease"
+	hdrLease = "X-Backend-Cairn-Lease"
+	// hdrRings carries nodeclient.WithRings: the placement ids of the proxy's rings.
+	hdrRings     = "X-Backend-Cairn-Rings"
 	hdrTruncated = "X-Backend-Cairn-Truncated"
 	// hdrRow marks a row update on the port that serves the object, container and account
 	// services alike (Swift tells them apart by port instead): "object" for a container

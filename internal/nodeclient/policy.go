@@ -38,3 +38,20 @@ func LeaseRead(ctx context.Context) bool {
 	v, _ := ctx.Value(leaseReadKey{}).(bool)
 	return v
 }
+
+type ringsKey struct{}
+
+// WithRings returns ctx for object requests from a proxy that places them by the rings of
+// these placement ids (ring.PlacementID: the ring's, and the previous one's while its last
+// change is under way). A node with read leases revokes the leases its own ring's first
+// primary holds when its ring is not among them (readlease.Granter.CrossRing); others ignore
+// it.
+func WithRings(ctx context.Context, ids ...string) context.Context {
+	return context.WithValue(ctx, ringsKey{}, ids)
+}
+
+// Rings returns the placement ids of ctx's rings (nil when not given).
+func Rings(ctx context.Context) []string {
+	ids, _ := ctx.Value(ringsKey{}).([]string)
+	return ids
+}

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -100,6 +101,7 @@ type Service struct {
 	revocations prometheus.Counter
 	marks       prometheus.Counter
 	reads       *prometheus.CounterVec // lease reads, by answer
+	crossRing   prometheus.Counter
 }
 
 // readAnswers are the label values of the lease reads' answers.
@@ -138,13 +140,15 @@ func New(cfg Config) (*Service, error) {
 			Help: "Read-lease revocations proxies asked of this node's devices."}),
 		marks: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_read_lease_writes_total",
 			Help: "Writes to this node's devices in replicated policies' rings that the read leases heard of before they became visible."}),
+		crossRing: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_read_lease_other_ring_requests_total",
+			Help: "Object requests from proxies whose rings do not include this node's (a ring not yet everywhere): each revokes the node's ring's first primary for the partition."}),
 		reads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_read_lease_reads_total",
 			Help: "Reads a proxy asked this node to answer alone, by answer: alone, or why not (not_first, no_grant, expired, revoked, not_replicated, unsettled)."}, []string{"answer"}),
 	}
 	if cfg.Registry != nil {
 		unsettled := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_read_lease_unsettled_names",
 			Help: "Names this node's devices hold a version of that no majority of the primaries was seen to hold yet."}, s.unsettled)
-		for _, c := range []prometheus.Collector{s.renewals, s.grants, s.revocations, s.marks, s.reads, unsettled} {
+		for _, c := range []prometheus.Collector{s.renewals, s.grants, s.revocations, s.marks, s.reads, s.crossRing, unsettled} {
 			if err := cfg.Registry.Register(c); err != nil {
 				return nil, fmt.Errorf("nodelease: metrics: %w", err)
 			}
@@ -241,6 +245,26 @@ func (s *Service) Wrote(device string, part uint32, name, version string) {
 	st.mu.Lock()
 	st.holder.Wrote(part, name, version, now)
 	st.mu.Unlock()
+}
+
+// CrossRing is a request about part on a local device from a proxy on the rings of these
+// placement ids: when the device's ring is not among them, it revokes the lease of its own
+// ring's first primary for part, and returns how long the answer must wait for that lease to
+// run out (readlease.Granter.CrossRing).
+func (s *Service) CrossRing(device string, part uint32, rings []string) time.Duration {
+	st := s.state(device)
+	if st == nil {
+		return 0
+	}
+	now := s.cfg.Now()
+	st.mu.Lock()
+	mine := st.ring.Version()
+	wait := st.granter.CrossRing(now, part, rings...)
+	st.mu.Unlock()
+	if !slices.Contains(rings, mine) {
+		s.crossRing.Inc()
+	}
+	return wait
 }
 
 // Refusal is why a read of name on a local device may not be answered alone (readlease's

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/cairn-store/cairn/internal/readlease"
 )
 
@@ -170,6 +172,30 @@ func TestLeasesBetweenNodes(t *testing.T) {
 	c.tick(t, time.Second)
 	if got := refusal(); got != readlease.Answers {
 		t.Fatalf("after passes on the new ring: %q", got)
+	}
+	// A request from a proxy whose rings do not include the granter's (a ring not yet
+	// everywhere) revokes the granter's own first primary for the partition, and its answer
+	// waits out the last grant; one from a proxy on the granter's ring (alone or with the
+	// one before it) does nothing.
+	if wait := granter.CrossRing(testDevs[1], part, []string{"r2"}); wait != 0 {
+		t.Fatalf("a request on the granter's ring waits %v", wait)
+	}
+	if wait := granter.CrossRing(testDevs[1], part, []string{"r2", "r1"}); wait != 0 {
+		t.Fatalf("a request on the granter's ring and the one before waits %v", wait)
+	}
+	if wait := granter.CrossRing(testDevs[1], part, []string{"r1"}); wait <= 0 || wait > readlease.DefaultConfig(3).Lease {
+		t.Fatalf("a request from a proxy on the old ring waits %v", wait)
+	}
+	c.tick(t, time.Second)
+	if got := refusal(); got != readlease.Revoked {
+		t.Fatalf("after a request on another ring: %q", got)
+	}
+	var m dto.Metric
+	if err := granter.crossRing.Write(&m); err != nil || m.GetCounter().GetValue() != 1 {
+		t.Fatalf("%v requests on another ring counted (%v), want 1", m.GetCounter().GetValue(), err)
+	}
+	if wait := holder.CrossRing("elsewhere/d9", part, []string{"r1"}); wait != 0 {
+		t.Fatalf("a request for a device not here waits %v", wait)
 	}
 	// Messages for devices not served here are refused.
 	if _, err := granter.Revoke("elsewhere/d9", testDevs[0], part); err == nil {

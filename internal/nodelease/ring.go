@@ -1,33 +1,16 @@
 package nodelease
 
 import (
-	"encoding/binary"
-	"hash/fnv"
-
 	"github.com/cairn-store/cairn/internal/ring"
 )
 
 // RingOf is a ring as the leases see it: devices named "node/device", and a version that every
-// node computes alike from the ring's contents (its devices and assignments).
+// node and proxy computes alike from where the ring places partitions (ring.PlacementID).
 func RingOf(r *ring.Ring) Ring {
-	lr := &ringOf{r: r, names: make([]string, len(r.Devices))}
-	h := fnv.New64a()
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(r.PartPower))
-	h.Write(b[:])
+	lr := &ringOf{r: r, names: make([]string, len(r.Devices)), version: r.PlacementID()}
 	for i, d := range r.Devices {
 		lr.names[i] = DeviceName(d.Node, d.Name)
-		h.Write([]byte(lr.names[i]))
-		h.Write([]byte{0})
 	}
-	for _, row := range r.Assignments {
-		for _, dev := range row {
-			binary.BigEndian.PutUint64(b[:], uint64(dev))
-			h.Write(b[:])
-		}
-		h.Write([]byte{0xff})
-	}
-	lr.version = "r" + string(binary.BigEndian.AppendUint64(nil, h.Sum64()))
 	return lr
 }
 

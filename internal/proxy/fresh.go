@@ -131,8 +131,7 @@ func freshRead[T any](ctx context.Context, pl *placement, name meta.ObjectName, 
 	if first.err == nil {
 		primaries[first.h.t.replica] = first.h
 	}
-	quorum := pl.ring.Replicas()/2 + 1
-	if len(primaries) < quorum {
+	if !pl.quorate(targetsOf(primaries)) {
 		// The read or the check fell on a primary that could not answer: ask the others, at
 		// once, and take the first answers that make a quorum.
 		var rest []target
@@ -149,7 +148,7 @@ func freshRead[T any](ctx context.Context, pl *placement, name meta.ObjectName, 
 			}()
 		}
 		for range rest {
-			if len(primaries) >= quorum {
+			if pl.quorate(targetsOf(primaries)) {
 				break // the others' answers go to the buffered channel unread
 			}
 			if a := <-votes; a.err == nil {
@@ -157,7 +156,7 @@ func freshRead[T any](ctx context.Context, pl *placement, name meta.ObjectName, 
 			}
 		}
 	}
-	if len(primaries) < quorum {
+	if !pl.quorate(targetsOf(primaries)) {
 		// Too few primaries can answer: the handoffs hold what was written while the others
 		// were away; the newest any reachable replica holds is the best answer there is.
 		for {
@@ -233,7 +232,6 @@ func freshRead[T any](ctx context.Context, pl *placement, name meta.ObjectName, 
 // for any quorum) is waited for as before but need not succeed. Nothing is done when the
 // primaries agree (the common case).
 func (pl *placement) writeBack(ctx context.Context, name meta.ObjectName, newest heard, heardFrom map[int]heard) (bool, []target) {
-	quorum := pl.ring.Replicas()/2 + 1
 	var stale, holders []target
 	for _, h := range heardFrom {
 		if h.o.Timestamp < newest.o.Timestamp {
@@ -245,13 +243,13 @@ func (pl *placement) writeBack(ctx context.Context, name meta.ObjectName, newest
 	if len(stale) == 0 {
 		return true, holders
 	}
-	if len(holders) >= quorum || len(heardFrom) < quorum {
+	if pl.quorate(holders) || !pl.quorate(targetsOf(heardFrom)) {
 		// A repair (the version is on a quorum already), or too few primaries answered for
 		// any quorum (the read answers what it has, above).
 		return true, append(holders, pl.repair(ctx, name, newest, stale, false)...)
 	}
 	holders = append(holders, pl.repair(ctx, name, newest, stale, true)...)
-	if len(holders) < quorum {
+	if !pl.quorate(holders) {
 		// The primaries not heard from may take it where those heard from could not.
 		var unheard []target
 		for _, t := range pl.primaries {
@@ -263,7 +261,16 @@ func (pl *placement) writeBack(ctx context.Context, name meta.ObjectName, newest
 			holders = append(holders, pl.repair(ctx, name, newest, unheard, true)...)
 		}
 	}
-	return len(holders) >= quorum, holders
+	return pl.quorate(holders), holders
+}
+
+// targetsOf is the replicas of a tally.
+func targetsOf(m map[int]heard) []target {
+	out := make([]target, 0, len(m))
+	for _, h := range m {
+		out = append(out, h.t)
+	}
+	return out
 }
 
 // repair copies the newest version (or its deletion) to the stale primaries and returns those

@@ -127,7 +127,7 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 			lastErr = o.err
 		}
 	}
-	if written < pl.quorum() {
+	if !pl.quorate(took) {
 		return meta.Object{}, fmt.Errorf("put %q: %d of %d replicas: %w", name.Object, written, len(pl.primaries), lastErr)
 	}
 	if err := pl.unlessHolderHas(ctx, took); err != nil {

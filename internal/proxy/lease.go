@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/meta"
@@ -40,38 +41,56 @@ func (pl *placement) leased() bool {
 }
 
 // holderName is the first primary's device as leases name it.
-func (pl *placement) holderName() string {
-	h := pl.primaries[0].dev
+func (pl *placement) holderName() string { return pl.holderNameAt(0) }
+
+// holderNameAt is the device of primaries[i] as leases name it.
+func (pl *placement) holderNameAt(i int) string {
+	h := pl.primaries[i].dev
 	return h.Node + "/" + h.Name
 }
 
 // isHolder reports whether t is the first primary itself (not a handoff in its place).
-func (pl *placement) isHolder(t target) bool {
-	return !t.handoff && t.replica == 0 && t.dev == pl.primaries[0].dev
+func (pl *placement) isHolder(t target) bool { return pl.isHolderAt(t, 0) }
+
+func (pl *placement) isHolderAt(t target, i int) bool {
+	return !t.handoff && t.replica == i && t.dev == pl.primaries[i].dev
 }
 
 // unlessHolderHas is both rules: before the proxy answers what the primaries in holders hold
 // (a write they took; the version a read answers, they held it or took it back), the first
-// primary's lease is revoked at them unless it is among them. It fails with ErrUnavailable
-// (a write stored, its outcome unknown to the client; a read not answered) when none of them
-// could revoke.
+// primary's lease is revoked at them unless it is among them. While the ring changes, the
+// first primary of the ring before the change is revoked the same way (a node still on that
+// ring may hold a lease on it). It fails with ErrUnavailable (a write stored, its outcome
+// unknown to the client; a read not answered) when none of them could revoke.
 func (pl *placement) unlessHolderHas(ctx context.Context, holders []target) error {
 	if !pl.leased() {
 		return nil
 	}
-	for _, t := range holders {
-		if pl.isHolder(t) {
-			return nil
-		}
+	if err := pl.revokeUnlessHas(ctx, 0, holders, func(t target) bool { return t.replica < pl.own() }); err != nil {
+		return err
 	}
-	return pl.revokeHolder(ctx, holders)
+	if pl.previous == nil || pl.previous[0] == 0 {
+		return nil
+	}
+	// Only the previous ring's primaries grant its first primary a lease: only they can
+	// revoke it.
+	return pl.revokeUnlessHas(ctx, pl.previous[0], holders, func(t target) bool { return slices.Contains(pl.previous, t.replica) })
 }
 
-// revokeHolder revokes the first primary's lease for the partition at the given primaries
+// revokeUnlessHas revokes the lease of primaries[h] at those of holders that grant it (in),
+// unless it is among holders itself.
+func (pl *placement) revokeUnlessHas(ctx context.Context, h int, holders []target, in func(target) bool) error {
+	if slices.ContainsFunc(holders, func(t target) bool { return pl.isHolderAt(t, h) }) {
+		return nil
+	}
+	return pl.revokeHolder(ctx, h, slices.DeleteFunc(slices.Clone(holders), func(t target) bool { return !in(t) }))
+}
+
+// revokeHolder revokes the lease of primaries[h] for the partition at the given primaries
 // (which hold what is about to be answered), and waits out what the first of them to answer
 // says the lease may still run.
-func (pl *placement) revokeHolder(ctx context.Context, at []target) error {
-	holder := pl.holderName()
+func (pl *placement) revokeHolder(ctx context.Context, h int, at []target) error {
+	holder := pl.holderNameAt(h)
 	type answer struct {
 		wait time.Duration
 		err  error
@@ -79,7 +98,7 @@ func (pl *placement) revokeHolder(ctx context.Context, at []target) error {
 	answers := make(chan answer, len(at))
 	n := 0
 	for _, t := range at {
-		if pl.isHolder(t) || t.err != nil {
+		if pl.isHolderAt(t, h) || t.err != nil {
 			continue
 		}
 		n++

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/nodelease"
 	"github.com/cairn-store/cairn/internal/readlease"
+	"github.com/cairn-store/cairn/internal/ring"
 )
 
 // leasedCluster is a wideCluster whose nodes keep read leases (in-process, renewed by tick),
@@ -145,6 +146,36 @@ func TestReadLeases(t *testing.T) {
 		c.tick()
 		if got, alone := c.read(t, c.proxyWithLeases(t), name); got != "v2" || !alone {
 			t.Fatalf("GET once replicated: %q, alone %v", got, alone)
+		}
+	})
+	t.Run("a write through a proxy on another ring", func(t *testing.T) {
+		c, name, prim := setup(t, "other-ring")
+		// A proxy with a ring on which the first replica of the partition moved off the
+		// first primary (a ring the nodes do not have yet, without the change it made):
+		// it writes to the new primary and the other two, and revokes the new primary only.
+		part := partition(c.ring, name.Account, name.Container, name.Object)
+		var hand []ring.Device
+		for d := range c.ring.Handoffs(part) {
+			hand = append(hand, d)
+		}
+		other, err := New(Config{Ring: movedRing(c.wideCluster, part, hand[1], time.Time{}), Dialer: c.wideCluster, ContainerCacheTTL: -1, ReadLeases: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		put(t, other, name, "v2")
+		t.Logf("the write waited %v for the granters' CrossRing", time.Since(start).Round(time.Millisecond))
+		if held := c.holders(t, name); held[prim[0]] >= held[prim[1]] {
+			t.Fatalf("the old first primary took the write: %v", held)
+		}
+		// The granters of the nodes' ring took it from a proxy on another: they revoked the
+		// old first primary before answering, so it does not answer alone with v1.
+		if got, alone := c.read(t, c.proxyWithLeases(t), name); got != "v2" || alone {
+			t.Fatalf("GET on the nodes' ring after a write on another: %q, alone %v", got, alone)
+		}
+		c.tick()
+		if got, alone := c.read(t, c.proxyWithLeases(t), name); got != "v2" || alone {
+			t.Fatalf("GET after a renewal: %q, alone %v", got, alone)
 		}
 	})
 	t.Run("a read of a version the first primary lacks", func(t *testing.T) {

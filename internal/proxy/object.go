@@ -156,7 +156,7 @@ func (p *Proxy) putReplicas(ctx context.Context, pl *placement, name meta.Object
 			firstErr = a.err
 		}
 	}
-	if len(good) >= pl.quorum() {
+	if pl.quorate(took) {
 		if err := pl.unlessHolderHas(ctx, took); err != nil {
 			return nodeclient.PutResult{}, err
 		}

@@ -48,6 +48,11 @@ type placement struct {
 	// where reads look first: a write acknowledged on handoffs could be missed by a read
 	// whose quorum of primaries includes one that was away (fresh.go).
 	strict bool
+	// previous: while the ring's last change may be under way, the indexes in primaries of
+	// the partition's primaries before it (those that are not primaries now follow the ring's
+	// own in primaries): a strict quorum is then a quorum of each (joint quorums, see
+	// joinPrevious). nil otherwise.
+	previous []int
 
 	mu       sync.Mutex // guards the handoffs, which concurrent replicas draw from
 	handoffs []target
@@ -112,6 +117,62 @@ func (pl *placement) quorum() int {
 	return q
 }
 
+// joinPrevious makes the placement of a strict quorum joint while the ring's last change may
+// be under way at now (docs/consistency.md, "Ring changes"): the partition's primaries before
+// the change join the ring's own, and a write or a read needs a quorum of each. A proxy still
+// on the old ring and one on the new then cannot miss each other's writes: any quorum of
+// each meets any quorum of either.
+func (pl *placement) joinPrevious(now time.Time) {
+	prev := pl.ring.PreviousNodes(pl.part, now)
+	if prev == nil {
+		return
+	}
+	for _, d := range prev {
+		i := slices.IndexFunc(pl.primaries, func(t target) bool { return t.dev.ID == d.ID })
+		if i < 0 {
+			i = len(pl.primaries)
+			pl.primaries = append(pl.primaries, pl.p.target(i, d))
+		}
+		pl.previous = append(pl.previous, i)
+	}
+}
+
+// own is the number of the ring's own primaries, the first of primaries.
+func (pl *placement) own() int {
+	if pl.previous == nil {
+		return len(pl.primaries)
+	}
+	return pl.ring.Replicas()
+}
+
+// quorate reports whether the replicas in ts make a quorum for a write or a read: under a
+// strict quorum, a majority of the ring's primaries that took part themselves (not handoffs in
+// their place), and a majority of the previous primaries too while the ring changes;
+// otherwise as many replicas as quorum.
+func (pl *placement) quorate(ts []target) bool { return pl.quorateOr(ts, pl.quorum()) }
+
+// quorateOr is quorate, with n replicas making a quorum that is not strict.
+func (pl *placement) quorateOr(ts []target, n int) bool {
+	if !pl.strict {
+		return len(ts) >= n
+	}
+	seen := map[int]bool{}
+	own, prev := 0, 0
+	for _, t := range ts {
+		if t.handoff || seen[t.replica] {
+			continue
+		}
+		seen[t.replica] = true
+		if t.replica < pl.own() {
+			own++
+		}
+		if slices.Contains(pl.previous, t.replica) {
+			prev++
+		}
+	}
+	return own >= pl.own()/2+1 && (pl.previous == nil || prev >= len(pl.previous)/2+1)
+}
+
 // handoff returns the next handoff device that can be reached, for the replica it replaces.
 // There are at most as many handoffs as primaries (Swift's request_node_count of 2 × replicas).
 func (pl *placement) handoff(replica int) (target, bool) {
@@ -120,8 +181,11 @@ func (pl *placement) handoff(replica int) (target, bool) {
 	if !pl.computed {
 		pl.computed = true
 		for d := range pl.ring.Handoffs(pl.part) {
-			if len(pl.handoffs) == len(pl.primaries) {
+			if len(pl.handoffs) == pl.own() {
 				break
+			}
+			if slices.ContainsFunc(pl.primaries, func(t target) bool { return t.dev.ID == d.ID }) {
+				continue // a previous primary, asked already
 			}
 			pl.handoffs = append(pl.handoffs, pl.p.target(-1, d))
 		}
@@ -178,10 +242,6 @@ func (pl *placement) fanOut(ctx context.Context, op func(context.Context, target
 	if len(ts) == 1 && ts[0].err == nil && pl.ring.Replicas() == 1 {
 		return op(ctx, ts[0])
 	}
-	type outcome struct {
-		landed target
-		err    error
-	}
 	outs := make(chan outcome, len(ts))
 	for _, t := range ts {
 		go func() {
@@ -189,19 +249,26 @@ func (pl *placement) fanOut(ctx context.Context, op func(context.Context, target
 			outs <- outcome{landed, pl.counted(landed, err)}
 		}()
 	}
-	errs := make(chan error, len(ts))
+	all := make([]outcome, 0, len(ts))
 	var took []target
 	for range ts {
 		o := <-outs
 		if o.err == nil {
 			took = append(took, o.landed)
 		}
-		errs <- o.err
+		all = append(all, o)
 	}
-	if err := pl.tally(errs, len(ts)); err != nil {
+	if err := pl.tally(all); err != nil {
 		return err
 	}
 	return pl.unlessHolderHas(ctx, took)
+}
+
+// outcome is one replica's part in a fan-out: the device that took it or refused it last,
+// and what it counts as (counted).
+type outcome struct {
+	landed target
+	err    error
 }
 
 // errHandoffOnly is a replica's success that does not count towards a strict quorum: a
@@ -240,39 +307,38 @@ func (pl *placement) withHandoffs(ctx context.Context, t target, op func(target)
 	}
 }
 
-// tally collects n replies of a fan-out and decides it by quorum.
-func (pl *placement) tally(errs <-chan error, n int) error {
-	counts := map[error]int{}
+// tally decides a fan-out by quorum (quorate): success, or an answer (not found, a conflict)
+// that a quorum gave.
+func (pl *placement) tally(outs []outcome) error {
+	answered := map[error][]target{}
 	var firstErr error
-	ok := 0
-	for range n {
-		err := <-errs
-		if err == nil {
-			ok++
+	var ok []target
+	for _, o := range outs {
+		if o.err == nil {
+			ok = append(ok, o.landed)
 			continue
 		}
 		if firstErr == nil {
-			firstErr = err
+			firstErr = o.err
 		}
 		for _, s := range answerErrors {
-			if errors.Is(err, s) {
-				counts[s]++
+			if errors.Is(o.err, s) {
+				answered[s] = append(answered[s], o.landed)
 			}
 		}
 	}
-	quorum := pl.quorum()
-	if ok >= quorum {
+	if pl.quorate(ok) {
 		return nil
 	}
 	for _, s := range answerErrors {
-		if counts[s] >= quorum {
+		if pl.quorate(answered[s]) {
 			return s
 		}
 	}
-	if firstErr != nil && ok == 0 {
+	if firstErr != nil && len(ok) == 0 {
 		return firstErr
 	}
-	return fmt.Errorf("%d of %d replicas succeeded, need %d: %w", ok, n, quorum, meta.ErrUnavailable)
+	return fmt.Errorf("%d of %d replicas succeeded, too few for a quorum: %w", len(ok), len(outs), meta.ErrUnavailable)
 }
 
 // readOrder is the order reads try the primaries in: the ring's, except that nodes with recent
@@ -308,7 +374,7 @@ func readServed[T any](ctx context.Context, pl *placement, bounded bool, op func
 	var zero, v T
 	var served target
 	var notFound, lastErr error
-	absent := 0 // primaries that answered not found
+	var absent []target // primaries that answered not found
 	failed := false
 	var passedOver []target
 	try := func(t target, primary bool) (done bool, err error) {
@@ -328,7 +394,7 @@ func readServed[T any](ctx context.Context, pl *placement, bounded bool, op func
 		case errors.Is(err, meta.ErrNotFound):
 			notFound = err
 			if primary {
-				absent++
+				absent = append(absent, t)
 			}
 			return false, nil
 		case isAnswer(err) || ctx.Err() != nil:
@@ -354,8 +420,7 @@ func readServed[T any](ctx context.Context, pl *placement, bounded bool, op func
 			return v, served, err
 		}
 	}
-	quorum := pl.ring.Replicas()/2 + 1
-	if notFound != nil && absent >= quorum {
+	if notFound != nil && pl.quorateOr(absent, pl.ring.Replicas()/2+1) {
 		// Evidence enough: a primary passed over for its recent errors may have been away
 		// while the name was deleted, and would answer with what the others deleted.
 		return zero, target{}, notFound
@@ -365,7 +430,7 @@ func readServed[T any](ctx context.Context, pl *placement, bounded bool, op func
 			return v, served, err
 		}
 	}
-	if notFound != nil && absent >= quorum {
+	if notFound != nil && pl.quorateOr(absent, pl.ring.Replicas()/2+1) {
 		return zero, target{}, notFound
 	}
 	if lastErr == nil {
@@ -373,7 +438,7 @@ func readServed[T any](ctx context.Context, pl *placement, bounded bool, op func
 	}
 	if notFound != nil {
 		lastErr = fmt.Errorf("partition %d: %d of %d primaries say not found, too few to know, and the others cannot answer: %w",
-			pl.part, absent, len(pl.primaries), lastErr)
+			pl.part, len(absent), len(pl.primaries), lastErr)
 	}
 	return zero, target{}, lastErr
 }

@@ -123,6 +123,18 @@ func (p *Proxy) placeObject(ctx context.Context, name meta.ObjectName, write boo
 	pl := p.place(r, partition(r, name.Account, name.Container, name.Object))
 	pl.scheme = scheme
 	pl.strict = scheme == nil
+	if pl.strict {
+		pl.joinPrevious(p.now())
+		if p.leases != nil {
+			// The nodes' CrossRing rule needs to know which rings this proxy's requests
+			// follow (readlease.Granter.CrossRing).
+			ids := []string{r.PlacementID()}
+			if pl.previous != nil {
+				ids = append(ids, r.PreviousPlacementID())
+			}
+			ctx = nodeclient.WithRings(ctx, ids...)
+		}
+	}
 	return nodeclient.WithPolicy(ctx, idx), pl, nil
 }
 

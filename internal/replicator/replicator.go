@@ -403,6 +403,17 @@ func (r *Replicator) placement(j job) (targets []target, handoff bool) {
 	return targets, handoff
 }
 
+// previousPrimary reports whether the job's device was one of its partition's primaries
+// before the ring's last change, and the change may still be under way.
+func (r *Replicator) previousPrimary(j job) bool {
+	for _, d := range j.ring.PreviousNodes(j.part, time.Now()) {
+		if d.Node == r.cfg.Self && d.Name == j.device {
+			return true
+		}
+	}
+	return false
+}
+
 // target is a primary to push to.
 type target struct {
 	ring.Device
@@ -441,6 +452,13 @@ func (r *Replicator) replicate(ctx context.Context, j job) PassStats {
 		}
 	}()
 	kind := "primary"
+	if handoff && r.previousPrimary(j) {
+		// While the ring's last change may be under way, proxies that keep the ring before
+		// it read and write this device as one of the partition's primaries (joint quorums,
+		// docs/consistency.md "Ring changes"): it pushes what it holds to the new primaries
+		// as a handoff does, and keeps its copy until the change is complete.
+		handoff, kind = false, "previous"
+	}
 	var held []nodeclient.ObjectVersion
 	if handoff {
 		kind = "handoff"

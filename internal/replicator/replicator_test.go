@@ -148,6 +148,22 @@ func (c *cluster) pass() replicator.PassStats {
 	return total
 }
 
+// onPrimaries writes n objects to their primaries and returns their names.
+func (c *cluster) onPrimaries(n int) []meta.ObjectName {
+	c.t.Helper()
+	var names []meta.ObjectName
+	for i := range n {
+		name := obj(fmt.Sprintf("o%d", i))
+		names = append(names, name)
+		_, prim, _ := c.placement(name)
+		ts := meta.Now()
+		for _, node := range prim {
+			c.put(node, name, ts, []byte(name.Object))
+		}
+	}
+	return names
+}
+
 func obj(o string) meta.ObjectName {
 	return meta.ObjectName{Account: "acct", Container: "cont", Object: o}
 }
@@ -304,16 +320,7 @@ func TestPartitionsWithDataMatchTheRing(t *testing.T) {
 // converge, the new primaries hold everything and the old places nothing.
 func TestReplicationFollowsARingChange(t *testing.T) {
 	c := newCluster(t)
-	var names []meta.ObjectName
-	for i := range 40 {
-		name := obj(fmt.Sprintf("o%d", i))
-		names = append(names, name)
-		_, prim, _ := c.placement(name)
-		ts := meta.Now()
-		for _, n := range prim {
-			c.put(n, name, ts, []byte(name.Object))
-		}
-	}
+	names := c.onPrimaries(40)
 	// Replica 2 of every partition moves to the node that was its handoff.
 	for p := range c.ring.Assignments[2] {
 		c.ring.Assignments[2][p] = (p + 3) % 4
@@ -336,6 +343,52 @@ func TestReplicationFollowsARingChange(t *testing.T) {
 			}
 		}
 	}
+}
+
+// While a ring's last change may be under way, a device that was one of a partition's
+// primaries before it pushes the partition to the new primaries and keeps its copy (proxies
+// that keep the old ring read and write it as a primary: joint quorums), without counting it
+// as a handoff partition; once the change is complete, it is a handoff like any other.
+func TestAPreviousPrimaryKeepsItsCopyUntilTheChangeIsComplete(t *testing.T) {
+	c := newCluster(t)
+	names := c.onPrimaries(40)
+	// Replica 2 of every partition moves to the node that was its handoff, and the ring
+	// carries the change.
+	prev := make([][]int, len(c.ring.Assignments))
+	for r, row := range c.ring.Assignments {
+		prev[r] = append([]int(nil), row...)
+	}
+	for p := range c.ring.Assignments[2] {
+		c.ring.Assignments[2][p] = (p + 3) % 4
+	}
+	c.ring.Change = &ring.Change{Previous: prev, Until: time.Now().Add(time.Hour)}
+	check := func(keep bool) {
+		t.Helper()
+		for _, name := range names {
+			part := c.ring.Partition(name.Placed())
+			for n := range 4 {
+				want := c.ring.Assignments[0][part] == n || c.ring.Assignments[1][part] == n || c.ring.Assignments[2][part] == n ||
+					(keep && prev[2][part] == n)
+				if ts, _ := c.version(n, name); (ts != 0) != want {
+					t.Fatalf("%s on node %d: ts %d, want a copy %v (change under way %v)", name.Object, n, ts, want, keep)
+				}
+			}
+		}
+	}
+	for round := range 3 {
+		if st := c.pass(); st.Remaining != 0 || st.Failed != 0 || (round == 2 && st.Pushed != 0) {
+			t.Fatalf("round %d of the change: %+v (a previous primary is no handoff)", round+1, st)
+		}
+	}
+	check(true)
+	// The change complete: the previous primaries' copies are handoffs' now, and go.
+	c.ring.Change.Until = time.Now().Add(-time.Second)
+	for round := range 3 {
+		if st := c.pass(); round == 2 && (st.Remaining != 0 || st.Pushed != 0 || st.Failed != 0) {
+			t.Fatalf("after %d rounds once complete: %+v", round+1, st)
+		}
+	}
+	check(false)
 }
 
 // leaseLog records what a replicator tells the read leases.

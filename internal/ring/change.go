@@ -1,8 +1,11 @@
 package ring
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -125,4 +128,50 @@ func (r *Ring) ChangedPartitions() int {
 		}
 	}
 	return n
+}
+
+// PlacementID names where r places partitions: two rings that give every partition the same
+// primaries (by node and device name) in the same order have the same, whatever else differs
+// (weights, devices without partitions, the builder's version). Read leases name rings by it
+// (internal/readlease): every node and proxy computes it alike. It is computed once per ring.
+func (r *Ring) PlacementID() string {
+	if id := r.placementID.Load(); id != nil {
+		return *id
+	}
+	id := placementID(r, r.Assignments)
+	r.placementID.Store(&id)
+	return id
+}
+
+// PreviousPlacementID is the PlacementID of the ring before r's last change, as r knows it
+// (a device that left the ring in the change counts as not moved); "" when r carries no
+// change.
+func (r *Ring) PreviousPlacementID() string {
+	if r.Change == nil {
+		return ""
+	}
+	if id := r.previousID.Load(); id != nil {
+		return *id
+	}
+	id := placementID(r, r.Change.Previous)
+	r.previousID.Store(&id)
+	return id
+}
+
+func placementID(r *Ring, rows [][]int) string {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(r.PartPower))
+	h.Write(b[:])
+	names := make([][]byte, len(r.Devices))
+	for i, d := range r.Devices {
+		names[i] = append([]byte(d.Node+"/"+d.Name), 0)
+	}
+	for _, row := range rows {
+		for _, dev := range row {
+			h.Write(names[dev])
+		}
+		h.Write([]byte{0xff})
+	}
+	return "p" + strconv.FormatUint(h.Sum64(), 36)
 }

@@ -64,6 +64,11 @@ func TestRebalanceRecordsTheChange(t *testing.T) {
 	if !after.ChangeUnderway(t1) || after.ChangeUnderway(after.Change.Until) {
 		t.Fatal("ChangeUnderway disagrees with Until")
 	}
+	// The ring before names the same placement as the new ring's previous one (a device
+	// added without partitions changes nothing), the new ring another.
+	if after.PreviousPlacementID() != before.PlacementID() || after.PlacementID() == before.PlacementID() || before.PreviousPlacementID() != "" {
+		t.Fatalf("placement ids: before %s, after %s, after's previous %s", before.PlacementID(), after.PlacementID(), after.PreviousPlacementID())
+	}
 
 	// The ring file carries it; Swift reads the ring as it was, ignoring it.
 	data := encodeBytes(t, after)

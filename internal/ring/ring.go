@@ -55,6 +55,8 @@ type Ring struct {
 	Change *Change
 
 	handoff atomic.Pointer[handoffIndex] // built on first use by Handoffs
+	// placementID and previousID are PlacementID and PreviousPlacementID, computed on first use.
+	placementID, previousID atomic.Pointer[string]
 }
 
 // Replicas is the number of replica rows: each partition is stored on this many devices (one

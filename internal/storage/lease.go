@@ -26,6 +26,9 @@ type Leases interface {
 	// Refusal is why a device may not answer a read of a name alone (readlease.Answers: it
 	// may); asked after the version was read.
 	Refusal(device string, part uint32, name string) string
+	// CrossRing is a request about part on a device from a proxy on the rings of these
+	// placement ids: it returns how long the answer must wait (readlease.Granter.CrossRing).
+	CrossRing(device string, part uint32, rings []string) time.Duration
 }
 
 // SetLeases wires the node's read-lease state in; until it is, the node answers LEASE
@@ -66,6 +69,31 @@ func LeaseVersion(ts meta.Timestamp, deleted bool) string {
 func (n *Node) markWrote(dev string, part uint32, name meta.ObjectName, ts meta.Timestamp, deleted bool) {
 	if l := n.leaseState(); l != nil {
 		l.Wrote(n.leaseDevice(dev), part, LeaseName(name), LeaseVersion(ts, deleted))
+	}
+}
+
+// crossRing is the read leases' rule for an object request from a proxy that named its rings
+// (nodeclient.WithRings): when the device's ring is not among them, its own ring's first
+// primary's lease is revoked now, and the answer waits the grant out. Call it when the request
+// begins and the function it returns when the answer is ready (defer n.crossRing(...)()).
+func (n *Node) crossRing(ctx context.Context, dev string, part uint32) func() {
+	l := n.leaseState()
+	rings := nodeclient.Rings(ctx)
+	if l == nil || len(rings) == 0 {
+		return func() {}
+	}
+	wait := l.CrossRing(n.leaseDevice(dev), part, rings)
+	if wait <= 0 {
+		return func() {}
+	}
+	until := time.Now().Add(wait)
+	return func() {
+		t := time.NewTimer(time.Until(until))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,16 @@ type markLog struct {
 	mu      sync.Mutex
 	marks   []string
 	refusal string // what Refusal answers
+	// cross: the CrossRing calls ("device part rings"); crossWait: what each answers.
+	cross     []string
+	crossWait time.Duration
+}
+
+func (m *markLog) CrossRing(device string, part uint32, rings []string) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cross = append(m.cross, fmt.Sprint(device, " ", part, " ", rings))
+	return m.crossWait
 }
 
 func (m *markLog) Refusal(string, uint32, string) string {
@@ -137,4 +148,77 @@ func TestAGetSaysWhetherItWasAnsweredAlone(t *testing.T) {
 	if get(nodeclient.WithLeaseRead(ctx)) {
 		t.Fatal("alone when the lease refuses")
 	}
+}
+
+// Every object request from a proxy that names its rings goes through the leases' CrossRing
+// rule before it is served, and its answer waits what the rule says; a request that names
+// none does not, and a client that leaves ends the wait.
+func TestRequestsNamingRingsWaitWhatCrossRingSays(t *testing.T) {
+	ctx := context.Background()
+	n, _ := openNode(t)
+	log := &markLog{crossWait: 300 * time.Millisecond}
+	n.SetLeases(log)
+	dev := n.leaseDevice("d0")
+	name := meta.ObjectName{Account: "a", Container: "c", Object: "o"}
+	ts := meta.Now()
+	if _, err := n.PutObject(ctx, "d0", 5, name, meta.Object{Timestamp: ts, Size: 1}, bytes.NewReader([]byte("x")), nodeclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(log.cross) != 0 {
+		t.Fatalf("a request naming no rings went through CrossRing: %v", log.cross)
+	}
+	rctx := nodeclient.WithRings(ctx, "pnew", "pold")
+	ops := map[string]func(context.Context) error{
+		"PUT": func(ctx context.Context) error {
+			ts++
+			_, err := n.PutObject(ctx, "d0", 5, name, meta.Object{Timestamp: ts, Size: 1}, bytes.NewReader([]byte("y")), nodeclient.PutOptions{})
+			return err
+		},
+		"POST": func(ctx context.Context) error {
+			ts++
+			_, err := n.PostObject(ctx, "d0", 5, name, meta.Object{Timestamp: ts}, nodeclient.PostOptions{})
+			return err
+		},
+		"GET": func(ctx context.Context) error {
+			r, err := n.GetObject(ctx, "d0", 5, name, nil)
+			if err == nil {
+				r.Close()
+			}
+			return err
+		},
+		"HEAD": func(ctx context.Context) error {
+			_, err := n.HeadObject(ctx, "d0", 5, name, nodeclient.HeadOptions{})
+			return err
+		},
+		"DELETE": func(ctx context.Context) error {
+			ts++
+			_, err := n.DeleteObject(ctx, "d0", 5, name, ts, nodeclient.DeleteOptions{})
+			return err
+		},
+	}
+	for _, op := range []string{"PUT", "POST", "GET", "HEAD", "DELETE"} {
+		log.mu.Lock()
+		log.cross = nil
+		log.mu.Unlock()
+		began := time.Now()
+		if err := ops[op](rctx); err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		// A wait is never shorter than asked, however fast or slow the machine.
+		if took := time.Since(began); took < log.crossWait {
+			t.Errorf("%s answered after %v, before the %v CrossRing asked for", op, took, log.crossWait)
+		}
+		if want := []string{dev + " 5 [pnew pold]"}; fmt.Sprint(log.cross) != fmt.Sprint(want) {
+			t.Errorf("%s: CrossRing calls %v, want %v", op, log.cross, want)
+		}
+	}
+	// A client that leaves ends the wait.
+	log.mu.Lock()
+	log.crossWait = time.Hour
+	log.mu.Unlock()
+	cctx, cancel := context.WithCancel(rctx)
+	done := make(chan error, 1)
+	go func() { done <- ops["HEAD"](cctx) }()
+	cancel()
+	<-done
 }

@@ -353,6 +353,7 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 	if err != nil {
 		return nodeclient.PutResult{}, err
 	}
+	defer n.crossRing(ctx, devName, part)()
 	var hold usageHold
 	defer hold.release()
 	main := putListing{n: n, d: d, dev: devName, part: part, name: name, containers: opts.Containers, hold: &hold}
@@ -461,6 +462,7 @@ func (n *Node) GetObject(ctx context.Context, devName string, part uint32, name 
 	if err != nil {
 		return nil, err
 	}
+	defer n.crossRing(ctx, devName, part)()
 	r, err := d.engine.Get(ctx, name, rng)
 	if err != nil {
 		return nil, err
@@ -477,6 +479,7 @@ func (n *Node) HeadObject(ctx context.Context, devName string, part uint32, name
 	if err != nil {
 		return meta.Object{}, err
 	}
+	defer n.crossRing(ctx, devName, part)()
 	stat := d.engine.Stat
 	if opts.Brief {
 		stat = d.engine.StatBrief
@@ -497,6 +500,7 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 	if err != nil {
 		return meta.Object{}, err
 	}
+	defer n.crossRing(ctx, devName, part)()
 	var prev meta.Object
 	var hold usageHold
 	defer hold.release()
@@ -547,6 +551,7 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 	if err != nil {
 		return meta.Object{}, err
 	}
+	defer n.crossRing(ctx, devName, part)()
 	apply := func(o *meta.Object) error {
 		o.ContentType = update.ContentType
 		o.Headers = update.Headers
