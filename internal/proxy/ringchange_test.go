@@ -3,6 +3,8 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"slices"
 	"testing"
 	"time"
@@ -127,6 +129,55 @@ func TestJointQuorumsAcrossARingChange(t *testing.T) {
 		}
 		if len(pl.primaries) != want {
 			t.Fatalf("change until %v: %d primaries, want %d", until, len(pl.primaries), want)
+		}
+	}
+}
+
+// Conditional creates racing through a proxy on the old ring and one on the new, while the
+// change is under way, still have exactly one winner, and no replica of either ring holds a
+// loser's bytes: the name's register then has the primaries of both rings as acceptors (three
+// of the four make a quorum of each ring).
+func TestConditionalCreatesRacingAcrossARingChange(t *testing.T) {
+	ctx := context.Background()
+	c := newWideCluster(t, Config{ContainerCacheTTL: -1})
+	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
+		t.Fatal(err)
+	}
+	containerPart := partition(c.ring, "acct", "box", "")
+	const rounds, writers = 10, 8
+	for round := range rounds {
+		name := meta.ObjectName{Account: "acct", Container: "box", Object: fmt.Sprintf("commit-%05d.json", round)}
+		part := partition(c.ring, name.Account, name.Container, name.Object)
+		if part == containerPart {
+			continue
+		}
+		var hand []ring.Device
+		for d := range c.ring.Handoffs(part) {
+			hand = append(hand, d)
+		}
+		joint, err := New(Config{Ring: movedRing(c, part, hand[1], time.Now().Add(time.Hour)), Dialer: c, ContainerCacheTTL: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		won, unknown := raceCreates(t, []*Proxy{c.proxy, joint}, name, writers, fmt.Sprintf("of round %d", round))
+		if len(won) != 1 || unknown != 0 {
+			t.Fatalf("round %d: %d writers told they won: %q (%d told 503)", round, len(won), won, unknown)
+		}
+		held := 0
+		for node, n := range c.nodes {
+			r, err := n.GetObject(ctx, "d0", part, name, nil)
+			if err != nil {
+				continue
+			}
+			b, _ := io.ReadAll(r)
+			r.Close()
+			held++
+			if string(b) != won[0] {
+				t.Errorf("round %d: %s holds %q, the winner wrote %q", round, node, b, won[0])
+			}
+		}
+		if held < 3 {
+			t.Errorf("round %d: the winner's bytes are on %d nodes", round, held)
 		}
 	}
 }
