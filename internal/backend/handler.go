@@ -293,7 +293,11 @@ func (h *Handler) object(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if err != nil {
 			return err
 		}
-		o, err := h.node.PostObject(ctx, p.Device, p.Part, name, update, nodeclient.PostOptions{Containers: upd, If: cond})
+		gen, err := readDecidedGen(r.Header)
+		if err != nil {
+			return err
+		}
+		o, err := h.node.PostObject(ctx, p.Device, p.Part, name, update, nodeclient.PostOptions{Containers: upd, If: cond, DecidedGen: gen})
 		if err != nil {
 			return err
 		}

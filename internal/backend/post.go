@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
@@ -38,6 +39,9 @@ func (c *Client) PostObject(ctx context.Context, device string, part uint32, nam
 	}
 	writeContainerUpdates(h, opts.Containers)
 	writeCondition(h, opts.If)
+	if opts.DecidedGen > 0 {
+		h.Set(hdrDecidedGen, strconv.FormatUint(opts.DecidedGen, 10))
+	}
 	resp, err := c.do(ctx, call{method: http.MethodPost, path: objectPath(device, part, name), header: h})
 	if err != nil {
 		return meta.Object{}, err

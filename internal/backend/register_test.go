@@ -175,9 +175,9 @@ func FuzzDecodeRegisterRequest(f *testing.F) {
 	})
 }
 
-// A PUT's decision fence and a tombstone's time cross the node protocol: a PUT decided in an
-// earlier generation than the node's register has accepted is refused (412), and a HEAD of a
-// deleted name says when it was deleted.
+// A PUT's and a POST's decision fence and a tombstone's time cross the node protocol: a write
+// decided in an earlier generation than the node's register has accepted is refused (412), and
+// a HEAD of a deleted name says when it was deleted.
 func TestDecidedPutAndTombstoneOverHTTP(t *testing.T) {
 	ctx := context.Background()
 	c, _, _ := startRegisterNode(t)
@@ -199,6 +199,17 @@ func TestDecidedPutAndTombstoneOverHTTP(t *testing.T) {
 	}
 	if err := put(5); err != nil {
 		t.Errorf("a PUT decided in the accepted generation: %v", err)
+	}
+	// A POST's fence likewise (Object Lock's retention changes are decided POSTs).
+	post := func(gen uint64) error {
+		_, err := c.PostObject(ctx, "d0", 3, name, meta.Object{Timestamp: meta.Now(), UserMeta: map[string]string{"g": "x"}}, nodeclient.PostOptions{DecidedGen: gen})
+		return err
+	}
+	if err := post(4); !errors.Is(err, meta.ErrPreconditionFailed) {
+		t.Errorf("a POST decided in generation 4 after 5 was accepted: %v", err)
+	}
+	if err := post(5); err != nil {
+		t.Errorf("a POST decided in the accepted generation: %v", err)
 	}
 	at := meta.Now()
 	if _, err := c.DeleteObject(ctx, "d0", 3, name, at, nodeclient.DeleteOptions{}); err != nil {

@@ -118,6 +118,8 @@ type PostOptions struct {
 	// proxy names the newest version the replicas hold (IfTimestamp), so that a replica that
 	// missed it refuses rather than make its stale bytes the newest version.
 	If meta.Precondition
+	// DecidedGen: see PutOptions.DecidedGen: a conditional POST its register decided.
+	DecidedGen uint64
 }
 
 // ContainerUpdate names one replica of a container's listing: Swift's X-Container-Host,

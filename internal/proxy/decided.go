@@ -117,6 +117,35 @@ func (p *Proxy) deleteDecided(ctx context.Context, pl *placement, name meta.Obje
 	return prev, err
 }
 
+// postDecided makes a conditional POST (a compare-and-swap on the version at seen) through
+// the name's register, as putDecided a PUT: of racing changes to an object's metadata that
+// read the same version (Object Lock's retention), one wins, and no replica keeps a loser's.
+// It returns ErrNoRegisters when the nodes keep none.
+func (p *Proxy) postDecided(ctx context.Context, pl *placement, name meta.ObjectName, update meta.Object, seen meta.Timestamp, opts func(target) nodeclient.PostOptions) (out meta.Object, err error) {
+	err = p.whenDecided(ctx, name, func() error {
+		ts, gen, err := p.decideWrite(ctx, pl, name, meta.Precondition{IfTimestamp: seen}, update.Timestamp, false)
+		if err != nil {
+			return err
+		}
+		up := update
+		up.Timestamp = ts
+		var mu sync.Mutex
+		err = pl.withoutHandoffs().fanOut(ctx, func(ctx context.Context, t target) error {
+			o := opts(t)
+			o.DecidedGen = gen
+			posted, err := t.client.PostObject(ctx, t.dev.Name, pl.part, name, up, o)
+			if err == nil {
+				mu.Lock()
+				out = posted
+				mu.Unlock()
+			}
+			return err
+		})
+		return overtakenIfFenced(name, err)
+	})
+	return out, err
+}
+
 // overtakenIfFenced turns a decided write's refusal by the fence into what the client is told:
 // another proxy presumed this write dead and decided over it, and replicas that took it before
 // may keep it, so whether it took effect cannot be told.

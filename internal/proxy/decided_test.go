@@ -350,3 +350,56 @@ func TestConditionalDeleteRacingAPut(t *testing.T) {
 		}
 	}
 }
+
+// Object Lock's retention changes are compare-and-swaps on the version read (PostObjectIf):
+// of writers racing to change the metadata of one version, through several proxies, exactly
+// one is told it succeeded, and every replica ends with the winner's metadata, never a
+// loser's (which a newer timestamp would otherwise spread).
+func TestConditionalPostsRacingThroughProxies(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, 3)
+	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
+		t.Fatal(err)
+	}
+	ps := proxiesOver(t, c, 3, Config{})
+	const rounds, writers = 10, 6
+	for round := range rounds {
+		name := meta.ObjectName{Account: "acct", Container: "box", Object: fmt.Sprintf("locked-%03d", round)}
+		o, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 1}, bytes.NewReader([]byte("x")), PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var won []string
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				who := fmt.Sprintf("writer %d", w)
+				_, err := ps[w%len(ps)].PostObjectIf(ctx, name, meta.Object{UserMeta: map[string]string{"retain": who}}, o.Timestamp)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					won = append(won, who)
+				case errors.Is(err, meta.ErrPreconditionFailed), errors.Is(err, ErrConditionalConflict):
+				default:
+					t.Errorf("round %d, %s: %v", round, who, err)
+				}
+			})
+		}
+		wg.Wait()
+		if len(won) != 1 {
+			t.Fatalf("round %d: %d writers told they won: %q", round, len(won), won)
+		}
+		part := partition(c.proxy.objectRings[0](), name.Account, name.Container, name.Object)
+		for node, n := range c.nodes {
+			got, err := n.HeadObject(ctx, "d0", part, name, nodeclient.HeadOptions{})
+			if err != nil {
+				t.Fatalf("round %d: %s: %v", round, node, err)
+			}
+			if got.UserMeta["retain"] != won[0] {
+				t.Errorf("round %d: %s holds %q, the winner was %q", round, node, got.UserMeta["retain"], won[0])
+			}
+		}
+	}
+}

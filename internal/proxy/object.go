@@ -447,6 +447,20 @@ func (p *Proxy) PostObjectIf(ctx context.Context, name meta.ObjectName, update m
 	update.SysMeta = meta.WithoutEC(update.SysMeta) // each archive keeps its own
 	listing := p.listingFor(name, pl)
 	var out meta.Object
+	if seen != 0 && pl.ring.Replicas() > 1 {
+		// A compare-and-swap: the name's register decides between racing ones (decided.go).
+		out, err = p.postDecided(ctx, pl, name, update, seen, func(t target) nodeclient.PostOptions {
+			return nodeclient.PostOptions{Containers: listing(t.replica), If: cond}
+		})
+		if !errors.Is(err, ErrNoRegisters) {
+			if err != nil {
+				return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, err)
+			}
+			out = out.AsServed()
+			out.SysMeta = meta.WithoutEC(out.SysMeta)
+			return out, nil
+		}
+	}
 	var mu sync.Mutex // replicas answer concurrently
 	err = pl.fanOut(ctx, func(ctx context.Context, t target) error {
 		o, err := t.client.PostObject(ctx, t.dev.Name, pl.part, name, update, nodeclient.PostOptions{Containers: listing(t.replica), If: cond})

@@ -506,7 +506,7 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 	defer hold.release()
 	if opts.DecidedGen > 0 {
 		// No body to wait for: the register's lock is held from the check to the commit.
-		unlock, err := d.fenceDecidedDelete(part, name, opts.DecidedGen)
+		unlock, err := d.fenceDecidedNow(part, name, opts.DecidedGen)
 		if err != nil {
 			return meta.Object{}, err
 		}
@@ -563,6 +563,13 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 			o.SysMeta[k] = v
 		}
 		return nil
+	}
+	if opts.DecidedGen > 0 {
+		unlock, err := d.fenceDecidedNow(part, name, opts.DecidedGen)
+		if err != nil {
+			return meta.Object{}, err
+		}
+		defer unlock()
 	}
 	var hold usageHold
 	defer hold.release()

@@ -138,9 +138,9 @@ func (d *device) fenceDecided(part uint32, name meta.ObjectName, gen uint64, eop
 	}
 }
 
-// fenceDecidedDelete is fenceDecided for a DELETE: the lock is taken and the check made at
-// once, and held until unlock.
-func (d *device) fenceDecidedDelete(part uint32, name meta.ObjectName, gen uint64) (unlock func(), err error) {
+// fenceDecidedNow is fenceDecided for a write without a body (a DELETE, a POST): the lock is
+// taken and the check made at once, and held until unlock.
+func (d *device) fenceDecidedNow(part uint32, name meta.ObjectName, gen uint64) (unlock func(), err error) {
 	k := registerKey(part, nodeclient.ObjectRegisterKey(name))
 	mu := d.registers.of(k)
 	mu.Lock()
