@@ -260,7 +260,7 @@ func (pl *placement) withoutHandoffs() *placement {
 	for i, t := range pl.primaries {
 		primaries[i] = pl.p.unsuppressed(t)
 	}
-	return &placement{p: pl.p, ring: pl.ring, part: pl.part, primaries: primaries, scheme: pl.scheme, strict: pl.strict, previous: pl.previous, computed: true}
+	return &placement{p: pl.p, ring: pl.ring, part: pl.part, primaries: primaries, scheme: pl.scheme, strict: pl.strict, previous: pl.previous, owned: pl.owned, computed: true}
 }
 
 // newestHeld returns the newest version (a tombstone included) that the replicas answering

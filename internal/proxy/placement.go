@@ -53,6 +53,7 @@ type placement struct {
 	// own in primaries): a strict quorum is then a quorum of each (joint quorums, see
 	// joinPrevious). nil otherwise.
 	previous []int
+	owned    int // with previous: how many of primaries are the ring's own
 
 	mu       sync.Mutex // guards the handoffs, which concurrent replicas draw from
 	handoffs []target
@@ -127,6 +128,7 @@ func (pl *placement) joinPrevious(now time.Time) {
 	if prev == nil {
 		return
 	}
+	pl.owned = len(pl.primaries)
 	for _, d := range prev {
 		i := slices.IndexFunc(pl.primaries, func(t target) bool { return t.dev.ID == d.ID })
 		if i < 0 {
@@ -142,7 +144,7 @@ func (pl *placement) own() int {
 	if pl.previous == nil {
 		return len(pl.primaries)
 	}
-	return pl.ring.Replicas()
+	return pl.owned
 }
 
 // quorate reports whether the replicas in ts make a quorum for a write or a read: under a
@@ -170,7 +172,9 @@ func (pl *placement) quorateOr(ts []target, n int) bool {
 			prev++
 		}
 	}
-	return own >= pl.own()/2+1 && (pl.previous == nil || prev >= len(pl.previous)/2+1)
+	// A majority of the ring's replicas, as a quorum has always counted them (a partition
+	// past the end of a short last row has one primary fewer, not a smaller quorum).
+	return own >= pl.ring.Replicas()/2+1 && (pl.previous == nil || prev >= len(pl.previous)/2+1)
 }
 
 // handoff returns the next handoff device that can be reached, for the replica it replaces.
