@@ -32,7 +32,7 @@ func newRingCommand() *cobra.Command {
 		Long:  "Build the rings that place a cluster's data on its devices." + ringLong,
 	}
 	cmd.AddCommand(newRingCreateCommand(), newRingAddCommand(), newRingRemoveCommand(), newRingSetWeightCommand(),
-		newRingRebalanceCommand(), newRingShowCommand(), newRingWriteCommand(), newRingPretendCommand())
+		newRingRebalanceCommand(), newRingShowCommand(), newRingWriteCommand(), newRingPretendCommand(), newRingChangeDoneCommand())
 	return cmd
 }
 
@@ -281,6 +281,24 @@ func newRingPretendCommand() *cobra.Command {
 			return editBuilder(args[0], func(b *ring.Builder) error {
 				b.ForgetMoves()
 				fmt.Fprintln(cmd.OutOrStdout(), "every partition may move at the next rebalance")
+				return nil
+			})
+		},
+	}
+}
+
+func newRingChangeDoneCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "change-done BUILDER",
+		Short: "Say the last rebalance's change is complete (its ring is on every node, replication has moved the data): proxies stop keeping quorums of the ring before it",
+		Args:  usageArgs(1, 1, "cairn ring change-done BUILDER"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return editBuilder(args[0], func(b *ring.Builder) error {
+				if !b.EndChange(time.Now()) {
+					fmt.Fprintln(cmd.OutOrStdout(), "no change under way")
+					return nil
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), "the last change is complete: write the rings and copy them to every node")
 				return nil
 			})
 		},

@@ -103,6 +103,10 @@ func TestRingCommands(t *testing.T) {
 	if out := cairn("show", builder); !strings.Contains(out, "last change: "+strconv.Itoa(sh.ChangedParts)+" partitions moved a replica; until 2026-11-25T02:00:00Z") {
 		t.Errorf("show printed no last change:\n%s", out)
 	}
+	// That change is complete by now (the test's clock is in the past): nothing to end.
+	if out := cairn("change-done", builder); out != "no change under way\n" {
+		t.Errorf("change-done of a complete change printed %q", out)
+	}
 
 	// set-weight and remove by node and device, or by id.
 	if out := cairn("set-weight", builder, "--node", "10.0.0.5:6200", "--device", "sdb", "--weight", "50"); out != "device 4: weight 50\n" {

@@ -103,6 +103,19 @@ func (b *Builder) change(index map[int]int) *Change {
 	return c
 }
 
+// EndChange says the last rebalance's change is complete at now (its ring is on every node
+// and proxy, and replication has moved the data): rings written from now on carry none, and
+// proxies stop keeping quorums of the ring before it. It reports whether a change was under
+// way.
+func (b *Builder) EndChange(now time.Time) bool {
+	if b.Previous == nil || now.Unix() >= b.ChangeUntil {
+		return false
+	}
+	b.Previous, b.ChangeUntil = nil, 0
+	b.Version++
+	return true
+}
+
 // noteChange records, after a rebalance at now that moved replicas, where they were before
 // (orig: device ids by replica and partition) and until when the change may be under way.
 func (b *Builder) noteChange(orig [][]int, now int64) {

@@ -103,6 +103,16 @@ func TestRebalanceRecordsTheChange(t *testing.T) {
 	if err != nil || !sameRing(after, again) {
 		t.Fatalf("the builder file lost the change: %v", err)
 	}
+	// The operator may end the change early; a ring written then carries none.
+	if b2.EndChange(after.Change.Until) {
+		t.Fatal("EndChange ended a change already complete")
+	}
+	if !b2.EndChange(t1) {
+		t.Fatal("EndChange did not end the change under way")
+	}
+	if done, err := b2.Ring(); err != nil || done.Change != nil || done.PlacementID() != after.PlacementID() {
+		t.Fatalf("the ring after EndChange: %v, change %+v", err, done.Change)
+	}
 	t.Run("swift reads it", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "object.ring.gz")
 		if err := WriteFile(path, after); err != nil {
