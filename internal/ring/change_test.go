@@ -15,13 +15,7 @@ import (
 func TestRebalanceRecordsTheChange(t *testing.T) {
 	b := equalBuilder(t, 8, 4)
 	t0 := time.Unix(1e9, 0).UTC()
-	if _, err := b.Rebalance(t0, 1); err != nil {
-		t.Fatal(err)
-	}
-	before, err := b.Ring()
-	if err != nil {
-		t.Fatal(err)
-	}
+	before, _ := rebalanced(t, b, t0)
 	if before.Change != nil {
 		t.Fatal("the first rebalance recorded a change: nothing was anywhere before it")
 	}
@@ -29,14 +23,7 @@ func TestRebalanceRecordsTheChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	t1 := t0.Add(2 * time.Hour)
-	res, err := b.Rebalance(t1, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	after, err := b.Ring()
-	if err != nil {
-		t.Fatal(err)
-	}
+	after, res := rebalanced(t, b, t1)
 	if after.Change == nil || !after.Change.Until.Equal(t1.Add(time.Hour)) {
 		t.Fatalf("change %+v, want one until %v (the rebalance plus min_part_hours)", after.Change, t1.Add(time.Hour))
 	}
@@ -127,21 +114,12 @@ func TestRebalanceRecordsTheChange(t *testing.T) {
 func TestChangeOfARemovedDevice(t *testing.T) {
 	b := equalBuilder(t, 6, 5)
 	t0 := time.Unix(1e9, 0).UTC()
-	if _, err := b.Rebalance(t0, 1); err != nil {
-		t.Fatal(err)
-	}
-	before, _ := b.Ring()
+	before, _ := rebalanced(t, b, t0)
 	if err := b.Remove(0); err != nil {
 		t.Fatal(err)
 	}
 	// Within min_part_hours: only the removed device's replicas move.
-	if _, err := b.Rebalance(t0.Add(time.Minute), 1); err != nil {
-		t.Fatal(err)
-	}
-	after, err := b.Ring()
-	if err != nil {
-		t.Fatal(err)
-	}
+	after, _ := rebalanced(t, b, t0.Add(time.Minute))
 	if after.Change == nil {
 		t.Fatal("no change recorded")
 	}
@@ -163,16 +141,11 @@ func TestChangeOfARemovedDevice(t *testing.T) {
 func TestRingFileChangeCorruption(t *testing.T) {
 	b := equalBuilder(t, 4, 3)
 	t0 := time.Unix(1e9, 0).UTC()
-	if _, err := b.Rebalance(t0, 1); err != nil {
-		t.Fatal(err)
-	}
+	rebalanced(t, b, t0)
 	if _, err := b.Add(Device{ID: -1, Region: 1, Zone: 4, Node: "10.0.0.4:6200", Name: "sda", Weight: 100}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Rebalance(t0.Add(2*time.Hour), 1); err != nil {
-		t.Fatal(err)
-	}
-	r, _ := b.Ring()
+	r, _ := rebalanced(t, b, t0.Add(2*time.Hour))
 	data := encodeBytes(t, r)
 	for name, edit := range map[string]func([]byte) []byte{
 		"previous rows cut short": func(raw []byte) []byte { return raw[:len(raw)-2] },
@@ -193,4 +166,18 @@ func TestRingFileChangeCorruption(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rebalanced rebalances b at now and returns its ring and what moved.
+func rebalanced(t *testing.T, b *Builder, now time.Time) (*Ring, RebalanceResult) {
+	t.Helper()
+	res, err := b.Rebalance(now, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.Ring()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, res
 }
