@@ -82,10 +82,14 @@ func maxBallot(a, b Ballot) Ballot {
 // version record in it; nil in the empty register), and Gen, the number of changes that made
 // it. Each change chosen adds one to Gen, so that exactly one value is ever chosen with each
 // Gen: a proposer that finds another value with the Gen of one it proposed knows its own was
-// not chosen.
+// not chosen. Origin is the ballot of the attempt whose change made the value (a value
+// written back under a later ballot keeps it): two proposers whose changes make the same Data
+// at the same Gen still make different values, so that neither takes the other's, chosen,
+// for its own (two proxies that minted the same version name both "create" it).
 type Value struct {
-	Gen  uint64
-	Data []byte
+	Gen    uint64
+	Data   []byte
+	Origin Ballot
 }
 
 // Acceptor is the state one acceptor keeps for one register. The storage node keeps it
@@ -231,4 +235,6 @@ type Outcome struct {
 
 // Equal reports whether two values are the same: the same Gen and bytes (nil and empty
 // alike).
-func (v Value) Equal(o Value) bool { return v.Gen == o.Gen && bytes.Equal(v.Data, o.Data) }
+func (v Value) Equal(o Value) bool {
+	return v.Gen == o.Gen && v.Origin == o.Origin && bytes.Equal(v.Data, o.Data)
+}

@@ -25,12 +25,30 @@ func appendBallot(b []byte, x Ballot) []byte {
 	return binenc.AppendString(binary.AppendUvarint(b, x.Counter), x.Proposer)
 }
 
+// A value's flags: whether it has data, and whether it has an origin (values written before
+// Value.Origin have none, and read back with the zero ballot).
+const (
+	valueHasData   = 1
+	valueHasOrigin = 2
+)
+
 func appendValue(b []byte, v Value) []byte {
 	b = binary.AppendUvarint(b, v.Gen)
-	if v.Data == nil {
-		return append(b, 0)
+	var flags byte
+	if v.Data != nil {
+		flags |= valueHasData
 	}
-	return binenc.AppendString(append(b, 1), string(v.Data))
+	if v.Origin != (Ballot{}) {
+		flags |= valueHasOrigin
+	}
+	b = append(b, flags)
+	if v.Data != nil {
+		b = binenc.AppendString(b, string(v.Data))
+	}
+	if v.Origin != (Ballot{}) {
+		b = appendBallot(b, v.Origin)
+	}
+	return b
 }
 
 type decoder struct{ binenc.Decoder }
@@ -41,16 +59,23 @@ func (d *decoder) ballot() Ballot {
 
 func (d *decoder) value() Value {
 	v := Value{Gen: d.Uvarint()}
-	switch d.byte() {
-	case 0:
-	case 1:
+	flags := d.byte()
+	if flags&^(valueHasData|valueHasOrigin) != 0 {
+		d.fail("value flag")
+		return v
+	}
+	if flags&valueHasData != 0 {
 		n := d.Uvarint()
 		if n > MaxDataSize && d.Err == nil {
 			d.Err = fmt.Errorf("%w: %d bytes of data", ErrBadEncoding, n)
 		}
 		v.Data = append([]byte{}, d.Bytes(n)...)
-	default:
-		d.fail("value flag")
+	}
+	if flags&valueHasOrigin != 0 {
+		v.Origin = d.ballot()
+		if v.Origin == (Ballot{}) {
+			d.fail("value origin") // one encoding per value
+		}
 	}
 	return v
 }

@@ -10,7 +10,7 @@ import (
 func TestEncodingRoundTrips(t *testing.T) {
 	b1 := Ballot{Counter: 7, Proposer: "proxy-a"}
 	b2 := Ballot{Counter: 1 << 40, Proposer: "p\x00b"}
-	values := []Value{{}, {Gen: 1, Data: []byte{}}, {Gen: 3, Data: []byte("v1")}}
+	values := []Value{{}, {Gen: 1, Data: []byte{}}, {Gen: 3, Data: []byte("v1")}, {Gen: 4, Data: []byte("v1"), Origin: b1}, {Gen: 5, Origin: b2}}
 	for _, v := range values {
 		for _, a := range []Acceptor{{}, {Promised: b2, Accepted: b1, Value: v}} {
 			got, err := DecodeAcceptor(a.AppendTo(nil))
@@ -49,6 +49,8 @@ func TestEncodingRefusesDamage(t *testing.T) {
 		"truncated":      good[:len(good)-1],
 		"trailing bytes": append(bytes.Clone(good), 0),
 		"huge data":      append(append([]byte{1, byte(Accept), 2, 1, 'p', 1, 1}, 0xff, 0xff, 0x7f), make([]byte, 10)...),
+		"unknown flag":   {1, byte(Accept), 2, 1, 'p', 1, 4},
+		"zero origin":    {1, byte(Accept), 2, 1, 'p', 1, 2, 0, 0},
 	}
 	for name, b := range cases {
 		if _, err := DecodeMessage(b); !errors.Is(err, ErrBadEncoding) {
@@ -81,7 +83,8 @@ func fuzzDecoding[T interface{ AppendTo([]byte) []byte }](f *testing.F, decode f
 func FuzzDecodeMessage(f *testing.F) {
 	fuzzDecoding(f, DecodeMessage,
 		Message{Kind: Prepare, Ballot: Ballot{Counter: 1, Proposer: "a"}},
-		Message{Kind: Accept, Ballot: Ballot{Counter: 3, Proposer: "b"}, Value: Value{Gen: 2, Data: []byte("d")}})
+		Message{Kind: Accept, Ballot: Ballot{Counter: 3, Proposer: "b"}, Value: Value{Gen: 2, Data: []byte("d")}},
+		Message{Kind: Accept, Ballot: Ballot{Counter: 4, Proposer: "b"}, Value: Value{Gen: 3, Data: []byte("d"), Origin: Ballot{Counter: 3, Proposer: "c"}}})
 }
 
 func FuzzDecodeReply(f *testing.F) {

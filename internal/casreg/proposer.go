@@ -358,7 +358,7 @@ func (p *Proposer) afterPromises() []Envelope {
 		}
 		p.proposed, p.refusal = current.Value, err
 	} else {
-		p.proposed, p.refusal = Value{Gen: current.Value.Gen + 1, Data: data}, nil
+		p.proposed, p.refusal = Value{Gen: current.Value.Gen + 1, Data: data, Origin: p.ballot}, nil
 		p.own = append(p.own, ownAccept{ballot: p.ballot, value: p.proposed})
 	}
 	return p.sendAccepts()

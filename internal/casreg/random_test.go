@@ -69,6 +69,9 @@ type world struct {
 
 func parseLog(v Value) []string { return parseData(v.Data) }
 
+// sameID is what a "same" change appends to a log of n entries: no operation's own ID.
+func sameID(n int) string { return fmt.Sprintf("s%d", n) }
+
 func parseData(d []byte) []string {
 	if len(d) == 0 {
 		return nil
@@ -134,9 +137,14 @@ func randomHistory(t *testing.T, seed uint64) {
 					}
 					return appendLog(d, o.id), nil
 				})
-			case k < 5:
+			case k < 4:
 				o.kind = "always"
 				envs = p.Propose(w.now, func(d []byte) ([]byte, error) { return appendLog(d, o.id), nil })
+			case k < 5:
+				// A change whose value depends on the state only: proposers making it on the
+				// same state propose identical values (two proxies that minted one name).
+				o.kind = "same"
+				envs = p.Propose(w.now, func(d []byte) ([]byte, error) { return appendLog(d, sameID(len(parseData(d)))), nil })
 			default:
 				o.kind = "if-len"
 				want := w.lastLen[pid]
@@ -338,8 +346,20 @@ func (w *world) check(t *testing.T, seed uint64, final []string) {
 			}
 			if o.kind != "read" {
 				made++
-				if len(got) == 0 || got[len(got)-1] != o.id {
-					fail("%s was made, but its answer %v does not end with it", o.id, got)
+				mine := o.id
+				if o.kind == "same" {
+					mine = sameID(len(got) - 1)
+				}
+				if len(got) == 0 || got[len(got)-1] != mine {
+					fail("%s was made, but its answer %v does not end with %s", o.id, got, mine)
+				}
+				if o.kind == "same" {
+					// Its entry is no other operation's: two made with one entry were both
+					// told they appended what one of them did.
+					if other := byID[mine]; other != nil {
+						fail("%s and %s were both made, appending one entry %s", other.id, o.id, mine)
+					}
+					byID[mine] = o
 				}
 			} else {
 				reads++
@@ -361,8 +381,11 @@ func (w *world) check(t *testing.T, seed uint64, final []string) {
 			fail("%s: unexpected outcome %v", o.id, o.outcome.Err)
 		}
 	}
-	for _, id := range final {
+	for i, id := range final {
 		o := byID[id]
+		if o == nil && id == sameID(i) {
+			continue // a "same" change's whose outcome is unknown
+		}
 		if o == nil {
 			fail("%s in the final log is no operation's", id)
 		}

@@ -94,6 +94,15 @@ type Companions interface {
 	CommitsCompanions(device string) bool
 }
 
+// Sole is implemented by a Client whose node no other process writes (the storage node,
+// in-process, with no peers: the embedded default). A name this process mints from its own
+// clock (a version's) cannot meet another process's there, so the proxy need not have the
+// name's register decide who has it (proxy PutOptions.Fresh).
+type Sole interface {
+	// Sole reports whether no other process writes the node's devices.
+	Sole() bool
+}
+
 // PutResult is the outcome of an object PUT.
 type PutResult struct {
 	Object meta.Object

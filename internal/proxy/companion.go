@@ -48,7 +48,9 @@ func (p *Proxy) PutTogether(ctx context.Context, name meta.ObjectName, obj meta.
 		return meta.Object{}, nil, fmt.Errorf("put %q: %w", c.Name.Object, err)
 	}
 	t, ok := together(pl, cpl)
-	if !ok || nodeclient.Policy(ctx) != nodeclient.Policy(cctx) {
+	// A minted name written apart from this process's nodes is its register's to decide
+	// (PutOptions.Fresh), which a commit together does not ask.
+	if !ok || nodeclient.Policy(ctx) != nodeclient.Policy(cctx) || (opts.Fresh && !sole(pl)) {
 		return meta.Object{}, nil, ErrApart
 	}
 	prepare(&obj, opts)

@@ -46,6 +46,11 @@ var ErrConditionalConflict = meta.ErrConditionalConflict
 // errDecidedPending is the change's refusal while a decided write is on its way.
 var errDecidedPending = errors.New("a decided write has not landed yet")
 
+// ErrMintedTaken: a PUT of a name minted for it (PutOptions.Fresh) found the name decided for
+// another writer, or a version under it: another proxy minted the same name. Nothing was
+// written and the body was not read; the caller mints another name.
+var ErrMintedTaken = errors.New("proxy: the minted name is another writer's")
+
 func encodeDecided(ts meta.Timestamp) []byte {
 	return binary.BigEndian.AppendUint64(nil, uint64(ts))
 }
@@ -63,7 +68,7 @@ func decodeDecided(b []byte) (meta.Timestamp, bool) {
 func (p *Proxy) putDecided(ctx context.Context, pl *placement, name meta.ObjectName, obj meta.Object, body io.Reader, opts PutOptions, nopts func(target) nodeclient.PutOptions) (nodeclient.PutResult, error) {
 	var res nodeclient.PutResult
 	err := p.whenDecided(ctx, name, func() error {
-		ts, gen, err := p.decideWrite(ctx, pl, name, opts.If, opts.Timestamp, opts.Timestamp != 0)
+		ts, gen, err := p.decideWrite(ctx, pl, name, opts.If, opts.Timestamp, opts.Timestamp != 0, opts.Fresh)
 		if err != nil {
 			return err
 		}
@@ -93,7 +98,7 @@ func (p *Proxy) putDecided(ctx context.Context, pl *placement, name meta.ObjectN
 // ErrNoRegisters when the nodes keep none.
 func (p *Proxy) deleteDecided(ctx context.Context, pl *placement, name meta.ObjectName, at meta.Timestamp, cond meta.Precondition, opts func(target) nodeclient.DeleteOptions) (prev meta.Object, err error) {
 	err = p.whenDecided(ctx, name, func() error {
-		ts, gen, err := p.decideWrite(ctx, pl, name, cond, at, false)
+		ts, gen, err := p.decideWrite(ctx, pl, name, cond, at, false, false)
 		if err != nil {
 			return err
 		}
@@ -123,7 +128,7 @@ func (p *Proxy) deleteDecided(ctx context.Context, pl *placement, name meta.Obje
 // It returns ErrNoRegisters when the nodes keep none.
 func (p *Proxy) postDecided(ctx context.Context, pl *placement, name meta.ObjectName, update meta.Object, seen meta.Timestamp, opts func(target) nodeclient.PostOptions) (out meta.Object, err error) {
 	err = p.whenDecided(ctx, name, func() error {
-		ts, gen, err := p.decideWrite(ctx, pl, name, meta.Precondition{IfTimestamp: seen}, update.Timestamp, false)
+		ts, gen, err := p.decideWrite(ctx, pl, name, meta.Precondition{IfTimestamp: seen}, update.Timestamp, false, false)
 		if err != nil {
 			return err
 		}
@@ -185,8 +190,10 @@ func (p *Proxy) whenDecided(ctx context.Context, name meta.ObjectName, once func
 // which must then sort after them; else at least ts0, or now when ts0 is 0). It returns the
 // write's timestamp and the decision's generation, which fences the write's commits;
 // errDecidedPending when another writer's decided write has not landed; the condition's
-// refusal; ErrNoRegisters when the nodes keep none.
-func (p *Proxy) decideWrite(ctx context.Context, pl *placement, name meta.ObjectName, cond meta.Precondition, ts0 meta.Timestamp, exact bool) (meta.Timestamp, uint64, error) {
+// refusal; ErrNoRegisters when the nodes keep none. A minted name (PutOptions.Fresh) must be
+// new: any decision or version under it is another writer's, and the change refuses at once
+// (ErrMintedTaken), without waiting for that writer to land.
+func (p *Proxy) decideWrite(ctx context.Context, pl *placement, name meta.ObjectName, cond meta.Precondition, ts0 meta.Timestamp, exact, minted bool) (meta.Timestamp, uint64, error) {
 	key := nodeclient.ObjectRegisterKey(name)
 	current := p.newestHeld
 	if pl.scheme != nil {
@@ -208,6 +215,9 @@ func (p *Proxy) decideWrite(ctx context.Context, pl *placement, name meta.Object
 	change := func(data []byte) ([]byte, error) {
 		overtaken = 0
 		decided, ok := decodeDecided(data)
+		if minted && (ok || seen != 0) {
+			return nil, fmt.Errorf("%q: %w", name.Object, ErrMintedTaken)
+		}
 		if ok && decided > seen {
 			if p.now().Sub(time.Unix(0, int64(decided))) < p.decidedGrace {
 				return nil, errDecidedPending

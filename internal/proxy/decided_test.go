@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/storage"
 )
 
 // proxiesOver returns n proxies over the cluster's nodes, as separate proxy processes would be.
@@ -402,4 +404,92 @@ func TestConditionalPostsRacingThroughProxies(t *testing.T) {
 			}
 		}
 	}
+}
+
+// otherProcesses dials the cluster's nodes as if they ran in processes of their own, which
+// other proxies write too (not nodeclient.Sole).
+type otherProcesses struct{ c *cluster }
+
+type remoteNode struct{ *storage.Node }
+
+func (remoteNode) Sole() bool { return false }
+
+func (d otherProcesses) Dial(node string) (nodeclient.Client, error) {
+	if d.c.down[node] {
+		return nil, fmt.Errorf("node %s is down", node)
+	}
+	return remoteNode{d.c.nodes[node]}, nil
+}
+
+// TestMintedNamesAreDecided: two proxies that minted the same version name (the same 10 µs)
+// must not both write under it, or the replicas would keep one's bytes or the other's in
+// whatever order the writes reached them. The name's register gives it to one; the other is
+// told ErrMintedTaken before its body is read, every time, and every replica holds the
+// winner's bytes.
+func TestMintedNamesAreDecided(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, 3)
+	if err := c.proxy.CreateContainer(ctx, "acct", "versions", nil); err != nil {
+		t.Fatal(err)
+	}
+	var ps []*Proxy
+	for range 2 {
+		p, err := New(Config{Ring: c.proxy.objectRings[0](), Dialer: otherProcesses{c}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	for round := range 20 {
+		name := meta.ObjectName{Account: "acct", Container: "versions", Object: fmt.Sprintf("obj-%02d", round)}
+		ts := meta.Now()
+		type result struct {
+			body string
+			read bool
+			err  error
+		}
+		results := make([]result, len(ps))
+		var wg sync.WaitGroup
+		for i, p := range ps {
+			wg.Go(func() {
+				body := fmt.Sprintf("writer %d of round %d", i, round)
+				r := &watchedReader{r: bytes.NewReader([]byte(body))}
+				_, err := p.PutObject(ctx, name, meta.Object{Size: int64(len(body))}, r, PutOptions{Timestamp: ts, Fresh: true})
+				results[i] = result{body, r.read, err}
+			})
+		}
+		wg.Wait()
+		var won []string
+		for i, r := range results {
+			switch {
+			case r.err == nil:
+				won = append(won, r.body)
+			case errors.Is(r.err, ErrMintedTaken):
+				if r.read {
+					t.Errorf("round %d: proxy %d was told the name is taken after reading its body", round, i)
+				}
+			default:
+				t.Errorf("round %d: proxy %d: %v", round, i, r.err)
+			}
+		}
+		if len(won) != 1 {
+			t.Fatalf("round %d: %d writers stored under one name: %q", round, len(won), won)
+		}
+		for node, held := range heldOn(t, c, name) {
+			if held != won[0] {
+				t.Errorf("round %d: %s holds %q, the name's writer wrote %q", round, node, held, won[0])
+			}
+		}
+	}
+}
+
+// watchedReader records whether anything read it.
+type watchedReader struct {
+	r    io.Reader
+	read bool
+}
+
+func (w *watchedReader) Read(p []byte) (int, error) {
+	w.read = true
+	return w.r.Read(p)
 }

@@ -32,6 +32,11 @@ type PutOptions struct {
 	Timestamp meta.Timestamp
 	// Fresh: the name was minted for this write with Timestamp in it (see nodeclient
 	// PutOptions.Fresh); a node of this process may skip looking for a version under it.
+	// Another proxy may mint the same name (a version's names the 10 µs its timestamp falls
+	// in), and no replica may keep one writer's bytes under a name another writer was told
+	// is its: unless the nodes are this process's alone (nodeclient.Sole), the name's
+	// register decides which writer has it, and the others get ErrMintedTaken before their
+	// body is read.
 	Fresh bool
 
 	// decidedGen fences an erasure-coded write its register decided (decided.go): each
@@ -62,7 +67,7 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 	}
 	var res nodeclient.PutResult
 	decided := false
-	if !opts.If.IsZero() && pl.ring.Replicas() > 1 {
+	if (!opts.If.IsZero() && pl.ring.Replicas() > 1) || (opts.Fresh && !sole(pl)) {
 		res, err = p.putDecided(ctx, pl, name, obj, body, opts, nopts)
 		decided = !errors.Is(err, ErrNoRegisters)
 	}
@@ -80,6 +85,16 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 	}
 	p.releaseSegments(ctx, name, res.Previous, &res.Object)
 	return served(res.Object), nil
+}
+
+// sole reports whether no process but this one writes pl's primaries (nodeclient.Sole).
+func sole(pl *placement) bool {
+	for _, t := range pl.primaries {
+		if s, ok := t.client.(nodeclient.Sole); !ok || !s.Sole() {
+			return false
+		}
+	}
+	return len(pl.primaries) > 0
 }
 
 // prepare makes obj what a PUT with opts sends the nodes.

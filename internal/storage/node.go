@@ -388,6 +388,11 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 // (nodeclient.Companions), on any of its devices.
 func (n *Node) CommitsCompanions(string) bool { return true }
 
+var _ nodeclient.Sole = (*Node)(nil)
+
+// Sole reports whether no other process writes the node's devices: it has no peers.
+func (n *Node) Sole() bool { return n.alone() }
+
 // companion is the engine's form of a PUT's companion, its listing updates those of l.
 func companion(c *nodeclient.Companion, l *putListing) *engine.Companion {
 	ec := &engine.Companion{Name: c.Name, Timestamp: c.Timestamp, If: c.If, InBatch: l.inBatch,

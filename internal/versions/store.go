@@ -23,10 +23,12 @@ import (
 // Store writes, reads and removes versions through the proxy.
 type Store struct {
 	px *proxy.Proxy
+	// mint stamps a new version (newTimestamp; a test makes two stores mint alike).
+	mint func() meta.Timestamp
 }
 
 // New returns a Store over px.
-func New(px *proxy.Proxy) *Store { return &Store{px: px} }
+func New(px *proxy.Proxy) *Store { return &Store{px: px, mint: newTimestamp} }
 
 // Enable turns versioning on for a container (c, as read): it makes the versions container,
 // in the container's storage policy, and returns the metadata to set on the container.
@@ -79,8 +81,8 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 	if err != nil {
 		return meta.Object{}, "", err
 	}
-	ts := newTimestamp()
-	vname := meta.ObjectName{Account: name.Account, Container: st.Container, Object: ObjectName(name.Object, ts)}
+	ts := s.mint()
+	vname := versionName(name, st, ts)
 	// The version's name is new, minted here with its timestamp in it: an in-process node
 	// need not look for what it holds (nodeclient PutOptions.Fresh).
 	opts.If, opts.Timestamp, opts.Fresh = meta.Precondition{}, ts, true
@@ -114,10 +116,14 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 		if err := s.keepNullVersion(ctx, st, name); err != nil {
 			return meta.Object{}, "", err
 		}
-		stored, err = s.px.PutObject(ctx, vname, obj, body, opts)
+		stored, ts, err = s.putMinted(ctx, st, name, ts, func(ts meta.Timestamp) (meta.Object, error) {
+			opts.Timestamp = ts
+			return s.px.PutObject(ctx, versionName(name, st, ts), obj, body, opts)
+		})
 		if err != nil {
 			return meta.Object{}, "", versionsErr(err)
 		}
+		vname = versionName(name, st, ts)
 	case err != nil:
 		return meta.Object{}, "", versionsErr(err)
 	case linkErr == nil || errors.Is(linkErr, meta.ErrConflict):
@@ -142,6 +148,28 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 		return meta.Object{}, "", err
 	}
 	return stored, ID(ts), nil
+}
+
+// versionName is where the version of name at ts is stored.
+func versionName(name meta.ObjectName, st State, ts meta.Timestamp) meta.ObjectName {
+	return meta.ObjectName{Account: name.Account, Container: st.Container, Object: ObjectName(name.Object, ts)}
+}
+
+// maxMints bounds how many names a version write mints: each one taken was another proxy's,
+// minted in the same 10 µs, and the next is later.
+const maxMints = 8
+
+// putMinted writes a new version of name with put, at ts and, each time another proxy had
+// minted the same version name (proxy.ErrMintedTaken: nothing was written, the body not read),
+// at a new timestamp. It returns what put stored and the timestamp it was stored at.
+func (s *Store) putMinted(ctx context.Context, st State, name meta.ObjectName, ts meta.Timestamp, put func(meta.Timestamp) (meta.Object, error)) (meta.Object, meta.Timestamp, error) {
+	for mints := 1; ; mints++ {
+		stored, err := put(ts)
+		if !errors.Is(err, proxy.ErrMintedTaken) || mints == maxMints {
+			return stored, ts, err
+		}
+		ts = s.mint()
+	}
 }
 
 // dropUnlinked removes a version written for a PUT that then failed before its link was
@@ -346,9 +374,10 @@ func (s *Store) Delete(ctx context.Context, st State, name meta.ObjectName) (mar
 	if err := s.keepNullVersion(ctx, st, name); err != nil {
 		return "", err
 	}
-	ts := newTimestamp()
-	marker := meta.ObjectName{Account: name.Account, Container: st.Container, Object: ObjectName(name.Object, ts)}
-	if _, err := s.px.PutObject(ctx, marker, meta.Object{ContentType: DeleteMarkerType}, strings.NewReader(""), proxy.PutOptions{Timestamp: ts}); err != nil {
+	_, ts, err := s.putMinted(ctx, st, name, s.mint(), func(ts meta.Timestamp) (meta.Object, error) {
+		return s.px.PutObject(ctx, versionName(name, st, ts), meta.Object{ContentType: DeleteMarkerType}, strings.NewReader(""), proxy.PutOptions{Timestamp: ts, Fresh: true})
+	})
+	if err != nil {
 		if errors.Is(err, meta.ErrNoContainer) {
 			return "", fmt.Errorf("%w: %w", ErrNoVersionsContainer, err)
 		}

@@ -1,0 +1,151 @@
+package versions
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/ring"
+	"github.com/cairn-store/cairn/internal/storage"
+)
+
+// apartNodes dials three storage nodes as if each ran in a process of its own, which other
+// proxies write too (not nodeclient.Sole).
+type apartNodes map[string]*storage.Node
+
+type apartNode struct{ *storage.Node }
+
+func (apartNode) Sole() bool { return false }
+
+func (d apartNodes) Dial(node string) (nodeclient.Client, error) { return apartNode{d[node]}, nil }
+
+// proxiesOverThreeNodes returns n proxies over three real storage nodes, each holding every
+// partition: the proxies of a cluster.
+func proxiesOverThreeNodes(t *testing.T, n int) []*proxy.Proxy {
+	t.Helper()
+	nodes := apartNodes{}
+	r := &ring.Ring{PartPower: 2}
+	for i := range 3 {
+		name := fmt.Sprintf("node%d", i)
+		node, err := storage.Open(storage.Config{Devices: []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(t.TempDir(), name)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { node.Close() })
+		nodes[name] = node
+		r.Devices = append(r.Devices, ring.Device{ID: i, Zone: i, Node: name, Name: "d0", Weight: 1})
+		r.Assignments = append(r.Assignments, make([]int, 1<<r.PartPower))
+		for p := range r.Assignments[i] {
+			r.Assignments[i][p] = i
+		}
+	}
+	var ps []*proxy.Proxy
+	for range n {
+		p, err := proxy.New(proxy.Config{Ring: r, Dialer: nodes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// TestProxiesMintingOneVersionNameBothWrite: two proxies that stamp a version of one key in
+// the same 10 µs mint one version name (a Swift timestamp's resolution). Each write must
+// still be a version of its own, its bytes under its own ID, and so must each of two delete
+// markers: the name's register gives the name to one, and the other mints another.
+func TestProxiesMintingOneVersionNameBothWrite(t *testing.T) {
+	ctx := context.Background()
+	ps := proxiesOverThreeNodes(t, 2)
+	if err := ps[0].CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	stores := []*Store{New(ps[0]), New(ps[1])}
+	if _, err := stores[0].Enable(ctx, "acct", meta.Container{Name: "bkt"}); err != nil {
+		t.Fatal(err)
+	}
+	st := State{Container: ContainerFor("bkt"), Enabled: true}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "key"}
+	for round := range 5 {
+		same := newTimestamp()
+		for _, s := range stores {
+			first := true
+			s.mint = func() meta.Timestamp {
+				if first {
+					first = false
+					return same
+				}
+				return newTimestamp()
+			}
+		}
+		ids := make([]string, len(stores))
+		var wg sync.WaitGroup
+		for i, s := range stores {
+			wg.Go(func() {
+				body := fmt.Sprintf("round %d, store %d", round, i)
+				_, id, err := s.Put(ctx, st, name, meta.Object{Size: int64(len(body))}, strings.NewReader(body), proxy.PutOptions{})
+				if err != nil {
+					t.Errorf("round %d: store %d: put: %v", round, i, err)
+				}
+				ids[i] = id
+			})
+		}
+		wg.Wait()
+		if ids[0] == ids[1] {
+			t.Fatalf("round %d: both writes were told version %s", round, ids[0])
+		}
+		if ids[0] != ID(same) && ids[1] != ID(same) {
+			t.Errorf("round %d: versions %v, neither the one both minted first (%s)", round, ids, ID(same))
+		}
+		for i, id := range ids {
+			v, err := stores[0].Resolve(ctx, st, name, id)
+			if err != nil {
+				t.Fatalf("round %d: version %s: %v", round, id, err)
+			}
+			r, err := ps[1].GetObject(ctx, v.Name, nil)
+			if err != nil {
+				t.Fatalf("round %d: version %s: %v", round, id, err)
+			}
+			got, _ := io.ReadAll(r)
+			r.Close()
+			if want := fmt.Sprintf("round %d, store %d", round, i); !bytes.Equal(got, []byte(want)) {
+				t.Errorf("round %d: version %s holds %q, its writer wrote %q", round, id, got, want)
+			}
+		}
+	}
+	// Two deletes at once, one marker name minted by both: two markers.
+	same := newTimestamp()
+	for _, s := range stores {
+		first := true
+		s.mint = func() meta.Timestamp {
+			if first {
+				first = false
+				return same
+			}
+			return newTimestamp()
+		}
+	}
+	markers := make([]string, len(stores))
+	var wg sync.WaitGroup
+	for i, s := range stores {
+		wg.Go(func() {
+			id, err := s.Delete(ctx, st, name)
+			if err != nil {
+				t.Errorf("store %d: delete: %v", i, err)
+			}
+			markers[i] = id
+		})
+	}
+	wg.Wait()
+	if markers[0] == markers[1] {
+		t.Errorf("both deletes were told marker %s", markers[0])
+	}
+}
