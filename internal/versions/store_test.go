@@ -58,6 +58,23 @@ func proxiesOverThreeNodes(t *testing.T, n int) []*proxy.Proxy {
 	return ps
 }
 
+// mintAlike makes each store's next version stamp one timestamp, the same for all, and those
+// after it its own; it returns the one shared.
+func mintAlike(stores []*Store) meta.Timestamp {
+	same := newTimestamp()
+	for _, s := range stores {
+		first := true
+		s.mint = func() meta.Timestamp {
+			if first {
+				first = false
+				return same
+			}
+			return newTimestamp()
+		}
+	}
+	return same
+}
+
 // TestProxiesMintingOneVersionNameBothWrite: two proxies that stamp a version of one key in
 // the same 10 µs mint one version name (a Swift timestamp's resolution). Each write must
 // still be a version of its own, its bytes under its own ID, and so must each of two delete
@@ -75,17 +92,7 @@ func TestProxiesMintingOneVersionNameBothWrite(t *testing.T) {
 	st := State{Container: ContainerFor("bkt"), Enabled: true}
 	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "key"}
 	for round := range 5 {
-		same := newTimestamp()
-		for _, s := range stores {
-			first := true
-			s.mint = func() meta.Timestamp {
-				if first {
-					first = false
-					return same
-				}
-				return newTimestamp()
-			}
-		}
+		same := mintAlike(stores)
 		ids := make([]string, len(stores))
 		var wg sync.WaitGroup
 		for i, s := range stores {
@@ -122,17 +129,7 @@ func TestProxiesMintingOneVersionNameBothWrite(t *testing.T) {
 		}
 	}
 	// Two deletes at once, one marker name minted by both: two markers.
-	same := newTimestamp()
-	for _, s := range stores {
-		first := true
-		s.mint = func() meta.Timestamp {
-			if first {
-				first = false
-				return same
-			}
-			return newTimestamp()
-		}
-	}
+	mintAlike(stores)
 	markers := make([]string, len(stores))
 	var wg sync.WaitGroup
 	for i, s := range stores {
