@@ -142,7 +142,10 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 		return meta.Object{}, "", linkErr
 	}
 	if err := s.putLink(ctx, name, linkObject(name, vname.Object, withExpiry(stored)), ts+1, cond); err != nil && !errors.Is(err, meta.ErrConflict) {
-		if errors.Is(err, meta.ErrPreconditionFailed) {
+		// Refused (412), or not decided for this writer (409 ConditionalRequestConflict:
+		// another's decided link had not landed, or this one's decision found a writer
+		// presumed dead that may have): the link was not written, and the version goes.
+		if errors.Is(err, meta.ErrPreconditionFailed) || errors.Is(err, meta.ErrConditionalConflict) {
 			s.dropUnlinked(ctx, vname)
 		}
 		return meta.Object{}, "", err

@@ -3,6 +3,7 @@ package versions
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -144,5 +145,40 @@ func TestProxiesMintingOneVersionNameBothWrite(t *testing.T) {
 	wg.Wait()
 	if markers[0] == markers[1] {
 		t.Errorf("both deletes were told marker %s", markers[0])
+	}
+}
+
+// TestAVersionWhoseLinkWasNotDecidedGoes: a conditional PUT whose link the register does not
+// decide for it, because another writer's decided link has not landed (409
+// ConditionalRequestConflict), leaves no version behind: the client was told it failed.
+func TestAVersionWhoseLinkWasNotDecidedGoes(t *testing.T) {
+	ctx := context.Background()
+	ps := proxiesOverThreeNodes(t, 2)
+	if err := ps[0].CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	s := New(ps[1])
+	if _, err := s.Enable(ctx, "acct", meta.Container{Name: "bkt"}); err != nil {
+		t.Fatal(err)
+	}
+	st := State{Container: ContainerFor("bkt"), Enabled: true}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "key"}
+	// Another writer's conditional PUT of the key is decided and still sending its body.
+	pr, pw := io.Pipe()
+	defer pw.CloseWithError(io.ErrUnexpectedEOF)
+	go ps[0].PutObject(ctx, name, meta.Object{Size: 10}, pr, proxy.PutOptions{If: meta.Precondition{IfNoneMatch: true}})
+	if _, err := pw.Write([]byte("x")); err != nil { // its decision is made: it reads its body
+		t.Fatal(err)
+	}
+	_, _, err := s.Put(ctx, st, name, meta.Object{Size: 4}, strings.NewReader("mine"), proxy.PutOptions{If: meta.Precondition{IfNoneMatch: true}})
+	if !errors.Is(err, meta.ErrConditionalConflict) {
+		t.Fatalf("put while another's decided write is on its way: %v, want ErrConditionalConflict", err)
+	}
+	l, err := s.List(ctx, st, "acct", "bkt", ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Versions) != 0 {
+		t.Errorf("versions left: %+v", l.Versions)
 	}
 }
