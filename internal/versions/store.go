@@ -134,19 +134,17 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 		// A null version is in place: it becomes one of the versions before the link
 		// replaces it.
 		if err := s.keepNullVersion(ctx, st, name); err != nil {
-			s.dropUnlinked(ctx, vname)
-			return meta.Object{}, "", err
+			return meta.Object{}, "", s.dropUnlinked(ctx, vname, err)
 		}
 	default:
-		s.dropUnlinked(ctx, vname)
-		return meta.Object{}, "", linkErr
+		return meta.Object{}, "", s.dropUnlinked(ctx, vname, linkErr)
 	}
 	if err := s.putLink(ctx, name, linkObject(name, vname.Object, withExpiry(stored)), ts+1, cond); err != nil && !errors.Is(err, meta.ErrConflict) {
 		// Refused (412), or not decided for this writer (409 ConditionalRequestConflict:
 		// another's decided link had not landed, or this one's decision found a writer
 		// presumed dead that may have): the link was not written, and the version goes.
 		if errors.Is(err, meta.ErrPreconditionFailed) || errors.Is(err, meta.ErrConditionalConflict) {
-			s.dropUnlinked(ctx, vname)
+			err = s.dropUnlinked(ctx, vname, err)
 		}
 		return meta.Object{}, "", err
 	}
@@ -175,11 +173,17 @@ func (s *Store) putMinted(ctx context.Context, st State, name meta.ObjectName, t
 	}
 }
 
-// dropUnlinked removes a version written for a PUT that then failed before its link was
-// written: it never became current, and goes as if never written (the client was told the PUT
-// failed). A failure to remove it leaves a noncurrent version, never a wrong current one.
-func (s *Store) dropUnlinked(ctx context.Context, vname meta.ObjectName) {
-	_ = s.px.DeleteObject(context.WithoutCancel(ctx), vname)
+// dropUnlinked removes a version written for a PUT that then failed (why) before its link
+// was written: it never became current, and goes as if never written. It returns what the
+// client is told: why, once the version is gone. A version that could not be removed stays,
+// noncurrent (never a wrong current one), and then the PUT's outcome is unknown
+// (meta.ErrUnavailable, 503): a client told 412 or 409 must never find its bytes.
+func (s *Store) dropUnlinked(ctx context.Context, vname meta.ObjectName, why error) error {
+	err := s.px.DeleteObject(context.WithoutCancel(ctx), vname)
+	if err != nil && !errors.Is(err, meta.ErrNotFound) {
+		return fmt.Errorf("%v, and its version %q could not be removed (%v): %w", why, vname.Object, err, meta.ErrUnavailable)
+	}
+	return why
 }
 
 // versionsErr says that a missing container is the versions container.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cairn-store/cairn/internal/meta"
@@ -19,20 +20,35 @@ import (
 )
 
 // apartNodes dials three storage nodes as if each ran in a process of its own, which other
-// proxies write too (not nodeclient.Sole).
-type apartNodes map[string]*storage.Node
+// proxies write too (not nodeclient.Sole); refuseDeletes makes their object DELETEs fail.
+type apartNodes struct {
+	nodes         map[string]*storage.Node
+	refuseDeletes *atomic.Bool
+}
 
-type apartNode struct{ *storage.Node }
+type apartNode struct {
+	*storage.Node
+	refuseDeletes *atomic.Bool
+}
 
 func (apartNode) Sole() bool { return false }
 
-func (d apartNodes) Dial(node string) (nodeclient.Client, error) { return apartNode{d[node]}, nil }
+func (n apartNode) DeleteObject(ctx context.Context, device string, part uint32, name meta.ObjectName, ts meta.Timestamp, opts nodeclient.DeleteOptions) (meta.Object, error) {
+	if n.refuseDeletes.Load() {
+		return meta.Object{}, fmt.Errorf("deletes refused by the test: %w", meta.ErrInsufficientStorage)
+	}
+	return n.Node.DeleteObject(ctx, device, part, name, ts, opts)
+}
+
+func (d apartNodes) Dial(node string) (nodeclient.Client, error) {
+	return apartNode{d.nodes[node], d.refuseDeletes}, nil
+}
 
 // proxiesOverThreeNodes returns n proxies over three real storage nodes, each holding every
-// partition: the proxies of a cluster.
-func proxiesOverThreeNodes(t *testing.T, n int) []*proxy.Proxy {
+// partition: the proxies of a cluster. Setting refuseDeletes makes the nodes refuse DELETEs.
+func proxiesOverThreeNodes(t *testing.T, n int) (ps []*proxy.Proxy, refuseDeletes *atomic.Bool) {
 	t.Helper()
-	nodes := apartNodes{}
+	nodes := apartNodes{nodes: map[string]*storage.Node{}, refuseDeletes: &atomic.Bool{}}
 	r := &ring.Ring{PartPower: 2}
 	for i := range 3 {
 		name := fmt.Sprintf("node%d", i)
@@ -41,14 +57,13 @@ func proxiesOverThreeNodes(t *testing.T, n int) []*proxy.Proxy {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { node.Close() })
-		nodes[name] = node
+		nodes.nodes[name] = node
 		r.Devices = append(r.Devices, ring.Device{ID: i, Zone: i, Node: name, Name: "d0", Weight: 1})
 		r.Assignments = append(r.Assignments, make([]int, 1<<r.PartPower))
 		for p := range r.Assignments[i] {
 			r.Assignments[i][p] = i
 		}
 	}
-	var ps []*proxy.Proxy
 	for range n {
 		p, err := proxy.New(proxy.Config{Ring: r, Dialer: nodes})
 		if err != nil {
@@ -56,7 +71,7 @@ func proxiesOverThreeNodes(t *testing.T, n int) []*proxy.Proxy {
 		}
 		ps = append(ps, p)
 	}
-	return ps
+	return ps, nodes.refuseDeletes
 }
 
 // mintAlike makes each store's next version stamp one timestamp, the same for all, and those
@@ -82,7 +97,7 @@ func mintAlike(stores []*Store) meta.Timestamp {
 // markers: the name's register gives the name to one, and the other mints another.
 func TestProxiesMintingOneVersionNameBothWrite(t *testing.T) {
 	ctx := context.Background()
-	ps := proxiesOverThreeNodes(t, 2)
+	ps, _ := proxiesOverThreeNodes(t, 2)
 	if err := ps[0].CreateContainer(ctx, "acct", "bkt", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +168,7 @@ func TestProxiesMintingOneVersionNameBothWrite(t *testing.T) {
 // ConditionalRequestConflict), leaves no version behind: the client was told it failed.
 func TestAVersionWhoseLinkWasNotDecidedGoes(t *testing.T) {
 	ctx := context.Background()
-	ps := proxiesOverThreeNodes(t, 2)
+	ps, _ := proxiesOverThreeNodes(t, 2)
 	if err := ps[0].CreateContainer(ctx, "acct", "bkt", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -180,5 +195,46 @@ func TestAVersionWhoseLinkWasNotDecidedGoes(t *testing.T) {
 	}
 	if len(l.Versions) != 0 {
 		t.Errorf("versions left: %+v", l.Versions)
+	}
+}
+
+// TestALoserWhoseVersionStaysIsNotTold412: a conditional PUT that lost (its link refused)
+// removes the version it wrote before it answers 412; when the version cannot be removed, its
+// bytes stay visible as a noncurrent version, so the client is told 503 (outcome unknown),
+// never 412.
+func TestALoserWhoseVersionStaysIsNotTold412(t *testing.T) {
+	ctx := context.Background()
+	ps, refuseDeletes := proxiesOverThreeNodes(t, 1)
+	if err := ps[0].CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	s := New(ps[0])
+	if _, err := s.Enable(ctx, "acct", meta.Container{Name: "bkt"}); err != nil {
+		t.Fatal(err)
+	}
+	st := State{Container: ContainerFor("bkt"), Enabled: true}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "key"}
+	create := func(body string) error {
+		_, _, err := s.Put(ctx, st, name, meta.Object{Size: int64(len(body))}, strings.NewReader(body), proxy.PutOptions{If: meta.Precondition{IfNoneMatch: true}})
+		return err
+	}
+	if err := create("first"); err != nil {
+		t.Fatal(err)
+	}
+	if err := create("second"); !errors.Is(err, meta.ErrPreconditionFailed) {
+		t.Fatalf("a create of an existing key: %v, want ErrPreconditionFailed", err)
+	}
+	refuseDeletes.Store(true)
+	err := create("third")
+	if !errors.Is(err, meta.ErrUnavailable) || errors.Is(err, meta.ErrPreconditionFailed) {
+		t.Fatalf("a create that lost and could not remove its version: %v, want ErrUnavailable alone", err)
+	}
+	refuseDeletes.Store(false)
+	l, err := s.List(ctx, st, "acct", "bkt", ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Versions) != 2 {
+		t.Errorf("%d versions, want the first and the one that could not be removed: %+v", len(l.Versions), l.Versions)
 	}
 }
