@@ -113,8 +113,12 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 	case errors.Is(err, proxy.ErrApart):
 		// Apart (a cluster: another partition, usually another node), the version first and
 		// then its link: a reader must never find a link to a version not yet written.
-		if err := s.keepNullVersion(ctx, st, name); err != nil {
+		seen, err := s.keepNullVersion(ctx, st, name)
+		if err != nil {
 			return meta.Object{}, "", err
+		}
+		if ts <= seen {
+			ts = s.mint() // after what it replaces (keepNullVersion moved the clock past it)
 		}
 		stored, ts, err = s.putMinted(ctx, st, name, ts, func(ts meta.Timestamp) (meta.Object, error) {
 			opts.Timestamp = ts
@@ -133,7 +137,7 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 	case errors.Is(linkErr, nodeclient.ErrCompanionRefused):
 		// A null version is in place: it becomes one of the versions before the link
 		// replaces it.
-		if err := s.keepNullVersion(ctx, st, name); err != nil {
+		if _, err := s.keepNullVersion(ctx, st, name); err != nil {
 			return meta.Object{}, "", s.dropUnlinked(ctx, vname, err)
 		}
 	default:
@@ -309,15 +313,30 @@ func LinkedVersion(link *meta.Object) (vobj, id string, ok bool) {
 
 // keepNullVersion copies the object at name into the versions container when it is a null
 // version (not a link), before a versioned write replaces it, as Swift does: the null version
-// stays one of the object's versions.
-func (s *Store) keepNullVersion(ctx context.Context, st State, name meta.ObjectName) error {
+// stays one of the object's versions. It returns the timestamp of what name holds (its
+// deletion's, deleted), and moves this process's clock past it: a write that replaces it must
+// be stamped after it, and a proxy whose clock is behind the one that wrote it would stamp a
+// version older than the current one, whose link then loses (a PUT acknowledged after another
+// ended, not current; the robustness tier's clock fault found it).
+func (s *Store) keepNullVersion(ctx context.Context, st State, name meta.ObjectName) (meta.Timestamp, error) {
 	cur, err := s.px.HeadObjectBrief(ctx, name)
+	if deleted := (*meta.DeletedError)(nil); errors.As(err, &deleted) {
+		meta.AdvanceClock(deleted.At)
+		return deleted.At, nil
+	}
 	if errors.Is(err, meta.ErrNotFound) {
-		return nil
+		return 0, nil
 	}
 	if err != nil {
-		return fmt.Errorf("versions: head %q: %w", name.Object, err)
+		return 0, fmt.Errorf("versions: head %q: %w", name.Object, err)
 	}
+	meta.AdvanceClock(cur.Timestamp)
+	return cur.Timestamp, s.keepIfNull(ctx, st, name, cur)
+}
+
+// keepIfNull is keepNullVersion once it has read cur, the object at name.
+func (s *Store) keepIfNull(ctx context.Context, st State, name meta.ObjectName, cur meta.Object) error {
+	var err error
 	if IsLink(&cur) || cur.Deleted {
 		return nil
 	}
@@ -378,7 +397,7 @@ func (s *Store) Delete(ctx context.Context, st State, name meta.ObjectName) (mar
 	if !st.Enabled {
 		return "", s.px.DeleteObject(ctx, name)
 	}
-	if err := s.keepNullVersion(ctx, st, name); err != nil {
+	if _, err := s.keepNullVersion(ctx, st, name); err != nil {
 		return "", err
 	}
 	_, ts, err := s.putMinted(ctx, st, name, s.mint(), func(ts meta.Timestamp) (meta.Object, error) {
@@ -527,7 +546,7 @@ func (s *Store) MakeCurrent(ctx context.Context, st State, name meta.ObjectName,
 	if v.DeleteMarker {
 		return Version{}, fmt.Errorf("%w: %s of %q is a delete marker", ErrNoSuchVersion, id, name.Object)
 	}
-	if err := s.keepNullVersion(ctx, st, name); err != nil {
+	if _, err := s.keepNullVersion(ctx, st, name); err != nil {
 		return Version{}, err
 	}
 	if err := s.link(ctx, name, v.Name.Object, v.Object, meta.Now(), meta.Precondition{}); err != nil {

@@ -238,3 +238,59 @@ func TestALoserWhoseVersionStaysIsNotTold412(t *testing.T) {
 		t.Errorf("%d versions, want the first and the one that could not be removed: %+v", len(l.Versions), l.Versions)
 	}
 }
+
+// TestAPutAfterAnotherIsCurrentThoughItsClockIsBehind: a proxy whose clock runs behind the one
+// that wrote the current version must still make a PUT that begins after it current: it stamps
+// its version after the one it replaces, not by its own clock alone (the robustness tier's
+// clock fault: a PUT told 200 after another had ended, and GETs answering the other's bytes).
+func TestAPutAfterAnotherIsCurrentThoughItsClockIsBehind(t *testing.T) {
+	ctx := context.Background()
+	ps, _ := proxiesOverThreeNodes(t, 2)
+	if err := ps[0].CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	ahead, behind := New(ps[0]), New(ps[1])
+	if _, err := ahead.Enable(ctx, "acct", meta.Container{Name: "bkt"}); err != nil {
+		t.Fatal(err)
+	}
+	// The first store's clock runs 2 s ahead of the second's (one process's clock stands
+	// for both here: the first mints from the future).
+	ahead.mint = func() meta.Timestamp { return (meta.Now()/swiftUnit + 200_000) * swiftUnit }
+	st := State{Container: ContainerFor("bkt"), Enabled: true}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "key"}
+	put := func(s *Store, body string) {
+		t.Helper()
+		if _, _, err := s.Put(ctx, st, name, meta.Object{Size: int64(len(body))}, strings.NewReader(body), proxy.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() string {
+		t.Helper()
+		cur, err := ps[1].HeadObject(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vobj, _, ok := LinkedVersion(&cur)
+		if !ok {
+			t.Fatalf("the key is not a link: %+v", cur)
+		}
+		r, err := ps[1].GetObject(ctx, meta.ObjectName{Account: "acct", Container: st.Container, Object: vobj}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		b, _ := io.ReadAll(r)
+		return string(b)
+	}
+	put(ahead, "from the future")
+	put(behind, "later")
+	if got := read(); got != "later" {
+		t.Errorf("after a PUT through the proxy behind, the current version holds %q", got)
+	}
+	if _, err := behind.Delete(ctx, st, name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ps[0].HeadObject(ctx, name); !errors.Is(err, meta.ErrNotFound) {
+		t.Errorf("after a DELETE through the proxy behind, the key reads %v, want not found", err)
+	}
+}

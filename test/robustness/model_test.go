@@ -48,6 +48,7 @@ const (
 type output struct {
 	outcome outcome
 	value   string // a GET's body
+	version string // an acknowledged PUT's version ID, in a versioned bucket
 }
 
 // model is one key as docs/consistency.md promises it: a register holding the last value

@@ -106,6 +106,9 @@ func TestRobustness(t *testing.T) {
 	if _, err := sys.root.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatal(err)
 	}
+	if err := createVersionedBucket(ctx, sys.root); err != nil {
+		t.Fatal(err)
+	}
 	clientsOf := make([]*s3.Client, len(sys.endpoints))
 	for i, ep := range sys.endpoints {
 		clientsOf[i] = e2e.NewS3Client(ep, sys.access, sys.secret, e2e.NoRetries, func(o *s3.Options) {
@@ -164,6 +167,7 @@ func TestRobustness(t *testing.T) {
 		}
 		t.Logf("lease reads of the storage nodes running at the end (restarts lose counts): %v", answers)
 	}
+	checkVersions(t, ctx, sys.root, h)
 	res, info := porcupine.CheckOperationsVerbose(model.ToModel(), ops, 5*time.Minute)
 	switch res {
 	case porcupine.Ok:
@@ -186,18 +190,24 @@ func TestRobustness(t *testing.T) {
 
 // runOp runs one random operation and records it.
 func runOp(ctx context.Context, c *s3.Client, bucket string, h *history, client, n int, rng *rand.Rand, prof profile) {
-	lock := rng.IntN(2) == 0
+	// Plain keys (put, get, delete), lock keys (create, get, delete) and versioned keys (put
+	// or create, get, delete) in a bucket with versioning on.
+	class := rng.IntN(3)
 	key := fmt.Sprintf("plain-%d", rng.IntN(prof.keys))
-	if lock {
+	switch class {
+	case 1:
 		key = fmt.Sprintf("lock-%d", rng.IntN(prof.keys))
+	case 2:
+		key = versionedKey(rng.IntN(prof.keys))
 	}
+	bucket = bucketFor(key, bucket)
 	in := input{key: key}
 	switch r := rng.IntN(10); {
 	case r < 4:
 		in.kind = opGet
 	case r < 8:
 		in.kind = opPut
-		if lock {
+		if class == 1 || class == 2 && r >= 6 {
 			in.kind = opCreate
 		}
 		in.value = fmt.Sprintf("c%d-%d", client, n)
@@ -228,9 +238,11 @@ func runOp(ctx context.Context, c *s3.Client, bucket string, h *history, client,
 		if in.kind == opCreate {
 			put.IfNoneMatch = aws.String("*")
 		}
-		_, err = c.PutObject(ctx, put)
+		var res *s3.PutObjectOutput
+		res, err = c.PutObject(ctx, put)
 		switch code(err) {
 		case "":
+			out.version = aws.ToString(res.VersionId)
 		case "PreconditionFailed":
 			out.outcome = exists
 		case "ConditionalRequestConflict":
