@@ -130,7 +130,7 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 		vname = versionName(name, st, ts)
 	case err != nil:
 		return meta.Object{}, "", versionsErr(err)
-	case linkErr == nil || errors.Is(linkErr, meta.ErrConflict):
+	case linkErr == nil || errors.Is(linkErr, meta.ErrConflict) && cond.IsZero():
 		// (ErrConflict: a newer write's link is in place, so this version, kept, is simply not
 		// the newest: last writer wins, as for any PUT.)
 		return stored, ID(ts), nil
@@ -140,19 +140,37 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 		if _, err := s.keepNullVersion(ctx, st, name); err != nil {
 			return meta.Object{}, "", s.dropUnlinked(ctx, vname, err)
 		}
+	case errors.Is(linkErr, meta.ErrConflict):
+		return meta.Object{}, "", s.unlinked(ctx, name, vname, linkErr)
 	default:
 		return meta.Object{}, "", s.dropUnlinked(ctx, vname, linkErr)
 	}
-	if err := s.putLink(ctx, name, linkObject(name, vname.Object, withExpiry(stored)), ts+1, cond); err != nil && !errors.Is(err, meta.ErrConflict) {
-		// Refused (412), or not decided for this writer (409 ConditionalRequestConflict:
-		// another's decided link had not landed, or this one's decision found a writer
-		// presumed dead that may have): the link was not written, and the version goes.
-		if errors.Is(err, meta.ErrPreconditionFailed) || errors.Is(err, meta.ErrConditionalConflict) {
-			err = s.dropUnlinked(ctx, vname, err)
-		}
-		return meta.Object{}, "", err
+	err = s.putLink(ctx, name, linkObject(name, vname.Object, withExpiry(stored)), ts+1, cond)
+	if errors.Is(err, meta.ErrConflict) && cond.IsZero() {
+		err = nil // a newer write's link is in place: last writer wins, as above
+	}
+	if err != nil {
+		return meta.Object{}, "", s.unlinked(ctx, name, vname, err)
 	}
 	return stored, ID(ts), nil
+}
+
+// unlinked is what a PUT whose version vname was written but whose link was not is told,
+// once the version is removed where it must be: the link was refused (412), not decided for
+// this writer (409 ConditionalRequestConflict: another's decided link had not landed, or this
+// one's decision found a writer presumed dead that may have), or, for a conditional PUT, a
+// newer write (a concurrent DELETE's) was in place by the time its condition was decided. The
+// last is no success: the condition was tested after that write, not before it, and the PUT
+// did not become current; the client is told 409 and tries again. Other errors leave the
+// version (the link may have been written).
+func (s *Store) unlinked(ctx context.Context, name, vname meta.ObjectName, err error) error {
+	if errors.Is(err, meta.ErrConflict) {
+		err = fmt.Errorf("%q: a newer write came between the condition and the link (%v): %w", name.Object, err, meta.ErrConditionalConflict)
+	}
+	if errors.Is(err, meta.ErrPreconditionFailed) || errors.Is(err, meta.ErrConditionalConflict) {
+		return s.dropUnlinked(ctx, vname, err)
+	}
+	return err
 }
 
 // versionName is where the version of name at ts is stored.

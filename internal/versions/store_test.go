@@ -294,3 +294,43 @@ func TestAPutAfterAnotherIsCurrentThoughItsClockIsBehind(t *testing.T) {
 		t.Errorf("after a DELETE through the proxy behind, the key reads %v, want not found", err)
 	}
 }
+
+// TestACreateOvertakenByADeleteIsNotTold200: a conditional create whose condition is decided
+// after a concurrent DELETE's newer tombstone landed (the DELETE began after the create minted
+// its version) did not become current, and its condition was tested after the DELETE, not
+// before it: it is told 409 and leaves no version, not 200 (the robustness tier found a create
+// told 200 that no order of the history explains).
+func TestACreateOvertakenByADeleteIsNotTold200(t *testing.T) {
+	ctx := context.Background()
+	ps, _ := proxiesOverThreeNodes(t, 1)
+	if err := ps[0].CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	s := New(ps[0])
+	if _, err := s.Enable(ctx, "acct", meta.Container{Name: "bkt"}); err != nil {
+		t.Fatal(err)
+	}
+	st := State{Container: ContainerFor("bkt"), Enabled: true}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "key"}
+	var once sync.Once
+	var delErr error
+	opts := proxy.PutOptions{If: meta.Precondition{IfNoneMatch: true}, BeforeCommit: func(*meta.Object) error {
+		// The version's body has arrived: a DELETE of the key lands now, newer than it.
+		once.Do(func() { delErr = ps[0].DeleteObject(ctx, name) })
+		return nil
+	}}
+	_, _, err := s.Put(ctx, st, name, meta.Object{Size: 4}, strings.NewReader("mine"), opts)
+	if delErr != nil && !errors.Is(delErr, meta.ErrNotFound) {
+		t.Fatal(delErr)
+	}
+	if !errors.Is(err, meta.ErrConditionalConflict) {
+		t.Fatalf("a create overtaken by a newer DELETE: %v, want ErrConditionalConflict", err)
+	}
+	l, err := s.List(ctx, st, "acct", "bkt", ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Versions) != 0 {
+		t.Errorf("versions left: %+v", l.Versions)
+	}
+}
