@@ -334,3 +334,45 @@ func TestACreateOvertakenByADeleteIsNotTold200(t *testing.T) {
 		t.Errorf("versions left: %+v", l.Versions)
 	}
 }
+
+// TestAPutWhoseLinkANewerWriteOvertookIsNotTold200: a PUT whose link meets a newer write's
+// (stamped later, landed first) did not become current; told 200, it would have to come before
+// that write, which may be a create that found the key empty. It is told 409
+// (OperationAborted, as an unversioned PUT arriving after a newer one) and leaves no version
+// (the robustness tier found a PUT told 200 whose bytes a concurrent create's hid).
+func TestAPutWhoseLinkANewerWriteOvertookIsNotTold200(t *testing.T) {
+	ctx := context.Background()
+	ps, _ := proxiesOverThreeNodes(t, 2)
+	if err := ps[0].CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	s, other := New(ps[0]), New(ps[1])
+	if _, err := s.Enable(ctx, "acct", meta.Container{Name: "bkt"}); err != nil {
+		t.Fatal(err)
+	}
+	st := State{Container: ContainerFor("bkt"), Enabled: true}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "key"}
+	var once sync.Once
+	var createErr error
+	opts := proxy.PutOptions{BeforeCommit: func(*meta.Object) error {
+		// The version's body has arrived: a create of the key lands now, stamped later.
+		once.Do(func() {
+			_, _, createErr = other.Put(ctx, st, name, meta.Object{Size: 5}, strings.NewReader("first"), proxy.PutOptions{If: meta.Precondition{IfNoneMatch: true}})
+		})
+		return nil
+	}}
+	_, _, err := s.Put(ctx, st, name, meta.Object{Size: 4}, strings.NewReader("mine"), opts)
+	if createErr != nil {
+		t.Fatal(createErr)
+	}
+	if !errors.Is(err, meta.ErrConflict) {
+		t.Fatalf("a PUT whose link a newer create's overtook: %v, want ErrConflict", err)
+	}
+	l, err := s.List(ctx, st, "acct", "bkt", ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Versions) != 1 || !l.Versions[0].Latest {
+		t.Errorf("versions: %+v, want the create's alone", l.Versions)
+	}
+}
