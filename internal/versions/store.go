@@ -130,7 +130,9 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 		vname = versionName(name, st, ts)
 	case err != nil:
 		return meta.Object{}, "", versionsErr(err)
-	case linkErr == nil:
+	case linkErr == nil || errors.Is(linkErr, meta.ErrConflict) && cond.IsZero():
+		// (ErrConflict: a newer write's link is in place, so this version, kept, is simply not
+		// the newest: last writer wins, as for any PUT, and as S3 keeps both.)
 		return stored, ID(ts), nil
 	case errors.Is(linkErr, nodeclient.ErrCompanionRefused):
 		// A null version is in place: it becomes one of the versions before the link
@@ -143,7 +145,11 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 	default:
 		return meta.Object{}, "", s.dropUnlinked(ctx, vname, linkErr)
 	}
-	if err := s.putLink(ctx, name, linkObject(name, vname.Object, withExpiry(stored)), ts+1, cond); err != nil {
+	err = s.putLink(ctx, name, linkObject(name, vname.Object, withExpiry(stored)), ts+1, cond)
+	if errors.Is(err, meta.ErrConflict) && cond.IsZero() {
+		err = nil // a newer write's link is in place: last writer wins, as above
+	}
+	if err != nil {
 		return meta.Object{}, "", s.unlinked(ctx, name, vname, cond, err)
 	}
 	return stored, ID(ts), nil
@@ -152,19 +158,16 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 // unlinked is what a PUT whose version vname was written but whose link was not is told,
 // once the version is removed where it must be: the link was refused (412), not decided for
 // this writer (409 ConditionalRequestConflict: another's decided link had not landed, or this
-// one's decision found a writer presumed dead that may have), or a newer write's link or
-// tombstone was in place (ErrConflict). The last is no success, though the version is older
-// only by its stamp: the newer write may be a conditional one that tested the key before
-// this version's link could land, and found it empty; so a plain PUT is told 409
-// OperationAborted, as a PUT of an unversioned key that arrives after a newer one, and a
-// conditional PUT 409 ConditionalRequestConflict (its condition was tested after that write,
-// not before it). The client tries again. Other errors leave the version (the link may have
-// been written).
+// one's decision found a writer presumed dead that may have), or, for a conditional PUT, a
+// newer write (a concurrent DELETE's) was in place by the time its condition was decided. The
+// last is no success: the condition was tested after that write, not before it, and the PUT
+// did not become current; the client is told 409 and tries again. Other errors leave the
+// version (the link may have been written).
 func (s *Store) unlinked(ctx context.Context, name, vname meta.ObjectName, cond meta.Precondition, err error) error {
 	if errors.Is(err, meta.ErrConflict) && !cond.IsZero() {
 		err = fmt.Errorf("%q: a newer write came between the condition and the link (%v): %w", name.Object, err, meta.ErrConditionalConflict)
 	}
-	if errors.Is(err, meta.ErrPreconditionFailed) || errors.Is(err, meta.ErrConditionalConflict) || errors.Is(err, meta.ErrConflict) {
+	if errors.Is(err, meta.ErrPreconditionFailed) || errors.Is(err, meta.ErrConditionalConflict) {
 		return s.dropUnlinked(ctx, vname, err)
 	}
 	return err

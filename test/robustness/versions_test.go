@@ -2,7 +2,6 @@ package robustness
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -20,8 +19,8 @@ import (
 // and no PUT told 412 or 409 left its bytes in a version.
 const versionedBucket = "robust-versions"
 
-func versionedKey(i int) string   { return fmt.Sprintf("ver-%d", i) }
-func isVersioned(key string) bool { return strings.HasPrefix(key, "ver-") }
+func versionedKey(key string) string { return "ver-" + key }
+func isVersioned(key string) bool    { return strings.HasPrefix(key, "ver-") }
 func bucketFor(key, plain string) string {
 	if isVersioned(key) {
 		return versionedBucket
