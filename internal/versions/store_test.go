@@ -91,22 +91,29 @@ func mintAlike(stores []*Store) meta.Timestamp {
 	return same
 }
 
+// versionedKeyOnThreeNodes returns n proxies over three storage nodes (proxiesOverThreeNodes),
+// the container "bkt" with versioning on, and the key "key" in it.
+func versionedKeyOnThreeNodes(t *testing.T, n int) ([]*proxy.Proxy, *atomic.Bool, State, meta.ObjectName) {
+	t.Helper()
+	ctx := context.Background()
+	ps, refuseDeletes := proxiesOverThreeNodes(t, n)
+	if err := ps[0].CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(ps[0]).Enable(ctx, "acct", meta.Container{Name: "bkt"}); err != nil {
+		t.Fatal(err)
+	}
+	return ps, refuseDeletes, State{Container: ContainerFor("bkt"), Enabled: true}, meta.ObjectName{Account: "acct", Container: "bkt", Object: "key"}
+}
+
 // TestProxiesMintingOneVersionNameBothWrite: two proxies that stamp a version of one key in
 // the same 10 µs mint one version name (a Swift timestamp's resolution). Each write must
 // still be a version of its own, its bytes under its own ID, and so must each of two delete
 // markers: the name's register gives the name to one, and the other mints another.
 func TestProxiesMintingOneVersionNameBothWrite(t *testing.T) {
 	ctx := context.Background()
-	ps, _ := proxiesOverThreeNodes(t, 2)
-	if err := ps[0].CreateContainer(ctx, "acct", "bkt", nil); err != nil {
-		t.Fatal(err)
-	}
+	ps, _, st, name := versionedKeyOnThreeNodes(t, 2)
 	stores := []*Store{New(ps[0]), New(ps[1])}
-	if _, err := stores[0].Enable(ctx, "acct", meta.Container{Name: "bkt"}); err != nil {
-		t.Fatal(err)
-	}
-	st := State{Container: ContainerFor("bkt"), Enabled: true}
-	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "key"}
 	for round := range 5 {
 		same := mintAlike(stores)
 		ids := make([]string, len(stores))
@@ -168,16 +175,8 @@ func TestProxiesMintingOneVersionNameBothWrite(t *testing.T) {
 // ConditionalRequestConflict), leaves no version behind: the client was told it failed.
 func TestAVersionWhoseLinkWasNotDecidedGoes(t *testing.T) {
 	ctx := context.Background()
-	ps, _ := proxiesOverThreeNodes(t, 2)
-	if err := ps[0].CreateContainer(ctx, "acct", "bkt", nil); err != nil {
-		t.Fatal(err)
-	}
+	ps, _, st, name := versionedKeyOnThreeNodes(t, 2)
 	s := New(ps[1])
-	if _, err := s.Enable(ctx, "acct", meta.Container{Name: "bkt"}); err != nil {
-		t.Fatal(err)
-	}
-	st := State{Container: ContainerFor("bkt"), Enabled: true}
-	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "key"}
 	// Another writer's conditional PUT of the key is decided and still sending its body.
 	pr, pw := io.Pipe()
 	defer pw.CloseWithError(io.ErrUnexpectedEOF)
@@ -204,16 +203,8 @@ func TestAVersionWhoseLinkWasNotDecidedGoes(t *testing.T) {
 // never 412.
 func TestALoserWhoseVersionStaysIsNotTold412(t *testing.T) {
 	ctx := context.Background()
-	ps, refuseDeletes := proxiesOverThreeNodes(t, 1)
-	if err := ps[0].CreateContainer(ctx, "acct", "bkt", nil); err != nil {
-		t.Fatal(err)
-	}
+	ps, refuseDeletes, st, name := versionedKeyOnThreeNodes(t, 1)
 	s := New(ps[0])
-	if _, err := s.Enable(ctx, "acct", meta.Container{Name: "bkt"}); err != nil {
-		t.Fatal(err)
-	}
-	st := State{Container: ContainerFor("bkt"), Enabled: true}
-	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "key"}
 	create := func(body string) error {
 		_, _, err := s.Put(ctx, st, name, meta.Object{Size: int64(len(body))}, strings.NewReader(body), proxy.PutOptions{If: meta.Precondition{IfNoneMatch: true}})
 		return err
@@ -245,19 +236,11 @@ func TestALoserWhoseVersionStaysIsNotTold412(t *testing.T) {
 // clock fault: a PUT told 200 after another had ended, and GETs answering the other's bytes).
 func TestAPutAfterAnotherIsCurrentThoughItsClockIsBehind(t *testing.T) {
 	ctx := context.Background()
-	ps, _ := proxiesOverThreeNodes(t, 2)
-	if err := ps[0].CreateContainer(ctx, "acct", "bkt", nil); err != nil {
-		t.Fatal(err)
-	}
+	ps, _, st, name := versionedKeyOnThreeNodes(t, 2)
 	ahead, behind := New(ps[0]), New(ps[1])
-	if _, err := ahead.Enable(ctx, "acct", meta.Container{Name: "bkt"}); err != nil {
-		t.Fatal(err)
-	}
 	// The first store's clock runs 2 s ahead of the second's (one process's clock stands
 	// for both here: the first mints from the future).
 	ahead.mint = func() meta.Timestamp { return (meta.Now()/swiftUnit + 200_000) * swiftUnit }
-	st := State{Container: ContainerFor("bkt"), Enabled: true}
-	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "key"}
 	put := func(s *Store, body string) {
 		t.Helper()
 		if _, _, err := s.Put(ctx, st, name, meta.Object{Size: int64(len(body))}, strings.NewReader(body), proxy.PutOptions{}); err != nil {
@@ -302,16 +285,8 @@ func TestAPutAfterAnotherIsCurrentThoughItsClockIsBehind(t *testing.T) {
 // told 200 that no order of the history explains).
 func TestACreateOvertakenByADeleteIsNotTold200(t *testing.T) {
 	ctx := context.Background()
-	ps, _ := proxiesOverThreeNodes(t, 1)
-	if err := ps[0].CreateContainer(ctx, "acct", "bkt", nil); err != nil {
-		t.Fatal(err)
-	}
+	ps, _, st, name := versionedKeyOnThreeNodes(t, 1)
 	s := New(ps[0])
-	if _, err := s.Enable(ctx, "acct", meta.Container{Name: "bkt"}); err != nil {
-		t.Fatal(err)
-	}
-	st := State{Container: ContainerFor("bkt"), Enabled: true}
-	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "key"}
 	var once sync.Once
 	var delErr error
 	opts := proxy.PutOptions{If: meta.Precondition{IfNoneMatch: true}, BeforeCommit: func(*meta.Object) error {
