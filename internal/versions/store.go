@@ -120,7 +120,7 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 		if ts <= seen {
 			ts = s.mint() // after what it replaces (keepNullVersion moved the clock past it)
 		}
-		stored, ts, err = s.putMinted(ctx, st, name, ts, func(ts meta.Timestamp) (meta.Object, error) {
+		stored, ts, err = s.putMinted(ts, func(ts meta.Timestamp) (meta.Object, error) {
 			opts.Timestamp = ts
 			return s.px.PutObject(ctx, versionName(name, st, ts), obj, body, opts)
 		})
@@ -182,10 +182,10 @@ func versionName(name meta.ObjectName, st State, ts meta.Timestamp) meta.ObjectN
 // minted in the same 10 µs, and the next is later.
 const maxMints = 8
 
-// putMinted writes a new version of name with put, at ts and, each time another proxy had
-// minted the same version name (proxy.ErrMintedTaken: nothing was written, the body not read),
-// at a new timestamp. It returns what put stored and the timestamp it was stored at.
-func (s *Store) putMinted(ctx context.Context, st State, name meta.ObjectName, ts meta.Timestamp, put func(meta.Timestamp) (meta.Object, error)) (meta.Object, meta.Timestamp, error) {
+// putMinted writes a new version with put, at ts and, each time another proxy had minted the
+// same version name (proxy.ErrMintedTaken: nothing was written, the body not read), at a new
+// timestamp. It returns what put stored and the timestamp it was stored at.
+func (s *Store) putMinted(ts meta.Timestamp, put func(meta.Timestamp) (meta.Object, error)) (meta.Object, meta.Timestamp, error) {
 	for mints := 1; ; mints++ {
 		stored, err := put(ts)
 		if !errors.Is(err, proxy.ErrMintedTaken) || mints == maxMints {
@@ -418,7 +418,7 @@ func (s *Store) Delete(ctx context.Context, st State, name meta.ObjectName) (mar
 	if _, err := s.keepNullVersion(ctx, st, name); err != nil {
 		return "", err
 	}
-	_, ts, err := s.putMinted(ctx, st, name, s.mint(), func(ts meta.Timestamp) (meta.Object, error) {
+	_, ts, err := s.putMinted(s.mint(), func(ts meta.Timestamp) (meta.Object, error) {
 		return s.px.PutObject(ctx, versionName(name, st, ts), meta.Object{ContentType: DeleteMarkerType}, strings.NewReader(""), proxy.PutOptions{Timestamp: ts, Fresh: true})
 	})
 	if err != nil {
