@@ -67,6 +67,12 @@ if [ -n "${CAIRN_TEST_OVER_SWIFT:-}" ]; then
   mode=(server --role proxy --ring "$CAIRN_TEST_OVER_SWIFT")
   CAIRN_CLUSTER_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
   export CAIRN_CLUSTER_SECRET
+  # The peer is one per machine, and each Cairn proxy over it remakes the tenant store under a
+  # secret of its own: wait for any other (test/cluster's TestProxyOverSwift takes the same
+  # lock) and hold the lock to the end (the descriptor stays open in this shell and its
+  # children).
+  exec 9>"${TMPDIR:-/tmp}/cairn-over-swift.lock"
+  flock 9
   # The tenant store lives in Swift's servers and outlives the run: start from a new one, as on
   # a fresh Cairn (the store of an earlier run is sealed with its secret and has the users).
   /usr/bin/python3 "$repo/test/peers/swift/forget-cairn-tenants.py" "$CAIRN_TEST_OVER_SWIFT" || exit 2

@@ -13,9 +13,11 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,6 +63,7 @@ func TestProxyOverSwift(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
+	lockSwiftPeer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // only catches a hang
 	defer cancel()
 	forgetTenants(t, ctx)
@@ -315,6 +318,26 @@ func eventually(t *testing.T, check func() error) {
 			t.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// lockSwiftPeer waits until no other Cairn proxy over the Swift peer's servers is running
+// (scripts/swift-functests.sh with CAIRN_TEST_OVER_SWIFT takes the same lock), and holds the
+// lock to the end of the test: the peer is one per machine, and each such proxy remakes the
+// tenant store in its servers under a secret of its own, which breaks another one running.
+func lockSwiftPeer(t *testing.T) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "cairn-over-swift.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() }) // closing releases the lock
+	deadline := time.Now().Add(45 * time.Minute)
+	for syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("another Cairn proxy over the Swift peer held %s for 45 minutes", f.Name())
+		}
+		time.Sleep(time.Second)
 	}
 }
 
