@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/casreg"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/storage"
@@ -479,6 +480,45 @@ func TestMintedNamesAreDecided(t *testing.T) {
 			if held != won[0] {
 				t.Errorf("round %d: %s holds %q, the name's writer wrote %q", round, node, held, won[0])
 			}
+		}
+	}
+}
+
+// TestMintedNamesOnNodesOfThisProcessAloneSkipTheRegister: where every primary is a node of
+// this process alone (nodeclient.Sole: the embedded default), names this process mints cannot
+// meet another's, and a minted name's PUT leaves the register untouched, where over nodes of
+// other processes it decides it.
+func TestMintedNamesOnNodesOfThisProcessAloneSkipTheRegister(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, 3)
+	if err := c.proxy.CreateContainer(ctx, "acct", "versions", nil); err != nil {
+		t.Fatal(err)
+	}
+	apart, err := New(Config{Ring: c.proxy.objectRings[0](), Dialer: otherProcesses{c}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		p       *Proxy
+		decided bool
+	}{{c.proxy, false}, {apart, true}} {
+		name := meta.ObjectName{Account: "acct", Container: "versions", Object: fmt.Sprintf("obj-decided-%v", tc.decided)}
+		if _, err := tc.p.PutObject(ctx, name, meta.Object{Size: 1}, bytes.NewReader([]byte("x")), PutOptions{Timestamp: meta.Now(), Fresh: true}); err != nil {
+			t.Fatal(err)
+		}
+		part := partition(c.proxy.objectRings[0](), name.Account, name.Container, name.Object)
+		accepted := 0 // a decision reaches a quorum; the last acceptor's accept may be cancelled
+		for _, n := range c.nodes {
+			r, err := n.Register(ctx, "d0", part, nodeclient.ObjectRegisterKey(name), casreg.Message{Kind: casreg.Peek})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Accepted.IsZero() {
+				accepted++
+			}
+		}
+		if decided := accepted >= 2; decided != tc.decided || !tc.decided && accepted != 0 {
+			t.Errorf("decided %v: %d of 3 acceptors accepted a value for the name", tc.decided, accepted)
 		}
 	}
 }
