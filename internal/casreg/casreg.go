@@ -35,6 +35,13 @@
 //     by the deadline the outcome is Unavailable before any Accept was sent (nothing changed),
 //     or Unknown after (the change may or may not take effect: a client must be told so, never
 //     that it failed).
+//   - A change may carry a guard (ProposeGuarded): bytes the protocol does not read, which
+//     the acceptor's host checks against its own state before it takes the change's Accept
+//     (HandleGuarded). A storage node refuses a conditional write's decision once it holds a
+//     version newer than the one the condition tested, so that a plain write that landed in
+//     between is not overwritten by a write whose condition never saw it. A refused Accept
+//     changes nothing; when refusals leave too few acceptors for a quorum, the outcome is
+//     Refused: the proposer's caller tests its condition again.
 //   - A read (Peek) asks every acceptor for what it accepted without promising anything; when
 //     a quorum names the same accepted ballot and none has promised a higher one, that value is
 //     chosen and current, in one round trip and with no write. Otherwise the read runs as a
@@ -114,6 +121,8 @@ const (
 	Rejected
 	// Peeked: the answer to a Peek: Accepted, Value and Seen (the highest ballot promised).
 	Peeked
+	// Refused: the host's guard refused an Accept (HandleGuarded): nothing changed.
+	Refused
 )
 
 func (k ReplyKind) String() string {
@@ -126,6 +135,8 @@ func (k ReplyKind) String() string {
 		return "rejected"
 	case Peeked:
 		return "peeked"
+	case Refused:
+		return "refused"
 	}
 	return fmt.Sprintf("ReplyKind(%d)", k)
 }
@@ -138,6 +149,9 @@ type Message struct {
 	// promises nothing, and its tag is no ballot an acceptor remembers.
 	Ballot Ballot
 	Value  Value // Accept
+	// Guard (Accept; nil: none) is checked by the acceptor's host before it takes the value
+	// (HandleGuarded); the protocol carries it and does not read it.
+	Guard []byte
 }
 
 // MessageKind is the kind of a Message.
@@ -203,6 +217,24 @@ func (a Acceptor) Handle(m Message) (Acceptor, Reply) {
 	return a, Reply{Kind: Rejected, Ballot: m.Ballot, Seen: maxBallot(a.Promised, a.Accepted)}
 }
 
+// HandleGuarded is Handle for a host that checks an Accept's guard: an Accept that the
+// acceptor would take anew (not one it took already, nor one it rejects) is first shown to
+// holds, and refused, changing nothing, when the guard does not hold. An error of holds is
+// returned with the acceptor unchanged and no reply: the host could not tell.
+func (a Acceptor) HandleGuarded(m Message, holds func(guard []byte) (bool, error)) (Acceptor, Reply, error) {
+	if m.Kind == Accept && m.Guard != nil && a.Accepted != m.Ballot && !m.Ballot.Less(a.Promised) && a.Accepted.Less(m.Ballot) {
+		ok, err := holds(m.Guard)
+		if err != nil {
+			return a, Reply{}, err
+		}
+		if !ok {
+			return a, Reply{Kind: Refused, Ballot: m.Ballot, Accepted: a.Accepted, Seen: maxBallot(a.Promised, a.Accepted)}, nil
+		}
+	}
+	next, r := a.Handle(m)
+	return next, r, nil
+}
+
 // Change computes the register's next data from its current data (nil: empty). An error
 // refuses the change (a failed condition): the register keeps its value and the outcome
 // carries the error. Returning the current data unchanged changes nothing (a read). A change
@@ -217,6 +249,11 @@ var (
 	// ErrUnknown: no quorum answered in time after Accepts were sent: the change may or may
 	// not take effect.
 	ErrUnknown = errors.New("casreg: the outcome is unknown")
+	// ErrRefused: the acceptors' hosts refused the change's guard (Message.Guard) where it
+	// left too few of them for a quorum. Fewer than a quorum may have taken the value, so a
+	// later proposal may still find it current, as after ErrUnknown: the caller must treat
+	// the change as perhaps made, and make another that supersedes it.
+	ErrRefused = errors.New("casreg: the change's guard was refused")
 )
 
 // Outcome is how a proposal ended.

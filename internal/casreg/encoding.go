@@ -110,10 +110,15 @@ func DecodeAcceptor(b []byte) (Acceptor, error) {
 	return a, d.end("acceptor state")
 }
 
-// AppendTo appends the message.
+// AppendTo appends the message. A guard follows the value; a message without one ends there,
+// as messages did before guards.
 func (m Message) AppendTo(b []byte) []byte {
 	b = append(b, encodingVersion, byte(m.Kind))
-	return appendValue(appendBallot(b, m.Ballot), m.Value)
+	b = appendValue(appendBallot(b, m.Ballot), m.Value)
+	if m.Guard != nil {
+		b = binenc.AppendString(b, string(m.Guard))
+	}
+	return b
 }
 
 // DecodeMessage reads what Message.AppendTo wrote.
@@ -123,6 +128,16 @@ func DecodeMessage(b []byte) (Message, error) {
 	m := Message{Kind: MessageKind(d.byte()), Ballot: d.ballot(), Value: d.value()}
 	if m.Kind < Prepare || m.Kind > Peek {
 		d.fail("message kind")
+	}
+	if d.Err == nil && len(d.B) > 0 {
+		n := d.Uvarint()
+		if n > MaxDataSize && d.Err == nil {
+			d.Err = fmt.Errorf("%w: a guard of %d bytes", ErrBadEncoding, n)
+		}
+		m.Guard = append([]byte{}, d.Bytes(n)...)
+		if m.Kind != Accept {
+			d.fail("a guard on a message other than an accept")
+		}
 	}
 	return m, d.end("message")
 }
@@ -139,7 +154,7 @@ func DecodeReply(b []byte) (Reply, error) {
 	d := decoder{binenc.Decoder{B: b}}
 	d.start()
 	r := Reply{Kind: ReplyKind(d.byte()), Ballot: d.ballot(), Accepted: d.ballot(), Value: d.value(), Seen: d.ballot()}
-	if r.Kind < Promised || r.Kind > Peeked {
+	if r.Kind < Promised || r.Kind > Refused {
 		d.fail("reply kind")
 	}
 	return r, d.end("reply")

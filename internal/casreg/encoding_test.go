@@ -18,13 +18,15 @@ func TestEncodingRoundTrips(t *testing.T) {
 				t.Errorf("acceptor %+v: got %+v, %v", a, got, err)
 			}
 		}
-		for _, m := range []Message{{Kind: Prepare, Ballot: b1}, {Kind: Accept, Ballot: b2, Value: v}, {Kind: Peek}} {
+		for _, m := range []Message{{Kind: Prepare, Ballot: b1}, {Kind: Accept, Ballot: b2, Value: v}, {Kind: Peek},
+			{Kind: Accept, Ballot: b1, Value: v, Guard: []byte("g\x00uard")}, {Kind: Accept, Ballot: b1, Value: v, Guard: []byte{}}} {
 			got, err := DecodeMessage(m.AppendTo(nil))
-			if err != nil || got.Kind != m.Kind || got.Ballot != m.Ballot || !got.Value.Equal(m.Value) || (got.Value.Data == nil) != (m.Value.Data == nil) {
+			if err != nil || got.Kind != m.Kind || got.Ballot != m.Ballot || !got.Value.Equal(m.Value) || (got.Value.Data == nil) != (m.Value.Data == nil) ||
+				!bytes.Equal(got.Guard, m.Guard) || (got.Guard == nil) != (m.Guard == nil) {
 				t.Errorf("message %+v: got %+v, %v", m, got, err)
 			}
 		}
-		for _, r := range []Reply{{Kind: Promised, Ballot: b1, Accepted: b2, Value: v}, {Kind: Rejected, Ballot: b1, Seen: b2}, {Kind: Peeked, Value: v, Seen: b1}, {Kind: Took, Ballot: b2}} {
+		for _, r := range []Reply{{Kind: Promised, Ballot: b1, Accepted: b2, Value: v}, {Kind: Rejected, Ballot: b1, Seen: b2}, {Kind: Peeked, Value: v, Seen: b1}, {Kind: Took, Ballot: b2}, {Kind: Refused, Ballot: b2, Accepted: b1, Seen: b2}} {
 			got, err := DecodeReply(r.AppendTo(nil))
 			if err != nil || got.Kind != r.Kind || got.Ballot != r.Ballot || got.Accepted != r.Accepted || got.Seen != r.Seen || !got.Value.Equal(r.Value) {
 				t.Errorf("reply %+v: got %+v, %v", r, got, err)
@@ -42,15 +44,21 @@ func normal(v Value) Value {
 
 func TestEncodingRefusesDamage(t *testing.T) {
 	good := Message{Kind: Accept, Ballot: Ballot{Counter: 2, Proposer: "p"}, Value: Value{Gen: 1, Data: []byte("x")}}.AppendTo(nil)
+	guarded := Message{Kind: Accept, Ballot: Ballot{Counter: 2, Proposer: "p"}, Value: Value{Gen: 1, Data: []byte("x")}, Guard: []byte("g")}.AppendTo(nil)
+	prepare := Message{Kind: Prepare, Ballot: Ballot{Counter: 2, Proposer: "p"}}.AppendTo(nil)
 	cases := map[string][]byte{
-		"empty":          nil,
-		"other version":  append([]byte{2}, good[1:]...),
-		"unknown kind":   append([]byte{1, 9}, good[2:]...),
-		"truncated":      good[:len(good)-1],
-		"trailing bytes": append(bytes.Clone(good), 0),
-		"huge data":      append(append([]byte{1, byte(Accept), 2, 1, 'p', 1, 1}, 0xff, 0xff, 0x7f), make([]byte, 10)...),
-		"unknown flag":   {1, byte(Accept), 2, 1, 'p', 1, 4},
-		"zero origin":    {1, byte(Accept), 2, 1, 'p', 1, 2, 0, 0},
+		"guard truncated":  guarded[:len(guarded)-1],
+		"after the guard":  append(bytes.Clone(guarded), 0),
+		"huge guard":       append(append(bytes.Clone(good), 0xff, 0xff, 0x7f), make([]byte, 10)...),
+		"guard on prepare": append(bytes.Clone(prepare), 1, 'g'),
+		"empty":            nil,
+		"other version":    append([]byte{2}, good[1:]...),
+		"unknown kind":     append([]byte{1, 9}, good[2:]...),
+		"truncated":        good[:len(good)-1],
+		"trailing bytes":   append(bytes.Clone(good), 3, 'g'),
+		"huge data":        append(append([]byte{1, byte(Accept), 2, 1, 'p', 1, 1}, 0xff, 0xff, 0x7f), make([]byte, 10)...),
+		"unknown flag":     {1, byte(Accept), 2, 1, 'p', 1, 4},
+		"zero origin":      {1, byte(Accept), 2, 1, 'p', 1, 2, 0, 0},
 	}
 	for name, b := range cases {
 		if _, err := DecodeMessage(b); !errors.Is(err, ErrBadEncoding) {
@@ -84,13 +92,15 @@ func FuzzDecodeMessage(f *testing.F) {
 	fuzzDecoding(f, DecodeMessage,
 		Message{Kind: Prepare, Ballot: Ballot{Counter: 1, Proposer: "a"}},
 		Message{Kind: Accept, Ballot: Ballot{Counter: 3, Proposer: "b"}, Value: Value{Gen: 2, Data: []byte("d")}},
-		Message{Kind: Accept, Ballot: Ballot{Counter: 4, Proposer: "b"}, Value: Value{Gen: 3, Data: []byte("d"), Origin: Ballot{Counter: 3, Proposer: "c"}}})
+		Message{Kind: Accept, Ballot: Ballot{Counter: 4, Proposer: "b"}, Value: Value{Gen: 3, Data: []byte("d"), Origin: Ballot{Counter: 3, Proposer: "c"}}},
+		Message{Kind: Accept, Ballot: Ballot{Counter: 5, Proposer: "b"}, Value: Value{Gen: 4, Data: []byte("e")}, Guard: []byte("guard")})
 }
 
 func FuzzDecodeReply(f *testing.F) {
 	fuzzDecoding(f, DecodeReply,
 		Reply{Kind: Promised, Ballot: Ballot{Counter: 1, Proposer: "a"}, Value: Value{Gen: 1, Data: []byte("v")}},
-		Reply{Kind: Rejected, Seen: Ballot{Counter: 9, Proposer: "z"}})
+		Reply{Kind: Rejected, Seen: Ballot{Counter: 9, Proposer: "z"}},
+		Reply{Kind: Refused, Ballot: Ballot{Counter: 2, Proposer: "a"}, Seen: Ballot{Counter: 2, Proposer: "a"}})
 }
 
 func FuzzDecodeAcceptor(f *testing.F) {

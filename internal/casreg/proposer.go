@@ -90,6 +90,7 @@ type Proposer struct {
 
 	phase    phase
 	change   Change // nil: a read
+	guard    []byte // the change's guard, sent with the Accepts of the values it makes
 	ballot   Ballot // the current attempt's
 	attempts int
 	deadline time.Time
@@ -130,6 +131,15 @@ func (p *Proposer) Propose(now time.Time, change Change) []Envelope {
 	return p.attempt()
 }
 
+// ProposeGuarded is Propose with a guard: the Accepts of the values the change makes carry
+// it (Message.Guard), and the acceptors' hosts may refuse them (HandleGuarded). Write-backs of
+// the current value carry none: they change nothing the guard protects.
+func (p *Proposer) ProposeGuarded(now time.Time, change Change, guard []byte) []Envelope {
+	envs := p.Propose(now, change)
+	p.guard = guard
+	return envs
+}
+
 // Read starts a read: a peek first, a full round if the peek does not settle it.
 func (p *Proposer) Read(now time.Time) []Envelope {
 	p.begin(now, nil)
@@ -141,7 +151,7 @@ func (p *Proposer) Read(now time.Time) []Envelope {
 }
 
 func (p *Proposer) begin(now time.Time, change Change) {
-	p.change, p.attempts, p.own, p.refusal, p.proposed = change, 0, nil, nil, Value{}
+	p.change, p.attempts, p.own, p.refusal, p.proposed, p.guard = change, 0, nil, nil, Value{}, nil
 	p.deadline = now.Add(p.cfg.Timeout)
 	p.outcome = Outcome{}
 }
@@ -206,9 +216,14 @@ func (p *Proposer) Step(now time.Time, from string, r Reply) []Envelope {
 		if r.Ballot != p.ballot {
 			return nil // an answer to an earlier attempt
 		}
-		if r.Kind == Rejected {
+		if r.Kind == Rejected || (r.Kind == Refused && p.phase == accepting) {
 			p.replies[from] = r
-			if p.count(Rejected)+p.count(lostReply) > len(p.cfg.Acceptors)-p.quorum {
+			if p.count(Refused) > len(p.cfg.Acceptors)-p.quorum {
+				// Every quorum holds a refusal: another attempt would be refused as well.
+				p.finish(Outcome{Err: ErrRefused, Attempts: p.attempts})
+				return nil
+			}
+			if p.count(Rejected)+p.count(Refused)+p.count(lostReply) > len(p.cfg.Acceptors)-p.quorum {
 				p.pause(now)
 			}
 			return nil
@@ -258,7 +273,7 @@ func (p *Proposer) Lost(now time.Time, to string, m Message) []Envelope {
 			return nil
 		}
 		p.replies[to] = Reply{Kind: lostReply}
-		if p.count(Rejected)+p.count(lostReply) > len(p.cfg.Acceptors)-p.quorum {
+		if p.count(Rejected)+p.count(Refused)+p.count(lostReply) > len(p.cfg.Acceptors)-p.quorum {
 			p.pause(now)
 		}
 	}
@@ -336,7 +351,7 @@ func (p *Proposer) afterPromises() []Envelope {
 				return nil
 			}
 			p.proposed, p.refusal = current.Value, nil
-			return p.sendAccepts()
+			return p.sendAccepts(p.guard)
 		}
 	}
 	for _, o := range p.own {
@@ -357,17 +372,17 @@ func (p *Proposer) afterPromises() []Envelope {
 			return nil
 		}
 		p.proposed, p.refusal = current.Value, err
-	} else {
-		p.proposed, p.refusal = Value{Gen: current.Value.Gen + 1, Data: data, Origin: p.ballot}, nil
-		p.own = append(p.own, ownAccept{ballot: p.ballot, value: p.proposed})
+		return p.sendAccepts(nil)
 	}
-	return p.sendAccepts()
+	p.proposed, p.refusal = Value{Gen: current.Value.Gen + 1, Data: data, Origin: p.ballot}, nil
+	p.own = append(p.own, ownAccept{ballot: p.ballot, value: p.proposed})
+	return p.sendAccepts(p.guard)
 }
 
-func (p *Proposer) sendAccepts() []Envelope {
+func (p *Proposer) sendAccepts(guard []byte) []Envelope {
 	p.phase = accepting
 	p.replies = map[string]Reply{}
-	return p.broadcast(Message{Kind: Accept, Ballot: p.ballot, Value: p.proposed})
+	return p.broadcast(Message{Kind: Accept, Ballot: p.ballot, Value: p.proposed, Guard: guard})
 }
 
 func (p *Proposer) attempt() []Envelope {

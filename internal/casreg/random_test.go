@@ -58,6 +58,7 @@ type world struct {
 	names     []string
 	acceptors map[string]*Acceptor
 	down      map[string]bool
+	refusing  map[string]bool // acceptors whose hosts refuse guards (a storage node that holds a newer version)
 	flight    []packet
 	seq       int
 	step      int
@@ -90,7 +91,7 @@ var errCondition = errors.New("condition failed")
 
 func randomHistory(t *testing.T, seed uint64) {
 	w := &world{r: rand.New(rand.NewPCG(seed, seed*7919)), now: time.Unix(1_800_000_000, 0), acceptors: map[string]*Acceptor{},
-		down: map[string]bool{}, running: map[string]*op{}, proposers: map[string]*Proposer{}, lastLen: map[string]int{}}
+		down: map[string]bool{}, refusing: map[string]bool{}, running: map[string]*op{}, proposers: map[string]*Proposer{}, lastLen: map[string]int{}}
 	n := 3
 	if seed%3 == 0 {
 		n = 5
@@ -124,6 +125,14 @@ func randomHistory(t *testing.T, seed uint64) {
 			opCount++
 			o := &op{id: fmt.Sprintf("o%d", opCount), start: w.step, end: -1}
 			p := w.proposers[pid]
+			// A third of the changes carry a guard, which acceptors' hosts may refuse.
+			guarded := w.r.IntN(3) == 0
+			propose := func(now time.Time, c Change) []Envelope {
+				if guarded {
+					return p.ProposeGuarded(now, c, []byte("g"))
+				}
+				return p.Propose(now, c)
+			}
 			var envs []Envelope
 			switch k := w.r.IntN(10); {
 			case k < 2:
@@ -131,7 +140,7 @@ func randomHistory(t *testing.T, seed uint64) {
 				envs = p.Read(w.now)
 			case k < 3:
 				o.kind = "if-empty"
-				envs = p.Propose(w.now, func(d []byte) ([]byte, error) {
+				envs = propose(w.now, func(d []byte) ([]byte, error) {
 					if len(d) != 0 {
 						return nil, errCondition
 					}
@@ -139,16 +148,16 @@ func randomHistory(t *testing.T, seed uint64) {
 				})
 			case k < 4:
 				o.kind = "always"
-				envs = p.Propose(w.now, func(d []byte) ([]byte, error) { return appendLog(d, o.id), nil })
+				envs = propose(w.now, func(d []byte) ([]byte, error) { return appendLog(d, o.id), nil })
 			case k < 5:
 				// A change whose value depends on the state only: proposers making it on the
 				// same state propose identical values (two proxies that minted one name).
 				o.kind = "same"
-				envs = p.Propose(w.now, func(d []byte) ([]byte, error) { return appendLog(d, sameID(len(parseData(d)))), nil })
+				envs = propose(w.now, func(d []byte) ([]byte, error) { return appendLog(d, sameID(len(parseData(d)))), nil })
 			default:
 				o.kind = "if-len"
 				want := w.lastLen[pid]
-				envs = p.Propose(w.now, func(d []byte) ([]byte, error) {
+				envs = propose(w.now, func(d []byte) ([]byte, error) {
 					if len(parseData(d)) != want {
 						return nil, errCondition
 					}
@@ -169,8 +178,12 @@ func randomHistory(t *testing.T, seed uint64) {
 			w.duplicateRandom()
 		case k < 84:
 			w.down[w.names[w.r.IntN(n)]] = true
-		case k < 90:
+		case k < 87:
 			clear(w.down)
+		case k < 90:
+			// A host starts or stops refusing guards.
+			a := w.names[w.r.IntN(n)]
+			w.refusing[a] = !w.refusing[a]
 		case k < 98:
 			w.now = w.now.Add(time.Duration(w.r.IntN(60)) * time.Millisecond)
 			for _, pid := range sortedKeys(w.proposers) {
@@ -244,7 +257,7 @@ func (w *world) deliverRandom() {
 	}
 	if pk.msg != nil {
 		a := w.acceptors[pk.to]
-		next, r := a.Handle(*pk.msg)
+		next, r, _ := a.HandleGuarded(*pk.msg, func([]byte) (bool, error) { return !w.refusing[pk.to], nil })
 		*a = next
 		w.seq++
 		w.flight = append(w.flight, packet{seq: w.seq, from: pk.to, to: pk.from, reply: &r})
@@ -332,7 +345,7 @@ func (w *world) check(t *testing.T, seed uint64, final []string) {
 	}
 	isPrefix := func(l []string) bool { return len(l) <= len(final) && slices.Equal(l, final[:len(l)]) }
 	byID := map[string]*op{}
-	made, refused, reads := 0, 0, 0
+	made, refused, reads, guarded := 0, 0, 0, 0
 	for _, o := range w.ops {
 		byID[o.id] = o
 		if !o.answered {
@@ -376,7 +389,11 @@ func (w *world) check(t *testing.T, seed uint64, final []string) {
 			if _, in := pos[o.id]; in {
 				fail("%s was unavailable (nothing sent), yet it is in the final log", o.id)
 			}
+		case errors.Is(o.outcome.Err, ErrRefused):
+			guarded++ // it may or may not be in the log, as below
 		case errors.Is(o.outcome.Err, ErrUnknown):
+			// It may or may not be in the log (a refused change may have been taken by a
+			// minority, and found there later).
 		default:
 			fail("%s: unexpected outcome %v", o.id, o.outcome.Err)
 		}
@@ -389,7 +406,7 @@ func (w *world) check(t *testing.T, seed uint64, final []string) {
 		if o == nil {
 			fail("%s in the final log is no operation's", id)
 		}
-		if o.answered && o.outcome.Err != nil && !errors.Is(o.outcome.Err, ErrUnknown) {
+		if o.answered && o.outcome.Err != nil && !errors.Is(o.outcome.Err, ErrUnknown) && !errors.Is(o.outcome.Err, ErrRefused) {
 			fail("%s is in the final log, but was answered %v", id, o.outcome.Err)
 		}
 	}
@@ -408,6 +425,6 @@ func (w *world) check(t *testing.T, seed uint64, final []string) {
 		}
 	}
 	if testing.Verbose() {
-		t.Logf("seed %d: %d operations: %d made, %d refused, %d reads; final log of %d", seed, len(w.ops), made, refused, reads, len(final))
+		t.Logf("seed %d: %d operations: %d made, %d refused, %d refused by guards, %d reads; final log of %d", seed, len(w.ops), made, refused, guarded, reads, len(final))
 	}
 }

@@ -17,7 +17,8 @@ import (
 //
 //	acceptors a1 a2 a3          the register's acceptors (durable state, empty)
 //	proposer p1 [timeout=ms]    a proposer over all acceptors
-//	propose p1 set=V | create=V | cas=OLD>NEW     start a change; prints what it sends
+//	propose p1 set=V | create=V | cas=OLD>NEW [guard=G]   start a change; prints what it sends
+//	refuse a1 | admit a1        an acceptor's host refuses every guard from now on, or holds them
 //	read p1                     start a read
 //	deliver [from=X] [to=Y] [kind=K] [n=N]        deliver matching messages in the order sent
 //	                            (and what they cause), at most N of them; prints each
@@ -52,6 +53,9 @@ func (pk packet) String() string {
 		}
 		if pk.msg.Kind == Accept {
 			s += " " + show(pk.msg.Value)
+			if pk.msg.Guard != nil {
+				s += " guard=" + string(pk.msg.Guard)
+			}
 		}
 		return s
 	}
@@ -62,7 +66,7 @@ func (pk packet) String() string {
 		s += fmt.Sprintf(" %s (accepted %s %s)", r.Ballot, r.Accepted, show(r.Value))
 	case Took:
 		s += " " + r.Ballot.String()
-	case Rejected:
+	case Rejected, Refused:
 		s += fmt.Sprintf(" %s (seen %s)", r.Ballot, r.Seen)
 	case Peeked:
 		s += fmt.Sprintf(" (accepted %s %s, seen %s)", r.Accepted, show(r.Value), r.Seen)
@@ -82,6 +86,7 @@ type sim struct {
 	names     []string // acceptors, in order
 	acceptors map[string]*Acceptor
 	down      map[string]bool
+	refusing  map[string]bool // acceptors whose hosts refuse every guard
 	proposers map[string]*Proposer
 	reported  map[string]bool
 	flight    []packet
@@ -89,7 +94,7 @@ type sim struct {
 }
 
 func newSim() *sim {
-	return &sim{now: time.Unix(1_800_000_000, 0), acceptors: map[string]*Acceptor{}, down: map[string]bool{},
+	return &sim{now: time.Unix(1_800_000_000, 0), acceptors: map[string]*Acceptor{}, down: map[string]bool{}, refusing: map[string]bool{},
 		proposers: map[string]*Proposer{}, reported: map[string]bool{}}
 }
 
@@ -138,7 +143,10 @@ func (s *sim) deliverOne(pk packet, out *[]string) {
 			*out = append(*out, pk.String()+": lost (no such acceptor)")
 			return
 		}
-		next, r := a.Handle(*pk.msg)
+		next, r, err := a.HandleGuarded(*pk.msg, func([]byte) (bool, error) { return !s.refusing[pk.to], nil })
+		if err != nil {
+			panic(err) // the simulated host always tells
+		}
 		*a = next
 		*out = append(*out, pk.String())
 		s.seq++
@@ -236,7 +244,13 @@ func (s *sim) run(t *testing.T, d *datadriven.TestData) string {
 			t.Fatalf("%s: %v", d.Pos, err)
 		}
 		delete(s.reported, first)
-		s.send(first, s.proposers[first].Propose(s.now, ch), &out)
+		if d.HasArg("guard") {
+			var g string
+			d.ScanArgs(t, "guard", &g)
+			s.send(first, s.proposers[first].ProposeGuarded(s.now, ch, []byte(g)), &out)
+		} else {
+			s.send(first, s.proposers[first].Propose(s.now, ch), &out)
+		}
 	case "read":
 		delete(s.reported, first)
 		s.send(first, s.proposers[first].Read(s.now), &out)
@@ -286,6 +300,10 @@ func (s *sim) run(t *testing.T, d *datadriven.TestData) string {
 		}
 	case "restart":
 		delete(s.down, first)
+	case "refuse":
+		s.refusing[first] = true
+	case "admit":
+		delete(s.refusing, first)
 	case "tick":
 		var ms int
 		d.ScanArgs(t, "ms", &ms)
@@ -305,6 +323,9 @@ func (s *sim) run(t *testing.T, d *datadriven.TestData) string {
 			line := fmt.Sprintf("%s: promised %s, accepted %s %s", n, a.Promised, a.Accepted, show(a.Value))
 			if s.down[n] {
 				line += " (down)"
+			}
+			if s.refusing[n] {
+				line += " (refusing guards)"
 			}
 			out = append(out, line)
 		}
