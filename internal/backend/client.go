@@ -185,8 +185,11 @@ func failed(resp *http.Response, what string) error {
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusConflict && resp.Header.Get(hdrBackendTS) != "" {
 		// A version as new or newer is in place, written at this time (Cairn's nodes and
-		// Swift's object servers say so).
+		// Swift's object servers say so), or a later write is decided (Cairn's nodes).
 		if at, err := ParseTimestamp(resp.Header.Get(hdrBackendTS)); err == nil && at > 0 {
+			if resp.Header.Get(hdrError) == "decided-above" {
+				return fmt.Errorf("%s: %s: %w", what, strings.TrimSpace(string(text)), &meta.DecidedError{At: at})
+			}
 			return fmt.Errorf("%s: %w", what, &meta.NewerError{At: at})
 		}
 	}
@@ -238,9 +241,7 @@ func (c *Client) PutObject(ctx context.Context, device string, part uint32, name
 	writeObjectMeta(h, &obj)
 	writeCondition(h, opts.If)
 	writeContainerUpdates(h, opts.Containers)
-	if opts.DecidedGen > 0 {
-		h.Set(hdrDecidedGen, strconv.FormatUint(opts.DecidedGen, 10))
-	}
+	writeDecision(h, opts.DecidedGen, opts.Undecided)
 	size := obj.Size
 	if obj.Manifest != nil {
 		enc, err := encodeManifest(obj.Manifest)
@@ -533,9 +534,7 @@ func (c *Client) DeleteObject(ctx context.Context, device string, part uint32, n
 	h.Set(hdrTimestamp, FormatTimestamp(ts))
 	writeCondition(h, opts.If)
 	writeContainerUpdates(h, opts.Containers)
-	if opts.DecidedGen > 0 {
-		h.Set(hdrDecidedGen, strconv.FormatUint(opts.DecidedGen, 10))
-	}
+	writeDecision(h, opts.DecidedGen, opts.Undecided)
 	resp, err := c.do(ctx, call{method: http.MethodDelete, path: objectPath(device, part, name), header: h})
 	if err != nil {
 		return meta.Object{}, err

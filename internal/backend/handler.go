@@ -118,22 +118,44 @@ func writeError(w http.ResponseWriter, err error) {
 	if n := (*meta.NewerError)(nil); errors.As(err, &n) {
 		w.Header().Set(hdrBackendTS, FormatTimestamp(n.At))
 	}
+	if d := (*meta.DecidedError)(nil); errors.As(err, &d) {
+		w.Header().Set(hdrBackendTS, FormatTimestamp(d.At))
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	io.WriteString(w, err.Error())
 }
 
-// readDecidedGen reads the generation of a write its register decided (0: none).
-func readDecidedGen(h http.Header) (uint64, error) {
+// readDecision reads how a write relates to its name's register: the generation of the
+// decision that made it (0: none), or whether it is a client's write the register did not
+// decide (nodeclient.PutOptions.Undecided); not both.
+func readDecision(h http.Header) (gen uint64, undecided bool, err error) {
+	switch v := h.Get(hdrUndecided); v {
+	case "":
+	case "1":
+		undecided = true
+	default:
+		return 0, false, fmt.Errorf("%w: %s %q", ErrBadRequest, hdrUndecided, v)
+	}
 	v := h.Get(hdrDecidedGen)
 	if v == "" {
-		return 0, nil
+		return 0, undecided, nil
 	}
-	gen, err := strconv.ParseUint(v, 10, 64)
-	if err != nil || gen == 0 {
-		return 0, fmt.Errorf("%w: %s %q", ErrBadRequest, hdrDecidedGen, v)
+	gen, err = strconv.ParseUint(v, 10, 64)
+	if err != nil || gen == 0 || undecided {
+		return 0, false, fmt.Errorf("%w: %s %q", ErrBadRequest, hdrDecidedGen, v)
 	}
-	return gen, nil
+	return gen, false, nil
+}
+
+// writeDecision is what readDecision reads.
+func writeDecision(h http.Header, gen uint64, undecided bool) {
+	if gen > 0 {
+		h.Set(hdrDecidedGen, strconv.FormatUint(gen, 10))
+	}
+	if undecided {
+		h.Set(hdrUndecided, "1")
+	}
 }
 
 func methodNotAllowed(method string) error {
@@ -269,11 +291,11 @@ func (h *Handler) object(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if err != nil {
 			return err
 		}
-		gen, err := readDecidedGen(r.Header)
+		gen, undecided, err := readDecision(r.Header)
 		if err != nil {
 			return err
 		}
-		prev, err := h.node.DeleteObject(ctx, p.Device, p.Part, name, ts, nodeclient.DeleteOptions{If: cond, Containers: upd, DecidedGen: gen})
+		prev, err := h.node.DeleteObject(ctx, p.Device, p.Part, name, ts, nodeclient.DeleteOptions{If: cond, Containers: upd, DecidedGen: gen, Undecided: undecided})
 		if err != nil {
 			return err
 		}
@@ -293,11 +315,11 @@ func (h *Handler) object(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if err != nil {
 			return err
 		}
-		gen, err := readDecidedGen(r.Header)
+		gen, undecided, err := readDecision(r.Header)
 		if err != nil {
 			return err
 		}
-		o, err := h.node.PostObject(ctx, p.Device, p.Part, name, update, nodeclient.PostOptions{Containers: upd, If: cond, DecidedGen: gen})
+		o, err := h.node.PostObject(ctx, p.Device, p.Part, name, update, nodeclient.PostOptions{Containers: upd, If: cond, DecidedGen: gen, Undecided: undecided})
 		if err != nil {
 			return err
 		}
@@ -324,7 +346,7 @@ func (h *Handler) putObject(ctx context.Context, w http.ResponseWriter, r *http.
 		return err
 	}
 	opts := nodeclient.PutOptions{If: cond, Containers: upd}
-	if opts.DecidedGen, err = readDecidedGen(r.Header); err != nil {
+	if opts.DecidedGen, opts.Undecided, err = readDecision(r.Header); err != nil {
 		return err
 	}
 	obj.Size = r.ContentLength

@@ -3,7 +3,6 @@ package backend
 import (
 	"context"
 	"net/http"
-	"strconv"
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/nodeclient"
@@ -39,9 +38,7 @@ func (c *Client) PostObject(ctx context.Context, device string, part uint32, nam
 	}
 	writeContainerUpdates(h, opts.Containers)
 	writeCondition(h, opts.If)
-	if opts.DecidedGen > 0 {
-		h.Set(hdrDecidedGen, strconv.FormatUint(opts.DecidedGen, 10))
-	}
+	writeDecision(h, opts.DecidedGen, opts.Undecided)
 	resp, err := c.do(ctx, call{method: http.MethodPost, path: objectPath(device, part, name), header: h})
 	if err != nil {
 		return meta.Object{}, err

@@ -163,13 +163,15 @@ func TestRegisterOnANodeThatHasNone(t *testing.T) {
 func FuzzDecodeRegisterRequest(f *testing.F) {
 	f.Add(encodeRegisterRequest("k", casreg.Message{Kind: casreg.Prepare, Ballot: casreg.Ballot{Counter: 1, Proposer: "p"}}))
 	f.Add(encodeRegisterRequest("o\x00a", casreg.Message{Kind: casreg.Accept, Ballot: casreg.Ballot{Counter: 2, Proposer: "q"}, Value: casreg.Value{Gen: 1, Data: []byte("v")}}))
+	f.Add(encodeRegisterRequest("o1:a1:bc", casreg.Message{Kind: casreg.Accept, Ballot: casreg.Ballot{Counter: 3, Proposer: "q"}, Value: casreg.Value{Gen: 2, Data: []byte("w")},
+		Guard: nodeclient.ObjectGuard{Name: meta.ObjectName{Account: "a", Container: "b", Object: "c"}, Seen: 7}.AppendTo(nil)}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		key, m, err := decodeRegisterRequest(b)
 		if err != nil {
 			return
 		}
 		key2, m2, err := decodeRegisterRequest(encodeRegisterRequest(key, m))
-		if err != nil || key2 != key || m2.Kind != m.Kind || m2.Ballot != m.Ballot || !m2.Value.Equal(m.Value) {
+		if err != nil || key2 != key || m2.Kind != m.Kind || m2.Ballot != m.Ballot || !m2.Value.Equal(m.Value) || !bytes.Equal(m2.Guard, m.Guard) || (m2.Guard == nil) != (m.Guard == nil) {
 			t.Fatalf("%x: %q %+v re-decoded as %q %+v, %v", b, key, m, key2, m2, err)
 		}
 	})
@@ -234,5 +236,73 @@ func TestDecidedPutAndTombstoneOverHTTP(t *testing.T) {
 	_, err = c.DeleteObject(ctx, "d0", 3, name, ahead-1, nodeclient.DeleteOptions{})
 	if !errors.As(err, &newer) || newer.At != ahead {
 		t.Errorf("DELETE older than the version in place: %v, want a NewerError at %d", err, ahead)
+	}
+}
+
+// A plain write's place below a decision, and a decision's guard, cross the node protocol: a
+// write the register did not decide (Undecided) stamped below the decided write is refused
+// with the decided write's time (not as a conflict with a newer version, which a front end
+// reads as "a newer write won"), and a guarded Accept is refused where the node holds a version
+// newer than the one its condition tested.
+func TestUndecidedWritesAndGuardsOverHTTP(t *testing.T) {
+	ctx := context.Background()
+	c, _, _ := startRegisterNode(t)
+	if err := c.PutContainer(ctx, "d0", 3, "acct", meta.Container{Name: "box", Created: meta.Now()}, nodeclient.ContainerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "box", Object: "o"}
+	key := nodeclient.ObjectRegisterKey(name)
+	decidedAt := meta.Now() + meta.Timestamp(time.Minute)
+	if _, err := c.Register(ctx, "d0", 3, key, casreg.Message{Kind: casreg.Accept, Ballot: casreg.Ballot{Counter: 1, Proposer: "p"},
+		Value: casreg.Value{Gen: 1, Data: nodeclient.EncodeDecided(decidedAt)}}); err != nil {
+		t.Fatal(err)
+	}
+	below := func(what string, err error) {
+		t.Helper()
+		var d *meta.DecidedError
+		if !errors.As(err, &d) || d.At != decidedAt || errors.Is(err, meta.ErrConflict) {
+			t.Errorf("%s beneath the decision: %v, want a DecidedError at %d", what, err, decidedAt)
+		}
+	}
+	_, err := c.PutObject(ctx, "d0", 3, name, meta.Object{Timestamp: meta.Now(), Size: 2}, strings.NewReader("hi"), nodeclient.PutOptions{Undecided: true})
+	below("an undecided PUT", err)
+	_, err = c.DeleteObject(ctx, "d0", 3, name, meta.Now(), nodeclient.DeleteOptions{Undecided: true})
+	below("an undecided DELETE", err)
+	_, err = c.PostObject(ctx, "d0", 3, name, meta.Object{Timestamp: meta.Now()}, nodeclient.PostOptions{Undecided: true})
+	below("an undecided POST", err)
+	if _, err := c.HeadObject(ctx, "d0", 3, name, nodeclient.HeadOptions{Brief: true}); !errors.Is(err, meta.ErrNotFound) {
+		t.Fatalf("a refused write left something: %v", err)
+	}
+	// Replication's writes are not the register's to order: the same PUT unflagged lands.
+	held := meta.Now()
+	if _, err := c.PutObject(ctx, "d0", 3, name, meta.Object{Timestamp: held, Size: 2}, strings.NewReader("hi"), nodeclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, "d0", 3, name, meta.Object{Timestamp: decidedAt + 1, Size: 2}, strings.NewReader("ho"), nodeclient.PutOptions{Undecided: true}); err != nil {
+		t.Errorf("an undecided PUT above the decision: %v", err)
+	}
+
+	// Guards, on another name: refused while a version newer than the one tested is held.
+	other := meta.ObjectName{Account: "acct", Container: "box", Object: "g"}
+	okey := nodeclient.ObjectRegisterKey(other)
+	if _, err := c.PutObject(ctx, "d0", 3, other, meta.Object{Timestamp: held, Size: 1}, strings.NewReader("x"), nodeclient.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	accept := func(n uint64, seen meta.Timestamp, on meta.ObjectName) (casreg.Reply, error) {
+		return c.Register(ctx, "d0", 3, okey, casreg.Message{Kind: casreg.Accept, Ballot: casreg.Ballot{Counter: n, Proposer: "p"},
+			Value: casreg.Value{Gen: n, Data: nodeclient.EncodeDecided(meta.Now())}, Guard: nodeclient.ObjectGuard{Name: on, Seen: seen}.AppendTo(nil)})
+	}
+	if r, err := accept(1, 0, other); err != nil || r.Kind != casreg.Refused {
+		t.Errorf("a decision tested on nothing, where a version is held: %+v, %v", r, err)
+	}
+	if r, err := accept(2, held, other); err != nil || r.Kind != casreg.Took {
+		t.Errorf("a decision tested on the version held: %+v, %v", r, err)
+	}
+	if _, err := accept(3, held, name); !errors.Is(err, meta.ErrInvalidName) {
+		t.Errorf("a guard naming another object than the register's: %v", err)
+	}
+	_, err = c.Register(ctx, "d0", 3, okey, casreg.Message{Kind: casreg.Accept, Ballot: casreg.Ballot{Counter: 4, Proposer: "p"}, Guard: []byte("junk")})
+	if !errors.Is(err, meta.ErrInvalidName) {
+		t.Errorf("a damaged guard: %v", err)
 	}
 }

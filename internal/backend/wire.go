@@ -66,7 +66,9 @@ const (
 	hdrIfTimestamp = "X-Backend-Cairn-If-Timestamp"
 	// hdrDecidedGen carries nodeclient.PutOptions.DecidedGen (and DeleteOptions').
 	hdrDecidedGen = "X-Backend-Cairn-Decided-Gen"
-	hdrExpiredAt  = "X-Backend-Cairn-Expired-At"
+	// hdrUndecided carries nodeclient.PutOptions.Undecided (and DeleteOptions', PostOptions').
+	hdrUndecided = "X-Backend-Cairn-Undecided"
+	hdrExpiredAt = "X-Backend-Cairn-Expired-At"
 	// hdrLease asks on a GET whether the node may answer alone under its read lease
 	// (nodeclient.WithLeaseRead), and answers "alone" when it did.
 	hdrLease = "X-Backend-Cairn-Lease"
@@ -330,6 +332,7 @@ var errorCodes = []struct {
 	{meta.ErrNotFound, http.StatusNotFound, "not-found"},
 	{meta.ErrExists, http.StatusAccepted, "exists"},
 	{meta.ErrNotEmpty, http.StatusConflict, "not-empty"},
+	{meta.ErrDecidedAbove, http.StatusConflict, "decided-above"},
 	{meta.ErrConflict, http.StatusConflict, "conflict"},
 	{meta.ErrInsufficientStorage, http.StatusInsufficientStorage, "insufficient-storage"},
 	{meta.ErrCorrupt, http.StatusInternalServerError, "corrupt"},

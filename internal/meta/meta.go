@@ -31,6 +31,11 @@ var (
 	// ErrConditionalConflict: a conditional write decided for another writer has not landed
 	// yet, or may have: try again (S3's 409 ConditionalRequestConflict).
 	ErrConditionalConflict = errors.New("a conflicting conditional write is in progress")
+	// ErrDecidedAbove: a write that the name's register did not decide reached a replica
+	// whose register has decided a later write, a conditional one whose condition was tested
+	// without this write: landing beneath it, this write would be lost to it, though it came
+	// after the test (see DecidedError).
+	ErrDecidedAbove = errors.New("a conditional write decided after this one began is in place")
 )
 
 // DeletedError is a not-found that says when the name was deleted: a node answers it for a
@@ -56,6 +61,17 @@ func (e *NewerError) Error() string {
 
 // Unwrap makes a NewerError an ErrConflict.
 func (e *NewerError) Unwrap() error { return ErrConflict }
+
+// DecidedError is ErrDecidedAbove with the decided write's timestamp, so that the writer can
+// move its clock past it (AdvanceClock) before it tries again.
+type DecidedError struct{ At Timestamp }
+
+func (e *DecidedError) Error() string {
+	return fmt.Sprintf("a write decided at %d: %v", e.At, ErrDecidedAbove)
+}
+
+// Unwrap makes a DecidedError an ErrDecidedAbove.
+func (e *DecidedError) Unwrap() error { return ErrDecidedAbove }
 
 // Timestamp orders every write of a name: the newest wins, as in Swift. It counts nanoseconds
 // since the Unix epoch; Now never returns the same value twice in one process.

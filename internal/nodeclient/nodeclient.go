@@ -48,6 +48,13 @@ type PutOptions struct {
 	// generation, checked atomically with the commit. A proxy that took over from a writer
 	// presumed dead thus keeps the writer from landing at a quorum afterwards.
 	DecidedGen uint64
+	// Undecided says that this is a client's write that the object's register did not decide
+	// (a plain PUT through a proxy, not replication): the node refuses it (*meta.DecidedError)
+	// when its acceptor of that register has taken a decision for a later write, and, once
+	// admitted, counts it as being committed until it is, so that a decision guarded by an
+	// older version (ObjectGuard) is refused meanwhile. A conditional write and a plain one
+	// that race are thus ordered the same way on every replica they meet on.
+	Undecided bool
 }
 
 // Companion is a bodiless object committed in the same batch as a PUT's object: both are
@@ -118,6 +125,7 @@ type DeleteOptions struct {
 	Containers []ContainerUpdate // see PutOptions.Containers
 	If         meta.Precondition // see PutOptions.If
 	DecidedGen uint64            // see PutOptions.DecidedGen: a conditional DELETE its register decided
+	Undecided  bool              // see PutOptions.Undecided: a plain DELETE through a proxy
 }
 
 // PostOptions hook into an object POST on a node.
@@ -129,6 +137,8 @@ type PostOptions struct {
 	If meta.Precondition
 	// DecidedGen: see PutOptions.DecidedGen: a conditional POST its register decided.
 	DecidedGen uint64
+	// Undecided: see PutOptions.Undecided: a plain POST through a proxy.
+	Undecided bool
 }
 
 // ContainerUpdate names one replica of a container's listing: Swift's X-Container-Host,

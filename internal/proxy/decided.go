@@ -2,10 +2,10 @@ package proxy
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -51,17 +51,6 @@ var errDecidedPending = errors.New("a decided write has not landed yet")
 // written and the body was not read; the caller mints another name.
 var ErrMintedTaken = errors.New("proxy: the minted name is another writer's")
 
-func encodeDecided(ts meta.Timestamp) []byte {
-	return binary.BigEndian.AppendUint64(nil, uint64(ts))
-}
-
-func decodeDecided(b []byte) (meta.Timestamp, bool) {
-	if len(b) != 8 {
-		return 0, false
-	}
-	return meta.Timestamp(binary.BigEndian.Uint64(b)), true
-}
-
 // putDecided makes a conditional PUT of a replicated or erasure-coded object through its
 // register. It returns ErrNoRegisters when the nodes keep none (the caller decides the old
 // way).
@@ -82,7 +71,7 @@ func (p *Proxy) putDecided(ctx context.Context, pl *placement, name meta.ObjectN
 		} else {
 			fenced := func(t target) nodeclient.PutOptions {
 				o2 := nopts(t)
-				o2.If, o2.DecidedGen = meta.Precondition{}, gen
+				o2.If, o2.DecidedGen, o2.Undecided = meta.Precondition{}, gen, false
 				return o2
 			}
 			res, err = p.putReplicas(ctx, pl.withoutHandoffs(), name, obj, body, fenced)
@@ -151,6 +140,19 @@ func (p *Proxy) postDecided(ctx context.Context, pl *placement, name meta.Object
 	return out, err
 }
 
+// belowDecision turns a plain write's refusal for a later decided write
+// (meta.ErrDecidedAbove, from replicas where that decision was taken) into what the client is
+// told when it left the write short of a quorum: the write may have landed on other replicas,
+// beneath the decided one, so whether it took effect cannot be told (503). The refusal moved
+// the proxy's clock past the decision (noteFailure), so the client's retry is ordered after
+// it.
+func belowDecision(err error) error {
+	if errors.Is(err, meta.ErrDecidedAbove) && !errors.Is(err, meta.ErrUnavailable) {
+		return fmt.Errorf("%w: %w", err, meta.ErrUnavailable)
+	}
+	return err
+}
+
 // overtakenIfFenced turns a decided write's refusal by the fence into what the client is told:
 // another proxy presumed this write dead and decided over it, and replicas that took it before
 // may keep it, so whether it took effect cannot be told.
@@ -193,7 +195,48 @@ func (p *Proxy) whenDecided(ctx context.Context, name meta.ObjectName, once func
 // refusal; ErrNoRegisters when the nodes keep none. A minted name (PutOptions.Fresh) must be
 // new: any decision or version under it is another writer's, and the change refuses at once
 // (ErrMintedTaken), without waiting for that writer to land.
+//
+// The decision is guarded (nodeclient.ObjectGuard): a primary takes it only while it holds no
+// version newer than the one the condition tested and commits no plain write of the name.
+// A plain write that lands between the read and the decision thus keeps the decision from
+// its quorum, and one that comes after is refused where the decision was taken (storage's
+// admitUndecided): either way the two are ordered alike everywhere. When the guard is refused,
+// the condition is tested again on what the replicas hold now; the refused decision, which
+// some primary may have taken and a later proposal may find current, is this writer's own
+// and was never written, so the next attempt decides over it without waiting.
 func (p *Proxy) decideWrite(ctx context.Context, pl *placement, name meta.ObjectName, cond meta.Precondition, ts0 meta.Timestamp, exact, minted bool) (meta.Timestamp, uint64, error) {
+	var abandoned []meta.Timestamp // this call's decisions refused by the guard
+	for range maxGuardRefusals {
+		ts, gen, err := p.decideOnce(ctx, pl, name, cond, ts0, exact, minted, abandoned)
+		var refused *guardRefusedError
+		if !errors.As(err, &refused) {
+			return ts, gen, err
+		}
+		abandoned = append(abandoned, refused.made...)
+	}
+	// Plain writes keep landing between the read and the decision. The last refused decision
+	// may still be found, and others will wait for it to land (409) until DecidedGrace: it is
+	// cleared if it can be.
+	p.clearAbandoned(ctx, pl, name, abandoned)
+	return 0, 0, fmt.Errorf("%q: writes kept landing while the condition was decided: %w", name.Object, ErrConditionalConflict)
+}
+
+// maxGuardRefusals bounds how often a conditional write tests its condition again because a
+// plain write landed while it was being decided.
+const maxGuardRefusals = 8
+
+// guardRefusedError: the primaries refused the decision's guard; made are the timestamps of
+// the decisions the attempt proposed (one per application of its change).
+type guardRefusedError struct{ made []meta.Timestamp }
+
+func (e *guardRefusedError) Error() string {
+	return fmt.Sprintf("the decision of a write at %v was refused: a newer version landed", e.made)
+}
+
+// decideOnce is one attempt of decideWrite. A decision in the register whose timestamp is in
+// abandoned was this writer's, refused by the guard and never written: it is decided over
+// as if nothing were pending, and cleared when the condition now fails.
+func (p *Proxy) decideOnce(ctx context.Context, pl *placement, name meta.ObjectName, cond meta.Precondition, ts0 meta.Timestamp, exact, minted bool, abandoned []meta.Timestamp) (meta.Timestamp, uint64, error) {
 	key := nodeclient.ObjectRegisterKey(name)
 	current := p.newestHeld
 	if pl.scheme != nil {
@@ -212,34 +255,43 @@ func (p *Proxy) decideWrite(ctx context.Context, pl *placement, name meta.Object
 		live = nil
 	}
 	var ts, overtaken meta.Timestamp
+	var made []meta.Timestamp // every decision proposed, should the guard refuse them
+	var condErr error         // the condition's refusal, when the change clears an abandoned decision
 	change := func(data []byte) ([]byte, error) {
-		overtaken = 0
-		decided, ok := decodeDecided(data)
-		if minted && (ok || seen != 0) {
+		overtaken, condErr = 0, nil
+		decided, ok := nodeclient.DecodeDecided(data)
+		mine := ok && slices.Contains(abandoned, decided)
+		if minted && (seen != 0 || (ok && !mine)) {
 			return nil, fmt.Errorf("%q: %w", name.Object, ErrMintedTaken)
 		}
-		if ok && decided > seen {
+		if ok && decided > seen && !mine {
 			if p.now().Sub(time.Unix(0, int64(decided))) < p.decidedGrace {
 				return nil, errDecidedPending
 			}
 			overtaken = decided
 		}
 		if err := cond.Check(live); err != nil {
+			if mine {
+				condErr = err
+				return nodeclient.EncodeDecided(seen), nil // nothing pending
+			}
 			return nil, err
 		}
 		if exact {
 			// The version's time is given (a version name holds it): it must still sort
 			// after every version seen.
-			if ts0 <= seen || ts0 <= decided {
+			if ts0 <= seen || (!mine && ts0 <= decided) {
 				return nil, fmt.Errorf("write at %d, a version at %d: %w", ts0, max(seen, decided), meta.ErrConflict)
 			}
 			ts = ts0
 		} else {
 			ts = max(meta.Now(), ts0, seen+1, decided+1)
 		}
-		return encodeDecided(ts), nil
+		made = append(made, ts)
+		return nodeclient.EncodeDecided(ts), nil
 	}
-	o, err := p.decide(ctx, pl, key, change)
+	guard := nodeclient.ObjectGuard{Name: name, Seen: seen}.AppendTo(nil)
+	o, err := p.decide(ctx, pl, key, change, guard)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -247,10 +299,15 @@ func (p *Proxy) decideWrite(ctx context.Context, pl *placement, name meta.Object
 	case o.Err == nil:
 	case errors.Is(o.Err, errDecidedPending):
 		return 0, 0, o.Err
+	case errors.Is(o.Err, casreg.ErrRefused):
+		return 0, 0, &guardRefusedError{made: made}
 	case errors.Is(o.Err, casreg.ErrUnavailable), errors.Is(o.Err, casreg.ErrUnknown):
 		return 0, 0, registerUnavailable(key, o.Err)
 	default:
 		return 0, 0, o.Err // the condition's refusal
+	}
+	if condErr != nil {
+		return 0, 0, condErr
 	}
 	if overtaken != 0 {
 		// The writer presumed dead may have landed before this decision fenced it out.
@@ -260,6 +317,21 @@ func (p *Proxy) decideWrite(ctx context.Context, pl *placement, name meta.Object
 		}
 	}
 	return ts, o.Value.Gen, nil
+}
+
+// clearAbandoned makes the register of name hold nothing pending where it holds one of this
+// writer's abandoned decisions (best effort: a decision left there is decided over once
+// DecidedGrace has passed).
+func (p *Proxy) clearAbandoned(ctx context.Context, pl *placement, name meta.ObjectName, abandoned []meta.Timestamp) {
+	change := func(data []byte) ([]byte, error) {
+		if decided, ok := nodeclient.DecodeDecided(data); ok && slices.Contains(abandoned, decided) {
+			return nodeclient.EncodeDecided(0), nil
+		}
+		return data, nil
+	}
+	if o, err := p.decide(ctx, pl, nodeclient.ObjectRegisterKey(name), change, nil); err != nil || o.Err != nil {
+		p.log.Debug("register: an abandoned decision was not cleared", "object", name.Object, "err", errors.Join(err, o.Err))
+	}
 }
 
 // withoutHandoffs returns the placement with no handoffs to draw on, its primaries

@@ -142,7 +142,7 @@ func TestADeadWriterIsDecidedOver(t *testing.T) {
 	// The dead writer's decision, without its write.
 	deadTs := meta.Now()
 	clock = time.Unix(0, int64(deadTs)).Add(time.Second)
-	o, err := dead.decide(ctx, pl, nodeclient.ObjectRegisterKey(name), func([]byte) ([]byte, error) { return encodeDecided(deadTs), nil })
+	o, err := dead.decide(ctx, pl, nodeclient.ObjectRegisterKey(name), func([]byte) ([]byte, error) { return nodeclient.EncodeDecided(deadTs), nil }, nil)
 	if err != nil || o.Err != nil {
 		t.Fatal(err, o.Err)
 	}
@@ -157,7 +157,7 @@ func TestADeadWriterIsDecidedOver(t *testing.T) {
 	// it writes); the writer, only paused, wakes up and sends its bytes, fenced by its
 	// decision's generation: no replica takes them.
 	clock = clock.Add(grace)
-	over, err := next.decide(ctx, pl, nodeclient.ObjectRegisterKey(name), func([]byte) ([]byte, error) { return encodeDecided(meta.Now()), nil })
+	over, err := next.decide(ctx, pl, nodeclient.ObjectRegisterKey(name), func([]byte) ([]byte, error) { return nodeclient.EncodeDecided(meta.Now()), nil }, nil)
 	if err != nil || over.Err != nil || over.Value.Gen <= o.Value.Gen {
 		t.Fatal(err, over)
 	}
@@ -532,4 +532,171 @@ type watchedReader struct {
 func (w *watchedReader) Read(p []byte) (int, error) {
 	w.read = true
 	return w.r.Read(p)
+}
+
+// gatedReader is a body whose first Read waits until release is closed; reading is closed
+// when something first tries to read it (the writer has stamped its write by then).
+type gatedReader struct {
+	r       io.Reader
+	once    sync.Once
+	reading chan struct{}
+	release chan struct{}
+}
+
+func gated(body string) *gatedReader {
+	return &gatedReader{r: bytes.NewReader([]byte(body)), reading: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	g.once.Do(func() { close(g.reading) })
+	<-g.release
+	return g.r.Read(p)
+}
+
+// holdingAccepts dials the nodes as otherProcesses does, and holds every Accept of a register
+// until release is closed; accepting is closed when the first one is sent.
+type holdingAccepts struct {
+	otherProcesses
+	once      sync.Once
+	accepting chan struct{}
+	release   chan struct{}
+}
+
+type acceptHolder struct {
+	remoteNode
+	d *holdingAccepts
+}
+
+func (d *holdingAccepts) Dial(node string) (nodeclient.Client, error) {
+	cl, err := d.otherProcesses.Dial(node)
+	if err != nil {
+		return nil, err
+	}
+	return acceptHolder{cl.(remoteNode), d}, nil
+}
+
+func (a acceptHolder) Register(ctx context.Context, device string, part uint32, key string, m casreg.Message) (casreg.Reply, error) {
+	if m.Kind == casreg.Accept {
+		a.d.once.Do(func() { close(a.d.accepting) })
+		select {
+		case <-a.d.release:
+		case <-ctx.Done():
+			return casreg.Reply{}, ctx.Err()
+		}
+	}
+	return a.remoteNode.Register(ctx, device, part, key, m)
+}
+
+// A plain PUT racing a conditional create of the same key (the robustness tier's seed
+// 1795974788630210716): the plain write is stamped, then the create is decided on the empty
+// key, then the plain write lands, then the create's. Stamped earlier, the plain write would
+// lie beneath the create, which overwrites it: both told 200, and no order of the two explains
+// that (the create's condition was tested without the plain write, which came before it). The
+// nodes that took the create's decision refuse the plain write (storage's admitUndecided): it
+// is told 503 (it may have landed where the decision was not taken, beneath it), and the
+// create wins. The plain write's retry is ordered after the create, and wins.
+func TestAPlainWriteLandingBeneathADecisionIsRefused(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, 3)
+	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
+		t.Fatal(err)
+	}
+	var ps []*Proxy
+	for range 2 {
+		p, err := New(Config{Ring: c.proxy.objectRings[0](), Dialer: otherProcesses{c}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "box", Object: "table/_delta_log/00000.json"}
+	put := func(p *Proxy, body io.Reader, size int, cond meta.Precondition) chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := p.PutObject(ctx, name, meta.Object{Size: int64(size)}, body, PutOptions{If: cond})
+			done <- err
+		}()
+		return done
+	}
+	plain := gated("plain")
+	plainDone := put(ps[0], plain, len("plain"), meta.Precondition{})
+	<-plain.reading
+	create := gated("create")
+	createDone := put(ps[1], create, len("create"), meta.Precondition{IfNoneMatch: true})
+	<-create.reading // decided: the body is read only after the decision
+	close(plain.release)
+	plainErr := <-plainDone
+	close(create.release)
+	if err := <-createDone; err != nil {
+		t.Fatalf("the create: %v", err)
+	}
+	if !errors.Is(plainErr, meta.ErrUnavailable) || !errors.Is(plainErr, meta.ErrDecidedAbove) {
+		t.Fatalf("the plain write landing beneath the create's decision was told %v, want a 503 for the decision above it", plainErr)
+	}
+	for node, held := range heldOn(t, c, name) {
+		if held != "create" {
+			t.Errorf("%s holds %q, want the create's bytes", node, held)
+		}
+	}
+	if _, err := ps[0].PutObject(ctx, name, meta.Object{Size: 5}, bytes.NewReader([]byte("again")), PutOptions{}); err != nil {
+		t.Fatalf("the plain write again: %v", err)
+	}
+	for node, held := range heldOn(t, c, name) {
+		if held != "again" {
+			t.Errorf("after the retry, %s holds %q", node, held)
+		}
+	}
+}
+
+// The other order of the same race: the create's condition is tested on the empty key, then
+// the plain write (stamped before) lands, then the create's decision reaches the nodes. They
+// hold a version newer than the one the condition tested, and refuse the decision (its
+// guard); the create tests its condition again, on the plain write, and is told 412. Without
+// the guard the create would be decided and overwrite an acknowledged write.
+func TestADecisionIsRefusedWhereAPlainWriteLandedAfterItsTest(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, 3)
+	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
+		t.Fatal(err)
+	}
+	plainProxy, err := New(Config{Ring: c.proxy.objectRings[0](), Dialer: otherProcesses{c}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holding := &holdingAccepts{otherProcesses: otherProcesses{c}, accepting: make(chan struct{}), release: make(chan struct{})}
+	condProxy, err := New(Config{Ring: c.proxy.objectRings[0](), Dialer: holding})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "box", Object: "terraform.tflock"}
+	plain := gated("plain")
+	plainDone := make(chan error, 1)
+	go func() {
+		_, err := plainProxy.PutObject(ctx, name, meta.Object{Size: 5}, plain, PutOptions{})
+		plainDone <- err
+	}()
+	<-plain.reading
+	createDone := make(chan error, 1)
+	go func() {
+		_, err := condProxy.PutObject(ctx, name, meta.Object{Size: 6}, bytes.NewReader([]byte("create")), PutOptions{If: meta.Precondition{IfNoneMatch: true}})
+		createDone <- err
+	}()
+	<-holding.accepting // the create's condition was tested, on nothing
+	close(plain.release)
+	if err := <-plainDone; err != nil {
+		t.Fatalf("the plain write: %v", err)
+	}
+	close(holding.release)
+	if err := <-createDone; !errors.Is(err, meta.ErrPreconditionFailed) {
+		t.Fatalf("the create whose decision came after a plain write landed was told %v, want 412", err)
+	}
+	for node, held := range heldOn(t, c, name) {
+		if held != "plain" {
+			t.Errorf("%s holds %q, want the plain write's bytes", node, held)
+		}
+	}
+	// The register holds nothing pending: the next create is told 412 at once, not 409.
+	if _, err := condProxy.PutObject(ctx, name, meta.Object{Size: 4}, bytes.NewReader([]byte("next")), PutOptions{If: meta.Precondition{IfNoneMatch: true}}); !errors.Is(err, meta.ErrPreconditionFailed) {
+		t.Fatalf("the next create: %v", err)
+	}
 }

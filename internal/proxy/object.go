@@ -62,8 +62,9 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 	}
 	prepare(&obj, opts)
 	listing := p.listingFor(name, pl)
+	undecided := !sole(pl)
 	nopts := func(t target) nodeclient.PutOptions {
-		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Containers: listing(t.replica), Fresh: opts.Fresh}
+		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Containers: listing(t.replica), Fresh: opts.Fresh, Undecided: undecided}
 	}
 	var res nodeclient.PutResult
 	decided := false
@@ -81,7 +82,7 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 		res, err = p.putReplicas(ctx, pl, name, obj, body, nopts)
 	}
 	if err != nil {
-		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
+		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, belowDecision(err))
 	}
 	p.releaseSegments(ctx, name, res.Previous, &res.Object)
 	return served(res.Object), nil
@@ -380,13 +381,20 @@ func (p *Proxy) DeleteObject(ctx context.Context, name meta.ObjectName) error {
 // DeleteObjectIf is DeleteObject when cond holds for the current version, decided by each
 // replica in its commit (meta.ErrPreconditionFailed otherwise).
 func (p *Proxy) DeleteObjectIf(ctx context.Context, name meta.ObjectName, cond meta.Precondition) error {
-	return p.DeleteObjectAt(ctx, name, meta.Now(), cond)
+	return p.deleteObject(ctx, name, meta.Now(), cond, true)
 }
 
 // DeleteObjectAt is DeleteObjectIf with the tombstone's timestamp given: the expirer deletes an
 // object as of its expiry time, as Swift's does, so that any write stamped after the expiry
 // wins over the delete whichever commits first.
 func (p *Proxy) DeleteObjectAt(ctx context.Context, name meta.ObjectName, now meta.Timestamp, cond meta.Precondition) error {
+	return p.deleteObject(ctx, name, now, cond, false)
+}
+
+// deleteObject is DeleteObjectAt; restamp says that now is the proxy's clock, not the
+// caller's: a plain delete refused for a decision above it (meta.ErrDecidedAbove) is then made
+// again at a later time, after that decision, as it must be ordered.
+func (p *Proxy) deleteObject(ctx context.Context, name meta.ObjectName, now meta.Timestamp, cond meta.Precondition, restamp bool) error {
 	ctx, pl, err := p.placeObject(ctx, name, false)
 	if err != nil {
 		return fmt.Errorf("delete %q: %w", name.Object, err)
@@ -406,18 +414,25 @@ func (p *Proxy) DeleteObjectAt(ctx context.Context, name meta.ObjectName, now me
 		}
 	}
 	var mu sync.Mutex // replicas answer concurrently
-	err = pl.fanOut(ctx, func(ctx context.Context, t target) error {
-		opts := nodeclient.DeleteOptions{If: cond, Containers: listing(t.replica)}
-		o, err := t.client.DeleteObject(ctx, t.dev.Name, pl.part, name, now, opts)
-		if err == nil {
-			mu.Lock()
-			prev = o
-			mu.Unlock()
+	undecided := !sole(pl)
+	for attempt := 0; ; attempt++ {
+		err = pl.fanOut(ctx, func(ctx context.Context, t target) error {
+			opts := nodeclient.DeleteOptions{If: cond, Containers: listing(t.replica), Undecided: undecided}
+			o, err := t.client.DeleteObject(ctx, t.dev.Name, pl.part, name, now, opts)
+			if err == nil {
+				mu.Lock()
+				prev = o
+				mu.Unlock()
+			}
+			return err
+		})
+		if !restamp || attempt == 2 || !errors.Is(err, meta.ErrDecidedAbove) {
+			break
 		}
-		return err
-	})
+		now = meta.Now() // past the decision: the refusal moved the clock (noteFailure)
+	}
 	if err != nil {
-		return fmt.Errorf("delete %q: %w", name.Object, err)
+		return fmt.Errorf("delete %q: %w", name.Object, belowDecision(err))
 	}
 	p.releaseSegments(ctx, name, &prev, nil)
 	return nil
@@ -477,8 +492,9 @@ func (p *Proxy) PostObjectIf(ctx context.Context, name meta.ObjectName, update m
 		}
 	}
 	var mu sync.Mutex // replicas answer concurrently
+	undecided := !sole(pl)
 	err = pl.fanOut(ctx, func(ctx context.Context, t target) error {
-		o, err := t.client.PostObject(ctx, t.dev.Name, pl.part, name, update, nodeclient.PostOptions{Containers: listing(t.replica), If: cond})
+		o, err := t.client.PostObject(ctx, t.dev.Name, pl.part, name, update, nodeclient.PostOptions{Containers: listing(t.replica), If: cond, Undecided: undecided})
 		if err == nil {
 			mu.Lock()
 			out = o
@@ -495,7 +511,7 @@ func (p *Proxy) PostObjectIf(ctx context.Context, name meta.ObjectName, update m
 		return meta.Object{}, fmt.Errorf("post %q: too few replicas hold the newest version yet: %w", name.Object, meta.ErrUnavailable)
 	}
 	if err != nil {
-		return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, err)
+		return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, belowDecision(err))
 	}
 	out = out.AsServed()
 	out.SysMeta = meta.WithoutEC(out.SysMeta)

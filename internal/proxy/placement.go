@@ -230,6 +230,9 @@ func (p *Proxy) noteFailure(ctx context.Context, t target, err error) {
 	if newer := (*meta.NewerError)(nil); errors.As(err, &newer) {
 		meta.AdvanceClock(newer.At)
 	}
+	if decided := (*meta.DecidedError)(nil); errors.As(err, &decided) {
+		meta.AdvanceClock(decided.At) // a later write was decided: this one's retry goes after it
+	}
 	if err != nil && ctx.Err() == nil && errors.Is(err, meta.ErrUnavailable) {
 		p.log.Debug("storage node failed", "node", t.dev.Node, "device", t.dev.Name, "err", err)
 		p.health.failed(t.dev.Node)

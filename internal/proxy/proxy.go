@@ -278,7 +278,10 @@ func (p *Proxy) accountFor(account string) func(replica int) *nodeclient.Account
 // The client's own mistakes (a range past the end, a body shorter or longer than it said, a
 // name no node accepts) are answers too: asking another node would get the same.
 var answerErrors = []error{meta.ErrNotFound, meta.ErrConflict, meta.ErrNotEmpty, meta.ErrExists, meta.ErrInsufficientStorage, meta.ErrPreconditionFailed,
-	meta.ErrInvalidRange, meta.ErrIncompleteBody, meta.ErrBodyTooLong, meta.ErrInvalidName}
+	meta.ErrInvalidRange, meta.ErrIncompleteBody, meta.ErrBodyTooLong, meta.ErrInvalidName,
+	// A decision above a plain write is taken on primaries only: a handoff, which keeps no
+	// register, must not take the write in its place.
+	meta.ErrDecidedAbove}
 
 // isFinal says whether a write's error ends it on that replica: an answer, except a full
 // device, which another device (a handoff) can take the write for.

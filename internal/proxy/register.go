@@ -89,10 +89,12 @@ func (r *registers) observe(key string, b casreg.Ballot) {
 
 // decide runs change on the register key, whose acceptors are pl's primaries (never handoffs:
 // a register's acceptors are fixed, or two quorums need not meet), and returns the outcome.
-// A nil change reads. The outcome's Err is change's own refusal, casreg.ErrUnavailable (no
-// quorum answered; nothing changed), or casreg.ErrUnknown (the change may take effect or not);
-// the error returned is ErrNoRegisters when the nodes keep none, or the context's.
-func (p *Proxy) decide(ctx context.Context, pl *placement, key string, change casreg.Change) (casreg.Outcome, error) {
+// A nil change reads. A guard (nil: none) goes with the Accepts of the values change makes
+// (casreg.Message.Guard), for the nodes to check. The outcome's Err is change's own refusal,
+// casreg.ErrUnavailable (no quorum answered; nothing changed), casreg.ErrUnknown (the change
+// may take effect or not) or casreg.ErrRefused (the guard was refused where no quorum is
+// left; the change may still take effect); the error returned is ErrNoRegisters when the nodes keep none, or the context's.
+func (p *Proxy) decide(ctx context.Context, pl *placement, key string, change casreg.Change, guard []byte) (casreg.Outcome, error) {
 	done, err := p.regs.turn(ctx, key)
 	if err != nil {
 		return casreg.Outcome{}, fmt.Errorf("register %q: %w", key, err)
@@ -173,9 +175,12 @@ func (p *Proxy) decide(ctx context.Context, pl *placement, key string, change ca
 		return casreg.Outcome{Err: casreg.ErrUnavailable}, nil
 	}
 	now := time.Now()
-	if change == nil {
+	switch {
+	case change == nil:
 		send(prop.Read(now))
-	} else {
+	case guard != nil:
+		send(prop.ProposeGuarded(now, change, guard))
+	default:
 		send(prop.Propose(now, change))
 	}
 	timer := time.NewTimer(time.Hour)

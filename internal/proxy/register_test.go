@@ -97,7 +97,7 @@ func TestRacingProxiesDecideOneWinner(t *testing.T) {
 						return nil, errTaken
 					}
 					return mine, nil
-				})
+				}, nil)
 				if err != nil {
 					t.Errorf("seed %d round %d proxy %d: %v", seed, round, i, err)
 				}
@@ -131,7 +131,7 @@ func TestRacingProxiesDecideOneWinner(t *testing.T) {
 		net.loss = 0
 		net.mu.Unlock()
 		for i, p := range ps {
-			o, err := p.decide(ctx, pl(p), key, nil)
+			o, err := p.decide(ctx, pl(p), key, nil, nil)
 			if err != nil || o.Err != nil {
 				t.Fatalf("seed %d round %d: read by proxy %d: %v %v", seed, round, i, err, o.Err)
 			}
@@ -162,13 +162,13 @@ func TestDecisionWithoutAQuorum(t *testing.T) {
 	name := meta.ObjectName{Account: "acct", Container: "box", Object: "o"}
 	r := c.proxy.objectRings[0]()
 	pl := c.proxy.place(r, partition(r, name.Account, name.Container, name.Object))
-	o, err := c.proxy.decide(ctx, pl, "k", func([]byte) ([]byte, error) { return []byte("v"), nil })
+	o, err := c.proxy.decide(ctx, pl, "k", func([]byte) ([]byte, error) { return []byte("v"), nil }, nil)
 	if err != nil || !errors.Is(o.Err, casreg.ErrUnavailable) {
 		t.Fatalf("outcome %v, err %v; want ErrUnavailable", o.Err, err)
 	}
 	c.down["node0"], c.down["node1"] = false, false
 	pl = c.proxy.place(r, pl.part)
-	o, err = c.proxy.decide(ctx, pl, "k", nil)
+	o, err = c.proxy.decide(ctx, pl, "k", nil, nil)
 	if err != nil || o.Err != nil || o.Value.Data != nil {
 		t.Fatalf("after the failed decision the register holds %+v (%v, %v)", o.Value, o.Err, err)
 	}
@@ -178,7 +178,7 @@ func TestDecisionWithoutAQuorum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.decide(ctx, p.place(r, pl.part), "k", nil); !errors.Is(err, ErrNoRegisters) {
+	if _, err := p.decide(ctx, p.place(r, pl.part), "k", nil, nil); !errors.Is(err, ErrNoRegisters) {
 		t.Fatalf("over nodes without registers: %v", err)
 	}
 }

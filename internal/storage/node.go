@@ -363,9 +363,29 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 		comp = &putListing{n: n, d: d, dev: devName, part: part, name: c.Name, containers: c.Containers, hold: &hold}
 		eopts.Companion = companion(c, comp)
 	}
-	if opts.DecidedGen > 0 {
+	switch {
+	case opts.DecidedGen > 0:
 		unlock := d.fenceDecided(part, name, opts.DecidedGen, &eopts)
 		defer unlock()
+	case opts.Undecided:
+		// Admitted once the body has arrived, just before the commit: a decision taken
+		// while the body streamed is seen.
+		before := eopts.BeforeCommit
+		var done func()
+		eopts.BeforeCommit = func(o *meta.Object) (err error) {
+			if before != nil {
+				if err := before(o); err != nil {
+					return err
+				}
+			}
+			done, err = d.admitUndecided(part, name, o.Timestamp)
+			return err
+		}
+		defer func() {
+			if done != nil {
+				done()
+			}
+		}()
 	}
 	o, err := d.engine.Put(ctx, name, obj, body, eopts)
 	if err != nil {
@@ -516,6 +536,12 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 			return meta.Object{}, err
 		}
 		defer unlock()
+	} else if opts.Undecided {
+		done, err := d.admitUndecided(part, name, ts)
+		if err != nil {
+			return meta.Object{}, err
+		}
+		defer done()
 	}
 	var pending []*pendingUpdate
 	err = d.engine.Delete(ctx, name, ts, engine.DeleteOptions{If: opts.If, InBatch: func(b *pebble.Batch, p *meta.Object) (err error) {
@@ -575,6 +601,12 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 			return meta.Object{}, err
 		}
 		defer unlock()
+	} else if opts.Undecided {
+		done, err := d.admitUndecided(part, name, update.Timestamp)
+		if err != nil {
+			return meta.Object{}, err
+		}
+		defer done()
 	}
 	var hold usageHold
 	defer hold.release()

@@ -33,10 +33,18 @@ const registerStripes = 256
 
 var registerSeed = maphash.MakeSeed()
 
-// registerLocks orders the messages to each register of a device.
-type registerLocks [registerStripes]sync.Mutex
+// registerLocks orders the messages to each register of a device, and the checks of the
+// writes against it (fenceDecided, admitUndecided).
+type registerLocks [registerStripes]registerStripe
 
-func (l *registerLocks) of(key []byte) *sync.Mutex {
+type registerStripe struct {
+	sync.Mutex
+	// committing counts, by register key, the undecided writes (PutOptions.Undecided) admitted
+	// and not yet committed or failed: a guarded decision is refused while one is.
+	committing map[string]int
+}
+
+func (l *registerLocks) of(key []byte) *registerStripe {
 	return &l[maphash.Bytes(registerSeed, key)%registerStripes]
 }
 
@@ -86,7 +94,10 @@ func (n *Node) Register(ctx context.Context, device string, part uint32, key str
 		// replication or an operator restores it.
 		return casreg.Reply{}, fmt.Errorf("register %q on %s: %w: %w", key, device, err, meta.ErrCorrupt)
 	}
-	next, reply := state.Handle(m)
+	next, reply, err := state.HandleGuarded(m, func(guard []byte) (bool, error) { return d.guardHolds(ctx, mu, k, guard) })
+	if err != nil {
+		return casreg.Reply{}, fmt.Errorf("register %q on %s: %w", key, device, err)
+	}
 	if now := next.AppendTo(nil); !bytes.Equal(now, was) && !(was == nil && next.Promised.IsZero() && next.Accepted.IsZero()) {
 		if err := d.engine.CheckDeleteSpace(); err != nil {
 			return casreg.Reply{}, fmt.Errorf("register %q on %s: %w", key, device, err)
@@ -96,6 +107,71 @@ func (n *Node) Register(ctx context.Context, device string, part uint32, key str
 		}
 	}
 	return reply, nil
+}
+
+// guardHolds checks a decision's guard (nodeclient.ObjectGuard) for the register under k, whose
+// stripe st the caller holds locked: it holds while the device keeps no version of the guard's
+// object newer than the one the decision's condition tested, and commits no undecided write
+// of it. A decision taken now is then above every write this device has let land: a write
+// that lands here later and is not above it is refused (admitUndecided).
+func (d *device) guardHolds(ctx context.Context, st *registerStripe, k []byte, guard []byte) (bool, error) {
+	g, err := nodeclient.DecodeObjectGuard(guard)
+	if err != nil {
+		return false, fmt.Errorf("%v: %w", err, meta.ErrInvalidName)
+	}
+	if part := binary.BigEndian.Uint32(k[1:5]); !bytes.Equal(registerKey(part, nodeclient.ObjectRegisterKey(g.Name)), k) {
+		return false, fmt.Errorf("a guard on %q for another register: %w", g.Name.Object, meta.ErrInvalidName)
+	}
+	if st.committing[string(k)] > 0 {
+		return false, nil
+	}
+	o, err := d.engine.StatBrief(ctx, g.Name)
+	if errors.Is(err, meta.ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("the versions of %q: %w", g.Name.Object, err)
+	}
+	return o.Timestamp <= g.Seen, nil
+}
+
+// admitUndecided admits a write at ts of name that its register did not decide
+// (nodeclient.PutOptions.Undecided): it is refused (*meta.DecidedError) when this device's
+// acceptor of the name's register has taken a decision for a write at ts or later, which
+// would otherwise land above it, though its condition was tested without it. An admitted
+// write counts as committing until done is called, after its commit or failure, so that a
+// guarded decision is refused meanwhile (guardHolds): of the two, whichever reaches the
+// device first holds off the other.
+func (d *device) admitUndecided(part uint32, name meta.ObjectName, ts meta.Timestamp) (done func(), err error) {
+	k := registerKey(part, nodeclient.ObjectRegisterKey(name))
+	st := d.registers.of(k)
+	st.Lock()
+	defer st.Unlock()
+	was, err := d.readRegister(k)
+	if err != nil {
+		return nil, err
+	}
+	if was != nil {
+		state, err := casreg.DecodeAcceptor(was)
+		if err != nil {
+			return nil, fmt.Errorf("register of %q: %w: %w", name.Object, err, meta.ErrCorrupt)
+		}
+		if at, ok := nodeclient.DecodeDecided(state.Value.Data); ok && at >= ts {
+			return nil, fmt.Errorf("%q at %d: %w", name.Object, ts, &meta.DecidedError{At: at})
+		}
+	}
+	key := string(k)
+	if st.committing == nil {
+		st.committing = map[string]int{}
+	}
+	st.committing[key]++
+	return func() {
+		st.Lock()
+		defer st.Unlock()
+		if st.committing[key]--; st.committing[key] <= 0 {
+			delete(st.committing, key)
+		}
+	}, nil
 }
 
 // readRegister returns the stored acceptor state (nil when there is none).

@@ -6,11 +6,13 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	pebblevfs "github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/cairn-store/cairn/internal/casreg"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
 )
 
 func ballot(n uint64, p string) casreg.Ballot { return casreg.Ballot{Counter: n, Proposer: p} }
@@ -129,5 +131,60 @@ func TestRegisterStateSurvivesACrash(t *testing.T) {
 	}
 	if len(newest) == 0 {
 		t.Fatal("the test answered nothing")
+	}
+}
+
+// A plain write being committed holds off a guarded decision, and a decision taken holds off a
+// plain write stamped beneath it: of the two, whichever reaches the device first orders the
+// other after it.
+func TestUndecidedWritesAndGuardedDecisionsHoldEachOtherOff(t *testing.T) {
+	ctx := context.Background()
+	n, _ := openNode(t)
+	d, err := n.device("d0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "box", Object: "lock"}
+	key := nodeclient.ObjectRegisterKey(name)
+	decidedAt := meta.Now() + meta.Timestamp(time.Minute)
+	accept := func(b uint64) casreg.Reply {
+		t.Helper()
+		r, err := n.Register(ctx, "d0", 5, key, casreg.Message{Kind: casreg.Accept, Ballot: ballot(b, "p"),
+			Value: casreg.Value{Gen: b, Data: nodeclient.EncodeDecided(decidedAt)}, Guard: nodeclient.ObjectGuard{Name: name}.AppendTo(nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	done, err := d.admitUndecided(5, name, meta.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := accept(1); r.Kind != casreg.Refused {
+		t.Fatalf("a guarded decision while a plain write commits: %v", r.Kind)
+	}
+	done()
+	if r := accept(2); r.Kind != casreg.Took {
+		t.Fatalf("a guarded decision once the plain write is done (and nothing landed): %v", r.Kind)
+	}
+	var below *meta.DecidedError
+	if _, err := d.admitUndecided(5, name, decidedAt-1); !errors.As(err, &below) || below.At != decidedAt {
+		t.Fatalf("a plain write beneath the decision: %v", err)
+	}
+	// The node's own PUT path: refused after its body arrived, nothing stored.
+	_, err = n.PutObject(ctx, "d0", 5, name, meta.Object{Timestamp: decidedAt - 1, Size: 1}, strings.NewReader("x"), nodeclient.PutOptions{Undecided: true})
+	if !errors.As(err, &below) {
+		t.Fatalf("an undecided PUT beneath the decision: %v", err)
+	}
+	if _, err := n.HeadObject(ctx, "d0", 5, name, nodeclient.HeadOptions{}); !errors.Is(err, meta.ErrNotFound) {
+		t.Fatalf("the refused PUT left a version: %v", err)
+	}
+	done, err = d.admitUndecided(5, name, decidedAt+1)
+	if err != nil {
+		t.Fatalf("a plain write above the decision: %v", err)
+	}
+	done()
+	if len(d.registers.of(registerKey(5, key)).committing) != 0 {
+		t.Error("a finished write is still counted as committing")
 	}
 }
