@@ -140,6 +140,7 @@ type Proxy struct {
 	// decision takes at least two synced rounds, and more when proxies duel, so it is bounded
 	// by three node timeouts (a busy disk can make each round slow).
 	regs            *registers
+	flights         *Flights // writes stamped and in flight through this proxy (flights.go)
 	registerTimeout time.Duration
 	decidedGrace    time.Duration
 	// now is the clock that ages decided writes (tests move it).
@@ -167,7 +168,7 @@ func New(cfg Config) (*Proxy, error) {
 		grace: cfg.SegmentGrace, later: &releaser{pending: map[*time.Timer]func(){}},
 		nodeTimeout: cfg.NodeTimeout,
 		health:      newHealth(cfg.ErrorLimit, cfg.ErrorInterval, time.Now),
-		regs:        newRegisters(), registerTimeout: 3 * cfg.NodeTimeout, decidedGrace: cfg.DecidedGrace, now: meta.Wall,
+		regs:        newRegisters(), flights: &Flights{}, registerTimeout: 3 * cfg.NodeTimeout, decidedGrace: cfg.DecidedGrace, now: meta.Wall,
 		leases: leaseConfig(cfg.ReadLeases),
 	}, nil
 }

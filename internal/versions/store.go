@@ -81,7 +81,16 @@ func (s *Store) Put(ctx context.Context, st State, name meta.ObjectName, obj met
 	if err != nil {
 		return meta.Object{}, "", err
 	}
-	ts := s.mint()
+	// A plain write is in flight from its stamp to its link; a conditional one is stamped
+	// when none stamped before it is (proxy.Flights).
+	var ts meta.Timestamp
+	if cond.IsZero() {
+		var landed func()
+		ts, landed = s.px.Flights().StampPlain(flightKey(name), s.mint)
+		defer landed()
+	} else if ts, err = s.px.Flights().StampAlone(ctx, flightKey(name), flightWait, s.mint); err != nil {
+		return meta.Object{}, "", err
+	}
 	vname := versionName(name, st, ts)
 	// The version's name is new, minted here with its timestamp in it: an in-process node
 	// need not look for what it holds (nodeclient PutOptions.Fresh).
@@ -177,6 +186,13 @@ func (s *Store) unlinked(ctx context.Context, name, vname meta.ObjectName, cond 
 func versionName(name meta.ObjectName, st State, ts meta.Timestamp) meta.ObjectName {
 	return meta.ObjectName{Account: name.Account, Container: st.Container, Object: ObjectName(name.Object, ts)}
 }
+
+// flightKey names an object in the proxy's flights.
+func flightKey(name meta.ObjectName) string { return nodeclient.ObjectRegisterKey(name) }
+
+// flightWait is how long a conditional write waits for the plain writes of its key stamped
+// before it to land (proxy.Flights.StampAlone) before it is told 409.
+const flightWait = 2 * time.Second
 
 // maxMints bounds how many names a version write mints: each one taken was another proxy's,
 // minted in the same 10 µs, and the next is later.
@@ -418,7 +434,9 @@ func (s *Store) Delete(ctx context.Context, st State, name meta.ObjectName) (mar
 	if _, err := s.keepNullVersion(ctx, st, name); err != nil {
 		return "", err
 	}
-	_, ts, err := s.putMinted(s.mint(), func(ts meta.Timestamp) (meta.Object, error) {
+	ts, landed := s.px.Flights().StampPlain(flightKey(name), s.mint)
+	defer landed()
+	_, ts, err = s.putMinted(ts, func(ts meta.Timestamp) (meta.Object, error) {
 		return s.px.PutObject(ctx, versionName(name, st, ts), meta.Object{ContentType: DeleteMarkerType}, strings.NewReader(""), proxy.PutOptions{Timestamp: ts, Fresh: true})
 	})
 	if err != nil {

@@ -190,10 +190,8 @@ func TestRobustness(t *testing.T) {
 
 // runOp runs one random operation and records it.
 func runOp(ctx context.Context, c *s3.Client, bucket string, h *history, client, n int, rng *rand.Rand, prof profile) {
-	// Plain keys (put, get, delete) and lock keys (create, get, delete), in a bucket and in a
-	// bucket with versioning on. A key takes plain writes or conditional ones, not both:
-	// docs/consistency.md promises a plain write racing a conditional one an order by
-	// timestamp only.
+	// Plain keys (put, get, delete) and lock keys (create, put, get, delete: conditional and
+	// plain writes racing on one key), in a bucket and in a bucket with versioning on.
 	class := rng.IntN(4)
 	lock := class%2 == 1
 	key := fmt.Sprintf("plain-%d", rng.IntN(prof.keys))
@@ -210,7 +208,7 @@ func runOp(ctx context.Context, c *s3.Client, bucket string, h *history, client,
 		in.kind = opGet
 	case r < 8:
 		in.kind = opPut
-		if lock {
+		if lock && r < 7 {
 			in.kind = opCreate
 		}
 		in.value = fmt.Sprintf("c%d-%d", client, n)
