@@ -177,17 +177,24 @@ func FuzzDecodeRegisterRequest(f *testing.F) {
 	})
 }
 
+// registerNodeWithObject starts a node that keeps registers, with the container acct/box in
+// partition 3, and returns the name acct/box/o and its register's key.
+func registerNodeWithObject(t *testing.T) (*Client, meta.ObjectName, string) {
+	t.Helper()
+	c, _, _ := startRegisterNode(t)
+	if err := c.PutContainer(context.Background(), "d0", 3, "acct", meta.Container{Name: "box", Created: meta.Now()}, nodeclient.ContainerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "box", Object: "o"}
+	return c, name, nodeclient.ObjectRegisterKey(name)
+}
+
 // A PUT's and a POST's decision fence and a tombstone's time cross the node protocol: a write
 // decided in an earlier generation than the node's register has accepted is refused (412), and
 // a HEAD of a deleted name says when it was deleted.
 func TestDecidedPutAndTombstoneOverHTTP(t *testing.T) {
 	ctx := context.Background()
-	c, _, _ := startRegisterNode(t)
-	if err := c.PutContainer(ctx, "d0", 3, "acct", meta.Container{Name: "box", Created: meta.Now()}, nodeclient.ContainerOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	name := meta.ObjectName{Account: "acct", Container: "box", Object: "o"}
-	key := nodeclient.ObjectRegisterKey(name)
+	c, name, key := registerNodeWithObject(t)
 	b := casreg.Ballot{Counter: 1, Proposer: "p"}
 	if _, err := c.Register(ctx, "d0", 3, key, casreg.Message{Kind: casreg.Accept, Ballot: b, Value: casreg.Value{Gen: 5, Data: []byte("x")}}); err != nil {
 		t.Fatal(err)
@@ -246,12 +253,7 @@ func TestDecidedPutAndTombstoneOverHTTP(t *testing.T) {
 // newer than the one its condition tested.
 func TestUndecidedWritesAndGuardsOverHTTP(t *testing.T) {
 	ctx := context.Background()
-	c, _, _ := startRegisterNode(t)
-	if err := c.PutContainer(ctx, "d0", 3, "acct", meta.Container{Name: "box", Created: meta.Now()}, nodeclient.ContainerOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	name := meta.ObjectName{Account: "acct", Container: "box", Object: "o"}
-	key := nodeclient.ObjectRegisterKey(name)
+	c, name, key := registerNodeWithObject(t)
 	decidedAt := meta.Now() + meta.Timestamp(time.Minute)
 	if _, err := c.Register(ctx, "d0", 3, key, casreg.Message{Kind: casreg.Accept, Ballot: casreg.Ballot{Counter: 1, Proposer: "p"},
 		Value: casreg.Value{Gen: 1, Data: nodeclient.EncodeDecided(decidedAt)}}); err != nil {

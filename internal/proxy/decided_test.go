@@ -113,11 +113,7 @@ func TestConditionalWritesTestTheNewestVersion(t *testing.T) {
 	if _, err := put("stale", meta.Precondition{IfMatch: []string{v1.ETag}}); !errors.Is(err, meta.ErrPreconditionFailed) {
 		t.Fatalf("If-Match on the deleted version: %v", err)
 	}
-	for node, got := range heldOn(t, c, name) {
-		if got != "held by c" {
-			t.Errorf("%s holds %q", node, got)
-		}
-	}
+	everyNodeHolds(t, c, name, "held by c")
 }
 
 // A writer that dies after its decision and before its bytes land keeps others at 409 until
@@ -633,17 +629,19 @@ func TestAPlainWriteLandingBeneathADecisionIsRefused(t *testing.T) {
 	if !errors.Is(plainErr, meta.ErrUnavailable) || !errors.Is(plainErr, meta.ErrDecidedAbove) {
 		t.Fatalf("the plain write landing beneath the create's decision was told %v, want a 503 for the decision above it", plainErr)
 	}
-	for node, held := range heldOn(t, c, name) {
-		if held != "create" {
-			t.Errorf("%s holds %q, want the create's bytes", node, held)
-		}
-	}
+	everyNodeHolds(t, c, name, "create")
 	if _, err := ps[0].PutObject(ctx, name, meta.Object{Size: 5}, bytes.NewReader([]byte("again")), PutOptions{}); err != nil {
 		t.Fatalf("the plain write again: %v", err)
 	}
+	everyNodeHolds(t, c, name, "again")
+}
+
+// everyNodeHolds checks that every node holds want for name.
+func everyNodeHolds(t *testing.T, c *cluster, name meta.ObjectName, want string) {
+	t.Helper()
 	for node, held := range heldOn(t, c, name) {
-		if held != "again" {
-			t.Errorf("after the retry, %s holds %q", node, held)
+		if held != want {
+			t.Errorf("%s holds %q, want %q", node, held, want)
 		}
 	}
 }
@@ -690,11 +688,7 @@ func TestADecisionIsRefusedWhereAPlainWriteLandedAfterItsTest(t *testing.T) {
 	if err := <-createDone; !errors.Is(err, meta.ErrPreconditionFailed) {
 		t.Fatalf("the create whose decision came after a plain write landed was told %v, want 412", err)
 	}
-	for node, held := range heldOn(t, c, name) {
-		if held != "plain" {
-			t.Errorf("%s holds %q, want the plain write's bytes", node, held)
-		}
-	}
+	everyNodeHolds(t, c, name, "plain")
 	// The register holds nothing pending: the next create is told 412 at once, not 409.
 	if _, err := condProxy.PutObject(ctx, name, meta.Object{Size: 4}, bytes.NewReader([]byte("next")), PutOptions{If: meta.Precondition{IfNoneMatch: true}}); !errors.Is(err, meta.ErrPreconditionFailed) {
 		t.Fatalf("the next create: %v", err)
