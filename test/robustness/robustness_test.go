@@ -46,6 +46,7 @@ type history struct {
 	mu    sync.Mutex
 	start time.Time
 	ops   []porcupine.Operation
+	lists []listing // LISTs, checked apart (lists_test.go)
 }
 
 func (h *history) now() int64 { return time.Since(h.start).Nanoseconds() }
@@ -168,6 +169,7 @@ func TestRobustness(t *testing.T) {
 		t.Logf("lease reads of the storage nodes running at the end (restarts lose counts): %v", answers)
 	}
 	checkVersions(t, ctx, sys.root, h)
+	checkLists(t, h)
 	res, info := porcupine.CheckOperationsVerbose(model.ToModel(), ops, 5*time.Minute)
 	switch res {
 	case porcupine.Ok:
@@ -203,17 +205,20 @@ func runOp(ctx context.Context, c *s3.Client, bucket string, h *history, client,
 	}
 	bucket = bucketFor(key, bucket)
 	in := input{key: key}
-	switch r := rng.IntN(10); {
-	case r < 4:
-		in.kind = opGet
+	switch r := rng.IntN(20); {
 	case r < 8:
+		in.kind = opGet
+	case r < 16:
 		in.kind = opPut
-		if lock && r < 7 {
+		if lock && r < 14 {
 			in.kind = opCreate
 		}
 		in.value = fmt.Sprintf("c%d-%d", client, n)
-	default:
+	case r < 18:
 		in.kind = opDelete
+	default:
+		listBucket(ctx, c, bucket, h)
+		return
 	}
 	call := h.now()
 	var err error
@@ -262,6 +267,21 @@ func runOp(ctx context.Context, c *s3.Client, bucket string, h *history, client,
 		return
 	}
 	h.add(client, in, call, out)
+}
+
+// listBucket lists a bucket (every key of the run fits in one page) and records the LIST; one
+// that failed says nothing and is not recorded.
+func listBucket(ctx context.Context, c *s3.Client, bucket string, h *history) {
+	l := listing{bucket: bucket, call: h.now()}
+	out, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	l.ret = h.now()
+	if err != nil || aws.ToBool(out.IsTruncated) {
+		return
+	}
+	for _, o := range out.Contents {
+		l.keys = append(l.keys, aws.ToString(o.Key))
+	}
+	h.addListing(l)
 }
 
 func code(err error) string {
