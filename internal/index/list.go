@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultLimit is the page size of a listing whose ListOptions.Limit is 0.
-const DefaultLimit = 10000
+const DefaultLimit = meta.DefaultListLimit
 
 // errSkipRow, from scan's object, skips the row: it is not listed and does not count.
 var errSkipRow = errors.New("index: row skipped")

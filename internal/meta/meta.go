@@ -318,9 +318,12 @@ type ListOptions struct {
 	Delimiter string
 	Marker    string
 	EndMarker string
-	Limit     int // 0 means the default page size (10,000)
+	Limit     int // 0 means the default page size (DefaultListLimit)
 	Reverse   bool
 }
+
+// DefaultListLimit is the page size of a listing whose ListOptions.Limit is 0.
+const DefaultListLimit = 10000
 
 // ObjectListing is one page of a container listing.
 type ObjectListing struct {

@@ -141,10 +141,7 @@ func (p *Proxy) DeleteContainer(ctx context.Context, account, container string) 
 
 // ListObjects returns a page of a container's listing.
 func (p *Proxy) ListObjects(ctx context.Context, account, container string, opts meta.ListOptions) (meta.ObjectListing, error) {
-	pl := p.placeContainer(account, container)
-	return read(ctx, pl, true, func(ctx context.Context, t target) (meta.ObjectListing, error) {
-		return t.client.ListObjects(ctx, t.dev.Name, pl.part, account, container, opts)
-	})
+	return p.listQuorum(ctx, p.placeContainer(account, container), account, container, opts)
 }
 
 // ListContainers returns a page of an account's containers, hiding the ones Cairn reserves for
