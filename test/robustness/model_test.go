@@ -30,6 +30,9 @@ type input struct {
 	key   string
 	kind  opKind
 	value string // put, create
+	// multipart: the put or create is a multipart upload, whose Complete writes the key (its
+	// one part is the value; the history records it from the Complete's call on).
+	multipart bool
 }
 
 // The outcomes. A write whose outcome the client could not know (an error other than the
@@ -115,6 +118,9 @@ var model = porcupine.NondeterministicModel{
 	DescribeOperation: func(in, out any) string {
 		i, o := in.(input), out.(output)
 		s := fmt.Sprintf("%s %s", i.kind, i.key)
+		if i.multipart {
+			s = fmt.Sprintf("%s (multipart) %s", i.kind, i.key)
+		}
 		if i.value != "" {
 			s += " " + i.value
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/cairn-store/cairn/internal/localcluster"
@@ -214,6 +215,7 @@ func runOp(ctx context.Context, c *s3.Client, bucket string, h *history, client,
 			in.kind = opCreate
 		}
 		in.value = fmt.Sprintf("c%d-%d", client, n)
+		in.multipart = rng.IntN(4) == 0
 	case r < 18:
 		in.kind = opDelete
 	default:
@@ -223,6 +225,14 @@ func runOp(ctx context.Context, c *s3.Client, bucket string, h *history, client,
 	call := h.now()
 	var err error
 	out := output{outcome: ok}
+	var complete func(ifNoneMatch *string) (string, error)
+	if in.multipart {
+		// The upload and its part change nothing a client sees: a failure there is no write.
+		if complete, err = startUpload(ctx, c, bucket, key, in.value); err != nil {
+			return
+		}
+		call = h.now()
+	}
 	switch in.kind {
 	case opGet:
 		var r *s3.GetObjectOutput
@@ -244,11 +254,16 @@ func runOp(ctx context.Context, c *s3.Client, bucket string, h *history, client,
 		if in.kind == opCreate {
 			put.IfNoneMatch = aws.String("*")
 		}
-		var res *s3.PutObjectOutput
-		res, err = c.PutObject(ctx, put)
+		if complete != nil {
+			out.version, err = complete(put.IfNoneMatch)
+		} else {
+			var res *s3.PutObjectOutput
+			if res, err = c.PutObject(ctx, put); err == nil {
+				out.version = aws.ToString(res.VersionId)
+			}
+		}
 		switch code(err) {
 		case "":
-			out.version = aws.ToString(res.VersionId)
 		case "PreconditionFailed":
 			out.outcome = exists
 		case "ConditionalRequestConflict":
@@ -267,6 +282,29 @@ func runOp(ctx context.Context, c *s3.Client, bucket string, h *history, client,
 		return
 	}
 	h.add(client, in, call, out)
+}
+
+// startUpload starts a multipart upload of value to key, as its one part, and returns the
+// upload's Complete (with If-None-Match when ifNoneMatch is set), which returns the version ID
+// it made.
+func startUpload(ctx context.Context, c *s3.Client, bucket, key, value string) (func(ifNoneMatch *string) (string, error), error) {
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		return nil, err
+	}
+	part, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: up.UploadId,
+		PartNumber: aws.Int32(1), Body: bytes.NewReader([]byte(value))})
+	if err != nil {
+		return nil, err
+	}
+	return func(ifNoneMatch *string) (string, error) {
+		res, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: up.UploadId,
+			IfNoneMatch: ifNoneMatch, MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: part.ETag, PartNumber: aws.Int32(1)}}}})
+		if err != nil {
+			return "", err
+		}
+		return aws.ToString(res.VersionId), nil
+	}, nil
 }
 
 // listBucket lists a bucket (every key of the run fits in one page) and records the LIST; one
