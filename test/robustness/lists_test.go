@@ -19,12 +19,12 @@ import (
 // deleted it. Keys whose state the history leaves open (writes racing the LIST, writes of
 // unknown outcome) are not judged. A LIST that names a key never written always fails.
 //
-// The first run found that list-after-write does not hold in a cluster while a container
-// replica that missed updates (it was down, cut off or paused when they were sent) answers
-// the LIST, until replication or the node's retries bring them (docs/consistency.md, "Does
-// not hold yet"). Until that is fixed, such misses are counted and shown, and fail the run only
-// with CAIRN_ROBUSTNESS_STRICT_LISTS=1; the embedded default, which keeps them, is strict
-// always.
+// The first runs found list-after-write broken in a cluster while a container replica that
+// missed updates (it was down, cut off or paused when they were sent) answered the LIST. A
+// listing is now read from a quorum of replicas and merged, but a write whose updates reached
+// fewer than a quorum of them can still be missed (docs/consistency.md). Until that gap is
+// closed, misses in a cluster are counted and shown, and fail the run only with
+// CAIRN_ROBUSTNESS_STRICT_LISTS=1; the embedded default, which keeps them, is strict always.
 
 // listing is one LIST of a bucket: when it was called and answered, and the keys it named.
 type listing struct {
