@@ -31,6 +31,16 @@ func proxiesOver(t *testing.T, c *cluster, n int, cfg Config) []*Proxy {
 	return ps
 }
 
+// clusterWithBox returns a cluster of three nodes with the container acct/box.
+func clusterWithBox(t *testing.T) *cluster {
+	t.Helper()
+	c := newCluster(t, 3)
+	if err := c.proxy.CreateContainer(context.Background(), "acct", "box", nil); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // heldOn returns the bytes each node holds for name ("" when none).
 func heldOn(t *testing.T, c *cluster, name meta.ObjectName) map[string]string {
 	t.Helper()
@@ -57,11 +67,7 @@ func heldOn(t *testing.T, c *cluster, name meta.ObjectName) map[string]string {
 // with If-None-Match: *, through several proxies. In every round exactly one is told 200, the
 // others 412 or 409, and every replica holds the winner's bytes: no loser's byte is stored.
 func TestConditionalCreatesRacingThroughProxies(t *testing.T) {
-	ctx := context.Background()
-	c := newCluster(t, 3)
-	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
-		t.Fatal(err)
-	}
+	c := clusterWithBox(t)
 	ps := proxiesOver(t, c, 3, Config{})
 	const rounds, writers = 20, 8
 	for round := range rounds {
@@ -83,10 +89,7 @@ func TestConditionalCreatesRacingThroughProxies(t *testing.T) {
 // replica still holds the deleted version, and If-Match tests the newest version.
 func TestConditionalWritesTestTheNewestVersion(t *testing.T) {
 	ctx := context.Background()
-	c := newCluster(t, 3)
-	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
-		t.Fatal(err)
-	}
+	c := clusterWithBox(t)
 	name := meta.ObjectName{Account: "acct", Container: "box", Object: "lock"}
 	put := func(data string, cond meta.Precondition) (meta.Object, error) {
 		return c.proxy.PutObject(ctx, name, meta.Object{Size: int64(len(data))}, bytes.NewReader([]byte(data)), PutOptions{If: cond})
@@ -121,10 +124,7 @@ func TestConditionalWritesTestTheNewestVersion(t *testing.T) {
 // are refused at a quorum.
 func TestADeadWriterIsDecidedOver(t *testing.T) {
 	ctx := context.Background()
-	c := newCluster(t, 3)
-	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
-		t.Fatal(err)
-	}
+	c := clusterWithBox(t)
 	// The grace is aged by a clock the test moves, so that no step depends on how fast the
 	// machine runs.
 	const grace = time.Minute
@@ -311,10 +311,7 @@ func TestConditionalCreatesRacingOnAnErasureCode(t *testing.T) {
 // exactly one wins, and what the name holds afterwards is the winner's doing.
 func TestConditionalDeleteRacingAPut(t *testing.T) {
 	ctx := context.Background()
-	c := newCluster(t, 3)
-	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
-		t.Fatal(err)
-	}
+	c := clusterWithBox(t)
 	ps := proxiesOver(t, c, 2, Config{})
 	for round := range 20 {
 		name := meta.ObjectName{Account: "acct", Container: "box", Object: fmt.Sprintf("marker-%03d", round)}
@@ -356,10 +353,7 @@ func TestConditionalDeleteRacingAPut(t *testing.T) {
 // loser's (which a newer timestamp would otherwise spread).
 func TestConditionalPostsRacingThroughProxies(t *testing.T) {
 	ctx := context.Background()
-	c := newCluster(t, 3)
-	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
-		t.Fatal(err)
-	}
+	c := clusterWithBox(t)
 	ps := proxiesOver(t, c, 3, Config{})
 	const rounds, writers = 10, 6
 	for round := range rounds {
@@ -593,10 +587,7 @@ func (a acceptHolder) Register(ctx context.Context, device string, part uint32, 
 // create wins. The plain write's retry is ordered after the create, and wins.
 func TestAPlainWriteLandingBeneathADecisionIsRefused(t *testing.T) {
 	ctx := context.Background()
-	c := newCluster(t, 3)
-	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
-		t.Fatal(err)
-	}
+	c := clusterWithBox(t)
 	var ps []*Proxy
 	for range 2 {
 		p, err := New(Config{Ring: c.proxy.objectRings[0](), Dialer: otherProcesses{c}})
@@ -653,10 +644,7 @@ func everyNodeHolds(t *testing.T, c *cluster, name meta.ObjectName, want string)
 // the guard the create would be decided and overwrite an acknowledged write.
 func TestADecisionIsRefusedWhereAPlainWriteLandedAfterItsTest(t *testing.T) {
 	ctx := context.Background()
-	c := newCluster(t, 3)
-	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
-		t.Fatal(err)
-	}
+	c := clusterWithBox(t)
 	plainProxy, err := New(Config{Ring: c.proxy.objectRings[0](), Dialer: otherProcesses{c}})
 	if err != nil {
 		t.Fatal(err)

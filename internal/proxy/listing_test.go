@@ -75,10 +75,7 @@ func TestMergeListings(t *testing.T) {
 // was written.
 func TestListingsShowEveryAcknowledgedWrite(t *testing.T) {
 	ctx := context.Background()
-	c := newCluster(t, 3)
-	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
-		t.Fatal(err)
-	}
+	c := clusterWithBox(t)
 	ps := append(proxiesOver(t, c, 2, Config{}), c.proxy)
 	nodes := []string{"node0", "node1", "node2"}
 	for i, down := range nodes {
