@@ -206,17 +206,29 @@ func (p *Proxy) whenDecided(ctx context.Context, name meta.ObjectName, once func
 // and was never written, so the next attempt decides over it without waiting.
 func (p *Proxy) decideWrite(ctx context.Context, pl *placement, name meta.ObjectName, cond meta.Precondition, ts0 meta.Timestamp, exact, minted bool) (meta.Timestamp, uint64, error) {
 	var abandoned []meta.Timestamp // this call's decisions refused by the guard
+	pause := 5 * time.Millisecond
 	for range maxGuardRefusals {
 		ts, gen, err := p.decideOnce(ctx, pl, name, cond, ts0, exact, minted, abandoned)
 		var refused *guardRefusedError
 		if !errors.As(err, &refused) {
+			if err != nil && len(abandoned) > 0 {
+				// A refused decision may still be found, and others would wait for it to
+				// land (409) until DecidedGrace: it is cleared if it can be.
+				p.clearAbandoned(ctx, pl, name, abandoned)
+			}
 			return ts, gen, err
 		}
 		abandoned = append(abandoned, refused.made...)
+		// What landed in between is usually a plain write still committing on some
+		// primary: give it a moment, more each time.
+		select {
+		case <-ctx.Done():
+			p.clearAbandoned(ctx, pl, name, abandoned)
+			return 0, 0, context.Cause(ctx)
+		case <-time.After(pause):
+		}
+		pause *= 2
 	}
-	// Plain writes keep landing between the read and the decision. The last refused decision
-	// may still be found, and others will wait for it to land (409) until DecidedGrace: it is
-	// cleared if it can be.
 	p.clearAbandoned(ctx, pl, name, abandoned)
 	return 0, 0, fmt.Errorf("%q: writes kept landing while the condition was decided: %w", name.Object, ErrConditionalConflict)
 }
@@ -238,18 +250,26 @@ func (e *guardRefusedError) Error() string {
 // as if nothing were pending, and cleared when the condition now fails.
 func (p *Proxy) decideOnce(ctx context.Context, pl *placement, name meta.ObjectName, cond meta.Precondition, ts0 meta.Timestamp, exact, minted bool, abandoned []meta.Timestamp) (meta.Timestamp, uint64, error) {
 	key := nodeclient.ObjectRegisterKey(name)
-	current := p.newestHeld
+	var cur *meta.Object
+	var err error
+	// seen is the newest version or tombstone the replicas hold (for an erasure-coded object,
+	// the newest version k archives decode, or a newer tombstone): a decided write at or below
+	// it has landed (and may have been deleted since), and the next sorts above it. held is
+	// the newest anything a replica read holds (an archive of a write not yet on k devices
+	// too): the guard lets the primaries hold it, since the condition was tested with it there.
+	var seen, held meta.Timestamp
 	if pl.scheme != nil {
-		current = p.newestDecodable
+		cur, seen, held, err = p.newestDecodable(ctx, pl, name)
+	} else {
+		cur, err = p.newestHeld(ctx, pl, name)
 	}
-	cur, err := current(ctx, pl, name)
 	if err != nil {
 		return 0, 0, err
 	}
-	var seen meta.Timestamp // the newest version or tombstone the replicas hold
 	if cur != nil {
-		seen = cur.Timestamp
+		seen = max(seen, cur.Timestamp)
 	}
+	held = max(held, seen)
 	live := cur
 	if live != nil && live.Deleted {
 		live = nil
@@ -261,7 +281,7 @@ func (p *Proxy) decideOnce(ctx context.Context, pl *placement, name meta.ObjectN
 		overtaken, condErr = 0, nil
 		decided, ok := nodeclient.DecodeDecided(data)
 		mine := ok && slices.Contains(abandoned, decided)
-		if minted && (seen != 0 || (ok && !mine)) {
+		if minted && (held != 0 || (ok && !mine)) {
 			return nil, fmt.Errorf("%q: %w", name.Object, ErrMintedTaken)
 		}
 		if ok && decided > seen && !mine {
@@ -290,7 +310,7 @@ func (p *Proxy) decideOnce(ctx context.Context, pl *placement, name meta.ObjectN
 		made = append(made, ts)
 		return nodeclient.EncodeDecided(ts), nil
 	}
-	guard := nodeclient.ObjectGuard{Name: name, Seen: seen}.AppendTo(nil)
+	guard := nodeclient.ObjectGuard{Name: name, Seen: held}.AppendTo(nil)
 	o, err := p.decide(ctx, pl, key, change, guard)
 	if err != nil {
 		return 0, 0, err
@@ -320,9 +340,10 @@ func (p *Proxy) decideOnce(ctx context.Context, pl *placement, name meta.ObjectN
 }
 
 // clearAbandoned makes the register of name hold nothing pending where it holds one of this
-// writer's abandoned decisions (best effort: a decision left there is decided over once
-// DecidedGrace has passed).
+// writer's abandoned decisions (best effort, even once the request is gone: a decision left
+// there is decided over once DecidedGrace has passed).
 func (p *Proxy) clearAbandoned(ctx context.Context, pl *placement, name meta.ObjectName, abandoned []meta.Timestamp) {
+	ctx = context.WithoutCancel(ctx)
 	change := func(data []byte) ([]byte, error) {
 		if decided, ok := nodeclient.DecodeDecided(data); ok && slices.Contains(abandoned, decided) {
 			return nodeclient.EncodeDecided(0), nil
@@ -372,17 +393,22 @@ func (p *Proxy) newestHeld(ctx context.Context, pl *placement, name meta.ObjectN
 
 // newestDecodable is newestHeld for an erasure-coded object: the newest version k archives
 // decode, as a read would serve it (its ETag the object's, not an archive's), or nil when
-// there is none.
-func (p *Proxy) newestDecodable(ctx context.Context, pl *placement, name meta.ObjectName) (*meta.Object, error) {
+// there is none; deleted, the newest tombstone's time the survey met (a deletion decodes
+// nothing); and held, the newest time of anything it met, an archive of a write not (yet) on
+// k devices included.
+func (p *Proxy) newestDecodable(ctx context.Context, pl *placement, name meta.ObjectName) (cur *meta.Object, deleted, held meta.Timestamp, err error) {
 	v, err := p.survey(ctx, pl, name, nodeclient.HeadOptions{Brief: true})
+	if v != nil {
+		deleted, held = v.newestHeld()
+	}
 	if errors.Is(err, meta.ErrNotFound) {
-		return nil, nil
+		return nil, deleted, held, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%q: the version the archives decode: %w", name.Object, err)
+		return nil, 0, 0, fmt.Errorf("%q: the version the archives decode: %w", name.Object, err)
 	}
 	o := v.served()
-	return &o, nil
+	return &o, deleted, held, nil
 }
 
 // noneHolds checks that no primary holds a version at or after ts: every primary must answer.

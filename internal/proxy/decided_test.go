@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -680,5 +681,30 @@ func TestADecisionIsRefusedWhereAPlainWriteLandedAfterItsTest(t *testing.T) {
 	// The register holds nothing pending: the next create is told 412 at once, not 409.
 	if _, err := condProxy.PutObject(ctx, name, meta.Object{Size: 4}, bytes.NewReader([]byte("next")), PutOptions{If: meta.Precondition{IfNoneMatch: true}}); !errors.Is(err, meta.ErrPreconditionFailed) {
 		t.Fatalf("the next create: %v", err)
+	}
+}
+
+// A name deleted on an erasure-coded policy is created again with If-None-Match: the archives'
+// tombstones decode nothing, but the decision's guard must allow them (they were there when
+// the condition was tested), or every primary would refuse it and the create could never be
+// decided (the review of the guard found it). A create while the object exists is refused.
+func TestAnErasureCodedNameIsCreatedAgainAfterItsDelete(t *testing.T) {
+	ctx := context.Background()
+	c := newECCluster(t)
+	name := meta.ObjectName{Account: "acct", Container: "ec", Object: "lock"}
+	create := func(body string) error {
+		_, err := c.proxy.PutObject(ctx, name, meta.Object{Size: int64(len(body))}, strings.NewReader(body), PutOptions{If: meta.Precondition{IfNoneMatch: true}})
+		return err
+	}
+	for round := range 3 {
+		if err := create(fmt.Sprintf("holder %d", round)); err != nil {
+			t.Fatalf("round %d: the create: %v", round, err)
+		}
+		if err := create("another"); !errors.Is(err, meta.ErrPreconditionFailed) {
+			t.Fatalf("round %d: a create of a held name: %v", round, err)
+		}
+		if err := c.proxy.DeleteObject(ctx, name); err != nil {
+			t.Fatalf("round %d: the delete: %v", round, err)
+		}
 	}
 }

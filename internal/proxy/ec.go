@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -51,7 +52,8 @@ func (v *ecVersion) holder(i, h int) target { return v.targets[v.v.Holders[i][h]
 // handoffs too when a primary did not answer or the newest archive seen is not on k of them:
 // a write made while primaries were down went to handoffs. It returns the newest object k
 // archives decode; meta.ErrNotFound when there is none and the devices that did not answer
-// could not make one up, meta.ErrUnavailable when they could.
+// could not make one up (with the answers, which decode nothing: newestHeld reads them),
+// meta.ErrUnavailable when they could.
 func (p *Proxy) survey(ctx context.Context, pl *placement, name meta.ObjectName, opts nodeclient.HeadOptions) (*ecVersion, error) {
 	ask := func(ts []target) []ecstream.Answer {
 		out := make([]ecstream.Answer, len(ts))
@@ -99,7 +101,22 @@ func (p *Proxy) survey(ctx context.Context, pl *placement, name meta.ObjectName,
 	if n, last := ecstream.Unanswered(v.answers); n >= missing {
 		return nil, fmt.Errorf("%q: %d devices did not answer, and no version is on %d others: %v: %w", name.Object, n, pl.scheme.K, last, meta.ErrUnavailable)
 	}
-	return nil, fmt.Errorf("%q: %w", name.Object, meta.ErrNotFound)
+	return v, fmt.Errorf("%q: %w", name.Object, meta.ErrNotFound)
+}
+
+// newestHeld is what the survey's answers carry besides the version they decode: the newest
+// tombstone's time (a deletion decodes nothing) and the newest time of anything held, an
+// archive of a write on fewer than k devices included.
+func (v *ecVersion) newestHeld() (deleted, any meta.Timestamp) {
+	for _, a := range v.answers {
+		if gone := (*meta.DeletedError)(nil); errors.As(a.Err, &gone) {
+			deleted = max(deleted, gone.At)
+			any = max(any, gone.At)
+		} else if a.Err == nil {
+			any = max(any, a.Obj.Timestamp)
+		}
+	}
+	return deleted, any
 }
 
 // ecScheme returns the code an archive was made with: the policy's, unless the archive says

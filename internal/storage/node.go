@@ -363,10 +363,14 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 		comp = &putListing{n: n, d: d, dev: devName, part: part, name: c.Name, containers: c.Containers, hold: &hold}
 		eopts.Companion = companion(c, comp)
 	}
+	// committed ends the write's hold on its name's register (a decided write's fence, an
+	// undecided one's admission) once the engine has committed or refused it: from then on
+	// the register's checks see the version itself, and the listing updates sent after need
+	// not hold up the name's decisions.
+	committed := func() {}
 	switch {
 	case opts.DecidedGen > 0:
-		unlock := d.fenceDecided(part, name, opts.DecidedGen, &eopts)
-		defer unlock()
+		committed = d.fenceDecided(part, name, opts.DecidedGen, &eopts)
 	case opts.Undecided:
 		// Admitted once the body has arrived, just before the commit: a decision taken
 		// while the body streamed is seen.
@@ -381,13 +385,14 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 			done, err = d.admitUndecided(part, name, o.Timestamp)
 			return err
 		}
-		defer func() {
+		committed = func() {
 			if done != nil {
 				done()
 			}
-		}()
+		}
 	}
 	o, err := d.engine.Put(ctx, name, obj, body, eopts)
+	committed()
 	if err != nil {
 		return nodeclient.PutResult{}, err
 	}
@@ -529,19 +534,9 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 	var prev meta.Object
 	var hold usageHold
 	defer hold.release()
-	if opts.DecidedGen > 0 {
-		// No body to wait for: the register's lock is held from the check to the commit.
-		unlock, err := d.fenceDecidedNow(part, name, opts.DecidedGen)
-		if err != nil {
-			return meta.Object{}, err
-		}
-		defer unlock()
-	} else if opts.Undecided {
-		done, err := d.admitUndecided(part, name, ts)
-		if err != nil {
-			return meta.Object{}, err
-		}
-		defer done()
+	committed, err := d.holdRegister(part, name, ts, opts.DecidedGen, opts.Undecided)
+	if err != nil {
+		return meta.Object{}, err
 	}
 	var pending []*pendingUpdate
 	err = d.engine.Delete(ctx, name, ts, engine.DeleteOptions{If: opts.If, InBatch: func(b *pebble.Batch, p *meta.Object) (err error) {
@@ -568,6 +563,7 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 		}
 		return d.index.DeleteEntry(b, name.Account, name.Container, name.Object, ts)
 	}})
+	committed()
 	hold.release()
 	// Not found means the tombstone was committed all the same (engine.Delete).
 	if err == nil || errors.Is(err, meta.ErrNotFound) {
@@ -595,18 +591,9 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 		}
 		return nil
 	}
-	if opts.DecidedGen > 0 {
-		unlock, err := d.fenceDecidedNow(part, name, opts.DecidedGen)
-		if err != nil {
-			return meta.Object{}, err
-		}
-		defer unlock()
-	} else if opts.Undecided {
-		done, err := d.admitUndecided(part, name, update.Timestamp)
-		if err != nil {
-			return meta.Object{}, err
-		}
-		defer done()
+	committed, err := d.holdRegister(part, name, update.Timestamp, opts.DecidedGen, opts.Undecided)
+	if err != nil {
+		return meta.Object{}, err
 	}
 	var hold usageHold
 	defer hold.release()
@@ -624,6 +611,7 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 		hold.take(d.index)
 		return d.index.PutEntry(b, name.Account, name.Container, listEntry(name.Object, o))
 	}})
+	committed()
 	hold.release()
 	if err == nil {
 		n.sendAll(ctx, d, pending)

@@ -227,6 +227,19 @@ func (d *device) fenceDecidedNow(part uint32, name meta.ObjectName, gen uint64) 
 	return mu.Unlock, nil
 }
 
+// holdRegister is fenceDecidedNow for a write without a body decided in generation gen, or
+// admitUndecided for an undecided one at ts (neither: nothing to hold). committed ends the
+// hold; the caller calls it once the engine has committed or refused the write.
+func (d *device) holdRegister(part uint32, name meta.ObjectName, ts meta.Timestamp, gen uint64, undecided bool) (committed func(), err error) {
+	switch {
+	case gen > 0:
+		return d.fenceDecidedNow(part, name, gen)
+	case undecided:
+		return d.admitUndecided(part, name, ts)
+	}
+	return func() {}, nil
+}
+
 // checkDecided refuses a write decided in generation gen once the register under k has
 // accepted a later one (meta.ErrPreconditionFailed). The caller holds the register's lock.
 func (d *device) checkDecided(k []byte, name meta.ObjectName, gen uint64) error {
