@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -35,10 +36,18 @@ func TestRandomHistories(t *testing.T) {
 	if testing.Short() {
 		seeds = 50
 	}
+	// Guards must be sent and checked: hosts refuse them a part of the time, so some guarded
+	// changes end Refused. None in all the histories would mean a guard never reached a host.
+	var refusedByGuards atomic.Int64
+	t.Cleanup(func() {
+		if seeds >= 50 && refusedByGuards.Load() == 0 && !t.Failed() {
+			t.Errorf("no guarded change was refused in %d histories: guards are not sent or not checked", seeds)
+		}
+	})
 	for seed := 1; seed <= seeds; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()
-			randomHistory(t, uint64(seed))
+			refusedByGuards.Add(int64(randomHistory(t, uint64(seed))))
 		})
 	}
 }
@@ -89,7 +98,9 @@ func appendLog(d []byte, id string) []byte {
 
 var errCondition = errors.New("condition failed")
 
-func randomHistory(t *testing.T, seed uint64) {
+// randomHistory runs and checks one history; it returns how many changes ended refused by
+// guards.
+func randomHistory(t *testing.T, seed uint64) int {
 	w := &world{r: rand.New(rand.NewPCG(seed, seed*7919)), now: time.Unix(1_800_000_000, 0), acceptors: map[string]*Acceptor{},
 		down: map[string]bool{}, refusing: map[string]bool{}, running: map[string]*op{}, proposers: map[string]*Proposer{}, lastLen: map[string]int{}}
 	n := 3
@@ -225,7 +236,7 @@ func randomHistory(t *testing.T, seed uint64) {
 	if !ok || fo.Err != nil {
 		t.Fatalf("seed %d: the final read: %+v %v", seed, fo, ok)
 	}
-	w.check(t, seed, parseLog(fo.Value))
+	return w.check(t, seed, parseLog(fo.Value))
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -326,7 +337,7 @@ func (w *world) collect() {
 	}
 }
 
-func (w *world) check(t *testing.T, seed uint64, final []string) {
+func (w *world) check(t *testing.T, seed uint64, final []string) (refusedByGuards int) {
 	t.Helper()
 	fail := func(format string, args ...any) {
 		t.Helper()
@@ -427,4 +438,5 @@ func (w *world) check(t *testing.T, seed uint64, final []string) {
 	if testing.Verbose() {
 		t.Logf("seed %d: %d operations: %d made, %d refused, %d refused by guards, %d reads; final log of %d", seed, len(w.ops), made, refused, guarded, reads, len(final))
 	}
+	return guarded
 }
