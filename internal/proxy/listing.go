@@ -38,12 +38,15 @@ func (p *Proxy) listQuorum(ctx context.Context, pl *placement, account, containe
 	}
 	answers := make(chan answer, len(pl.primaries))
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// The reads still running once a quorum has answered are cancelled and waited for: a
+	// listing leaves nothing running behind it (a node closed after it is not read).
+	var running sync.WaitGroup
+	defer func() { cancel(); running.Wait() }()
 	for _, t := range pl.readOrder() {
 		// A replica passed over for its recent errors is asked too: a quorum needs it when
 		// another is away, and what it missed while it was away is settled below.
 		t = p.unsuppressed(t)
-		go func() {
+		running.Go(func() {
 			var a answer
 			a.err = t.err
 			if a.err == nil {
@@ -54,7 +57,7 @@ func (p *Proxy) listQuorum(ctx context.Context, pl *placement, account, containe
 				})
 			}
 			answers <- a
-		}()
+		})
 	}
 	var pages []meta.ObjectListing
 	for range pl.primaries {
