@@ -87,9 +87,11 @@ func TestConditionalCompleteMultipartUpload(t *testing.T) {
 			won = i
 		case err == nil:
 			t.Fatalf("two completions won: %d and %d", won, i)
-		case apiCode(err) != "PreconditionFailed" && apiCode(err) != "OperationAborted":
-			// A loser hears 412, or 409 when it met the winner mid-commit (S3 answers
-			// 409 ConditionalRequestConflict then).
+		case apiCode(err) != "PreconditionFailed" && apiCode(err) != "OperationAborted" && apiCode(err) != "ConditionalRequestConflict":
+			// A loser hears 412, or 409 when it met the winner mid-commit: OperationAborted
+			// on one node, ConditionalRequestConflict in a cluster, where a loser waits a
+			// little for the winner's write to land and is told to try again when it has
+			// not (under issue 25's CPU hog it had not, once).
 			t.Fatalf("racer %d: %v", i, err)
 		}
 	}
