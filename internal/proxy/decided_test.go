@@ -17,6 +17,21 @@ import (
 	"github.com/cairn-store/cairn/internal/storage"
 )
 
+// proxiesApart returns n proxies over the cluster's nodes dialled as nodes of other
+// processes (otherProcesses): the proxies of a cluster.
+func proxiesApart(t *testing.T, c *cluster, n int) []*Proxy {
+	t.Helper()
+	ps := make([]*Proxy, n)
+	for i := range ps {
+		p, err := New(Config{Ring: c.proxy.objectRings[0](), Dialer: otherProcesses{c}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps[i] = p
+	}
+	return ps
+}
+
 // proxiesOver returns n proxies over the cluster's nodes, as separate proxy processes would be.
 func proxiesOver(t *testing.T, c *cluster, n int, cfg Config) []*Proxy {
 	t.Helper()
@@ -424,14 +439,7 @@ func TestMintedNamesAreDecided(t *testing.T) {
 	if err := c.proxy.CreateContainer(ctx, "acct", "versions", nil); err != nil {
 		t.Fatal(err)
 	}
-	var ps []*Proxy
-	for range 2 {
-		p, err := New(Config{Ring: c.proxy.objectRings[0](), Dialer: otherProcesses{c}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps = append(ps, p)
-	}
+	ps := proxiesApart(t, c, 2)
 	for round := range 20 {
 		name := meta.ObjectName{Account: "acct", Container: "versions", Object: fmt.Sprintf("obj-%02d", round)}
 		ts := meta.Now()
@@ -589,14 +597,7 @@ func (a acceptHolder) Register(ctx context.Context, device string, part uint32, 
 func TestAPlainWriteLandingBeneathADecisionIsRefused(t *testing.T) {
 	ctx := context.Background()
 	c := clusterWithBox(t)
-	var ps []*Proxy
-	for range 2 {
-		p, err := New(Config{Ring: c.proxy.objectRings[0](), Dialer: otherProcesses{c}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps = append(ps, p)
-	}
+	ps := proxiesApart(t, c, 2)
 	name := meta.ObjectName{Account: "acct", Container: "box", Object: "table/_delta_log/00000.json"}
 	put := func(p *Proxy, body io.Reader, size int, cond meta.Precondition) chan error {
 		done := make(chan error, 1)
