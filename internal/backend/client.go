@@ -275,6 +275,7 @@ func (c *Client) PutObject(ctx context.Context, device string, part uint32, name
 		return nodeclient.PutResult{}, failed(resp, "put "+name.Object)
 	}
 	res := readResult(resp)
+	reportListed(opts.Containers, res, opts.Listed)
 	out := nodeclient.PutResult{Object: fb.stored, Previous: res.Previous}
 	if res.Object != nil {
 		out.Object = *res.Object
@@ -543,6 +544,7 @@ func (c *Client) DeleteObject(ctx context.Context, device string, part uint32, n
 		return meta.Object{}, failed(resp, "delete "+name.Object)
 	}
 	res := readResult(resp)
+	reportListed(opts.Containers, res, opts.Listed)
 	if res.Previous != nil {
 		return *res.Previous, nil
 	}

@@ -136,6 +136,58 @@ func TestOneWriteUpdatesSeveralListings(t *testing.T) {
 	}
 }
 
+// A node says which of a write's listings hold its entry when it answers (the one in the
+// write's batch, and those it reached after): the proxy acknowledges a write only once a quorum
+// of the container's replicas does, and sends the entry itself where they fell short.
+func TestAWriteSaysWhichListingsHoldIt(t *testing.T) {
+	ctx := context.Background()
+	d := testDialer(t)
+	addrA, a := startPeerNode(t, d, "d0", "d1")
+	addrB, b := startPeerNode(t, d, "d0")
+	// The third listing's node is not there: its update is left for the updater.
+	gone := httptest.NewServer(http.NotFoundHandler())
+	addrGone := gone.Listener.Addr().String()
+	gone.Close()
+	listings := []nodeclient.ContainerUpdate{{Node: addrA, Device: "d1", Part: 3}, {Node: addrB, Device: "d0", Part: 3}, {Node: addrGone, Device: "d0", Part: 3}}
+	for _, r := range []struct {
+		n   *storage.Node
+		dev string
+	}{{a, "d1"}, {b, "d0"}} {
+		if err := r.n.PutContainer(ctx, r.dev, 3, "acct", meta.Container{Name: "box", Created: meta.Now()}, nodeclient.ContainerOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client, err := d.Dial(addrA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, l *nodeclient.Listed) {
+		t.Helper()
+		for i, u := range listings {
+			if want := i < 2; l.Has(u) != want {
+				t.Errorf("%s: listing %d (%s/%s) held = %v, want %v", what, i, u.Node, u.Device, l.Has(u), want)
+			}
+		}
+	}
+	name := meta.ObjectName{Account: "acct", Container: "box", Object: "o"}
+	listed := new(nodeclient.Listed)
+	if _, err := client.PutObject(ctx, "d0", 1, name, meta.Object{Timestamp: meta.Now(), Size: 3}, strings.NewReader("abc"),
+		nodeclient.PutOptions{Containers: listings, Listed: listed}); err != nil {
+		t.Fatal(err)
+	}
+	check("put", listed)
+	listed = new(nodeclient.Listed)
+	if _, err := client.PostObject(ctx, "d0", 1, name, meta.Object{Timestamp: meta.Now(), ContentType: "text/plain"}, nodeclient.PostOptions{Containers: listings, Listed: listed}); err != nil {
+		t.Fatal(err)
+	}
+	check("post", listed)
+	listed = new(nodeclient.Listed)
+	if _, err := client.DeleteObject(ctx, "d0", 1, name, meta.Now(), nodeclient.DeleteOptions{Containers: listings, Listed: listed}); err != nil {
+		t.Fatal(err)
+	}
+	check("delete", listed)
+}
+
 // A POST to a Cairn node costs one request once the client has heard from the node: only a
 // Swift server needs its earlier POSTs read first.
 func TestPostToCairnNodeReadsNothing(t *testing.T) {

@@ -295,12 +295,13 @@ func (h *Handler) object(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if err != nil {
 			return err
 		}
-		prev, err := h.node.DeleteObject(ctx, p.Device, p.Part, name, ts, nodeclient.DeleteOptions{If: cond, Containers: upd, DecidedGen: gen, Undecided: undecided})
+		listed := new(nodeclient.Listed)
+		prev, err := h.node.DeleteObject(ctx, p.Device, p.Part, name, ts, nodeclient.DeleteOptions{If: cond, Containers: upd, Listed: listed, DecidedGen: gen, Undecided: undecided})
 		if err != nil {
 			return err
 		}
 		// 200, not Swift's 204: a 204 carries no body, and this one says what was removed.
-		writeJSONResult(w, http.StatusOK, writeResult{Previous: &prev})
+		writeJSONResult(w, http.StatusOK, writeResult{Previous: &prev, Listed: listedOf(upd, listed)})
 		return nil
 	case http.MethodPost:
 		update, err := readObjectMeta(r.Header)
@@ -319,11 +320,12 @@ func (h *Handler) object(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if err != nil {
 			return err
 		}
-		o, err := h.node.PostObject(ctx, p.Device, p.Part, name, update, nodeclient.PostOptions{Containers: upd, If: cond, DecidedGen: gen, Undecided: undecided})
+		listed := new(nodeclient.Listed)
+		o, err := h.node.PostObject(ctx, p.Device, p.Part, name, update, nodeclient.PostOptions{Containers: upd, Listed: listed, If: cond, DecidedGen: gen, Undecided: undecided})
 		if err != nil {
 			return err
 		}
-		writeJSONResult(w, http.StatusAccepted, writeResult{Object: &o})
+		writeJSONResult(w, http.StatusAccepted, writeResult{Object: &o, Listed: listedOf(upd, listed)})
 		return nil
 	}
 	return methodNotAllowed(r.Method)
@@ -345,7 +347,7 @@ func (h *Handler) putObject(ctx context.Context, w http.ResponseWriter, r *http.
 	if err != nil {
 		return err
 	}
-	opts := nodeclient.PutOptions{If: cond, Containers: upd}
+	opts := nodeclient.PutOptions{If: cond, Containers: upd, Listed: new(nodeclient.Listed)}
 	if opts.DecidedGen, opts.Undecided, err = readDecision(r.Header); err != nil {
 		return err
 	}
@@ -402,7 +404,7 @@ func (h *Handler) putObject(ctx context.Context, w http.ResponseWriter, r *http.
 	if err != nil {
 		return err
 	}
-	writeJSONResult(w, http.StatusCreated, writeResult{Object: &res.Object, Previous: res.Previous})
+	writeJSONResult(w, http.StatusCreated, writeResult{Object: &res.Object, Previous: res.Previous, Listed: listedOf(upd, opts.Listed)})
 	return nil
 }
 

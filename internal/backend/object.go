@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
 )
 
 // An object without a content type travels with untypedContentType and hdrUntyped.
@@ -175,6 +176,30 @@ func readCondition(h http.Header) (meta.Precondition, error) {
 type writeResult struct {
 	Object   *meta.Object `json:"object,omitempty"`
 	Previous *meta.Object `json:"previous,omitempty"`
+	// Listed are the listing updates of the write (X-Container-Host, in its order) that hold
+	// its entry (nodeclient.Listed); an older node sends none, and the proxy then sends the
+	// entry itself where a quorum of the container's replicas needs it.
+	Listed []int `json:"listed,omitempty"`
+}
+
+// listedOf says which of a write's listing updates hold its entry (writeResult.Listed).
+func listedOf(upd []nodeclient.ContainerUpdate, l *nodeclient.Listed) []int {
+	var out []int
+	for i, u := range upd {
+		if l.Has(u) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// reportListed tells l which of a write's listing updates a node said hold its entry.
+func reportListed(upd []nodeclient.ContainerUpdate, res writeResult, l *nodeclient.Listed) {
+	for _, i := range res.Listed {
+		if i >= 0 && i < len(upd) {
+			l.Add(upd[i])
+		}
+	}
 }
 
 // hdrListingOverride starts the system metadata with which a Swift object server lists an

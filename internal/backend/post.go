@@ -46,7 +46,9 @@ func (c *Client) PostObject(ctx context.Context, device string, part uint32, nam
 	if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent {
 		return meta.Object{}, failed(resp, "post "+name.Object)
 	}
-	if res := readResult(resp); res.Object != nil {
+	res := readResult(resp)
+	reportListed(opts.Containers, res, opts.Listed)
+	if res.Object != nil {
 		return *res.Object, nil
 	}
 	return c.HeadObject(ctx, device, part, name, nodeclient.HeadOptions{})

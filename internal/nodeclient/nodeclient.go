@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/casreg"
@@ -29,6 +30,9 @@ type PutOptions struct {
 	// device of the same node commits the entry in the object's batch; the node sends the
 	// others after the commit, and keeps them to retry if that fails.
 	Containers []ContainerUpdate
+	// Listed (nil: not asked) is told which of Containers hold the write's entry when the
+	// node answers: the one in the object's batch, and those the node reached after it.
+	Listed *Listed
 	// If is checked by the node against the version the PUT replaces, atomically with the
 	// commit (meta.ErrPreconditionFailed when it fails).
 	If meta.Precondition
@@ -76,6 +80,8 @@ type Companion struct {
 	Over string
 	// Containers are the companion's listing updates (see PutOptions.Containers).
 	Containers []ContainerUpdate
+	// Listed: see PutOptions.Listed, for the companion's entry.
+	Listed *Listed
 }
 
 // ErrCompanionRefused: the version at a companion's name is not one it may replace
@@ -123,6 +129,7 @@ type PutResult struct {
 // DeleteOptions hook into an object DELETE on a node.
 type DeleteOptions struct {
 	Containers []ContainerUpdate // see PutOptions.Containers
+	Listed     *Listed           // see PutOptions.Listed
 	If         meta.Precondition // see PutOptions.If
 	DecidedGen uint64            // see PutOptions.DecidedGen: a conditional DELETE its register decided
 	Undecided  bool              // see PutOptions.Undecided: a plain DELETE through a proxy
@@ -131,6 +138,7 @@ type DeleteOptions struct {
 // PostOptions hook into an object POST on a node.
 type PostOptions struct {
 	Containers []ContainerUpdate // see PutOptions.Containers
+	Listed     *Listed           // see PutOptions.Listed
 	// If is checked against the version the POST updates, atomically with the commit: the
 	// proxy names the newest version the replicas hold (IfTimestamp), so that a replica that
 	// missed it refuses rather than make its stale bytes the newest version.
@@ -147,6 +155,40 @@ type ContainerUpdate struct {
 	Node   string // the node's address as the ring names it
 	Device string
 	Part   uint32
+}
+
+// Listed gathers, over the replicas of one write, the container replicas that hold the write's
+// listing entry when its object replicas answer (each says which of its Containers it
+// updated). A listing is read from a quorum of the container's replicas, so a write is
+// acknowledged only once a quorum holds its entry: the proxy sends it to those missing when
+// the object replicas' own updates fell short. The zero value is empty and ready; a nil
+// *Listed takes nothing. Safe for concurrent use.
+type Listed struct {
+	mu  sync.Mutex
+	has map[ContainerUpdate]bool
+}
+
+// Add records that u holds the write's entry.
+func (l *Listed) Add(u ContainerUpdate) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.has == nil {
+		l.has = map[ContainerUpdate]bool{}
+	}
+	l.has[u] = true
+}
+
+// Has reports whether u holds the write's entry.
+func (l *Listed) Has(u ContainerUpdate) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.has[u]
 }
 
 // ContainerOptions hook into a container PUT or DELETE on a node.

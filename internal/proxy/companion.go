@@ -54,9 +54,11 @@ func (p *Proxy) PutTogether(ctx context.Context, name meta.ObjectName, obj meta.
 		return meta.Object{}, nil, ErrApart
 	}
 	prepare(&obj, opts)
-	nopts := nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Fresh: opts.Fresh, Containers: p.listingFor(name, pl)(t.replica),
+	listing, compListing := p.listingFor(name, pl), p.listingFor(c.Name, cpl)
+	nopts := nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Fresh: opts.Fresh,
+		Containers: listing.to(t.replica), Listed: listing.listed,
 		Companion: &nodeclient.Companion{Name: c.Name, Timestamp: c.Timestamp, If: c.If, Over: c.Over,
-			Containers: p.listingFor(c.Name, cpl)(t.replica),
+			Containers: compListing.to(t.replica), Listed: compListing.listed,
 			Build:      func(o meta.Object) (meta.Object, error) { return c.Build(served(o)), nil },
 		}}
 	res, err := t.client.PutObject(ctx, t.dev.Name, pl.part, name, obj, body, nopts)
@@ -66,6 +68,14 @@ func (p *Proxy) PutTogether(ctx context.Context, name meta.ObjectName, obj meta.
 	p.releaseSegments(ctx, name, res.Previous, &res.Object)
 	if res.Companion.Err == nil {
 		p.releaseSegments(ctx, c.Name, res.Companion.Previous, &res.Companion.Object)
+	}
+	if err := listing.settle(ctx, res.Object.Listed(name.Object), false); err != nil {
+		return meta.Object{}, nil, fmt.Errorf("put %q: %w", name.Object, err)
+	}
+	if res.Companion.Err == nil {
+		if err := compListing.settle(ctx, res.Companion.Object.Listed(c.Name.Object), false); err != nil {
+			return meta.Object{}, nil, fmt.Errorf("put %q: %w", c.Name.Object, err)
+		}
 	}
 	return served(res.Object), res.Companion.Err, nil
 }

@@ -85,9 +85,11 @@ func (p *Proxy) putDecided(ctx context.Context, pl *placement, name meta.ObjectN
 // register, as putDecided a PUT: a DELETE racing a PUT or another DELETE on the same version,
 // through any proxies, wins or loses as one (multipart's Abort racing Complete). It returns
 // ErrNoRegisters when the nodes keep none.
-func (p *Proxy) deleteDecided(ctx context.Context, pl *placement, name meta.ObjectName, at meta.Timestamp, cond meta.Precondition, opts func(target) nodeclient.DeleteOptions) (prev meta.Object, err error) {
+func (p *Proxy) deleteDecided(ctx context.Context, pl *placement, name meta.ObjectName, at meta.Timestamp, cond meta.Precondition, opts func(target) nodeclient.DeleteOptions) (prev meta.Object, ts meta.Timestamp, err error) {
 	err = p.whenDecided(ctx, name, func() error {
-		ts, gen, err := p.decideWrite(ctx, pl, name, cond, at, false, false)
+		var gen uint64
+		var err error
+		ts, gen, err = p.decideWrite(ctx, pl, name, cond, at, false, false)
 		if err != nil {
 			return err
 		}
@@ -108,7 +110,7 @@ func (p *Proxy) deleteDecided(ctx context.Context, pl *placement, name meta.Obje
 		})
 		return overtakenIfFenced(name, err)
 	})
-	return prev, err
+	return prev, ts, err
 }
 
 // postDecided makes a conditional POST (a compare-and-swap on the version at seen) through

@@ -63,7 +63,7 @@ func (p *Proxy) putInOrderEC(ctx context.Context, pl *placement, name meta.Objec
 				return pl.call(ctx, t, false, func(ctx context.Context, t target) error {
 					var err error
 					res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, o, bytes.NewReader(body),
-						nodeclient.PutOptions{BeforeCommit: hook, If: cond, Containers: listing(t.replica)})
+						nodeclient.PutOptions{BeforeCommit: hook, If: cond, Containers: listing.to(t.replica), Listed: listing.listed})
 					return err
 				})
 			}
@@ -122,6 +122,9 @@ func (p *Proxy) putInOrderEC(ctx context.Context, pl *placement, name meta.Objec
 		return meta.Object{}, fmt.Errorf("put %q: %d of %d fragment archives: %w", name.Object, written, n, lastErr)
 	}
 	p.releaseSegments(ctx, name, out.Previous, &out.Object)
+	if err := listing.settle(ctx, out.Object.Listed(name.Object), false); err != nil {
+		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
+	}
 	served := out.Object.AsServed()
 	served.SysMeta = meta.WithoutEC(served.SysMeta)
 	return served, nil

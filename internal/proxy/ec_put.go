@@ -75,7 +75,10 @@ func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, 
 	}
 	decided := make(chan struct{})
 	var decision error // the decider's outcome, once decided is closed
-	listing := p.listingFor(name, pl)
+	listing := opts.listing
+	if listing == nil {
+		listing = p.listingFor(name, pl)
+	}
 	undecided := opts.decidedGen == 0 && !sole(pl) // a plain write (nodeclient.PutOptions.Undecided)
 	barrier := ecstream.NewBarrier(n, need)
 	sums := &ecSums{}
@@ -124,7 +127,7 @@ func (p *Proxy) putEC(ctx context.Context, pl *placement, name meta.ObjectName, 
 		}
 		put := func(t target) error {
 			in := &countingReader{r: pr}
-			res, err := t.client.PutObject(ctx, t.dev.Name, pl.part, name, arc, in, nodeclient.PutOptions{BeforeCommit: hook, If: cond, Containers: listing(t.replica), DecidedGen: opts.decidedGen, Undecided: undecided})
+			res, err := t.client.PutObject(ctx, t.dev.Name, pl.part, name, arc, in, nodeclient.PutOptions{BeforeCommit: hook, If: cond, Containers: listing.to(t.replica), Listed: listing.listed, DecidedGen: opts.decidedGen, Undecided: undecided})
 			p.noteFailure(ctx, t, err)
 			if err == nil {
 				answers <- answer{res: res}

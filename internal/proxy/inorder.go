@@ -51,13 +51,16 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 	if !opts.If.IsZero() && pl.ring.Replicas() > 1 {
 		// The name's register decides, where the nodes keep registers (decided.go).
 		res, err := p.putDecided(ctx, pl, name, obj, bytes.NewReader(data), opts, func(t target) nodeclient.PutOptions {
-			return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, Containers: listing(t.replica)}
+			return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, Containers: listing.to(t.replica), Listed: listing.listed}
 		})
 		if !errors.Is(err, ErrNoRegisters) {
 			if err != nil {
 				return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 			}
 			p.releaseSegments(ctx, name, res.Previous, &res.Object)
+			if err := listing.settle(ctx, res.Object.Listed(name.Object), false); err != nil {
+				return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
+			}
 			return served(res.Object), nil
 		}
 	}
@@ -66,7 +69,7 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 		err := pl.call(ctx, t, true, func(ctx context.Context, t target) error {
 			var err error
 			res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, obj, bytes.NewReader(data),
-				nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: cond, Containers: listing(t.replica)})
+				nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: cond, Containers: listing.to(t.replica), Listed: listing.listed})
 			return err
 		})
 		return res, err
@@ -134,6 +137,9 @@ func (p *Proxy) PutObjectInOrder(ctx context.Context, name meta.ObjectName, obj 
 		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
 	}
 	p.releaseSegments(ctx, name, decided.Previous, &decided.Object)
+	if err := listing.settle(ctx, decided.Object.Listed(name.Object), false); err != nil {
+		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
+	}
 	out := decided.Object.AsServed()
 	out.SysMeta = meta.WithoutEC(out.SysMeta)
 	return out, nil

@@ -3,11 +3,14 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/ring"
 )
 
 // A container's listing is kept by each of its replicas, which hear of each write from the
@@ -214,4 +217,100 @@ func mergeListings(pages []meta.ObjectListing, opts meta.ListOptions) (meta.Obje
 		out.Truncated, out.NextMarker = true, cut
 	}
 	return out, disputed
+}
+
+// writeListing is the listing side of one object write: which replicas of the container's
+// listing each object replica updates (to, from listingFor), and which of them hold the
+// write's entry once the object replicas have answered (listed, which each fills in).
+//
+// A listing is read from a quorum of the container's primaries (listQuorum), so a write is
+// acknowledged only once a quorum of them holds its entry (settle): then any listing read
+// after it meets at least one replica that lists it, and the merge settles the rest. Usually
+// the object replicas' own updates are that quorum and settle costs nothing; when they fell
+// short (container replicas down, paused or cut off when the object replicas sent them), the
+// proxy sends the entry to the primaries that lack it, and the write is answered 503 when too
+// few take it: stored, and listed once the object replicas' updaters reach the rest, but not
+// yet where every listing would show it.
+type writeListing struct {
+	p      *Proxy
+	name   meta.ObjectName
+	ring   *ring.Ring
+	part   uint32
+	devs   []ring.Device // the container's primaries
+	assign [][]int       // pairLocalFirst: object replica -> indexes into devs
+	listed *nodeclient.Listed
+}
+
+// to returns the listing replicas that the object replica updates.
+func (w *writeListing) to(replica int) []nodeclient.ContainerUpdate {
+	idx := w.assign[replica%len(w.assign)]
+	out := make([]nodeclient.ContainerUpdate, len(idx))
+	for i, j := range idx {
+		out[i] = w.update(j)
+	}
+	return out
+}
+
+func (w *writeListing) update(j int) nodeclient.ContainerUpdate {
+	return nodeclient.ContainerUpdate{Node: w.devs[j].Node, Device: w.devs[j].Name, Part: w.part}
+}
+
+// again starts over for another attempt of the write (another timestamp): what the last one
+// listed is not this one's entry.
+func (w *writeListing) again() { w.listed = new(nodeclient.Listed) }
+
+// settleDelete is settle for a DELETE's tombstone at at.
+func (w *writeListing) settleDelete(ctx context.Context, at meta.Timestamp) error {
+	return w.settle(ctx, meta.ListEntry{Name: w.name.Object, Timestamp: at}, true)
+}
+
+// settle returns once a quorum of the container's primaries hold the write's entry e (deleted:
+// its removal), sending it to those the object replicas did not reach; meta.ErrUnavailable
+// when too few take it.
+func (w *writeListing) settle(ctx context.Context, e meta.ListEntry, deleted bool) error {
+	quorum := len(w.devs)/2 + 1
+	have := 0
+	var missing []int
+	for j := range w.devs {
+		if w.listed.Has(w.update(j)) {
+			have++
+		} else {
+			missing = append(missing, j)
+		}
+	}
+	if have >= quorum || len(w.devs) == 0 {
+		return nil
+	}
+	pl := w.p.place(w.ring, w.part)
+	// Sent to every primary that lacks the entry, not only as many as the quorum needs: one
+	// of them may be slow to answer, and each that takes it is a replica less for the
+	// updaters to reach. Waited for, so that nothing runs on after the write's answer.
+	errs := make(chan error, len(missing))
+	for _, j := range missing {
+		t := w.p.unsuppressed(pl.primaries[j])
+		go func() {
+			if t.err != nil {
+				errs <- t.err
+				return
+			}
+			errs <- pl.call(ctx, t, true, func(ctx context.Context, t target) error {
+				return t.client.UpdateListing(ctx, t.dev.Name, pl.part, w.name.Account, w.name.Container, e, deleted)
+			})
+		}()
+	}
+	var firstErr error
+	for range missing {
+		if err := <-errs; err == nil {
+			have++
+		} else if firstErr == nil {
+			firstErr = err
+		}
+	}
+	w.p.log.Debug("listing entry sent by the proxy", "container", w.name.Container, "object", w.name.Object,
+		"holding", have, "replicas", len(w.devs), "err", firstErr)
+	if have >= quorum {
+		return nil
+	}
+	return fmt.Errorf("listing of %q: %d of %d container replicas hold it, %d needed (%v): %w",
+		w.name.Object, have, len(w.devs), quorum, firstErr, meta.ErrUnavailable)
 }

@@ -3,11 +3,16 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
+	"github.com/cairn-store/cairn/internal/ring"
+	"github.com/cairn-store/cairn/internal/storage"
 )
 
 func entries(names ...string) []meta.ListEntry {
@@ -121,5 +126,118 @@ func TestListingsShowEveryAcknowledgedWrite(t *testing.T) {
 			}
 		}
 		c.down[away] = false
+	}
+}
+
+// peersCut reaches the storage nodes of a cluster from each other, except those cut off from
+// their peers: the proxy still reaches them (cluster.Dial), the storage nodes do not.
+type peersCut struct {
+	c   *cluster
+	cut map[string]bool
+}
+
+func (p *peersCut) Dial(node string) (nodeclient.Client, error) {
+	if p.cut[node] {
+		return nil, fmt.Errorf("node %s is cut off from its peers", node)
+	}
+	return p.c.Dial(node)
+}
+
+// newApartCluster is a proxy over six storage nodes that know each other: every object
+// partition on node0-2, every container (and account) partition on node3-5, so that every
+// listing update goes from one node to another.
+func newApartCluster(t *testing.T) (*cluster, *peersCut) {
+	t.Helper()
+	c := &cluster{nodes: map[string]*storage.Node{}, down: map[string]bool{}}
+	peers := &peersCut{c: c, cut: map[string]bool{}}
+	const partPower = 4
+	full := func(first int) *ring.Ring {
+		r := &ring.Ring{PartPower: partPower}
+		for i := range 3 {
+			name := fmt.Sprintf("node%d", first+i)
+			r.Devices = append(r.Devices, ring.Device{ID: i, Zone: i, Node: name, Name: "d0", Weight: 1})
+			r.Assignments = append(r.Assignments, make([]int, 1<<partPower))
+			for p := range r.Assignments[i] {
+				r.Assignments[i][p] = i
+			}
+		}
+		return r
+	}
+	for i := range 6 {
+		name := fmt.Sprintf("node%d", i)
+		n, err := storage.Open(storage.Config{Address: name, Peers: peers, Devices: []storage.DeviceConfig{{Name: "d0", Dir: filepath.Join(t.TempDir(), name)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.Close() })
+		c.nodes[name] = n
+	}
+	objects, containers := full(0), full(3)
+	p, err := New(Config{Dialer: c, ObjectRing: func() *ring.Ring { return objects },
+		ContainerRing: func() *ring.Ring { return containers }, AccountRing: func() *ring.Ring { return containers }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.proxy = p
+	return c, peers
+}
+
+// A LIST reads a quorum of the container's replicas, so a write is acknowledged only once a
+// quorum of them lists it. Here the object replicas' own listing updates reach one container
+// replica of three (the others are cut off from their peers, as by a network partition between
+// storage nodes): the proxy sends the entry to the other two before it answers, and a LIST
+// that cannot reach the one replica the object nodes reached still shows the write, and not a
+// deleted name. When the proxy cannot reach them either, the write is answered 503: stored,
+// but not yet where every LIST would show it.
+func TestAWriteIsListedByAQuorumBeforeItsAnswer(t *testing.T) {
+	ctx := context.Background()
+	c, peers := newApartCluster(t)
+	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
+		t.Fatal(err)
+	}
+	listed := func(away string) []string {
+		t.Helper()
+		c.down[away] = true
+		defer func() { c.down[away] = false }()
+		l, err := c.proxy.ListObjects(ctx, "acct", "box", meta.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names(l)
+	}
+	peers.cut["node4"], peers.cut["node5"] = true, true
+	name := meta.ObjectName{Account: "acct", Container: "box", Object: "k"}
+	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 1}, bytes.NewReader([]byte("x")), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := listed("node3"); !slices.Equal(got, []string{"k"}) {
+		t.Errorf("after the PUT, node3 away: listed %v, want [k]", got)
+	}
+	if _, err := c.proxy.PostObject(ctx, name, meta.Object{ContentType: "text/x-posted"}); err != nil {
+		t.Fatal(err)
+	}
+	c.down["node3"] = true
+	l, err := c.proxy.ListObjects(ctx, "acct", "box", meta.ListOptions{})
+	c.down["node3"] = false
+	if err != nil || len(l.Objects) != 1 || l.Objects[0].ContentType != "text/x-posted" {
+		t.Errorf("after the POST, node3 away: %+v, %v; want k as text/x-posted", l.Objects, err)
+	}
+	if err := c.proxy.DeleteObject(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if got := listed("node3"); len(got) != 0 {
+		t.Errorf("after the DELETE, node3 away: listed %v, want nothing", got)
+	}
+
+	// The proxy cannot reach node4 and node5 either: one of three holds the entry.
+	c.down["node4"], c.down["node5"] = true, true
+	short := meta.ObjectName{Account: "acct", Container: "box", Object: "short"}
+	_, err = c.proxy.PutObject(ctx, short, meta.Object{Size: 1}, bytes.NewReader([]byte("y")), PutOptions{})
+	if !errors.Is(err, meta.ErrUnavailable) {
+		t.Errorf("PUT with two of three container replicas out of reach: %v, want ErrUnavailable", err)
+	}
+	c.down["node4"], c.down["node5"] = false, false
+	if got := readAll(t, c.proxy, short, nil); string(got) != "y" {
+		t.Errorf("the object answered 503 reads %q, want it stored", got)
 	}
 }

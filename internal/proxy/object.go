@@ -42,6 +42,8 @@ type PutOptions struct {
 	// decidedGen fences an erasure-coded write its register decided (decided.go): each
 	// archive's commit carries it (nodeclient PutOptions.DecidedGen).
 	decidedGen uint64
+	// listing is the write's listing side (listingFor), shared by the paths it takes.
+	listing *writeListing
 }
 
 // ObjectReader is an open object: its metadata and the bytes of the requested range.
@@ -62,9 +64,11 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 	}
 	prepare(&obj, opts)
 	listing := p.listingFor(name, pl)
+	opts.listing = listing
 	undecided := !sole(pl)
 	nopts := func(t target) nodeclient.PutOptions {
-		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Containers: listing(t.replica), Fresh: opts.Fresh, Undecided: undecided}
+		return nodeclient.PutOptions{BeforeCommit: opts.BeforeCommit, If: opts.If, Containers: listing.to(t.replica), Listed: listing.listed,
+			Fresh: opts.Fresh, Undecided: undecided}
 	}
 	var res nodeclient.PutResult
 	decided := false
@@ -85,6 +89,9 @@ func (p *Proxy) PutObject(ctx context.Context, name meta.ObjectName, obj meta.Ob
 		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, belowDecision(err))
 	}
 	p.releaseSegments(ctx, name, res.Previous, &res.Object)
+	if err := listing.settle(ctx, res.Object.Listed(name.Object), false); err != nil {
+		return meta.Object{}, fmt.Errorf("put %q: %w", name.Object, err)
+	}
 	return served(res.Object), nil
 }
 
@@ -402,22 +409,27 @@ func (p *Proxy) deleteObject(ctx context.Context, name meta.ObjectName, now meta
 	listing := p.listingFor(name, pl)
 	var prev meta.Object
 	if !cond.IsZero() && pl.ring.Replicas() > 1 {
-		prev, err = p.deleteDecided(ctx, pl, name, now, cond, func(t target) nodeclient.DeleteOptions {
-			return nodeclient.DeleteOptions{Containers: listing(t.replica)}
+		var at meta.Timestamp
+		prev, at, err = p.deleteDecided(ctx, pl, name, now, cond, func(t target) nodeclient.DeleteOptions {
+			return nodeclient.DeleteOptions{Containers: listing.to(t.replica), Listed: listing.listed}
 		})
 		if !errors.Is(err, ErrNoRegisters) {
 			if err != nil {
 				return fmt.Errorf("delete %q: %w", name.Object, err)
 			}
 			p.releaseSegments(ctx, name, &prev, nil)
+			if err := listing.settleDelete(ctx, at); err != nil {
+				return fmt.Errorf("delete %q: %w", name.Object, err)
+			}
 			return nil
 		}
 	}
 	var mu sync.Mutex // replicas answer concurrently
 	undecided := !sole(pl)
 	for attempt := 0; ; attempt++ {
+		listing.again()
 		err = pl.fanOut(ctx, func(ctx context.Context, t target) error {
-			opts := nodeclient.DeleteOptions{If: cond, Containers: listing(t.replica), Undecided: undecided}
+			opts := nodeclient.DeleteOptions{If: cond, Containers: listing.to(t.replica), Listed: listing.listed, Undecided: undecided}
 			o, err := t.client.DeleteObject(ctx, t.dev.Name, pl.part, name, now, opts)
 			if err == nil {
 				mu.Lock()
@@ -435,6 +447,9 @@ func (p *Proxy) deleteObject(ctx context.Context, name meta.ObjectName, now meta
 		return fmt.Errorf("delete %q: %w", name.Object, belowDecision(err))
 	}
 	p.releaseSegments(ctx, name, &prev, nil)
+	if err := listing.settleDelete(ctx, now); err != nil {
+		return fmt.Errorf("delete %q: %w", name.Object, err)
+	}
 	return nil
 }
 
@@ -480,10 +495,13 @@ func (p *Proxy) PostObjectIf(ctx context.Context, name meta.ObjectName, update m
 	if seen != 0 && pl.ring.Replicas() > 1 {
 		// A compare-and-swap: the name's register decides between racing ones (decided.go).
 		out, err = p.postDecided(ctx, pl, name, update, seen, func(t target) nodeclient.PostOptions {
-			return nodeclient.PostOptions{Containers: listing(t.replica), If: cond}
+			return nodeclient.PostOptions{Containers: listing.to(t.replica), Listed: listing.listed, If: cond}
 		})
 		if !errors.Is(err, ErrNoRegisters) {
 			if err != nil {
+				return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, err)
+			}
+			if err := listing.settle(ctx, out.Listed(name.Object), false); err != nil {
 				return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, err)
 			}
 			out = out.AsServed()
@@ -494,7 +512,7 @@ func (p *Proxy) PostObjectIf(ctx context.Context, name meta.ObjectName, update m
 	var mu sync.Mutex // replicas answer concurrently
 	undecided := !sole(pl)
 	err = pl.fanOut(ctx, func(ctx context.Context, t target) error {
-		o, err := t.client.PostObject(ctx, t.dev.Name, pl.part, name, update, nodeclient.PostOptions{Containers: listing(t.replica), If: cond, Undecided: undecided})
+		o, err := t.client.PostObject(ctx, t.dev.Name, pl.part, name, update, nodeclient.PostOptions{Containers: listing.to(t.replica), Listed: listing.listed, If: cond, Undecided: undecided})
 		if err == nil {
 			mu.Lock()
 			out = o
@@ -512,6 +530,9 @@ func (p *Proxy) PostObjectIf(ctx context.Context, name meta.ObjectName, update m
 	}
 	if err != nil {
 		return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, belowDecision(err))
+	}
+	if err := listing.settle(ctx, out.Listed(name.Object), false); err != nil {
+		return meta.Object{}, fmt.Errorf("post %q: %w", name.Object, err)
 	}
 	out = out.AsServed()
 	out.SysMeta = meta.WithoutEC(out.SysMeta)

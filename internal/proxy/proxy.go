@@ -188,7 +188,7 @@ func (p *Proxy) Close() {
 // entry of its own device in the object's batch, in the same fsync, and reaches one of its own
 // devices without the network, which in a small cluster (where most partitions share nodes)
 // spares most PUTs a second synced commit elsewhere.
-func (p *Proxy) listingFor(name meta.ObjectName, objects *placement) func(replica int) []nodeclient.ContainerUpdate {
+func (p *Proxy) listingFor(name meta.ObjectName, objects *placement) *writeListing {
 	r := p.containerRing()
 	part := partition(r, name.Account, name.Container, "")
 	devs := r.Nodes(part)
@@ -196,15 +196,8 @@ func (p *Proxy) listingFor(name meta.ObjectName, objects *placement) func(replic
 	for i, t := range objects.primaries {
 		objs[i] = t.dev
 	}
-	assign := pairLocalFirst(objs, devs)
-	return func(replica int) []nodeclient.ContainerUpdate {
-		idx := assign[replica%len(assign)]
-		out := make([]nodeclient.ContainerUpdate, len(idx))
-		for i, j := range idx {
-			out[i] = nodeclient.ContainerUpdate{Node: devs[j].Node, Device: devs[j].Name, Part: part}
-		}
-		return out
-	}
+	return &writeListing{p: p, name: name, ring: r, part: part, devs: devs,
+		assign: pairLocalFirst(objs, devs), listed: new(nodeclient.Listed)}
 }
 
 // pairLocalFirst maps each object device to the indexes of the listing devices it updates: the

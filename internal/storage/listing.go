@@ -122,33 +122,46 @@ func (n *Node) inBatch(devName string, upd nodeclient.ContainerUpdate) bool {
 	return upd.Device == devName && n.isSelf(upd.Node)
 }
 
+// queued is what queueUpdates made of a write's listing updates: the pending ones, sent after
+// its commit, and the one the caller commits in the write's own batch (here; nil: none).
+type queued struct {
+	pending []*pendingUpdate
+	here    *nodeclient.ContainerUpdate
+}
+
 // queueUpdates puts a write's listing updates into its batch: those for listings elsewhere as
 // pending updates (update, to each target), sent once the batch commits (sendAll) or else by
-// the updater. here says that one target is this very device, whose listing the caller
+// the updater. here names the target that is this very device, whose listing the caller
 // updates in the batch itself.
-func (n *Node) queueUpdates(b *pebble.Batch, devName string, targets []nodeclient.ContainerUpdate, update pendingUpdate) (pending []*pendingUpdate, here bool, err error) {
+func (n *Node) queueUpdates(b *pebble.Batch, devName string, targets []nodeclient.ContainerUpdate, update pendingUpdate) (q queued, err error) {
 	if len(targets) > 255 {
-		return nil, false, fmt.Errorf("storage: %d listing updates for one write, at most 255", len(targets))
+		return queued{}, fmt.Errorf("storage: %d listing updates for one write, at most 255", len(targets))
 	}
 	for i, t := range targets {
-		if !here && n.inBatch(devName, t) {
-			here = true
+		if q.here == nil && n.inBatch(devName, t) {
+			q.here = &targets[i]
 			continue
 		}
 		u := update
 		u.target, u.slot = t, uint8(i)
 		if err := b.Set(u.key(), u.encode(), nil); err != nil {
-			return nil, false, err
+			return queued{}, err
 		}
-		pending = append(pending, &u)
+		q.pending = append(q.pending, &u)
 	}
-	return pending, here, nil
+	return q, nil
 }
 
-// sendAll delivers a committed write's pending updates (queueUpdates).
-func (n *Node) sendAll(ctx context.Context, d *device, pending []*pendingUpdate) {
-	for _, u := range pending {
-		n.sendPending(ctx, d, u)
+// sendAll delivers a committed write's pending updates (queueUpdates), and tells listed which
+// of its listings hold its entry now: the one its batch updated and those it reached.
+func (n *Node) sendAll(ctx context.Context, d *device, q queued, listed *nodeclient.Listed) {
+	if q.here != nil {
+		listed.Add(*q.here)
+	}
+	for _, u := range q.pending {
+		if n.sendPending(ctx, d, u) {
+			listed.Add(u.target)
+		}
 	}
 }
 

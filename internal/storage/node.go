@@ -397,13 +397,13 @@ func (n *Node) PutObject(ctx context.Context, devName string, part uint32, name 
 		return nodeclient.PutResult{}, err
 	}
 	hold.release()
-	n.sendAll(ctx, d, main.pending)
+	n.sendAll(ctx, d, main.queued, opts.Listed)
 	res := nodeclient.PutResult{Object: o, Previous: main.prev}
 	if comp != nil {
 		ec := eopts.Companion
 		res.Companion = nodeclient.CompanionResult{Err: ec.Skipped, Object: ec.Stored, Previous: comp.prev}
 		if ec.Skipped == nil {
-			n.sendAll(ctx, d, comp.pending)
+			n.sendAll(ctx, d, comp.queued, opts.Companion.Listed)
 		}
 	}
 	return res, nil
@@ -444,8 +444,8 @@ type putListing struct {
 	containers []nodeclient.ContainerUpdate
 	hold       *usageHold
 
-	pending []*pendingUpdate
-	prev    *meta.Object // the live version replaced
+	queued queued
+	prev   *meta.Object // the live version replaced
 }
 
 func (l *putListing) inBatch(b *pebble.Batch, o, old *meta.Object) (err error) {
@@ -459,9 +459,8 @@ func (l *putListing) inBatch(b *pebble.Batch, o, old *meta.Object) (err error) {
 		p := *old
 		l.prev = &p
 	}
-	var here bool
-	l.pending, here, err = n.queueUpdates(b, l.dev, l.containers, pendingUpdate{account: name.Account, cont: name.Container, entry: listEntry(name.Object, o)})
-	if err != nil || !here {
+	l.queued, err = n.queueUpdates(b, l.dev, l.containers, pendingUpdate{account: name.Account, cont: name.Container, entry: listEntry(name.Object, o)})
+	if err != nil || l.queued.here == nil {
 		return err
 	}
 	l.hold.take(d.index)
@@ -538,7 +537,7 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 	if err != nil {
 		return meta.Object{}, err
 	}
-	var pending []*pendingUpdate
+	var q queued
 	err = d.engine.Delete(ctx, name, ts, engine.DeleteOptions{If: opts.If, InBatch: func(b *pebble.Batch, p *meta.Object) (err error) {
 		if p != nil {
 			prev = *p
@@ -550,10 +549,9 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 		// The listing hears of the delete even when there was nothing to delete here (as
 		// Swift's object server updates its container on a 404 DELETE): another replica may
 		// have listed the name.
-		var here bool
-		pending, here, err = n.queueUpdates(b, devName, opts.Containers, pendingUpdate{account: name.Account, cont: name.Container,
+		q, err = n.queueUpdates(b, devName, opts.Containers, pendingUpdate{account: name.Account, cont: name.Container,
 			entry: meta.ListEntry{Name: name.Object, Timestamp: ts}, deleted: true})
-		if err != nil || !here {
+		if err != nil || q.here == nil {
 			return err
 		}
 		hold.take(d.index)
@@ -567,7 +565,7 @@ func (n *Node) DeleteObject(ctx context.Context, devName string, part uint32, na
 	hold.release()
 	// Not found means the tombstone was committed all the same (engine.Delete).
 	if err == nil || errors.Is(err, meta.ErrNotFound) {
-		n.sendAll(ctx, d, pending)
+		n.sendAll(ctx, d, q, opts.Listed)
 	}
 	return prev, err
 }
@@ -597,15 +595,14 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 	}
 	var hold usageHold
 	defer hold.release()
-	var pending []*pendingUpdate
+	var q queued
 	o, err := d.engine.UpdateMeta(ctx, name, update.Timestamp, apply, engine.PutOptions{If: opts.If, InBatch: func(b *pebble.Batch, o, _ *meta.Object) (err error) {
 		if err := n.coverTimestamp(d, o.Timestamp); err != nil {
 			return err
 		}
 		n.markWrote(devName, part, name, o.Timestamp, false)
-		var here bool
-		pending, here, err = n.queueUpdates(b, devName, opts.Containers, pendingUpdate{account: name.Account, cont: name.Container, entry: listEntry(name.Object, o)})
-		if err != nil || !here {
+		q, err = n.queueUpdates(b, devName, opts.Containers, pendingUpdate{account: name.Account, cont: name.Container, entry: listEntry(name.Object, o)})
+		if err != nil || q.here == nil {
 			return err
 		}
 		hold.take(d.index)
@@ -614,7 +611,7 @@ func (n *Node) PostObject(ctx context.Context, devName string, part uint32, name
 	committed()
 	hold.release()
 	if err == nil {
-		n.sendAll(ctx, d, pending)
+		n.sendAll(ctx, d, q, opts.Listed)
 	}
 	return o, err
 }
