@@ -59,7 +59,7 @@ func (p *Proxy) PutTogether(ctx context.Context, name meta.ObjectName, obj meta.
 		Containers: listing.to(t.replica), Listed: listing.listed,
 		Companion: &nodeclient.Companion{Name: c.Name, Timestamp: c.Timestamp, If: c.If, Over: c.Over,
 			Containers: compListing.to(t.replica), Listed: compListing.listed,
-			Build:      func(o meta.Object) (meta.Object, error) { return c.Build(served(o)), nil },
+			Build: func(o meta.Object) (meta.Object, error) { return c.Build(served(o)), nil },
 		}}
 	res, err := t.client.PutObject(ctx, t.dev.Name, pl.part, name, obj, body, nopts)
 	if err != nil {
