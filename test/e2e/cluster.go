@@ -21,7 +21,9 @@ import (
 func StartCluster(t *testing.T, cfg localcluster.Config) (*localcluster.Cluster, *s3.Client) {
 	t.Helper()
 	cfg.Binary = Binary(t)
-	cfg.Dir = t.TempDir()
+	if cfg.Dir == "" {
+		cfg.Dir = t.TempDir()
+	}
 	if cfg.RootAccessKey == "" {
 		cfg.RootAccessKey, cfg.RootSecretKey = "CLUSTERROOT"+strings.ToUpper(RandomKey(4)), RandomKey(20)
 	}

@@ -344,6 +344,7 @@ var faults = []struct {
 	{"slow", 1},  // a storage node's link delays every chunk by 10 to 100 ms, 1 to 4 s
 	{"proxy", 2}, // a proxy killed with SIGKILL, restarted 1 s later
 	{"clock", 1}, // a proxy restarted with its clock off by up to 10 s either way, 2 to 5 s
+	{"full", 1},  // a storage node's device filled to under its reserve (writes there refused, 507), 1 to 4 s
 }
 
 // chosenFaults returns the faults a run injects: those CAIRN_ROBUSTNESS_FAULTS names (comma
@@ -362,7 +363,8 @@ func chosenFaults(t *testing.T, sys *system) []string {
 			continue
 		}
 		delete(want, f.name)
-		if (f.name == "cut" || f.name == "slow") && !sys.links || (f.name == "proxy" || f.name == "clock") && len(sys.fronts) == 0 {
+		if (f.name == "cut" || f.name == "slow") && !sys.links || (f.name == "proxy" || f.name == "clock") && len(sys.fronts) == 0 ||
+			f.name == "full" && sys.fullable == "" {
 			continue
 		}
 		for range f.weight {
@@ -370,7 +372,7 @@ func chosenFaults(t *testing.T, sys *system) []string {
 		}
 	}
 	for f := range want {
-		t.Fatalf("CAIRN_ROBUSTNESS_FAULTS: no fault %q (kill, pause, cut, slow, proxy, clock)", f)
+		t.Fatalf("CAIRN_ROBUSTNESS_FAULTS: no fault %q (kill, pause, cut, slow, proxy, clock, full)", f)
 	}
 	if len(out) == 0 {
 		t.Fatal("no fault this system can have was chosen")
@@ -449,6 +451,18 @@ func nemesis(t *testing.T, sys *system, chosen []string, rng *rand.Rand, stop <-
 			n.Kill()
 			n.Env = nil
 			restart(n)
+		case "full":
+			free, err := fill(sys.fullable)
+			if err != nil {
+				t.Errorf("filling %s: %v", sys.fullable, err)
+				continue
+			}
+			left, _ := freeBytes(sys.fullable)
+			t.Logf("nemesis: the device of storage %s filled, %d MiB left (under the engine's reserve of 256 MiB)", sys.fullable, left>>20)
+			pause(time.Duration(1+rng.IntN(4)) * time.Second)
+			if err := free(); err != nil {
+				t.Errorf("freeing %s: %v", sys.fullable, err)
+			}
 		}
 	}
 	return injected
