@@ -21,10 +21,10 @@ import (
 //
 // The first runs found list-after-write broken in a cluster while a container replica that
 // missed updates (it was down, cut off or paused when they were sent) answered the LIST. A
-// listing is now read from a quorum of replicas and merged, but a write whose updates reached
-// fewer than a quorum of them can still be missed (docs/consistency.md). Until that gap is
-// closed, misses in a cluster are counted and shown, and fail the run only with
-// CAIRN_ROBUSTNESS_STRICT_LISTS=1; the embedded default, which keeps them, is strict always.
+// listing is now read from a quorum of replicas and merged, and a write is acknowledged only
+// once a quorum of them lists it (docs/consistency.md), so a miss fails the run.
+// CAIRN_ROBUSTNESS_STRICT_LISTS=0 only reports misses in a cluster (to look past them at the
+// rest of a history); the embedded default is strict always.
 
 // listing is one LIST of a bucket: when it was called and answered, and the keys it named.
 type listing struct {
