@@ -180,6 +180,9 @@ type writeResult struct {
 	// its entry (nodeclient.Listed); an older node sends none, and the proxy then sends the
 	// entry itself where a quorum of the container's replicas needs it.
 	Listed []int `json:"listed,omitempty"`
+
+	// swift: the answer came from an OpenStack Swift server, which sends no result.
+	swift bool
 }
 
 // listedOf says which of a write's listing updates hold its entry (writeResult.Listed).
@@ -193,8 +196,19 @@ func listedOf(upd []nodeclient.ContainerUpdate, l *nodeclient.Listed) []int {
 	return out
 }
 
-// reportListed tells l which of a write's listing updates a node said hold its entry.
+// reportListed tells l which of a write's listing updates a node said hold its entry. A Swift
+// object server does not say: it makes its container updates before it answers, as Cairn's
+// nodes do, and keeps those that fail for its updater, and its listings keep Swift's own
+// semantics. Its updates are taken as made, for a proxy must not write a Swift container's
+// rows itself (a row carries the object's storage policy, which Swift's container servers
+// reconcile).
 func reportListed(upd []nodeclient.ContainerUpdate, res writeResult, l *nodeclient.Listed) {
+	if res.swift {
+		for _, u := range upd {
+			l.Add(u)
+		}
+		return
+	}
 	for _, i := range res.Listed {
 		if i >= 0 && i < len(upd) {
 			l.Add(upd[i])

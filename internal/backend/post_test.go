@@ -82,8 +82,17 @@ func TestPostOverSwiftMergesSysMeta(t *testing.T) {
 	name := meta.ObjectName{Account: "a", Container: "c", Object: "o"}
 	put := meta.Object{Timestamp: meta.Now(), ContentType: "a/b", UserMeta: map[string]string{"u": "1"},
 		SysMeta: map[string]string{"fixed": "f", "dlo-manifest": "c/p", "acl": "private"}}
-	if _, err := c.PutObject(ctx, "sdb", 1, name, put, strings.NewReader(""), nodeclient.PutOptions{}); err != nil {
+	// A Swift object server does not say which listings took the write: its own updates are
+	// taken as made, and the proxy sends no rows of its own to Swift's container servers.
+	listings := []nodeclient.ContainerUpdate{{Node: "c1:6201", Device: "sdb1", Part: 2}, {Node: "c2:6201", Device: "sdb2", Part: 2}}
+	listed := new(nodeclient.Listed)
+	if _, err := c.PutObject(ctx, "sdb", 1, name, put, strings.NewReader(""), nodeclient.PutOptions{Containers: listings, Listed: listed}); err != nil {
 		t.Fatal(err)
+	}
+	for _, u := range listings {
+		if !listed.Has(u) {
+			t.Errorf("a PUT to a Swift object server: listing %+v not taken as made", u)
+		}
 	}
 	post := func(sys map[string]string, user map[string]string) meta.Object {
 		t.Helper()
