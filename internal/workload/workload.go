@@ -112,7 +112,7 @@ type slot struct {
 	start   int64 // the slot's index in time (unix time / slot length); -1: unused
 	ops     [kinds]uint32
 	in, out uint64
-	sizes   [2][sizeBuckets]uint32    // of objects read, written
+	sizes   [2][sizeBuckets]uint32        // of objects read, written
 	latency [kinds][latencyBuckets]uint32 // by kind
 }
 
