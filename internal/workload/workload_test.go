@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // clock is a settable clock for a Monitor.
@@ -247,5 +249,44 @@ func TestClassText(t *testing.T) {
 	var c Class
 	if err := c.UnmarshalText([]byte("E")); err == nil {
 		t.Error("class E read")
+	}
+}
+
+func TestByClassAndCollector(t *testing.T) {
+	const kb = int64(1) << 10
+	m, c := newMonitor(t, Config{Window: time.Minute, Slots: 6})
+	rng := rand.New(rand.NewPCG(5, 6))
+	traffic(m, rng, "web1", 100, 0.9, 1*kb, 128*kb)
+	traffic(m, rng, "web2", 100, 0.9, 1*kb, 128*kb)
+	traffic(m, rng, "backup", 100, 0.05, 1<<20, 128<<20)
+	m.Observe(Observation{Account: "acct", Bucket: "new", Kind: Read, Size: 1, Latency: time.Second})
+	c.advance(10 * time.Second)
+	got := m.ByClass()
+	if len(got) != 3 || got[0].Class != Unclassified || got[0].Buckets != 1 || got[1].Class != SmallReads || got[1].Buckets != 2 ||
+		got[2].Class != LargeWrites || got[2].Buckets != 1 {
+		t.Fatalf("by class: %+v", got)
+	}
+	if got[1].OpsPerSecond != 10 || got[0].ReadP95 < time.Second || got[1].ReadP95 > 2*time.Millisecond {
+		t.Errorf("class A: %+v; unclassified: %+v", got[1], got[0])
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m.Collector())
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]int{}
+	for _, mf := range mfs {
+		series[mf.GetName()] = len(mf.GetMetric())
+		for _, mt := range mf.GetMetric() {
+			for _, l := range mt.GetLabel() {
+				if l.GetName() == "bucket" || l.GetName() == "account" {
+					t.Errorf("%s names a %s: /metrics must not name tenants' buckets", mf.GetName(), l.GetName())
+				}
+			}
+		}
+	}
+	if series["cairn_workload_buckets"] != 3 || series["cairn_workload_bytes_per_second"] != 6 || series["cairn_workload_latency_p95_seconds"] != 6 {
+		t.Errorf("series: %v", series)
 	}
 }
