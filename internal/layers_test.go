@@ -68,6 +68,8 @@ var forbidden = []struct {
 		"the node protocol carries the node contract over HTTP; it serves any nodeclient.Client and stores nothing itself"},
 	{"internal/meta", []string{"internal/"},
 		"the shared vocabulary depends on nothing of Cairn's"},
+	{"internal/workload", []string{"internal/"},
+		"the workload monitor is pure: observations and a clock in, figures and classes out; the front ends feed it and the server serves it"},
 	{"internal/engine", []string{"internal/index", "internal/storage", "internal/proxy", "internal/s3", "internal/server"},
 		"the engine stores objects on one device and knows nothing above it"},
 	{"internal/index", []string{"internal/engine", "internal/storage", "internal/proxy", "internal/s3", "internal/server"},

@@ -108,7 +108,7 @@ func newAdminCommand() *cobra.Command {
 	kms.AddCommand(newKMSCommands(&f)...)
 	acl := &cobra.Command{Use: "acl", Short: "Migrate bucket ACLs set before they had S3's meaning"}
 	acl.AddCommand(newACLCommands(&f)...)
-	cmd.AddCommand(account, user, kms, acl, newStatusCommand(&f))
+	cmd.AddCommand(account, user, kms, acl, newStatusCommand(&f), newWorkloadCommand(&f))
 	return cmd
 }
 

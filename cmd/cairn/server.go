@@ -56,6 +56,7 @@ func newServerCommand() *cobra.Command {
 	f.Int64Var(&cfg.InlineThreshold, "inline-threshold", 0, "objects up to this many bytes are stored inline in the LSM (0: default)")
 	f.StringVar(&cfg.DebugListen, "debug-listen", "", "serve Go's profiler (/debug/pprof) on this address (loopback only)")
 	f.DurationVar(&cfg.ExpirerInterval, "expirer-interval", expirer.DefaultInterval, "time between passes of the object expirer, which removes objects whose X-Delete-At has passed (negative: off)")
+	f.DurationVar(&cfg.WorkloadWindow, "workload-window", 0, "how far back the workload monitor looks: each bucket's op mix, rates, object sizes, latencies and class (cairn admin workload, /metrics by class; 0: 5m, negative: off)")
 	f.DurationVar(&cfg.BodyIdleTimeout, "body-idle-timeout", server.DefaultBodyIdleTimeout, "a request body that sends no byte for this long fails (S3 RequestTimeout, Swift 408) and its upload is dropped; a response the client reads no byte of for this long is cut off (negative: off)")
 	f.IntVar(&cfg.MaxConcurrentRequests, "max-requests", server.DefaultMaxConcurrentRequests, "S3, Swift and admin requests served at once; more wait --admission-wait, then get 503 SlowDown (negative: no limit)")
 	f.DurationVar(&cfg.AdmissionWait, "admission-wait", server.DefaultAdmissionWait, "how long a request over --max-requests waits for a slot before 503 SlowDown (negative: not at all)")

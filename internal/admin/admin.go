@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-store/cairn/internal/auth"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 	"github.com/cairn-store/cairn/internal/sse"
+	"github.com/cairn-store/cairn/internal/workload"
 )
 
 // Prefix is the path under which the API lives.
@@ -44,6 +45,8 @@ type Config struct {
 	ACLMigration ACLMigrationFunc
 	// KMS manages the SSE-KMS keys (kms.go); nil: the KMS routes answer 501.
 	KMS *sse.Keyring
+	// Workload is the workload monitor (GET /admin/v1/workload); nil: none.
+	Workload *workload.Monitor
 	// Region, if set, is the only region accepted in signatures (as for S3).
 	Region string
 	Logger *slog.Logger     // default: discard

@@ -71,6 +71,12 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, body []byte) err
 		}
 		return h.status(w, r)
 	}
+	if seg[0] == "workload" && len(seg) == 1 {
+		if err := method(http.MethodGet); err != nil {
+			return err
+		}
+		return h.workload(w)
+	}
 	if seg[0] == "acl-migration" && len(seg) == 1 {
 		if err := method(http.MethodPost); err != nil {
 			return err

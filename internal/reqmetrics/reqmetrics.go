@@ -1,6 +1,7 @@
 // Package reqmetrics owns what every protocol front end (S3, Swift) measures about the requests
 // it serves: a Prometheus counter by operation and status and a latency histogram by operation,
-// and the response writer that remembers which status a handler sent.
+// what the workload monitor is told of each request, and the response writer that remembers
+// which status a handler sent and how many bytes.
 package reqmetrics
 
 import (
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cairn-store/cairn/internal/workload"
 )
 
 // Metrics counts requests by operation and status, and times them by operation.
@@ -61,11 +64,44 @@ func (m *Metrics) Observe(op string, status int, d time.Duration) {
 	m.duration.WithLabelValues(op).Observe(d.Seconds())
 }
 
-// StatusRecorder remembers the status a handler sent.
+// ObserveWorkload tells the workload monitor (nil: none) of a request served: kind is what
+// the front end's operation does, account and bucket whose data it works on. The object's size
+// is the body sent by a GET answered 2xx, or the one received by a write answered 2xx (none
+// for a copy, an empty body or one of unknown length).
+func ObserveWorkload(m *workload.Monitor, account, bucket string, kind workload.Kind, r *http.Request, rec *StatusRecorder, d time.Duration) {
+	if m == nil {
+		return
+	}
+	in := requestBytes(r)
+	size := int64(-1)
+	if ok := rec.Status == 0 || rec.Status/100 == 2; ok {
+		switch {
+		case kind == workload.Read && r.Method == http.MethodGet:
+			size = rec.Written
+		case kind == workload.Write && in > 0:
+			size = in
+		}
+	}
+	m.Observe(workload.Observation{Account: account, Bucket: bucket, Kind: kind, Size: size, In: max(in, 0), Out: rec.Written, Latency: d})
+}
+
+// requestBytes is the length of a request's body as sent (an aws-chunked body's decoded
+// length), -1 when unknown.
+func requestBytes(r *http.Request) int64 {
+	if v := r.Header.Get("X-Amz-Decoded-Content-Length"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			return n
+		}
+	}
+	return r.ContentLength
+}
+
+// StatusRecorder remembers the status a handler sent, and how many body bytes it wrote.
 type StatusRecorder struct {
 	http.ResponseWriter
 	Status      int
 	WroteHeader bool
+	Written     int64
 }
 
 func (s *StatusRecorder) WriteHeader(code int) {
@@ -79,7 +115,9 @@ func (s *StatusRecorder) Write(b []byte) (int, error) {
 	if !s.WroteHeader {
 		s.WriteHeader(http.StatusOK)
 	}
-	return s.ResponseWriter.Write(b)
+	n, err := s.ResponseWriter.Write(b)
+	s.Written += int64(n)
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach the connection (flushes, deadlines).

@@ -37,6 +37,7 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/objects"
 	"github.com/cairn-store/cairn/internal/s3/s3core"
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
+	"github.com/cairn-store/cairn/internal/workload"
 )
 
 // Config configures the S3 front end (package s3core owns it: every handler reads it).
@@ -185,10 +186,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	h.metrics.Observe(rq.Op, status, time.Since(start))
+	took := time.Since(start)
+	h.metrics.Observe(rq.Op, status, took)
+	reqmetrics.ObserveWorkload(h.front.Cfg.Workload, rq.Account, rq.Bucket, workloadKinds[rq.Op], r, rec, took)
 	if errors.Is(err, s3core.ErrAbortResponse) {
 		panic(http.ErrAbortHandler) // net/http cuts the connection without logging a stack
 	}
+}
+
+// workloadKinds says what each operation does to a bucket's data, for the workload monitor (the
+// others are workload.Other: bucket settings, uploads begun and ended).
+var workloadKinds = map[string]workload.Kind{
+	s3core.OpGetObject: workload.Read, s3core.OpHeadObject: workload.Read, s3core.OpGetObjectAttributes: workload.Read,
+	s3core.OpPutObject: workload.Write, s3core.OpPostObject: workload.Write, s3core.OpCopyObject: workload.Write,
+	s3core.OpUploadPart: workload.Write, s3core.OpUploadPartCopy: workload.Write,
+	s3core.OpDeleteObject: workload.Delete, s3core.OpDeleteObjects: workload.Delete,
+	s3core.OpListObjects: workload.List, s3core.OpListObjectsV2: workload.List, s3core.OpListObjectVersions: workload.List,
+	s3core.OpListMultipartUploads: workload.List, s3core.OpListParts: workload.List,
 }
 
 // ServeSlowDown answers a request the server will not serve now, because too many are in flight,

@@ -45,7 +45,7 @@ func (q accountQuotas) AccountQuota(ctx context.Context, account string) (access
 
 func newS3(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Registry) (*s3.Handler, error) {
 	h, err := s3.New(s3.Config{Proxy: px, Credentials: s3Keys{keys}, Quotas: accountQuotas{keys}, Region: cfg.Region, Domains: cfg.Domains, Logger: cfg.Logger, Registry: reg,
-		Keys: cfg.sseKeys, SSECAllowHTTP: cfg.SSECAllowHTTP})
+		Keys: cfg.sseKeys, SSECAllowHTTP: cfg.SSECAllowHTTP, Workload: cfg.workload})
 	if err != nil {
 		return nil, fmt.Errorf("server: S3 front end: %w", err)
 	}

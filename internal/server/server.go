@@ -37,6 +37,7 @@ import (
 	"github.com/cairn-store/cairn/internal/storage"
 	"github.com/cairn-store/cairn/internal/swift"
 	"github.com/cairn-store/cairn/internal/versions"
+	"github.com/cairn-store/cairn/internal/workload"
 )
 
 // Config configures a server.
@@ -62,6 +63,9 @@ type Config struct {
 	// ExpirerInterval is the time between passes of the object expirer (0: its default;
 	// negative: the expirer does not run).
 	ExpirerInterval time.Duration
+	// WorkloadWindow is how far back the workload monitor of the front ends looks (0: 5
+	// minutes; negative: no monitor).
+	WorkloadWindow time.Duration
 	// IndexDir, when set, puts the device's index (its LSM: object records and listings) in
 	// this directory, typically on a faster device, instead of DataDir/devices/d0/lsm.
 	IndexDir string
@@ -136,7 +140,9 @@ type Config struct {
 	SSECAllowHTTP bool
 	// sseKeys is the keyring the front ends share, once openFront made it.
 	sseKeys *sse.Keyring
-	Logger  *slog.Logger
+	// workload is the front ends' workload monitor (nil: none), once openFront made it.
+	workload *workload.Monitor
+	Logger   *slog.Logger
 	// Console receives the lines meant for the operator's eyes (the endpoint, a generated key
 	// shown once); never the log, so that secrets stay out of logs.
 	Console io.Writer
@@ -384,6 +390,14 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 	}
 	if cfg.sseKeys, err = s.openKeyring(keys); err != nil {
 		return frontRoutes{}, err
+	}
+	if cfg.WorkloadWindow >= 0 {
+		if cfg.workload, err = workload.New(workload.Config{Window: cfg.WorkloadWindow}); err != nil {
+			return frontRoutes{}, fmt.Errorf("server: %w", err)
+		}
+		if err := reg.Register(cfg.workload.Collector()); err != nil {
+			return frontRoutes{}, fmt.Errorf("server: workload metrics: %w", err)
+		}
 	}
 	s3h, err := newS3(cfg, px, keys, reg)
 	if err != nil {

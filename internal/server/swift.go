@@ -44,7 +44,7 @@ func (a swiftAuth) SwiftKeyFingerprint(ctx context.Context, account, user string
 func newSwift(cfg Config, px *proxy.Proxy, keys *auth.Store, reg *prometheus.Registry, changed func(account, container string)) (*swift.Handler, error) {
 	h, err := swift.New(swift.Config{Proxy: px, Auth: swiftAuth{keys}, TokenKey: keys.SwiftTokenKey(), Accounts: swiftAccounts{keys}, Quotas: accountQuotas{keys}, ContainerChanged: changed,
 		Capabilities: map[string]any{"s3api": s3.Capabilities()}, StorageDomains: cfg.SwiftDomains, Logger: cfg.Logger, Registry: reg,
-		Keys: cfg.sseKeys})
+		Keys: cfg.sseKeys, Workload: cfg.workload})
 	if err != nil {
 		return nil, fmt.Errorf("server: Swift front end: %w", err)
 	}

@@ -59,6 +59,7 @@ import (
 	"github.com/cairn-store/cairn/internal/swift/tempurl"
 	"github.com/cairn-store/cairn/internal/swift/versioning"
 	"github.com/cairn-store/cairn/internal/versions"
+	"github.com/cairn-store/cairn/internal/workload"
 )
 
 // Config configures the Swift front end.
@@ -91,6 +92,8 @@ type Config struct {
 	Logger        *slog.Logger
 	// Registry receives the front end's metrics; nil registers none.
 	Registry prometheus.Registerer
+	// Workload is told of every request served (nil: no workload monitor).
+	Workload *workload.Monitor
 	// Now is the clock of tokens and expiry (default time.Now); tests set it.
 	Now func() time.Time
 	// StorageDomains turn on domain remapping (Swift's domain_remap): requests for
@@ -231,10 +234,20 @@ func (h *Handler) serveRemapped(w http.ResponseWriter, r *http.Request, refused 
 	if status == 0 {
 		status = http.StatusOK
 	}
-	h.metrics.Observe(rq.Op, status, time.Since(start))
+	took := time.Since(start)
+	h.metrics.Observe(rq.Op, status, took)
+	reqmetrics.ObserveWorkload(h.cfg.Workload, rq.Tenant, rq.Container, workloadKinds[rq.Op], r, rec, took)
 	if errors.Is(err, swiftcore.ErrAbortResponse) {
 		panic(http.ErrAbortHandler) // net/http cuts the connection without logging a stack
 	}
+}
+
+// workloadKinds says what each operation does to a container's data, for the workload monitor
+// (the others are workload.Other; account operations name no container and are not counted).
+var workloadKinds = map[string]workload.Kind{
+	swiftcore.OpGetObject: workload.Read, swiftcore.OpHeadObject: workload.Read,
+	swiftcore.OpPutObject: workload.Write, swiftcore.OpCopyObject: workload.Write, swiftcore.OpPostObject: workload.Write,
+	swiftcore.OpDeleteObject: workload.Delete, swiftcore.OpGetContainer: workload.List,
 }
 
 // newTransID returns a transaction ID in Swift's form: "tx", 21 random hex digits, "-", the

@@ -136,10 +136,11 @@ func (t Thresholds) classify(w *window, was Class) Class {
 	return SmallWrites
 }
 
-// evaluate classifies a bucket again once a slot: the first class it earns is taken at once,
-// a change only when Persist evaluations in a row find it.
+// evaluate classifies a bucket again once a slot: the first class it earns is taken at once
+// (an unclassified bucket is evaluated whenever it is looked at, so that it is classed as soon
+// as it has enough requests), a change only when Persist evaluations in a row find it.
 func (m *Monitor) evaluate(b *bucketState, now int64) {
-	if now <= b.evaluatedAt {
+	if now <= b.evaluatedAt && b.class != Unclassified {
 		return
 	}
 	b.evaluatedAt = now

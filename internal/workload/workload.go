@@ -23,15 +23,15 @@ import (
 type Kind uint8
 
 const (
-	Read   Kind = iota // an object's bytes or metadata read (GET, HEAD)
+	Other  Kind = iota // anything else (bucket settings, uploads begun or ended): the zero Kind
+	Read               // an object's bytes or metadata read (GET, HEAD)
 	Write              // an object written (PUT, a part, a copy, a POST of metadata)
 	Delete             // an object deleted
 	List               // a listing
-	Other              // anything else (bucket settings, uploads begun or ended)
 	kinds
 )
 
-var kindNames = [kinds]string{"read", "write", "delete", "list", "other"}
+var kindNames = [kinds]string{"other", "read", "write", "delete", "list"}
 
 func (k Kind) String() string {
 	if k < kinds {
@@ -145,6 +145,9 @@ func New(cfg Config) (*Monitor, error) {
 	}
 	return &Monitor{cfg: cfg, slotLen: cfg.Window / time.Duration(cfg.Slots), buckets: map[bucketKey]*bucketState{}}, nil
 }
+
+// Window is how far back the monitor looks.
+func (m *Monitor) Window() time.Duration { return m.cfg.Window }
 
 // slotIndex is the slot a time falls in.
 func (m *Monitor) slotIndex(t time.Time) int64 { return t.UnixNano() / int64(m.slotLen) }

@@ -139,9 +139,13 @@ func TestClassesOfTheSeedsWorkloads(t *testing.T) {
 	for _, tc := range cases {
 		m, c := newMonitor(t, Config{})
 		rng := rand.New(rand.NewPCG(1, 2))
-		traffic(m, rng, "b", 200, tc.readShare, tc.lo, tc.hi)
+		traffic(m, rng, "b", 15, tc.readShare, tc.lo, tc.hi)
 		if got := m.Class("acct", "b"); got != Unclassified {
-			t.Errorf("%s: classed %v within its first slot", tc.name, got)
+			t.Errorf("%s: classed %v after 15 requests", tc.name, got)
+		}
+		traffic(m, rng, "b", 200, tc.readShare, tc.lo, tc.hi)
+		if got := m.Class("acct", "b"); got != tc.want {
+			t.Errorf("%s: class %v, want %v, as soon as it has enough requests", tc.name, got, tc.want)
 		}
 		c.advance(30 * time.Second)
 		if got := m.Class("acct", "b"); got != tc.want {

@@ -39,6 +39,7 @@ import (
 	"github.com/cairn-store/cairn/internal/s3/sigv4"
 	"github.com/cairn-store/cairn/internal/sse"
 	"github.com/cairn-store/cairn/internal/versions"
+	"github.com/cairn-store/cairn/internal/workload"
 )
 
 // Config configures the S3 front end.
@@ -61,6 +62,8 @@ type Config struct {
 	Logger     *slog.Logger
 	// Registry receives the front end's metrics; nil registers none.
 	Registry prometheus.Registerer
+	// Workload is told of every request served (nil: no workload monitor).
+	Workload *workload.Monitor
 	// Now is the clock used for signature checks (default time.Now); tests set it.
 	Now func() time.Time
 	// Quotas gives accounts' quotas (the server wires the tenant store). Nil: no account

@@ -1,0 +1,41 @@
+package admin
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/workload"
+)
+
+// Workload is GET /admin/v1/workload: what the workload monitor of the proxy that answers saw
+// of each bucket over its window, and of each class together. Each proxy monitors the
+// requests it serves.
+type Workload struct {
+	Window  time.Duration         `json:"window_ns"`
+	Buckets []workload.Stats      `json:"buckets"`
+	Classes []workload.ClassStats `json:"classes"`
+}
+
+func (h *Handler) workload(w http.ResponseWriter) error {
+	m := h.cfg.Workload
+	if m == nil {
+		return errorf(http.StatusNotFound, CodeNotFound, "no workload monitor here")
+	}
+	out := Workload{Window: m.Window(), Buckets: m.Snapshot(), Classes: m.ByClass()}
+	if out.Buckets == nil {
+		out.Buckets = []workload.Stats{}
+	}
+	if out.Classes == nil {
+		out.Classes = []workload.ClassStats{}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// Workload returns the workload monitor's figures of the proxy that answers.
+func (c *Client) Workload(ctx context.Context) (Workload, error) {
+	var out Workload
+	err := c.do(ctx, http.MethodGet, "workload", nil, &out)
+	return out, err
+}
