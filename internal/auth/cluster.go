@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 )
@@ -32,6 +33,10 @@ var (
 	// failed compare-and-swap.
 	ErrBlobNotFound = errors.New("no such object")
 	ErrBlobConflict = errors.New("the object changed since it was read")
+	// ErrBlobUnknown is what a Blob returns (wrapped) for a write that may or may not have
+	// been made (the cluster did not answer in time, or racing writers left its register
+	// unable to tell).
+	ErrBlobUnknown = errors.New("the write's outcome is unknown")
 	// ErrWrongClusterSecret: the tenants object was sealed under another cluster secret.
 	ErrWrongClusterSecret = errors.New("the tenants object is sealed with another cluster secret")
 	// ErrTenantsCorrupt: the tenants object is not one, or fails authentication (a changed
@@ -79,7 +84,13 @@ type clusterState struct {
 	Format     int    `json:"format"`
 	Generation uint64 `json:"generation"`
 	Tenants    *state `json:"tenants"`
+	// Writes name the last writes (snapshot.writes); absent from objects written before.
+	Writes []string `json:"writes,omitempty"`
 }
+
+// maxRecentWrites is how many writes a state names: far more than a writer's attempts can
+// fall behind (maxUpdateAttempts, each after a reload).
+const maxRecentWrites = 64
 
 // clusterSync is a cluster store's side of the cluster: the object, its sealing, and the
 // refreshes that bring other proxies' changes.
@@ -164,29 +175,43 @@ func OpenCluster(ctx context.Context, cfg Config, cl ClusterConfig) (*Store, err
 func (s *Store) createCluster(ctx context.Context) (*snapshot, error) {
 	st := initialState(s.cfg.Now())
 	base := &snapshot{} // no version: create only if there is none
-	version, gen, err := s.cluster.save(ctx, st, base)
+	sv, err := s.cluster.save(ctx, st, base, newWriteID())
 	if err != nil {
 		return nil, fmt.Errorf("auth: create the cluster's tenants object: %w", err)
 	}
 	s.cfg.Logger.Info("auth: created the cluster's tenants object")
 	snap := newSnapshot(st, s.root, s.cfg.Logger)
-	snap.version, snap.generation = version, gen
+	snap.version, snap.generation, snap.writes = sv.version, sv.generation, sv.writes
 	return snap, nil
 }
 
 // save seals st as the next generation after base's and stores it if the object is still
 // base's version.
-func (c *clusterSync) save(ctx context.Context, st *state, base *snapshot) (string, uint64, error) {
+func (c *clusterSync) save(ctx context.Context, st *state, base *snapshot, id string) (saved, error) {
 	gen := base.generation + 1
-	plain, err := json.Marshal(clusterState{Format: clusterFormat, Generation: gen, Tenants: st})
+	writes := append(slices.Clone(base.writes[max(0, len(base.writes)-(maxRecentWrites-1)):]), id)
+	plain, err := json.Marshal(clusterState{Format: clusterFormat, Generation: gen, Tenants: st, Writes: writes})
 	if err != nil {
-		return "", 0, fmt.Errorf("auth: encode the tenants: %w", err)
+		return saved{}, fmt.Errorf("auth: encode the tenants: %w", err)
 	}
 	version, err := c.cfg.Blob.Store(ctx, c.sealer.seal(plain), base.version)
 	if err != nil {
-		return "", 0, fmt.Errorf("auth: write the cluster's tenants object: %w", err)
+		return saved{}, fmt.Errorf("auth: write the cluster's tenants object: %w", err)
 	}
-	return version, gen, nil
+	return saved{version: version, generation: gen, writes: writes}, nil
+}
+
+// newWriteID names a write of the tenants object.
+func newWriteID() string { return randomString(20, swiftAlphabet) }
+
+// wrote reports whether the state names one of the writes ids among its recent ones.
+func (s *snapshot) wrote(ids []string) bool {
+	for _, id := range ids {
+		if slices.Contains(s.writes, id) {
+			return true
+		}
+	}
+	return false
 }
 
 // loadCluster reads, opens and checks the tenants object.
@@ -210,7 +235,7 @@ func (s *Store) loadCluster(ctx context.Context) (*snapshot, error) {
 		return nil, err
 	}
 	snap := newSnapshot(cs.Tenants, s.root, s.cfg.Logger)
-	snap.version, snap.generation = version, cs.Generation
+	snap.version, snap.generation, snap.writes = version, cs.Generation, cs.Writes
 	return snap, nil
 }
 

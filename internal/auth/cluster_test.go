@@ -22,6 +22,10 @@ type memBlob struct {
 	// stale, when set, is what reads return instead of the object (a replica that missed the
 	// last writes).
 	stale *memCopy
+	// unknown writes, while above 0, are answered ErrBlobUnknown (one each): made when
+	// unknownMade, not made otherwise.
+	unknown     int
+	unknownMade bool
 }
 
 type memCopy struct {
@@ -59,6 +63,15 @@ func (b *memBlob) Store(_ context.Context, data []byte, ifVersion string) (strin
 	defer b.mu.Unlock()
 	if ifVersion != b.version {
 		return "", fmt.Errorf("mem: version %q, not %q: %w", b.version, ifVersion, ErrBlobConflict)
+	}
+	if b.unknown > 0 {
+		b.unknown--
+		if !b.unknownMade {
+			return "", fmt.Errorf("mem: no answer: %w", ErrBlobUnknown)
+		}
+		b.writes++
+		b.data, b.version = bytes.Clone(data), "v"+strconv.Itoa(b.writes)
+		return "", fmt.Errorf("mem: the answer was lost: %w", ErrBlobUnknown)
 	}
 	b.writes++
 	b.data, b.version = bytes.Clone(data), "v"+strconv.Itoa(b.writes)
@@ -379,5 +392,36 @@ func TestOpenClusterNeedsTheRootKey(t *testing.T) {
 	_, err := OpenCluster(context.Background(), Config{}, ClusterConfig{Blob: &memBlob{}, Secret: []byte(testClusterSecret)})
 	if !errors.Is(err, ErrInvalidKey) {
 		t.Errorf("no root key: %v", err)
+	}
+}
+
+// A write whose outcome the cluster could not tell (no answer in time, or proxies racing on
+// the object's register) is looked for after a reload: made, the change succeeded, and it is
+// not applied twice; not made, it is applied again. Either way the caller is told it
+// succeeded, and another store sees it.
+func TestClusterWriteOfUnknownOutcome(t *testing.T) {
+	ctx := context.Background()
+	for _, made := range []bool{true, false} {
+		blob := &memBlob{}
+		a, b := openClusterTest(t, blob, testClusterSecret), openClusterTest(t, blob, testClusterSecret)
+		before := blob.writes
+		blob.unknown, blob.unknownMade = 2, made
+		if _, err := a.CreateAccount(ctx, "acme"); err != nil {
+			t.Fatalf("made %v: %v", made, err)
+		}
+		// One write made: the first (its answer lost), or the third (after two not made).
+		if got := blob.writes - before; got != 1 {
+			t.Errorf("made %v: %d writes made, want 1", made, got)
+		}
+		if err := b.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Account(ctx, "acme"); err != nil {
+			t.Errorf("made %v: the account, through the other store: %v", made, err)
+		}
+		// The change is not made twice: creating it again is refused as a duplicate.
+		if _, err := a.CreateAccount(ctx, "acme"); !errors.Is(err, ErrAccountExists) {
+			t.Errorf("made %v: creating it again: %v, want ErrAccountExists", made, err)
+		}
 	}
 }

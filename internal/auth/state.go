@@ -77,6 +77,9 @@ type snapshot struct {
 	// replica's older copy is never taken for news. Both are zero for the file.
 	version    string
 	generation uint64
+	// writes name the cluster's recent writes (the last maxRecentWrites, this state's last),
+	// so that a writer told its write's outcome is unknown can find whether it was made.
+	writes []string
 	// decoy stands in for the Swift key of a user that does not exist, so that a failed
 	// lookup costs the same comparison as a wrong key.
 	decoy string
@@ -213,16 +216,26 @@ func randomString(n int, alphabet string) string {
 type backend interface {
 	// save makes st the stored state, provided the stored state is still base's; when another
 	// writer changed it, the error wraps ErrBlobConflict (the caller reloads and applies its
-	// change again). It returns the new state's version and generation.
-	save(ctx context.Context, st *state, base *snapshot) (version string, generation uint64, err error)
+	// change again), and when the write may or may not have been made, ErrBlobUnknown. id
+	// names the write among the state's recent writes (snapshot.writes), so that a writer
+	// who could not tell can look. It returns what it saved.
+	save(ctx context.Context, st *state, base *snapshot, id string) (saved, error)
+}
+
+// saved is what a backend's save made: the new state's version, generation and recent
+// writes (see snapshot).
+type saved struct {
+	version    string
+	generation uint64
+	writes     []string
 }
 
 // fileBackend keeps the state in tenants.json. The process is its only writer (Store.wmu
 // orders the changes), so it never conflicts and needs no versions.
 type fileBackend struct{ path string }
 
-func (f fileBackend) save(_ context.Context, st *state, _ *snapshot) (string, uint64, error) {
-	return "", 0, writeFile(f.path, st)
+func (f fileBackend) save(_ context.Context, st *state, _ *snapshot, _ string) (saved, error) {
+	return saved{}, writeFile(f.path, st)
 }
 
 // writeFile is how changes reach the disk; tests replace it to simulate failures and crashes.

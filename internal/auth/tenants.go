@@ -51,8 +51,12 @@ const maxUpdateAttempts = 8
 // proxy changed the cluster's state since this one read it, the write is refused (compare and
 // swap), and change is applied again to the state as it now is, so that neither change is lost
 // and each is checked against the other (two creations of one account: the second fails). A
-// write whose outcome is unknown (the cluster did not answer in time) may still have been made:
-// the change then shows up with the next refresh, though the caller was told it failed.
+// write whose outcome is unknown (the cluster did not answer in time, or racing proxies left
+// the object's register unable to tell) is looked for after a reload, by the name each write
+// leaves among the state's recent writes: found, the change was made; not found, it is
+// applied again to the state as it is, as after a conflict. (A write found neither made nor
+// refused there is not made later: the next write replaces the version it was conditioned on,
+// and the object's register orders the two.)
 func (s *Store) update(ctx context.Context, change func(st *state) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -64,14 +68,20 @@ func (s *Store) update(ctx context.Context, change func(st *state) error) error 
 	if err := s.Refresh(ctx); err != nil {
 		return err
 	}
+	var ours []string // this change's writes, one an attempt
 	for attempt := 1; ; attempt++ {
 		base := s.current()
+		if base.wrote(ours) {
+			return nil // an attempt whose outcome was unknown was made (and is installed)
+		}
 		next := base.state.clone()
 		if err := change(next); err != nil {
 			return err
 		}
-		version, gen, err := s.backend.save(ctx, next, base)
-		if errors.Is(err, ErrBlobConflict) && attempt < maxUpdateAttempts {
+		id := newWriteID()
+		ours = append(ours, id)
+		sv, err := s.backend.save(ctx, next, base, id)
+		if (errors.Is(err, ErrBlobConflict) || errors.Is(err, ErrBlobUnknown)) && attempt < maxUpdateAttempts {
 			if err := s.reloadAfterConflict(ctx, attempt); err != nil {
 				return err
 			}
@@ -81,7 +91,7 @@ func (s *Store) update(ctx context.Context, change func(st *state) error) error 
 			return err
 		}
 		snap := newSnapshot(next, s.root, s.cfg.Logger)
-		snap.version, snap.generation = version, gen
+		snap.version, snap.generation, snap.writes = sv.version, sv.generation, sv.writes
 		s.install(snap, true)
 		return nil
 	}

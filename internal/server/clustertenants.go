@@ -97,6 +97,10 @@ func (b *tenantsBlob) Store(ctx context.Context, data []byte, ifVersion string) 
 	case errors.Is(err, meta.ErrNoContainer):
 		// The version this write expected is gone with its container.
 		return "", fmt.Errorf("tenants object: %w: %w", auth.ErrBlobConflict, err)
+	case errors.Is(err, meta.ErrUnavailable):
+		// Not enough nodes answered, or proxies racing on the object's register left it
+		// unable to tell: the write may have been made.
+		return "", fmt.Errorf("tenants object: %w: %w", auth.ErrBlobUnknown, err)
 	case err != nil:
 		return "", fmt.Errorf("tenants object: %w", err)
 	}
