@@ -34,10 +34,10 @@ type system struct {
 	links           bool // storage procs are *localcluster.Node behind a Link
 	// fullable is the data directory of a storage process on a file system of its own, which
 	// the nemesis can fill ("" when none could be mounted).
-	fullable string
-	endpoints       []string
-	root            *s3.Client
-	access, secret  string
+	fullable       string
+	endpoints      []string
+	root           *s3.Client
+	access, secret string
 }
 
 // startCluster is 4 storage processes and 2 proxies with 3 replicas, each storage node behind
