@@ -10,6 +10,7 @@
 package workload
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -339,22 +340,9 @@ func (m *Monitor) Snapshot() []Stats {
 		out = append(out, m.stats(b, now))
 	}
 	slices.SortFunc(out, func(a, b Stats) int {
-		if a.Account != b.Account {
-			return cmpString(a.Account, b.Account)
-		}
-		return cmpString(a.Bucket, b.Bucket)
+		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Bucket, b.Bucket))
 	})
 	return out
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Class returns the class of a bucket (Unclassified when the monitor has too little of it).
