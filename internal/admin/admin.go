@@ -86,17 +86,18 @@ func New(cfg Config) (*Handler, error) {
 
 // Error codes of the API's JSON errors.
 const (
-	CodeAccessDenied     = "AccessDenied"
-	CodeInvalidArgument  = "InvalidArgument"
-	CodeNoSuchAccount    = "NoSuchAccount"
-	CodeNoSuchUser       = "NoSuchUser"
-	CodeNotFound         = "NotFound"
-	CodeMethodNotAllowed = "MethodNotAllowed"
-	CodeAccountExists    = "AccountExists"
-	CodeUserExists       = "UserExists"
-	CodeKeyExists        = "KeyExists"
-	CodeAccountNotEmpty  = "AccountNotEmpty"
-	CodeInternalError    = "InternalError"
+	CodeAccessDenied       = "AccessDenied"
+	CodeInvalidArgument    = "InvalidArgument"
+	CodeNoSuchAccount      = "NoSuchAccount"
+	CodeNoSuchUser         = "NoSuchUser"
+	CodeNotFound           = "NotFound"
+	CodeMethodNotAllowed   = "MethodNotAllowed"
+	CodeAccountExists      = "AccountExists"
+	CodeUserExists         = "UserExists"
+	CodeKeyExists          = "KeyExists"
+	CodeAccountNotEmpty    = "AccountNotEmpty"
+	CodeInternalError      = "InternalError"
+	CodeServiceUnavailable = "ServiceUnavailable"
 )
 
 // ErrorBody is every error response.
@@ -260,6 +261,9 @@ func storeError(err error) *apiError {
 		return e(http.StatusConflict, CodeAccountNotEmpty)
 	case errors.Is(err, auth.ErrRootAccount):
 		return e(http.StatusBadRequest, CodeInvalidArgument)
+	case errors.Is(err, auth.ErrBlobUnknown):
+		// The change may or may not have been made: the caller looks, or tries again.
+		return e(http.StatusServiceUnavailable, CodeServiceUnavailable)
 	}
 	return &apiError{status: http.StatusInternalServerError, code: CodeInternalError, msg: "internal error"}
 }

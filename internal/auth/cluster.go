@@ -204,14 +204,15 @@ func (c *clusterSync) save(ctx context.Context, st *state, base *snapshot, id st
 // newWriteID names a write of the tenants object.
 func newWriteID() string { return randomString(20, swiftAlphabet) }
 
-// wrote reports whether the state names one of the writes ids among its recent ones.
-func (s *snapshot) wrote(ids []string) bool {
-	for _, id := range ids {
+// madeBy returns the index in ids of the write the state names among its recent ones, -1
+// when it names none of them.
+func (s *snapshot) madeBy(ids []string) int {
+	for i, id := range ids {
 		if slices.Contains(s.writes, id) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // loadCluster reads, opens and checks the tenants object.

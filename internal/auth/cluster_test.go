@@ -26,6 +26,9 @@ type memBlob struct {
 	// unknownMade, not made otherwise.
 	unknown     int
 	unknownMade bool
+	// staleLoads, while above 0, are reads answered with staleCopy (one each).
+	staleLoads int
+	staleCopy  memCopy
 }
 
 type memCopy struct {
@@ -38,6 +41,10 @@ func (b *memBlob) Load(context.Context) ([]byte, string, error) {
 	defer b.mu.Unlock()
 	if b.stale != nil {
 		return bytes.Clone(b.stale.data), b.stale.version, nil
+	}
+	if b.staleLoads > 0 {
+		b.staleLoads--
+		return bytes.Clone(b.staleCopy.data), b.staleCopy.version, nil
 	}
 	if b.version == "" {
 		return nil, "", fmt.Errorf("mem: %w", ErrBlobNotFound)
@@ -423,5 +430,47 @@ func TestClusterWriteOfUnknownOutcome(t *testing.T) {
 		if _, err := a.CreateAccount(ctx, "acme"); !errors.Is(err, ErrAccountExists) {
 			t.Errorf("made %v: creating it again: %v, want ErrAccountExists", made, err)
 		}
+	}
+}
+
+// A change that makes keys answers with the keys of the attempt made, which is not always the
+// last: here the first attempt is made but its answer lost, the read after it misses it (a
+// replica that has not taken it), the second attempt, with other keys, conflicts with the
+// first, and the read after that finds the first made. The keys returned must be the first's.
+func TestUnknownOutcomeAnswersWithTheKeysMade(t *testing.T) {
+	ctx := context.Background()
+	blob := &memBlob{}
+	a := openClusterTest(t, blob, testClusterSecret)
+	if _, err := a.CreateAccount(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateUser(ctx, "acme", "bob", false); err != nil {
+		t.Fatal(err)
+	}
+	blob.staleCopy, blob.staleLoads = blob.snapshot(), 1
+	blob.unknown, blob.unknownMade = 1, true
+	creds, err := a.RotateKeys(ctx, "acme", "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := openClusterTest(t, blob, testClusterSecret)
+	if k, err := other.Lookup(ctx, creds.AccessKey); err != nil || k.SecretKey != creds.SecretKey {
+		t.Fatalf("the keys RotateKeys returned do not work: %+v, %v", k, err)
+	}
+}
+
+// A change whose every attempt's outcome is unknown is reported as such (the admin API's
+// 503), never as refused.
+func TestUnknownOutcomeToTheEnd(t *testing.T) {
+	ctx := context.Background()
+	blob := &memBlob{}
+	a := openClusterTest(t, blob, testClusterSecret)
+	blob.unknown = maxUpdateAttempts
+	if _, err := a.CreateAccount(ctx, "acme"); !errors.Is(err, ErrBlobUnknown) {
+		t.Errorf("every attempt unknown: %v, want ErrBlobUnknown", err)
+	}
+	blob.unknown = 0
+	if _, err := a.CreateAccount(ctx, "acme"); err != nil {
+		t.Errorf("created after: %v", err)
 	}
 }

@@ -58,43 +58,86 @@ const maxUpdateAttempts = 8
 // refused there is not made later: the next write replaces the version it was conditioned on,
 // and the object's register orders the two.)
 func (s *Store) update(ctx context.Context, change func(st *state) error) error {
+	_, err := s.updateAttempts(ctx, change)
+	return err
+}
+
+// updateAttempts is update, and says which attempt's change was made (0: the first): change
+// runs once an attempt, and a change that makes values (keys) must answer with those of the
+// attempt made, which is not always the last (its outcome was unknown, a later one conflicted
+// with it, and it was found made).
+func (s *Store) updateAttempts(ctx context.Context, change func(st *state) error) (int, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	// A change is checked against the state as the cluster has it now, not as this proxy last
 	// polled it: an account just created through another proxy must be found.
 	if err := s.Refresh(ctx); err != nil {
-		return err
+		return 0, err
 	}
 	var ours []string // this change's writes, one an attempt
+	unknown := false  // some attempt's outcome was not known
 	for attempt := 1; ; attempt++ {
 		base := s.current()
-		if base.wrote(ours) {
-			return nil // an attempt whose outcome was unknown was made (and is installed)
+		if made := base.madeBy(ours); made >= 0 {
+			return made, nil // an attempt whose outcome was unknown was made (and is installed)
 		}
 		next := base.state.clone()
 		if err := change(next); err != nil {
-			return err
+			return 0, err
 		}
 		id := newWriteID()
 		ours = append(ours, id)
 		sv, err := s.backend.save(ctx, next, base, id)
+		unknown = unknown || errors.Is(err, ErrBlobUnknown)
 		if (errors.Is(err, ErrBlobConflict) || errors.Is(err, ErrBlobUnknown)) && attempt < maxUpdateAttempts {
-			if err := s.reloadAfterConflict(ctx, attempt); err != nil {
-				return err
+			rerr := s.reloadAfterConflict(ctx, attempt)
+			if rerr == nil {
+				continue
 			}
-			continue
+			if !unknown {
+				return 0, rerr
+			}
+			err = rerr
 		}
 		if err != nil {
-			return err
+			if unknown {
+				return s.lastLook(ctx, ours, err)
+			}
+			return 0, err
 		}
 		snap := newSnapshot(next, s.root, s.cfg.Logger)
 		snap.version, snap.generation, snap.writes = sv.version, sv.generation, sv.writes
 		s.install(snap, true)
-		return nil
+		return attempt - 1, nil
 	}
+}
+
+// lastLook is a change's way out when it failed after an attempt whose outcome was unknown:
+// the cluster is read once more (twice, a moment apart, if the first read fails), and an
+// attempt found made is the change's success; otherwise the error says the outcome is unknown
+// (the admin API's 503), never that the change was refused.
+func (s *Store) lastLook(ctx context.Context, ours []string, cause error) (int, error) {
+	for try := range 2 {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		if err := s.reload(ctx); err == nil {
+			if made := s.current().madeBy(ours); made >= 0 {
+				return made, nil
+			}
+			break
+		}
+	}
+	if errors.Is(cause, ErrBlobUnknown) {
+		return 0, cause
+	}
+	return 0, fmt.Errorf("%w (an earlier attempt's outcome is unknown: %w)", cause, ErrBlobUnknown)
 }
 
 // install makes snap the state lookups see, unless it is older than the one they see: a
@@ -135,17 +178,20 @@ func (s *Store) CreateAccount(ctx context.Context, name string) (Account, error)
 	if err := validName("account", name); err != nil {
 		return Account{}, fmt.Errorf("auth: create account: %w", err)
 	}
-	var out Account
-	err := s.update(ctx, func(st *state) error {
+	var outs []Account // one an attempt
+	made, err := s.updateAttempts(ctx, func(st *state) error {
 		if _, ok := st.Accounts[name]; ok {
 			return fmt.Errorf("auth: create account %q: %w", name, ErrAccountExists)
 		}
 		a := &accountRecord{Created: s.cfg.Now().UTC(), Users: map[string]*userRecord{}}
 		st.Accounts[name] = a
-		out = accountOf(name, a)
+		outs = append(outs, accountOf(name, a))
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return Account{}, err
+	}
+	return outs[made], nil
 }
 
 // Account returns an account.
@@ -215,8 +261,8 @@ func (s *Store) SetQuota(ctx context.Context, account string, bytes, objects int
 // UpdateMetadata changes an account's metadata as Swift's POST does: each entry is set, and an
 // empty value removes its name. It returns the account as changed.
 func (s *Store) UpdateMetadata(ctx context.Context, account string, changes map[string]string) (Account, error) {
-	var out Account
-	err := s.update(ctx, func(st *state) error {
+	var outs []Account // one an attempt
+	made, err := s.updateAttempts(ctx, func(st *state) error {
 		a, ok := st.Accounts[account]
 		if !ok {
 			return fmt.Errorf("auth: metadata of %q: %w", account, ErrNoAccount)
@@ -234,10 +280,13 @@ func (s *Store) UpdateMetadata(ctx context.Context, account string, changes map[
 		if len(a.Metadata) == 0 {
 			a.Metadata = nil
 		}
-		out = accountOf(account, a)
+		outs = append(outs, accountOf(account, a))
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return Account{}, err
+	}
+	return outs[made], nil
 }
 
 // newKeys generates a user's keys, with an access key no other key has.
@@ -323,8 +372,8 @@ func (s *Store) CreateUserWithKeys(ctx context.Context, account, user string, ad
 	if err := given.validate(); err != nil {
 		return UserCredentials{}, fmt.Errorf("auth: create user %s:%s: %w", account, user, err)
 	}
-	var out UserCredentials
-	err := s.update(ctx, func(st *state) error {
+	var outs []UserCredentials // one an attempt: the keys of the attempt made are the user's
+	made, err := s.updateAttempts(ctx, func(st *state) error {
 		a, ok := st.Accounts[account]
 		if !ok {
 			return fmt.Errorf("auth: create user %s:%s: %w", account, user, ErrNoAccount)
@@ -347,10 +396,13 @@ func (s *Store) CreateUserWithKeys(ctx context.Context, account, user string, ad
 			u.SwiftKey = given.SwiftKey
 		}
 		a.Users[user] = u
-		out = credentialsOf(account, user, u)
+		outs = append(outs, credentialsOf(account, user, u))
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return UserCredentials{}, err
+	}
+	return outs[made], nil
 }
 
 // Users returns an account's users in name order, without secrets; the root account lists the
@@ -404,8 +456,8 @@ func (s *Store) RotateKeys(ctx context.Context, account, user string) (UserCrede
 	if account == RootAccount && user == RootUser {
 		return UserCredentials{}, fmt.Errorf("auth: rotate keys of %s:%s (set the root key by flags or in %s): %w", account, user, credentialsFile, ErrRootAccount)
 	}
-	var out UserCredentials
-	err := s.update(ctx, func(st *state) error {
+	var outs []UserCredentials // one an attempt: the keys of the attempt made are the user's
+	made, err := s.updateAttempts(ctx, func(st *state) error {
 		a, ok := st.Accounts[account]
 		if !ok {
 			return fmt.Errorf("auth: rotate keys of %s:%s: %w", account, user, ErrNoAccount)
@@ -415,8 +467,11 @@ func (s *Store) RotateKeys(ctx context.Context, account, user string) (UserCrede
 			return fmt.Errorf("auth: rotate keys of %s:%s: %w", account, user, ErrNoUser)
 		}
 		u.AccessKey, u.SecretKey, u.SwiftKey = newKeys(st, s.root)
-		out = credentialsOf(account, user, u)
+		outs = append(outs, credentialsOf(account, user, u))
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return UserCredentials{}, err
+	}
+	return outs[made], nil
 }
