@@ -205,8 +205,11 @@ func drain(resp *http.Response) {
 func readResult(resp *http.Response) writeResult {
 	defer drain(resp)
 	var res writeResult
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), resultType) {
+	if resp.Header.Get(hdrNode) == "" {
 		return writeResult{swift: true}
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), resultType) {
+		return writeResult{}
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxManifestBytes*2)).Decode(&res); err != nil {
 		return writeResult{}

@@ -31,8 +31,8 @@ func (p *Proxy) listQuorum(ctx context.Context, pl *placement, account, containe
 			return t.client.ListObjects(ctx, t.dev.Name, pl.part, account, container, opts)
 		})
 	}
-	quorum := pl.ring.Replicas()/2 + 1
-	if len(pl.primaries) < 2 || quorum < 2 {
+	quorum := listingQuorum(len(pl.primaries))
+	if quorum < 2 {
 		return one()
 	}
 	type answer struct {
@@ -219,6 +219,10 @@ func mergeListings(pages []meta.ObjectListing, opts meta.ListOptions) (meta.Obje
 	return out, disputed
 }
 
+// listingQuorum is how many of a container's n primaries make a quorum, for reads and writes
+// of its listing alike: any two quorums meet.
+func listingQuorum(n int) int { return n/2 + 1 }
+
 // writeListing is the listing side of one object write: which replicas of the container's
 // listing each object replica updates (to, from listingFor), and which of them hold the
 // write's entry once the object replicas have answered (listed, which each fills in).
@@ -268,7 +272,7 @@ func (w *writeListing) settleDelete(ctx context.Context, at meta.Timestamp) erro
 // its removal), sending it to those the object replicas did not reach; meta.ErrUnavailable
 // when too few take it.
 func (w *writeListing) settle(ctx context.Context, e meta.ListEntry, deleted bool) error {
-	quorum := len(w.devs)/2 + 1
+	quorum := listingQuorum(len(w.devs))
 	have := 0
 	var missing []int
 	for j := range w.devs {
@@ -282,9 +286,11 @@ func (w *writeListing) settle(ctx context.Context, e meta.ListEntry, deleted boo
 		return nil
 	}
 	pl := w.p.place(w.ring, w.part)
-	// Sent to every primary that lacks the entry, not only as many as the quorum needs: one
-	// of them may be slow to answer, and each that takes it is a replica less for the
-	// updaters to reach. Waited for, so that nothing runs on after the write's answer.
+	// Sent to every primary that lacks the entry at once, not one after another: one of them
+	// may be slow. Once a quorum holds it the rest are cancelled (the object replicas'
+	// updaters bring it to them) and waited for, so that nothing runs on after the answer.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	errs := make(chan error, len(missing))
 	for _, j := range missing {
 		t := w.p.unsuppressed(pl.primaries[j])
@@ -293,17 +299,24 @@ func (w *writeListing) settle(ctx context.Context, e meta.ListEntry, deleted boo
 				errs <- t.err
 				return
 			}
-			errs <- pl.call(ctx, t, true, func(ctx context.Context, t target) error {
+			errs <- pl.call(sctx, t, true, func(ctx context.Context, t target) error {
 				return t.client.UpdateListing(ctx, t.dev.Name, pl.part, w.name.Account, w.name.Container, e, deleted)
 			})
 		}()
 	}
 	var firstErr error
-	for range missing {
+	for answered := range len(missing) {
 		if err := <-errs; err == nil {
 			have++
 		} else if firstErr == nil {
 			firstErr = err
+		}
+		if have >= quorum {
+			cancel()
+			for range len(missing) - answered - 1 {
+				<-errs
+			}
+			break
 		}
 	}
 	w.p.log.Debug("listing entry sent by the proxy", "container", w.name.Container, "object", w.name.Object,

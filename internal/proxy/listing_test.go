@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cairn-store/cairn/internal/meta"
@@ -146,7 +148,7 @@ func (p *peersCut) Dial(node string) (nodeclient.Client, error) {
 // newApartCluster is a proxy over six storage nodes that know each other: every object
 // partition on node0-2, every container (and account) partition on node3-5, so that every
 // listing update goes from one node to another.
-func newApartCluster(t *testing.T) (*cluster, *peersCut) {
+func newApartCluster(t *testing.T, log *slog.Logger) (*cluster, *peersCut) {
 	t.Helper()
 	c := &cluster{nodes: map[string]*storage.Node{}, down: map[string]bool{}}
 	peers := &peersCut{c: c, cut: map[string]bool{}}
@@ -173,7 +175,7 @@ func newApartCluster(t *testing.T) (*cluster, *peersCut) {
 		c.nodes[name] = n
 	}
 	objects, containers := full(0), full(3)
-	p, err := New(Config{Dialer: c, ObjectRing: func() *ring.Ring { return objects },
+	p, err := New(Config{Logger: log, Dialer: c, ObjectRing: func() *ring.Ring { return objects },
 		ContainerRing: func() *ring.Ring { return containers }, AccountRing: func() *ring.Ring { return containers }})
 	if err != nil {
 		t.Fatal(err)
@@ -191,9 +193,22 @@ func newApartCluster(t *testing.T) (*cluster, *peersCut) {
 // but not yet where every LIST would show it.
 func TestAWriteIsListedByAQuorumBeforeItsAnswer(t *testing.T) {
 	ctx := context.Background()
-	c, peers := newApartCluster(t)
+	sent := &counting{msg: "listing entry sent by the proxy"}
+	c, peers := newApartCluster(t, slog.New(sent))
 	if err := c.proxy.CreateContainer(ctx, "acct", "box", nil); err != nil {
 		t.Fatal(err)
+	}
+	// While every replica takes its updates, the object replicas' own are the quorum: the
+	// proxy sends none.
+	calm := meta.ObjectName{Account: "acct", Container: "box", Object: "calm"}
+	if _, err := c.proxy.PutObject(ctx, calm, meta.Object{Size: 1}, bytes.NewReader([]byte("c")), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.proxy.DeleteObject(ctx, calm); err != nil {
+		t.Fatal(err)
+	}
+	if n := sent.n.Load(); n != 0 {
+		t.Errorf("the proxy sent %d listing entries itself while every replica took its updates", n)
 	}
 	listed := func(away string) []string {
 		t.Helper()
@@ -209,6 +224,9 @@ func TestAWriteIsListedByAQuorumBeforeItsAnswer(t *testing.T) {
 	name := meta.ObjectName{Account: "acct", Container: "box", Object: "k"}
 	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 1}, bytes.NewReader([]byte("x")), PutOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	if sent.n.Load() == 0 {
+		t.Error("the proxy sent no listing entry for a write only one container replica took")
 	}
 	if got := listed("node3"); !slices.Equal(got, []string{"k"}) {
 		t.Errorf("after the PUT, node3 away: listed %v, want [k]", got)
@@ -241,3 +259,19 @@ func TestAWriteIsListedByAQuorumBeforeItsAnswer(t *testing.T) {
 		t.Errorf("the object answered 503 reads %q, want it stored", got)
 	}
 }
+
+// counting is a log handler that counts the records with one message (at any level).
+type counting struct {
+	msg string
+	n   atomic.Int64
+}
+
+func (c *counting) Enabled(context.Context, slog.Level) bool { return true }
+func (c *counting) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == c.msg {
+		c.n.Add(1)
+	}
+	return nil
+}
+func (c *counting) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *counting) WithGroup(string) slog.Handler      { return c }
