@@ -20,6 +20,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newBenchCommand())
 	root.AddCommand(newClientCommands()...)
 	root.AddCommand(newAdminCommand())
+	root.AddCommand(newMicrostoreCommand())
 	root.AddCommand(newRingCommand())
 	root.AddCommand(newLocalClusterCommand())
 	root.AddCommand(newAdvisorCommand())

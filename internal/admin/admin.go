@@ -47,6 +47,8 @@ type Config struct {
 	KMS *sse.Keyring
 	// Workload is the workload monitor (GET /admin/v1/workload); nil: none.
 	Workload *workload.Monitor
+	// Microstores keeps the microstores' description (/admin/v1/microstores); nil: none.
+	Microstores MicrostoreStore
 	// Region, if set, is the only region accepted in signatures (as for S3).
 	Region string
 	Logger *slog.Logger     // default: discard
@@ -98,6 +100,8 @@ const (
 	CodeAccountNotEmpty    = "AccountNotEmpty"
 	CodeInternalError      = "InternalError"
 	CodeServiceUnavailable = "ServiceUnavailable"
+	CodeNoSuchMicrostore   = "NoSuchMicrostore"
+	CodeMicrostoreConflict = "MicrostoreConflict"
 )
 
 // ErrorBody is every error response.

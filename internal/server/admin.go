@@ -18,7 +18,8 @@ import (
 // /admin/v1/ go to it, everything else to next. A virtual-hosted request (BUCKET.DOMAIN) is
 // always next's, so that only path-style keys "v1/..." of a bucket named "admin" are shadowed.
 func withAdmin(cfg Config, px *proxy.Proxy, keys *auth.Store, status admin.StatusFunc, next http.Handler) (http.Handler, error) {
-	h, err := admin.New(admin.Config{Store: keys, Usage: proxyUsage(px), Status: status, ACLMigration: aclMigration(px, keys), Region: cfg.Region, Logger: cfg.Logger, KMS: cfg.sseKeys, Workload: cfg.workload})
+	h, err := admin.New(admin.Config{Store: keys, Usage: proxyUsage(px), Status: status, ACLMigration: aclMigration(px, keys), Region: cfg.Region, Logger: cfg.Logger, KMS: cfg.sseKeys, Workload: cfg.workload,
+		Microstores: newMicrostores(px)})
 	if err != nil {
 		return nil, fmt.Errorf("server: admin API: %w", err)
 	}

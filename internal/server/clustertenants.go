@@ -26,53 +26,58 @@ const (
 // else is ever written there.
 const maxTenantsObject = 64 << 20
 
-// tenantsBlob is the tenants object over the proxy, with the proxy's conditional writes as the
-// compare-and-swap: a version is the object's ETag (the sealed bytes are never the same twice),
-// replicas check If-Match or If-None-Match inside their commit, and they are written in ring
-// order (PutObjectInOrder), so that of two proxies racing the first replica picks one and the
-// other's version is left nowhere.
-type tenantsBlob struct {
+// clusterObject is a document the cluster keeps as one object in the reserved account (an
+// auth.Blob): the tenants object, the microstores' description (microstores.go). The proxy's
+// conditional writes are the compare-and-swap: a version is the object's ETag (a document's
+// bytes are never the same twice: the tenants object is sealed afresh, a description carries
+// its generation), replicas check If-Match or If-None-Match inside their commit, and they are
+// written in ring order (PutObjectInOrder), so that of two proxies racing the first replica
+// picks one and the other's version is left nowhere.
+type clusterObject struct {
 	px   *proxy.Proxy
 	name meta.ObjectName
+	what string // the document, for errors
+	max  int    // the most bytes read as it
 }
 
 // NewTenantsBlob returns the tenants object of the cluster px reaches, for auth.OpenCluster;
 // see OpenCluster's comment for the wiring of a proxy process.
 func NewTenantsBlob(px *proxy.Proxy) auth.Blob {
-	return &tenantsBlob{px: px, name: meta.ObjectName{Account: TenantsAccount, Container: TenantsContainer, Object: TenantsObject}}
+	return &clusterObject{px: px, name: meta.ObjectName{Account: TenantsAccount, Container: TenantsContainer, Object: TenantsObject},
+		what: "tenants object", max: maxTenantsObject}
 }
 
-func (b *tenantsBlob) Load(ctx context.Context) ([]byte, string, error) {
+func (b *clusterObject) Load(ctx context.Context) ([]byte, string, error) {
 	r, err := b.px.GetObject(ctx, b.name, nil)
 	if errors.Is(err, meta.ErrNotFound) {
-		return nil, "", fmt.Errorf("tenants object: %w: %w", auth.ErrBlobNotFound, err)
+		return nil, "", fmt.Errorf("%s: %w: %w", b.what, auth.ErrBlobNotFound, err)
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("tenants object: %w", err)
+		return nil, "", fmt.Errorf("%s: %w", b.what, err)
 	}
 	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, maxTenantsObject+1))
+	data, err := io.ReadAll(io.LimitReader(r, int64(b.max)+1))
 	if err != nil {
-		return nil, "", fmt.Errorf("tenants object: %w", err)
+		return nil, "", fmt.Errorf("%s: %w", b.what, err)
 	}
-	if len(data) > maxTenantsObject {
-		return nil, "", fmt.Errorf("tenants object: larger than %d bytes", maxTenantsObject)
+	if len(data) > b.max {
+		return nil, "", fmt.Errorf("%s: larger than %d bytes", b.what, b.max)
 	}
 	return data, r.Object.ETag, nil
 }
 
-func (b *tenantsBlob) Version(ctx context.Context) (string, error) {
+func (b *clusterObject) Version(ctx context.Context) (string, error) {
 	o, err := b.px.HeadObject(ctx, b.name)
 	if errors.Is(err, meta.ErrNotFound) {
-		return "", fmt.Errorf("tenants object: %w: %w", auth.ErrBlobNotFound, err)
+		return "", fmt.Errorf("%s: %w: %w", b.what, auth.ErrBlobNotFound, err)
 	}
 	if err != nil {
-		return "", fmt.Errorf("tenants object: %w", err)
+		return "", fmt.Errorf("%s: %w", b.what, err)
 	}
 	return o.ETag, nil
 }
 
-func (b *tenantsBlob) Store(ctx context.Context, data []byte, ifVersion string) (string, error) {
+func (b *clusterObject) Store(ctx context.Context, data []byte, ifVersion string) (string, error) {
 	cond := meta.Precondition{IfNoneMatch: true}
 	if ifVersion != "" {
 		cond = meta.Precondition{IfMatch: []string{ifVersion}}
@@ -84,8 +89,8 @@ func (b *tenantsBlob) Store(ctx context.Context, data []byte, ifVersion string) 
 	if errors.Is(err, meta.ErrNoContainer) && ifVersion == "" {
 		// The first write in a new cluster makes the container; proxies racing to do so
 		// all succeed or find it made, and the object's condition picks one writer.
-		if cerr := b.px.CreateContainer(ctx, TenantsAccount, TenantsContainer, nil); cerr != nil && !errors.Is(cerr, meta.ErrExists) {
-			return "", fmt.Errorf("tenants container: %w", cerr)
+		if cerr := b.px.CreateContainer(ctx, b.name.Account, b.name.Container, nil); cerr != nil && !errors.Is(cerr, meta.ErrExists) {
+			return "", fmt.Errorf("%s's container: %w", b.what, cerr)
 		}
 		o, err = put()
 	}
@@ -93,16 +98,16 @@ func (b *tenantsBlob) Store(ctx context.Context, data []byte, ifVersion string) 
 	case errors.Is(err, meta.ErrPreconditionFailed), errors.Is(err, meta.ErrConflict), errors.Is(err, meta.ErrConditionalConflict):
 		// ErrConditionalConflict: another proxy's write is on its way. ErrConflict: the version this write would replace is newer than its timestamp (a
 		// clock behind another proxy's); read it and try again, later.
-		return "", fmt.Errorf("tenants object: %w: %w", auth.ErrBlobConflict, err)
+		return "", fmt.Errorf("%s: %w: %w", b.what, auth.ErrBlobConflict, err)
 	case errors.Is(err, meta.ErrNoContainer):
 		// The version this write expected is gone with its container.
-		return "", fmt.Errorf("tenants object: %w: %w", auth.ErrBlobConflict, err)
+		return "", fmt.Errorf("%s: %w: %w", b.what, auth.ErrBlobConflict, err)
 	case errors.Is(err, meta.ErrUnavailable):
 		// Not enough nodes answered, or proxies racing on the object's register left it
 		// unable to tell: the write may have been made.
-		return "", fmt.Errorf("tenants object: %w: %w", auth.ErrBlobUnknown, err)
+		return "", fmt.Errorf("%s: %w: %w", b.what, auth.ErrBlobUnknown, err)
 	case err != nil:
-		return "", fmt.Errorf("tenants object: %w", err)
+		return "", fmt.Errorf("%s: %w", b.what, err)
 	}
 	return o.ETag, nil
 }

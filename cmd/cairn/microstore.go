@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-store/cairn/internal/admin"
+	"github.com/cairn-store/cairn/internal/microstore"
+	"github.com/cairn-store/cairn/internal/workload"
+)
+
+// newMicrostoreCommand is `cairn microstore`: the cluster's microstores (docs/microstores.md),
+// kept in the cluster's description through the admin API, with the root key.
+func newMicrostoreCommand() *cobra.Command {
+	var f adminFlags
+	cmd := &cobra.Command{
+		Use:   "microstore",
+		Short: "Create, list, show, resize, assign and delete microstores (with the root key)",
+		Long: "A microstore is a named set of proxies and a storage policy whose ring covers its own nodes and devices, " +
+			"for one class of workload (A: small objects mostly read, B: small mostly written, C: large mostly read, " +
+			"D: large mostly written; see cairn admin workload). The cluster keeps their description, versioned." + adminLong,
+	}
+	f.register(cmd.PersistentFlags())
+	var proxies []string
+	var classes []string
+	var policyName string
+	show := func(out io.Writer, d microstore.Description) error {
+		if f.json {
+			return printJSON(out, d)
+		}
+		return printMicrostores(out, d)
+	}
+	create := &cobra.Command{Use: "create NAME --policy POLICY [--proxy HOST:PORT]... [--class A|B|C|D]...", Short: "Create a microstore",
+		Args: usageArgs(1, 1, "cairn microstore create NAME --policy POLICY [--proxy HOST:PORT]... [--class A|B|C|D]...")}
+	create.Flags().StringVar(&policyName, "policy", "", "the storage policy whose ring holds the microstore's objects")
+	create.Flags().StringSliceVar(&proxies, "proxy", nil, "a proxy (host:port) that serves the microstore (repeatable)")
+	create.Flags().StringSliceVar(&classes, "class", nil, "a workload class whose new buckets go to the microstore (repeatable)")
+	create.RunE = func(cmd *cobra.Command, args []string) error {
+		cs, err := parseClasses(classes)
+		if err != nil {
+			return err
+		}
+		return f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
+			d, err := c.CreateMicrostore(ctx, microstore.Microstore{Name: args[0], Policy: policyName, Proxies: proxies, Classes: cs})
+			if err != nil {
+				return err
+			}
+			return show(out, d)
+		})(cmd, args)
+	}
+	list := &cobra.Command{Use: "list", Short: "List the microstores", Args: usageArgs(0, 0, "cairn microstore list")}
+	list.RunE = func(cmd *cobra.Command, args []string) error {
+		return f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
+			d, err := c.Microstores(ctx)
+			if err != nil {
+				return err
+			}
+			return show(out, d)
+		})(cmd, args)
+	}
+	showCmd := &cobra.Command{Use: "show NAME", Short: "Show one microstore", Args: usageArgs(1, 1, "cairn microstore show NAME")}
+	showCmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
+			m, err := c.Microstore(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return printJSON(out, m)
+			}
+			return printMicrostores(out, microstore.Description{Microstores: []microstore.Microstore{m}})
+		})(cmd, args)
+	}
+	resize := &cobra.Command{Use: "resize NAME --proxy HOST:PORT...", Short: "Give a microstore these proxies in place of its own",
+		Args: usageArgs(1, 1, "cairn microstore resize NAME --proxy HOST:PORT...")}
+	resize.Flags().StringSliceVar(&proxies, "proxy", nil, "a proxy (host:port) of the microstore (repeatable; none: no proxy of its own)")
+	resize.RunE = func(cmd *cobra.Command, args []string) error {
+		return f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
+			d, err := c.ResizeMicrostore(ctx, args[0], proxies)
+			if err != nil {
+				return err
+			}
+			return show(out, d)
+		})(cmd, args)
+	}
+	assign := &cobra.Command{Use: "assign NAME --class A|B|C|D...", Short: "Send new buckets of these workload classes to a microstore",
+		Args: usageArgs(1, 1, "cairn microstore assign NAME --class A|B|C|D...")}
+	assign.Flags().StringSliceVar(&classes, "class", nil, "a workload class (repeatable; a class another microstore had moves here)")
+	assign.RunE = func(cmd *cobra.Command, args []string) error {
+		cs, err := parseClasses(classes)
+		if err != nil {
+			return err
+		}
+		return f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
+			d, err := c.AssignMicrostore(ctx, args[0], cs)
+			if err != nil {
+				return err
+			}
+			return show(out, d)
+		})(cmd, args)
+	}
+	del := &cobra.Command{Use: "delete NAME", Short: "Delete a microstore (its policy's buckets are served by every proxy again)",
+		Args: usageArgs(1, 1, "cairn microstore delete NAME")}
+	del.RunE = func(cmd *cobra.Command, args []string) error {
+		return f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
+			d, err := c.DeleteMicrostore(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			return show(out, d)
+		})(cmd, args)
+	}
+	cmd.AddCommand(create, list, showCmd, resize, assign, del)
+	return cmd
+}
+
+func parseClasses(names []string) ([]workload.Class, error) {
+	var out []workload.Class
+	for _, n := range names {
+		var c workload.Class
+		if err := c.UnmarshalText([]byte(strings.ToUpper(strings.TrimSpace(n)))); err != nil || c == workload.Unclassified {
+			return nil, fmt.Errorf("--class %q: one of A, B, C, D", n)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func printMicrostores(out io.Writer, d microstore.Description) error {
+	if d.Generation > 0 {
+		fmt.Fprintf(out, "generation %d, changed %s\n", d.Generation, d.Changed.Format("2006-01-02 15:04:05 UTC"))
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPOLICY\tCLASSES\tPROXIES")
+	for _, m := range d.Microstores {
+		cs := make([]string, len(m.Classes))
+		for i, c := range m.Classes {
+			cs[i] = c.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.Policy, dash(strings.Join(cs, ",")), dash(strings.Join(m.Proxies, ",")))
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

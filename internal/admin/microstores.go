@@ -1,0 +1,169 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/microstore"
+	"github.com/cairn-store/cairn/internal/workload"
+)
+
+// MicrostoreStore keeps the cluster's microstores' description (the server's, in the cluster).
+type MicrostoreStore interface {
+	Describe(ctx context.Context) (*microstore.Description, error)
+	// Change applies a change and returns the description it made.
+	Change(ctx context.Context, change microstore.Change) (*microstore.Description, error)
+}
+
+// Request documents of the microstore routes.
+type (
+	// ProxiesRequest is PUT /admin/v1/microstores/NAME/proxies: the microstore's proxies.
+	ProxiesRequest struct {
+		Proxies []string `json:"proxies"`
+	}
+	// ClassesRequest is PUT /admin/v1/microstores/NAME/classes: the workload classes whose
+	// new buckets go to the microstore.
+	ClassesRequest struct {
+		Classes []workload.Class `json:"classes"`
+	}
+)
+
+// microstores serves /admin/v1/microstores[/NAME[/proxies|/classes]].
+func (h *Handler) microstores(w http.ResponseWriter, r *http.Request, seg []string, body []byte, method func(...string) error) error {
+	store := h.cfg.Microstores
+	if store == nil {
+		return errorf(http.StatusNotFound, CodeNotFound, "no microstores here")
+	}
+	ctx := r.Context()
+	change := func(status int, c microstore.Change) error {
+		d, err := store.Change(ctx, c)
+		if err != nil {
+			return microstoreError(err)
+		}
+		writeJSON(w, status, d)
+		return nil
+	}
+	switch len(seg) {
+	case 1:
+		if err := method(http.MethodGet, http.MethodPost); err != nil {
+			return err
+		}
+		if r.Method == http.MethodGet {
+			d, err := store.Describe(ctx)
+			if err != nil {
+				return microstoreError(err)
+			}
+			writeJSON(w, http.StatusOK, d)
+			return nil
+		}
+		var m microstore.Microstore
+		if err := decodeBody(body, &m); err != nil {
+			return err
+		}
+		return change(http.StatusCreated, microstore.Create(m))
+	case 2:
+		if err := method(http.MethodGet, http.MethodDelete); err != nil {
+			return err
+		}
+		if r.Method == http.MethodDelete {
+			return change(http.StatusOK, microstore.Delete(seg[1]))
+		}
+		d, err := store.Describe(ctx)
+		if err != nil {
+			return microstoreError(err)
+		}
+		m, ok := d.Find(seg[1])
+		if !ok {
+			return errorf(http.StatusNotFound, CodeNoSuchMicrostore, "no microstore %q", seg[1])
+		}
+		writeJSON(w, http.StatusOK, m)
+		return nil
+	case 3:
+		if err := method(http.MethodPut); err != nil {
+			return err
+		}
+		switch seg[2] {
+		case "proxies":
+			var req ProxiesRequest
+			if err := decodeBody(body, &req); err != nil {
+				return err
+			}
+			return change(http.StatusOK, microstore.Resize(seg[1], req.Proxies))
+		case "classes":
+			var req ClassesRequest
+			if err := decodeBody(body, &req); err != nil {
+				return err
+			}
+			return change(http.StatusOK, microstore.Assign(seg[1], req.Classes))
+		}
+	}
+	return errorf(http.StatusNotFound, CodeNotFound, "no such admin resource %q", r.URL.Path)
+}
+
+func decodeBody(body []byte, v any) error {
+	if err := json.Unmarshal(body, v); err != nil {
+		return errorf(http.StatusBadRequest, CodeInvalidArgument, "request document: %v", err)
+	}
+	return nil
+}
+
+// microstoreError maps a change's errors onto the API's.
+func microstoreError(err error) error {
+	switch {
+	case errors.Is(err, microstore.ErrNotFound):
+		return errorf(http.StatusNotFound, CodeNoSuchMicrostore, "%v", err)
+	case errors.Is(err, microstore.ErrExists), errors.Is(err, microstore.ErrConflicts):
+		return errorf(http.StatusConflict, CodeMicrostoreConflict, "%v", err)
+	case errors.Is(err, microstore.ErrInvalid):
+		return errorf(http.StatusBadRequest, CodeInvalidArgument, "%v", err)
+	case errors.Is(err, meta.ErrUnavailable):
+		return errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "%v", err)
+	}
+	return err
+}
+
+// Microstores returns the cluster's microstores' description.
+func (c *Client) Microstores(ctx context.Context) (microstore.Description, error) {
+	var d microstore.Description
+	err := c.do(ctx, http.MethodGet, "microstores", nil, &d)
+	return d, err
+}
+
+// Microstore returns one microstore.
+func (c *Client) Microstore(ctx context.Context, name string) (microstore.Microstore, error) {
+	var m microstore.Microstore
+	err := c.do(ctx, http.MethodGet, "microstores/"+url.PathEscape(name), nil, &m)
+	return m, err
+}
+
+// CreateMicrostore adds a microstore and returns the description it made.
+func (c *Client) CreateMicrostore(ctx context.Context, m microstore.Microstore) (microstore.Description, error) {
+	var d microstore.Description
+	err := c.do(ctx, http.MethodPost, "microstores", m, &d)
+	return d, err
+}
+
+// ResizeMicrostore gives a microstore the proxies given.
+func (c *Client) ResizeMicrostore(ctx context.Context, name string, proxies []string) (microstore.Description, error) {
+	var d microstore.Description
+	err := c.do(ctx, http.MethodPut, "microstores/"+url.PathEscape(name)+"/proxies", ProxiesRequest{Proxies: proxies}, &d)
+	return d, err
+}
+
+// AssignMicrostore makes a microstore the one new buckets of the classes given go to.
+func (c *Client) AssignMicrostore(ctx context.Context, name string, classes []workload.Class) (microstore.Description, error) {
+	var d microstore.Description
+	err := c.do(ctx, http.MethodPut, "microstores/"+url.PathEscape(name)+"/classes", ClassesRequest{Classes: classes}, &d)
+	return d, err
+}
+
+// DeleteMicrostore removes a microstore.
+func (c *Client) DeleteMicrostore(ctx context.Context, name string) (microstore.Description, error) {
+	var d microstore.Description
+	err := c.do(ctx, http.MethodDelete, "microstores/"+url.PathEscape(name), nil, &d)
+	return d, err
+}
