@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-store/cairn/internal/auth"
 	"github.com/cairn-store/cairn/internal/backend"
 	"github.com/cairn-store/cairn/internal/meta"
+	"github.com/cairn-store/cairn/internal/nodeclient"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/ring"
 	"github.com/cairn-store/cairn/internal/storage"
@@ -296,4 +297,34 @@ func swiftStatus(t *testing.T, method, url, token string) int {
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// unreachable is a dialer of storage nodes that are all away.
+type unreachable struct{}
+
+func (unreachable) Dial(node string) (nodeclient.Client, error) {
+	return nil, fmt.Errorf("node %s is away", node)
+}
+
+// A cluster document's write that no node took is reported as of unknown outcome (a 503 may
+// have been made somewhere), which the tenant store looks for rather than taking as refused;
+// a read of it as unavailable, not as missing.
+func TestClusterObjectWhileTheNodesAreAway(t *testing.T) {
+	r := &ring.Ring{PartPower: 2}
+	for i := range 3 {
+		r.Devices = append(r.Devices, ring.Device{ID: i, Zone: i, Node: fmt.Sprintf("node%d:1", i), Name: "d0", Weight: 1})
+		r.Assignments = append(r.Assignments, []int{i, i, i, i})
+	}
+	px, err := proxy.New(proxy.Config{Ring: r, Dialer: unreachable{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(px.Close)
+	b := NewTenantsBlob(px)
+	if _, err := b.Store(context.Background(), []byte("x"), "v1"); !errors.Is(err, auth.ErrBlobUnknown) {
+		t.Errorf("a write no node took: %v, want ErrBlobUnknown", err)
+	}
+	if _, _, err := b.Load(context.Background()); err == nil || errors.Is(err, auth.ErrBlobNotFound) {
+		t.Errorf("a read no node answered: %v, want an error other than not found", err)
+	}
 }
