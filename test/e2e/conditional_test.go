@@ -87,11 +87,16 @@ func TestConditionalCompleteMultipartUpload(t *testing.T) {
 			won = i
 		case err == nil:
 			t.Fatalf("two completions won: %d and %d", won, i)
-		case apiCode(err) != "PreconditionFailed" && apiCode(err) != "OperationAborted" && apiCode(err) != "ConditionalRequestConflict":
+		case apiCode(err) != "PreconditionFailed" && apiCode(err) != "OperationAborted" && apiCode(err) != "ConditionalRequestConflict" &&
+			apiCode(err) != "ServiceUnavailable":
 			// A loser hears 412, or 409 when it met the winner mid-commit: OperationAborted
 			// on one node, ConditionalRequestConflict in a cluster, where a loser waits a
 			// little for the winner's write to land and is told to try again when it has
-			// not (under issue 25's CPU hog it had not, once).
+			// not (under issue 25's CPU hog it had not, once). Or 503, when its outcome
+			// cannot be known (docs/consistency.md: never 200): under the hog, a racer that
+			// found the winner's version on one node and could not bring it to a quorum in
+			// time (issue 25's run of 2026-12-07 13:20). A 200 is still the one winner,
+			// whose bytes the key holds (below).
 			t.Fatalf("racer %d: %v", i, err)
 		}
 	}
