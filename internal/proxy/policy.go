@@ -64,6 +64,20 @@ func (c *Config) validatePolicies() error {
 // Policies returns the cluster's storage policies.
 func (p *Proxy) Policies() *policy.Set { return p.policies }
 
+// ContainerPolicy returns the storage policy of a container's objects (meta.ErrNoContainer
+// when there is no such container), cached as the proxy's own lookups are.
+func (p *Proxy) ContainerPolicy(ctx context.Context, account, container string) (policy.Policy, error) {
+	idx, err := p.containerPolicy(ctx, account, container, false)
+	if err != nil {
+		return policy.Policy{}, err
+	}
+	pol, ok := p.policies.ByIndex(idx)
+	if !ok {
+		return policy.Policy{}, fmt.Errorf("container %q: no storage policy %d here: %w", container, idx, meta.ErrUnavailable)
+	}
+	return pol, nil
+}
+
 // containerPolicy returns the storage policy of a container's objects: meta.ErrNoContainer
 // when the container does not exist. A read (write false) with one policy in the cluster asks
 // nothing, as before policies existed; otherwise the answer is cached for ContainerCacheTTL.

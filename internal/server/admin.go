@@ -17,9 +17,9 @@ import (
 // withAdmin mounts the admin API (internal/admin) in front of next: path-style requests under
 // /admin/v1/ go to it, everything else to next. A virtual-hosted request (BUCKET.DOMAIN) is
 // always next's, so that only path-style keys "v1/..." of a bucket named "admin" are shadowed.
-func withAdmin(cfg Config, px *proxy.Proxy, keys *auth.Store, status admin.StatusFunc, next http.Handler) (http.Handler, error) {
+func withAdmin(cfg Config, px *proxy.Proxy, keys *auth.Store, status admin.StatusFunc, ms admin.MicrostoreStore, next http.Handler) (http.Handler, error) {
 	h, err := admin.New(admin.Config{Store: keys, Usage: proxyUsage(px), Status: status, ACLMigration: aclMigration(px, keys), Region: cfg.Region, Logger: cfg.Logger, KMS: cfg.sseKeys, Workload: cfg.workload,
-		Microstores: newMicrostores(px)})
+		Microstores: ms})
 	if err != nil {
 		return nil, fmt.Errorf("server: admin API: %w", err)
 	}

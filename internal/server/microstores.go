@@ -32,6 +32,8 @@ type microstores struct {
 	obj      *clusterObject
 	policies *policy.Set
 	now      func() time.Time
+	// changed, when set, is told of every change made through this proxy.
+	changed func(*microstore.Description)
 }
 
 func newMicrostores(px *proxy.Proxy) *microstores {
@@ -110,6 +112,9 @@ func (m *microstores) Change(ctx context.Context, change microstore.Change) (*mi
 		}
 		if err != nil {
 			return nil, err
+		}
+		if m.changed != nil {
+			m.changed(next)
 		}
 		return next, nil
 	}

@@ -403,7 +403,12 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 	if err != nil {
 		return frontRoutes{}, err
 	}
-	front, err := withAdmin(cfg, px, keys, s.clusterStatus, s3h)
+	// The microstores: their description, and the load redirector that passes a request for
+	// another microstore's bucket to one of its proxies.
+	ms := newMicrostores(px)
+	rt := newRouter(px, keys, ms, s.listener.Addr().String(), cfg.Domains, cfg.Logger)
+	ms.changed = rt.changed
+	front, err := withAdmin(cfg, px, keys, s.clusterStatus, ms, s3h)
 	if err != nil {
 		return frontRoutes{}, err
 	}
@@ -412,7 +417,7 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 	if err != nil {
 		return frontRoutes{}, err
 	}
-	g, err := newGuard(cfg, api(front, sw), func(w http.ResponseWriter, r *http.Request) {
+	g, err := newGuard(cfg, rt.wrap(rt.servedBy(api(front, sw))), func(w http.ResponseWriter, r *http.Request) {
 		if swiftRequest(r) || (!signed(r) && sw.IsDomainRequest(r)) {
 			sw.ServeOverloaded(w, r)
 		} else {

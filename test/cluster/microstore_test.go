@@ -1,0 +1,131 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/cairn-store/cairn/internal/admin"
+	"github.com/cairn-store/cairn/internal/localcluster"
+	"github.com/cairn-store/cairn/internal/microstore"
+	"github.com/cairn-store/cairn/test/e2e"
+)
+
+// s3Requests sums a proxy's cairn_s3_requests_total of one operation, answered 2xx.
+func s3Requests(t *testing.T, endpoint, op string) float64 {
+	t.Helper()
+	resp, err := http.Get(endpoint + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sum := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, `cairn_s3_requests_total{operation="`+op+`",status="2`) {
+			f := strings.Fields(line)
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			sum += v
+		}
+	}
+	return sum
+}
+
+// The load redirector through real processes: a cluster of two policies and two proxies, a
+// microstore of the silver policy served by the second proxy. Through the first proxy, a
+// bucket in silver is served by the second (its PUTs and GETs counted there, signatures and
+// presigned URLs holding across the hop), a bucket in gold by the first; once the microstore is
+// deleted, the first serves both.
+func TestLoadRedirector(t *testing.T) {
+	c, _ := e2e.StartCluster(t, localcluster.Config{Storage: 4, Proxies: 2, Replicas: 3, Policies: []string{"gold", "silver"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	fronts := c.Front()
+	first, second := fronts[0], fronts[1]
+	ak, sk := c.RootKey()
+	adm, err := admin.NewClient(admin.ClientConfig{Endpoint: first.Endpoint(), AccessKey: ak, SecretKey: sk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateMicrostore(ctx, microstore.Microstore{Name: "large", Policy: "silver", Proxies: []string{second.Addr}}); err != nil {
+		t.Fatal(err)
+	}
+	s3c := e2e.NewS3Client(first.Endpoint(), ak, sk, e2e.NoRetries)
+	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("backups"),
+		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: "us-east-1:silver"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("website")}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(bucket, key string, body []byte) {
+		t.Helper()
+		if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
+			t.Fatalf("PUT %s/%s through the first proxy: %v", bucket, key, err)
+		}
+	}
+	get := func(bucket, key string) []byte {
+		t.Helper()
+		o, err := s3c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+		if err != nil {
+			t.Fatalf("GET %s/%s through the first proxy: %v", bucket, key, err)
+		}
+		defer o.Body.Close()
+		b, _ := io.ReadAll(o.Body)
+		return b
+	}
+	firstPuts, secondPuts := s3Requests(t, first.Endpoint(), "PutObject"), s3Requests(t, second.Endpoint(), "PutObject")
+	put("backups", "day1.tar", []byte("a backup"))
+	put("website", "index.html", []byte("a page"))
+	if got, want := s3Requests(t, second.Endpoint(), "PutObject")-secondPuts, 1.0; got != want {
+		t.Errorf("the second proxy served %v PUTs, want %v (the silver bucket's)", got, want)
+	}
+	if got, want := s3Requests(t, first.Endpoint(), "PutObject")-firstPuts, 1.0; got != want {
+		t.Errorf("the first proxy served %v PUTs, want %v (the gold bucket's)", got, want)
+	}
+	secondGets := s3Requests(t, second.Endpoint(), "GetObject")
+	if b := get("backups", "day1.tar"); string(b) != "a backup" {
+		t.Errorf("the backup read back as %q", b)
+	}
+	if got := s3Requests(t, second.Endpoint(), "GetObject") - secondGets; got != 1 {
+		t.Errorf("the second proxy served %v GETs of the silver bucket, want 1", got)
+	}
+	// A presigned URL made for the first proxy holds across the hop; the answer says which
+	// microstore's proxy served it.
+	ps := s3.NewPresignClient(s3c)
+	req, err := ps.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("backups"), Key: aws.String("day1.tar")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(req.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(b) != "a backup" || resp.Header.Get("X-Cairn-Microstore") != "large" {
+		t.Errorf("presigned GET through the first proxy: %d %q, served by microstore %q", resp.StatusCode, b, resp.Header.Get("X-Cairn-Microstore"))
+	}
+
+	// The microstore gone, the first proxy serves the silver bucket itself.
+	if _, err := adm.DeleteMicrostore(ctx, "large"); err != nil {
+		t.Fatal(err)
+	}
+	firstPuts, secondPuts = s3Requests(t, first.Endpoint(), "PutObject"), s3Requests(t, second.Endpoint(), "PutObject")
+	put("backups", "day2.tar", []byte("another"))
+	if s3Requests(t, first.Endpoint(), "PutObject")-firstPuts != 1 || s3Requests(t, second.Endpoint(), "PutObject") != secondPuts {
+		t.Error("after the microstore was deleted, a PUT of its bucket was not served by the proxy it was sent to")
+	}
+}
