@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -75,8 +76,12 @@ func TestAdminWorkload(t *testing.T) {
 	if web.Class != workload.SmallReads || web.Ops["read"] != 40 || web.Ops["write"] != 10 || web.MedianSize != 16<<10-1 {
 		t.Errorf("website: %+v; want class A, 40 reads and 10 writes of 8 KiB", web)
 	}
-	if backups.Class != workload.LargeWrites || backups.Ops["write"] != 22 || backups.MedianSize != 4<<20-1 || backups.BytesInPerSecond <= 0 {
+	if backups.Class != workload.LargeWrites || backups.Ops["write"] != 22 || backups.MedianSize != 4<<20-1 {
 		t.Errorf("backups: %+v; want class D, 22 writes of 3 MiB", backups)
+	}
+	// The rate is over the window the figures cover: together they give the bytes received.
+	if in := math.Round(backups.BytesInPerSecond * backups.Window.Seconds()); in != 22*3<<20 {
+		t.Errorf("backups: %v bytes in over the window, want %d", in, 22*3<<20)
 	}
 	human, err := runCairn(t, "admin", "--endpoint", endpoint, "--access-key", "wl-root", "--secret-key", "wl-root-secret", "workload")
 	if err != nil || !strings.Contains(human, "small objects, mostly read") || !strings.Contains(human, "backups") {
