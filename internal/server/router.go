@@ -41,6 +41,9 @@ const (
 // another proxy takes effect here within it.
 const routerRefresh = 5 * time.Second
 
+// describeTimeout bounds a read of the description; past it the last one is used.
+const describeTimeout = 5 * time.Second
+
 // bucketTTL is how long a bucket's microstore is remembered.
 const bucketTTL = 5 * time.Second
 
@@ -85,6 +88,10 @@ func (rt *router) description(ctx context.Context) *microstore.Description {
 	if fresh {
 		return d
 	}
+	// On a request's path: bounded, and not cut short by the client going away (the next
+	// request would only read it again).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), describeTimeout)
+	defer cancel()
 	nd, err := rt.store.Describe(ctx)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
