@@ -228,7 +228,11 @@ func TestRequestsNamingRingsWaitWhatCrossRingSays(t *testing.T) {
 		left.Store(true)
 		cancel()
 		a := <-done
-		if a.err != nil {
+		// The rule is applied as the request begins, so on a loaded machine the client can
+		// leave before the operation's own work is done, which then ends with the client's
+		// cancellation (issue 25's run of 2026-12-07 14:15: a DELETE). Either way the answer
+		// must come after the leaving.
+		if a.err != nil && !errors.Is(a.err, context.Canceled) {
 			t.Fatalf("%s: %v", op, a.err)
 		}
 		if !a.afterLeave {
