@@ -228,13 +228,15 @@ func listingQuorum(n int) int { return n/2 + 1 }
 // write's entry once the object replicas have answered (listed, which each fills in).
 //
 // A listing is read from a quorum of the container's primaries (listQuorum), so a write is
-// acknowledged only once a quorum of them holds its entry (settle): then any listing read
-// after it meets at least one replica that lists it, and the merge settles the rest. Usually
-// the object replicas' own updates are that quorum and settle costs nothing; when they fell
-// short (container replicas down, paused or cut off when the object replicas sent them), the
-// proxy sends the entry to the primaries that lack it, and the write is answered 503 when too
-// few take it: stored, and listed once the object replicas' updaters reach the rest, but not
-// yet where every listing would show it.
+// acknowledged once a quorum of them holds its entry (settle), or every one this proxy can
+// reach: then a listing read after it meets a replica that lists it, and the merge settles the
+// rest. Usually the object replicas' own updates are that quorum and settle costs nothing;
+// when they fell short (container replicas cut off from the object replicas, paused, or down
+// when they sent them), the proxy sends the entry to the primaries that lack it, and the write
+// is answered 503 only when none holds it: stored, and listed once the object replicas'
+// updaters reach the listings, but by none yet. What is left open: primaries away from every
+// proxy at the write that come back and answer a LIST together before the updaters reach them,
+// while those holding the entry are away or slower (docs/consistency.md).
 type writeListing struct {
 	p      *Proxy
 	name   meta.ObjectName
@@ -269,8 +271,8 @@ func (w *writeListing) settleDelete(ctx context.Context, at meta.Timestamp) erro
 }
 
 // settle returns once a quorum of the container's primaries hold the write's entry e (deleted:
-// its removal), sending it to those the object replicas did not reach; meta.ErrUnavailable
-// when too few take it.
+// its removal), or every one it can reach does, sending it to those the object replicas did
+// not reach; meta.ErrUnavailable when none holds it.
 func (w *writeListing) settle(ctx context.Context, e meta.ListEntry, deleted bool) error {
 	quorum := listingQuorum(len(w.devs))
 	have := 0
@@ -321,9 +323,13 @@ func (w *writeListing) settle(ctx context.Context, e meta.ListEntry, deleted boo
 	}
 	w.p.log.Debug("listing entry sent by the proxy", "container", w.name.Container, "object", w.name.Object,
 		"holding", have, "replicas", len(w.devs), "err", firstErr)
-	if have >= quorum {
+	if have > 0 {
+		// Every primary this proxy could reach holds the entry. Those it could not are away
+		// (a LIST reads the others meanwhile, which list it) and will hear of it from the
+		// object replicas' updaters once back; a write refused here would make a policy that
+		// survives two nodes down refuse writes while the listing its LISTs read is whole.
 		return nil
 	}
-	return fmt.Errorf("listing of %q: %d of %d container replicas hold it, %d needed (%v): %w",
-		w.name.Object, have, len(w.devs), quorum, firstErr, meta.ErrUnavailable)
+	return fmt.Errorf("listing of %q: none of the %d container replicas holds it (%v): %w",
+		w.name.Object, len(w.devs), firstErr, meta.ErrUnavailable)
 }

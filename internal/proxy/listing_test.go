@@ -189,8 +189,9 @@ func newApartCluster(t *testing.T, log *slog.Logger) (*cluster, *peersCut) {
 // replica of three (the others are cut off from their peers, as by a network partition between
 // storage nodes): the proxy sends the entry to the other two before it answers, and a LIST
 // that cannot reach the one replica the object nodes reached still shows the write, and not a
-// deleted name. When the proxy cannot reach them either, the write is answered 503: stored,
-// but not yet where every LIST would show it.
+// deleted name. When the proxy cannot reach them either, the one replica holding the entry is
+// enough (a LIST reads it while the others are away); when none holds it, the write is
+// answered 503: stored, but listed nowhere yet.
 func TestAWriteIsListedByAQuorumBeforeItsAnswer(t *testing.T) {
 	ctx := context.Background()
 	sent := &counting{msg: "listing entry sent by the proxy"}
@@ -247,14 +248,26 @@ func TestAWriteIsListedByAQuorumBeforeItsAnswer(t *testing.T) {
 		t.Errorf("after the DELETE, node3 away: listed %v, want nothing", got)
 	}
 
-	// The proxy cannot reach node4 and node5 either: one of three holds the entry.
+	// The proxy cannot reach node4 and node5 either: the one replica it can reach holds the
+	// entry, the write is acknowledged, and a LIST (which reads that one replica while the
+	// others are away) lists it.
 	c.down["node4"], c.down["node5"] = true, true
+	alone := meta.ObjectName{Account: "acct", Container: "box", Object: "alone"}
+	if _, err := c.proxy.PutObject(ctx, alone, meta.Object{Size: 1}, bytes.NewReader([]byte("z")), PutOptions{}); err != nil {
+		t.Errorf("PUT with two of three container replicas away from everyone: %v", err)
+	}
+	if l, err := c.proxy.ListObjects(ctx, "acct", "box", meta.ListOptions{}); err != nil || !slices.Contains(names(l), "alone") {
+		t.Errorf("LIST with two of three container replicas away: %v, %v", names(l), err)
+	}
+	// And when no container replica takes it, the write is answered 503: it is stored, but
+	// no listing shows it yet.
+	peers.cut["node3"], c.down["node3"] = true, true
 	short := meta.ObjectName{Account: "acct", Container: "box", Object: "short"}
 	_, err = c.proxy.PutObject(ctx, short, meta.Object{Size: 1}, bytes.NewReader([]byte("y")), PutOptions{})
 	if !errors.Is(err, meta.ErrUnavailable) {
-		t.Errorf("PUT with two of three container replicas out of reach: %v, want ErrUnavailable", err)
+		t.Errorf("PUT with no container replica reachable: %v, want ErrUnavailable", err)
 	}
-	c.down["node4"], c.down["node5"] = false, false
+	c.down["node3"], c.down["node4"], c.down["node5"] = false, false, false
 	if got := readAll(t, c.proxy, short, nil); string(got) != "y" {
 		t.Errorf("the object answered 503 reads %q, want it stored", got)
 	}
