@@ -1,11 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
 	"github.com/cairn-store/cairn/internal/microstore"
+	"github.com/cairn-store/cairn/internal/server"
 	"github.com/cairn-store/cairn/internal/testserver"
 	"github.com/cairn-store/cairn/internal/workload"
 )
@@ -82,5 +91,42 @@ func TestMicrostoreCommands(t *testing.T) {
 	}
 	if _, err := runCairn(t, "microstore", "--endpoint", endpoint, "--access-key", "nobody", "--secret-key", "x", "list"); err == nil {
 		t.Error("an unknown key listed the microstores")
+	}
+}
+
+// A proxy named by a microstore under its advertised address (--advertise: behind a NAT, or
+// listening on 0.0.0.0) knows itself there: it serves that microstore's buckets rather than
+// passing them on. The same server, once its microstore names another proxy, passes them to it
+// (here unreachable, so 503): the routing is on, and the first answer was the advertised name's.
+func TestAdvertisedProxyServesItsMicrostore(t *testing.T) {
+	for _, k := range []string{"CAIRN_ENDPOINT", "CAIRN_ACCESS_KEY", "CAIRN_SECRET_KEY"} {
+		t.Setenv(k, "")
+	}
+	const self = "proxy-a.invalid:8080"
+	endpoint := testserver.StartConfig(t, server.Config{RootAccessKey: "adv-root", RootSecretKey: "adv-root-secret", Advertise: self})
+	ms := func(args ...string) {
+		t.Helper()
+		if out, err := runCairn(t, append([]string{"microstore", "--endpoint", endpoint, "--access-key", "adv-root", "--secret-key", "adv-root-secret"}, args...)...); err != nil {
+			t.Fatalf("cairn microstore %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	ctx := context.Background()
+	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true, RetryMaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider("adv-root", "adv-root-secret", "")})
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("pages")}); err != nil {
+		t.Fatal(err)
+	}
+	ms("create", "small", "--policy", "Policy-0", "--proxy", self)
+	put := func(key string) error {
+		_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("pages"), Key: aws.String(key), Body: bytes.NewReader([]byte("a page"))})
+		return err
+	}
+	if err := put("index.html"); err != nil {
+		t.Fatalf("PUT to the microstore's own proxy, named by its advertised address: %v", err)
+	}
+	ms("resize", "small", "--proxy", "proxy-b.invalid:8080")
+	var re *smithyhttp.ResponseError
+	if err := put("about.html"); !errors.As(err, &re) || re.HTTPStatusCode() != 503 {
+		t.Fatalf("PUT once the microstore names another, unreachable proxy: %v, want 503 (passed on)", err)
 	}
 }

@@ -77,7 +77,7 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&cfg.RingDir, "ring", "", "cluster roles: the directory of the ring files (account.ring.gz, container.ring.gz, object.ring.gz; `cairn ring write`), reloaded when they change")
 	f.StringVar(&cfg.ClusterSecret, "cluster-secret", "", "cluster roles: the secret every node signs and checks node requests with, the same on every node (at least 16 characters; better from the environment, CAIRN_CLUSTER_SECRET)")
 	f.DurationVar(&cfg.RingReload, "ring-reload", 0, "cluster roles: how often the ring files are checked for changes (0: 15s)")
-	f.StringVar(&cfg.Advertise, "advertise", "", "storage and sumo nodes: the address the rings name this node by, when it differs from --listen (behind a NAT or port forward)")
+	f.StringVar(&cfg.Advertise, "advertise", "", "the address others name this node by, when it differs from --listen (behind a NAT or port forward, or listening on 0.0.0.0): the rings name a storage or sumo node by it, a microstore a proxy")
 	f.DurationVar(&cfg.ReplicationInterval, "replication-interval", 0, "storage and sumo nodes: pause between the passes of the replicator and of the reconstructor (erasure-coded policies) (0: 30s; negative: off)")
 	f.BoolVar(&cfg.ReadLeases, "read-leases", false, "read leases (docs/consistency.md): storage nodes keep them with their peers, proxies let a first primary answer a GET alone under one; every node of a cluster needs the same setting")
 	f.IntVar(&cfg.ReplicationConcurrency, "replication-concurrency", 0, "storage and sumo nodes: partitions the replicator, and the reconstructor, work on at once (0: 2)")

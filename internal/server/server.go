@@ -111,8 +111,9 @@ type Config struct {
 	RingDir, ClusterSecret string
 	// RingReload is how often ring files are checked for changes (0: ring's default, 15s).
 	RingReload time.Duration
-	// Advertise is the address the rings name this storage node by, when it is not Listen
-	// (behind a NAT, a port forward or a relay: Swift's ring IP that is not its bind IP).
+	// Advertise is the address others name this node by, when it is not Listen (behind a NAT,
+	// a port forward or a relay, or listening on 0.0.0.0): the rings name a storage node by it
+	// (Swift's ring IP that is not its bind IP), a microstore names a proxy by it.
 	Advertise string
 	// Replication configures the replicator of a storage or sumo node, and its reconstructor
 	// (erasure-coded policies): the pause between their passes (0: 30s; negative: they do not
@@ -406,7 +407,11 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 	// The microstores: their description, and the load redirector that passes a request for
 	// another microstore's bucket to one of its proxies.
 	ms := newMicrostores(px)
-	rt := newRouter(px, keys, ms, s.listener.Addr().String(), cfg.Domains, cfg.Logger)
+	self := s.listener.Addr().String()
+	if cfg.Advertise != "" {
+		self = cfg.Advertise
+	}
+	rt := newRouter(px, keys, ms, self, cfg.Domains, cfg.Logger)
 	ms.changed = rt.changed
 	front, err := withAdmin(cfg, px, keys, s.clusterStatus, ms, s3h)
 	if err != nil {
