@@ -25,11 +25,11 @@ import (
 // retry per new account.
 //
 // The container's storage policy is the one m names under meta.ContainerPolicyKey (an index,
-// which must be defined and usable: policy.ErrUnknown, policy.ErrNotSupported), else the
-// default; a container that exists in another policy than the one named is ErrPolicyConflict
+// which must be defined and usable: policy.ErrUnknown, policy.ErrNotSupported), else the one
+// the placement chooses (SetPlacement), else the default; a container that exists in another policy than the one named is ErrPolicyConflict
 // (one created without naming a policy keeps its own, as in Swift).
 func (p *Proxy) CreateContainer(ctx context.Context, account, container string, m map[string]string) error {
-	m, idx, explicit, err := p.createPolicy(m)
+	m, idx, explicit, err := p.createPolicy(ctx, account, container, m)
 	if err != nil {
 		return fmt.Errorf("create container %q: %w", container, err)
 	}

@@ -169,9 +169,26 @@ func ecSchemes(pols *policy.Set) (map[int]*ec.Scheme, error) {
 	return out, nil
 }
 
+// Placement chooses the storage policy of a container its creator made without naming one: a
+// microstore's policy, by the workload class of the container's account. ok false leaves the
+// default. It must be quick (it runs inside the create) and must not create containers.
+type Placement func(ctx context.Context, account, container string) (policyIndex int, ok bool)
+
+// SetPlacement sets how containers created without naming a policy are placed (nil: in the
+// default policy).
+func (p *Proxy) SetPlacement(f Placement) {
+	if f == nil {
+		p.placement.Store(nil)
+		return
+	}
+	p.placement.Store(&f)
+}
+
 // createPolicy returns a container create's metadata with its policy: the one m names (which
-// must be defined and usable here), else the default. explicit says which.
-func (p *Proxy) createPolicy(m map[string]string) (out map[string]string, idx int, explicit bool, err error) {
+// must be defined and usable here), else the placement's (when it chooses a usable one), else
+// the default. explicit says whether m named it: a policy chosen here is not, so that a
+// container that exists keeps its own, as one created without naming a policy does in Swift.
+func (p *Proxy) createPolicy(ctx context.Context, account, container string, m map[string]string) (out map[string]string, idx int, explicit bool, err error) {
 	out = maps.Clone(m)
 	if out == nil {
 		out = map[string]string{}
@@ -188,6 +205,13 @@ func (p *Proxy) createPolicy(m map[string]string) (out map[string]string, idx in
 		return out, n, true, nil
 	}
 	idx = p.policies.Default().Index
+	if place := p.placement.Load(); place != nil {
+		if n, ok := (*place)(ctx, account, container); ok {
+			if pol, found := p.policies.ByIndex(n); found && pol.Usable() == nil {
+				idx = n
+			}
+		}
+	}
 	out[meta.ContainerPolicyKey] = strconv.Itoa(idx)
 	return out, idx, false, nil
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/ec"
@@ -149,6 +150,8 @@ type Proxy struct {
 	// last lease read was answered alone (lease.go).
 	leases *readlease.Config
 	alone  sync.Map
+	// placement chooses the policy of a container created without naming one (SetPlacement).
+	placement atomic.Pointer[Placement]
 }
 
 // New returns a Proxy.

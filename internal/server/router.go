@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/s3/s3core"
+	"github.com/cairn-store/cairn/internal/workload"
 )
 
 // The load redirector of the microstores (docs/microstores.md): every proxy accepts any
@@ -54,6 +55,7 @@ type router struct {
 	self    string // this proxy's address, as the description names proxies
 	domains []string
 	log     *slog.Logger
+	monitor *workload.Monitor // this proxy's; nil when it monitors nothing
 
 	mu      sync.Mutex
 	desc    *microstore.Description
@@ -67,9 +69,37 @@ type routeEntry struct {
 	at         time.Time
 }
 
-func newRouter(px *proxy.Proxy, keys *auth.Store, store *microstores, self string, domains []string, log *slog.Logger) *router {
-	return &router{px: px, keys: keys, store: store, self: self, domains: domains, log: log,
+func newRouter(px *proxy.Proxy, keys *auth.Store, store *microstores, self string, domains []string, monitor *workload.Monitor, log *slog.Logger) *router {
+	return &router{px: px, keys: keys, store: store, self: self, domains: domains, monitor: monitor, log: log,
 		buckets: map[string]routeEntry{}, passers: map[string]*httputil.ReverseProxy{}}
+}
+
+// place is the proxy's placement of a bucket made without naming a storage policy: in the
+// policy of the microstore that takes its account's workload class (what this proxy's monitor
+// has seen of the account's other buckets), else the default. A bucket made without a policy
+// by an account the monitor cannot class, or of a class no microstore takes, is in the default.
+func (rt *router) place(ctx context.Context, account, _ string) (int, bool) {
+	if rt.monitor == nil || strings.HasPrefix(account, "\x00") {
+		return 0, false // the reserved accounts' containers are the cluster's own
+	}
+	d := rt.description(ctx)
+	if d == nil || len(d.Microstores) == 0 {
+		return 0, false
+	}
+	class := rt.monitor.AccountClass(account)
+	if class == workload.Unclassified {
+		return 0, false
+	}
+	m, ok := d.ForClass(class)
+	if !ok {
+		return 0, false
+	}
+	p, ok := rt.px.Policies().ByName(m.Policy)
+	if !ok {
+		return 0, false
+	}
+	rt.log.InfoContext(ctx, "a new bucket is placed by its account's workload class", "account", account, "class", class.String(), "microstore", m.Name, "policy", p.Name)
+	return p.Index, true
 }
 
 // changed is told of a change made through this proxy, which then takes effect here at once.

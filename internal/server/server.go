@@ -411,8 +411,9 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 	if cfg.Advertise != "" {
 		self = cfg.Advertise
 	}
-	rt := newRouter(px, keys, ms, self, cfg.Domains, cfg.Logger)
+	rt := newRouter(px, keys, ms, self, cfg.Domains, cfg.workload, cfg.Logger)
 	ms.changed = rt.changed
+	px.SetPlacement(rt.place)
 	front, err := withAdmin(cfg, px, keys, s.clusterStatus, ms, s3h)
 	if err != nil {
 		return frontRoutes{}, err

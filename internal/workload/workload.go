@@ -358,6 +358,32 @@ func (m *Monitor) Class(account, bucket string) Class {
 	return b.class
 }
 
+// AccountClass returns the class of an account's workload: of its buckets' classes (those
+// classed), the one with the most requests in the window; Unclassified when none is classed.
+// It is the class a new bucket of the account is placed by, having no workload of its own yet.
+func (m *Monitor) AccountClass(account string) Class {
+	now := m.slotIndex(m.cfg.Now())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var requests [LargeWrites + 1]uint64
+	for k, b := range m.buckets {
+		if k.account != account {
+			continue
+		}
+		m.evaluate(b, now)
+		if b.class != Unclassified {
+			requests[b.class] += b.requests(now, m.cfg.Slots)
+		}
+	}
+	best := Unclassified
+	for c := SmallReads; c <= LargeWrites; c++ {
+		if requests[c] > requests[best] {
+			best = c
+		}
+	}
+	return best
+}
+
 // window sums a bucket's live slots.
 type window struct {
 	ops     [kinds]uint64

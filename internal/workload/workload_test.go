@@ -294,3 +294,36 @@ func TestByClassAndCollector(t *testing.T) {
 		t.Errorf("series: %v", series)
 	}
 }
+
+// An account's class is that of its busiest classed buckets, summed by class: a new bucket of
+// the account is placed by it. Unclassed buckets and other accounts' buckets do not count.
+func TestAccountClass(t *testing.T) {
+	const kb, mb = int64(1) << 10, int64(1) << 20
+	m, _ := newMonitor(t, Config{})
+	rng := rand.New(rand.NewPCG(3, 4))
+	if got := m.AccountClass("acct"); got != Unclassified {
+		t.Fatalf("an account never seen: %v", got)
+	}
+	traffic(m, rng, "new", 10, 0.05, 1*mb, 128*mb) // too few to be classed
+	if got := m.AccountClass("acct"); got != Unclassified {
+		t.Fatalf("an account of one unclassed bucket: %v", got)
+	}
+	// Two backup buckets of 60 requests each outweigh one site of 100.
+	traffic(m, rng, "backup1", 60, 0.05, 1*mb, 128*mb)
+	traffic(m, rng, "backup2", 60, 0.05, 1*mb, 128*mb)
+	traffic(m, rng, "site", 100, 0.9, 1*kb, 128*kb)
+	m.Observe(Observation{Account: "other", Bucket: "x", Kind: Read, Size: kb})
+	for range 300 {
+		m.Observe(Observation{Account: "other", Bucket: "busy", Kind: Read, Size: kb})
+	}
+	if got := m.AccountClass("acct"); got != LargeWrites {
+		t.Errorf("account class %v, want D (120 requests of D against 100 of A)", got)
+	}
+	traffic(m, rng, "site", 50, 0.9, 1*kb, 128*kb)
+	if got := m.AccountClass("acct"); got != SmallReads {
+		t.Errorf("account class %v, want A once its site has 150 requests", got)
+	}
+	if got := m.AccountClass("other"); got != SmallReads {
+		t.Errorf("the other account: %v", got)
+	}
+}

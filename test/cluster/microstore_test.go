@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -13,8 +14,10 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/cairn-store/cairn/internal/admin"
+	"github.com/cairn-store/cairn/internal/auth"
 	"github.com/cairn-store/cairn/internal/localcluster"
 	"github.com/cairn-store/cairn/internal/microstore"
+	"github.com/cairn-store/cairn/internal/workload"
 	"github.com/cairn-store/cairn/test/e2e"
 )
 
@@ -108,5 +111,90 @@ func TestLoadRedirector(t *testing.T) {
 	put("backups", "day2.tar", []byte("another"))
 	if s3Requests(t, first.Endpoint(), "PutObject")-firstPuts != 1 || s3Requests(t, second.Endpoint(), "PutObject") != secondPuts {
 		t.Error("after the microstore was deleted, a PUT of its bucket was not served by the proxy it was sent to")
+	}
+}
+
+// New buckets made without naming a storage policy are placed by their account's workload
+// class, in the policy of the microstore that takes it: a tenant that writes backups (class D)
+// gets its next bucket in the large microstore's policy, through S3; a tenant serving pages
+// (class A, which no microstore takes) and a tenant the monitor has not classed get the
+// default, through Swift; a bucket that names its policy keeps it.
+func TestNewBucketsPlacedByClass(t *testing.T) {
+	c, _ := e2e.StartCluster(t, localcluster.Config{Storage: 3, Proxies: 1, Replicas: 3, Policies: []string{"gold", "silver"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ak, sk := c.RootKey()
+	adm, err := admin.NewClient(admin.ClientConfig{Endpoint: c.Endpoint, AccessKey: ak, SecretKey: sk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateMicrostore(ctx, microstore.Microstore{Name: "large", Policy: "silver",
+		Classes: []workload.Class{workload.LargeReads, workload.LargeWrites}}); err != nil {
+		t.Fatal(err)
+	}
+	user := func(account string) auth.UserCredentials {
+		t.Helper()
+		if _, err := adm.CreateAccount(ctx, account); err != nil {
+			t.Fatal(err)
+		}
+		u, err := adm.CreateUser(ctx, account, "u", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	backup, web, fresh := user("backup"), user("web"), user("fresh")
+	policyOf := func(u auth.UserCredentials, container string) string {
+		t.Helper()
+		h, _ := swiftLoginAt(t, c.Endpoint, u.Account+":u", u.SwiftKey).must(t, "HEAD", "/"+container, nil, nil, http.StatusNoContent)
+		return h.Get("X-Storage-Policy")
+	}
+
+	// The backup tenant, through S3: 20 objects of 1 MiB in its first bucket (made before it
+	// had a class: the default), then a second bucket, and one that names gold.
+	s3c := e2e.NewS3Client(c.Endpoint, backup.AccessKey, backup.SecretKey, e2e.NoRetries)
+	mk := func(bucket, constraint string) {
+		t.Helper()
+		in := &s3.CreateBucketInput{Bucket: aws.String(bucket)}
+		if constraint != "" {
+			in.CreateBucketConfiguration = &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(constraint)}
+		}
+		if _, err := s3c.CreateBucket(ctx, in); err != nil {
+			t.Fatalf("create bucket %s: %v", bucket, err)
+		}
+	}
+	mk("day1", "")
+	for i := range 20 {
+		if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("day1"), Key: aws.String(fmt.Sprintf("part%02d", i)),
+			Body: bytes.NewReader(bytes.Repeat([]byte{byte(i)}, 1<<20))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("day2", "")
+	mk("pinned", "us-east-1:gold")
+
+	// The web tenant, through Swift: 5 pages of 4 KiB, each read 4 times.
+	sw := swiftLoginAt(t, c.Endpoint, "web:u", web.SwiftKey)
+	sw.must(t, "PUT", "/site1", nil, nil, http.StatusCreated)
+	for i := range 5 {
+		sw.must(t, "PUT", fmt.Sprintf("/site1/page%d", i), nil, bytes.Repeat([]byte("p"), 4<<10), http.StatusCreated)
+		for range 4 {
+			sw.must(t, "GET", fmt.Sprintf("/site1/page%d", i), nil, nil, http.StatusOK)
+		}
+	}
+	sw.must(t, "PUT", "/site2", nil, nil, http.StatusCreated)
+	swiftLoginAt(t, c.Endpoint, "fresh:u", fresh.SwiftKey).must(t, "PUT", "/first", nil, nil, http.StatusCreated)
+
+	for _, want := range []struct {
+		u                 auth.UserCredentials
+		container, policy string
+	}{
+		{backup, "day1", "gold"}, {backup, "day2", "silver"}, {backup, "pinned", "gold"},
+		{web, "site1", "gold"}, {web, "site2", "gold"},
+		{fresh, "first", "gold"},
+	} {
+		if got := policyOf(want.u, want.container); got != want.policy {
+			t.Errorf("%s/%s is in policy %q, want %s", want.u.Account, want.container, got, want.policy)
+		}
 	}
 }
