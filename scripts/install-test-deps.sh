@@ -2,7 +2,7 @@
 # Installs what the test suite needs, skipping whatever is already there:
 #   - Debian packages: rclone (a real S3 client), restic (a backup program), python3-venv (on Debian's own python3),
 #     chromium (renders the HTML bench report in internal/bench/htmlreport's browser test),
-#     curl, and python3-swift, python3-swiftclient, python3-boto3 (OpenStack Swift 2.30.1,
+#     curl, haproxy (in front of a cluster's proxies, configured by `cairn microstore haproxy`), and python3-swift, python3-swiftclient, python3-boto3 (OpenStack Swift 2.30.1,
 #     which Swift's functional tests import); swift (swift-ring-builder and Swift's Python
 #     ring code, which internal/ring's tests compare Cairn's ring files and builder with);
 #   - a Python venv with the pinned real clients of test/clients/requirements.txt
@@ -39,6 +39,8 @@ command -v rclone >/dev/null || apt_install rclone
 # restic: a backup program, backing up into a versioned bucket with Object Lock (test_backup.py).
 command -v restic >/dev/null || apt_install restic
 command -v curl >/dev/null || apt_install curl
+# haproxy: the load balancer `cairn microstore haproxy` configures (TestHAProxyFromTheDescription).
+command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || apt_install haproxy
 # Swift's functional tests run on Debian's OpenStack Swift (the version their tree is pinned to).
 swift_pkgs=()
 for p in python3-swift python3-swiftclient python3-boto3 python3-venv; do

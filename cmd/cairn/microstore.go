@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/admin"
 	"github.com/cairn-store/cairn/internal/microstore"
+	"github.com/cairn-store/cairn/internal/vfs"
 	"github.com/cairn-store/cairn/internal/workload"
 )
 
@@ -35,6 +36,18 @@ func newMicrostoreCommand() *cobra.Command {
 		}
 		return printMicrostores(out, d)
 	}
+	// changes runs a request that answers with the description, and prints it.
+	changes := func(do func(ctx context.Context, c *admin.Client, args []string) (microstore.Description, error)) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			return f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
+				d, err := do(ctx, c, args)
+				if err != nil {
+					return err
+				}
+				return show(out, d)
+			})(cmd, args)
+		}
+	}
 	create := &cobra.Command{Use: "create NAME --policy POLICY [--proxy HOST:PORT]... [--class A|B|C|D]...", Short: "Create a microstore",
 		Args: usageArgs(1, 1, "cairn microstore create NAME --policy POLICY [--proxy HOST:PORT]... [--class A|B|C|D]...")}
 	create.Flags().StringVar(&policyName, "policy", "", "the storage policy whose ring holds the microstore's objects")
@@ -45,24 +58,14 @@ func newMicrostoreCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
-			d, err := c.CreateMicrostore(ctx, microstore.Microstore{Name: args[0], Policy: policyName, Proxies: proxies, Classes: cs})
-			if err != nil {
-				return err
-			}
-			return show(out, d)
+		return changes(func(ctx context.Context, c *admin.Client, args []string) (microstore.Description, error) {
+			return c.CreateMicrostore(ctx, microstore.Microstore{Name: args[0], Policy: policyName, Proxies: proxies, Classes: cs})
 		})(cmd, args)
 	}
 	list := &cobra.Command{Use: "list", Short: "List the microstores", Args: usageArgs(0, 0, "cairn microstore list")}
-	list.RunE = func(cmd *cobra.Command, args []string) error {
-		return f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
-			d, err := c.Microstores(ctx)
-			if err != nil {
-				return err
-			}
-			return show(out, d)
-		})(cmd, args)
-	}
+	list.RunE = changes(func(ctx context.Context, c *admin.Client, _ []string) (microstore.Description, error) {
+		return c.Microstores(ctx)
+	})
 	showCmd := &cobra.Command{Use: "show NAME", Short: "Show one microstore", Args: usageArgs(1, 1, "cairn microstore show NAME")}
 	showCmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
@@ -79,15 +82,9 @@ func newMicrostoreCommand() *cobra.Command {
 	resize := &cobra.Command{Use: "resize NAME --proxy HOST:PORT...", Short: "Give a microstore these proxies in place of its own",
 		Args: usageArgs(1, 1, "cairn microstore resize NAME --proxy HOST:PORT...")}
 	resize.Flags().StringSliceVar(&proxies, "proxy", nil, "a proxy (host:port) of the microstore (repeatable; none: no proxy of its own)")
-	resize.RunE = func(cmd *cobra.Command, args []string) error {
-		return f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
-			d, err := c.ResizeMicrostore(ctx, args[0], proxies)
-			if err != nil {
-				return err
-			}
-			return show(out, d)
-		})(cmd, args)
-	}
+	resize.RunE = changes(func(ctx context.Context, c *admin.Client, args []string) (microstore.Description, error) {
+		return c.ResizeMicrostore(ctx, args[0], proxies)
+	})
 	assign := &cobra.Command{Use: "assign NAME --class A|B|C|D...", Short: "Send new buckets of these workload classes to a microstore",
 		Args: usageArgs(1, 1, "cairn microstore assign NAME --class A|B|C|D...")}
 	assign.Flags().StringSliceVar(&classes, "class", nil, "a workload class (repeatable; a class another microstore had moves here)")
@@ -96,26 +93,16 @@ func newMicrostoreCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
-			d, err := c.AssignMicrostore(ctx, args[0], cs)
-			if err != nil {
-				return err
-			}
-			return show(out, d)
+		return changes(func(ctx context.Context, c *admin.Client, args []string) (microstore.Description, error) {
+			return c.AssignMicrostore(ctx, args[0], cs)
 		})(cmd, args)
 	}
 	del := &cobra.Command{Use: "delete NAME", Short: "Delete a microstore (its policy's buckets are served by every proxy again)",
 		Args: usageArgs(1, 1, "cairn microstore delete NAME")}
-	del.RunE = func(cmd *cobra.Command, args []string) error {
-		return f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
-			d, err := c.DeleteMicrostore(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return show(out, d)
-		})(cmd, args)
-	}
-	cmd.AddCommand(create, list, showCmd, resize, assign, del)
+	del.RunE = changes(func(ctx context.Context, c *admin.Client, args []string) (microstore.Description, error) {
+		return c.DeleteMicrostore(ctx, args[0])
+	})
+	cmd.AddCommand(create, list, showCmd, resize, assign, del, newHAProxyCommand(&f))
 	return cmd
 }
 
@@ -152,4 +139,48 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// newHAProxyCommand is `cairn microstore haproxy`: an HAProxy configuration, and the bucket
+// map it reads, from the microstores' description and the cluster's buckets.
+func newHAProxyCommand(f *adminFlags) *cobra.Command {
+	var o microstore.HAProxyOptions
+	var configPath string
+	cmd := &cobra.Command{Use: "haproxy --map PATH [--bind HOST:PORT] [--proxy HOST:PORT]... [--domain DOMAIN]... [--config PATH]",
+		Short: "Write an HAProxy configuration that sends each microstore's buckets to its proxies",
+		Long: "Writes the bucket map (--map, which the configuration names) and prints the configuration (or writes it to --config). " +
+			"Buckets the map does not name (made since, an S3 name two accounts use) go to every proxy, whose load redirector " +
+			"passes them on: run it again, and reload HAProxy, when buckets or microstores change.",
+		Args: usageArgs(0, 0, "cairn microstore haproxy --map PATH [--bind HOST:PORT] [--proxy HOST:PORT]... [--domain DOMAIN]... [--config PATH]")}
+	cmd.Flags().StringVar(&o.MapFile, "map", "", "where to write the bucket map, an absolute path (required)")
+	cmd.Flags().StringVar(&o.Bind, "bind", ":80", "where HAProxy listens")
+	cmd.Flags().StringSliceVar(&o.Proxies, "proxy", nil, "a proxy (host:port) serving buckets of no microstore (repeatable; the microstores' own are added)")
+	cmd.Flags().StringSliceVar(&o.Domains, "domain", nil, "an S3 virtual-host domain of the proxies (--domain of cairn server; repeatable)")
+	cmd.Flags().StringVar(&configPath, "config", "-", "where to write the configuration (-: standard output)")
+	cmd.RunE = f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
+		d, err := c.Microstores(ctx)
+		if err != nil {
+			return err
+		}
+		l, err := c.MicrostoreBuckets(ctx)
+		if err != nil {
+			return err
+		}
+		cfg, m, err := d.HAProxy(o, l.Buckets)
+		if err != nil {
+			return err
+		}
+		if l.Truncated {
+			fmt.Fprintf(cmd.ErrOrStderr(), "cairn microstore haproxy: the cluster has more buckets than the map holds (%d); the rest go to every proxy\n", len(l.Buckets))
+		}
+		if err := vfs.WriteFileDurable(vfs.Default, o.MapFile, m); err != nil {
+			return err
+		}
+		if configPath == "-" {
+			_, err := out.Write(cfg)
+			return err
+		}
+		return vfs.WriteFileDurable(vfs.Default, configPath, cfg)
+	})
+	return cmd
 }

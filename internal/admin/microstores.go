@@ -17,6 +17,8 @@ type MicrostoreStore interface {
 	Describe(ctx context.Context) (*microstore.Description, error)
 	// Change applies a change and returns the description it made.
 	Change(ctx context.Context, change microstore.Change) (*microstore.Description, error)
+	// Buckets returns the cluster's buckets with their microstores (truncated: not all).
+	Buckets(ctx context.Context) (buckets []microstore.Bucket, truncated bool, err error)
 }
 
 // Request documents of the microstore routes.
@@ -30,7 +32,29 @@ type (
 	ClassesRequest struct {
 		Classes []workload.Class `json:"classes"`
 	}
+	// BucketList is GET /admin/v1/microstore-buckets: every bucket of the cluster and its
+	// microstore ("" for none), for a load balancer's map; Truncated when some were left out.
+	BucketList struct {
+		Buckets   []microstore.Bucket `json:"buckets"`
+		Truncated bool                `json:"truncated,omitempty"`
+	}
 )
+
+// microstoreBuckets serves GET /admin/v1/microstore-buckets.
+func (h *Handler) microstoreBuckets(w http.ResponseWriter, r *http.Request) error {
+	if h.cfg.Microstores == nil {
+		return errorf(http.StatusNotFound, CodeNotFound, "no microstores here")
+	}
+	b, truncated, err := h.cfg.Microstores.Buckets(r.Context())
+	if err != nil {
+		return microstoreError(err)
+	}
+	if b == nil {
+		b = []microstore.Bucket{}
+	}
+	writeJSON(w, http.StatusOK, BucketList{Buckets: b, Truncated: truncated})
+	return nil
+}
 
 // microstores serves /admin/v1/microstores[/NAME[/proxies|/classes]].
 func (h *Handler) microstores(w http.ResponseWriter, r *http.Request, seg []string, body []byte, method func(...string) error) error {
@@ -166,4 +190,11 @@ func (c *Client) DeleteMicrostore(ctx context.Context, name string) (microstore.
 	var d microstore.Description
 	err := c.do(ctx, http.MethodDelete, "microstores/"+url.PathEscape(name), nil, &d)
 	return d, err
+}
+
+// MicrostoreBuckets returns the cluster's buckets with their microstores.
+func (c *Client) MicrostoreBuckets(ctx context.Context) (BucketList, error) {
+	var l BucketList
+	err := c.do(ctx, http.MethodGet, "microstore-buckets", nil, &l)
+	return l, err
 }

@@ -74,6 +74,12 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, body []byte) err
 	if seg[0] == "microstores" && len(seg) <= 3 {
 		return h.microstores(w, r, seg, body, method)
 	}
+	if seg[0] == "microstore-buckets" && len(seg) == 1 {
+		if err := method(http.MethodGet); err != nil {
+			return err
+		}
+		return h.microstoreBuckets(w, r)
+	}
 	if seg[0] == "workload" && len(seg) == 1 {
 		if err := method(http.MethodGet); err != nil {
 			return err

@@ -30,16 +30,20 @@ const maxDescriptionAttempts = 8
 // cluster's storage policies as well as against the description's own rules.
 type microstores struct {
 	obj      *clusterObject
+	px       *proxy.Proxy
+	accounts func(context.Context) ([]auth.Account, error)
 	policies *policy.Set
 	now      func() time.Time
 	// changed, when set, is told of every change made through this proxy.
 	changed func(*microstore.Description)
 }
 
-func newMicrostores(px *proxy.Proxy) *microstores {
+func newMicrostores(px *proxy.Proxy, keys *auth.Store) *microstores {
 	return &microstores{
 		obj: &clusterObject{px: px, name: meta.ObjectName{Account: TenantsAccount, Container: MicrostoresContainer, Object: MicrostoresObject},
 			what: "microstore description", max: maxDescription},
+		px:       px,
+		accounts: keys.Accounts,
 		policies: px.Policies(),
 		now:      time.Now,
 	}
@@ -118,4 +122,51 @@ func (m *microstores) Change(ctx context.Context, change microstore.Change) (*mi
 		}
 		return next, nil
 	}
+}
+
+// maxBuckets bounds the buckets Buckets lists: past it the list is cut (a load balancer's map
+// that leaves buckets out only costs them a hop).
+const maxBuckets = 1_000_000
+
+// Buckets returns the cluster's buckets (every account's containers, reserved ones aside), each
+// with the microstore of its policy ("" for none), for a load balancer's map; truncated when
+// there were more than maxBuckets. It reads every account's listing and each container's
+// policy: a tool's request, not a request path's.
+func (m *microstores) Buckets(ctx context.Context) (buckets []microstore.Bucket, truncated bool, err error) {
+	d, err := m.Describe(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	accounts, err := m.accounts(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("microstores: buckets: %w", err)
+	}
+	for _, a := range accounts {
+		opts := meta.ListOptions{}
+		for {
+			l, err := m.px.ListContainers(ctx, a.Name, opts)
+			if err != nil {
+				return nil, false, fmt.Errorf("microstores: buckets of %q: %w", a.Name, err)
+			}
+			for _, c := range l.Containers {
+				if len(buckets) == maxBuckets {
+					return buckets, true, nil
+				}
+				p, err := m.px.ContainerPolicy(ctx, a.Name, c.Name)
+				if errors.Is(err, meta.ErrNoContainer) {
+					continue // deleted since the listing
+				}
+				if err != nil {
+					return nil, false, fmt.Errorf("microstores: policy of %s/%s: %w", a.Name, c.Name, err)
+				}
+				ms, _ := d.OfPolicy(p.Names()...)
+				buckets = append(buckets, microstore.Bucket{Account: a.Name, Bucket: c.Name, Microstore: ms.Name})
+			}
+			if !l.Truncated || len(l.Containers) == 0 {
+				break
+			}
+			opts.Marker = l.Containers[len(l.Containers)-1].Name
+		}
+	}
+	return buckets, false, nil
 }

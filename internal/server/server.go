@@ -406,7 +406,7 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 	}
 	// The microstores: their description, and the load redirector that passes a request for
 	// another microstore's bucket to one of its proxies.
-	ms := newMicrostores(px)
+	ms := newMicrostores(px, keys)
 	self := s.listener.Addr().String()
 	if cfg.Advertise != "" {
 		self = cfg.Advertise

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -197,4 +201,127 @@ func TestNewBucketsPlacedByClass(t *testing.T) {
 			t.Errorf("%s/%s is in policy %q, want %s", want.u.Account, want.container, got, want.policy)
 		}
 	}
+}
+
+// HAProxy in front of the proxies, configured by `cairn microstore haproxy`: a microstore's
+// buckets, S3 and Swift, go straight to its proxy (served there, and not passed on by another
+// proxy: no X-Cairn-Microstore on the answer), signatures and tokens intact; a bucket of no
+// microstore is served too. Needs haproxy (scripts/install-test-deps.sh installs it).
+func TestHAProxyFromTheDescription(t *testing.T) {
+	bin, err := exec.LookPath("haproxy")
+	if err != nil {
+		bin = "/usr/sbin/haproxy" // not on a user's PATH
+		if _, err := os.Stat(bin); err != nil {
+			t.Skip("no haproxy here (scripts/install-test-deps.sh installs it)")
+		}
+	}
+	c, _ := e2e.StartCluster(t, localcluster.Config{Storage: 4, Proxies: 2, Replicas: 3, Policies: []string{"gold", "silver"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	first, second := c.Front()[0], c.Front()[1]
+	ak, sk := c.RootKey()
+	adm, err := admin.NewClient(admin.ClientConfig{Endpoint: first.Endpoint(), AccessKey: ak, SecretKey: sk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateMicrostore(ctx, microstore.Microstore{Name: "large", Policy: "silver", Proxies: []string{second.Addr}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateAccount(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	u, err := adm.CreateUser(ctx, "acme", "u", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := e2e.NewS3Client(first.Endpoint(), u.AccessKey, u.SecretKey, e2e.NoRetries)
+	if _, err := direct.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("backups"),
+		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: "us-east-1:silver"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := direct.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("website")}); err != nil {
+		t.Fatal(err)
+	}
+	swiftLoginAt(t, first.Endpoint(), "acme:u", u.SwiftKey).must(t, "PUT", "/videos", map[string]string{"X-Storage-Policy": "silver"}, nil, http.StatusCreated)
+
+	// The configuration and its map, from the description and the cluster's buckets.
+	dir := t.TempDir()
+	port, err := e2e.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := fmt.Sprintf("127.0.0.1:%d", port)
+	cfgPath, mapPath := filepath.Join(dir, "haproxy.cfg"), filepath.Join(dir, "buckets.map")
+	out, err := exec.CommandContext(ctx, e2e.Binary(t), "microstore", "haproxy", "--endpoint", first.Endpoint(), "--access-key", ak, "--secret-key", sk,
+		"--bind", lb, "--proxy", first.Addr, "--map", mapPath, "--config", cfgPath).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cairn microstore haproxy: %v\n%s", err, out)
+	}
+	m, err := os.ReadFile(mapPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"s3:backups microstore_large", "swift:AUTH_acme/videos microstore_large"} {
+		if !strings.Contains(string(m), line+"\n") {
+			t.Errorf("the map lacks %q:\n%s", line, m)
+		}
+	}
+	if strings.Contains(string(m), "website") {
+		t.Errorf("the map names a bucket of no microstore:\n%s", m)
+	}
+	hp := exec.Command(bin, "-db", "-f", cfgPath)
+	hp.Stdout, hp.Stderr = io.Discard, io.Discard
+	if err := hp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hp.Process.Kill(); hp.Wait() })
+
+	// Through HAProxy: S3, then Swift.
+	s3c := e2e.NewS3Client("http://"+lb, u.AccessKey, u.SecretKey, e2e.NoRetries)
+	eventually(t, func() error { // until HAProxy listens
+		_, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("website"), Key: aws.String("index.html"), Body: bytes.NewReader([]byte("a page"))})
+		return err
+	})
+	secondPuts, firstPuts := s3Requests(t, second.Endpoint(), "PutObject"), s3Requests(t, first.Endpoint(), "PutObject")
+	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("backups"), Key: aws.String("day1.tar"), Body: bytes.NewReader([]byte("a backup"))}); err != nil {
+		t.Fatalf("PUT of the microstore's bucket through HAProxy: %v", err)
+	}
+	if s3Requests(t, second.Endpoint(), "PutObject")-secondPuts != 1 || s3Requests(t, first.Endpoint(), "PutObject") != firstPuts {
+		t.Error("the PUT of the microstore's bucket was not served by its proxy")
+	}
+	req, err := s3.NewPresignClient(s3c).PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("backups"), Key: aws.String("day1.tar")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secondGets := s3Requests(t, second.Endpoint(), "GetObject")
+	checkDirect := func(what string, resp *http.Response, err error, want string, served func() float64, before float64) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(b) != want {
+			t.Fatalf("%s: %d %q", what, resp.StatusCode, b)
+		}
+		if got := served() - before; got != 1 {
+			t.Errorf("%s: the microstore's proxy served %v, want 1", what, got)
+		}
+		if ms := resp.Header.Get("X-Cairn-Microstore"); ms != "" {
+			t.Errorf("%s: passed on by another proxy (X-Cairn-Microstore: %s), not sent straight to the microstore's", what, ms)
+		}
+	}
+	resp, err := http.Get(req.URL)
+	checkDirect("presigned GET through HAProxy", resp, err, "a backup", func() float64 { return s3Requests(t, second.Endpoint(), "GetObject") }, secondGets)
+
+	sw := swiftLoginAt(t, "http://"+lb, "acme:u", u.SwiftKey)
+	sw.must(t, "PUT", "/videos/clip.mp4", nil, []byte("a clip"), http.StatusCreated)
+	swiftGets := func() float64 {
+		return e2e.Metric(t, second.Endpoint(), `cairn_swift_requests_total{operation="GetObject",status="200"}`)
+	}
+	before := swiftGets()
+	r, _ := http.NewRequest(http.MethodGet, sw.url+"/videos/clip.mp4", nil)
+	r.Header.Set("X-Auth-Token", sw.token)
+	resp, err = http.DefaultClient.Do(r)
+	checkDirect("Swift GET through HAProxy", resp, err, "a clip", swiftGets, before)
 }
