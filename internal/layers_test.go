@@ -70,6 +70,8 @@ var forbidden = []struct {
 		"the shared vocabulary depends on nothing of Cairn's"},
 	{"internal/microstore", []string{"internal/proxy", "internal/server", "internal/auth", "internal/storage", "internal/engine", "internal/nodeclient", "internal/backend", "internal/s3", "internal/swift", "internal/admin"},
 		"the microstores' description is a model and its rules, pure of I/O: the server keeps it in the cluster and serves its changes"},
+	{"internal/rmanager", []string{"internal/proxy", "internal/server", "internal/auth", "internal/storage", "internal/engine", "internal/nodeclient", "internal/backend", "internal/s3", "internal/swift", "internal/admin"},
+		"the resource manager decides from the description, the proxies' reports and the advisor's demands; the server gives it those sources"},
 	{"internal/workload", []string{"internal/"},
 		"the workload monitor is pure: observations and a clock in, figures and classes out; the front ends feed it and the server serves it"},
 	{"internal/engine", []string{"internal/index", "internal/storage", "internal/proxy", "internal/s3", "internal/server"},

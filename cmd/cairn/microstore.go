@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/admin"
 	"github.com/cairn-store/cairn/internal/microstore"
+	"github.com/cairn-store/cairn/internal/rmanager"
 	"github.com/cairn-store/cairn/internal/vfs"
 	"github.com/cairn-store/cairn/internal/workload"
 )
@@ -102,7 +103,25 @@ func newMicrostoreCommand() *cobra.Command {
 	del.RunE = changes(func(ctx context.Context, c *admin.Client, args []string) (microstore.Description, error) {
 		return c.DeleteMicrostore(ctx, args[0])
 	})
-	cmd.AddCommand(create, list, showCmd, resize, assign, del, newHAProxyCommand(&f))
+	pool := &cobra.Command{Use: "pool --proxy HOST:PORT...", Short: "Give the resource manager these free proxies, in place of the pool's",
+		Args: usageArgs(0, 0, "cairn microstore pool --proxy HOST:PORT...")}
+	pool.Flags().StringSliceVar(&proxies, "proxy", nil, "a free proxy (host:port; repeatable; none: an empty pool)")
+	pool.RunE = changes(func(ctx context.Context, c *admin.Client, _ []string) (microstore.Description, error) {
+		return c.SetMicrostorePool(ctx, proxies)
+	})
+	plan := &cobra.Command{Use: "plan", Short: "Show what the resource manager would do now, and why, with the utilization the advisor's model predicts",
+		Args: usageArgs(0, 0, "cairn microstore plan")}
+	plan.RunE = f.run(func(ctx context.Context, c *admin.Client, out io.Writer) error {
+		p, err := c.MicrostorePlan(ctx)
+		if err != nil {
+			return err
+		}
+		if f.json {
+			return printJSON(out, p)
+		}
+		return printPlan(out, p)
+	})
+	cmd.AddCommand(create, list, showCmd, resize, assign, del, pool, plan, newHAProxyCommand(&f))
 	return cmd
 }
 
@@ -118,6 +137,17 @@ func parseClasses(names []string) ([]workload.Class, error) {
 	return out, nil
 }
 
+func printPlan(out io.Writer, p rmanager.Plan) error {
+	fmt.Fprint(out, p.String())
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nMICROSTORE\tPROXIES\tCORES\tCPU CORES NEEDED\tNETWORK MB/S\tUTILIZATION\tAFTER")
+	for i, b := range p.Before {
+		a := p.After[i]
+		fmt.Fprintf(tw, "%s\t%d -> %d\t%.1f\t%.2f\t%.1f\t%.0f%% (%s)\t%.0f%%\n", b.Microstore, b.Proxies, a.Proxies, b.Cores, b.CPU, b.Network/1e6, 100*b.Utilization, b.Resource, 100*a.Utilization)
+	}
+	return tw.Flush()
+}
+
 func printMicrostores(out io.Writer, d microstore.Description) error {
 	if d.Generation > 0 {
 		fmt.Fprintf(out, "generation %d, changed %s\n", d.Generation, d.Changed.Format("2006-01-02 15:04:05 UTC"))
@@ -130,6 +160,9 @@ func printMicrostores(out io.Writer, d microstore.Description) error {
 			cs[i] = c.String()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.Policy, dash(strings.Join(cs, ",")), dash(strings.Join(m.Proxies, ",")))
+	}
+	if len(d.Pool) > 0 {
+		fmt.Fprintf(tw, "(free pool)\t\t\t%s\n", strings.Join(d.Pool, ","))
 	}
 	return tw.Flush()
 }

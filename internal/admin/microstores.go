@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/microstore"
+	"github.com/cairn-store/cairn/internal/rmanager"
 	"github.com/cairn-store/cairn/internal/workload"
 )
 
@@ -19,6 +20,8 @@ type MicrostoreStore interface {
 	Change(ctx context.Context, change microstore.Change) (*microstore.Description, error)
 	// Buckets returns the cluster's buckets with their microstores (truncated: not all).
 	Buckets(ctx context.Context) (buckets []microstore.Bucket, truncated bool, err error)
+	// Plan is what the resource manager would do now, and why.
+	Plan(ctx context.Context) (rmanager.Plan, error)
 }
 
 // Request documents of the microstore routes.
@@ -39,6 +42,37 @@ type (
 		Truncated bool                `json:"truncated,omitempty"`
 	}
 )
+
+// microstorePool serves PUT /admin/v1/microstore-pool: the free proxies, in place of those the
+// pool had (ProxiesRequest).
+func (h *Handler) microstorePool(w http.ResponseWriter, body []byte, r *http.Request) error {
+	if h.cfg.Microstores == nil {
+		return errorf(http.StatusNotFound, CodeNotFound, "no microstores here")
+	}
+	var req ProxiesRequest
+	if err := decodeBody(body, &req); err != nil {
+		return err
+	}
+	d, err := h.cfg.Microstores.Change(r.Context(), microstore.SetPool(req.Proxies))
+	if err != nil {
+		return microstoreError(err)
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+// microstorePlan serves GET /admin/v1/microstore-plan.
+func (h *Handler) microstorePlan(w http.ResponseWriter, r *http.Request) error {
+	if h.cfg.Microstores == nil {
+		return errorf(http.StatusNotFound, CodeNotFound, "no microstores here")
+	}
+	p, err := h.cfg.Microstores.Plan(r.Context())
+	if err != nil {
+		return microstoreError(err)
+	}
+	writeJSON(w, http.StatusOK, p)
+	return nil
+}
 
 // microstoreBuckets serves GET /admin/v1/microstore-buckets.
 func (h *Handler) microstoreBuckets(w http.ResponseWriter, r *http.Request) error {
@@ -197,4 +231,18 @@ func (c *Client) MicrostoreBuckets(ctx context.Context) (BucketList, error) {
 	var l BucketList
 	err := c.do(ctx, http.MethodGet, "microstore-buckets", nil, &l)
 	return l, err
+}
+
+// MicrostorePlan returns what the resource manager would do now, and why.
+func (c *Client) MicrostorePlan(ctx context.Context) (rmanager.Plan, error) {
+	var p rmanager.Plan
+	err := c.do(ctx, http.MethodGet, "microstore-plan", nil, &p)
+	return p, err
+}
+
+// SetMicrostorePool makes the proxies given the free pool the resource manager gives from.
+func (c *Client) SetMicrostorePool(ctx context.Context, proxies []string) (microstore.Description, error) {
+	var d microstore.Description
+	err := c.do(ctx, http.MethodPut, "microstore-pool", ProxiesRequest{Proxies: proxies}, &d)
+	return d, err
 }

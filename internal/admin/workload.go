@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/workload"
@@ -12,7 +13,10 @@ import (
 // of each bucket over its window, and of each class together. Each proxy monitors the
 // requests it serves.
 type Workload struct {
-	Window  time.Duration         `json:"window_ns"`
+	Window time.Duration `json:"window_ns"`
+	// Cores are the cores the proxy's Go runtime uses (GOMAXPROCS: a container's CPU limit
+	// counts), which the resource manager counts as its capacity.
+	Cores   float64               `json:"cores"`
 	Buckets []workload.Stats      `json:"buckets"`
 	Classes []workload.ClassStats `json:"classes"`
 }
@@ -22,7 +26,7 @@ func (h *Handler) workload(w http.ResponseWriter) error {
 	if m == nil {
 		return errorf(http.StatusNotFound, CodeNotFound, "no workload monitor here")
 	}
-	out := Workload{Window: m.Window(), Buckets: m.Snapshot(), Classes: m.ByClass()}
+	out := Workload{Window: m.Window(), Cores: float64(runtime.GOMAXPROCS(0)), Buckets: m.Snapshot(), Classes: m.ByClass()}
 	if out.Buckets == nil {
 		out.Buckets = []workload.Stats{}
 	}

@@ -200,6 +200,10 @@ func (s *Store) Close() {
 // every other.
 func (s *Store) SwiftTokenKey() []byte { return s.tokenKey }
 
+// Root returns the root key, for the server's own signed requests to other proxies (the
+// resource manager reading their workload monitors).
+func (s *Store) Root() Key { return s.root }
+
 // current returns the snapshot lookups read.
 func (s *Store) current() *snapshot {
 	s.mu.RLock()

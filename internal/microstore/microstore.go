@@ -25,6 +25,9 @@ type Description struct {
 	Generation  uint64       `json:"generation"`
 	Changed     time.Time    `json:"changed"`
 	Microstores []Microstore `json:"microstores"`
+	// Pool is the free proxies, which the resource manager gives to microstores and takes
+	// back (internal/rmanager). Like every proxy they serve any bucket of no microstore.
+	Pool []string `json:"pool,omitempty"`
 }
 
 // Microstore is one sub-cluster.
@@ -83,6 +86,27 @@ func (d *Description) Validate() error {
 			classes[c] = m.Name
 		}
 	}
+	for _, p := range d.Pool {
+		if err := checkProxy(p); err != nil {
+			return fmt.Errorf("the pool: %w", err)
+		}
+		if o, ok := proxies[p]; ok {
+			if o == "" {
+				return fmt.Errorf("the pool: proxy %s named twice: %w", p, ErrInvalid)
+			}
+			return fmt.Errorf("the pool: proxy %s serves microstore %q: %w", p, o, ErrConflicts)
+		}
+		proxies[p] = ""
+	}
+	return nil
+}
+
+// checkProxy checks a proxy's address.
+func checkProxy(p string) error {
+	host, port, err := net.SplitHostPort(p)
+	if err != nil || host == "" || port == "" {
+		return fmt.Errorf("proxy %q is not host:port: %w", p, ErrInvalid)
+	}
 	return nil
 }
 
@@ -97,9 +121,8 @@ func (m *Microstore) validate() error {
 	}
 	seen := map[string]bool{}
 	for _, p := range m.Proxies {
-		host, port, err := net.SplitHostPort(p)
-		if err != nil || host == "" || port == "" {
-			return fmt.Errorf("microstore %q: proxy %q is not host:port: %w", m.Name, p, ErrInvalid)
+		if err := checkProxy(p); err != nil {
+			return fmt.Errorf("microstore %q: %w", m.Name, err)
 		}
 		if seen[p] {
 			return fmt.Errorf("microstore %q: proxy %s named twice: %w", m.Name, p, ErrInvalid)
@@ -165,7 +188,7 @@ func (d *Description) Apply(change Change, now time.Time) (*Description, error) 
 }
 
 func (d *Description) clone() *Description {
-	c := &Description{Generation: d.Generation, Changed: d.Changed, Microstores: make([]Microstore, len(d.Microstores))}
+	c := &Description{Generation: d.Generation, Changed: d.Changed, Microstores: make([]Microstore, len(d.Microstores)), Pool: slices.Clone(d.Pool)}
 	for i, m := range d.Microstores {
 		m.Proxies, m.Classes = slices.Clone(m.Proxies), slices.Clone(m.Classes)
 		c.Microstores[i] = m
@@ -234,6 +257,47 @@ func Delete(name string) Change {
 		}
 		d.Microstores = slices.Delete(d.Microstores, i, i+1)
 		return nil
+	}
+}
+
+// SetPool makes the proxies given the free pool, in place of those it had.
+func SetPool(proxies []string) Change {
+	return func(d *Description) error {
+		d.Pool = slices.Clone(proxies)
+		return nil
+	}
+}
+
+// Move moves a proxy of the pool or of a microstore to the microstore named to, or to the pool
+// when to is "" (the resource manager's step).
+func Move(proxy, to string) Change {
+	return func(d *Description) error {
+		if to != "" {
+			if _, ok := d.Find(to); !ok {
+				return fmt.Errorf("microstore %q: %w", to, ErrNotFound)
+			}
+		}
+		found := false
+		if i := slices.Index(d.Pool, proxy); i >= 0 {
+			d.Pool, found = slices.Delete(d.Pool, i, i+1), true
+		}
+		for i := range d.Microstores {
+			m := &d.Microstores[i]
+			if j := slices.Index(m.Proxies, proxy); j >= 0 {
+				m.Proxies, found = slices.Delete(m.Proxies, j, j+1), true
+			}
+		}
+		if !found {
+			return fmt.Errorf("proxy %s is in no microstore and not in the pool: %w", proxy, ErrNotFound)
+		}
+		if to == "" {
+			d.Pool = append(d.Pool, proxy)
+			return nil
+		}
+		return edit(to, func(m *Microstore) error {
+			m.Proxies = append(m.Proxies, proxy)
+			return nil
+		})(d)
 	}
 }
 

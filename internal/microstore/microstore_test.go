@@ -77,6 +77,24 @@ func TestChanges(t *testing.T) {
 		{"assign what is not there", Assign("medium", nil), ErrNotFound, nil},
 		{"delete", Delete("small"), nil, func(d *Description) bool { _, ok := d.OfPolicy("gold"); return !ok && len(d.Microstores) == 1 }},
 		{"delete what is not there", Delete("medium"), ErrNotFound, nil},
+		{"a pool", SetPool([]string{"10.0.0.8:8080", "10.0.0.9:8080"}), nil,
+			func(d *Description) bool { return len(d.Pool) == 2 }},
+		{"a pool naming a microstore's proxy", SetPool([]string{"10.0.0.1:8080"}), ErrConflicts, nil},
+		{"a pool naming a proxy twice", SetPool([]string{"h:1", "h:1"}), ErrInvalid, nil},
+		{"a pool of a bad address", SetPool([]string{"h"}), ErrInvalid, nil},
+		{"a microstore's proxy to the pool", Move("10.0.0.2:8080", ""), nil,
+			func(d *Description) bool {
+				s, _ := d.Find("small")
+				return len(s.Proxies) == 1 && slices.Equal(d.Pool, []string{"10.0.0.2:8080"})
+			}},
+		{"a proxy from one microstore to another", Move("10.0.0.2:8080", "large"), nil,
+			func(d *Description) bool {
+				s, _ := d.Find("small")
+				l, _ := d.Find("large")
+				return len(s.Proxies) == 1 && slices.Equal(l.Proxies, []string{"10.0.0.3:8080", "10.0.0.2:8080"}) && len(d.Pool) == 0
+			}},
+		{"a proxy nowhere", Move("10.0.0.7:8080", "large"), ErrNotFound, nil},
+		{"to no such microstore", Move("10.0.0.2:8080", "medium"), ErrNotFound, nil},
 	}
 	for _, c := range cases {
 		next, err := d.Apply(c.change, t0.Add(time.Hour))

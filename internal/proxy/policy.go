@@ -111,6 +111,12 @@ func (p *Proxy) containerPolicy(ctx context.Context, account, container string, 
 // replicated policy): an unknown index, which a container made by another cluster's proxy
 // could hold, is a failure to serve (503); a policy this version cannot store objects in,
 // policy.ErrNotSupported.
+// PolicyRing returns the object ring of the storage policy of index idx, as it is now.
+func (p *Proxy) PolicyRing(idx int) (*ring.Ring, error) {
+	r, _, err := p.objectRing(idx)
+	return r, err
+}
+
 func (p *Proxy) objectRing(idx int) (*ring.Ring, *ec.Scheme, error) {
 	pol, ok := p.policies.ByIndex(idx)
 	if !ok {

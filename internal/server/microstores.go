@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
+	"github.com/cairn-store/cairn/internal/admin"
 	"github.com/cairn-store/cairn/internal/auth"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/microstore"
 	"github.com/cairn-store/cairn/internal/policy"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/rmanager"
 )
 
 // Where the cluster keeps its microstores' description (internal/microstore): one object beside
@@ -36,6 +40,8 @@ type microstores struct {
 	now      func() time.Time
 	// changed, when set, is told of every change made through this proxy.
 	changed func(*microstore.Description)
+	// manager is the resource manager, whose plan GET /admin/v1/microstore-plan shows.
+	manager *rmanager.Manager
 }
 
 func newMicrostores(px *proxy.Proxy, keys *auth.Store) *microstores {
@@ -169,4 +175,53 @@ func (m *microstores) Buckets(ctx context.Context) (buckets []microstore.Bucket,
 		}
 	}
 	return buckets, false, nil
+}
+
+// Plan is what the resource manager would do now (GET /admin/v1/microstore-plan).
+func (m *microstores) Plan(ctx context.Context) (rmanager.Plan, error) {
+	p, _, err := m.manager.Plan(ctx)
+	return p, err
+}
+
+// newManager makes the resource manager of the microstores: it reads each proxy's workload
+// monitor through the admin API, signed with the root key (the proxies of a cluster share it,
+// as `cairn admin` against any of them needs), and each microstore's policy from this proxy's
+// rings.
+func (m *microstores) newManager(cfg rmanager.Config, keys *auth.Store, region string, log *slog.Logger) (*rmanager.Manager, error) {
+	root := keys.Root()
+	client := &http.Client{Timeout: time.Minute}
+	report := func(ctx context.Context, proxy string) (rmanager.Report, error) {
+		c, err := admin.NewClient(admin.ClientConfig{Endpoint: "http://" + proxy, AccessKey: root.AccessKey, SecretKey: root.SecretKey, Region: region, HTTPClient: client})
+		if err != nil {
+			return rmanager.Report{}, err
+		}
+		w, err := c.Workload(ctx)
+		if err != nil {
+			return rmanager.Report{}, err
+		}
+		return rmanager.Report{Proxy: proxy, Cores: w.Cores, Buckets: w.Buckets}, nil
+	}
+	policyOf := func(name string) (nodes, replicas int) {
+		p, ok := m.policies.ByName(name)
+		if !ok {
+			return 0, 0
+		}
+		r, err := m.px.PolicyRing(p.Index)
+		if err != nil {
+			return 0, 0
+		}
+		seen := map[string]bool{}
+		for _, d := range r.Devices {
+			if d.Weight > 0 {
+				seen[d.Node] = true
+			}
+		}
+		return len(seen), r.Replicas()
+	}
+	mgr, err := rmanager.New(cfg, rmanager.Sources{Describe: m.Describe, Change: m.Change, Report: report, Policy: policyOf}, log)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	m.manager = mgr
+	return mgr, nil
 }

@@ -4,6 +4,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ import (
 	"github.com/cairn-store/cairn/internal/proxy"
 	"github.com/cairn-store/cairn/internal/replicator"
 	"github.com/cairn-store/cairn/internal/ring"
+	"github.com/cairn-store/cairn/internal/rmanager"
 	"github.com/cairn-store/cairn/internal/sse"
 	"github.com/cairn-store/cairn/internal/storage"
 	"github.com/cairn-store/cairn/internal/swift"
@@ -66,6 +68,11 @@ type Config struct {
 	// WorkloadWindow is how far back the workload monitor of the front ends looks (0: 5
 	// minutes; negative: no monitor).
 	WorkloadWindow time.Duration
+	// MicrostoreManager configures the microstores' resource manager (internal/rmanager): its
+	// thresholds and the capacities it counts with. MicrostoreManagerInterval is the time
+	// between its passes (0: 30s; negative: it does not run, and only plans when asked).
+	MicrostoreManager         rmanager.Config
+	MicrostoreManagerInterval time.Duration
 	// IndexDir, when set, puts the device's index (its LSM: object records and listings) in
 	// this directory, typically on a faster device, instead of DataDir/devices/d0/lsm.
 	IndexDir string
@@ -221,6 +228,9 @@ type Server struct {
 	auditor   *storage.Auditor   // nil when disabled
 	uploads   *s3.UploadSweeper  // nil when disabled
 	lifecycle *lifecycled.Daemon // nil when disabled
+	manager   *rmanager.Manager  // the microstores' resource manager; nil on a storage node
+	// startManager starts its passes under the cluster's lease; nil when they do not run.
+	startManager func()
 	// generated is the root key when this start generated it, shown once on the console.
 	generated *auth.Key
 	keys      *auth.Store
@@ -414,6 +424,9 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 	rt := newRouter(px, keys, ms, self, cfg.Domains, cfg.workload, cfg.Logger)
 	ms.changed = rt.changed
 	px.SetPlacement(rt.place)
+	if s.manager, err = ms.newManager(cfg.MicrostoreManager, keys, cfg.Region, cfg.Logger); err != nil {
+		return frontRoutes{}, err
+	}
 	front, err := withAdmin(cfg, px, keys, s.clusterStatus, ms, s3h)
 	if err != nil {
 		return frontRoutes{}, err
@@ -442,6 +455,10 @@ func (s *Server) openFront(reg *prometheus.Registry) (frontRoutes, error) {
 		// pass outlasts it overlaps another's for a while, which these daemons' conditional
 		// writes make harmless.
 		return clusterLease(px, name, leaseHolder(s.listener.Addr().String()), 3*interval, time.Now)
+	}
+	if cfg.MicrostoreManagerInterval >= 0 {
+		interval := cmp.Or(cfg.MicrostoreManagerInterval, rmanager.DefaultInterval)
+		s.startManager = func() { s.manager.Start(interval, lease("microstore-manager", interval)) }
 	}
 	if cfg.SweepInterval >= 0 {
 		accounts := func(ctx context.Context) ([]string, error) {
@@ -569,6 +586,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.lifecycle != nil {
 		s.lifecycle.Start()
 	}
+	if s.startManager != nil {
+		s.startManager()
+	}
 	watchCtx, stopWatching := context.WithCancel(context.Background())
 	defer stopWatching()
 	for _, w := range s.rings.all() {
@@ -617,6 +637,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	if s.lifecycle != nil {
 		s.lifecycle.Stop()
+	}
+	if s.manager != nil {
+		s.manager.Stop()
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

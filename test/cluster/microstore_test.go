@@ -325,3 +325,70 @@ func TestHAProxyFromTheDescription(t *testing.T) {
 	resp, err = http.DefaultClient.Do(r)
 	checkDirect("Swift GET through HAProxy", resp, err, "a clip", swiftGets, before)
 }
+
+// The resource manager through real processes (three proxies, each running it, one at a time
+// under the cluster's lease): two microstores without proxies and a pool of all three get an
+// equal share each, one proxy, the third kept free; load on the large microstore's bucket makes
+// the manager double its proxies from the pool; once the load is gone from the workload
+// window, it gives one back (the linear decrease). Its thresholds are set so that a test's load
+// counts as heavy and no load as idle.
+func TestResourceManagerMovesProxies(t *testing.T) {
+	c, _ := e2e.StartCluster(t, localcluster.Config{Storage: 3, Proxies: 3, Replicas: 3, Policies: []string{"gold", "silver"},
+		Args: []string{"--microstore-manager-interval", "1s", "--microstore-manager-high", "0.000001", "--microstore-manager-low", "0.0000005", "--workload-window", "10s"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ak, sk := c.RootKey()
+	var proxies []string
+	for _, n := range c.Front() {
+		proxies = append(proxies, n.Addr)
+	}
+	adm, err := admin.NewClient(admin.ClientConfig{Endpoint: c.Front()[0].Endpoint(), AccessKey: ak, SecretKey: sk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []microstore.Microstore{{Name: "small", Policy: "gold"}, {Name: "large", Policy: "silver"}} {
+		if _, err := adm.CreateMicrostore(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := adm.SetMicrostorePool(ctx, proxies); err != nil {
+		t.Fatal(err)
+	}
+	shape := func(large, small, pool int) func() error {
+		return func() error {
+			d, err := adm.Microstores(ctx)
+			if err != nil {
+				return err
+			}
+			l, _ := d.Find("large")
+			s, _ := d.Find("small")
+			if len(l.Proxies) != large || len(s.Proxies) != small || len(d.Pool) != pool {
+				return fmt.Errorf("large %v, small %v, pool %v: want %d, %d and %d proxies", l.Proxies, s.Proxies, d.Pool, large, small, pool)
+			}
+			return nil
+		}
+	}
+	eventually(t, shape(1, 1, 1)) // the equal shares
+
+	s3c := e2e.NewS3Client(c.Endpoint, ak, sk, e2e.NoRetries)
+	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("backups"),
+		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: "us-east-1:silver"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; shape(2, 1, 0)() != nil; i++ {
+		if i == 600 {
+			t.Fatalf("the loaded microstore never grew: %v", shape(2, 1, 0)())
+		}
+		if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("backups"), Key: aws.String(fmt.Sprintf("day%d", i)),
+			Body: bytes.NewReader(bytes.Repeat([]byte{byte(i)}, 256<<10))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The plan shows the loads and why nothing more moves.
+	out, err := exec.CommandContext(ctx, e2e.Binary(t), "microstore", "plan", "--endpoint", c.Front()[1].Endpoint(), "--access-key", ak, "--secret-key", sk).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "MICROSTORE") || !strings.Contains(string(out), "large") {
+		t.Errorf("cairn microstore plan: %v\n%s", err, out)
+	}
+	t.Logf("cairn microstore plan:\n%s", out)
+	eventually(t, shape(1, 1, 1)) // the load aged out of the window: one proxy back
+}

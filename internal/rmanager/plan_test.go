@@ -1,0 +1,201 @@
+package rmanager
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-store/cairn/internal/microstore"
+	"github.com/cairn-store/cairn/internal/workload"
+)
+
+const window = 5 * time.Minute
+
+// bucket is a bucket's window of reads and writes a second of objects of size bytes.
+func bucket(name string, reads, writes float64, size int64) workload.Stats {
+	secs := window.Seconds()
+	r, w := uint64(reads*secs), uint64(writes*secs)
+	return workload.Stats{Account: "acct", Bucket: name, Window: window, MedianSize: size,
+		Ops:              map[string]uint64{"read": r, "write": w},
+		BytesInPerSecond: writes * float64(size), BytesOutPerSecond: reads * float64(size)}
+}
+
+// world is a description and the reports of its proxies (2 cores each).
+type world struct {
+	d       *microstore.Description
+	reports map[string]Report
+	nodes   map[string]int
+}
+
+func newWorld(pool []string, stores ...microstore.Microstore) *world {
+	w := &world{d: &microstore.Description{Microstores: stores, Pool: pool}, reports: map[string]Report{}, nodes: map[string]int{}}
+	for _, p := range pool {
+		w.reports[p] = Report{Proxy: p, Cores: 2}
+	}
+	for _, m := range stores {
+		for _, p := range m.Proxies {
+			w.reports[p] = Report{Proxy: p, Cores: 2}
+		}
+	}
+	return w
+}
+
+func (w *world) serve(proxy string, b ...workload.Stats) {
+	r := w.reports[proxy]
+	r.Buckets = append(r.Buckets, b...)
+	w.reports[proxy] = r
+}
+
+func (w *world) decide(t *testing.T) Plan {
+	t.Helper()
+	var cfg Config
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	reps := map[string]int{}
+	for _, m := range w.d.Microstores {
+		reps[m.Name] = 3
+	}
+	p := Decide(cfg, Input{Description: w.d, Reports: w.reports, StorageNodes: w.nodes, Replicas: reps})
+	t.Logf("plan:\n%s", p)
+	return p
+}
+
+func moves(p Plan) []string {
+	var out []string
+	for _, s := range p.Steps {
+		out = append(out, s.Proxy+" "+where(s.From)+" -> "+where(s.To))
+	}
+	return out
+}
+
+func loadOf(ls []Load, name string) Load {
+	i := slices.IndexFunc(ls, func(l Load) bool { return l.Microstore == name })
+	return ls[i]
+}
+
+// At the start, each microstore without proxies gets the same share of half the pool.
+func TestEqualSharesAtTheStart(t *testing.T) {
+	w := newWorld([]string{"p1:80", "p2:80", "p3:80", "p4:80", "p5:80"},
+		microstore.Microstore{Name: "large", Policy: "silver"}, microstore.Microstore{Name: "small", Policy: "gold"})
+	p := w.decide(t)
+	if got, want := moves(p), []string{"p1:80 the pool -> microstore large", "p2:80 the pool -> microstore small"}; !slices.Equal(got, want) {
+		t.Errorf("moves %q, want %q", got, want)
+	}
+	// Two microstores of 2 proxies each out of a pool of 8: 2 each.
+	w = newWorld([]string{"p1:80", "p2:80", "p3:80", "p4:80", "p5:80", "p6:80", "p7:80", "p8:80"},
+		microstore.Microstore{Name: "large", Policy: "silver"}, microstore.Microstore{Name: "small", Policy: "gold"})
+	if p := w.decide(t); len(p.Steps) != 4 || loadOf(p.After, "large").Proxies != 2 || loadOf(p.After, "small").Proxies != 2 {
+		t.Errorf("8 in the pool: %q", moves(p))
+	}
+}
+
+// A loaded microstore's proxies are doubled from the pool (the aggressive increase); the
+// model predicts the utilization halved.
+func TestLoadedMicrostoreDoubles(t *testing.T) {
+	w := newWorld([]string{"p3:80", "p4:80", "p5:80"},
+		microstore.Microstore{Name: "large", Policy: "silver", Proxies: []string{"p1:80", "p2:80"}},
+		microstore.Microstore{Name: "small", Policy: "gold", Proxies: []string{"p9:80"}})
+	// Backups: 1 MiB PUTs, 300 a second through each proxy.
+	w.serve("p1:80", bucket("backups", 0, 300, 1<<20))
+	w.serve("p2:80", bucket("backups2", 0, 300, 1<<20))
+	w.serve("p9:80", bucket("site", 50, 5, 8<<10)) // web pages, between the thresholds
+	p := w.decide(t)
+	if got, want := moves(p), []string{"p3:80 the pool -> microstore large", "p4:80 the pool -> microstore large"}; !slices.Equal(got, want) {
+		t.Fatalf("moves %q, want %q", got, want)
+	}
+	before, after := loadOf(p.Before, "large"), loadOf(p.After, "large")
+	if before.Utilization <= 0.75 || math.Abs(after.Utilization-before.Utilization/2) > 1e-9 || after.Proxies != 4 {
+		t.Errorf("large before %+v, after %+v: want the utilization halved with twice the proxies", before, after)
+	}
+	if before.Resource != "network" {
+		t.Errorf("1 MiB PUTs: the resource that leads is %q, want network (the seed's rule for large objects)", before.Resource)
+	}
+	if !strings.Contains(p.Steps[0].Reason, "above 75%") {
+		t.Errorf("reason %q", p.Steps[0].Reason)
+	}
+	if loadOf(p.After, "small").Proxies != 1 {
+		t.Error("the small microstore changed")
+	}
+}
+
+// With the pool empty, a loaded microstore takes one proxy from an idle one; an idle microstore
+// otherwise gives back one proxy a period (the linear decrease), never its last.
+func TestIdleGivesOneLoadedTakes(t *testing.T) {
+	w := newWorld(nil,
+		microstore.Microstore{Name: "large", Policy: "silver", Proxies: []string{"p1:80"}},
+		microstore.Microstore{Name: "small", Policy: "gold", Proxies: []string{"p2:80", "p3:80", "p4:80"}})
+	w.serve("p1:80", bucket("backups", 0, 400, 1<<20))
+	p := w.decide(t)
+	if got, want := moves(p), []string{"p4:80 microstore small -> microstore large"}; !slices.Equal(got, want) {
+		t.Fatalf("moves %q, want %q", got, want)
+	}
+	// Nothing loaded: the idle microstore gives one back a period, down to one.
+	w = newWorld(nil, microstore.Microstore{Name: "small", Policy: "gold", Proxies: []string{"p2:80", "p3:80", "p4:80"}})
+	for period, want := range []int{2, 1, 1} {
+		p := w.decide(t)
+		if got := loadOf(p.After, "small").Proxies; got != want {
+			t.Fatalf("period %d: %d proxies, want %d (%q)", period, got, want, moves(p))
+		}
+		for _, st := range p.Steps {
+			next, err := w.d.Apply(microstore.Move(st.Proxy, st.To), time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.d = next
+		}
+	}
+	if len(w.d.Pool) != 2 {
+		t.Errorf("the pool after: %v", w.d.Pool)
+	}
+}
+
+// The rules of thumb bound the growth: no more proxy bandwidth than the storage nodes have.
+func TestRuleOfThumbBoundsGrowth(t *testing.T) {
+	w := newWorld([]string{"p3:80", "p4:80"},
+		microstore.Microstore{Name: "large", Policy: "silver", Proxies: []string{"p1:80", "p2:80"}})
+	w.serve("p1:80", bucket("backups", 0, 400, 1<<20))
+	w.serve("p2:80", bucket("backups2", 0, 400, 1<<20))
+	w.nodes["large"] = 2 // two storage nodes: as much bandwidth as the two proxies have
+	p := w.decide(t)
+	if len(p.Steps) != 0 || len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "rule of thumb") {
+		t.Errorf("steps %q, notes %q: want none, and a note of the rule of thumb", moves(p), p.Notes)
+	}
+	w.nodes["large"] = 3 // room for one more
+	if p := w.decide(t); len(p.Steps) != 1 {
+		t.Errorf("with three storage nodes: %q, want one proxy more", moves(p))
+	}
+}
+
+// A microstore whose proxy did not report is left as it is, and a pool proxy that did not is
+// not given out.
+func TestUnreportedAreLeftAlone(t *testing.T) {
+	w := newWorld([]string{"p3:80", "p4:80"},
+		microstore.Microstore{Name: "large", Policy: "silver", Proxies: []string{"p1:80", "p2:80"}},
+		microstore.Microstore{Name: "small", Policy: "gold"})
+	w.serve("p1:80", bucket("backups", 0, 900, 1<<20))
+	delete(w.reports, "p2:80")
+	delete(w.reports, "p3:80")
+	p := w.decide(t)
+	if got, want := moves(p), []string{"p4:80 the pool -> microstore small"}; !slices.Equal(got, want) {
+		t.Errorf("moves %q, want %q", got, want)
+	}
+	if !loadOf(p.Before, "large").Unknown || len(p.Notes) != 2 {
+		t.Errorf("notes %q", p.Notes)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []Config{{High: 0.2, Low: 0.5}, {MinProxies: -1}, {ProxyNIC: -1}} {
+		if err := c.Validate(); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+	var c Config
+	if err := c.Validate(); err != nil || c.High != 0.75 || c.Low != 0.3 || c.Demands == nil {
+		t.Errorf("defaults: %+v, %v", c, err)
+	}
+}
