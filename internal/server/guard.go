@@ -39,6 +39,7 @@ type guard struct {
 	idle   time.Duration                            // 0: bodies are not watched
 	slots  chan struct{}                            // nil: no limit
 	wait   time.Duration                            // 0: refuse at once when full
+	lanes  *lanes                                   // nil: no lanes
 
 	inFlight      atomic.Int64
 	rejected      prometheus.Counter
@@ -57,6 +58,10 @@ func newGuard(cfg Config, next http.Handler, reject func(http.ResponseWriter, *h
 	}
 	if cfg.MaxConcurrentRequests > 0 {
 		g.slots = make(chan struct{}, cfg.MaxConcurrentRequests)
+	}
+	var err error
+	if g.lanes, err = newLanes(cfg, reg); err != nil {
+		return nil, err
 	}
 	inFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_http_requests_in_flight",
 		Help: "S3, Swift and admin requests being served (/healthz and /metrics excluded)."},
@@ -88,6 +93,16 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		*r2 = *r
 		r2.Body = b
 		r = r2
+	}
+	// A large request waits for its lane before it takes one of the slots, which it would
+	// otherwise hold while waiting.
+	if g.lanes != nil {
+		done, ok := g.lanes.admit(r.Context(), g.lanes.laneOf(r))
+		if !ok {
+			g.reject(w, r)
+			return
+		}
+		defer done()
 	}
 	if !g.admit(r.Context()) {
 		g.rejected.Inc()

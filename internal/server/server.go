@@ -109,6 +109,13 @@ type Config struct {
 	// /healthz and /metrics are never refused.
 	MaxConcurrentRequests int
 	AdmissionWait         time.Duration
+	// LaneShare is how many large-object requests are served at once while small ones are
+	// being served (lanes.go; 0 or negative: no lanes, the default); a request
+	// is large when its body is at least LaneLargeSize (0: 1 MiB) or it reads a bucket of
+	// large objects. One over the share waits up to LaneWait (0: 30s), then gets 503.
+	LaneShare     int
+	LaneLargeSize int64
+	LaneWait      time.Duration
 	// Role is what this process is: the embedded default (everything in one process over one
 	// device, no ring) or one part of a cluster (cluster.go).
 	Role Role

@@ -144,6 +144,8 @@ func (m *Monitor) evaluate(b *bucketState, now int64) {
 		return
 	}
 	b.evaluatedAt = now
+	was := b.class
+	defer func() { m.classChanged(b, was) }()
 	w := m.sum(b, now)
 	found := m.cfg.Classes.classify(&w, b.class)
 	switch {

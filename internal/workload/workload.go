@@ -137,6 +137,9 @@ type Monitor struct {
 	slotLen time.Duration
 	mu      sync.Mutex
 	buckets map[bucketKey]*bucketState
+	// large counts, by bucket name, the buckets of that name (of any account) classed C or D,
+	// for LargeBucket on a request's path.
+	large map[string]int
 }
 
 // New returns a Monitor.
@@ -144,7 +147,7 @@ func New(cfg Config) (*Monitor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Monitor{cfg: cfg, slotLen: cfg.Window / time.Duration(cfg.Slots), buckets: map[bucketKey]*bucketState{}}, nil
+	return &Monitor{cfg: cfg, slotLen: cfg.Window / time.Duration(cfg.Slots), buckets: map[bucketKey]*bucketState{}, large: map[string]int{}}, nil
 }
 
 // Window is how far back the monitor looks.
@@ -192,7 +195,7 @@ func (m *Monitor) bucket(k bucketKey, now int64) *bucketState {
 				quietest, least = key, n
 			}
 		}
-		delete(m.buckets, quietest)
+		m.forget(quietest)
 	}
 	b := &bucketState{account: k.account, bucket: k.bucket, slots: make([]slot, m.cfg.Slots), evaluatedAt: now}
 	for i := range b.slots {
@@ -333,7 +336,7 @@ func (m *Monitor) Snapshot() []Stats {
 	var out []Stats
 	for k, b := range m.buckets {
 		if b.requests(now, m.cfg.Slots) == 0 {
-			delete(m.buckets, k) // aged out of the window
+			m.forget(k) // aged out of the window
 			continue
 		}
 		m.evaluate(b, now)
@@ -343,6 +346,39 @@ func (m *Monitor) Snapshot() []Stats {
 		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Bucket, b.Bucket))
 	})
 	return out
+}
+
+// forget drops a bucket's state. m.mu is held.
+func (m *Monitor) forget(k bucketKey) {
+	if b, ok := m.buckets[k]; ok && b.class.Large() {
+		m.countLarge(k.bucket, -1)
+	}
+	delete(m.buckets, k)
+}
+
+// classChanged keeps m.large in step with a bucket's class. m.mu is held.
+func (m *Monitor) classChanged(b *bucketState, was Class) {
+	switch {
+	case b.class.Large() && !was.Large():
+		m.countLarge(b.bucket, 1)
+	case !b.class.Large() && was.Large():
+		m.countLarge(b.bucket, -1)
+	}
+}
+
+func (m *Monitor) countLarge(bucket string, n int) {
+	if m.large[bucket] += n; m.large[bucket] <= 0 {
+		delete(m.large, bucket)
+	}
+}
+
+// LargeBucket reports whether a bucket of that name, of any account, is classed as large
+// objects (C or D): the request lanes' hint for a read whose size is not known before it is
+// served. It costs a map lookup, for the request path.
+func (m *Monitor) LargeBucket(bucket string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.large[bucket] > 0
 }
 
 // Class returns the class of a bucket (Unclassified when the monitor has too little of it).

@@ -327,3 +327,24 @@ func TestAccountClass(t *testing.T) {
 		t.Errorf("the other account: %v", got)
 	}
 }
+
+// LargeBucket follows the classes: a name is large while a bucket of that name is classed C or
+// D, and no longer once it has aged out of the window.
+func TestLargeBucket(t *testing.T) {
+	const kb, mb = int64(1) << 10, int64(1) << 20
+	m, c := newMonitor(t, Config{})
+	rng := rand.New(rand.NewPCG(5, 6))
+	if m.LargeBucket("backups") {
+		t.Fatal("a bucket never seen is large")
+	}
+	traffic(m, rng, "backups", 40, 0.05, 1*mb, 128*mb)
+	traffic(m, rng, "site", 40, 0.9, 1*kb, 128*kb)
+	if !m.LargeBucket("backups") || m.LargeBucket("site") {
+		t.Errorf("backups large %v, site large %v", m.LargeBucket("backups"), m.LargeBucket("site"))
+	}
+	c.advance(6 * time.Minute)
+	m.Snapshot() // forgets what aged out
+	if m.LargeBucket("backups") {
+		t.Error("a bucket aged out of the window is still large")
+	}
+}
