@@ -65,6 +65,8 @@ func TestMicrostoreCommands(t *testing.T) {
 		{[]string{"resize", "medium", "--proxy", "h:1"}, "NoSuchMicrostore"},
 		{[]string{"resize", "small", "--proxy", "no-port"}, "InvalidArgument"},
 		{[]string{"show", "medium"}, "NoSuchMicrostore"},
+		{[]string{"pool", "--proxy", "127.0.0.1:9001"}, "MicrostoreConflict"},
+		{[]string{"pool", "--proxy", "no-port"}, "InvalidArgument"},
 	} {
 		if out, err := ms(bad.args...); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("cairn microstore %s: %v (%q), want an error naming %s", strings.Join(bad.args, " "), err, out, bad.want)
@@ -76,14 +78,26 @@ func TestMicrostoreCommands(t *testing.T) {
 	if d := must("assign", "small", "--class", "C"); d.Generation != 3 || len(d.Microstores[0].Classes) != 1 || d.Microstores[0].Classes[0] != workload.LargeReads {
 		t.Errorf("after assign: %+v", d)
 	}
+	if d := must("pool", "--proxy", "127.0.0.1:9100", "--proxy", "127.0.0.1:9101"); d.Generation != 4 || len(d.Pool) != 2 {
+		t.Errorf("after pool: %+v", d)
+	}
+	if out, err := ms("list"); err != nil || !strings.Contains(out, "(free pool)") || !strings.Contains(out, "127.0.0.1:9100,127.0.0.1:9101") {
+		t.Errorf("list with a pool printed (%v):\n%s", err, out)
+	}
+	if out, err := ms("plan"); err != nil || !strings.Contains(out, "MICROSTORE") {
+		t.Errorf("plan printed (%v):\n%s", err, out)
+	}
+	if d := must("pool"); d.Generation != 5 || len(d.Pool) != 0 {
+		t.Errorf("after emptying the pool: %+v", d)
+	}
 	out, err := ms("show", "small")
 	if err != nil || !strings.Contains(out, "127.0.0.1:9002,127.0.0.1:9003") || !strings.Contains(out, "Policy-0") {
 		t.Errorf("show printed (%v):\n%s", err, out)
 	}
-	if d := must("list"); d.Generation != 3 {
-		t.Errorf("the store keeps generation %d, want 3", d.Generation)
+	if d := must("list"); d.Generation != 5 {
+		t.Errorf("the store keeps generation %d, want 5", d.Generation)
 	}
-	if d := must("delete", "small"); d.Generation != 4 || len(d.Microstores) != 0 {
+	if d := must("delete", "small"); d.Generation != 6 || len(d.Microstores) != 0 {
 		t.Errorf("after delete: %+v", d)
 	}
 	if _, err := ms("delete", "small"); err == nil || !strings.Contains(err.Error(), "NoSuchMicrostore") {

@@ -43,50 +43,47 @@ type (
 	}
 )
 
-// microstorePool serves PUT /admin/v1/microstore-pool: the free proxies, in place of those the
-// pool had (ProxiesRequest).
-func (h *Handler) microstorePool(w http.ResponseWriter, body []byte, r *http.Request) error {
-	if h.cfg.Microstores == nil {
+// microstoreRoute serves the routes beside /admin/v1/microstores: PUT microstore-pool (the free
+// proxies, in place of the pool's: ProxiesRequest), GET microstore-plan (what the resource
+// manager would do now) and GET microstore-buckets (every bucket and its microstore).
+func (h *Handler) microstoreRoute(w http.ResponseWriter, r *http.Request, route string, body []byte, method func(...string) error) error {
+	store := h.cfg.Microstores
+	if store == nil {
 		return errorf(http.StatusNotFound, CodeNotFound, "no microstores here")
 	}
-	var req ProxiesRequest
-	if err := decodeBody(body, &req); err != nil {
-		return err
+	ctx := r.Context()
+	var out any
+	var err error
+	switch route {
+	case "microstore-pool":
+		if err := method(http.MethodPut); err != nil {
+			return err
+		}
+		var req ProxiesRequest
+		if err := decodeBody(body, &req); err != nil {
+			return err
+		}
+		out, err = store.Change(ctx, microstore.SetPool(req.Proxies))
+	case "microstore-plan":
+		if err := method(http.MethodGet); err != nil {
+			return err
+		}
+		out, err = store.Plan(ctx)
+	default: // microstore-buckets
+		if err := method(http.MethodGet); err != nil {
+			return err
+		}
+		var l BucketList
+		l.Buckets, l.Truncated, err = store.Buckets(ctx)
+		if l.Buckets == nil {
+			l.Buckets = []microstore.Bucket{}
+		}
+		out = l
 	}
-	d, err := h.cfg.Microstores.Change(r.Context(), microstore.SetPool(req.Proxies))
 	if err != nil {
 		return microstoreError(err)
 	}
-	writeJSON(w, http.StatusOK, d)
-	return nil
-}
-
-// microstorePlan serves GET /admin/v1/microstore-plan.
-func (h *Handler) microstorePlan(w http.ResponseWriter, r *http.Request) error {
-	if h.cfg.Microstores == nil {
-		return errorf(http.StatusNotFound, CodeNotFound, "no microstores here")
-	}
-	p, err := h.cfg.Microstores.Plan(r.Context())
-	if err != nil {
-		return microstoreError(err)
-	}
-	writeJSON(w, http.StatusOK, p)
-	return nil
-}
-
-// microstoreBuckets serves GET /admin/v1/microstore-buckets.
-func (h *Handler) microstoreBuckets(w http.ResponseWriter, r *http.Request) error {
-	if h.cfg.Microstores == nil {
-		return errorf(http.StatusNotFound, CodeNotFound, "no microstores here")
-	}
-	b, truncated, err := h.cfg.Microstores.Buckets(r.Context())
-	if err != nil {
-		return microstoreError(err)
-	}
-	if b == nil {
-		b = []microstore.Bucket{}
-	}
-	writeJSON(w, http.StatusOK, BucketList{Buckets: b, Truncated: truncated})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

@@ -74,23 +74,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, body []byte) err
 	if seg[0] == "microstores" && len(seg) <= 3 {
 		return h.microstores(w, r, seg, body, method)
 	}
-	if seg[0] == "microstore-pool" && len(seg) == 1 {
-		if err := method(http.MethodPut); err != nil {
-			return err
-		}
-		return h.microstorePool(w, body, r)
-	}
-	if seg[0] == "microstore-plan" && len(seg) == 1 {
-		if err := method(http.MethodGet); err != nil {
-			return err
-		}
-		return h.microstorePlan(w, r)
-	}
-	if seg[0] == "microstore-buckets" && len(seg) == 1 {
-		if err := method(http.MethodGet); err != nil {
-			return err
-		}
-		return h.microstoreBuckets(w, r)
+	if (seg[0] == "microstore-pool" || seg[0] == "microstore-plan" || seg[0] == "microstore-buckets") && len(seg) == 1 {
+		return h.microstoreRoute(w, r, seg[0], body, method)
 	}
 	if seg[0] == "workload" && len(seg) == 1 {
 		if err := method(http.MethodGet); err != nil {

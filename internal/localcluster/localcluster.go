@@ -475,7 +475,9 @@ func (c *Config) host(name, role string) string {
 	return c.NodeHost(name, role)
 }
 
-func freePort() (int, error) {
+// FreePort returns a loopback port that is free now, for a program that cannot be given port 0
+// and say which it took (HAProxy): another may take it before that program binds it.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -489,7 +491,7 @@ func freePort() (int, error) {
 // nodes of one cluster got the same address, and the ring refused the second device).
 func freePortBut(taken map[int]bool) (int, error) {
 	for range 100 {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			return 0, err
 		}

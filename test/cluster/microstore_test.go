@@ -246,7 +246,7 @@ func TestHAProxyFromTheDescription(t *testing.T) {
 
 	// The configuration and its map, from the description and the cluster's buckets.
 	dir := t.TempDir()
-	port, err := e2e.FreePort()
+	port, err := localcluster.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -415,13 +414,3 @@ func Context(t testing.TB) context.Context {
 	return ctx
 }
 
-// FreePort returns a loopback port that is free now, for a program that cannot be given port 0
-// and say which it took (HAProxy): another may take it before that program binds it.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
