@@ -413,4 +413,3 @@ func Context(t testing.TB) context.Context {
 	}
 	return ctx
 }
-
