@@ -40,6 +40,8 @@ type Report struct {
 	// Stages of a workload run, in order. Ops then sums the main and ramp stages (the
 	// measured ones; prepare and cleanup are reported but not counted there).
 	Stages []*StageReport `json:"stages,omitempty"`
+	// Samplers are the workload's samplers' numbers over the run.
+	Samplers []SamplerReport `json:"samplers,omitempty"`
 	// Interrupted is set when the context ended before the work did; the figures cover what ran.
 	Interrupted bool `json:"interrupted,omitempty"`
 }

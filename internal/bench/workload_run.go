@@ -78,6 +78,7 @@ func RunWorkload(ctx context.Context, c objclient.Client, cfg WorkloadConfig) (*
 	}
 	cpu0 := cpuNow()
 	r.Start = time.Now()
+	stopSamplers := startSamplers(ctx, spec.Samplers, r.Start, cfg.EventEnv)
 	measured := map[workload.Op]*recorder{}
 	var measuredSeconds float64
 	for i, st := range stages {
@@ -110,6 +111,7 @@ func RunWorkload(ctx context.Context, c objclient.Client, cfg WorkloadConfig) (*
 			}
 		}
 	}
+	r.Samplers = stopSamplers()
 	el := time.Since(r.Start)
 	r.Seconds = round3(el.Seconds())
 	for op, rec := range measured {

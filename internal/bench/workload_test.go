@@ -389,3 +389,39 @@ func TestWorkloadJSONNames(t *testing.T) {
 		t.Errorf("series: %s", st["series"])
 	}
 }
+
+// Samplers run through the whole run: a command's first number is recorded with its time since
+// the run began, across both stages; a command that fails or prints no number is counted, with
+// why. Samples are read only where they fell, never against a time.
+func TestSamplersRecordOverTheRun(t *testing.T) {
+	c := s3Client(t, startServer(t), "bench-secret")
+	dir := t.TempDir()
+	spec := parseSpec(t, fmt.Sprintf(`
+name: sampled
+objects: 20
+size: 100
+mix: {put: 1}
+samplers:
+  - {name: counter, command: 'echo x >> %s/n; wc -l < %s/n', every: 100ms}
+  - {name: broken, command: 'echo none', every: 100ms}
+stages:
+  - {name: one, duration: 1s}
+  - {name: two, duration: 1s}
+`, dir, dir))
+	r := runWorkload(t, c, spec)
+	if len(r.Samplers) != 2 {
+		t.Fatalf("samplers %+v", r.Samplers)
+	}
+	counter, broken := r.Samplers[0], r.Samplers[1]
+	if len(counter.Points) == 0 || counter.Errors != 0 {
+		t.Fatalf("counter: %+v", counter)
+	}
+	for i, p := range counter.Points {
+		if p.Value != float64(i+1) || p.T < 0 || p.T > r.Seconds || (i > 0 && p.T < counter.Points[i-1].T) {
+			t.Errorf("counter point %d: %+v (run of %v s)", i, p, r.Seconds)
+		}
+	}
+	if len(broken.Points) != 0 || broken.Errors == 0 || !strings.Contains(broken.LastError, "does not start with a number") {
+		t.Errorf("broken: %+v", broken)
+	}
+}

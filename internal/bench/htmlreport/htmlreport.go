@@ -90,8 +90,9 @@ type page struct {
 	Header []field
 	Notes  []string // one-line facts: interruption, prepare, listing outcome
 	Rows   []opRow  // the summary table: per stage and op, then the run's measured totals
-	Stages []stageView
-	Fill   *fillView
+	Stages   []stageView
+	Fill     *fillView
+	Samplers *samplersView
 }
 
 type field struct{ Name, Value string }
@@ -198,6 +199,7 @@ func buildPage(r *bench.Report) *page {
 	if len(r.Windows) > 0 {
 		p.Fill = &fillView{Chart: windowsChart(r.Windows), Windows: r.Windows}
 	}
+	p.Samplers = buildSamplers(r)
 	return p
 }
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -448,5 +449,43 @@ func TestComparePage(t *testing.T) {
 	}
 	if err := WriteCompare(io.Discard, names[:1], []*bench.Report{a}); err == nil {
 		t.Error("a one-run comparison succeeded")
+	}
+}
+
+// The samplers' section: one chart per sampler over the whole run (beside the run's p99, the
+// stages marked), and each stage's p95 with each sampler's mean and last value in it; a stage
+// without samples shows "-". A sampler's name arrives as text.
+func TestSamplersSection(t *testing.T) {
+	r := workloadReport()
+	r.Samplers = []bench.SamplerReport{{Name: "<b>proxies</b>", Command: "cairn microstore show large --json | jq '.proxies|length'"}}
+	for s := 4.0; s < 74; s += 2 { // none in prepare (0-4) and cleanup (74-76)
+		v := 1.0
+		if s >= 34 {
+			v = 3
+		}
+		r.Samplers[0].Points = append(r.Samplers[0].Points, bench.SamplePoint{T: s, Value: v})
+	}
+	page := renderPage(t, r)
+	checkClean(t, page)
+	html := parse(t, page)
+	if n := len(html.all(named("svg"))); n != workloadCharts+1 {
+		t.Errorf("%d charts, want %d", n, workloadCharts+1)
+	}
+	if strings.Contains(page, "<b>proxies") {
+		t.Error("a sampler's name is markup")
+	}
+	var rows []string
+	for _, tr := range html.all(named("tr")) {
+		rows = append(rows, tr.textOf()) // the cells' texts, run together
+	}
+	for _, want := range []string{
+		"prepare" + "4.0" + "6.000" + "-" + "-", // stage, seconds, p95, then mean and last
+		evilStage + "30.0" + "5.200" + "1.00" + "1.00",
+		"ramp" + "40.0" + "6.000" + "3.00" + "3.00",
+		"cleanup" + "2.0" + "2.000" + "-" + "-",
+	} {
+		if !slices.Contains(rows, want) {
+			t.Errorf("no row %q in %q", want, rows)
+		}
 	}
 }

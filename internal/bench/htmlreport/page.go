@@ -172,6 +172,20 @@ footer{margin-top:32px;color:#888;font-size:12px}
 {{- with .Ramp}}{{template "ramp" .}}{{end}}
 </section>
 {{- end}}
+{{- with .Samplers}}
+<h2>Samplers</h2>
+<div class="charts">
+{{- range .Charts}}{{template "svg" .}}{{end}}
+</div>
+<table class="num">
+<thead><tr><th class="l">stage</th><th>seconds</th><th>p95 ms</th>{{range .Names}}<th>{{.}}: mean</th><th>{{.}}: last</th>{{end}}</tr></thead>
+<tbody>
+{{- range .Rows}}
+<tr><td class="l">{{.Stage}}</td><td>{{f1 .Seconds}}</td><td>{{f3 .P95}}</td>{{range .Cells}}<td>{{f2 .}}</td>{{end}}</tr>
+{{- end}}
+</tbody>
+</table>
+{{- end}}
 {{- with .Fill}}
 <h2>Fill windows</h2>
 <div class="charts">{{template "svg" .Chart}}</div>

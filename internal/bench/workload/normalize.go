@@ -65,6 +65,15 @@ func (s *Spec) fillDefaults() {
 			s.Cleanup = true
 		}
 	}
+	for i := range s.Samplers {
+		sm := &s.Samplers[i]
+		if sm.Name == "" {
+			sm.Name = "sampler-" + strconv.Itoa(i+1)
+		}
+		if sm.Every == 0 {
+			sm.Every = Duration(DefaultSamplerEvery)
+		}
+	}
 	if s.Prepopulate == nil || s.prepopDefaulted {
 		v := s.needsData()
 		s.Prepopulate, s.prepopDefaulted = &v, true
@@ -151,6 +160,20 @@ func (s *Spec) check() *fieldError {
 			if st.Kind == StagePrepare {
 				return errAt([]string{"prepopulate"}, "false, but stage %q is a prepare stage", st.Name)
 			}
+		}
+	}
+	samplers := map[string]int{}
+	for i, sm := range s.Samplers {
+		at := func(field string) []string { return []string{"samplers", strconv.Itoa(i), field} }
+		if j, dup := samplers[sm.Name]; dup {
+			return errAt(at("name"), "%q is also the name of sampler %d; sampler names must be unique", sm.Name, j+1)
+		}
+		samplers[sm.Name] = i
+		if strings.TrimSpace(sm.Command) == "" {
+			return errAt(at("command"), "missing: the command whose output's first number is sampled")
+		}
+		if sm.Every.D() < 100*time.Millisecond {
+			return errAt(at("every"), "must be at least 100ms, got %s", sm.Every)
 		}
 	}
 	names := map[string]int{}

@@ -24,6 +24,7 @@ const (
 	// fill` and `run` default to. (A Spec built in Go has the size it is given; 0 is valid.)
 	DefaultSize         = 4 << 10
 	DefaultEventTimeout = 60 * time.Second
+	DefaultSamplerEvery = time.Second
 	MaxConcurrency      = 10000
 	MaxBuckets          = 10000
 )
@@ -62,6 +63,9 @@ type Spec struct {
 	// stage is listed; listing one sets it.
 	Cleanup bool    `yaml:"cleanup,omitempty"`
 	Stages  []Stage `yaml:"stages,omitempty"`
+	// Samplers run during the whole run, each recording a number over time beside the
+	// stages (a microstore's proxies, a queue's depth).
+	Samplers []Sampler `yaml:"samplers,omitempty"`
 
 	// prepopDefaulted remembers that Prepopulate was filled in by Normalize rather than given,
 	// so that a later Apply changing the mix recomputes it.
@@ -172,6 +176,15 @@ type Event struct {
 	At      Duration `yaml:"at,omitempty"`      // offset from the stage's start
 	Command string   `yaml:"command"`           // run with /bin/sh -c
 	Timeout Duration `yaml:"timeout,omitempty"` // default 60s
+}
+
+// Sampler is a command the bench runs every Every while the workload runs, recording the number
+// its output starts with: the report charts it over the run, the stages marked, so that what
+// the store did (a resource manager's allocation, say) shows beside the load and its latency.
+type Sampler struct {
+	Name    string   `yaml:"name"`
+	Command string   `yaml:"command"`         // run with /bin/sh -c
+	Every   Duration `yaml:"every,omitempty"` // default 1s, at least 100ms
 }
 
 // BucketNames is the buckets of the key space: BucketPrefix alone for one bucket, else

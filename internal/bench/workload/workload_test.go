@@ -584,3 +584,26 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Samplers: names and intervals are filled in, and a sampler without a command, with an
+// interval under 100ms or with another's name is refused, naming it.
+func TestSamplers(t *testing.T) {
+	s, err := Parse("w.yaml", []byte("mix: {get: 1}\nsamplers:\n  - {command: 'echo 1'}\n  - {name: proxies, command: 'echo 2', every: 500ms}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Samplers) != 2 || s.Samplers[0].Name != "sampler-1" || s.Samplers[0].Every.D() != time.Second ||
+		s.Samplers[1].Name != "proxies" || s.Samplers[1].Every.D() != 500*time.Millisecond {
+		t.Errorf("samplers %+v", s.Samplers)
+	}
+	for _, c := range []struct{ doc, want string }{
+		{"mix: {get: 1}\nsamplers: [{name: a}]", "command: missing"},
+		{"mix: {get: 1}\nsamplers: [{command: x, every: 10ms}]", "every: must be at least 100ms"},
+		{"mix: {get: 1}\nsamplers: [{name: a, command: x}, {name: a, command: y}]", `"a" is also the name of sampler 1`},
+		{"mix: {get: 1}\nsamplers: [{command: x, evry: 1s}]", `unknown field "evry"`},
+	} {
+		if _, err := Parse("w.yaml", []byte(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want an error with %q", c.doc, err, c.want)
+		}
+	}
+}
