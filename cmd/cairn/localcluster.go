@@ -23,7 +23,7 @@ import (
 // does not own itself to the nodes.
 func newLocalClusterCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "local-cluster [--storage N] [--proxies N] [--sumo N] [--replicas N] [--part-power P] [--policies NAME[:K+M],...] [--data DIR] [--listen HOST:PORT] [cairn server flags]",
+		Use:   "local-cluster [--storage N] [--proxies N] [--sumo N] [--replicas N] [--part-power P] [--policies NAME[:K+M][@FIRST-LAST],...] [--data DIR] [--listen HOST:PORT] [cairn server flags]",
 		Short: "Run a whole cluster on this machine: storage, proxy and sumo nodes as separate processes on loopback",
 		Long: "Builds the rings for the storage nodes on first start (DIR/rings), starts each node as a\n" +
 			"`cairn server --role` process with its data in DIR/NAME and its log in DIR/NAME.log, and\n" +
@@ -33,7 +33,9 @@ func newLocalClusterCommand() *cobra.Command {
 			"--policies gold,silver makes storage policies 0 (gold, the default) and 1 (silver), each\n" +
 			"with its object ring over a device of its own on every storage node; NAME:K+M makes an\n" +
 			"erasure-coded policy of K data and M parity fragments (ec_type cairn_rs, one fragment per\n" +
-			"storage node: at least K+M of them), e.g. --storage 8 --policies gold,ec42:4+2.",
+			"storage node: at least K+M of them), e.g. --storage 8 --policies gold,ec42:4+2.\n" +
+			"@FIRST-LAST puts a policy's ring on those storage nodes alone (from 1), as a microstore's\n" +
+			"policy has nodes of its own: --storage 6 --policies gold@1-3,silver@4-6.",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLocalCluster(cmd, args)

@@ -51,8 +51,10 @@ type Config struct {
 	// "NAME:K+M" an erasure-coded one (Cairn's code, ec_type cairn_rs), whose ring has K+M
 	// replicas, one fragment per node, so that it needs at least K+M storage and sumo nodes
 	// (more leave handoffs for writes made while some are down). None: policy 0 alone,
-	// "Policy-0", as a cluster without swift.conf has. A cluster keeps the policies it was
-	// created with (cluster.json).
+	// "Policy-0", as a cluster without swift.conf has. "@FIRST-LAST" after either puts the
+	// policy's ring on those storage and sumo nodes alone (from 1, in order), as a microstore's
+	// policy has nodes of its own: "gold@1-3", "silver@4-6". A cluster keeps the policies it
+	// was created with (cluster.json).
 	Policies []string
 	// Listen is the cluster's client endpoint: the one client-serving node's own address, or
 	// the balancer's (default 127.0.0.1:0).
@@ -343,17 +345,22 @@ func (c *Cluster) ensureRings(st *state) error {
 	type ringSpec struct {
 		name, device string
 		replicas     int
+		nodes        nodeRange
 	}
-	specs := []ringSpec{{"account", "d1", c.cfg.Replicas}, {"container", "d1", c.cfg.Replicas}}
+	specs := []ringSpec{{"account", "d1", c.cfg.Replicas, nodeRange{}}, {"container", "d1", c.cfg.Replicas, nodeRange{}}}
 	for _, p := range pols.All() {
 		replicas := c.cfg.Replicas
 		if n := p.Replicas(); n > 0 {
 			replicas = n // an erasure-coded policy's: one per fragment
 		}
-		specs = append(specs, ringSpec{p.RingName(), policyDevice(p.Index), replicas})
+		_, nodes, err := splitPolicyNodes(st.Policies[p.Index])
+		if err != nil {
+			return fmt.Errorf("localcluster: %w", err)
+		}
+		specs = append(specs, ringSpec{p.RingName(), policyDevice(p.Index), replicas, nodes})
 	}
 	for _, spec := range specs {
-		if err := c.ensureRing(st, spec.name, spec.device, spec.replicas); err != nil {
+		if err := c.ensureRing(st, spec.name, spec.device, spec.replicas, spec.nodes); err != nil {
 			return err
 		}
 	}
@@ -371,9 +378,34 @@ func policyDevice(idx int) string {
 	return fmt.Sprintf("p%d-d1", idx)
 }
 
+// nodeRange is the storage and sumo nodes (1-based, in the order of the state) a storage
+// policy's ring covers: "NAME@FIRST-LAST" in Config.Policies, so that each policy, a
+// microstore's, has nodes of its own. The zero value is every node.
+type nodeRange struct{ first, last int }
+
+func (r nodeRange) has(i int) bool { return r.first == 0 || (i >= r.first && i <= r.last) }
+
+// splitPolicyNodes splits "SPEC@FIRST-LAST" (or "SPEC@N") into SPEC and its nodes.
+func splitPolicyNodes(spec string) (string, nodeRange, error) {
+	base, nodes, ok := strings.Cut(spec, "@")
+	if !ok {
+		return spec, nodeRange{}, nil
+	}
+	first, last, isRange := strings.Cut(nodes, "-")
+	if !isRange {
+		last = first
+	}
+	f, err1 := strconv.Atoi(first)
+	l, err2 := strconv.Atoi(last)
+	if err1 != nil || err2 != nil || f < 1 || l < f {
+		return "", nodeRange{}, fmt.Errorf("storage policy %q: want NAME@FIRST-LAST, the storage nodes (from 1) its ring covers", spec)
+	}
+	return base, nodeRange{f, l}, nil
+}
+
 // ensureRing writes the ring NAME.ring.gz (and its builder) over the device of that name on
-// every storage and sumo node, unless it exists.
-func (c *Cluster) ensureRing(st *state, name, device string, replicas int) error {
+// every storage and sumo node in nodes, unless it exists.
+func (c *Cluster) ensureRing(st *state, name, device string, replicas int, nodes nodeRange) error {
 	path := filepath.Join(c.RingDir, name+".ring.gz")
 	if _, err := os.Stat(path); err == nil {
 		return nil
@@ -383,9 +415,12 @@ func (c *Cluster) ensureRing(st *state, name, device string, replicas int) error
 		return fmt.Errorf("localcluster: %w", err)
 	}
 	b.HashSuffix = st.HashSuffix
-	zone := 0
+	zone, ordinal := 0, 0
 	for _, ns := range st.Nodes {
 		if ns.Role == "proxy" {
+			continue
+		}
+		if ordinal++; !nodes.has(ordinal) {
 			continue
 		}
 		zone++
@@ -423,8 +458,12 @@ func policySet(specs []string) (*policy.Set, error) {
 	return policy.New(ps...)
 }
 
-// parsePolicy reads one entry of Config.Policies as policy index.
+// parsePolicy reads one entry of Config.Policies as policy index ("NAME[:K+M][@FIRST-LAST]").
 func parsePolicy(index int, spec string) (policy.Policy, error) {
+	spec, _, err := splitPolicyNodes(spec)
+	if err != nil {
+		return policy.Policy{}, err
+	}
 	name, code, ec := strings.Cut(spec, ":")
 	p := policy.Policy{Index: index, Name: name, Default: index == 0, Type: policy.Replication}
 	if !ec {
