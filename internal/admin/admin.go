@@ -45,8 +45,10 @@ type Config struct {
 	ACLMigration ACLMigrationFunc
 	// KMS manages the SSE-KMS keys (kms.go); nil: the KMS routes answer 501.
 	KMS *sse.Keyring
-	// Workload is the workload monitor (GET /admin/v1/workload); nil: none.
+	// Workload is the workload monitor (GET /admin/v1/workload); nil: none. Cores is the
+	// CPU the process may use, which that document reports (0: the Go runtime's GOMAXPROCS).
 	Workload *workload.Monitor
+	Cores    float64
 	// Microstores keeps the microstores' description (/admin/v1/microstores); nil: none.
 	Microstores MicrostoreStore
 	// Region, if set, is the only region accepted in signatures (as for S3).

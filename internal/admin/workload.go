@@ -14,8 +14,8 @@ import (
 // requests it serves.
 type Workload struct {
 	Window time.Duration `json:"window_ns"`
-	// Cores are the cores the proxy's Go runtime uses (GOMAXPROCS: a container's CPU limit
-	// counts), which the resource manager counts as its capacity.
+	// Cores is the CPU the proxy may use (its cgroup's quota, else the Go runtime's
+	// GOMAXPROCS), which the resource manager counts as its capacity.
 	Cores   float64               `json:"cores"`
 	Buckets []workload.Stats      `json:"buckets"`
 	Classes []workload.ClassStats `json:"classes"`
@@ -26,7 +26,11 @@ func (h *Handler) workload(w http.ResponseWriter) error {
 	if m == nil {
 		return errorf(http.StatusNotFound, CodeNotFound, "no workload monitor here")
 	}
-	out := Workload{Window: m.Window(), Cores: float64(runtime.GOMAXPROCS(0)), Buckets: m.Snapshot(), Classes: m.ByClass()}
+	cores := h.cfg.Cores
+	if cores <= 0 {
+		cores = float64(runtime.GOMAXPROCS(0))
+	}
+	out := Workload{Window: m.Window(), Cores: cores, Buckets: m.Snapshot(), Classes: m.ByClass()}
 	if out.Buckets == nil {
 		out.Buckets = []workload.Stats{}
 	}

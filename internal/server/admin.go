@@ -19,7 +19,7 @@ import (
 // always next's, so that only path-style keys "v1/..." of a bucket named "admin" are shadowed.
 func withAdmin(cfg Config, px *proxy.Proxy, keys *auth.Store, status admin.StatusFunc, ms admin.MicrostoreStore, next http.Handler) (http.Handler, error) {
 	h, err := admin.New(admin.Config{Store: keys, Usage: proxyUsage(px), Status: status, ACLMigration: aclMigration(px, keys), Region: cfg.Region, Logger: cfg.Logger, KMS: cfg.sseKeys, Workload: cfg.workload,
-		Microstores: ms})
+		Cores: processCores(), Microstores: ms})
 	if err != nil {
 		return nil, fmt.Errorf("server: admin API: %w", err)
 	}
