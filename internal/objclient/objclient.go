@@ -42,6 +42,9 @@ type Config struct {
 	Concurrency int
 	// Timeout bounds one request including reading its body. Default 2 minutes.
 	Timeout time.Duration
+	// BucketLocation, for S3, is the LocationConstraint of the buckets CreateBucket makes:
+	// "REGION:POLICY" puts them in a storage policy (a microstore's). "": none.
+	BucketLocation string
 }
 
 // ObjectInfo describes one object, as a listing or a HEAD returns it.

@@ -19,10 +19,11 @@ import (
 // s3Client speaks S3 with path-style URLs and SigV4 over UNSIGNED-PAYLOAD: hashing every body
 // would make the client, not the server, the bottleneck of a benchmark.
 type s3Client struct {
-	base   *url.URL
-	cred   sigv4.Credential
-	region string
-	hc     *http.Client
+	base     *url.URL
+	cred     sigv4.Credential
+	region   string
+	location string // CreateBucket's LocationConstraint ("": none)
+	hc       *http.Client
 }
 
 func newS3(cfg Config) (*s3Client, error) {
@@ -31,10 +32,11 @@ func newS3(cfg Config) (*s3Client, error) {
 		return nil, err
 	}
 	return &s3Client{
-		base:   base,
-		cred:   sigv4.Credential{AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey},
-		region: cfg.Region,
-		hc:     newHTTPClient(cfg),
+		base:     base,
+		cred:     sigv4.Credential{AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey},
+		region:   cfg.Region,
+		location: cfg.BucketLocation,
+		hc:       newHTTPClient(cfg),
 	}, nil
 }
 
@@ -166,7 +168,19 @@ func (c *s3Client) CreateBucket(ctx context.Context, bucket string) error {
 	if err := checkNames("create-bucket", bucket, "", false); err != nil {
 		return err
 	}
-	err := c.simple(ctx, "create-bucket", http.MethodPut, c.url(bucket, "", ""))
+	var err error
+	if c.location == "" {
+		err = c.simple(ctx, "create-bucket", http.MethodPut, c.url(bucket, "", ""))
+	} else {
+		var doc bytes.Buffer
+		doc.WriteString(`<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><LocationConstraint>`)
+		xml.EscapeText(&doc, []byte(c.location))
+		doc.WriteString(`</LocationConstraint></CreateBucketConfiguration>`)
+		var resp *http.Response
+		if resp, _, err = c.do(ctx, "create-bucket", http.MethodPut, c.url(bucket, "", ""), nil, bytes.NewReader(doc.Bytes()), int64(doc.Len())); err == nil {
+			_, err = drain(resp)
+		}
+	}
 	var oe *Error
 	if errors.As(err, &oe) && oe.Code == "BucketAlreadyOwnedByYou" {
 		return nil

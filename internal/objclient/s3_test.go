@@ -132,3 +132,24 @@ func TestS3AnswersCairnCannotGive(t *testing.T) {
 		t.Errorf("GET 502 with HTML: %#v", err)
 	}
 }
+
+// BucketLocation is sent as CreateBucket's LocationConstraint: the server takes a policy it has
+// and refuses one it does not, which it could only do having read it.
+func TestS3BucketLocation(t *testing.T) {
+	ep := startCairn(t)
+	for _, c := range []struct {
+		location string
+		ok       bool
+	}{{"us-east-1:Policy-0", true}, {"us-east-1:tin <&>", false}} {
+		cl, err := objclient.New(objclient.Config{Endpoint: ep, AccessKey: "objclient", SecretKey: "objclient-secret", BucketLocation: c.location})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cl.CreateBucket(context.Background(), uniqueBucket("located"))
+		cl.Close()
+		var oe *objclient.Error
+		if c.ok && err != nil || !c.ok && (!errors.As(err, &oe) || oe.Code != "InvalidLocationConstraint") {
+			t.Errorf("location %q: %v", c.location, err)
+		}
+	}
+}
