@@ -48,7 +48,7 @@ func newBenchCommand() *cobra.Command {
 	pf.StringVar(&bf.jsonOut, "json", "", "also write the result as JSON to this file (- for stdout; the table then goes to stderr)")
 	pf.StringVar(&bf.htmlOut, "html", "", "also write a self-contained HTML report with charts to this file")
 	cmd.AddCommand(newBenchFillCommand(&bf), newBenchListCommand(&bf), newBenchRunCommand(&bf), newBenchCompareCommand(),
-		newBenchWorkloadsCommand())
+		newBenchWorkloadsCommand(), newBenchMicrostoresCommand())
 	return cmd
 }
 
