@@ -29,8 +29,8 @@ type Bucket struct {
 type HAProxyOptions struct {
 	// Bind is where HAProxy listens (default ":80").
 	Bind string
-	// Proxies are the proxies that serve buckets of no microstore; the microstores' own are
-	// added to them (every proxy accepts every request).
+	// Proxies are the proxies that serve buckets of no microstore; the free pool's and the
+	// microstores' own are added to them (every proxy accepts every request).
 	Proxies []string
 	// MapFile is the path of the bucket map, as HAProxy will read it.
 	MapFile string
@@ -70,7 +70,7 @@ func (d *Description) HAProxy(o HAProxyOptions, buckets []Bucket) (config, bucke
 			return nil, nil, fmt.Errorf("%w: domain %q: want a DNS name in lower case", ErrHAProxy, dom)
 		}
 	}
-	all := slices.Clone(o.Proxies)
+	all := append(slices.Clone(o.Proxies), d.Pool...)
 	for _, m := range d.Microstores {
 		all = append(all, m.Proxies...)
 	}

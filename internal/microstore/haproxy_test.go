@@ -10,7 +10,7 @@ import (
 )
 
 func haproxyDescription() *Description {
-	return &Description{Generation: 7, Microstores: []Microstore{
+	return &Description{Generation: 7, Pool: []string{"10.0.0.6:8080"}, Microstores: []Microstore{
 		{Name: "large", Policy: "silver", Proxies: []string{"10.0.0.3:8080", "10.0.0.4:8080"}},
 		{Name: "small", Policy: "gold", Proxies: []string{"10.0.0.1:8080"}},
 		{Name: "idle", Policy: "bronze"},
@@ -53,7 +53,7 @@ func TestHAProxyBucketMap(t *testing.T) {
 		"map(/etc/haproxy/cairn-buckets.map,cairn)",
 		"backend microstore_large", "server microstore_large1 10.0.0.4:8080 check",
 		"backend microstore_small",
-		"server cairn0 10.0.0.1:8080 check", "server cairn3 10.0.0.9:8080 check", // every proxy, the microstores' too
+		"server cairn0 10.0.0.1:8080 check", "server cairn3 10.0.0.6:8080 check", "server cairn4 10.0.0.9:8080 check", // every proxy: the pool's and the microstores' too
 	} {
 		if !strings.Contains(string(cfg), s) {
 			t.Errorf("the configuration lacks %q:\n%s", s, cfg)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -101,10 +102,14 @@ func (d *Description) Validate() error {
 	return nil
 }
 
-// checkProxy checks a proxy's address.
+// checkProxy checks a proxy's address: an IP address or a host name, and a port.
 func checkProxy(p string) error {
 	host, port, err := net.SplitHostPort(p)
-	if err != nil || host == "" || port == "" {
+	n, perr := strconv.Atoi(port)
+	if err != nil || host == "" || perr != nil || n < 1 || n > 65535 ||
+		(net.ParseIP(host) == nil && strings.IndexFunc(host, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-')
+		}) >= 0) {
 		return fmt.Errorf("proxy %q is not host:port: %w", p, ErrInvalid)
 	}
 	return nil

@@ -82,6 +82,9 @@ func TestChanges(t *testing.T) {
 		{"a pool naming a microstore's proxy", SetPool([]string{"10.0.0.1:8080"}), ErrConflicts, nil},
 		{"a pool naming a proxy twice", SetPool([]string{"h:1", "h:1"}), ErrInvalid, nil},
 		{"a pool of a bad address", SetPool([]string{"h"}), ErrInvalid, nil},
+		{"a proxy with a user and a path", SetPool([]string{"u@host/x:80"}), ErrInvalid, nil},
+		{"a proxy with a port out of range", SetPool([]string{"host:70000"}), ErrInvalid, nil},
+		{"an IPv6 proxy", SetPool([]string{"[::1]:8080"}), nil, func(d *Description) bool { return len(d.Pool) == 1 }},
 		{"a microstore's proxy to the pool", Move("10.0.0.2:8080", ""), nil,
 			func(d *Description) bool {
 				s, _ := d.Find("small")

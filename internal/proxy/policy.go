@@ -212,8 +212,14 @@ func (p *Proxy) createPolicy(ctx context.Context, account, container string, m m
 	}
 	idx = p.policies.Default().Index
 	if place := p.placement.Load(); place != nil {
-		if n, ok := (*place)(ctx, account, container); ok {
-			if pol, found := p.policies.ByIndex(n); found && pol.Usable() == nil {
+		if n, ok := (*place)(ctx, account, container); ok && n != idx {
+			// A container that exists keeps its policy; asking the replicas first keeps one
+			// that missed its first create from taking the placed policy instead (the nodes
+			// would answer it exists, and nothing would notice the split).
+			if have, err := p.containerPolicy(ctx, account, container, true); err == nil {
+				n = have
+			}
+			if pol, found := p.policies.ByIndex(n); found && pol.Usable() == nil && !pol.Deprecated {
 				idx = n
 			}
 		}

@@ -19,6 +19,8 @@ type Sources struct {
 	Change   func(ctx context.Context, change microstore.Change) (*microstore.Description, error)
 	Report   func(ctx context.Context, proxy string) (Report, error)
 	Policy   func(policy string) (storageNodes, replicas int)
+	// MicrostoreOf is a bucket's microstore ("" for none) by the description given.
+	MicrostoreOf func(ctx context.Context, d *microstore.Description, account, bucket string) string
 }
 
 // ErrStale: the description changed between a plan and its moves, which wait for the next pass.
@@ -45,7 +47,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Manager, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if src.Describe == nil || src.Change == nil || src.Report == nil || src.Policy == nil {
+	if src.Describe == nil || src.Change == nil || src.Report == nil || src.Policy == nil || src.MicrostoreOf == nil {
 		return nil, fmt.Errorf("%w: every source is needed", ErrConfig)
 	}
 	return &Manager{cfg: cfg, src: src, log: log}, nil
@@ -82,6 +84,7 @@ func (m *Manager) Plan(ctx context.Context) (Plan, *microstore.Description, erro
 		})
 	}
 	wg.Wait()
+	in.MicrostoreOf = func(account, bucket string) string { return m.src.MicrostoreOf(ctx, d, account, bucket) }
 	return Decide(m.cfg, in), d, nil
 }
 
@@ -109,6 +112,10 @@ func (m *Manager) Pass(ctx context.Context) (Plan, error) {
 		}
 		return nil
 	})
+	if errors.Is(err, ErrStale) {
+		m.log.InfoContext(ctx, "resource manager: the description changed since the plan; the next pass decides again")
+		return p, nil
+	}
 	if err != nil {
 		return p, fmt.Errorf("resource manager: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -99,6 +100,9 @@ type Input struct {
 	// nodes, and the storage visits of a write (0: unknown, no rule-of-thumb bound).
 	StorageNodes map[string]int
 	Replicas     map[string]int
+	// MicrostoreOf is the microstore of a bucket ("" for none): a bucket's load is its
+	// microstore's whichever proxy served it (a pool proxy, a proxy since moved elsewhere).
+	MicrostoreOf func(account, bucket string) string
 }
 
 // Load is a microstore's load and utilization, as the model counts it.
@@ -150,8 +154,15 @@ func Decide(cfg Config, in Input) Plan {
 	s := &state{cfg: cfg, in: in, members: map[string][]string{}, demand: map[string]Load{}}
 	for _, m := range in.Description.Microstores {
 		s.members[m.Name] = slices.Clone(m.Proxies)
-		s.demand[m.Name] = s.measure(m)
+		l := Load{Microstore: m.Name}
+		for _, p := range m.Proxies {
+			if _, ok := in.Reports[p]; !ok {
+				l.Unknown = true
+			}
+		}
+		s.demand[m.Name] = l
 	}
+	s.measure()
 	// Pool proxies that do not answer are left where they are.
 	for _, p := range in.Description.Pool {
 		if _, ok := in.Reports[p]; ok {
@@ -269,10 +280,11 @@ func (s *state) grow(grown map[string]bool) {
 }
 
 // shrink gives one proxy back to the pool from each microstore below Low (the seed's linear
-// decrease), but those that changed this period.
+// decrease), but those that changed this period and those that would be above High without it
+// (which would take it back next period, and so on).
 func (s *state) shrink(changed map[string]bool) {
 	for _, l := range s.loads() {
-		if changed[l.Microstore] || l.Unknown || l.Proxies <= s.cfg.MinProxies || l.Utilization >= s.cfg.Low {
+		if changed[l.Microstore] || !s.canGive(l) {
 			continue
 		}
 		ps := s.members[l.Microstore]
@@ -286,7 +298,7 @@ func (s *state) idlest(to string, changed map[string]bool) (Load, bool) {
 	var best Load
 	found := false
 	for _, l := range s.loads() {
-		if l.Microstore == to || changed[l.Microstore] || l.Unknown || l.Proxies <= s.cfg.MinProxies || l.Utilization >= s.cfg.Low {
+		if l.Microstore == to || changed[l.Microstore] || !s.canGive(l) {
 			continue
 		}
 		if !found || l.Utilization < best.Utilization {
@@ -294,6 +306,22 @@ func (s *state) idlest(to string, changed map[string]bool) (Load, bool) {
 		}
 	}
 	return best, found
+}
+
+// canGive reports whether a microstore can give up its last proxy: its load known, below Low,
+// above MinProxies, and at most High without that proxy.
+func (s *state) canGive(l Load) bool {
+	if l.Unknown || l.Proxies <= s.cfg.MinProxies || l.Utilization >= s.cfg.Low {
+		return false
+	}
+	ps := s.members[l.Microstore]
+	cores := l.Cores - s.cores(ps[len(ps)-1])
+	after := 0.0
+	if cores > 0 {
+		after = l.CPU / cores
+	}
+	after = max(after, l.Network/(float64(l.Proxies-1)*s.cfg.ProxyNIC))
+	return after <= s.cfg.High
 }
 
 // bound is how many proxies the rules of thumb let a microstore add (-1: no bound known):
@@ -313,7 +341,7 @@ func (s *state) bound(l Load) int {
 	if have >= limit {
 		return 0
 	}
-	return int(math.Ceil((limit - have) / perProxy))
+	return int(math.Floor((limit - have) / perProxy)) // never past the bound
 }
 
 // cores is a proxy's cores: as it reported, else the mean of those that did, else 1.
@@ -356,24 +384,26 @@ func (s *state) loads() []Load {
 	return out
 }
 
-// measure is a microstore's demand: what its proxies' monitors saw, costed by the advisor's
-// demands.
-func (s *state) measure(m microstore.Microstore) Load {
-	l := Load{Microstore: m.Name}
-	replicas := max(s.in.Replicas[m.Name], 1)
-	for _, p := range m.Proxies {
-		r, ok := s.in.Reports[p]
-		if !ok {
-			l.Unknown = true
-			continue
-		}
-		for _, b := range r.Buckets {
-			cpu, net := s.cost(b, replicas)
+// measure charges each bucket's load, as every proxy that reported saw it, to the bucket's
+// microstore, costed by the advisor's demands.
+func (s *state) measure() {
+	if s.in.MicrostoreOf == nil {
+		return
+	}
+	proxies := slices.Sorted(maps.Keys(s.in.Reports))
+	for _, p := range proxies {
+		for _, b := range s.in.Reports[p].Buckets {
+			ms := s.in.MicrostoreOf(b.Account, b.Bucket)
+			l, ok := s.demand[ms]
+			if !ok {
+				continue // a bucket of no microstore
+			}
+			cpu, net := s.cost(b, max(s.in.Replicas[ms], 1))
 			l.CPU += cpu
 			l.Network += net
+			s.demand[ms] = l
 		}
 	}
-	return l
 }
 
 // cost is a bucket's demand on the proxies: cores, and bytes a second through their network.

@@ -28,10 +28,11 @@ type world struct {
 	d       *microstore.Description
 	reports map[string]Report
 	nodes   map[string]int
+	owner   map[string]string // bucket → its microstore
 }
 
 func newWorld(pool []string, stores ...microstore.Microstore) *world {
-	w := &world{d: &microstore.Description{Microstores: stores, Pool: pool}, reports: map[string]Report{}, nodes: map[string]int{}}
+	w := &world{d: &microstore.Description{Microstores: stores, Pool: pool}, reports: map[string]Report{}, nodes: map[string]int{}, owner: map[string]string{}}
 	for _, p := range pool {
 		w.reports[p] = Report{Proxy: p, Cores: 2}
 	}
@@ -43,10 +44,14 @@ func newWorld(pool []string, stores ...microstore.Microstore) *world {
 	return w
 }
 
-func (w *world) serve(proxy string, b ...workload.Stats) {
+// serve records buckets of microstore ms served by proxy.
+func (w *world) serve(proxy, ms string, b ...workload.Stats) {
 	r := w.reports[proxy]
 	r.Buckets = append(r.Buckets, b...)
 	w.reports[proxy] = r
+	for _, s := range b {
+		w.owner[s.Bucket] = ms
+	}
 }
 
 func (w *world) decide(t *testing.T) Plan {
@@ -59,7 +64,8 @@ func (w *world) decide(t *testing.T) Plan {
 	for _, m := range w.d.Microstores {
 		reps[m.Name] = 3
 	}
-	p := Decide(cfg, Input{Description: w.d, Reports: w.reports, StorageNodes: w.nodes, Replicas: reps})
+	p := Decide(cfg, Input{Description: w.d, Reports: w.reports, StorageNodes: w.nodes, Replicas: reps,
+		MicrostoreOf: func(_, bucket string) string { return w.owner[bucket] }})
 	t.Logf("plan:\n%s", p)
 	return p
 }
@@ -100,9 +106,9 @@ func TestLoadedMicrostoreDoubles(t *testing.T) {
 		microstore.Microstore{Name: "large", Policy: "silver", Proxies: []string{"p1:80", "p2:80"}},
 		microstore.Microstore{Name: "small", Policy: "gold", Proxies: []string{"p9:80"}})
 	// Backups: 1 MiB PUTs, 300 a second through each proxy.
-	w.serve("p1:80", bucket("backups", 0, 300, 1<<20))
-	w.serve("p2:80", bucket("backups2", 0, 300, 1<<20))
-	w.serve("p9:80", bucket("site", 50, 5, 8<<10)) // web pages, between the thresholds
+	w.serve("p1:80", "large", bucket("backups", 0, 300, 1<<20))
+	w.serve("p2:80", "large", bucket("backups2", 0, 300, 1<<20))
+	w.serve("p9:80", "small", bucket("site", 50, 5, 8<<10)) // web pages, between the thresholds
 	p := w.decide(t)
 	if got, want := moves(p), []string{"p3:80 the pool -> microstore large", "p4:80 the pool -> microstore large"}; !slices.Equal(got, want) {
 		t.Fatalf("moves %q, want %q", got, want)
@@ -128,7 +134,7 @@ func TestIdleGivesOneLoadedTakes(t *testing.T) {
 	w := newWorld(nil,
 		microstore.Microstore{Name: "large", Policy: "silver", Proxies: []string{"p1:80"}},
 		microstore.Microstore{Name: "small", Policy: "gold", Proxies: []string{"p2:80", "p3:80", "p4:80"}})
-	w.serve("p1:80", bucket("backups", 0, 400, 1<<20))
+	w.serve("p1:80", "large", bucket("backups", 0, 400, 1<<20))
 	p := w.decide(t)
 	if got, want := moves(p), []string{"p4:80 microstore small -> microstore large"}; !slices.Equal(got, want) {
 		t.Fatalf("moves %q, want %q", got, want)
@@ -157,8 +163,8 @@ func TestIdleGivesOneLoadedTakes(t *testing.T) {
 func TestRuleOfThumbBoundsGrowth(t *testing.T) {
 	w := newWorld([]string{"p3:80", "p4:80"},
 		microstore.Microstore{Name: "large", Policy: "silver", Proxies: []string{"p1:80", "p2:80"}})
-	w.serve("p1:80", bucket("backups", 0, 400, 1<<20))
-	w.serve("p2:80", bucket("backups2", 0, 400, 1<<20))
+	w.serve("p1:80", "large", bucket("backups", 0, 400, 1<<20))
+	w.serve("p2:80", "large", bucket("backups2", 0, 400, 1<<20))
 	w.nodes["large"] = 2 // two storage nodes: as much bandwidth as the two proxies have
 	p := w.decide(t)
 	if len(p.Steps) != 0 || len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "rule of thumb") {
@@ -176,7 +182,7 @@ func TestUnreportedAreLeftAlone(t *testing.T) {
 	w := newWorld([]string{"p3:80", "p4:80"},
 		microstore.Microstore{Name: "large", Policy: "silver", Proxies: []string{"p1:80", "p2:80"}},
 		microstore.Microstore{Name: "small", Policy: "gold"})
-	w.serve("p1:80", bucket("backups", 0, 900, 1<<20))
+	w.serve("p1:80", "large", bucket("backups", 0, 900, 1<<20))
 	delete(w.reports, "p2:80")
 	delete(w.reports, "p3:80")
 	p := w.decide(t)
@@ -197,5 +203,58 @@ func TestConfigValidate(t *testing.T) {
 	var c Config
 	if err := c.Validate(); err != nil || c.High != 0.75 || c.Low != 0.3 || c.Demands == nil {
 		t.Errorf("defaults: %+v, %v", c, err)
+	}
+}
+
+// A bucket's load is its own microstore's, whichever proxy served it: a proxy of large that
+// served small's busy bucket (before it moved, or as any proxy may) does not make large loaded,
+// and small's load seen by a pool proxy counts for small.
+func TestLoadIsTheBucketsMicrostores(t *testing.T) {
+	w := newWorld([]string{"p3:80", "p4:80"},
+		microstore.Microstore{Name: "large", Policy: "silver", Proxies: []string{"p1:80"}},
+		microstore.Microstore{Name: "small", Policy: "gold", Proxies: []string{"p2:80"}})
+	w.serve("p1:80", "small", bucket("site", 20000, 2000, 8<<10))
+	w.serve("p3:80", "", bucket("no-microstore", 20000, 2000, 8<<10))
+	p := w.decide(t)
+	if l := loadOf(p.Before, "large"); l.CPU != 0 || l.Network != 0 {
+		t.Errorf("large is charged %+v for small's bucket", l)
+	}
+	if got := moves(p); len(got) == 0 || loadOf(p.After, "small").Proxies != 2 || loadOf(p.After, "large").Proxies != 1 {
+		t.Errorf("moves %q: want small grown, large left", got)
+	}
+}
+
+// A microstore gives a proxy back only when it would stay at most High without it: thresholds
+// with 2·Low above High do not make it give and take back in turn.
+func TestNoFlapBetweenThresholds(t *testing.T) {
+	w := newWorld([]string{"p3:80"},
+		microstore.Microstore{Name: "small", Policy: "gold", Proxies: []string{"p1:80", "p2:80"}})
+	w.serve("p1:80", "small", bucket("site", 6900, 690, 4<<10))
+	cfg := Config{High: 0.5, Low: 0.3}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p := Decide(cfg, Input{Description: w.d, Reports: w.reports, MicrostoreOf: func(_, b string) string { return w.owner[b] }, Replicas: map[string]int{"small": 3}})
+	u := loadOf(p.Before, "small").Utilization
+	if u >= 0.3 || 2*u <= 0.5 {
+		t.Fatalf("the scenario needs a utilization under Low whose double is over High: %v", u)
+	}
+	if len(p.Steps) != 0 {
+		t.Errorf("moves %q at %v: one proxy fewer would be %v, over High", moves(p), u, 2*u)
+	}
+}
+
+// The rules of thumb's bound is never passed: with proxies of 3 cores and one storage node of
+// 8, two proxies (6 cores) may not take a third (9).
+func TestBoundIsNeverPassed(t *testing.T) {
+	w := newWorld([]string{"p3:80"},
+		microstore.Microstore{Name: "small", Policy: "gold", Proxies: []string{"p1:80", "p2:80"}})
+	for _, p := range []string{"p1:80", "p2:80", "p3:80"} {
+		w.reports[p] = Report{Proxy: p, Cores: 3}
+	}
+	w.serve("p1:80", "small", bucket("site", 40000, 4000, 4<<10))
+	w.nodes["small"] = 1
+	if p := w.decide(t); len(p.Steps) != 0 {
+		t.Errorf("moves %q: 9 proxy cores against 8 storage cores", moves(p))
 	}
 }

@@ -19,8 +19,9 @@ import (
 // small-object and large-object tenants share one node (the embedded default, a sumo node, a
 // proxy of no microstore), a backup stream's large requests take the CPU, the disk and the
 // network that small requests wait behind. So requests go in two lanes:
-//   - large: a body declared at least LaneLargeSize, or a read of a bucket the workload monitor
-//     classes as large objects (C or D: a read's size is not known before it is served);
+//   - large: a body declared at least LaneLargeSize (or a PUT or POST of undeclared length), or
+//     a read of a bucket the workload monitor classes as large objects (C or D: a read's size
+//     is not known before it is served);
 //   - small: every other.
 //
 // While small requests are being served (or were within laneSmallLinger), at most LaneShare
@@ -98,15 +99,18 @@ func newLanes(cfg Config, reg prometheus.Registerer) (*lanes, error) {
 	return l, nil
 }
 
-// laneOf is the lane of a request.
+// laneOf is the lane of a request. A body's size is the larger of its declared length and,
+// for an aws-chunked upload, its decoded length (a client cannot shrink a large upload into
+// the small lane by a header); a write whose length is not declared (chunked transfer
+// encoding) is taken as large.
 func (l *lanes) laneOf(r *http.Request) int {
 	size := r.ContentLength
-	if d := r.Header.Get("X-Amz-Decoded-Content-Length"); d != "" { // aws-chunked: the object's bytes
-		if n, err := strconv.ParseInt(d, 10, 64); err == nil {
-			size = n
+	if strings.HasPrefix(r.Header.Get("X-Amz-Content-Sha256"), "STREAMING-") {
+		if n, err := strconv.ParseInt(r.Header.Get("X-Amz-Decoded-Content-Length"), 10, 64); err == nil {
+			size = max(size, n)
 		}
 	}
-	if size >= l.largeSize {
+	if size >= l.largeSize || (size < 0 && (r.Method == http.MethodPut || r.Method == http.MethodPost)) {
 		return laneLarge
 	}
 	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && l.monitor != nil {

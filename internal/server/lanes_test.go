@@ -109,17 +109,21 @@ func TestLaneOf(t *testing.T) {
 	req := func(method, target string, length int64, hdr ...string) int {
 		r := httptest.NewRequest(method, target, nil)
 		r.ContentLength = length
-		if len(hdr) == 2 {
-			r.Header.Set(hdr[0], hdr[1])
+		for i := 0; i+1 < len(hdr); i += 2 {
+			r.Header.Set(hdr[i], hdr[i+1])
 		}
 		return l.laneOf(r)
 	}
+	const streaming = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
 	for _, c := range []struct {
 		name string
 		lane int
 	}{
 		{"PUT 2 MiB", req("PUT", "/site/a", 2<<20)},
-		{"PUT aws-chunked 2 MiB", req("PUT", "/site/a", 100, "X-Amz-Decoded-Content-Length", "2097152")},
+		{"PUT aws-chunked 2 MiB", req("PUT", "/site/a", 100, "X-Amz-Content-Sha256", streaming, "X-Amz-Decoded-Content-Length", "2097152")},
+		{"PUT 2 MiB claiming a decoded length of 1", req("PUT", "/site/a", 2<<20, "X-Amz-Content-Sha256", streaming, "X-Amz-Decoded-Content-Length", "1")},
+		{"PUT 2 MiB with a decoded length but not aws-chunked", req("PUT", "/site/a", 2<<20, "X-Amz-Decoded-Content-Length", "1")},
+		{"PUT of undeclared length", req("PUT", "/v1/AUTH_a/site/a", -1)},
 		{"GET of a large bucket", req("GET", "/backups/day1", 0)},
 		{"Swift GET of a large container", req("GET", "/v1/AUTH_a/backups/day1", 0)},
 	} {
@@ -132,6 +136,7 @@ func TestLaneOf(t *testing.T) {
 		lane int
 	}{
 		{"PUT 8 KiB", req("PUT", "/site/a", 8<<10)},
+		{"PUT 8 KiB declaring a decoded length of 2 MiB, not aws-chunked", req("PUT", "/site/a", 8<<10, "X-Amz-Decoded-Content-Length", "2097152")},
 		{"GET of a small bucket", req("GET", "/site/a", 0)},
 		{"DELETE in a large bucket", req("DELETE", "/backups/day1", 0)},
 		{"list buckets", req("GET", "/", 0)},

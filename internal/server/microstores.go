@@ -218,7 +218,15 @@ func (m *microstores) newManager(cfg rmanager.Config, keys *auth.Store, region s
 		}
 		return len(seen), r.Replicas()
 	}
-	mgr, err := rmanager.New(cfg, rmanager.Sources{Describe: m.Describe, Change: m.Change, Report: report, Policy: policyOf}, log)
+	microstoreOf := func(ctx context.Context, d *microstore.Description, account, bucket string) string {
+		p, err := m.px.ContainerPolicy(ctx, account, bucket) // the container cache's, mostly
+		if err != nil {
+			return ""
+		}
+		ms, _ := d.OfPolicy(p.Names()...)
+		return ms.Name
+	}
+	mgr, err := rmanager.New(cfg, rmanager.Sources{Describe: m.Describe, Change: m.Change, Report: report, Policy: policyOf, MicrostoreOf: microstoreOf}, log)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}

@@ -95,10 +95,10 @@ func (rt *router) place(ctx context.Context, account, _ string) (int, bool) {
 		return 0, false
 	}
 	p, ok := rt.px.Policies().ByName(m.Policy)
-	if !ok {
-		return 0, false
+	if !ok || p.Deprecated {
+		return 0, false // a policy being drained takes no new bucket
 	}
-	rt.log.InfoContext(ctx, "a new bucket is placed by its account's workload class", "account", account, "class", class.String(), "microstore", m.Name, "policy", p.Name)
+	rt.log.DebugContext(ctx, "a bucket made without a policy is placed by its account's workload class", "account", account, "class", class.String(), "microstore", m.Name, "policy", p.Name)
 	return p.Index, true
 }
 

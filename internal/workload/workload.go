@@ -138,8 +138,10 @@ type Monitor struct {
 	mu      sync.Mutex
 	buckets map[bucketKey]*bucketState
 	// large counts, by bucket name, the buckets of that name (of any account) classed C or D,
-	// for LargeBucket on a request's path.
-	large map[string]int
+	// for LargeBucket on a request's path; prunedAt is the slot the buckets that aged out of
+	// the window were last forgotten in (so that a quiet bucket stops counting).
+	large    map[string]int
+	prunedAt int64
 }
 
 // New returns a Monitor.
@@ -165,6 +167,7 @@ func (m *Monitor) Observe(o Observation) {
 	now := m.slotIndex(m.cfg.Now())
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.prune(now)
 	b := m.bucket(bucketKey{o.Account, o.Bucket}, now)
 	s := b.slot(now)
 	s.ops[o.Kind]++
@@ -376,9 +379,24 @@ func (m *Monitor) countLarge(bucket string, n int) {
 // objects (C or D): the request lanes' hint for a read whose size is not known before it is
 // served. It costs a map lookup, for the request path.
 func (m *Monitor) LargeBucket(bucket string) bool {
+	now := m.slotIndex(m.cfg.Now())
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.prune(now)
 	return m.large[bucket] > 0
+}
+
+// prune forgets the buckets with nothing in the window, once a slot. m.mu is held.
+func (m *Monitor) prune(now int64) {
+	if now == m.prunedAt {
+		return
+	}
+	m.prunedAt = now
+	for k, b := range m.buckets {
+		if b.requests(now, m.cfg.Slots) == 0 {
+			m.forget(k)
+		}
+	}
 }
 
 // Class returns the class of a bucket (Unclassified when the monitor has too little of it).

@@ -86,10 +86,10 @@ func render(w io.Writer, name string, data any) error {
 
 // page is what the "report" template shows.
 type page struct {
-	Title  string
-	Header []field
-	Notes  []string // one-line facts: interruption, prepare, listing outcome
-	Rows   []opRow  // the summary table: per stage and op, then the run's measured totals
+	Title    string
+	Header   []field
+	Notes    []string // one-line facts: interruption, prepare, listing outcome
+	Rows     []opRow  // the summary table: per stage and op, then the run's measured totals
 	Stages   []stageView
 	Fill     *fillView
 	Samplers *samplersView
