@@ -18,7 +18,7 @@ type Sources struct {
 	Describe func(ctx context.Context) (*microstore.Description, error)
 	Change   func(ctx context.Context, change microstore.Change) (*microstore.Description, error)
 	Report   func(ctx context.Context, proxy string) (Report, error)
-	Policy   func(policy string) (storageNodes, replicas int)
+	Policy   func(policy string) PolicyInfo
 	// MicrostoreOf is a bucket's microstore ("" for none) by the description given.
 	MicrostoreOf func(ctx context.Context, d *microstore.Description, account, bucket string) string
 }
@@ -60,11 +60,11 @@ func (m *Manager) Plan(ctx context.Context) (Plan, *microstore.Description, erro
 	if err != nil {
 		return Plan{}, nil, fmt.Errorf("resource manager: %w", err)
 	}
-	in := Input{Description: d, Reports: map[string]Report{}, StorageNodes: map[string]int{}, Replicas: map[string]int{}}
+	in := Input{Description: d, Reports: map[string]Report{}, Policies: map[string]PolicyInfo{}}
 	proxies := append([]string(nil), d.Pool...)
 	for _, ms := range d.Microstores {
 		proxies = append(proxies, ms.Proxies...)
-		in.StorageNodes[ms.Name], in.Replicas[ms.Name] = m.src.Policy(ms.Policy)
+		in.Policies[ms.Name] = m.src.Policy(ms.Policy)
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup

@@ -96,13 +96,19 @@ type Input struct {
 	Description *microstore.Description
 	// Reports are by proxy address; a proxy without one did not answer.
 	Reports map[string]Report
-	// StorageNodes and Replicas of each microstore's policy (by microstore name): its ring's
-	// nodes, and the storage visits of a write (0: unknown, no rule-of-thumb bound).
-	StorageNodes map[string]int
-	Replicas     map[string]int
+	// Policies are each microstore's policy's ring, by microstore name (none known: no
+	// rule-of-thumb bound, one storage visit a write).
+	Policies map[string]PolicyInfo
 	// MicrostoreOf is the microstore of a bucket ("" for none): a bucket's load is its
 	// microstore's whichever proxy served it (a pool proxy, a proxy since moved elsewhere).
 	MicrostoreOf func(account, bucket string) string
+}
+
+// PolicyInfo is what a microstore's storage policy has.
+type PolicyInfo struct {
+	Ring     string   `json:"ring"`     // its object ring's name (object, object-1, ...)
+	Nodes    []string `json:"nodes"`    // the storage nodes its ring places data on
+	Replicas int      `json:"replicas"` // storage visits of a write (replicas, or EC fragments)
 }
 
 // Load is a microstore's load and utilization, as the model counts it.
@@ -130,13 +136,26 @@ type Step struct {
 	Reason string `json:"reason"`
 }
 
+// Recommendation is a storage node the manager would move from one microstore's policy to
+// another's: it moves proxies itself, and storage only by ring changes, which an operator makes
+// with the commands given (the replicator moves the data, bounded by the builder's hours
+// between moves of a partition).
+type Recommendation struct {
+	Node     string   `json:"node"`
+	From     string   `json:"from"`
+	To       string   `json:"to"`
+	Reason   string   `json:"reason"`
+	Commands []string `json:"commands"`
+}
+
 // Plan is one decision: its steps, each microstore's load before and (predicted) after them,
-// and notes on what it did not do and why.
+// the storage moves it recommends, and notes on what it did not do and why.
 type Plan struct {
-	Steps  []Step   `json:"steps"`
-	Before []Load   `json:"before"`
-	After  []Load   `json:"after"`
-	Notes  []string `json:"notes,omitempty"`
+	Steps   []Step           `json:"steps"`
+	Before  []Load           `json:"before"`
+	After   []Load           `json:"after"`
+	Storage []Recommendation `json:"storage,omitempty"`
+	Notes   []string         `json:"notes,omitempty"`
 }
 
 // state is a decision in progress: where every proxy is.
@@ -251,14 +270,15 @@ func (s *state) grow(grown map[string]bool) {
 		if bound := s.bound(l); bound >= 0 && want > bound {
 			if bound == 0 {
 				s.note("microstore %s: %s at %s, but its proxies already match its %d storage nodes (the rule of thumb): more would wait on them",
-					l.Microstore, l.Resource, pct(l.Utilization), s.in.StorageNodes[l.Microstore])
+					l.Microstore, l.Resource, pct(l.Utilization), len(s.in.Policies[l.Microstore].Nodes))
+				s.recommendStorage(l)
 				continue
 			}
 			want = bound
 		}
 		how := "doubled"
 		if want < l.Proxies {
-			how = fmt.Sprintf("%d more, as many as its %d storage nodes keep busy (the rule of thumb)", want, s.in.StorageNodes[l.Microstore])
+			how = fmt.Sprintf("%d more, as many as its %d storage nodes keep busy (the rule of thumb)", want, len(s.in.Policies[l.Microstore].Nodes))
 		}
 		why := fmt.Sprintf("%s at %s of its %d proxies, above %s: %s", l.Resource, pct(l.Utilization), l.Proxies, pct(s.cfg.High), how)
 		for ; want > 0 && len(s.pool) > 0; want-- {
@@ -308,6 +328,50 @@ func (s *state) idlest(to string, changed map[string]bool) (Load, bool) {
 	return best, found
 }
 
+// recommendStorage recommends a storage node for a microstore whose proxies match its storage
+// nodes and that is still loaded: one of the least utilized idle microstore's nodes, if it has
+// more than its policy's replicas (it keeps a whole replica set).
+func (s *state) recommendStorage(to Load) {
+	dst := s.in.Policies[to.Microstore]
+	var donor Load
+	var node string
+	for _, l := range s.loads() {
+		src := s.in.Policies[l.Microstore]
+		if l.Microstore == to.Microstore || l.Unknown || l.Utilization >= s.cfg.Low || len(src.Nodes) <= max(src.Replicas, 1) ||
+			slices.ContainsFunc(s.plan.Storage, func(r Recommendation) bool { return r.From == l.Microstore }) {
+			continue
+		}
+		if node != "" && l.Utilization >= donor.Utilization {
+			continue
+		}
+		for i := len(src.Nodes) - 1; i >= 0; i-- {
+			if !slices.Contains(dst.Nodes, src.Nodes[i]) {
+				donor, node = l, src.Nodes[i]
+				break
+			}
+		}
+	}
+	if node == "" {
+		s.note("microstore %s: no idle microstore has a storage node to spare beyond its replicas", to.Microstore)
+		return
+	}
+	from := s.in.Policies[donor.Microstore].Ring + ".builder"
+	into := dst.Ring + ".builder"
+	s.plan.Storage = append(s.plan.Storage, Recommendation{Node: node, From: donor.Microstore, To: to.Microstore,
+		Reason: fmt.Sprintf("%s's %s at %s with as many proxies as its storage nodes keep busy; %s's %s at %s, with %d nodes for %d replicas",
+			to.Microstore, to.Resource, pct(to.Utilization), donor.Microstore, donor.Resource, pct(donor.Utilization),
+			len(s.in.Policies[donor.Microstore].Nodes), s.in.Policies[donor.Microstore].Replicas),
+		Commands: []string{
+			"cairn ring set-weight " + from + " --node " + node + " --weight 0",
+			"cairn ring rebalance " + from,
+			"cairn ring write " + from + " RINGDIR",
+			"# once the node holds none of " + donor.Microstore + "'s partitions (cairn_replication_handoff_partitions 0 on it):",
+			"cairn ring add " + into + " --region R --zone Z --node " + node + " --device DEVICE --weight W",
+			"cairn ring rebalance " + into,
+			"cairn ring write " + into + " RINGDIR",
+		}})
+}
+
 // canGive reports whether a microstore can give up its last proxy: its load known, below Low,
 // above MinProxies, and at most High without that proxy.
 func (s *state) canGive(l Load) bool {
@@ -328,7 +392,7 @@ func (s *state) canGive(l Load) bool {
 // its proxies' cores up to its storage nodes' cores when CPU leads, their bandwidth up to the
 // storage nodes' when the network does.
 func (s *state) bound(l Load) int {
-	nodes := s.in.StorageNodes[l.Microstore]
+	nodes := len(s.in.Policies[l.Microstore].Nodes)
 	if nodes <= 0 || l.Proxies == 0 {
 		return -1
 	}
@@ -398,7 +462,7 @@ func (s *state) measure() {
 			if !ok {
 				continue // a bucket of no microstore
 			}
-			cpu, net := s.cost(b, max(s.in.Replicas[ms], 1))
+			cpu, net := s.cost(b, max(s.in.Policies[ms].Replicas, 1))
 			l.CPU += cpu
 			l.Network += net
 			s.demand[ms] = l
@@ -449,6 +513,12 @@ func (p Plan) String() string {
 	}
 	for _, st := range p.Steps {
 		fmt.Fprintf(&b, "move %s from %s to %s: %s\n", st.Proxy, where(st.From), where(st.To), st.Reason)
+	}
+	for _, r := range p.Storage {
+		fmt.Fprintf(&b, "recommended: storage node %s from microstore %s to microstore %s: %s\n", r.Node, r.From, r.To, r.Reason)
+		for _, c := range r.Commands {
+			fmt.Fprintf(&b, "    %s\n", c)
+		}
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)

@@ -2,6 +2,7 @@ package rmanager
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -60,11 +61,15 @@ func (w *world) decide(t *testing.T) Plan {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	reps := map[string]int{}
+	pols := map[string]PolicyInfo{}
 	for _, m := range w.d.Microstores {
-		reps[m.Name] = 3
+		info := PolicyInfo{Ring: "object-" + m.Policy, Replicas: 3}
+		for i := range w.nodes[m.Name] {
+			info.Nodes = append(info.Nodes, fmt.Sprintf("%s-node%d:6000", m.Name, i+1))
+		}
+		pols[m.Name] = info
 	}
-	p := Decide(cfg, Input{Description: w.d, Reports: w.reports, StorageNodes: w.nodes, Replicas: reps,
+	p := Decide(cfg, Input{Description: w.d, Reports: w.reports, Policies: pols,
 		MicrostoreOf: func(_, bucket string) string { return w.owner[bucket] }})
 	t.Logf("plan:\n%s", p)
 	return p
@@ -171,8 +176,33 @@ func TestRuleOfThumbBoundsGrowth(t *testing.T) {
 		t.Errorf("steps %q, notes %q: want none, and a note of the rule of thumb", moves(p), p.Notes)
 	}
 	w.nodes["large"] = 3 // room for one more
-	if p := w.decide(t); len(p.Steps) != 1 {
-		t.Errorf("with three storage nodes: %q, want one proxy more", moves(p))
+	if p := w.decide(t); len(p.Steps) != 1 || len(p.Storage) != 0 {
+		t.Errorf("with three storage nodes: %q, %+v, want one proxy more", moves(p), p.Storage)
+	}
+}
+
+// A microstore whose proxies match its storage nodes and that is still loaded gets a storage
+// node recommended from an idle microstore that has more nodes than its replicas, with the ring
+// commands that move it; one that has no node to spare gives none.
+func TestStorageRecommended(t *testing.T) {
+	w := newWorld(nil,
+		microstore.Microstore{Name: "large", Policy: "silver", Proxies: []string{"p1:80", "p2:80"}},
+		microstore.Microstore{Name: "small", Policy: "gold", Proxies: []string{"p3:80"}})
+	w.serve("p1:80", "large", bucket("backups", 0, 600, 1<<20))
+	w.nodes["large"], w.nodes["small"] = 2, 3 // small keeps its 3 replicas: nothing to spare
+	if p := w.decide(t); len(p.Storage) != 0 {
+		t.Fatalf("recommended %+v from a microstore with no node to spare", p.Storage)
+	}
+	w.nodes["small"] = 4
+	p := w.decide(t)
+	if len(p.Storage) != 1 {
+		t.Fatalf("recommendations %+v, want one", p.Storage)
+	}
+	r := p.Storage[0]
+	if r.Node != "small-node4:6000" || r.From != "small" || r.To != "large" || len(p.Steps) != 0 ||
+		!strings.Contains(strings.Join(r.Commands, "\n"), "cairn ring set-weight object-gold.builder --node small-node4:6000 --weight 0") ||
+		!strings.Contains(strings.Join(r.Commands, "\n"), "cairn ring add object-silver.builder") {
+		t.Errorf("recommendation %+v", r)
 	}
 }
 
@@ -234,7 +264,7 @@ func TestNoFlapBetweenThresholds(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	p := Decide(cfg, Input{Description: w.d, Reports: w.reports, MicrostoreOf: func(_, b string) string { return w.owner[b] }, Replicas: map[string]int{"small": 3}})
+	p := Decide(cfg, Input{Description: w.d, Reports: w.reports, MicrostoreOf: func(_, b string) string { return w.owner[b] }, Policies: map[string]PolicyInfo{"small": {Replicas: 3}}})
 	u := loadOf(p.Before, "small").Utilization
 	if u >= 0.3 || 2*u <= 0.5 {
 		t.Fatalf("the scenario needs a utilization under Low whose double is over High: %v", u)

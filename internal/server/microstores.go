@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/admin"
@@ -201,22 +202,23 @@ func (m *microstores) newManager(cfg rmanager.Config, keys *auth.Store, region s
 		}
 		return rmanager.Report{Proxy: proxy, Cores: w.Cores, Buckets: w.Buckets}, nil
 	}
-	policyOf := func(name string) (nodes, replicas int) {
+	policyOf := func(name string) rmanager.PolicyInfo {
 		p, ok := m.policies.ByName(name)
 		if !ok {
-			return 0, 0
+			return rmanager.PolicyInfo{}
 		}
 		r, err := m.px.PolicyRing(p.Index)
 		if err != nil {
-			return 0, 0
+			return rmanager.PolicyInfo{}
 		}
-		seen := map[string]bool{}
+		info := rmanager.PolicyInfo{Ring: p.RingName(), Replicas: r.Replicas()}
 		for _, d := range r.Devices {
-			if d.Weight > 0 {
-				seen[d.Node] = true
+			if d.Weight > 0 && !slices.Contains(info.Nodes, d.Node) {
+				info.Nodes = append(info.Nodes, d.Node)
 			}
 		}
-		return len(seen), r.Replicas()
+		slices.Sort(info.Nodes)
+		return info
 	}
 	microstoreOf := func(ctx context.Context, d *microstore.Description, account, bucket string) string {
 		p, err := m.px.ContainerPolicy(ctx, account, bucket) // the container cache's, mostly
