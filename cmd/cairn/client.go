@@ -110,13 +110,35 @@ func (f *transferFlags) options() (transfer.Options, error) {
 		RateLimit: int64(f.limitRate), NoResume: f.noResume}, nil
 }
 
-// splitObject splits BUCKET/KEY at the first slash; the key may be empty.
-func splitObject(arg string) (bucket, key string, err error) {
-	bucket, key, _ = strings.Cut(arg, "/")
+// splitObject splits BUCKET/KEY at the first slash; the key may be empty. It also takes the
+// URLs aws cli, s5cmd and rclone users type, s3://BUCKET/KEY and swift://BUCKET/KEY, whose
+// scheme is the protocol (an explicit --protocol that says otherwise is an error).
+func (f *connFlags) splitObject(cmd *cobra.Command, arg string) (bucket, key string, err error) {
+	rest, err := f.useScheme(cmd, arg)
+	if err != nil {
+		return "", "", err
+	}
+	bucket, key, _ = strings.Cut(rest, "/")
 	if bucket == "" {
 		return "", "", fmt.Errorf("%q: want BUCKET/KEY", arg)
 	}
 	return bucket, key, nil
+}
+
+// useScheme strips an s3:// or swift:// scheme from arg and makes it the protocol.
+func (f *connFlags) useScheme(cmd *cobra.Command, arg string) (string, error) {
+	for _, scheme := range []string{objclient.ProtocolS3, objclient.ProtocolSwift} {
+		rest, ok := strings.CutPrefix(arg, scheme+"://")
+		if !ok {
+			continue
+		}
+		if fl := cmd.Flags().Lookup("protocol"); fl != nil && fl.Changed && f.cfg.Protocol != scheme {
+			return "", fmt.Errorf("%q is a %s URL, but --protocol (or CAIRN_PROTOCOL) is %s", arg, scheme, f.cfg.Protocol)
+		}
+		f.cfg.Protocol = scheme
+		return rest, nil
+	}
+	return arg, nil
 }
 
 func newPutCommand() *cobra.Command {
@@ -140,7 +162,7 @@ func newPutCommand() *cobra.Command {
 				return err
 			}
 			src := args[0]
-			bucket, key, err := splitObject(args[1])
+			bucket, key, err := conn.splitObject(cmd, args[1])
 			if err != nil {
 				return err
 			}
@@ -224,7 +246,7 @@ func newGetCommand() *cobra.Command {
 			if err := bindEnv(cmd); err != nil {
 				return err
 			}
-			bucket, key, err := splitObject(args[0])
+			bucket, key, err := conn.splitObject(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -313,9 +335,14 @@ func newLsCommand() *cobra.Command {
 			}
 			bucket, prefix := "", ""
 			if len(args) == 1 {
-				var err error
-				if bucket, prefix, err = splitObject(args[0]); err != nil {
+				rest, err := conn.useScheme(cmd, args[0])
+				if err != nil {
 					return err
+				}
+				if rest != "" { // s3:// alone lists the buckets
+					if bucket, prefix, err = conn.splitObject(cmd, rest); err != nil {
+						return err
+					}
 				}
 			}
 			s, err := connect(cmd, &conn, 1, bucket)
@@ -436,7 +463,7 @@ func newRmCommand() *cobra.Command {
 			type target struct{ bucket, key string }
 			var targets []target
 			for _, a := range args {
-				bucket, key, err := splitObject(a)
+				bucket, key, err := conn.splitObject(cmd, a)
 				if err != nil {
 					return err
 				}
@@ -569,7 +596,11 @@ func bucketCommand(name, short string, act func(s *session, bucket string) error
 			if err := bindEnv(cmd); err != nil {
 				return err
 			}
-			bucket := strings.TrimSuffix(args[0], "/")
+			rest, err := conn.useScheme(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			bucket := strings.TrimSuffix(rest, "/")
 			if bucket == "" || strings.Contains(bucket, "/") {
 				return fmt.Errorf("%q: want a bucket name", args[0])
 			}

@@ -10,24 +10,85 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-store/cairn/internal/testserver"
 	"github.com/cairn-store/cairn/internal/transfer"
 )
 
 func TestClientSplitObject(t *testing.T) {
-	for _, tc := range []struct{ arg, bucket, key string }{
-		{"b", "b", ""},
-		{"b/", "b", ""},
-		{"b/k", "b", "k"},
-		{"b/dir/k/", "b", "dir/k/"},
-		{"b//k", "b", "/k"},
+	for _, tc := range []struct{ arg, bucket, key, protocol string }{
+		{"b", "b", "", "s3"},
+		{"b/", "b", "", "s3"},
+		{"b/k", "b", "k", "s3"},
+		{"b/dir/k/", "b", "dir/k/", "s3"},
+		{"b//k", "b", "/k", "s3"},
+		{"s3://b/k", "b", "k", "s3"},
+		{"swift://b/dir/k", "b", "dir/k", "swift"},
+		{"s3x://b/k", "s3x:", "/b/k", "s3"}, // not a scheme of ours: a bucket name, refused by the store
 	} {
-		bucket, key, err := splitObject(tc.arg)
-		if err != nil || bucket != tc.bucket || key != tc.key {
-			t.Errorf("splitObject(%q) = %q, %q, %v", tc.arg, bucket, key, err)
+		var conn connFlags
+		cmd := &cobra.Command{}
+		conn.register(cmd.Flags())
+		bucket, key, err := conn.splitObject(cmd, tc.arg)
+		if err != nil || bucket != tc.bucket || key != tc.key || conn.cfg.Protocol != tc.protocol {
+			t.Errorf("splitObject(%q) = %q, %q, %v, protocol %s", tc.arg, bucket, key, err, conn.cfg.Protocol)
 		}
 	}
-	if _, _, err := splitObject("/k"); err == nil {
-		t.Error(`splitObject("/k"): want an error`)
+	for _, bad := range []string{"/k", "s3://", "s3:///k"} {
+		var conn connFlags
+		cmd := &cobra.Command{}
+		conn.register(cmd.Flags())
+		if _, _, err := conn.splitObject(cmd, bad); err == nil {
+			t.Errorf("splitObject(%q): want an error", bad)
+		}
+	}
+	// A URL's scheme against an explicit --protocol.
+	var conn connFlags
+	cmd := &cobra.Command{}
+	conn.register(cmd.Flags())
+	cmd.Flags().Set("protocol", "swift")
+	if _, _, err := conn.splitObject(cmd, "s3://b/k"); err == nil || !strings.Contains(err.Error(), "is a s3 URL, but --protocol") {
+		t.Errorf("s3:// with --protocol swift: %v", err)
+	}
+}
+
+// put, ls, get, mb and rb take s3:// URLs, as aws cli, s5cmd and rclone users type them.
+func TestClientS3URLs(t *testing.T) {
+	for _, k := range []string{"CAIRN_ENDPOINT", "CAIRN_ACCESS_KEY", "CAIRN_SECRET_KEY", "CAIRN_PROTOCOL"} {
+		t.Setenv(k, "")
+	}
+	endpoint := testserver.Start(t, "url-root", "url-root-secret")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cat.txt")
+	if err := os.WriteFile(file, []byte("a cat"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := runCairn(t, append(args, "--endpoint", endpoint, "--access-key", "url-root", "--secret-key", "url-root-secret")...)
+		if err != nil {
+			t.Fatalf("cairn %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	run("mb", "s3://photos")
+	run("put", file, "s3://photos/2026/")
+	if out := run("ls", "s3://photos/2026/"); !strings.Contains(out, "2026/cat.txt") {
+		t.Errorf("ls s3://photos/2026/:\n%s", out)
+	}
+	if out := run("ls", "s3://"); !strings.Contains(out, "photos") {
+		t.Errorf("ls s3://:\n%s", out)
+	}
+	got := filepath.Join(dir, "back.txt")
+	run("get", "s3://photos/2026/cat.txt", got)
+	if b, err := os.ReadFile(got); err != nil || string(b) != "a cat" {
+		t.Errorf("got %q, %v", b, err)
+	}
+	run("rm", "s3://photos/2026/cat.txt")
+	run("rb", "s3://photos")
+	if out := run("ls", "s3://"); strings.Contains(out, "photos") {
+		t.Errorf("the bucket is still there:\n%s", out)
 	}
 }
 
