@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,7 +24,7 @@ import (
 // does not own itself to the nodes.
 func newLocalClusterCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "local-cluster [--storage N] [--proxies N] [--sumo N] [--replicas N] [--part-power P] [--policies NAME[:K+M][@FIRST-LAST],...] [--data DIR] [--listen HOST:PORT] [cairn server flags]",
+		Use:   "local-cluster [--storage N] [--proxies N] [--sumo N] [--replicas N] [--part-power P] [--policies NAME[:K+M][@FIRST-LAST],...] [--data DIR] [--listen HOST:PORT] [--node-logs files|terminal] [cairn server flags]",
 		Short: "Run a whole cluster on this machine: storage, proxy and sumo nodes as separate processes on loopback",
 		Long: "Builds the rings for the storage nodes on first start (DIR/rings), starts each node as a\n" +
 			"`cairn server --role` process with its data in DIR/NAME and its log in DIR/NAME.log, and\n" +
@@ -35,7 +36,9 @@ func newLocalClusterCommand() *cobra.Command {
 			"erasure-coded policy of K data and M parity fragments (ec_type cairn_rs, one fragment per\n" +
 			"storage node: at least K+M of them), e.g. --storage 8 --policies gold,ec42:4+2.\n" +
 			"@FIRST-LAST puts a policy's ring on those storage nodes alone (from 1), as a microstore's\n" +
-			"policy has nodes of its own: --storage 6 --policies gold@1-3,silver@4-6.",
+			"policy has nodes of its own: --storage 6 --policies gold@1-3,silver@4-6.\n" +
+			"It prints the endpoints, the root access key and where its secret is; the nodes' logs go to\n" +
+			"DIR/NAME.log (--node-logs terminal also shows them here).",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLocalCluster(cmd, args)
@@ -47,6 +50,7 @@ func newLocalClusterCommand() *cobra.Command {
 var localClusterFlags = map[string]string{
 	"storage": "", "proxies": "", "sumo": "", "replicas": "", "part-power": "", "policies": "",
 	"data": "cairn-cluster", "listen": "127.0.0.1:8787", "root-access-key": "", "root-secret-key": "",
+	"node-logs": "files",
 }
 
 func runLocalCluster(cmd *cobra.Command, args []string) error {
@@ -81,10 +85,12 @@ func runLocalCluster(cmd *cobra.Command, args []string) error {
 	if (ak == "") != (sk == "") {
 		return errors.New("give both --root-access-key and --root-secret-key, or neither")
 	}
+	secretFrom := "as given by --root-secret-key"
 	if ak == "" {
 		if ak, sk, err = localClusterRootKey(cmd, dir); err != nil {
 			return err
 		}
+		secretFrom = filepath.Join(dir, "root-credentials.json")
 	}
 	var policies []string
 	if own["policies"] != "" {
@@ -92,20 +98,37 @@ func runLocalCluster(cmd *cobra.Command, args []string) error {
 			policies = append(policies, strings.TrimSpace(n))
 		}
 	}
+	var nodeOutput io.Writer // the nodes' logs go to their files only
+	switch own["node-logs"] {
+	case "files":
+	case "terminal":
+		nodeOutput = cmd.ErrOrStderr()
+	default:
+		return fmt.Errorf("--node-logs %q: want files or terminal", own["node-logs"])
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c, err := localcluster.Start(ctx, localcluster.Config{
 		Binary: bin, Dir: dir, Listen: own["listen"],
 		Storage: ints["storage"], Proxies: ints["proxies"], Sumo: ints["sumo"], Replicas: ints["replicas"], PartPower: uint(ints["part-power"]),
-		Policies: policies, RootAccessKey: ak, RootSecretKey: sk, Args: pass, Output: cmd.ErrOrStderr(),
+		Policies: policies, RootAccessKey: ak, RootSecretKey: sk, Args: pass, Output: nodeOutput,
 	})
 	if err != nil {
 		return err
 	}
+	// The terminal shows where things are; the nodes' logs are in their files.
+	out := cmd.OutOrStdout()
 	for _, n := range c.Nodes {
-		fmt.Fprintf(cmd.OutOrStdout(), "cairn: %s node %s at %s (log %s.log)\n", n.Role, n.Name, n.Endpoint(), n.DataDir)
+		fmt.Fprintf(out, "cairn: %s node %s at %s (log %s.log)\n", n.Role, n.Name, n.Endpoint(), n.DataDir)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "cairn: S3 endpoint %s\n", c.Endpoint)
+	fmt.Fprintf(out, "cairn: Swift auth %s/auth/v1.0 (user root:root, the root secret key as its key)\n", c.Endpoint)
+	fmt.Fprintf(out, "cairn: S3 endpoint %s\n", c.Endpoint)
+	fmt.Fprintf(out, "cairn: root access key %s; its secret key: %s\n", ak, secretFrom)
+	fmt.Fprintf(out, "cairn: the nodes' logs: %s/*.log (tail -f them to follow)\n", dir)
+	fmt.Fprintf(out, "cairn: for cairn put/get/ls and the admin commands:\n  export CAIRN_ENDPOINT=%s CAIRN_ACCESS_KEY=%s\n", c.Endpoint, ak)
+	if secretFrom != "as given by --root-secret-key" {
+		fmt.Fprintf(out, "  export CAIRN_SECRET_KEY=$(sed -E 's/.*\"secret_key\":\"([^\"]*)\".*/\\1/' %s)\n", secretFrom)
+	}
 	<-ctx.Done()
 	return c.Close()
 }

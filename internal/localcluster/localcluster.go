@@ -353,9 +353,11 @@ func (c *Cluster) ensureRings(st *state) error {
 		if n := p.Replicas(); n > 0 {
 			replicas = n // an erasure-coded policy's: one per fragment
 		}
-		_, nodes, err := splitPolicyNodes(st.Policies[p.Index])
-		if err != nil {
-			return fmt.Errorf("localcluster: %w", err)
+		var nodes nodeRange // every node; a cluster without policies has policy 0 alone
+		if p.Index < len(st.Policies) {
+			if _, nodes, err = splitPolicyNodes(st.Policies[p.Index]); err != nil {
+				return fmt.Errorf("localcluster: %w", err)
+			}
 		}
 		specs = append(specs, ringSpec{p.RingName(), policyDevice(p.Index), replicas, nodes})
 	}

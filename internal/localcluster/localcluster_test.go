@@ -55,3 +55,19 @@ func TestPolicyNodeRanges(t *testing.T) {
 		}
 	}
 }
+
+// A cluster without storage policies has policy 0 alone, on every node.
+func TestNoPolicies(t *testing.T) {
+	c := &Cluster{cfg: Config{Replicas: 2, PartPower: 4}, RingDir: t.TempDir()}
+	st := &state{HashSuffix: "suffix"}
+	for i := 1; i <= 2; i++ {
+		st.Nodes = append(st.Nodes, nodeState{Name: fmt.Sprintf("storage%d", i), Role: "storage", Addr: fmt.Sprintf("127.0.0.1:%d", 9000+i)})
+	}
+	if err := c.ensureRings(st); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ring.Load(filepath.Join(c.RingDir, "object.ring.gz"))
+	if err != nil || len(r.Devices) != 2 {
+		t.Fatalf("object ring: %v, %v", r, err)
+	}
+}
