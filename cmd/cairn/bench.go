@@ -71,6 +71,9 @@ func (s *sizeFlag) Set(v string) error {
 // validated its own configuration, so that a bad flag costs no request. An empty bucket checks
 // the credentials only (a workload creates its buckets itself).
 func (bf *benchFlags) start(cmd *cobra.Command, bucket string, create bool) (context.Context, context.CancelFunc, objclient.Client, error) {
+	if err := bf.conn.useAWSConfig(cmd); err != nil {
+		return nil, nil, nil, err
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	c, err := bf.conn.open(ctx, bf.concurrency)
 	if err != nil {

@@ -51,6 +51,9 @@ type session struct {
 // a missing bucket ends here in one line naming the problem. An empty bucket checks the
 // credentials only.
 func connect(cmd *cobra.Command, conn *connFlags, concurrency int, bucket string) (*session, error) {
+	if err := conn.useAWSConfig(cmd); err != nil {
+		return nil, err
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	c, err := conn.open(ctx, concurrency)
 	if err != nil {

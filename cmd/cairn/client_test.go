@@ -240,3 +240,64 @@ func TestClientCommandErrors(t *testing.T) {
 		t.Errorf("ls configured by the environment: %v", err)
 	}
 }
+
+// The client reads the AWS SDKs' configuration for what flags and CAIRN_* do not give: the
+// environment's keys and endpoint, a profile's from ~/.aws (default, AWS_PROFILE, --profile,
+// which comes before the environment), and never over a flag.
+func TestClientAWSConfiguration(t *testing.T) {
+	for _, k := range []string{"CAIRN_ENDPOINT", "CAIRN_ACCESS_KEY", "CAIRN_SECRET_KEY", "CAIRN_PROTOCOL", "CAIRN_REGION", "CAIRN_PROFILE"} {
+		t.Setenv(k, "")
+	}
+	endpoint := testserver.Start(t, "aws-root", "aws-root-secret")
+	dir := t.TempDir()
+	creds, conf := filepath.Join(dir, "credentials"), filepath.Join(dir, "config")
+	write := func(path, data string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(creds, "[default]\naws_access_key_id = wrong\naws_secret_access_key = wrong\n\n[cairn]\naws_access_key_id = aws-root\naws_secret_access_key=aws-root-secret\n")
+	write(conf, "[default]\nregion = us-east-1\n[profile cairn]\nregion = us-east-1\nendpoint_url = "+endpoint+"\ns3 =\n  addressing_style = path\n")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", creds)
+	t.Setenv("AWS_CONFIG_FILE", conf)
+	ls := func(args ...string) error {
+		t.Helper()
+		_, err := runCairn(t, append([]string{"ls"}, args...)...)
+		return err
+	}
+	// A named profile: its keys and its endpoint.
+	if err := ls("--profile", "cairn"); err != nil {
+		t.Errorf("--profile cairn: %v", err)
+	}
+	t.Setenv("AWS_PROFILE", "cairn")
+	if err := ls(); err != nil {
+		t.Errorf("AWS_PROFILE=cairn: %v", err)
+	}
+	// The environment's keys come before AWS_PROFILE's, and --profile before the environment's.
+	t.Setenv("AWS_ACCESS_KEY_ID", "env-wrong")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "env-wrong")
+	if err := ls(); err == nil {
+		t.Error("the environment's (wrong) keys were not used over AWS_PROFILE's")
+	}
+	if err := ls("--profile", "cairn"); err != nil {
+		t.Errorf("--profile cairn over the environment's keys: %v", err)
+	}
+	// Flags come before all of it; a profile that is not there is an error.
+	if err := ls("--access-key", "aws-root", "--secret-key", "aws-root-secret"); err != nil {
+		t.Errorf("flags over the environment: %v", err)
+	}
+	if err := ls("--profile", "nope"); err == nil || !strings.Contains(err.Error(), "no such profile") {
+		t.Errorf("--profile nope: %v", err)
+	}
+	// AWS_ENDPOINT_URL with the environment's keys, no profile files.
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "none"))
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "none"))
+	t.Setenv("AWS_ACCESS_KEY_ID", "aws-root")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-root-secret")
+	t.Setenv("AWS_ENDPOINT_URL", endpoint)
+	if err := ls(); err != nil {
+		t.Errorf("AWS_* environment: %v", err)
+	}
+}

@@ -16,7 +16,8 @@ const defaultEndpoint = "http://127.0.0.1:8787"
 // that talks to a store (put, get, ls, rm, mb, rb, bench) registers the same flags, so that
 // one set of CAIRN_* environment variables serves them all.
 type connFlags struct {
-	cfg objclient.Config
+	cfg     objclient.Config
+	profile string // an AWS profile to read keys, region and endpoint from (awsconfig.go)
 }
 
 func (f *connFlags) register(fs *pflag.FlagSet) {
@@ -30,6 +31,7 @@ func (f *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.cfg.Key, "key", "", "Swift key")
 	fs.StringVar(&f.cfg.Token, "token", "", "Swift token, with --storage-url, instead of --auth-url/--user/--key")
 	fs.StringVar(&f.cfg.StorageURL, "storage-url", "", "Swift storage URL (http://host:port/v1/AUTH_account), with --token")
+	fs.StringVar(&f.profile, "profile", "", "an AWS profile (~/.aws/credentials, ~/.aws/config) for what flags and CAIRN_* do not give (default: AWS_PROFILE, else default)")
 }
 
 // open validates the flags and builds a client with one kept-alive connection per worker. It
