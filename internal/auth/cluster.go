@@ -90,7 +90,7 @@ type clusterState struct {
 
 // maxRecentWrites is how many writes a state names: far more than a writer's attempts can
 // fall behind (maxUpdateAttempts, each after a reload).
-const maxRecentWrites = 64
+const maxRecentWrites = 4 * maxUpdateAttempts
 
 // clusterSync is a cluster store's side of the cluster: the object, its sealing, and the
 // refreshes that bring other proxies' changes.
@@ -274,7 +274,7 @@ func (s *Store) reloadAfterConflict(ctx context.Context, attempt int) error {
 	if s.cluster == nil {
 		return errors.New("auth: a conflict on a store no one else writes")
 	}
-	pause := time.Duration(rand.Int64N(int64(attempt) * int64(10*time.Millisecond)))
+	pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(10*time.Millisecond)))
 	select {
 	case <-ctx.Done():
 		return ctx.Err()

@@ -43,8 +43,11 @@ type UserCredentials struct {
 }
 
 // maxUpdateAttempts bounds how often a change is applied again after another writer changed
-// the stored state under it (only a cluster's state has other writers).
-const maxUpdateAttempts = 8
+// the stored state under it (only a cluster's state has other writers). Each conflict is another
+// writer's success, and a proxy writing a run of changes wins every race against one that must
+// reload first, so a change can lose once for each change of another proxy's run: eight was
+// too few for two proxies creating ten accounts each on a loaded machine.
+const maxUpdateAttempts = 64
 
 // update applies change to a copy of the current state, writes it and only then makes it the
 // state lookups see: a change that cannot be made durable is not made at all. When another
