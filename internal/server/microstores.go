@@ -28,8 +28,9 @@ const (
 )
 
 // maxDescriptionAttempts bounds how often a change is applied again after another proxy
-// changed the description under it.
-const maxDescriptionAttempts = 8
+// changed the description under it (each conflict another's success: as the tenant store's,
+// enough to outlast another proxy's run of changes).
+const maxDescriptionAttempts = 64
 
 // microstores keeps the description through the proxy and checks each change against the
 // cluster's storage policies as well as against the description's own rules.
@@ -110,7 +111,7 @@ func (m *microstores) Change(ctx context.Context, change microstore.Change) (*mi
 		}
 		_, err = m.obj.Store(ctx, data, version)
 		if errors.Is(err, auth.ErrBlobConflict) && attempt < maxDescriptionAttempts {
-			pause := time.Duration(rand.Int64N(int64(attempt) * int64(10*time.Millisecond)))
+			pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(10*time.Millisecond)))
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
