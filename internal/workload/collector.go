@@ -24,12 +24,10 @@ func (m *Monitor) ByClass() []ClassStats {
 	now := m.slotIndex(m.cfg.Now())
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.prune(now) // what aged out of the window
 	var out [LargeWrites + 1]ClassStats
 	var latency [LargeWrites + 1][2][latencyBuckets]uint64
 	for _, b := range m.buckets {
-		if b.requests(now, m.cfg.Slots) == 0 {
-			continue
-		}
 		m.evaluate(b, now)
 		st, w := m.stats(b, now), m.sum(b, now)
 		c := &out[b.class]

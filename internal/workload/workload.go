@@ -336,12 +336,9 @@ func (m *Monitor) Snapshot() []Stats {
 	now := m.slotIndex(m.cfg.Now())
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.prune(now) // what aged out of the window
 	var out []Stats
-	for k, b := range m.buckets {
-		if b.requests(now, m.cfg.Slots) == 0 {
-			m.forget(k) // aged out of the window
-			continue
-		}
+	for _, b := range m.buckets {
 		m.evaluate(b, now)
 		out = append(out, m.stats(b, now))
 	}
