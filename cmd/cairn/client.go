@@ -37,7 +37,7 @@ const checkTimeout = 30 * time.Second
 const transferRequestTimeout = 24 * time.Hour
 
 func newClientCommands() []*cobra.Command {
-	return []*cobra.Command{newPutCommand(), newGetCommand(), newLsCommand(), newRmCommand(), newMbCommand(), newRbCommand()}
+	return []*cobra.Command{newPutCommand(), newGetCommand(), newLsCommand(), newRmCommand(), newMbCommand(), newRbCommand(), newCpCommand(), newSyncCommand()}
 }
 
 // session is one command's connection to a store.

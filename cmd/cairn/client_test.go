@@ -301,3 +301,100 @@ func TestClientAWSConfiguration(t *testing.T) {
 		t.Errorf("AWS_* environment: %v", err)
 	}
 }
+
+// cp and sync, as aws s3 cp and sync: a file and a directory tree up and down, only what
+// differs on a second sync, --delete, and no key that would climb out of the directory.
+func TestClientCpAndSync(t *testing.T) {
+	for _, k := range []string{"CAIRN_ENDPOINT", "CAIRN_ACCESS_KEY", "CAIRN_SECRET_KEY", "CAIRN_PROTOCOL"} {
+		t.Setenv(k, "")
+	}
+	endpoint := testserver.Start(t, "cp-root", "cp-root-secret")
+	run := func(args ...string) (string, error) {
+		return runCairn(t, append(args, "--endpoint", endpoint, "--access-key", "cp-root", "--secret-key", "cp-root-secret")...)
+	}
+	must := func(args ...string) string {
+		t.Helper()
+		out, err := run(args...)
+		if err != nil {
+			t.Fatalf("cairn %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	write := func(path, data string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(path string) string {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	src := t.TempDir()
+	write(filepath.Join(src, "a.txt"), "a")
+	write(filepath.Join(src, "dir", "b.txt"), "bb")
+	write(filepath.Join(src, "dir", "deep", "c.txt"), "ccc")
+	must("mb", "s3://site")
+
+	// A file, then a tree.
+	must("cp", filepath.Join(src, "a.txt"), "s3://site/single/")
+	if _, err := run("cp", src, "s3://site/tree"); err == nil || !strings.Contains(err.Error(), "give --recursive") {
+		t.Errorf("a directory without --recursive: %v", err)
+	}
+	out := must("cp", "--recursive", src, "s3://site/tree")
+	if strings.Count(out, "upload: ") != 3 {
+		t.Errorf("cp -r up:\n%s", out)
+	}
+	down := t.TempDir()
+	must("cp", "s3://site/single/a.txt", down)
+	must("cp", "-r", "s3://site/tree", filepath.Join(down, "tree"))
+	if read(filepath.Join(down, "a.txt")) != "a" || read(filepath.Join(down, "tree", "dir", "deep", "c.txt")) != "ccc" {
+		t.Error("the tree did not come down whole")
+	}
+	if _, err := run("cp", "s3://site/a", "s3://site/b"); err == nil {
+		t.Error("a copy between two remote places was accepted")
+	}
+
+	// sync: nothing to do, then only the changed file; --delete removes what the source lacks.
+	if out := must("sync", src, "s3://site/tree"); strings.Contains(out, "upload:") {
+		t.Errorf("a second sync copied again:\n%s", out)
+	}
+	write(filepath.Join(src, "dir", "b.txt"), "changed")
+	must("put", filepath.Join(src, "a.txt"), "s3://site/tree/extra.txt")
+	out = must("sync", "--delete", src, "s3://site/tree")
+	if !strings.Contains(out, "upload: "+filepath.Join(src, "dir", "b.txt")) || strings.Count(out, "upload:") != 1 ||
+		!strings.Contains(out, "delete: s3://site/tree/extra.txt") {
+		t.Errorf("sync --delete up:\n%s", out)
+	}
+	mirror := t.TempDir()
+	write(filepath.Join(mirror, "stale.txt"), "old")
+	must("sync", "--delete", "s3://site/tree", mirror)
+	if read(filepath.Join(mirror, "dir", "b.txt")) != "changed" {
+		t.Error("sync down missed the changed file")
+	}
+	if _, err := os.Stat(filepath.Join(mirror, "stale.txt")); !os.IsNotExist(err) {
+		t.Errorf("sync --delete down kept a file the prefix lacks: %v", err)
+	}
+	if out := must("sync", "s3://site/tree", mirror); strings.Contains(out, "download:") {
+		t.Errorf("a second sync down copied again:\n%s", out)
+	}
+
+	// A key that would climb out of the directory stops the copy before anything is written.
+	must("put", filepath.Join(src, "a.txt"), "s3://site/x/../../escape.txt")
+	must("put", filepath.Join(src, "a.txt"), "s3://site/x/fine.txt")
+	outside := t.TempDir()
+	target := filepath.Join(outside, "in")
+	if _, err := run("cp", "-r", "s3://site/x", target); err == nil || !strings.Contains(err.Error(), "cannot be a path under") {
+		t.Errorf("a key climbing out: %v", err)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("files written around a refused copy: %v", ents)
+	}
+}
