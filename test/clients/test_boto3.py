@@ -380,6 +380,17 @@ def test_presigned_post(server, s3, bucket):
     r = send(v2, data=b"version two")
     assert r.status_code == 204, r.text
     assert s3.get_object(Bucket=bucket, Key="v2.txt")["Body"].read() == b"version two"
+    # Requests to a bucket signed with SigV2: botocore signs "/bucket/" for "/bucket", as AWS
+    # canonicalizes them (CreateBucket, PutBucketCors: SignatureDoesNotMatch before).
+    v2_bucket = bucket + "-v2"
+    v2_client.create_bucket(Bucket=v2_bucket)
+    v2_client.put_bucket_cors(Bucket=v2_bucket, CORSConfiguration={"CORSRules": [{"AllowedMethods": ["GET"], "AllowedOrigins": ["*"]}]})
+    v2_client.put_object(Bucket=v2_bucket, Key="k", Body=b"v2 body")
+    url = v2_client.generate_presigned_url("get_object", Params={"Bucket": v2_bucket, "Key": "k"}, ExpiresIn=600)
+    r = requests.get(url, headers={"Origin": "http://example.com"}, timeout=60)
+    assert r.status_code == 200 and r.content == b"v2 body" and r.headers.get("Access-Control-Allow-Origin") == "*", r.text
+    v2_client.delete_object(Bucket=v2_bucket, Key="k")
+    v2_client.delete_bucket(Bucket=v2_bucket)
 
     # A wrong secret, then an expired policy.
     bad = server.client(secret_key=server.secret_key + "x").generate_presigned_post(bucket, "bad.txt", ExpiresIn=600)

@@ -47,10 +47,12 @@ func parseAuthorizationV2(h string) (accessKey, signature string, err error) {
 // is the Date header (empty when x-amz-date is present) for header auth,
 // or the Expires parameter for presigned URLs.
 func StringToSignV2(r *http.Request, dateLine string) string {
-	return stringToSignV2(r, dateLine, "")
+	return stringToSignV2(r, dateLine, "", false)
 }
 
-func stringToSignV2(r *http.Request, dateLine, vhostBucket string) string {
+// stringToSignV2 is the string-to-sign; bucketSlash adds the "/" AWS's canonical resource of a
+// path-style request to a bucket has ("/bucket/" for a request to "/bucket").
+func stringToSignV2(r *http.Request, dateLine, vhostBucket string, bucketSlash bool) string {
 	var b strings.Builder
 	b.WriteString(r.Method)
 	b.WriteByte('\n')
@@ -84,16 +86,36 @@ func stringToSignV2(r *http.Request, dateLine, vhostBucket string) string {
 	if vhostBucket != "" {
 		b.WriteString("/" + vhostBucket)
 	}
-	b.WriteString(canonicalResourceV2(r))
+	b.WriteString(canonicalResourceV2(r, bucketSlash))
 	return b.String()
+}
+
+// matchesV2 reports whether sig signs r. A path-style request to a bucket ("/bucket", no
+// trailing slash) matches as the client sent it and as AWS canonicalizes it ("/bucket/",
+// which botocore signs).
+func matchesV2(secret string, r *http.Request, dateLine, vhostBucket, sig string) bool {
+	if sigEqual(SignV2(secret, stringToSignV2(r, dateLine, vhostBucket, false)), sig) {
+		return true
+	}
+	return vhostBucket == "" && bucketPathV2(r) && sigEqual(SignV2(secret, stringToSignV2(r, dateLine, "", true)), sig)
+}
+
+// bucketPathV2 reports whether r's path is one segment without a trailing slash: a path-style
+// request to a bucket.
+func bucketPathV2(r *http.Request) bool {
+	p := r.URL.EscapedPath()
+	return len(p) > 1 && !strings.Contains(p[1:], "/")
 }
 
 // canonicalResourceV2 is the path as sent plus the sorted sub-resources
 // (decoded values, "name" alone when the value is empty).
-func canonicalResourceV2(r *http.Request) string {
+func canonicalResourceV2(r *http.Request, bucketSlash bool) string {
 	path := r.URL.EscapedPath()
 	if p, _, _ := strings.Cut(r.RequestURI, "?"); strings.HasPrefix(p, "/") {
 		path = p // the client's own encoding, which it signed
+	}
+	if bucketSlash {
+		path += "/"
 	}
 	q, _ := url.ParseQuery(r.URL.RawQuery)
 	var params []string
@@ -150,7 +172,7 @@ func verifyHeaderV2(ctx context.Context, r *http.Request, authz string, store Cr
 	if d := now.Sub(t); d > o.MaxSkew || d < -o.MaxSkew {
 		return nil, fmt.Errorf("%w: request time %s, server time %s", ErrRequestTimeTooSkewed, t.UTC().Format(timeFormat), now.UTC().Format(timeFormat))
 	}
-	if !sigEqual(SignV2(cred.SecretKey, stringToSignV2(r, dateLine, o.VirtualHostBucket)), sig) {
+	if !matchesV2(cred.SecretKey, r, dateLine, o.VirtualHostBucket, sig) {
 		return nil, fmt.Errorf("%w: access key %q (Signature V2)", ErrSignatureDoesNotMatch, ak)
 	}
 	return &Auth{Credential: cred, Time: t, Payload: PayloadUnsigned, DecodedContentLength: -1, SignatureV2: true}, nil
@@ -173,7 +195,7 @@ func verifyQueryV2(ctx context.Context, r *http.Request, q url.Values, store Cre
 	if now.After(expires) {
 		return nil, fmt.Errorf("%w: expired at %s", ErrRequestExpired, expires.UTC().Format(timeFormat))
 	}
-	if !sigEqual(SignV2(cred.SecretKey, stringToSignV2(r, exp, o.VirtualHostBucket)), sig) {
+	if !matchesV2(cred.SecretKey, r, exp, o.VirtualHostBucket, sig) {
 		return nil, fmt.Errorf("%w: access key %q (Signature V2 query)", ErrSignatureDoesNotMatch, ak)
 	}
 	return &Auth{Credential: cred, Time: now, Expires: expires, Presigned: true, Payload: PayloadUnsigned, DecodedContentLength: -1, SignatureV2: true}, nil

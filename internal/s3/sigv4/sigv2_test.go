@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
@@ -107,6 +108,10 @@ func TestVerifyV2(t *testing.T) {
 			r.Header.Set("Authorization", "AWS nocolon")
 			return r
 		}(), ErrMalformedV2Header},
+		// A path-style request to a bucket sent as "/b", signed over AWS's canonical "/b/"
+		// (botocore signs so), and the same for an object, which has no such form.
+		{"bucket path signed with its slash", bucketSignedWithSlash("PUT", "/b?cors", date), nil},
+		{"object path signed with a slash", bucketSignedWithSlash("PUT", "/b/k", date), ErrSignatureDoesNotMatch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,4 +206,18 @@ func TestVerifyEmptyOrRepeatedDate(t *testing.T) {
 	if _, err := Verify(context.Background(), r, store, now, nil); !errors.Is(err, ErrMissingDate) {
 		t.Fatalf("repeated x-amz-date: %v", err)
 	}
+}
+
+// bucketSignedWithSlash is a request to target signed over its path with "/" added.
+func bucketSignedWithSlash(method, target, date string) *http.Request {
+	r := httptest.NewRequest(method, target, nil)
+	r.Header.Set("Date", date)
+	path, query, _ := strings.Cut(target, "?")
+	res := path + "/"
+	if query != "" {
+		res += "?" + query
+	}
+	sts := method + "\n\n\n" + date + "\n" + res
+	r.Header.Set("Authorization", "AWS "+v2AK+":"+SignV2(v2Secret, sts))
+	return r
 }
