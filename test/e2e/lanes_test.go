@@ -55,7 +55,7 @@ func slowPut(t *testing.T, presigned string, size, sent int) (finish func() int)
 // upload at a time (--lane-share 1); another waits its --lane-wait and gets 503 SlowDown, and
 // one sent once the small lane is quiet is served. Every upload told 200 reads back.
 func TestRequestLanes(t *testing.T) {
-	srv := Start(t, Options{Args: []string{"--lane-share", "1", "--lane-wait", "300ms"}})
+	srv := Start(t, Options{Args: []string{"--lane-share", "1", "--lane-wait", "2s"}})
 	ctx := context.Background()
 	c := NewS3Client(srv.Endpoint, srv.AccessKey, srv.SecretKey, NoRetries)
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("mixed")}); err != nil {
@@ -79,7 +79,7 @@ func TestRequestLanes(t *testing.T) {
 	})
 	_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("mixed"), Key: aws.String("backup2.tar"), Body: bytes.NewReader(bytes.Repeat([]byte("c"), large))})
 	if err == nil || !strings.Contains(err.Error(), "SlowDown") {
-		t.Fatalf("a second large upload beside a small one, over a share of 1: %v, want 503 SlowDown", err)
+		t.Fatalf("a second large upload beside a small one, over a share of 1, after its 2 s wait: %v, want 503 SlowDown", err)
 	}
 	if got := Metric(t, srv.Endpoint, "cairn_lane_large_rejected_total"); got != 1 {
 		t.Errorf("cairn_lane_large_rejected_total %v, want 1", got)
