@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -216,5 +217,51 @@ func TestOrphanGC(t *testing.T) {
 	assertTmpEmpty(t, v)
 	if len(v.mustRead(name("keep"))) != 100<<10 {
 		t.Fatal("kept object damaged")
+	}
+}
+
+// No read returns a write that is not yet durable: Pebble makes a batch visible before its WAL
+// sync returns, and a GET that answered with such a write would answer with a value a crash
+// could still take back (the kill -9 robustness tier saw it happen). With the WAL's syncs held,
+// a small PUT (inline, its record alone in the WAL) is visible to Pebble but not synced: a GET
+// and a HEAD of its name wait for the sync; a GET of another name does not.
+func TestNoReadOfAWriteNotYetSynced(t *testing.T) {
+	dir := t.TempDir()
+	ffs := vfs.NewFaulty(vfs.Default)
+	v := newEnv(t, ffs, dir)
+	n, other := name("durable"), name("other")
+	v.mustPut(n, []byte("old"))
+	v.mustPut(other, []byte("untouched"))
+	ffs.SetFilter(func(p string) bool { return strings.HasSuffix(p, ".log") }) // Pebble's WAL
+	held, release := ffs.HoldSyncs()
+	defer release()
+	put := make(chan error, 1)
+	go func() {
+		_, err := v.put(n, meta.Now(), []byte("new"))
+		put <- err
+	}()
+	<-held // the PUT's batch is in the WAL, its sync waiting
+	read := make(chan string, 1)
+	go func() {
+		b, _, err := v.read(n, nil)
+		if err != nil {
+			b = []byte(err.Error())
+		}
+		read <- string(b)
+	}()
+	if got := string(v.mustRead(other)); got != "untouched" {
+		t.Errorf("another name read %q", got)
+	}
+	select {
+	case got := <-read:
+		t.Fatalf("a GET answered %q while the PUT's sync was held", got)
+	case <-time.After(300 * time.Millisecond): // a GET that did not wait would have answered by now
+	}
+	release()
+	if err := <-put; err != nil {
+		t.Fatal(err)
+	}
+	if got := <-read; got != "new" {
+		t.Errorf("the GET after the sync: %q", got)
 	}
 }

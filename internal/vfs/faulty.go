@@ -26,6 +26,7 @@ type Faulty struct {
 	written   atomic.Int64 // bytes written through matching files since the last SetWriteLimit
 	limit     atomic.Int64 // <= 0: unlimited
 	failSyncs atomic.Int64 // number of upcoming syncs to fail
+	hold      atomic.Pointer[syncHold]
 
 	mu    sync.Mutex
 	match func(path string) bool // which files faults apply to; nil: all
@@ -94,7 +95,35 @@ func (f *Faulty) reserve(n int) (int, bool) {
 	return int(fit), false
 }
 
+// syncHold holds syncs back until released (HoldSyncs).
+type syncHold struct {
+	held     chan struct{} // receives one value each time a sync starts to wait
+	released chan struct{} // closed by the release
+}
+
+// HoldSyncs makes syncs of matching files wait until release is called: a test can look at what
+// a writer has made visible before its sync returned. held receives a value each time a sync
+// starts waiting.
+func (f *Faulty) HoldSyncs() (held <-chan struct{}, release func()) {
+	h := &syncHold{held: make(chan struct{}, 64), released: make(chan struct{})}
+	f.hold.Store(h)
+	var once sync.Once
+	return h.held, func() {
+		once.Do(func() {
+			f.hold.CompareAndSwap(h, nil)
+			close(h.released)
+		})
+	}
+}
+
 func (f *Faulty) syncFault() bool {
+	if h := f.hold.Load(); h != nil {
+		select {
+		case h.held <- struct{}{}:
+		default:
+		}
+		<-h.released
+	}
 	for {
 		n := f.failSyncs.Load()
 		if n <= 0 {
