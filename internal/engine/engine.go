@@ -131,13 +131,6 @@ type Reader struct {
 	io.ReadCloser
 }
 
-// lockStripes is the number of locks names hash onto. Writers of one name must serialize
-// around read-old-record + commit; writers of different names must not, or they could not
-// share a WAL fsync. 1024 stripes make an unrelated collision rare at any realistic concurrency.
-// Readers take a stripe's read lock while they read a record (readRecord): Pebble makes a
-// batch visible before its WAL sync returns, and a writer holds its stripe until then.
-const lockStripes = 1024
-
 // Engine stores the objects of one device.
 type Engine struct {
 	cfg     Config
@@ -231,22 +224,6 @@ func (e *Engine) Close() error {
 }
 
 var errClosed = errors.New("engine: closed")
-
-func (e *Engine) lockFor(key []byte) *sync.RWMutex { return &e.locks[e.stripe(key)] }
-
-// readRecord reads key's record with load as a reader must: not while a writer of its stripe is
-// between making its batch visible and having it synced (Pebble publishes a batch before its
-// WAL sync returns), so that no read returns a write a crash could still take back. The kill -9
-// robustness tier found one: a GET answered with a PUT that was never acknowledged, whose
-// process was killed before the sync, and the next GET found the name gone.
-func (e *Engine) readRecord(key []byte, load func([]byte) (*record, []byte, error)) (*record, []byte, error) {
-	mu := e.lockFor(key)
-	mu.RLock()
-	defer mu.RUnlock()
-	return load(key)
-}
-
-func (e *Engine) stripe(key []byte) uint64 { return maphash.Bytes(e.seed, key) % lockStripes }
 
 func checkName(name meta.ObjectName) error {
 	if name.Account == "" || name.Container == "" || name.Object == "" {
@@ -734,17 +711,6 @@ func (e *Engine) Delete(ctx context.Context, name meta.ObjectName, ts meta.Times
 		return fmt.Errorf("engine: %q: %w", name.Object, meta.ErrNotFound)
 	}
 	return nil
-}
-
-// LockName locks an object's name against every write of it on this engine (the lock its
-// writes hold from reading the current version until their batch commits), until unlock. The
-// storage node takes it to change the listing entry of the name from elsewhere (a listing
-// update from another device, the sweeper) without racing the writes that change it in their
-// own batches.
-func (e *Engine) LockName(name meta.ObjectName) (unlock func()) {
-	mu := e.lockFor(objectKey(nil, name))
-	mu.Lock()
-	return mu.Unlock
 }
 
 // UpdateMeta rewrites the current version's metadata at timestamp ts (Swift POST), keeping its
