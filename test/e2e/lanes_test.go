@@ -55,6 +55,11 @@ func slowPut(t *testing.T, presigned string, size, sent int) (finish func() int)
 // upload at a time (--lane-share 1); another waits its --lane-wait and gets 503 SlowDown, and
 // one sent once the small lane is quiet is served. Every upload told 200 reads back.
 func TestRequestLanes(t *testing.T) {
+	if ClusterTopology() != nil {
+		// Lanes are a process's own: behind the cluster's balancer the held uploads and the
+		// refused one would land on different nodes.
+		t.Skip("lanes are per process; this test holds requests on one server")
+	}
 	srv := Start(t, Options{Args: []string{"--lane-share", "1", "--lane-wait", "2s"}})
 	ctx := context.Background()
 	c := NewS3Client(srv.Endpoint, srv.AccessKey, srv.SecretKey, NoRetries)
