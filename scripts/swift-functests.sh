@@ -132,4 +132,18 @@ filtered=
 when=()
 [ "$npolicies" -lt 2 ] && when=(--when one-policy)
 echo "storage policies in /info: $npolicies"
-"$VENV/bin/python" "$here/compare.py" compare $filtered "${when[@]}" "$here/swift-baseline.txt" "$here/expected-failures.txt" "$OUT/results.txt"
+"$VENV/bin/python" "$here/compare.py" compare $filtered "${when[@]}" "$here/swift-baseline.txt" "$here/expected-failures.txt" "$OUT/results.txt" > "$OUT/compare.txt"
+status=$?
+cat "$OUT/compare.txt"
+if [ "$status" != 0 ]; then
+  # Why the first few failed, as the end of the output (CI keeps only that): their
+  # tracebacks, and the last warnings Cairn logged; then the verdict again.
+  mapfile -t unexpected < <(sed -n 's/^  UNEXPECTED [A-Z]*: //p' "$OUT/compare.txt" | head -4)
+  if [ "${#unexpected[@]}" -gt 0 ]; then
+    "$VENV/bin/python" "$here/compare.py" details "$OUT/run" "${unexpected[@]}" | cut -c1-300 | tail -n 80
+  fi
+  echo "---- the last lines Cairn logged ($OUT/cairn.log)"
+  tail -n 15 "$OUT/cairn.log" | cut -c1-300
+  grep -E '^(Cairn|Of the|  UNEXPECTED)' "$OUT/compare.txt"
+fi
+exit "$status"

@@ -3,6 +3,9 @@ scripts/swift-functests.sh).
 
   compare.py results RUN_DIR
       prints "STATUS TEST_ID" for each test in RUN_DIR/*.subunit (STATUS: success, fail, skip)
+  compare.py details RUN_DIR TEST_ID...
+      prints the end of what each named test left in RUN_DIR/*.subunit (its traceback), so that
+      a run that fails says why without its logs (CI shows only the end of the output)
   compare.py compare [--filtered] [--when CONDITION]... BASELINE EXPECTED RESULTS
       checks that every test in BASELINE (the tests OpenStack Swift passes) has succeeded in
       RESULTS, unless a line of EXPECTED matches it. EXPECTED holds one regular expression per
@@ -42,6 +45,32 @@ def read_results(run_dir):
             # non_subunit_name passes such text by instead of failing on it.
             subunit.ByteStreamToStreamResult(fh, non_subunit_name="stdout").run(r)
         out.update(r.status_of)
+    return out
+
+
+def read_details(run_dir, wanted, max_lines=30):
+    """Returns {test_id: text} of the attachments (tracebacks) of the tests in wanted."""
+    import subunit
+    import testtools
+
+    class Collect(testtools.StreamResult):
+        def __init__(self):
+            super().__init__()
+            self.text = {}
+
+        def status(self, test_id=None, file_name=None, file_bytes=None, **kw):
+            if test_id in wanted and file_bytes:
+                self.text.setdefault(test_id, []).append(
+                    "[%s] %s" % (file_name, bytes(file_bytes).decode("utf-8", "replace")))
+
+    out = {}
+    for path in sorted(glob.glob(os.path.join(run_dir, "*.subunit"))):
+        r = Collect()
+        with open(path, "rb") as fh:
+            subunit.ByteStreamToStreamResult(fh, non_subunit_name="stdout").run(r)
+        for test_id, parts in r.text.items():
+            lines = "".join(parts).splitlines()
+            out[test_id] = "\n".join(lines[-max_lines:])
     return out
 
 
@@ -112,6 +141,12 @@ def main(argv):
     if len(argv) == 3 and argv[1] == "results":
         for test_id, status in sorted(read_results(argv[2]).items()):
             print(status, test_id)
+        return 0
+    if len(argv) >= 4 and argv[1] == "details":
+        details = read_details(argv[2], set(argv[3:]))
+        for test_id in argv[3:]:
+            print("---- %s" % test_id)
+            print(details.get(test_id, "(nothing recorded)"))
         return 0
     if len(argv) >= 5 and argv[1] == "compare":
         filtered, conditions, args = False, [], []
