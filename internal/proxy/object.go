@@ -428,7 +428,13 @@ func (p *Proxy) deleteObject(ctx context.Context, name meta.ObjectName, now meta
 	undecided := !sole(pl)
 	for attempt := 0; ; attempt++ {
 		listing.again()
-		err = pl.fanOut(ctx, func(ctx context.Context, t target) error {
+		// A replica's not found is a tombstone committed where there was nothing to delete
+		// (with a condition, it is the condition's answer).
+		var committed error
+		if cond.IsZero() {
+			committed = meta.ErrNotFound
+		}
+		err = pl.fanOutCommitting(ctx, func(ctx context.Context, t target) error {
 			opts := nodeclient.DeleteOptions{If: cond, Containers: listing.to(t.replica), Listed: listing.listed, Undecided: undecided}
 			o, err := t.client.DeleteObject(ctx, t.dev.Name, pl.part, name, now, opts)
 			if err == nil {
@@ -437,7 +443,7 @@ func (p *Proxy) deleteObject(ctx context.Context, name meta.ObjectName, now meta
 				mu.Unlock()
 			}
 			return err
-		})
+		}, committed)
 		if !restamp || attempt == 2 || !errors.Is(err, meta.ErrDecidedAbove) {
 			break
 		}

@@ -245,6 +245,16 @@ func (p *Proxy) noteFailure(ctx context.Context, t target, err error) {
 // rather than "unavailable". op must tolerate running on a handoff after failing on a primary
 // (it carries no body: object PUTs stream theirs in putReplicas).
 func (pl *placement) fanOut(ctx context.Context, op func(context.Context, target) error) error {
+	return pl.fanOutCommitting(ctx, op, nil)
+}
+
+// fanOutCommitting is fanOut for a write that a replica may commit while answering with
+// committed (a DELETE's not found: the replica had nothing to delete, and holds the tombstone
+// all the same). When neither success nor that answer reaches a quorum on its own but the two
+// together do, the write holds on a quorum and succeeds: a replica that missed the object's PUT
+// (down then, a handoff in its place) must not leave a delete that every other primary made
+// short of a quorum.
+func (pl *placement) fanOutCommitting(ctx context.Context, op func(context.Context, target) error, committed error) error {
 	ts := pl.primaries
 	if len(ts) == 1 && ts[0].err == nil && pl.ring.Replicas() == 1 {
 		return op(ctx, ts[0])
@@ -266,7 +276,19 @@ func (pl *placement) fanOut(ctx context.Context, op func(context.Context, target
 		all = append(all, o)
 	}
 	if err := pl.tally(all); err != nil {
-		return err
+		if committed == nil || !errors.Is(err, errTooFew) {
+			return err
+		}
+		// took holds the successes; the replicas that answered committed join them. A
+		// handoff's answer under a strict quorum counts for nothing (counted hid the answer).
+		for _, o := range all {
+			if o.err != nil && errors.Is(o.err, committed) {
+				took = append(took, o.landed)
+			}
+		}
+		if !pl.quorate(took) {
+			return err
+		}
 	}
 	return pl.unlessHolderHas(ctx, took)
 }
@@ -345,8 +367,11 @@ func (pl *placement) tally(outs []outcome) error {
 	if firstErr != nil && len(ok) == 0 {
 		return firstErr
 	}
-	return fmt.Errorf("%d of %d replicas succeeded, too few for a quorum: %w", len(ok), len(outs), meta.ErrUnavailable)
+	return fmt.Errorf("%d of %d replicas succeeded: %w", len(ok), len(outs), errTooFew)
 }
+
+// errTooFew is tally's failure when neither success nor any answer reached a quorum.
+var errTooFew = fmt.Errorf("too few for a quorum: %w", meta.ErrUnavailable)
 
 // readOrder is the order reads try the primaries in: the ring's, except that nodes with recent
 // errors go last, since a node that was away may hold stale versions until replication

@@ -242,3 +242,40 @@ func TestPostObjectIfIsACompareAndSwap(t *testing.T) {
 		}
 	}
 }
+
+// A DELETE counts a replica that had nothing to delete (it missed the PUT) with those that
+// had: each committed the tombstone. With the third primary down, a delete refused as "1 of 3"
+// would be a 503 for a delete every reachable primary holds (TestKillStorageNodeDuringLoad
+// saw one).
+func TestDeleteCountsAReplicaThatMissedThePut(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, 3)
+	if err := c.proxy.CreateContainer(ctx, "acct", "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	name := meta.ObjectName{Account: "acct", Container: "bkt", Object: "missed"}
+	c.down["node1"] = true // node1 misses the PUT
+	if _, err := c.proxy.PutObject(ctx, name, meta.Object{Size: 3}, bytes.NewReader([]byte("abc")), PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.down["node1"], c.down["node0"] = false, true
+	if err := c.proxy.DeleteObject(ctx, name); err != nil {
+		t.Fatalf("delete with one primary down and one that missed the put = %v, want success", err)
+	}
+	c.down["node0"] = false
+	if _, err := c.proxy.HeadObject(ctx, name); !errors.Is(err, meta.ErrNotFound) {
+		t.Fatalf("head after the delete = %v, want not found", err)
+	}
+	// Every replica without it: not found, and so with one of them down.
+	if err := c.proxy.DeleteObject(ctx, name); !errors.Is(err, meta.ErrNotFound) {
+		t.Fatalf("delete of a deleted object = %v, want not found", err)
+	}
+	c.down["node2"] = true
+	if err := c.proxy.DeleteObject(ctx, name); !errors.Is(err, meta.ErrNotFound) {
+		t.Fatalf("delete of a deleted object, a node down = %v, want not found", err)
+	}
+	c.down["node0"], c.down["node1"] = true, true
+	if err := c.proxy.DeleteObject(ctx, name); !errors.Is(err, meta.ErrUnavailable) {
+		t.Fatalf("delete with every node down = %v, want unavailable", err)
+	}
+}
