@@ -72,7 +72,7 @@ declare -A ak sk
 for a in main alt tenant; do
   adm account create "$a" >/dev/null || exit 2
   ak[$a]=$(key 20); sk[$a]=$(key 40)
-  adm user create "$a:tester" --admin --user-access-key "${ak[$a]}" --user-secret-key "${sk[$a]}" >/dev/null || exit 2
+  adm user create "$a:tester" --admin --user-access-key "${ak[$a]}" --user-secret-key "${sk[$a]}" >/dev/null 2>"$OUT/admin.err" || { cat "$OUT/admin.err" >&2; exit 2; }
 done
 kmskey() { adm kms create --alias "$1" --json | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["id"])'; }
 kms1=$(kmskey s3tests-1) || exit 2

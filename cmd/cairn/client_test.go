@@ -358,8 +358,33 @@ func TestClientCpAndSync(t *testing.T) {
 	if read(filepath.Join(down, "a.txt")) != "a" || read(filepath.Join(down, "tree", "dir", "deep", "c.txt")) != "ccc" {
 		t.Error("the tree did not come down whole")
 	}
-	if _, err := run("cp", "s3://site/a", "s3://site/b"); err == nil {
-		t.Error("a copy between two remote places was accepted")
+	// Within the store, between buckets: an object, a prefix, and a sync that copies only
+	// what differs; the bytes come back the same through a download. s3:// to swift:// is
+	// refused (one protocol at a time).
+	must("mb", "s3://other")
+	if out := must("cp", "s3://site/single/a.txt", "s3://other/copied/"); !strings.Contains(out, "copy: s3://site/single/a.txt to s3://other/copied/a.txt") {
+		t.Errorf("cp within the store:\n%s", out)
+	}
+	if out := must("cp", "-r", "s3://site/tree", "s3://other/tree2"); strings.Count(out, "copy: ") != 3 {
+		t.Errorf("cp -r within the store:\n%s", out)
+	}
+	back := t.TempDir()
+	must("cp", "-r", "s3://other", back)
+	if read(filepath.Join(back, "copied", "a.txt")) != "a" || read(filepath.Join(back, "tree2", "dir", "deep", "c.txt")) != "ccc" {
+		t.Error("the copies within the store read back different bytes")
+	}
+	if out := must("sync", "s3://site/tree", "s3://other/tree2"); strings.Contains(out, "copy:") {
+		t.Errorf("a sync within the store copied what was there:\n%s", out)
+	}
+	must("put", filepath.Join(src, "a.txt"), "s3://other/tree2/extra.txt")
+	if out := must("sync", "--delete", "s3://site/tree", "s3://other/tree2"); !strings.Contains(out, "delete: s3://other/tree2/extra.txt") || strings.Contains(out, "copy:") {
+		t.Errorf("sync --delete within the store:\n%s", out)
+	}
+	if _, err := run("cp", "s3://site/single/a.txt", "swift://other/x"); err == nil || !strings.Contains(err.Error(), "one protocol") {
+		t.Errorf("s3:// to swift://: %v", err)
+	}
+	if _, err := run("cp", "s3://site", "s3://other/x"); err == nil || !strings.Contains(err.Error(), "names a bucket") {
+		t.Errorf("a bucket copied without --recursive: %v", err)
 	}
 
 	// sync: nothing to do, then only the changed file; --delete removes what the source lacks.

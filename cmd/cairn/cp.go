@@ -48,10 +48,19 @@ func (f *connFlags) parsePlace(cmd *cobra.Command, arg string) (place, error) {
 	return place{remote: true, scheme: f.cfg.Protocol, bucket: bucket, key: key}, err
 }
 
-// copyItem is one file to move.
+// urlScheme is the scheme of an s3:// or swift:// URL.
+func urlScheme(arg string) string {
+	scheme, _, _ := strings.Cut(arg, "://")
+	return scheme
+}
+
+// copyItem is one file to move, or one object to copy within the store (copy: from
+// srcBucket/srcKey, no bytes through the client).
 type copyItem struct {
 	local, bucket, key string
 	upload             bool
+	copy               bool
+	srcBucket, srcKey  string
 }
 
 // asPrefix makes a key a prefix: a non-empty one ends with "/".
@@ -172,8 +181,8 @@ func runCopy(cmd *cobra.Command, f *copyFlags, args []string, sync bool) error {
 		return err
 	}
 	switch {
-	case src.remote && dst.remote:
-		return errors.New("both sides are in a store: copying between buckets is not supported yet (copy through a local directory)")
+	case src.remote && dst.remote && urlScheme(args[0]) != urlScheme(args[1]):
+		return errors.New("one side is s3://, the other swift://: a copy within the store speaks one protocol (copy through a local directory)")
 	case !src.remote && !dst.remote:
 		return errors.New("neither side is in a store: one must be s3://BUCKET/KEY or swift://CONTAINER/OBJECT")
 	}
@@ -207,6 +216,40 @@ func runCopy(cmd *cobra.Command, f *copyFlags, args []string, sync bool) error {
 	var items []copyItem
 	var removals []string // local paths, or keys
 	switch {
+	case src.remote && dst.remote && !tree: // an object copied within the store
+		if src.key == "" {
+			return fmt.Errorf("%s names a bucket: give a key, or --recursive", args[0])
+		}
+		key := dst.key
+		if key == "" || strings.HasSuffix(key, "/") {
+			key += path.Base(src.key)
+		}
+		items = append(items, copyItem{copy: true, srcBucket: src.bucket, srcKey: src.key, bucket: dst.bucket, key: key})
+	case src.remote && dst.remote: // a prefix copied within the store
+		from, to := asPrefix(src.key), asPrefix(dst.key)
+		objs, err := remoteObjects(s, src.bucket, from)
+		if err != nil {
+			return err
+		}
+		var have map[string]objclient.ObjectInfo
+		if sync {
+			if have, err = remoteObjects(s, dst.bucket, to); err != nil {
+				return err
+			}
+		}
+		for _, rel := range slices.Sorted(maps.Keys(objs)) {
+			if o, ok := have[rel]; sync && ok && o.Size == objs[rel].Size && !objs[rel].LastModified.After(o.LastModified) {
+				continue
+			}
+			items = append(items, copyItem{copy: true, srcBucket: src.bucket, srcKey: from + rel, bucket: dst.bucket, key: to + rel})
+		}
+		if f.del {
+			for _, rel := range slices.Sorted(maps.Keys(have)) {
+				if _, ok := objs[rel]; !ok {
+					removals = append(removals, to+rel)
+				}
+			}
+		}
 	case !tree && !src.remote: // a file up
 		key := dst.key
 		if key == "" || strings.HasSuffix(key, "/") {
@@ -290,6 +333,16 @@ func runCopy(cmd *cobra.Command, f *copyFlags, args []string, sync bool) error {
 	}
 	for _, it := range items {
 		remote := place{remote: true, scheme: f.conn.cfg.Protocol, bucket: it.bucket, key: it.key}
+		if it.copy {
+			from := place{remote: true, scheme: f.conn.cfg.Protocol, bucket: it.srcBucket, key: it.srcKey}
+			fmt.Fprintf(out, "%scopy: %s to %s\n", dry(f.dryRun), from, remote)
+			if !f.dryRun {
+				if _, err := s.c.Copy(s.ctx, it.srcBucket, it.srcKey, it.bucket, it.key); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if it.upload {
 			fmt.Fprintf(out, "%supload: %s to %s\n", dry(f.dryRun), it.local, remote)
 		} else {
@@ -303,7 +356,7 @@ func runCopy(cmd *cobra.Command, f *copyFlags, args []string, sync bool) error {
 		}
 	}
 	for _, r := range removals {
-		if src.remote {
+		if !dst.remote {
 			fmt.Fprintf(out, "%sdelete: %s\n", dry(f.dryRun), r)
 			if !f.dryRun {
 				if err := os.Remove(r); err != nil {

@@ -198,6 +198,21 @@ func hostileKeyRoundTrip(t *testing.T, c objclient.Client, bucket string) {
 		if info, err := c.Head(ctx, bucket, key); err != nil || info.Size != int64(len(body)) {
 			t.Fatalf("head %q: %+v, %v", key, info, err)
 		}
+		// A copy within the store names its source in a header: escaped as the URL is.
+		if _, err := c.Copy(ctx, bucket, key, bucket, "copied/"+k); err != nil {
+			t.Fatalf("copy %q: %v", key, err)
+		}
+		buf.Reset()
+		if _, err := c.Get(ctx, bucket, "copied/"+k, objclient.GetOptions{W: &buf}); err != nil || buf.String() != string(body) {
+			t.Fatalf("get the copy of %q: %q, %v", key, buf.String(), err)
+		}
+		if err := c.Delete(ctx, bucket, "copied/"+k); err != nil {
+			t.Fatalf("delete the copy of %q: %v", k, err)
+		}
+	}
+	var oe *objclient.Error
+	if _, err := c.Copy(ctx, bucket, "hostile/no such source", bucket, "copied/none"); !errors.As(err, &oe) || oe.Status != 404 {
+		t.Errorf("copy of a missing source = %v, want a 404", err)
 	}
 	p, err := c.List(ctx, bucket, objclient.ListOptions{Prefix: "hostile/"})
 	if err != nil {

@@ -131,6 +131,9 @@ type Client interface {
 	Get(ctx context.Context, bucket, key string, opts GetOptions) (GetResult, error)
 	Head(ctx context.Context, bucket, key string) (ObjectInfo, error)
 	Delete(ctx context.Context, bucket, key string) error // a missing object is not an error
+	// Copy makes bucket/key a copy of srcBucket/srcKey in the store (no bytes through the
+	// client): S3's CopyObject, Swift's X-Copy-From.
+	Copy(ctx context.Context, srcBucket, srcKey, bucket, key string) (PutResult, error)
 	List(ctx context.Context, bucket string, opts ListOptions) (ListPage, error)
 
 	// Large objects: S3 multipart uploads, or Swift static large objects (segments in the

@@ -538,22 +538,48 @@ func (c *s3Client) CompleteUpload(ctx context.Context, bucket, key, uploadID str
 	if err != nil {
 		return PutResult{}, err
 	}
+	return etagAnswer("complete-upload", key, resp)
+}
+
+// etagAnswer reads the answer of a request that S3 may answer 200 and then an <Error> body,
+// because it sends the status before its (long) work is done (CompleteMultipartUpload,
+// CopyObject): an error like any other, with Status 200. Otherwise the answer names the
+// new object's ETag.
+func etagAnswer(op, key string, resp *http.Response) (PutResult, error) {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	if err != nil {
-		return PutResult{}, fmt.Errorf("objclient: complete-upload %s: reading the answer: %w", key, err)
+		return PutResult{}, fmt.Errorf("objclient: %s %s: reading the answer: %w", op, key, err)
 	}
 	var res struct {
 		XMLName xml.Name
 		ETag    string `xml:"ETag"`
 	}
 	if err := xml.Unmarshal(raw, &res); err != nil {
-		return PutResult{}, fmt.Errorf("objclient: complete-upload %s: decoding the answer: %w", key, err)
+		return PutResult{}, fmt.Errorf("objclient: %s %s: decoding the answer: %w", op, key, err)
 	}
 	if res.XMLName.Local == "Error" {
-		return PutResult{}, s3Error("complete-upload", resp.StatusCode, raw)
+		return PutResult{}, s3Error(op, resp.StatusCode, raw)
 	}
 	return PutResult{ETag: unquote(res.ETag)}, nil
+}
+
+// Copy: CopyObject, the bytes copied by the store (one request: up to the store's largest
+// single object).
+func (c *s3Client) Copy(ctx context.Context, srcBucket, srcKey, bucket, key string) (PutResult, error) {
+	if err := checkNames("copy", srcBucket, srcKey, true); err != nil {
+		return PutResult{}, err
+	}
+	if err := checkNames("copy", bucket, key, true); err != nil {
+		return PutResult{}, err
+	}
+	source := (&url.URL{Path: "/" + srcBucket + "/" + srcKey}).EscapedPath()
+	hdr := http.Header{"X-Amz-Copy-Source": {source}}
+	resp, _, err := c.do(ctx, "copy", http.MethodPut, c.url(bucket, key, ""), hdr, nil, 0)
+	if err != nil {
+		return PutResult{}, err
+	}
+	return etagAnswer("copy", key, resp)
 }
 
 func (c *s3Client) AbortUpload(ctx context.Context, bucket, key, uploadID string) error {
