@@ -2,7 +2,7 @@
 # Runs Ceph's S3 compatibility tests (github.com/ceph/s3-tests, boto3) against a fresh Cairn and
 # counts the result by area (issue 29's conformance figures, docs/api.md):
 #
-#   scripts/s3-conformance.sh S3TESTS_DIR [PYTEST_ARGS...]
+#   scripts/s3-conformance.sh S3TESTS_DIR [PYTEST_ARGS...]   # e.g. -k acl, or FILE.py::TEST ids
 #
 # S3TESTS_DIR is a checkout of ceph/s3-tests (the figures in docs/api.md name the commit). It is
 # not fetched here: this machine reaches no GitHub, and the suite is not part of scripts/test.sh
@@ -126,9 +126,14 @@ user_id = alt
 email = alt@example.com
 CONF
 
+# Arguments that name tests (FILE.py or FILE.py::TEST) replace the two files.
+tests=(s3tests/functional/test_s3.py s3tests/functional/test_headers.py)
+for a in "$@"; do
+  case $a in *.py | *.py::*) tests=() ;; esac
+done
 started=$SECONDS
 (cd "$suite" && S3TEST_CONF=$OUT/s3tests.conf S3_CONFORMANCE_REPORT=$OUT/report.jsonl PYTHONPATH=$here \
-  "$VENV/bin/pytest" -p report -q -m "$MARKERS" s3tests/functional/test_s3.py s3tests/functional/test_headers.py "$@" \
+  "$VENV/bin/pytest" -p report -q -m "$MARKERS" "${tests[@]}" "$@" \
   > "$OUT/pytest.log" 2>&1)
 tail -1 "$OUT/pytest.log"
 echo "s3-tests at ${S3TESTS_COMMIT:-$(git -C "$suite" rev-parse --short HEAD 2>/dev/null || echo '?')} took $((SECONDS - started)) s"

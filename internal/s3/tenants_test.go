@@ -262,7 +262,7 @@ func TestTenantsGrants(t *testing.T) {
 	// The owner sees the grant; a document replaces it: WRITE for gamma, READ_ACP for beta.
 	acl, err := ts.a.GetBucketAcl(ctx, &s3.GetBucketAclInput{Bucket: aws.String("shared")})
 	mustOK(t, err)
-	if aws.ToString(acl.Owner.ID) != "alpha" || len(acl.Grants) != 2 || aws.ToString(acl.Grants[1].Grantee.ID) != "beta" || acl.Grants[1].Permission != types.PermissionRead {
+	if aws.ToString(acl.Owner.ID) != "alpha" || len(acl.Grants) != 2 || aws.ToString(acl.Grants[0].Grantee.ID) != "beta" || acl.Grants[0].Permission != types.PermissionRead || aws.ToString(acl.Grants[1].Grantee.ID) != "alpha" {
 		t.Fatalf("alpha's ACL: %+v", acl)
 	}
 	_, err = ts.a.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("shared"), AccessControlPolicy: &types.AccessControlPolicy{
@@ -423,7 +423,7 @@ func TestTenantsPublic(t *testing.T) {
 	}
 	oa, err := ts.a.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: aws.String("mixed"), Key: aws.String("open")})
 	mustOK(t, err)
-	if len(oa.Grants) != 2 || oa.Grants[1].Grantee.Type != types.TypeGroup || aws.ToString(oa.Grants[1].Grantee.URI) != "http://acs.amazonaws.com/groups/global/AllUsers" {
+	if len(oa.Grants) != 2 || oa.Grants[0].Grantee.Type != types.TypeGroup || aws.ToString(oa.Grants[0].Grantee.URI) != "http://acs.amazonaws.com/groups/global/AllUsers" || oa.Grants[1].Permission != types.PermissionFullControl {
 		t.Fatalf("object ACL: %+v", oa.Grants)
 	}
 	// PutObjectAcl opens and closes objects; the bytes stay.

@@ -197,9 +197,13 @@ func parseACLDocument(body []byte, bucketOwner string) (access.ACL, error) {
 	return acl, nil
 }
 
-// ACLDocument is the answer of GET ?acl: the owner with full control, then the grants.
+// ACLDocument is the answer of GET ?acl: the grants, then the owner with full control. S3
+// does not document an order; the owner's grant last is the order Ceph's s3-tests compare a
+// canned ACL's grants in (clients look grants up, they do not count on places).
 func ACLDocument(ownerAccount string, acl access.ACL) s3xml.AccessControlPolicy {
 	doc := s3xml.CannedACL(ownerAccount)
+	owner := doc.Grants
+	doc.Grants = nil
 	for _, g := range acl.Grants {
 		ge := s3xml.Grantee{XMLNSXSI: s3xml.XSINamespace}
 		if g.Grantee.ID != "" {
@@ -209,6 +213,7 @@ func ACLDocument(ownerAccount string, acl access.ACL) s3xml.AccessControlPolicy 
 		}
 		doc.Grants = append(doc.Grants, s3xml.Grant{Grantee: ge, Permission: string(g.Permission)})
 	}
+	doc.Grants = append(doc.Grants, owner...)
 	return doc
 }
 
