@@ -52,7 +52,8 @@ func TestContentEncodingWithoutAWSChunked(t *testing.T) {
 		{[]string{"aws-chunked"}, ""},
 		{[]string{"aws-chunked,gzip"}, "gzip"},
 		{[]string{"gzip, aws-chunked"}, "gzip"},
-		{[]string{"AWS-Chunked , gzip,br"}, "gzip,br"},
+		{[]string{"AWS-Chunked , gzip,br"}, "gzip, br"},
+		{[]string{"deflate, gzip"}, "deflate, gzip"}, // as the client spelled it
 		{[]string{"aws-chunked", "gzip"}, "gzip"},
 		{[]string{"gzip"}, "gzip"},
 		{[]string{" , "}, ""},

@@ -166,19 +166,27 @@ func encodeMetaValue(v string) string {
 }
 
 // withoutAWSChunked removes the aws-chunked transfer coding from a Content-Encoding: it
-// describes the request body, not the object.
+// describes the request body, not the object. A value without it is kept as the client
+// spelled it ("deflate, gzip" reads back so, as in S3).
 func withoutAWSChunked(v string) string {
 	if v == "" {
 		return ""
 	}
 	var kept []string
+	chunked := false
 	for _, c := range strings.Split(v, ",") {
 		c = strings.TrimSpace(c)
-		if c != "" && !strings.EqualFold(c, "aws-chunked") {
+		switch {
+		case strings.EqualFold(c, "aws-chunked"):
+			chunked = true
+		case c != "":
 			kept = append(kept, c)
 		}
 	}
-	return strings.Join(kept, ",")
+	if !chunked && len(kept) > 0 {
+		return v
+	}
+	return strings.Join(kept, ", ")
 }
 
 // WriteObjectMeta sets the response headers that describe an object's metadata.
