@@ -357,10 +357,19 @@ func TestListObjects(t *testing.T) {
 		if *out.KeyCount != int32(len(out.Contents)) {
 			t.Fatalf("KeyCount %d for %d keys", *out.KeyCount, len(out.Contents))
 		}
+		if aws.ToString(out.ContinuationToken) != aws.ToString(token) || (token == nil) != (out.ContinuationToken == nil) {
+			t.Fatalf("ContinuationToken %v echoed as %v", token, out.ContinuationToken)
+		}
 		if !*out.IsTruncated {
 			break
 		}
 		token = out.NextContinuationToken
+	}
+	// An empty token is no token, and is echoed (as start-after is).
+	out, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("list"), ContinuationToken: aws.String("")})
+	mustOK(t, err)
+	if out.ContinuationToken == nil || *out.ContinuationToken != "" || len(out.Contents) != len(keys) {
+		t.Errorf("an empty continuation token: echoed %v, %d keys", out.ContinuationToken, len(out.Contents))
 	}
 	if strings.Join(got, ",") != strings.Join(keys, ",") || pages != 4 {
 		t.Fatalf("V2 paged: %v in %d pages", got, pages)
@@ -385,7 +394,7 @@ func TestListObjects(t *testing.T) {
 	if strings.Join(entries, ",") != "P:a/,b,P:c/,d,e f" {
 		t.Fatalf("V2 delimiter: %v", entries)
 	}
-	out, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("list"), Prefix: aws.String("c/"), Delimiter: aws.String("/"), StartAfter: aws.String("a")})
+	out, err = c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("list"), Prefix: aws.String("c/"), Delimiter: aws.String("/"), StartAfter: aws.String("a")})
 	mustOK(t, err)
 	if len(out.CommonPrefixes) != 1 || *out.CommonPrefixes[0].Prefix != "c/x/" || len(out.Contents) != 1 || *out.Contents[0].Key != "c/y" {
 		t.Fatalf("V2 prefix: %+v", out)

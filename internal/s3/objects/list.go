@@ -76,7 +76,10 @@ func (h *Handler) ListObjectsV2(w http.ResponseWriter, r *http.Request, rq *s3co
 		ow := rq.Owner()
 		o = &ow
 	}
-	res := s3xml.ListBucketResult{Name: rq.Bucket, ContToken: token}
+	res := s3xml.ListBucketResult{Name: rq.Bucket}
+	if _, ok := rq.Query["continuation-token"]; ok {
+		res.ContToken = &token // echoed, an empty one too, as start-after is
+	}
 	if _, ok := rq.Query["start-after"]; ok {
 		sa := p.Encode(startAfter)
 		res.StartAfter = &sa

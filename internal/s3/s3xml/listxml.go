@@ -24,7 +24,9 @@ func (r *ListBucketResult) AppendXML(b []byte) []byte {
 	if r.StartAfter != nil {
 		b = appendElem(b, "StartAfter", *r.StartAfter)
 	}
-	b = appendElemOmitEmpty(b, "ContinuationToken", r.ContToken)
+	if r.ContToken != nil {
+		b = appendElem(b, "ContinuationToken", *r.ContToken)
+	}
 	b = appendElemOmitEmpty(b, "NextContinuationToken", r.NextContToken)
 	if r.KeyCount != nil {
 		b = appendIntElem(b, "KeyCount", int64(*r.KeyCount))

@@ -13,11 +13,14 @@ func TestListXMLMatchesEncodingXML(t *testing.T) {
 	pick := func() string { return names[rng.IntN(len(names))] }
 	for i := range 300 {
 		marker, n := pick(), rng.IntN(5)
-		startAfter := pick()
+		startAfter, token := pick(), pick()
 		r := ListBucketResult{Xmlns: Namespace, Name: pick(), Prefix: pick(), NextMarker: pick(), StartAfter: &startAfter,
-			ContToken: pick(), NextContToken: pick(), MaxKeys: rng.IntN(1001), Delimiter: pick(), EncodingType: pick(), IsTruncated: i%2 == 0}
+			NextContToken: pick(), MaxKeys: rng.IntN(1001), Delimiter: pick(), EncodingType: pick(), IsTruncated: i%2 == 0}
 		if i%3 == 0 {
 			r.Marker = &marker
+		}
+		if i%5 != 0 {
+			r.ContToken = &token
 		}
 		if i%4 == 0 {
 			r.KeyCount = &n
