@@ -120,7 +120,7 @@ type ListBucketResult struct {
 	Marker         *string        `xml:"Marker"`               // V1
 	NextMarker     string         `xml:"NextMarker,omitempty"` // V1, with a delimiter
 	StartAfter     *string        `xml:"StartAfter"`           // V2, when the request has start-after (even empty)
-	ContToken      *string        `xml:"ContinuationToken"` // V2, when the request has continuation-token (even empty)
+	ContToken      *string        `xml:"ContinuationToken"`    // V2, when the request has continuation-token (even empty)
 	NextContToken  string         `xml:"NextContinuationToken,omitempty"`
 	KeyCount       *int           `xml:"KeyCount"` // V2
 	MaxKeys        int            `xml:"MaxKeys"`
