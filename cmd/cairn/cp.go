@@ -244,11 +244,7 @@ func runCopy(cmd *cobra.Command, f *copyFlags, args []string, sync bool) error {
 			items = append(items, copyItem{copy: true, srcBucket: src.bucket, srcKey: from + rel, bucket: dst.bucket, key: to + rel})
 		}
 		if f.del {
-			for _, rel := range slices.Sorted(maps.Keys(have)) {
-				if _, ok := objs[rel]; !ok {
-					removals = append(removals, to+rel)
-				}
-			}
+			removals = absentFrom(have, objs, func(rel string) string { return to + rel })
 		}
 	case !tree && !src.remote: // a file up
 		key := dst.key
@@ -287,11 +283,7 @@ func runCopy(cmd *cobra.Command, f *copyFlags, args []string, sync bool) error {
 			items = append(items, copyItem{local: filepath.Join(src.local, filepath.FromSlash(rel)), bucket: dst.bucket, key: prefix + rel, upload: true})
 		}
 		if f.del {
-			for _, rel := range slices.Sorted(maps.Keys(have)) {
-				if _, ok := files[rel]; !ok {
-					removals = append(removals, prefix+rel)
-				}
-			}
+			removals = absentFrom(have, files, func(rel string) string { return prefix + rel })
 		}
 	default: // a prefix down
 		prefix := asPrefix(src.key)
@@ -319,11 +311,7 @@ func runCopy(cmd *cobra.Command, f *copyFlags, args []string, sync bool) error {
 			items = append(items, copyItem{local: local, bucket: src.bucket, key: prefix + rel})
 		}
 		if f.del {
-			for _, rel := range slices.Sorted(maps.Keys(have)) {
-				if _, ok := objs[rel]; !ok {
-					removals = append(removals, filepath.Join(dst.local, filepath.FromSlash(rel)))
-				}
-			}
+			removals = absentFrom(have, objs, func(rel string) string { return filepath.Join(dst.local, filepath.FromSlash(rel)) })
 		}
 	}
 
@@ -373,6 +361,18 @@ func runCopy(cmd *cobra.Command, f *copyFlags, args []string, sync bool) error {
 		}
 	}
 	return nil
+}
+
+// absentFrom returns, in order, what sync --delete removes: the names of what the destination
+// has (have) that the source (src) lacks, each made a path or key by name.
+func absentFrom[D, S any](have map[string]D, src map[string]S, name func(rel string) string) []string {
+	var out []string
+	for _, rel := range slices.Sorted(maps.Keys(have)) {
+		if _, ok := src[rel]; !ok {
+			out = append(out, name(rel))
+		}
+	}
+	return out
 }
 
 func dry(on bool) string {
