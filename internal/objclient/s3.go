@@ -564,16 +564,25 @@ func etagAnswer(op, key string, resp *http.Response) (PutResult, error) {
 	return PutResult{ETag: unquote(res.ETag)}, nil
 }
 
+// copySource checks a copy's two names and returns its source as both protocols name it in a
+// header: /bucket/key, escaped as a URL's path.
+func copySource(srcBucket, srcKey, bucket, key string) (string, error) {
+	if err := checkNames("copy", srcBucket, srcKey, true); err != nil {
+		return "", err
+	}
+	if err := checkNames("copy", bucket, key, true); err != nil {
+		return "", err
+	}
+	return (&url.URL{Path: "/" + srcBucket + "/" + srcKey}).EscapedPath(), nil
+}
+
 // Copy: CopyObject, the bytes copied by the store (one request: up to the store's largest
 // single object).
 func (c *s3Client) Copy(ctx context.Context, srcBucket, srcKey, bucket, key string) (PutResult, error) {
-	if err := checkNames("copy", srcBucket, srcKey, true); err != nil {
+	source, err := copySource(srcBucket, srcKey, bucket, key)
+	if err != nil {
 		return PutResult{}, err
 	}
-	if err := checkNames("copy", bucket, key, true); err != nil {
-		return PutResult{}, err
-	}
-	source := (&url.URL{Path: "/" + srcBucket + "/" + srcKey}).EscapedPath()
 	hdr := http.Header{"X-Amz-Copy-Source": {source}}
 	resp, _, err := c.do(ctx, "copy", http.MethodPut, c.url(bucket, key, ""), hdr, nil, 0)
 	if err != nil {

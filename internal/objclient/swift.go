@@ -328,13 +328,10 @@ func (c *swiftClient) Put(ctx context.Context, bucket, key string, body io.Reade
 // Copy: a PUT with X-Copy-From, the bytes copied by the store (a large object's manifest is
 // followed: the copy is one object, up to the store's largest).
 func (c *swiftClient) Copy(ctx context.Context, srcBucket, srcKey, bucket, key string) (PutResult, error) {
-	if err := checkNames("copy", srcBucket, srcKey, true); err != nil {
+	from, err := copySource(srcBucket, srcKey, bucket, key)
+	if err != nil {
 		return PutResult{}, err
 	}
-	if err := checkNames("copy", bucket, key, true); err != nil {
-		return PutResult{}, err
-	}
-	from := (&url.URL{Path: "/" + srcBucket + "/" + srcKey}).EscapedPath()
 	hdr := http.Header{"X-Copy-From": {from}}
 	resp, err := c.simple(ctx, swiftReq{op: "copy", method: http.MethodPut, container: bucket, object: key, hdr: hdr, body: http.NoBody, size: 0})
 	if err != nil {
