@@ -60,6 +60,15 @@ const (
 	KeyMaxKeys               = "s3:max-keys"
 	KeyACL                   = "s3:x-amz-acl"
 	KeySSE                   = "s3:x-amz-server-side-encryption"
+	KeySSEKMSKeyID           = "s3:x-amz-server-side-encryption-aws-kms-key-id"
+	KeySSECAlgorithm         = "s3:x-amz-server-side-encryption-customer-algorithm"
+	KeyStorageClass          = "s3:x-amz-storage-class"
+	KeyContentSHA256         = "s3:x-amz-content-sha256"
+	KeyGrantRead             = "s3:x-amz-grant-read"
+	KeyGrantWrite            = "s3:x-amz-grant-write"
+	KeyGrantReadACP          = "s3:x-amz-grant-read-acp"
+	KeyGrantWriteACP         = "s3:x-amz-grant-write-acp"
+	KeyGrantFullControl      = "s3:x-amz-grant-full-control"
 	KeyRequestObjectTagKeys  = "s3:RequestObjectTagKeys"
 	KeyVersionID             = "s3:VersionId"
 	KeyCopySource            = "s3:x-amz-copy-source"
@@ -76,6 +85,8 @@ var knownKeys = func() map[string]bool {
 	m := map[string]bool{}
 	for _, k := range []string{KeySourceIP, KeySecureTransport, KeyCurrentTime, KeyEpochTime, KeyUserAgent, KeyReferer,
 		KeyUsername, KeyUserID, KeyPrincipalAccount, KeyPrefix, KeyDelimiter, KeyMaxKeys, KeyACL, KeySSE,
+		KeySSEKMSKeyID, KeySSECAlgorithm, KeyStorageClass, KeyContentSHA256,
+		KeyGrantRead, KeyGrantWrite, KeyGrantReadACP, KeyGrantWriteACP, KeyGrantFullControl,
 		KeyRequestObjectTagKeys, KeyVersionID, KeyCopySource, KeyMetadataDirective, KeyObjectLockMode,
 		KeyObjectLockRetainUntil, KeyObjectLockLegalHold} {
 		m[strings.ToLower(k)] = true

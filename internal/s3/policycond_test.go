@@ -365,3 +365,30 @@ func TestPolicyConditionsRequestTags(t *testing.T) {
 		t.Fatalf("tags after refused changes: %+v", got.TagSet)
 	}
 }
+
+// Condition keys that are request headers: the grant headers, the storage class, SSE-C's
+// algorithm (as AWS documents them for PutObject). A policy naming them is accepted and
+// decides on the header's value, absent when the request does not send it.
+func TestPolicyConditionsOnRequestHeaders(t *testing.T) {
+	ts := newTenants(t)
+	ctx := ctxT(t)
+	_, err := ts.a.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("hdrcond")})
+	mustOK(t, err)
+	mustOK(t, putPolicy(t, ts, "hdrcond", `{"Statement":[
+		{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::hdrcond/*","Condition":{"StringLike":{"s3:x-amz-grant-read":"*AllUsers*"}}},
+		{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::hdrcond/*","Condition":{"StringNotEquals":{"s3:x-amz-storage-class":"STANDARD"},"Null":{"s3:x-amz-storage-class":"false"}}},
+		{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::hdrcond/sse-c/*","Condition":{"Null":{"s3:x-amz-server-side-encryption-customer-algorithm":"true"}}}]}`))
+	put := func(key string, in s3.PutObjectInput) error {
+		in.Bucket, in.Key, in.Body = aws.String("hdrcond"), aws.String(key), strings.NewReader("x")
+		_, err := ts.a.PutObject(ctx, &in)
+		return err
+	}
+	// A grant to everyone is refused by the policy (before the ACL itself is looked at).
+	wantCode(t, put("g", s3.PutObjectInput{GrantRead: aws.String(`uri="http://acs.amazonaws.com/groups/global/AllUsers"`)}), "AccessDenied")
+	// Any storage class but STANDARD is refused; none is fine.
+	mustOK(t, put("a1", s3.PutObjectInput{}))
+	mustOK(t, put("a2", s3.PutObjectInput{StorageClass: types.StorageClassStandard}))
+	wantCode(t, put("a3", s3.PutObjectInput{StorageClass: types.StorageClassGlacier}), "AccessDenied")
+	// Under sse-c/, a write without SSE-C's algorithm is refused.
+	wantCode(t, put("sse-c/plain", s3.PutObjectInput{}), "AccessDenied")
+}
