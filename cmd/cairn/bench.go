@@ -313,8 +313,7 @@ func (rf *runFlags) spec(cmd *cobra.Command, bf *benchFlags) (*workload.Spec, bo
 			spec.Mix = workload.Mix{workload.OpPut: 1}
 			spec.Keys = workload.KeyDist{Kind: "sequential"}
 			spec.Objects = 10_000_000
-			no := false
-			spec.Prepopulate = &no
+			spec.SetPrepopulate(false)
 		case "get":
 			spec.Mix = workload.Mix{workload.OpGet: 1}
 			spec.Objects = 1000
@@ -356,8 +355,7 @@ func (rf *runFlags) spec(cmd *cobra.Command, bf *benchFlags) (*workload.Spec, bo
 		o.Keys = &workload.KeyDist{Kind: rf.keys}
 	}
 	if rf.skipPrepare {
-		no := false
-		spec.Prepopulate = &no
+		spec.SetPrepopulate(false)
 		spec.Stages = nil
 	}
 	if err := spec.Apply(o); err != nil {

@@ -18,6 +18,7 @@ import (
 func newServerCommand() *cobra.Command {
 	var cfg server.Config
 	var logLevel, role string
+	var proxyNICMbps, storageNICMbps float64
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the object store (with no flags: one process, data in ./cairn-data, S3 on " + server.DefaultListen + ")",
@@ -34,6 +35,8 @@ func newServerCommand() *cobra.Command {
 			if cfg.Role, err = server.ParseRole(role); err != nil {
 				return err
 			}
+			// Mbit/s on the command line, as NICs are sold; bytes a second in the manager.
+			cfg.MicrostoreManager.ProxyNIC, cfg.MicrostoreManager.StorageNIC = proxyNICMbps*1e6/8, storageNICMbps*1e6/8
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			cfg.Console = os.Stdout
 			s, err := server.Start(cfg)
@@ -60,6 +63,9 @@ func newServerCommand() *cobra.Command {
 	f.DurationVar(&cfg.MicrostoreManagerInterval, "microstore-manager-interval", 0, "time between passes of the microstores' resource manager, which moves proxies between the free pool and the microstores (one proxy of a cluster at a time; 0: 30s, negative: off)")
 	f.Float64Var(&cfg.MicrostoreManager.High, "microstore-manager-high", 0.75, "the resource manager doubles the proxies of a microstore whose utilization (CPU or network, by the advisor's demands) is above this")
 	f.Float64Var(&cfg.MicrostoreManager.Low, "microstore-manager-low", 0.30, "the resource manager takes one proxy a pass from a microstore whose utilization is below this")
+	f.Float64Var(&proxyNICMbps, "microstore-manager-proxy-nic-mbps", 10000, "a proxy's network bandwidth in Mbit/s, which the resource manager counts a microstore's network utilization against")
+	f.Float64Var(&storageNICMbps, "microstore-manager-storage-nic-mbps", 10000, "a storage node's network bandwidth in Mbit/s, for the resource manager's rule of thumb (proxy bandwidth ≈ storage nodes × this)")
+	f.Float64Var(&cfg.MicrostoreManager.StorageCores, "microstore-manager-storage-cores", 8, "a storage node's cores, for the resource manager's rule of thumb (proxy cores ≈ storage nodes × this)")
 	f.DurationVar(&cfg.BodyIdleTimeout, "body-idle-timeout", server.DefaultBodyIdleTimeout, "a request body that sends no byte for this long fails (S3 RequestTimeout, Swift 408) and its upload is dropped; a response the client reads no byte of for this long is cut off (negative: off)")
 	f.IntVar(&cfg.LaneShare, "lane-share", 0, "large-object requests (a body of --lane-large-size or more, or a read of a bucket of large objects) served at once while small ones are being served, so that a backup stream cannot starve small requests (0: no lanes)")
 	f.Int64Var(&cfg.LaneLargeSize, "lane-large-size", server.DefaultLaneLargeSize, "a request body at least this large goes in the large-object lane")

@@ -46,9 +46,11 @@ type Config struct {
 	// KMS manages the SSE-KMS keys (kms.go); nil: the KMS routes answer 501.
 	KMS *sse.Keyring
 	// Workload is the workload monitor (GET /admin/v1/workload); nil: none. Cores is the
-	// CPU the process may use, which that document reports (0: the Go runtime's GOMAXPROCS).
+	// CPU the process may use, which that document reports (0: the Go runtime's GOMAXPROCS),
+	// and CPUUsed the cores it used over about the monitor's window (nil: not reported).
 	Workload *workload.Monitor
 	Cores    float64
+	CPUUsed  func() float64
 	// Microstores keeps the microstores' description (/admin/v1/microstores); nil: none.
 	Microstores MicrostoreStore
 	// Region, if set, is the only region accepted in signatures (as for S3).

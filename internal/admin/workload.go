@@ -16,7 +16,10 @@ type Workload struct {
 	Window time.Duration `json:"window_ns"`
 	// Cores is the CPU the proxy may use (its cgroup's quota, else the Go runtime's
 	// GOMAXPROCS), which the resource manager counts as its capacity.
-	Cores   float64               `json:"cores"`
+	Cores float64 `json:"cores"`
+	// CPUUsed is the cores the proxy's process used over about the window, all its work
+	// together (0 when not known): what the resource manager sees of a proxy held at its quota.
+	CPUUsed float64               `json:"cpu_used"`
 	Buckets []workload.Stats      `json:"buckets"`
 	Classes []workload.ClassStats `json:"classes"`
 }
@@ -31,6 +34,9 @@ func (h *Handler) workload(w http.ResponseWriter) error {
 		cores = float64(runtime.GOMAXPROCS(0))
 	}
 	out := Workload{Window: m.Window(), Cores: cores, Buckets: m.Snapshot(), Classes: m.ByClass()}
+	if h.cfg.CPUUsed != nil {
+		out.CPUUsed = h.cfg.CPUUsed()
+	}
 	if out.Buckets == nil {
 		out.Buckets = []workload.Stats{}
 	}

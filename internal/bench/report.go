@@ -8,7 +8,7 @@ package bench
 // StageReport is the result of one stage of a workload.
 type StageReport struct {
 	Name        string  `json:"name"`
-	Kind        string  `json:"kind"`                  // prepare, main, ramp, cleanup
+	Kind        string  `json:"kind"`                  // prepare, main, ramp, idle, cleanup
 	Concurrency int     `json:"concurrency"`           // workers (for a ramp, the last step's)
 	TargetRate  float64 `json:"target_rate,omitempty"` // open loop: the requested ops/s
 	// Start is the stage's start in seconds since the run began; Seconds its length.

@@ -16,7 +16,7 @@ import (
 // SamplerReport is what one sampler recorded over the run (workload.Sampler).
 type SamplerReport struct {
 	Name    string        `json:"name"`
-	Command string        `json:"command"`
+	Command string        `json:"command"` // empty for a probe read in process
 	Points  []SamplePoint `json:"points"`
 	// Errors counts runs that failed or printed no number; LastError says why the last did.
 	Errors    int    `json:"errors,omitempty"`
@@ -29,24 +29,49 @@ type SamplePoint struct {
 	Value float64 `json:"value"`
 }
 
-// startSamplers runs each sampler's command every interval from now until the returned stop,
-// which waits for them and returns what they recorded. A command runs with /bin/sh -c, bounded
-// by its interval or 10 s, whichever is longer, with env added to the bench's environment.
-func startSamplers(ctx context.Context, samplers []workload.Sampler, start time.Time, env []string) (stop func() []SamplerReport) {
-	if len(samplers) == 0 {
+// Probe is a sampler read in process: a harness's own figure over the run (such as a resource
+// manager's allocation), reported and charted as a workload's samplers are.
+type Probe struct {
+	Name  string
+	Every time.Duration // default 1s
+	Read  func(context.Context) (float64, error)
+}
+
+// startSamplers reads each sampler, and each probe, every interval from now until the
+// returned stop, which waits for them and returns what they recorded. A sampler's command runs
+// with /bin/sh -c, bounded by its interval or 10 s, whichever is longer, with env added to the
+// bench's environment.
+func startSamplers(ctx context.Context, samplers []workload.Sampler, probes []Probe, start time.Time, env []string) (stop func() []SamplerReport) {
+	type reader struct {
+		Probe
+		command string
+	}
+	var all []reader
+	for _, sm := range samplers {
+		all = append(all, reader{Probe{Name: sm.Name, Every: sm.Every.D(), Read: func(ctx context.Context) (float64, error) {
+			return sample(ctx, sm, env)
+		}}, sm.Command})
+	}
+	for _, p := range probes {
+		if p.Every <= 0 {
+			p.Every = workload.DefaultSamplerEvery
+		}
+		all = append(all, reader{p, ""})
+	}
+	if len(all) == 0 {
 		return func() []SamplerReport { return nil }
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	reports := make([]SamplerReport, len(samplers))
+	reports := make([]SamplerReport, len(all))
 	var wg sync.WaitGroup
-	for i, sm := range samplers {
-		reports[i] = SamplerReport{Name: sm.Name, Command: sm.Command, Points: []SamplePoint{}}
+	for i, sm := range all {
+		reports[i] = SamplerReport{Name: sm.Name, Command: sm.command, Points: []SamplePoint{}}
 		r := &reports[i]
 		wg.Go(func() {
-			t := time.NewTicker(sm.Every.D())
+			t := time.NewTicker(sm.Every)
 			defer t.Stop()
 			for {
-				v, err := sample(ctx, sm, env)
+				v, err := sm.Read(ctx)
 				at := round3(time.Since(start).Seconds())
 				switch {
 				case ctx.Err() != nil:

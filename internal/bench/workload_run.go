@@ -27,8 +27,10 @@ type WorkloadConfig struct {
 	// same prefix): reads start at once, without a prepare stage.
 	AssumePresent bool
 	Seed          uint64 // 0: from the clock
-	// EventEnv is added to the environment of event commands.
+	// EventEnv is added to the environment of event and sampler commands.
 	EventEnv []string
+	// Probes are read over the run beside the workload's samplers, and reported with them.
+	Probes []Probe
 }
 
 // RunWorkload runs every stage of cfg.Spec against c and reports each one, and the measured
@@ -78,7 +80,7 @@ func RunWorkload(ctx context.Context, c objclient.Client, cfg WorkloadConfig) (*
 	}
 	cpu0 := cpuNow()
 	r.Start = time.Now()
-	stopSamplers := startSamplers(ctx, spec.Samplers, r.Start, cfg.EventEnv)
+	stopSamplers := startSamplers(ctx, spec.Samplers, cfg.Probes, r.Start, cfg.EventEnv)
 	measured := map[workload.Op]*recorder{}
 	var measuredSeconds float64
 	for i, st := range stages {
@@ -156,6 +158,11 @@ func runStage(ctx context.Context, c objclient.Client, ks *keyspace, body []byte
 	case workload.StageRamp:
 		sr.Ramp = runRamp(ctx, l, st, &conc, seed)
 		sr.Concurrency = int(conc.Load())
+	case workload.StageIdle:
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Until(stopTime(start, st))):
+		}
 	default:
 		l.run(ctx, phase{concurrency: st.Concurrency, rate: st.Rate, stop: stopTime(start, st), limit: st.Operations, seed: seed})
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -423,5 +424,59 @@ stages:
 	}
 	if len(broken.Points) != 0 || broken.Errors == 0 || !strings.Contains(broken.LastError, "does not start with a number") {
 		t.Errorf("broken: %+v", broken)
+	}
+}
+
+// An idle stage sends nothing for its duration, its series a second of zeros at a time, so that
+// workloads started together stay aligned; probes are read over the whole run beside the
+// samplers, and reported with them.
+func TestIdleStageAndProbes(t *testing.T) {
+	c := s3Client(t, startServer(t), "bench-secret")
+	spec := parseSpec(t, `
+name: paused
+objects: 10
+size: 100
+mix: {put: 1}
+prepopulate: false
+stages:
+  - {name: busy, duration: 1s}
+  - {name: pause, kind: idle, duration: 2s}
+  - {name: again, duration: 1s}
+`)
+	var reads atomic.Int64
+	r, err := bench.RunWorkload(context.Background(), c, bench.WorkloadConfig{Spec: spec, Prefix: "idle-", Seed: 1,
+		Probes: []bench.Probe{{Name: "reads", Every: 100 * time.Millisecond, Read: func(context.Context) (float64, error) {
+			return float64(reads.Add(1)), nil
+		}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy, pause, again := stage(t, r, "busy"), stage(t, r, "pause"), stage(t, r, "again")
+	if busy.Total.Operations == 0 || again.Total.Operations == 0 {
+		t.Errorf("busy %d, again %d operations", busy.Total.Operations, again.Total.Operations)
+	}
+	if pause.Kind != "idle" || pause.Total.Operations != 0 || pause.Total.Errors != 0 || pause.Concurrency != 0 {
+		t.Errorf("idle stage: kind %s, %d operations, %d errors, concurrency %d", pause.Kind, pause.Total.Operations, pause.Total.Errors, pause.Concurrency)
+	}
+	if pause.Seconds < 1.9 || again.Start < busy.Start+busy.Seconds+1.9 {
+		t.Errorf("the idle stage lasted %v s; stages start at %v, %v, %v", pause.Seconds, busy.Start, pause.Start, again.Start)
+	}
+	if len(pause.Series) < 2 {
+		t.Errorf("idle series %+v", pause.Series)
+	}
+	for _, p := range pause.Series {
+		if p.Operations != 0 {
+			t.Errorf("idle second %+v", p)
+		}
+	}
+	if _, ok := r.Ops["put"]; !ok || r.Ops["put"].Operations != busy.Total.Operations+again.Total.Operations {
+		t.Errorf("measured puts %+v, stages %d + %d", r.Ops["put"], busy.Total.Operations, again.Total.Operations)
+	}
+	if len(r.Samplers) != 1 || r.Samplers[0].Name != "reads" || r.Samplers[0].Command != "" || len(r.Samplers[0].Points) < 20 {
+		t.Fatalf("probes: %+v", r.Samplers)
+	}
+	last := r.Samplers[0].Points[len(r.Samplers[0].Points)-1]
+	if last.T < again.Start {
+		t.Errorf("the probe stopped at %v s, before the last stage (%v s)", last.T, again.Start)
 	}
 }

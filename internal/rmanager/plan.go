@@ -86,8 +86,10 @@ func (c *Config) Validate() error {
 
 // Report is what one proxy's workload monitor saw, and the proxy's cores.
 type Report struct {
-	Proxy   string           `json:"proxy"`
-	Cores   float64          `json:"cores"`
+	Proxy string  `json:"proxy"`
+	Cores float64 `json:"cores"`
+	// CPUUsed is the cores the proxy used over about its window (0: not known).
+	CPUUsed float64          `json:"cpu_used"`
 	Buckets []workload.Stats `json:"buckets"`
 }
 
@@ -116,10 +118,12 @@ type Load struct {
 	Microstore string  `json:"microstore"`
 	Proxies    int     `json:"proxies"`
 	Cores      float64 `json:"cores"`
-	// CPU is the proxy cores its workload needs; Network the bytes a second through its
-	// proxies (client and storage sides).
-	CPU     float64 `json:"cpu_cores"`
-	Network float64 `json:"network_bytes_per_second"`
+	// CPU is the proxy cores its workload needs: what the advisor's demands cost its requests
+	// at, or what its proxies were measured to use (MeasuredCPU) when more. Network is the
+	// bytes a second through its proxies (client and storage sides).
+	CPU         float64 `json:"cpu_cores"`
+	MeasuredCPU float64 `json:"measured_cpu_cores,omitempty"`
+	Network     float64 `json:"network_bytes_per_second"`
 	// Utilization is the larger of CPU over cores and Network over the proxies' bandwidth;
 	// Resource says which ("cpu" or "network").
 	Utilization float64 `json:"utilization"`
@@ -449,8 +453,20 @@ func (s *state) loads() []Load {
 }
 
 // measure charges each bucket's load, as every proxy that reported saw it, to the bucket's
-// microstore, costed by the advisor's demands.
+// microstore, costed by the advisor's demands; a microstore whose proxies were measured to use
+// more CPU than that needs what they used. (The demands come from a calibration, on other
+// machines perhaps; a proxy pegged at its quota is busy whatever they say.)
 func (s *state) measure() {
+	defer func() {
+		for n, ps := range s.members {
+			l := s.demand[n]
+			for _, p := range ps {
+				l.MeasuredCPU += s.in.Reports[p].CPUUsed
+			}
+			l.CPU = max(l.CPU, l.MeasuredCPU)
+			s.demand[n] = l
+		}
+	}()
 	if s.in.MicrostoreOf == nil {
 		return
 	}

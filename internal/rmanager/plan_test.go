@@ -288,3 +288,31 @@ func TestBoundIsNeverPassed(t *testing.T) {
 		t.Errorf("moves %q: 9 proxy cores against 8 storage cores", moves(p))
 	}
 }
+
+// A microstore whose proxies were measured busy grows although the demands cost its requests
+// lightly (demands calibrated on a faster machine, or work they do not model); measured use
+// below the model's changes nothing.
+func TestMeasuredCPUCounts(t *testing.T) {
+	w := newWorld([]string{"p3:80"},
+		microstore.Microstore{Name: "small", Policy: "gold", Proxies: []string{"p1:80"}},
+		microstore.Microstore{Name: "large", Policy: "silver", Proxies: []string{"p2:80"}})
+	w.serve("p1:80", "small", bucket("site", 50, 5, 8<<10))     // light by the model
+	w.serve("p2:80", "large", bucket("backups", 0, 1, 64<<20)) // the same
+	if p := w.decide(t); len(p.Steps) != 0 {
+		t.Fatalf("unloaded by the model: moves %q", moves(p))
+	}
+	r := w.reports["p1:80"]
+	r.CPUUsed = 1.9 // of its 2 cores
+	w.reports["p1:80"] = r
+	p := w.decide(t)
+	if got, want := moves(p), []string{"p3:80 the pool -> microstore small"}; !slices.Equal(got, want) {
+		t.Fatalf("moves %q, want %q", got, want)
+	}
+	before := loadOf(p.Before, "small")
+	if before.MeasuredCPU != 1.9 || before.CPU != 1.9 || before.Resource != "cpu" || math.Abs(before.Utilization-0.95) > 1e-9 {
+		t.Errorf("small before: %+v", before)
+	}
+	if after := loadOf(p.After, "small"); math.Abs(after.Utilization-0.475) > 1e-9 {
+		t.Errorf("small after: %+v, want the measured CPU over twice the cores", after)
+	}
+}

@@ -7,19 +7,30 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/cairn-store/cairn/internal/admin"
 	"github.com/cairn-store/cairn/internal/auth"
 	"github.com/cairn-store/cairn/internal/meta"
 	"github.com/cairn-store/cairn/internal/proxy"
+	"github.com/cairn-store/cairn/internal/workload"
 )
+
+// cpuUsed measures this process's CPU over the workload monitor's window (nil without one).
+func cpuUsed(m *workload.Monitor) func() float64 {
+	if m == nil {
+		return nil
+	}
+	meter := newCPUMeter(m.Window(), nil)
+	return func() float64 { return meter.used(time.Now()) }
+}
 
 // withAdmin mounts the admin API (internal/admin) in front of next: path-style requests under
 // /admin/v1/ go to it, everything else to next. A virtual-hosted request (BUCKET.DOMAIN) is
 // always next's, so that only path-style keys "v1/..." of a bucket named "admin" are shadowed.
 func withAdmin(cfg Config, px *proxy.Proxy, keys *auth.Store, status admin.StatusFunc, ms admin.MicrostoreStore, next http.Handler) (http.Handler, error) {
 	h, err := admin.New(admin.Config{Store: keys, Usage: proxyUsage(px), Status: status, ACLMigration: aclMigration(px, keys), Region: cfg.Region, Logger: cfg.Logger, KMS: cfg.sseKeys, Workload: cfg.workload,
-		Cores: processCores(), Microstores: ms})
+		Cores: processCores(), CPUUsed: cpuUsed(cfg.workload), Microstores: ms})
 	if err != nil {
 		return nil, fmt.Errorf("server: admin API: %w", err)
 	}

@@ -7,6 +7,9 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
 )
 
 // processCores is the CPU this process may use, in cores: its cgroup's CPU quota when it has
@@ -83,4 +86,70 @@ func ratio(quota, period string) (float64, bool) {
 		return 0, false
 	}
 	return q / p, true
+}
+
+// cpuMeter is this process's CPU use, in cores, over about the last window: the resource
+// manager's measure of a proxy's load (GET /admin/v1/workload's cpu_used), beside the demands
+// its model costs the requests with, so that a proxy pegged at its quota is seen as busy
+// whatever the model says. Each reading is kept for a window; use is measured from the newest
+// reading at least a window old (else the oldest, else the meter's start), so that no
+// goroutine needs to sample: the manager's passes are the readings.
+type cpuMeter struct {
+	window time.Duration
+	read   func() time.Duration // the process's CPU time so far
+	mu     sync.Mutex
+	start  cpuReading
+	kept   []cpuReading // oldest first
+}
+
+type cpuReading struct {
+	at  time.Time
+	cpu time.Duration
+}
+
+// maxCPUReadings bounds the readings kept, however often the meter is read.
+const maxCPUReadings = 1024
+
+func newCPUMeter(window time.Duration, read func() time.Duration) *cpuMeter {
+	if read == nil {
+		read = processCPU
+	}
+	return &cpuMeter{window: window, read: read, start: cpuReading{at: time.Now(), cpu: read()}}
+}
+
+// used is the cores used from about a window ago until now.
+func (m *cpuMeter) used(now time.Time) float64 {
+	cpu := m.read()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	drop := 0
+	for i, r := range m.kept {
+		if now.Sub(r.at) < m.window {
+			break
+		}
+		drop = i // the newest at least a window old stays, as the base
+	}
+	m.kept = m.kept[drop:]
+	if len(m.kept) >= maxCPUReadings {
+		m.kept = m.kept[len(m.kept)-maxCPUReadings+1:]
+	}
+	base := m.start
+	if len(m.kept) > 0 {
+		base = m.kept[0]
+	}
+	m.kept = append(m.kept, cpuReading{at: now, cpu: cpu})
+	el := now.Sub(base.at)
+	if el <= 0 {
+		return 0
+	}
+	return max(0, (cpu-base.cpu).Seconds()/el.Seconds())
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -201,7 +201,7 @@ func (m *microstores) newManager(cfg rmanager.Config, keys *auth.Store, region s
 		if err != nil {
 			return rmanager.Report{}, err
 		}
-		return rmanager.Report{Proxy: proxy, Cores: w.Cores, Buckets: w.Buckets}, nil
+		return rmanager.Report{Proxy: proxy, Cores: w.Cores, CPUUsed: w.CPUUsed, Buckets: w.Buckets}, nil
 	}
 	policyOf := func(name string) rmanager.PolicyInfo {
 		p, ok := m.policies.ByName(name)

@@ -256,8 +256,9 @@ func buildStage(i int, st *bench.StageReport) stageView {
 	if rp := st.Ramp; rp != nil {
 		v.Ramp = &rampView{Steps: rp.Steps, Knee: rp.Knee.Concurrency, StopReason: rp.StopReason}
 	}
-	// Prepare and cleanup are set-up and tear-down: their tables say enough.
-	if st.Kind != "prepare" && st.Kind != "cleanup" {
+	// Prepare and cleanup are set-up and tear-down, and an idle stage sends nothing: their
+	// tables say enough.
+	if st.Kind != "prepare" && st.Kind != "cleanup" && st.Kind != "idle" {
 		v.Charts = stageCharts(st)
 	}
 	return v

@@ -7,7 +7,12 @@
 //   - static: two microstores, each a policy over half the storage nodes and half the
 //     proxies (the seed's configurations 2 and 3);
 //   - dynamic: the same two microstores without proxies, every proxy in the free pool, and the
-//     resource manager giving them out.
+//     resource manager giving them out;
+//   - sumo and sumo-lanes: one sumo node serving both tenants, without and with the request
+//     lanes that keep large requests from starving small ones inside one process.
+//
+// A timeline (RunTimeline) runs the dynamic layout through four stages in which the mix
+// changes, and charts the manager's allocation beside each tenant's latency.
 //
 // Clients reach the proxies through HAProxy configured by `cairn microstore haproxy` (made again
 // and reloaded when the description changes), as an operator would run it. For each layout it
@@ -22,22 +27,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/cairn-store/cairn/internal/admin"
 	"github.com/cairn-store/cairn/internal/advisor/netlab"
 	"github.com/cairn-store/cairn/internal/bench"
 	"github.com/cairn-store/cairn/internal/bench/workload"
-	"github.com/cairn-store/cairn/internal/localcluster"
 	"github.com/cairn-store/cairn/internal/microstore"
 	"github.com/cairn-store/cairn/internal/objclient"
-	wl "github.com/cairn-store/cairn/internal/workload"
 )
 
 // Layouts, in the order they run.
@@ -45,7 +45,12 @@ const (
 	Monolithic = "monolithic"
 	Static     = "static"
 	Dynamic    = "dynamic"
+	Sumo       = "sumo"
+	SumoLanes  = "sumo-lanes"
 )
+
+// allLayouts are the layouts, in the order they run by default.
+var allLayouts = []string{Monolithic, Static, Dynamic, Sumo, SumoLanes}
 
 // Config is one proof run.
 type Config struct {
@@ -57,7 +62,11 @@ type Config struct {
 	// proxies in all; each with its share of this machine.
 	Storage, Proxies        int
 	StorageNode, Proxy      netlab.Spec
+	Sumo                    netlab.Spec // the sumo layouts' one node
+	LaneShare               int         // the sumo-lanes layout's --lane-share
 	Replicas                int
+	WorkloadWindow          time.Duration // the nodes' workload monitors' window
+	StageDuration           time.Duration // each of the timeline's four stages
 	Warmup, Duration        time.Duration // the backup's head start, and each measured phase
 	Web, Backup             *workload.Spec
 	ManagerInterval         time.Duration // the dynamic layout's resource manager
@@ -66,15 +75,17 @@ type Config struct {
 }
 
 // Defaults fills in what is not set: 2 storage nodes per microstore and 4 proxies, each held
-// to a quarter of a core and 200 Mbit/s; 2 replicas; 30 s of warm-up and 60 s phases; the
-// seed's workloads A (8-64 KiB, 90% GETs, 8 clients) and D (4 MiB, 90% PUTs, 4 clients).
+// to a quarter of a core and 200 Mbit/s; a sumo node of a core and 800 Mbit/s (the four
+// proxies' share) with a lane share of 1; 2 replicas; a 30 s workload window; 30 s of warm-up,
+// 60 s phases and 90 s timeline stages; the seed's workloads A (8-64 KiB, 90% GETs, 8 clients)
+// and D (4 MiB, 90% PUTs, 4 clients).
 func (c *Config) Defaults() error {
 	if len(c.Layouts) == 0 {
-		c.Layouts = []string{Monolithic, Static, Dynamic}
+		c.Layouts = allLayouts
 	}
 	for _, l := range c.Layouts {
-		if l != Monolithic && l != Static && l != Dynamic {
-			return fmt.Errorf("mosproof: layout %q: want monolithic, static or dynamic", l)
+		if !slices.Contains(allLayouts, l) {
+			return fmt.Errorf("mosproof: layout %q: want one of %v", l, allLayouts)
 		}
 	}
 	if c.Storage == 0 {
@@ -92,8 +103,23 @@ func (c *Config) Defaults() error {
 	if c.Proxy == (netlab.Spec{}) {
 		c.Proxy = netlab.Spec{CPU: 0.25, NICMbps: 200}
 	}
+	if c.Sumo == (netlab.Spec{}) {
+		c.Sumo = netlab.Spec{CPU: 1, NICMbps: 800}
+	}
+	if c.LaneShare == 0 {
+		c.LaneShare = 1
+	}
+	if c.LaneShare < 0 {
+		return fmt.Errorf("mosproof: lane share %d", c.LaneShare)
+	}
 	if c.Replicas == 0 {
 		c.Replicas = min(2, c.Storage)
+	}
+	if c.WorkloadWindow == 0 {
+		c.WorkloadWindow = 30 * time.Second
+	}
+	if c.StageDuration == 0 {
+		c.StageDuration = 90 * time.Second
 	}
 	if c.Warmup == 0 {
 		c.Warmup = 30 * time.Second
@@ -168,138 +194,21 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 
 func runLayout(ctx context.Context, cfg Config, layout string) (res Result, err error) {
 	res = Result{Layout: layout}
-	dir := filepath.Join(cfg.Dir, layout)
-	var cl *localcluster.Cluster
-	var lab *netlab.Lab
-	var hp *haproxy
+	r, err := setUp(ctx, cfg, layout)
 	defer func() {
-		if hp != nil {
-			hp.stop()
+		if cerr := r.close(ctx); cerr != nil && err == nil {
+			err = cerr
 		}
-		if cl != nil {
-			cl.Close()
-		}
-		if lab != nil {
-			if cerr := lab.Close(ctx); cerr != nil && err == nil {
-				err = cerr
-			}
-		}
-		os.RemoveAll(dir)
 	}()
-	if lab, err = netlab.Open(ctx, cfg.Logger); err != nil {
-		return res, err
-	}
-	storage := 2 * cfg.Storage
-	for i := 1; i <= storage; i++ {
-		if _, err := lab.Add(ctx, "storage", i, cfg.StorageNode); err != nil {
-			return res, err
-		}
-	}
-	for i := 1; i <= cfg.Proxies; i++ {
-		if _, err := lab.Add(ctx, "proxy", i, cfg.Proxy); err != nil {
-			return res, err
-		}
-	}
-	policies := []string{"gold"}
-	if layout != Monolithic {
-		policies = []string{fmt.Sprintf("gold@1-%d", cfg.Storage), fmt.Sprintf("silver@%d-%d", cfg.Storage+1, storage)}
-	}
-	args := []string{"--log-level", "warn", "--workload-window", "30s", "--microstore-manager-interval", "-1s"}
-	if layout == Dynamic {
-		args = []string{"--log-level", "warn", "--workload-window", "30s", "--microstore-manager-interval", cfg.ManagerInterval.String()}
-		if cfg.ManagerHigh > 0 {
-			args = append(args, "--microstore-manager-high", fmt.Sprint(cfg.ManagerHigh))
-		}
-		if cfg.ManagerLow > 0 {
-			args = append(args, "--microstore-manager-low", fmt.Sprint(cfg.ManagerLow))
-		}
-	}
-	ak, sk := randomHex(10), randomHex(20)
-	if cl, err = localcluster.Start(ctx, localcluster.Config{Binary: cfg.Binary, Dir: dir, Storage: storage, Proxies: cfg.Proxies,
-		Replicas: cfg.Replicas, Policies: policies, RootAccessKey: ak, RootSecretKey: sk, Args: args, Logger: cfg.Logger,
-		NodeHost: lab.NodeHost, Wrap: lab.Wrap}); err != nil {
-		return res, fmt.Errorf("starting the cluster: %w", err)
-	}
-	var proxies []string
-	for _, n := range cl.Front() {
-		proxies = append(proxies, n.Addr)
-	}
-	adm, err := admin.NewClient(admin.ClientConfig{Endpoint: cl.Front()[0].Endpoint(), AccessKey: ak, SecretKey: sk})
 	if err != nil {
 		return res, err
 	}
-	half := cfg.Proxies / 2
-	switch layout {
-	case Static:
-		for _, m := range []microstore.Microstore{
-			{Name: "small", Policy: "gold", Proxies: proxies[:half], Classes: []wl.Class{wl.SmallReads, wl.SmallWrites}},
-			{Name: "large", Policy: "silver", Proxies: proxies[half:], Classes: []wl.Class{wl.LargeReads, wl.LargeWrites}},
-		} {
-			if _, err := adm.CreateMicrostore(ctx, m); err != nil {
-				return res, err
-			}
-		}
-	case Dynamic:
-		for _, m := range []microstore.Microstore{
-			{Name: "small", Policy: "gold", Classes: []wl.Class{wl.SmallReads, wl.SmallWrites}},
-			{Name: "large", Policy: "silver", Classes: []wl.Class{wl.LargeReads, wl.LargeWrites}},
-		} {
-			if _, err := adm.CreateMicrostore(ctx, m); err != nil {
-				return res, err
-			}
-		}
-		if _, err := adm.SetMicrostorePool(ctx, proxies); err != nil {
-			return res, err
-		}
-	}
-	web, err := tenant(ctx, adm, "web")
-	if err != nil {
-		return res, err
-	}
-	backupLocation := "us-east-1:silver"
-	if layout == Monolithic {
-		backupLocation = "us-east-1:gold"
-	}
-	backup, err := tenant(ctx, adm, "backup")
-	if err != nil {
-		return res, err
-	}
-	// The buckets first, in their policies, so that HAProxy's map has them.
-	for _, b := range []struct {
-		t        objclient.Config
-		spec     *workload.Spec
-		location string
-	}{{web, cfg.Web, "us-east-1:gold"}, {backup, cfg.Backup, backupLocation}} {
-		b.t.Endpoint, b.t.BucketLocation = cl.Front()[0].Endpoint(), b.location
-		c, err := objclient.New(b.t)
-		if err != nil {
-			return res, err
-		}
-		err = c.CreateBucket(ctx, bucketOf(b.spec))
-		c.Close()
-		if err != nil {
-			return res, err
-		}
-	}
-	if hp, err = startHAProxy(ctx, cfg, dir, adm, proxies); err != nil {
-		return res, err
-	}
-	if layout == Dynamic {
-		// The manager's equal shares first, then HAProxy follows every change.
-		if err := waitFor(ctx, 2*time.Minute, func() bool { return allocated(ctx, adm) }); err != nil {
-			return res, fmt.Errorf("the resource manager gave out no equal shares: %w", err)
-		}
-		fctx, stopFollowing := context.WithCancel(ctx)
-		followed := make(chan struct{})
-		go func() { defer close(followed); hp.follow(fctx, adm, proxies) }()
-		defer func() { stopFollowing(); <-followed }() // before HAProxy stops
-	}
-	webClient, err := hp.client(web, cfg.Web.Concurrency, "us-east-1:gold")
+	webClient, err := objclient.New(r.web)
 	if err != nil {
 		return res, err
 	}
 	defer webClient.Close()
-	backupClient, err := hp.client(backup, cfg.Backup.Concurrency, backupLocation)
+	backupClient, err := objclient.New(r.backup)
 	if err != nil {
 		return res, err
 	}
@@ -347,11 +256,8 @@ func runLayout(ctx context.Context, cfg Config, layout string) (res Result, err 
 	for _, st := range with.Stages {
 		res.Errors += st.Total.Errors
 	}
-	if d, err := adm.Microstores(ctx); err == nil && len(d.Microstores) > 0 {
-		res.Allocation = map[string]int{"pool": len(d.Pool)}
-		for _, m := range d.Microstores {
-			res.Allocation[m.Name] = len(m.Proxies)
-		}
+	if res.Allocation, err = r.allocation(ctx); err != nil {
+		return res, err
 	}
 	return res, nil
 }
@@ -377,7 +283,7 @@ func runFor(ctx context.Context, c objclient.Client, spec *workload.Spec, d time
 	s.Duration = workload.Duration(d)
 	s.Operations = 0
 	s.BucketPrefix, s.Buckets = bucketOf(spec), 1
-	s.Prepopulate = &prepare
+	s.SetPrepopulate(prepare)
 	if err := s.Normalize(); err != nil {
 		return nil, err
 	}
@@ -439,117 +345,4 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// haproxy is HAProxy in front of the proxies, configured from the description.
-type haproxy struct {
-	cfg      Config
-	dir      string
-	endpoint string
-	mu       sync.Mutex
-	cmd      *exec.Cmd
-	gen      uint64
-}
-
-func startHAProxy(ctx context.Context, cfg Config, dir string, adm *admin.Client, proxies []string) (*haproxy, error) {
-	port, err := localcluster.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	h := &haproxy{cfg: cfg, dir: dir, endpoint: fmt.Sprintf("127.0.0.1:%d", port)}
-	if err := h.reload(ctx, adm, proxies); err != nil {
-		return nil, err
-	}
-	if err := waitFor(ctx, time.Minute, func() bool {
-		c, err := objclient.New(objclient.Config{Endpoint: "http://" + h.endpoint, AccessKey: "x", SecretKey: "y"})
-		if err != nil {
-			return false
-		}
-		defer c.Close()
-		_, err = c.ListBuckets(ctx)
-		var oe *objclient.Error
-		return errors.As(err, &oe) // any answer of the store's: HAProxy passes requests on
-	}); err != nil {
-		return nil, fmt.Errorf("haproxy did not answer: %w", err)
-	}
-	return h, nil
-}
-
-// reload writes the configuration and its map from the description and the cluster's buckets,
-// and starts HAProxy on them, the old one (if any) finishing its connections (-sf).
-func (h *haproxy) reload(ctx context.Context, adm *admin.Client, proxies []string) error {
-	d, err := adm.Microstores(ctx)
-	if err != nil {
-		return err
-	}
-	b, err := adm.MicrostoreBuckets(ctx)
-	if err != nil {
-		return err
-	}
-	mapFile := filepath.Join(h.dir, "haproxy-buckets.map")
-	conf, m, err := d.HAProxy(microstore.HAProxyOptions{Bind: h.endpoint, Proxies: proxies, MapFile: mapFile}, b.Buckets)
-	if err != nil {
-		return err
-	}
-	cfgFile := filepath.Join(h.dir, "haproxy.cfg")
-	if err := os.WriteFile(mapFile, m, 0o644); err != nil {
-		return err
-	}
-	if err := os.WriteFile(cfgFile, conf, 0o644); err != nil {
-		return err
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	args := []string{"-db", "-f", cfgFile}
-	old := h.cmd
-	if old != nil {
-		args = append(args, "-sf", fmt.Sprint(old.Process.Pid))
-	}
-	cmd := exec.Command(h.cfg.HAProxy, args...)
-	log, err := os.OpenFile(filepath.Join(h.dir, "haproxy.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return fmt.Errorf("starting haproxy: %w", err)
-	}
-	go func() { cmd.Wait(); log.Close() }()
-	h.cmd, h.gen = cmd, d.Generation
-	return nil
-}
-
-// follow reloads HAProxy whenever the description changes (the resource manager's moves) or
-// new buckets appear, until ctx ends.
-func (h *haproxy) follow(ctx context.Context, adm *admin.Client, proxies []string) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(2 * time.Second):
-		}
-		d, err := adm.Microstores(ctx)
-		h.mu.Lock()
-		changed := err == nil && d.Generation != h.gen
-		h.mu.Unlock()
-		if changed {
-			if err := h.reload(ctx, adm, proxies); err != nil {
-				h.cfg.Logger.Warn("mosproof: reloading haproxy", "err", err)
-			}
-		}
-	}
-}
-
-func (h *haproxy) client(t objclient.Config, concurrency int, location string) (objclient.Client, error) {
-	t.Endpoint, t.Concurrency, t.BucketLocation = "http://"+h.endpoint, concurrency, location
-	return objclient.New(t)
-}
-
-func (h *haproxy) stop() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.cmd != nil && h.cmd.Process != nil {
-		h.cmd.Process.Signal(syscall.SIGTERM)
-	}
 }

@@ -249,6 +249,20 @@ func (s *Spec) checkStage(i int) *fieldError {
 			return notFor("size", st.Kind, "it "+what)
 		}
 	case StageMain:
+	case StageIdle:
+		const why = "it sends nothing"
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"mix", st.Mix != nil}, {"keys", st.Keys != nil}, {"size", st.Size != nil}, {"concurrency", st.Concurrency != 0},
+			{"rate", st.Rate != 0}, {"operations", st.Operations != 0}} {
+			if f.set {
+				return notFor(f.name, st.Kind, why)
+			}
+		}
+		if st.Duration <= 0 {
+			return errAt([]string{"duration"}, "missing: an idle stage lasts its own duration, e.g. 1m")
+		}
 	case StageRamp:
 		const why = "a ramp sets its own concurrency (ramp: start, step, max), runs closed loop, and lasts until it stops"
 		switch {
@@ -264,7 +278,7 @@ func (s *Spec) checkStage(i int) *fieldError {
 			return errAt([]string{"ramp"}, "missing: a ramp stage needs ramp settings, e.g. {start: 1, max: 256, step_duration: 10s}")
 		}
 	default:
-		return errAt([]string{"kind"}, "unknown stage kind %q (want prepare, main, ramp or cleanup)", st.Kind)
+		return errAt([]string{"kind"}, "unknown stage kind %q (want prepare, main, ramp, idle or cleanup)", st.Kind)
 	}
 	if st.Ramp != nil && st.Kind != StageRamp {
 		return errAt([]string{"ramp"}, "only a stage of kind ramp has ramp settings")
@@ -303,7 +317,7 @@ func (s *Spec) checkStage(i int) *fieldError {
 	// The stage's length, when it is known in advance, bounds its events.
 	var length time.Duration
 	switch st.Kind {
-	case StageMain:
+	case StageMain, StageIdle:
 		length = s.resolve(st).Duration
 	case StageRamp:
 		length = st.Ramp.MaxDuration()

@@ -72,18 +72,26 @@ type Spec struct {
 	prepopDefaulted bool
 }
 
+// SetPrepopulate decides whether a prepare stage writes every key first, whatever the mix: a
+// harness's choice, which Normalize then keeps (setting the field alone on a normalized spec,
+// whose value Normalize filled in, would be recomputed from the mix).
+func (s *Spec) SetPrepopulate(v bool) { s.Prepopulate, s.prepopDefaulted = &v, false }
+
 // StageKind is what a stage does.
 type StageKind string
 
 // Stage kinds. A prepare stage PUTs every key once (Objects operations, sequential keys, no
 // duration); a cleanup stage DELETEs every key once the same way (some may already be gone);
 // a main stage runs the mix for Duration or Operations; a ramp stage runs the mix at rising
-// concurrency, one Ramp.StepDuration per level, until throughput stops rising.
+// concurrency, one Ramp.StepDuration per level, until throughput stops rising; an idle stage
+// sends nothing for its Duration, so that one of several workloads started together can wait
+// while the others run (a timeline in which tenants come and go) and their stages stay aligned.
 const (
 	StagePrepare StageKind = "prepare"
 	StageMain    StageKind = "main"
 	StageCleanup StageKind = "cleanup"
 	StageRamp    StageKind = "ramp"
+	StageIdle    StageKind = "idle"
 )
 
 // Stage is one step of a workload. Zero fields inherit the Spec's values.
@@ -322,6 +330,8 @@ func (s *Spec) resolve(st *Stage) ResolvedStage {
 		r.Keys = KeyDist{Kind: KeysSequential}
 		r.Operations = s.Objects
 		r.Rate = st.Rate
+	case StageIdle:
+		r.Duration, r.Concurrency = st.Duration.D(), 0
 	case StageRamp:
 		r.Mix = mix.clone()
 		rp := Ramp{}

@@ -181,6 +181,11 @@ func TestParseErrors(t *testing.T) {
 		{"mix: {get: 1}\nstages:\n  - {name: r, kind: ramp, ramp: {}, rate: 4}", `w.yaml:3: stage "r": rate: not allowed in a ramp stage`},
 		{"mix: {get: 1}\nstages:\n  - {name: r, kind: ramp, ramp: {}, duration: 4s}", `w.yaml:3: stage "r": duration: not allowed in a ramp stage`},
 		{"mix: {get: 1}\nstages:\n  - {name: r, kind: ramp, ramp: {}, operations: 4}", `w.yaml:3: stage "r": operations: not allowed in a ramp stage`},
+		{"mix: {get: 1}\nstages:\n  - {name: i, kind: idle}", `w.yaml:3: stage "i": duration: missing: an idle stage lasts its own duration`},
+		{"mix: {get: 1}\nstages:\n  - {name: i, kind: idle, duration: 1m, mix: {put: 1}}", `w.yaml:3: stage "i": mix: not allowed in a idle stage: it sends nothing`},
+		{"mix: {get: 1}\nstages:\n  - {name: i, kind: idle, duration: 1m, concurrency: 2}", `w.yaml:3: stage "i": concurrency: not allowed in a idle stage`},
+		{"mix: {get: 1}\nstages:\n  - {name: i, kind: idle, duration: 1m, rate: 2}", `w.yaml:3: stage "i": rate: not allowed in a idle stage`},
+		{"mix: {get: 1}\nstages:\n  - {name: i, kind: idle, duration: 1m, ramp: {}}", `w.yaml:3: stage "i": ramp: only a stage of kind ramp`},
 		{"mix: {get: 1}\nstages:\n  - name: r\n    kind: ramp\n    ramp: {start: 8, max: 4}", `w.yaml:5: stage "r": ramp: max: must be between start (8) and 10000, got 4`},
 		{"mix: {get: 1}\nstages:\n  - name: r\n    kind: ramp\n    ramp: {start: -1}", `w.yaml:5: stage "r": ramp: start: must be between 1 and 10000, got -1`},
 		{"mix: {get: 1}\nstages:\n  - name: r\n    kind: ramp\n    ramp: {step: -1}", `w.yaml:5: stage "r": ramp: step: must be between 0`},
@@ -604,6 +609,27 @@ func TestSamplers(t *testing.T) {
 	} {
 		if _, err := Parse("w.yaml", []byte(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want an error with %q", c.doc, err, c.want)
+		}
+	}
+}
+
+// A harness's (or --skip-prepare's) decision not to prepopulate holds through a later Apply,
+// although a mix that reads would have Normalize prepopulate by default.
+func TestSetPrepopulateHolds(t *testing.T) {
+	s, err := Parse("w.yaml", []byte("mix: {get: 9, put: 1}\nobjects: 10\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Resolved(); st[0].Kind != StagePrepare {
+		t.Fatalf("a reading mix: stages %+v, want a prepare first", st)
+	}
+	s.SetPrepopulate(false)
+	if err := s.Apply(Overrides{Concurrency: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range s.Resolved() {
+		if st.Kind == StagePrepare {
+			t.Errorf("prepopulation turned off, yet stages %+v", s.Resolved())
 		}
 	}
 }
