@@ -567,6 +567,9 @@ func (c *Client) UpdateListing(ctx context.Context, device string, part uint32, 
 		h.Set("X-Size", strconv.FormatInt(e.Size, 10))
 		h.Set("X-Content-Type", e.ContentType)
 		h.Set("X-Etag", e.ETag)
+		if e.Modified != 0 {
+			h.Set(hdrModified, FormatTimestamp(e.Modified))
+		}
 	}
 	p := wirePath(device, part, account, container, e.Name)
 	resp, err := c.do(ctx, call{method: method, path: p, header: h})

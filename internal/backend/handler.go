@@ -574,6 +574,11 @@ func (h *Handler) listingRow(ctx context.Context, w http.ResponseWriter, r *http
 			return fmt.Errorf("%w: X-Size", ErrBadRequest)
 		}
 		e.ContentType, e.ETag = r.Header.Get("X-Content-Type"), r.Header.Get("X-Etag")
+		if v := r.Header.Get(hdrModified); v != "" {
+			if e.Modified, err = ParseTimestamp(v); err != nil {
+				return fmt.Errorf("%w: %s", ErrBadRequest, hdrModified)
+			}
+		}
 	} else if !deleted {
 		return methodNotAllowed(r.Method)
 	}

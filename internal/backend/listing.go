@@ -27,6 +27,7 @@ type objectRow struct {
 	ContentType  string `json:"content_type,omitempty"`
 	LastModified string `json:"last_modified,omitempty"`
 	Timestamp    string `json:"cairn_timestamp,omitempty"`
+	Modified     string `json:"cairn_modified,omitempty"` // meta.ListEntry.Modified
 }
 
 type containerRow struct {
@@ -90,8 +91,12 @@ func listedTime(ts meta.Timestamp) string { return ts.Time().Format(listedTimeLa
 func encodeObjectListing(l meta.ObjectListing, reverse bool) ([]byte, error) {
 	rows := make([]objectRow, 0, len(l.Objects)+len(l.CommonPrefixes))
 	for _, e := range l.Objects {
-		rows = append(rows, objectRow{Name: e.Name, Hash: e.ETag, Bytes: e.Size, ContentType: e.ContentType,
-			LastModified: listedTime(e.Timestamp), Timestamp: FormatTimestamp(e.Timestamp)})
+		row := objectRow{Name: e.Name, Hash: e.ETag, Bytes: e.Size, ContentType: e.ContentType,
+			LastModified: e.LastModified().Format(listedTimeLayout), Timestamp: FormatTimestamp(e.Timestamp)}
+		if e.Modified != 0 {
+			row.Modified = FormatTimestamp(e.Modified)
+		}
+		rows = append(rows, row)
 	}
 	for _, p := range l.CommonPrefixes {
 		rows = append(rows, objectRow{Subdir: p})
@@ -126,6 +131,9 @@ func decodeObjectListing(b []byte, limit int, truncated string) (meta.ObjectList
 		e := meta.ListEntry{Name: r.Name, Size: r.Bytes, ETag: r.Hash, ContentType: r.ContentType}
 		if ts, err := ParseTimestamp(r.Timestamp); err == nil {
 			e.Timestamp = ts
+			if m, err := ParseTimestamp(r.Modified); err == nil && r.Modified != "" {
+				e.Modified = m
+			}
 		} else if t, err := time.Parse(listedTimeLayout, r.LastModified); err == nil {
 			e.Timestamp = meta.Timestamp(t.UnixNano())
 		}

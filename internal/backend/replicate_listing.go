@@ -53,6 +53,7 @@ type wireRow struct {
 	Size            int64  `json:"s,omitempty"`
 	ETag            []byte `json:"e,omitempty"`
 	ContentType     []byte `json:"ct,omitempty"`
+	Modified        int64  `json:"m,omitempty"` // meta.ListEntry.Modified
 	Account         bool   `json:"k,omitempty"`
 	DeleteTimestamp int64  `json:"x,omitempty"`
 	Objects         int64  `json:"o,omitempty"`
@@ -69,7 +70,7 @@ func toWireRows(rows []nodeclient.ListingRow) []wireRow {
 		}
 		e := r.Entry
 		out[i] = wireRow{Name: []byte(e.Name), Timestamp: int64(e.Timestamp), Deleted: r.Deleted, Size: e.Size,
-			ETag: []byte(e.ETag), ContentType: []byte(e.ContentType)}
+			ETag: []byte(e.ETag), ContentType: []byte(e.ContentType), Modified: int64(e.Modified)}
 	}
 	return out
 }
@@ -83,7 +84,7 @@ func fromWireRows(ws []wireRow) []nodeclient.ListingRow {
 			continue
 		}
 		out[i] = nodeclient.ListingRow{Deleted: w.Deleted, Entry: meta.ListEntry{Name: string(w.Name), Timestamp: meta.Timestamp(w.Timestamp),
-			Size: w.Size, ETag: string(w.ETag), ContentType: string(w.ContentType)}}
+			Size: w.Size, ETag: string(w.ETag), ContentType: string(w.ContentType), Modified: meta.Timestamp(w.Modified)}}
 	}
 	return out
 }

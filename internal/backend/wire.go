@@ -80,6 +80,9 @@ const (
 	// server's object row (an object path), "container" for an account server's container row
 	// (a container path, which would otherwise be a container create).
 	hdrRow = "X-Backend-Cairn-Row"
+	// hdrModified is an object row's Last-Modified when it is not the row's timestamp
+	// (meta.ListEntry.Modified).
+	hdrModified = "X-Backend-Cairn-Modified"
 	// hdrManifest marks a manifest object: its stored body is its segment list in JSON, and the
 	// value is "SEGMENTS SIZE" (the summary a brief HEAD needs).
 	hdrManifest = objSysPrefix + "Manifest"

@@ -282,6 +282,16 @@ func TestUsageAndEntries(t *testing.T) {
 	if len(l.Objects) != 2 || l.Objects[0] != (meta.ListEntry{Name: "a", Timestamp: 20, Size: 30, ETag: "20", ContentType: "t"}) {
 		t.Fatalf("listing %+v", l)
 	}
+	// An S3 metadata change: a newer timestamp, the Last-Modified kept (and listed).
+	commit(t, db, func(b *pebble.Batch) error {
+		return ix.PutEntry(b, "acct", "c1", meta.ListEntry{Name: "a", Timestamp: 25, Size: 30, ETag: "20", ContentType: "t", Modified: 20})
+	})
+	l, _ = ix.ListObjects(ctx, "acct", "c1", meta.ListOptions{})
+	if len(l.Objects) != 2 || l.Objects[0] != (meta.ListEntry{Name: "a", Timestamp: 25, Size: 30, ETag: "20", ContentType: "t", Modified: 20}) ||
+		l.Objects[1].Modified != 0 {
+		t.Fatalf("listing after a metadata change %+v", l)
+	}
+	check("c1", 2, 80)
 	del("c1", "b", 5) // older than the entry: ignored
 	check("c1", 2, 80)
 	del("c1", "b", 11)

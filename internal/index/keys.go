@@ -175,14 +175,19 @@ func openRow(key, v []byte) (kind byte, fields []byte, sealed bool, err error) {
 	return v[0] &^ flagSealed, body[1:], true, nil
 }
 
-// entryFields is an entry's unsealed value: version, timestamp, size, etag, content type.
+// entryFields is an entry's unsealed value: version, timestamp, size, etag, content type, and
+// the Last-Modified when it is not the timestamp (a field entries without one do not carry).
 func entryFields(e meta.ListEntry) []byte {
-	b := make([]byte, 0, 24+len(e.ETag)+len(e.ContentType)+sealLen)
+	b := make([]byte, 0, 34+len(e.ETag)+len(e.ContentType)+sealLen)
 	b = append(b, valueVersion)
 	b = binary.AppendUvarint(b, uint64(e.Timestamp))
 	b = binary.AppendVarint(b, e.Size)
 	b = binenc.AppendString(b, e.ETag)
-	return binenc.AppendString(b, e.ContentType)
+	b = binenc.AppendString(b, e.ContentType)
+	if e.Modified != 0 {
+		b = binary.AppendUvarint(b, uint64(e.Modified))
+	}
+	return b
 }
 
 // encodeEntry is the sealed value of an entry under key.
@@ -237,6 +242,9 @@ func decodeEntry(key []byte, name string, v []byte) (meta.ListEntry, error) {
 	e.Size = r.Varint()
 	e.ETag = r.Str()
 	e.ContentType = r.Str()
+	if r.Err == nil && len(r.B) != 0 {
+		e.Modified = meta.Timestamp(r.Uvarint())
+	}
 	if r.Err == nil && len(r.B) != 0 {
 		r.Err = fmt.Errorf("%d trailing bytes", len(r.B))
 	}

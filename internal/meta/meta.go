@@ -215,8 +215,19 @@ func (s Segment) Extended() bool {
 	return s.Ranged || s.Data != nil || s.SubManifest || s.ContentType != "" || s.Timestamp != 0
 }
 
-// LastModified is the time of the write that created this version.
-func (o *Object) LastModified() time.Time { return o.Timestamp.Time() }
+// LastModified is the time of the write that created this version: its timestamp, unless an S3
+// change of its metadata alone (an ACL, tags, a lock) kept the time it had (SysLastModified).
+func (o *Object) LastModified() time.Time { return o.Modified().Time() }
+
+// Modified is LastModified as a timestamp.
+func (o *Object) Modified() Timestamp {
+	if v := o.SysMeta[SysLastModified]; v != "" {
+		if t, err := strconv.ParseInt(v, 10, 64); err == nil && t > 0 {
+			return Timestamp(t)
+		}
+	}
+	return o.Timestamp
+}
 
 // Range is one byte range of a request: bytes=Start-End (End inclusive, -1 for open-ended), or
 // with Suffix > 0 the last Suffix bytes.
@@ -308,6 +319,20 @@ type ListEntry struct {
 	Size        int64
 	ETag        string
 	ContentType string
+	// Modified is the Last-Modified listings show when it is not Timestamp (0: Timestamp):
+	// the object's Modified.
+	Modified Timestamp
+}
+
+// LastModified is the time listings show for the entry.
+func (e *ListEntry) LastModified() time.Time { return e.ModifiedTimestamp().Time() }
+
+// ModifiedTimestamp is LastModified as a timestamp.
+func (e *ListEntry) ModifiedTimestamp() Timestamp {
+	if e.Modified != 0 {
+		return e.Modified
+	}
+	return e.Timestamp
 }
 
 // ListOptions select a page of a listing, with Swift's semantics: names > Marker and < EndMarker
@@ -507,6 +532,13 @@ func WithoutEC(sys map[string]string) map[string]string {
 // "; slo_etag=" and their served ETag, as Swift's container servers keep them).
 const SysListingETag = "listing-etag"
 
+// SysLastModified is the SysMeta key of the time (a Timestamp, in decimal) an object's
+// Last-Modified shows when it is not its version's timestamp. S3 changes of an object's ACL,
+// tags, retention or legal hold rewrite its metadata, under a new timestamp so that the
+// change wins over the replicas' older copies as any write does, yet S3 does not move the
+// object's Last-Modified for them; Swift's POST does move it, and writes the key empty.
+const SysLastModified = "last-modified"
+
 // SysListingSize is the SysMeta key of a size that container listings show instead of the
 // object's as served: an encrypted object's plaintext size (its stored bytes are longer).
 const SysListingSize = "listing-size"
@@ -600,5 +632,9 @@ func (o *Object) Listed(name string) ListEntry {
 			served.Size = n
 		}
 	}
-	return ListEntry{Name: name, Timestamp: o.Timestamp, Size: served.Size, ETag: served.ETag, ContentType: o.ContentType}
+	e := ListEntry{Name: name, Timestamp: o.Timestamp, Size: served.Size, ETag: served.ETag, ContentType: o.ContentType}
+	if m := o.Modified(); m != o.Timestamp {
+		e.Modified = m
+	}
+	return e
 }

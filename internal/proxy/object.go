@@ -150,7 +150,13 @@ func (p *Proxy) putReplicas(ctx context.Context, pl *placement, name meta.Object
 			landed, err := pl.withHandoffs(ctx, t, func(t target) error {
 				in := &countingReader{r: pr}
 				var err error
-				res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, obj, in, nopts(t))
+				o := nopts(t)
+				res, err = t.client.PutObject(ctx, t.dev.Name, pl.part, name, obj, in, o)
+				if err != nil && o.Companion == nil {
+					if own, ok := ownVersionInPlace(ctx, t, pl.part, name, obj.Timestamp, err); ok {
+						res, err = own, nil
+					}
+				}
 				p.noteFailure(ctx, t, err)
 				if err != nil && !isFinal(err) && ctx.Err() == nil {
 					if in.n > 0 {
@@ -192,6 +198,24 @@ func (p *Proxy) putReplicas(ctx context.Context, pl *placement, name meta.Object
 }
 
 var errReplicaDone = errors.New("replica stopped reading")
+
+// ownVersionInPlace reports whether a replica that refused a PUT at ts because a version at ts
+// is in place holds the PUT's own version: replication brought it there, from a replica where
+// the PUT committed first, before the PUT committed on this one (a slow replica under load). A
+// timestamp is one write's, so that replica holds the write and counts for its quorum; the
+// client must not be told 409 for a write that is stored. (Not with a companion, which the
+// refused PUT did not commit.)
+func ownVersionInPlace(ctx context.Context, t target, part uint32, name meta.ObjectName, ts meta.Timestamp, err error) (nodeclient.PutResult, bool) {
+	var newer *meta.NewerError
+	if ts == 0 || !errors.As(err, &newer) || newer.At != ts {
+		return nodeclient.PutResult{}, false
+	}
+	o, herr := t.client.HeadObject(ctx, t.dev.Name, part, name, nodeclient.HeadOptions{})
+	if herr != nil || o.Timestamp != ts || o.Deleted {
+		return nodeclient.PutResult{}, false
+	}
+	return nodeclient.PutResult{Object: o}, true
+}
 
 var feedBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 

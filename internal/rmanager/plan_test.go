@@ -296,7 +296,7 @@ func TestMeasuredCPUCounts(t *testing.T) {
 	w := newWorld([]string{"p3:80"},
 		microstore.Microstore{Name: "small", Policy: "gold", Proxies: []string{"p1:80"}},
 		microstore.Microstore{Name: "large", Policy: "silver", Proxies: []string{"p2:80"}})
-	w.serve("p1:80", "small", bucket("site", 50, 5, 8<<10))     // light by the model
+	w.serve("p1:80", "small", bucket("site", 50, 5, 8<<10))    // light by the model
 	w.serve("p2:80", "large", bucket("backups", 0, 1, 64<<20)) // the same
 	if p := w.decide(t); len(p.Steps) != 0 {
 		t.Fatalf("unloaded by the model: moves %q", moves(p))

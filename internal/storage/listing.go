@@ -53,12 +53,17 @@ func (u *pendingUpdate) key() []byte {
 }
 
 // encode writes version 1 (one target per write) for the first slot, which older nodes read
-// too, and version 2 (the slot last) for the others.
+// too, version 2 (the slot last) for the others, and version 3 (the slot, then the entry's
+// Modified) for an entry whose Last-Modified is not its timestamp.
 func (u *pendingUpdate) encode() []byte {
-	b := []byte{1} // version
-	if u.slot > 0 {
-		b[0] = 2
+	version := byte(1)
+	switch {
+	case u.entry.Modified != 0:
+		version = 3
+	case u.slot > 0:
+		version = 2
 	}
+	b := []byte{version}
 	b = binenc.AppendString(b, u.target.Node)
 	b = binenc.AppendString(b, u.target.Device)
 	b = fmt.Appendf(b, "%08x", u.target.Part)
@@ -73,14 +78,17 @@ func (u *pendingUpdate) encode() []byte {
 	} else {
 		b = append(b, 0)
 	}
-	if u.slot > 0 {
+	if version >= 2 {
 		b = append(b, u.slot)
+	}
+	if version == 3 {
+		b = fmt.Appendf(b, "%016x", uint64(u.entry.Modified))
 	}
 	return b
 }
 
 func decodePending(v []byte) (*pendingUpdate, error) {
-	if len(v) < 1 || (v[0] != 1 && v[0] != 2) {
+	if len(v) < 1 || v[0] < 1 || v[0] > 3 {
 		return nil, fmt.Errorf("storage: pending update version: %w", meta.ErrCorrupt)
 	}
 	version := v[0]
@@ -104,12 +112,19 @@ func decodePending(v []byte) (*pendingUpdate, error) {
 	u.entry.ETag = d.Str()
 	u.entry.ContentType = d.Str()
 	last := d.Bytes(1)
-	if version == 2 {
+	if version >= 2 {
 		if slot := d.Bytes(1); len(slot) == 1 {
 			u.slot = slot[0]
 		}
 	}
-	if d.Err != nil || len(last) != 1 || len(d.B) != 0 || (version == 2 && u.slot == 0) {
+	if version == 3 {
+		var modified uint64
+		if _, err := fmt.Sscanf(string(d.Bytes(16)), "%016x", &modified); err != nil && d.Err == nil {
+			d.Err = err
+		}
+		u.entry.Modified = meta.Timestamp(modified)
+	}
+	if d.Err != nil || len(last) != 1 || len(d.B) != 0 || (version == 2 && u.slot == 0) || (version == 3 && u.entry.Modified == 0) {
 		return nil, fmt.Errorf("storage: pending update: %v: %w", d.Err, meta.ErrCorrupt)
 	}
 	u.deleted = last[0] == 1

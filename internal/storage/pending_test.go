@@ -41,3 +41,27 @@ func TestPendingUpdatesOfOneWrite(t *testing.T) {
 		}
 	}
 }
+
+// An entry whose Last-Modified is not its timestamp (an S3 metadata change) keeps it through
+// the queue, in a form of its own (version 3), in any slot; a version-3 value without it is not
+// believed.
+func TestPendingUpdateKeepsModified(t *testing.T) {
+	for _, slot := range []uint8{0, 2} {
+		u := pendingUpdate{target: nodeclient.ContainerUpdate{Node: "a:1", Device: "d0", Part: 7}, account: "acct", cont: "box", slot: slot,
+			entry: meta.ListEntry{Name: "o", Timestamp: 42, Size: 3, ETag: "e", ContentType: "text/plain", Modified: 40}}
+		v := u.encode()
+		if v[0] != 3 {
+			t.Errorf("slot %d: version %d, want 3", slot, v[0])
+		}
+		got, err := decodePending(v)
+		if err != nil || !reflect.DeepEqual(*got, u) {
+			t.Fatalf("slot %d: %+v, %v; want %+v", slot, got, err, u)
+		}
+		zero := append(v[:len(v)-16:len(v)-16], []byte("0000000000000000")...)
+		for _, bad := range [][]byte{v[:len(v)-1], zero} {
+			if _, err := decodePending(bad); !errors.Is(err, meta.ErrCorrupt) {
+				t.Errorf("%q: %v, want ErrCorrupt", bad, err)
+			}
+		}
+	}
+}

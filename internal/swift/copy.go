@@ -164,7 +164,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *swiftco
 		srcObj.ETag = strings.Trim(etag, `"`)
 		srcObj.Manifest = segs // a fresh MD5 for the copy, as for any manifest source
 	}
-	if err := swiftcore.CheckConditions(r, srcObj.ETag, swiftwire.LastModified(srcObj.Timestamp)); err != nil {
+	if err := swiftcore.CheckConditions(r, srcObj.ETag, swiftwire.LastModified(srcObj.Modified())); err != nil {
 		return err
 	}
 	if rd.Length > h.MaxObjectSize {
@@ -240,7 +240,7 @@ func (h *Handler) copyObject(w http.ResponseWriter, r *http.Request, rq *swiftco
 	hdr.Set("Last-Modified", swiftwire.LastModified(stored.Timestamp).Format(http.TimeFormat))
 	hdr.Set("X-Copied-From", (&url.URL{Path: src.Container + "/" + src.Object}).EscapedPath())
 	hdr.Set("X-Copied-From-Account", resellerPrefix+src.Account)
-	hdr.Set("X-Copied-From-Last-Modified", swiftwire.LastModified(srcObj.Timestamp).Format(http.TimeFormat))
+	hdr.Set("X-Copied-From-Last-Modified", swiftwire.LastModified(srcObj.Modified()).Format(http.TimeFormat))
 	for k, v := range obj.UserMeta {
 		hdr.Set(swiftwire.MetaHeader("Object", k), v)
 	}

@@ -127,7 +127,7 @@ func (h *Handler) getObject(w http.ResponseWriter, r *http.Request, rq *swiftcor
 			}
 		}
 		swiftcore.WriteObjectHeaders(w.Header(), &obj)
-		if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
+		if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Modified())); err != nil {
 			return err
 		}
 		w.Header().Set("Content-Length", strconv.FormatInt(obj.Size, 10))
@@ -179,7 +179,7 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *swiftcor
 		}
 		obj = sse.Served(obj)
 		swiftcore.WriteObjectHeaders(w.Header(), &obj)
-		if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
+		if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Modified())); err != nil {
 			return err
 		}
 		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(obj.Size, 10))
@@ -216,7 +216,7 @@ func (h *Handler) getSingle(w http.ResponseWriter, r *http.Request, rq *swiftcor
 		hdr.Set("X-Object-Manifest", largeobj.DLOHeader(obj))
 	}
 	swiftcore.WriteObjectHeaders(hdr, obj)
-	if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
+	if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Modified())); err != nil {
 		return err
 	}
 	if swiftcore.IsSLO(obj) && r.URL.Query().Get("multipart-manifest") != "get" {
@@ -265,11 +265,12 @@ func (h *Handler) postObject(w http.ResponseWriter, r *http.Request, rq *swiftco
 		upd.ContentType = cur.ContentType
 	}
 	// PostObject merges SysMeta: an empty value clears an earlier X-Delete-At or
-	// X-Object-Manifest, since a POST without one removes it in Swift.
+	// X-Object-Manifest, since a POST without one removes it in Swift, and the Last-Modified
+	// an S3 metadata change kept, since a Swift POST moves it.
 	if upd.SysMeta == nil {
 		upd.SysMeta = map[string]string{}
 	}
-	for _, k := range []string{swiftcore.SysDeleteAt, swiftcore.SysDLO, swiftcore.SysDLORaw} {
+	for _, k := range []string{swiftcore.SysDeleteAt, swiftcore.SysDLO, swiftcore.SysDLORaw, meta.SysLastModified} {
 		if _, ok := upd.SysMeta[k]; !ok {
 			upd.SysMeta[k] = ""
 		}

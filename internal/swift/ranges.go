@@ -33,7 +33,7 @@ func (h *Handler) getMultiRange(w http.ResponseWriter, r *http.Request, rq *swif
 	obj = sse.Served(obj)
 	hdr := w.Header()
 	swiftcore.WriteObjectHeaders(hdr, &obj)
-	if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Timestamp)); err != nil {
+	if err := swiftcore.CheckConditions(r, obj.ETag, swiftwire.LastModified(obj.Modified())); err != nil {
 		return err
 	}
 	if swiftcore.IsSLO(&obj) {

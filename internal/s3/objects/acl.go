@@ -26,9 +26,9 @@ func (h *Handler) GetObjectACL(w http.ResponseWriter, r *http.Request, rq *s3cor
 	return nil
 }
 
-// PutObjectACL rewrites the object's metadata with the new ACL (keeping its bytes). Like any
-// metadata rewrite it moves the object's Last-Modified; a PUT of the object racing with it can
-// lose its content type and user metadata to the ones read here.
+// PutObjectACL rewrites the object's metadata with the new ACL (keeping its bytes), under a new
+// timestamp but with the Last-Modified it had, as S3 keeps it; a PUT of the object racing with
+// it can lose its content type and user metadata to the ones read here.
 func (h *Handler) PutObjectACL(w http.ResponseWriter, r *http.Request, rq *s3core.Request) error {
 	ctx := r.Context()
 	acl, err := h.ReadACLRequest(r, rq, true)
@@ -51,8 +51,7 @@ func (h *Handler) PutObjectACL(w http.ResponseWriter, r *http.Request, rq *s3cor
 	if err := h.ClaimForSharing(ctx, rq, len(acl.Grants) > 0); err != nil {
 		return err
 	}
-	update := s3core.ObjectMetaOf(&obj)
-	update.SysMeta = map[string]string{access.ObjectMetaACL: acl.Encode()}
+	update := s3core.SubresourceChange(&obj, map[string]string{access.ObjectMetaACL: acl.Encode()})
 	if _, err := h.Proxy.PostObject(ctx, rq.ReadName(), update); err != nil {
 		return h.NotFound(ctx, rq, fmt.Errorf("set the ACL of %q: %w", rq.Key, err))
 	}

@@ -232,7 +232,8 @@ func (h *Handler) CopyObject(w http.ResponseWriter, r *http.Request, rq *s3core.
 			// in place) the copy is a new version and the null version is kept, as in S3.
 			rd.Close()
 			update := s3core.ObjectMetaOf(&obj)
-			update.SysMeta = map[string]string{access.ObjectMetaACL: obj.SysMeta[access.ObjectMetaACL], tagging.ObjectSysMetaKey: tags}
+			// A new write as S3 sees it: Last-Modified moves (a kept one is cleared).
+			update.SysMeta = map[string]string{access.ObjectMetaACL: obj.SysMeta[access.ObjectMetaACL], tagging.ObjectSysMetaKey: tags, meta.SysLastModified: ""}
 			updated, err := h.Proxy.PostObject(ctx, dest, update)
 			if err != nil {
 				return h.NotFound(ctx, rq, fmt.Errorf("copy %q onto itself: %w", rq.Key, err))

@@ -126,8 +126,7 @@ func (h *Handler) lockedVersion(ctx context.Context, w http.ResponseWriter, rq *
 // (obj): a change made meanwhile (another retention or legal hold) fails it, rather than
 // either passing its check against what was there before.
 func (h *Handler) updateLock(ctx context.Context, rq *s3core.Request, obj *meta.Object, sys map[string]string) error {
-	update := s3core.ObjectMetaOf(obj)
-	update.SysMeta = sys
+	update := s3core.SubresourceChange(obj, sys)
 	_, err := h.Proxy.PostObjectIf(ctx, rq.ReadName(), update, obj.Timestamp)
 	if errors.Is(err, meta.ErrPreconditionFailed) {
 		return fmt.Errorf("set the lock of %q: %w: %w", rq.Key, errLockChanged, err)

@@ -16,7 +16,7 @@ import (
 // are package tagging's. An object's tags live in its SysMeta (tagging.ObjectSysMetaKey), so
 // that they go wherever the object goes; changing them rewrites the object's metadata through
 // the proxy's POST, which keeps its bytes, ETag, checksums, content type, headers and user
-// metadata, and (like PutObjectAcl) moves its Last-Modified. A bucket's tags are container
+// metadata, and (like PutObjectAcl) its Last-Modified. A bucket's tags are container
 // metadata (tagging.BucketMetaKey), as its ACL and policy are.
 
 // tagsOf reads an object's tags. A stored set that does not decode was damaged after it was
@@ -114,7 +114,7 @@ func (h *Handler) DeleteObjectTagging(w http.ResponseWriter, r *http.Request, rq
 }
 
 // replaceObjectTags makes stored the object's tag set, rewriting only its metadata. A set equal
-// to the one it has changes nothing, so that it does not move the object's Last-Modified. As
+// to the one it has changes nothing (not even the object's timestamp). As
 // with PutObjectAcl, a PUT of the object racing with this can lose its content type and user
 // metadata to the ones read here.
 func (h *Handler) replaceObjectTags(ctx context.Context, w http.ResponseWriter, rq *s3core.Request, stored string) error {
@@ -129,8 +129,7 @@ func (h *Handler) replaceObjectTags(ctx context.Context, w http.ResponseWriter, 
 	if obj.SysMeta[tagging.ObjectSysMetaKey] == stored {
 		return nil
 	}
-	update := s3core.ObjectMetaOf(&obj)
-	update.SysMeta = map[string]string{tagging.ObjectSysMetaKey: stored}
+	update := s3core.SubresourceChange(&obj, map[string]string{tagging.ObjectSysMetaKey: stored})
 	if _, err := h.Proxy.PostObject(ctx, rq.ReadName(), update); err != nil {
 		return h.NotFound(ctx, rq, fmt.Errorf("set the tags of %q: %w", rq.Key, err))
 	}

@@ -48,7 +48,7 @@ func (h *Handler) ListObjectVersions(w http.ResponseWriter, r *http.Request, rq 
 	o := rq.Owner()
 	for _, v := range l.Versions {
 		e := s3xml.ObjectVersion{XMLName: s3xml.VersionElement, Key: p.Encode(v.Key), VersionID: v.ID, IsLatest: v.Latest,
-			LastModified: s3xml.FormatISO(v.Entry.Timestamp.Time()), Owner: o}
+			LastModified: s3xml.FormatISO(v.Entry.LastModified()), Owner: o}
 		if v.DeleteMarker {
 			e.XMLName = s3xml.DeleteMarkerElement
 		} else {

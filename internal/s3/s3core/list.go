@@ -86,7 +86,7 @@ func (p ListParams) Fill(res *s3xml.ListBucketResult, l meta.ObjectListing, with
 	res.IsTruncated = l.Truncated
 	for _, e := range l.Objects {
 		res.Contents = append(res.Contents, s3xml.ObjectInfo{
-			Key: p.Encode(e.Name), LastModified: s3xml.FormatISO(e.Timestamp.Time()), ETag: QuoteETag(e.ETag),
+			Key: p.Encode(e.Name), LastModified: s3xml.FormatISO(e.LastModified()), ETag: QuoteETag(e.ETag),
 			Size: e.Size, StorageClass: "STANDARD", Owner: withOwner,
 		})
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"strconv"
 
 	"github.com/cairn-store/cairn/internal/meta"
 )
@@ -32,4 +34,15 @@ func (h *Front) NotFound(ctx context.Context, rq *Request, err error) error {
 // ObjectMetaOf is the client-visible metadata of an object, for a metadata rewrite.
 func ObjectMetaOf(obj *meta.Object) meta.Object {
 	return meta.Object{ContentType: obj.ContentType, Headers: obj.Headers, UserMeta: obj.UserMeta}
+}
+
+// SubresourceChange is the rewrite of an object's metadata that changes only the system
+// metadata sys (its ACL, tags, retention or legal hold): the object's Last-Modified stays what
+// it was, as S3 keeps it for these (meta.SysLastModified).
+func SubresourceChange(obj *meta.Object, sys map[string]string) meta.Object {
+	update := ObjectMetaOf(obj)
+	update.SysMeta = make(map[string]string, len(sys)+1)
+	maps.Copy(update.SysMeta, sys)
+	update.SysMeta[meta.SysLastModified] = strconv.FormatInt(int64(obj.Modified()), 10)
+	return update
 }

@@ -108,7 +108,7 @@ func (h *Handler) ServeDLO(w http.ResponseWriter, r *http.Request, rq *swiftcore
 	swiftcore.WriteObjectHeaders(hdr, obj)
 	hdr.Set("Etag", etag)
 	hdr.Set("X-Object-Manifest", DLOHeader(obj))
-	if err := swiftcore.CheckConditions(r, strings.Trim(etag, `"`), swiftwire.LastModified(obj.Timestamp)); err != nil {
+	if err := swiftcore.CheckConditions(r, strings.Trim(etag, `"`), swiftwire.LastModified(obj.Modified())); err != nil {
 		return err
 	}
 	off, n := int64(0), total

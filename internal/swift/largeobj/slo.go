@@ -333,7 +333,7 @@ func (h *Handler) CopyManifest(w http.ResponseWriter, r *http.Request, rq *swift
 	hdr.Set("Last-Modified", swiftwire.LastModified(stored.Timestamp).Format(http.TimeFormat))
 	hdr.Set("X-Copied-From", (&url.URL{Path: src.Container + "/" + src.Object}).EscapedPath())
 	hdr.Set("X-Copied-From-Account", swiftwire.ResellerPrefix+src.Account)
-	hdr.Set("X-Copied-From-Last-Modified", swiftwire.LastModified(srcObj.Timestamp).Format(http.TimeFormat))
+	hdr.Set("X-Copied-From-Last-Modified", swiftwire.LastModified(srcObj.Modified()).Format(http.TimeFormat))
 	swiftcore.WriteStatus(w, r, http.StatusCreated)
 	return nil
 }

@@ -224,7 +224,7 @@ func (h *Handler) webListing(w http.ResponseWriter, r *http.Request, rq *swiftco
 		for _, t := range strings.Split(o.ContentType, "/") {
 			types = append(types, "type-"+html.EscapeString(strings.ToLower(t)))
 		}
-		date := o.Timestamp.Time().UTC().Format("2006-01-02 15:04:05")
+		date := o.LastModified().UTC().Format("2006-01-02 15:04:05")
 		fmt.Fprintf(&b, "   <tr class=\"item %s\">\n    <td class=\"colname\"><a href=\"%s\">%s</a></td>\n    <td class=\"colsize\">%s</td>\n    <td class=\"coldate\">%s</td>\n   </tr>\n",
 			strings.Join(types, " "), swiftwire.PyQuote(name), html.EscapeString(name), swiftwire.HumanReadable(o.Size), date)
 	}

@@ -177,7 +177,7 @@ func WriteObjectHeaders(hdr http.Header, obj *meta.Object) {
 	}
 	writeSymlinkHeaders(hdr, obj)
 	hdr.Set("Etag", servedETag(obj))
-	hdr.Set("Last-Modified", swiftwire.LastModified(obj.Timestamp).Format(http.TimeFormat))
+	hdr.Set("Last-Modified", swiftwire.LastModified(obj.Modified()).Format(http.TimeFormat))
 	hdr.Set("X-Timestamp", swiftwire.Timestamp(obj.Timestamp))
 	hdr.Set("Accept-Ranges", "bytes")
 }

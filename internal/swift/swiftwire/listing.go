@@ -217,7 +217,7 @@ func RenderListing(format ListFormat, kind, name, account string, items []ListIt
 			case it.Obj != nil:
 				hash, params := ParseListingETag(it.Obj.ETag)
 				o := jsonObject{Name: it.Name, Hash: hash, Bytes: it.Obj.Size,
-					ContentType: it.Obj.ContentType, LastModified: ListingTime(it.Obj.Timestamp), SLOETag: params["slo_etag"]}
+					ContentType: it.Obj.ContentType, LastModified: ListingTime(it.Obj.ModifiedTimestamp()), SLOETag: params["slo_etag"]}
 				o.SymlinkPath, o.SymlinkETag, o.SymlinkBytes = symlinkListingFields(params, account)
 				if it.VersionID != "" {
 					o.SymlinkPath = PyQuote("/v1/"+account+"/"+name+"/"+it.Name) + "?version-id=" + it.VersionID
@@ -258,7 +258,7 @@ func RenderListing(format ListFormat, kind, name, account string, items []ListIt
 				XMLElem(&b, "hash", hash)
 				XMLElem(&b, "bytes", strconv.FormatInt(it.Obj.Size, 10))
 				XMLElem(&b, "content_type", it.Obj.ContentType)
-				XMLElem(&b, "last_modified", ListingTime(it.Obj.Timestamp))
+				XMLElem(&b, "last_modified", ListingTime(it.Obj.ModifiedTimestamp()))
 				if slo != "" {
 					XMLElem(&b, "slo_etag", slo)
 				}

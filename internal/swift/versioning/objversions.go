@@ -273,7 +273,7 @@ func (h *Handler) putVersion(w http.ResponseWriter, r *http.Request, rq *swiftco
 	}
 	hdr := w.Header()
 	hdr.Set("Etag", v.Object.AsServed().ETag)
-	hdr.Set("Last-Modified", swiftwire.LastModified(v.Object.Timestamp).Format(http.TimeFormat))
+	hdr.Set("Last-Modified", swiftwire.LastModified(v.Object.Modified()).Format(http.TimeFormat))
 	hdr.Set("X-Object-Version-Id", id)
 	swiftcore.WriteStatus(w, r, http.StatusCreated)
 	return nil
