@@ -100,6 +100,17 @@ func TestS3ObjectLock(t *testing.T) {
 	if err := retention("compliance", compliance, types.ObjectLockRetentionModeCompliance, hour.Add(time.Hour), false); err != nil {
 		t.Fatalf("extending a COMPLIANCE retention: %v", err)
 	}
+	// The document's mode is one of its two values, spelled so, with a date: anything else is
+	// MalformedXML (the headers' forms are InvalidArgument, below).
+	for _, mode := range []types.ObjectLockRetentionMode{"governance", "abc"} {
+		if err := retention("compliance", compliance, mode, hour.Add(2*time.Hour), false); apiCode(err) != "MalformedXML" {
+			t.Fatalf("a retention of mode %q: %v", mode, err)
+		}
+	}
+	if _, err := c.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String(bucket), Key: aws.String("compliance"), VersionId: aws.String(compliance),
+		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeCompliance}}); apiCode(err) != "MalformedXML" {
+		t.Fatalf("a retention without a date: %v", err)
+	}
 
 	// GOVERNANCE gives way to a caller who bypasses it, and only then.
 	governance := putLocked(t, ctx, c, bucket, "governance", func(in *s3.PutObjectInput) {

@@ -168,6 +168,12 @@ func (h *Handler) PutObjectRetention(w http.ResponseWriter, r *http.Request, rq 
 	}
 	var ret versions.Retention
 	if doc.Mode != "" || doc.RetainUntilDate != "" {
+		// The document's schema: a mode of its two values (no other spelling) and a date,
+		// together; S3 refuses anything else as MalformedXML, where the headers' forms of the
+		// same are InvalidArgument.
+		if (doc.Mode != versions.Governance && doc.Mode != versions.Compliance) || doc.RetainUntilDate == "" {
+			return s3core.ErrMalformedXML
+		}
 		if ret, err = parseRetention(doc.Mode, doc.RetainUntilDate); err != nil {
 			return err
 		}
