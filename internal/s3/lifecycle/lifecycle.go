@@ -90,6 +90,9 @@ type Rule struct {
 	ID      string
 	Enabled bool
 	Filter  Filter
+	// LegacyPrefix: the rule was given the deprecated top-level Prefix rather than a Filter,
+	// and is answered in that form, as S3 keeps a configuration as it was given.
+	LegacyPrefix bool
 	// Expiration of current versions: after ExpireDays (0: none), or from ExpireDate on (zero:
 	// none).
 	ExpireDays int
@@ -224,7 +227,7 @@ func parseRule(x xmlRule) (Rule, error) {
 	case x.Filter != nil && x.Prefix != nil, x.Filter == nil && x.Prefix == nil:
 		return r, malformed
 	case x.Prefix != nil:
-		r.Filter.Prefix = *x.Prefix
+		r.Filter.Prefix, r.LegacyPrefix = *x.Prefix, true
 	default:
 		f, err := parseFilter(x.Filter)
 		if err != nil {
@@ -377,6 +380,8 @@ func (c *Config) Encode() string {
 			conds++
 		}
 		switch {
+		case r.LegacyPrefix:
+			x.Filter, x.Prefix = nil, ptr(f.Prefix)
 		case conds > 1:
 			a := &xmlAnd{Tag: f.Tags}
 			if f.Prefix != "" {

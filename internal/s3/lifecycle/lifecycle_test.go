@@ -93,8 +93,13 @@ func TestParseAcceptsAndRoundTrips(t *testing.T) {
 		}
 	}
 	c, _ := Parse([]byte(doc(`<Rule><Status>Enabled</Status><Prefix>logs/</Prefix><Expiration><Days>3</Days></Expiration></Rule>`)), func() string { return "made-up" })
-	if c.Rules[0].ID != "made-up" || c.Rules[0].Filter.Prefix != "logs/" || c.Rules[0].ExpireDays != 3 {
+	if c.Rules[0].ID != "made-up" || c.Rules[0].Filter.Prefix != "logs/" || c.Rules[0].ExpireDays != 3 || !c.Rules[0].LegacyPrefix {
 		t.Fatalf("legacy prefix rule: %+v", c.Rules[0])
+	}
+	// Answered in the form it was given: the top-level Prefix, no Filter (S3 keeps a
+	// configuration as given; clients compare what they read with what they wrote).
+	if enc := c.Encode(); !strings.Contains(enc, "<ID>made-up</ID><Prefix>logs/</Prefix><Status>Enabled</Status>") || strings.Contains(enc, "<Filter>") {
+		t.Errorf("legacy prefix rule answered as %s", enc)
 	}
 }
 
