@@ -203,15 +203,11 @@ func runLayout(ctx context.Context, cfg Config, layout string) (res Result, err 
 	if err != nil {
 		return res, err
 	}
-	webClient, err := objclient.New(r.web)
+	webClient, backupClient, err := r.clients()
 	if err != nil {
 		return res, err
 	}
 	defer webClient.Close()
-	backupClient, err := objclient.New(r.backup)
-	if err != nil {
-		return res, err
-	}
 	defer backupClient.Close()
 
 	// The web tenant alone.

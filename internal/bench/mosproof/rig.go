@@ -178,6 +178,18 @@ func (r *rig) microstores(ctx context.Context, cfg Config, proxies []string) err
 	return nil
 }
 
+// clients are the two tenants' clients, through the layout's endpoint.
+func (r *rig) clients() (web, backup objclient.Client, err error) {
+	if web, err = objclient.New(r.web); err != nil {
+		return nil, nil, err
+	}
+	if backup, err = objclient.New(r.backup); err != nil {
+		web.Close()
+		return nil, nil, err
+	}
+	return web, backup, nil
+}
+
 // close stops HAProxy, the nodes and the lab, and removes the data.
 func (r *rig) close(ctx context.Context) error {
 	if r.stopFollowing != nil {

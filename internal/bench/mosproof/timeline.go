@@ -137,15 +137,11 @@ func RunTimeline(ctx context.Context, cfg Config) (tl *Timeline, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("mosproof: timeline: %w", err)
 	}
-	webClient, err := objclient.New(r.web)
+	webClient, backupClient, err := r.clients()
 	if err != nil {
 		return nil, err
 	}
 	defer webClient.Close()
-	backupClient, err := objclient.New(r.backup)
-	if err != nil {
-		return nil, err
-	}
 	defer backupClient.Close()
 	// The web tenant's objects first, so that its reads find them from the first second.
 	if _, err := prepare(ctx, webClient, cfg.Web, "web-"); err != nil {
