@@ -84,6 +84,10 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// Saturated is the share of its cores at which a proxy's measured CPU counts for its
+// microstore's load (Report.CPUUsed).
+const Saturated = 0.9
+
 // Report is what one proxy's workload monitor saw, and the proxy's cores.
 type Report struct {
 	Proxy string  `json:"proxy"`
@@ -119,7 +123,7 @@ type Load struct {
 	Proxies    int     `json:"proxies"`
 	Cores      float64 `json:"cores"`
 	// CPU is the proxy cores its workload needs: what the advisor's demands cost its requests
-	// at, or what its proxies were measured to use (MeasuredCPU) when more. Network is the
+	// at, or what its saturated proxies were measured to use (MeasuredCPU) when more. Network is the
 	// bytes a second through its proxies (client and storage sides).
 	CPU         float64 `json:"cpu_cores"`
 	MeasuredCPU float64 `json:"measured_cpu_cores,omitempty"`
@@ -453,15 +457,20 @@ func (s *state) loads() []Load {
 }
 
 // measure charges each bucket's load, as every proxy that reported saw it, to the bucket's
-// microstore, costed by the advisor's demands; a microstore whose proxies were measured to use
-// more CPU than that needs what they used. (The demands come from a calibration, on other
-// machines perhaps; a proxy pegged at its quota is busy whatever they say.)
+// microstore, costed by the advisor's demands; a microstore whose saturated proxies were
+// measured to use more CPU than that needs what they used. (The demands come from a
+// calibration, on other machines perhaps; a proxy pegged at its quota is busy whatever they
+// say. Below saturation the model decides: a process's CPU also counts work that is not its
+// clients', such as its daemons, which must not keep an idle microstore from giving proxies
+// back.)
 func (s *state) measure() {
 	defer func() {
 		for n, ps := range s.members {
 			l := s.demand[n]
 			for _, p := range ps {
-				l.MeasuredCPU += s.in.Reports[p].CPUUsed
+				if r := s.in.Reports[p]; r.Cores > 0 && r.CPUUsed >= Saturated*r.Cores {
+					l.MeasuredCPU += r.CPUUsed
+				}
 			}
 			l.CPU = max(l.CPU, l.MeasuredCPU)
 			s.demand[n] = l

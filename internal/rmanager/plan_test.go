@@ -289,9 +289,9 @@ func TestBoundIsNeverPassed(t *testing.T) {
 	}
 }
 
-// A microstore whose proxies were measured busy grows although the demands cost its requests
-// lightly (demands calibrated on a faster machine, or work they do not model); measured use
-// below the model's changes nothing.
+// A microstore whose proxies were measured saturated grows although the demands cost its
+// requests lightly (demands calibrated on a faster machine, or work they do not model); a
+// proxy measured below saturation, or below the model's figure, changes nothing.
 func TestMeasuredCPUCounts(t *testing.T) {
 	w := newWorld([]string{"p3:80"},
 		microstore.Microstore{Name: "small", Policy: "gold", Proxies: []string{"p1:80"}},
@@ -302,7 +302,12 @@ func TestMeasuredCPUCounts(t *testing.T) {
 		t.Fatalf("unloaded by the model: moves %q", moves(p))
 	}
 	r := w.reports["p1:80"]
-	r.CPUUsed = 1.9 // of its 2 cores
+	r.CPUUsed = 1.0 // half its 2 cores: not saturated, the model decides
+	w.reports["p1:80"] = r
+	if p := w.decide(t); len(p.Steps) != 0 || loadOf(p.Before, "small").MeasuredCPU != 0 {
+		t.Fatalf("a proxy at half its cores: moves %q, small %+v", moves(p), loadOf(p.Before, "small"))
+	}
+	r.CPUUsed = 1.9 // of its 2 cores: saturated
 	w.reports["p1:80"] = r
 	p := w.decide(t)
 	if got, want := moves(p), []string{"p3:80 the pool -> microstore small"}; !slices.Equal(got, want) {
