@@ -17,8 +17,9 @@ type Workload struct {
 	// Cores is the CPU the proxy may use (its cgroup's quota, else the Go runtime's
 	// GOMAXPROCS), which the resource manager counts as its capacity.
 	Cores float64 `json:"cores"`
-	// CPUUsed is the cores the proxy's process used over about the window, all its work
-	// together (0 when not known): what the resource manager sees of a proxy held at its quota.
+	// CPUUsed is the cores the proxy's process used over about the last 10 s (or the window,
+	// when shorter), all its work together (0 when not known): what the resource manager sees
+	// of a proxy held at its quota.
 	CPUUsed float64               `json:"cpu_used"`
 	Buckets []workload.Stats      `json:"buckets"`
 	Classes []workload.ClassStats `json:"classes"`

@@ -92,7 +92,7 @@ const Saturated = 0.9
 type Report struct {
 	Proxy string  `json:"proxy"`
 	Cores float64 `json:"cores"`
-	// CPUUsed is the cores the proxy used over about its window (0: not known).
+	// CPUUsed is the cores the proxy used lately (its last 10 s or so; 0: not known).
 	CPUUsed float64          `json:"cpu_used"`
 	Buckets []workload.Stats `json:"buckets"`
 }

@@ -16,12 +16,18 @@ import (
 	"github.com/cairn-store/cairn/internal/workload"
 )
 
-// cpuUsed measures this process's CPU over the workload monitor's window (nil without one).
+// cpuWindow bounds how far back a proxy's CPU is measured: the resource manager counts a
+// saturated proxy's CPU (rmanager.Saturated), and over a whole workload window (5 minutes by
+// default) a proxy that became busy would take most of the window to look saturated.
+const cpuWindow = 10 * time.Second
+
+// cpuUsed measures this process's CPU over the last cpuWindow, or the workload monitor's
+// window when shorter (nil without a monitor).
 func cpuUsed(m *workload.Monitor) func() float64 {
 	if m == nil {
 		return nil
 	}
-	meter := newCPUMeter(m.Window(), nil)
+	meter := newCPUMeter(min(m.Window(), cpuWindow), nil)
 	return func() float64 { return meter.used(time.Now()) }
 }
 
