@@ -114,6 +114,13 @@ mkuser test:tester3 testing3
 mkuser test2:tester2 testing2 --admin
 mkuser test5:tester5 testing5 --admin
 mkuser test6:tester6 testing6 --admin
+# Over storage that outlives runs (the Swift peer's), start from empty accounts: a run cut short
+# leaves uploads and objects the s3api tests' own clean-up cannot page past (non-ASCII names).
+if [ -n "${CAIRN_TEST_OVER_SWIFT:-}" ]; then
+  "$VENV/bin/python" "$here/empty_accounts.py" "$endpoint" test:tester:testing test:tester2:testing2 \
+    test2:tester2:testing2 test5:tester5:testing5 test6:tester6:testing6 ||
+    echo "swift-functests: could not empty the test accounts (continuing)" >&2
+fi
 
 started=$SECONDS
 ENDPOINT=$endpoint OUT=$OUT/run "$functests" pypi "$@" > "$OUT/functests.log" 2>&1
